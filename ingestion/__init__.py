@@ -1,0 +1,1 @@
+"""PDF ingestion: parse page by page, chunk into parents/children, embed, store as one transaction."""

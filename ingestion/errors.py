@@ -1,0 +1,5 @@
+"""Errors a user can act on; their messages are shown as they are."""
+
+
+class IngestError(Exception):
+    """A file that cannot be ingested, with a message that says why."""

@@ -1,0 +1,79 @@
+"""Structured output the same way on every link: the JSON schema in the prompt, a lenient parse.
+
+Provider-native structured output differs from SDK to SDK (and the free OpenRouter draw may
+not support it), so every link gets the schema as an instruction and the reply is parsed
+here. OpenAI-compatible links (vLLM, the local model) additionally get `response_format`,
+which llama.cpp and vLLM enforce with a grammar, so even a 1.5B model returns valid JSON.
+An unparseable reply is a link failure: the chain moves on to the next provider.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from langchain_core.messages import BaseMessage, SystemMessage, convert_to_messages
+from pydantic import BaseModel, ValidationError
+
+from providers.llm.errors import LinkError
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+def schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema()
+
+
+def instruction(model: type[BaseModel]) -> str:
+    schema = json.dumps(schema_of(model), separators=(",", ":"))
+    return (
+        "Reply with one JSON object and nothing else (no prose, no code fence). "
+        f"It must validate against this JSON schema: {schema}"
+    )
+
+
+def with_instruction(messages: list[BaseMessage], model: type[BaseModel]) -> list[BaseMessage]:
+    """Add the schema to the first system message (or a new one in front)."""
+    note = instruction(model)
+    out = list(messages)
+    for i, message in enumerate(out):
+        if isinstance(message, SystemMessage) and isinstance(message.content, str):
+            out[i] = SystemMessage(content=f"{message.content}\n\n{note}")
+            return out
+    return [SystemMessage(content=note), *out]
+
+
+def response_format(model: type[BaseModel]) -> dict[str, Any]:
+    """OpenAI-style `response_format` (accepted by vLLM and llama.cpp's server)."""
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": model.__name__, "schema": schema_of(model)},
+    }
+
+
+def _candidates(text: str) -> list[str]:
+    found = [m.group(1) for m in _FENCE.finditer(text)]
+    start, end = text.find("{"), text.rfind("}")
+    if start != -1 and end > start:
+        found.append(text[start : end + 1])
+    found.append(text)
+    return found
+
+
+def parse(text: str, model: type[BaseModel]) -> BaseModel:
+    """The first JSON object in `text` that validates; LinkError if there is none."""
+    last: Exception | None = None
+    for candidate in _candidates(text.strip()):
+        try:
+            return model.model_validate(json.loads(candidate))
+        except (json.JSONDecodeError, ValidationError) as exc:
+            last = exc
+    detail = " ".join(str(last).split())[:160] if last else "no JSON object"
+    raise LinkError(f"unparseable structured output: {detail}")
+
+
+def to_messages(messages: Any) -> list[BaseMessage]:  # noqa: ANN401 - any LangChain chat input
+    if isinstance(messages, str):
+        messages = [("human", messages)]
+    return list(convert_to_messages(messages))

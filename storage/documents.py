@@ -1,0 +1,134 @@
+"""Documents and their chunks. Every read is scoped by owner in SQL."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg.rows import dict_row
+
+
+@dataclass(frozen=True)
+class ParentRow:
+    ord: int
+    page_start: int
+    page_end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ChildRow:
+    parent_ord: int
+    ord: int
+    page: int
+    heading: str
+    text: str
+
+
+DOCUMENT_COLUMNS = (
+    "d.id, d.name, d.content_hash, d.size_bytes, d.status, d.pages, d.error, d.created_at, d.updated_at,"
+    " (select count(*) from parent_chunks p where p.document_id = d.id) as parents,"
+    " (select count(*) from child_chunks c where c.document_id = d.id) as children"
+)
+
+
+def find_by_hash(conn: psycopg.Connection, *, owner_id: int, content_hash: str) -> dict[str, Any] | None:
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            f"select {DOCUMENT_COLUMNS} from documents d where d.owner_id = %s and d.content_hash = %s",
+            (owner_id, content_hash),
+        ).fetchone()
+
+
+def create_document(
+    conn: psycopg.Connection, *, owner_id: int, name: str, content_hash: str, size_bytes: int
+) -> uuid.UUID:
+    return conn.execute(
+        "insert into documents (owner_id, name, content_hash, size_bytes) values (%s, %s, %s, %s)"
+        " returning id",
+        (owner_id, name, content_hash, size_bytes),
+    ).fetchone()[0]
+
+
+def get_document(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str) -> dict | None:
+    """The document if `owner_id` owns it; None otherwise (a stranger's id looks absent)."""
+    try:
+        doc_uuid = uuid.UUID(str(document_id))
+    except ValueError:
+        return None
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            f"select {DOCUMENT_COLUMNS} from documents d where d.owner_id = %s and d.id = %s",
+            (owner_id, doc_uuid),
+        ).fetchone()
+
+
+def list_documents(conn: psycopg.Connection, *, owner_id: int) -> list[dict[str, Any]]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            f"select {DOCUMENT_COLUMNS} from documents d where d.owner_id = %s order by d.created_at, d.name",
+            (owner_id,),
+        ).fetchall()
+
+
+def delete_document(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str) -> bool:
+    try:
+        doc_uuid = uuid.UUID(str(document_id))
+    except ValueError:
+        return False
+    cur = conn.execute("delete from documents where owner_id = %s and id = %s", (owner_id, doc_uuid))
+    return cur.rowcount == 1
+
+
+def set_document_status(
+    conn: psycopg.Connection,
+    *,
+    document_id: uuid.UUID,
+    status: str,
+    error: str | None = None,
+    pages: int | None = None,
+) -> None:
+    conn.execute(
+        "update documents set status = %s, error = %s, pages = coalesce(%s, pages), updated_at = now()"
+        " where id = %s",
+        (status, error, pages, document_id),
+    )
+
+
+def replace_chunks(
+    conn: psycopg.Connection,
+    *,
+    owner_id: int,
+    document_id: uuid.UUID,
+    parents: list[ParentRow],
+    children: list[ChildRow],
+    embeddings: np.ndarray,
+) -> None:
+    """Write all chunks of a document; call inside the caller's transaction (all or nothing)."""
+    conn.execute("delete from parent_chunks where document_id = %s", (document_id,))
+    parent_ids: dict[int, int] = {}
+    with conn.cursor() as cur:
+        cur.executemany(
+            "insert into parent_chunks (document_id, owner_id, ord, page_start, page_end, text)"
+            " values (%s, %s, %s, %s, %s, %s) returning id, ord",
+            [(document_id, owner_id, p.ord, p.page_start, p.page_end, p.text) for p in parents],
+            returning=True,
+        )
+        while True:
+            pid, ord_ = cur.fetchone()
+            parent_ids[ord_] = pid
+            if not cur.nextset():
+                break
+    with conn.cursor() as cur, cur.copy(
+        "copy child_chunks (parent_id, document_id, owner_id, ord, page, heading, text, embedding)"
+        " from stdin with (format binary)"
+    ) as copy:
+        copy.set_types(["int8", "uuid", "int8", "int4", "int4", "text", "text", "vector"])
+        for child, vec in zip(children, embeddings, strict=True):
+            copy.write_row(
+                (parent_ids[child.parent_ord], document_id, owner_id, child.ord, child.page,
+                 child.heading, child.text, vec)
+            )

@@ -1,0 +1,78 @@
+"""Calls `hybrid_search()` (sql/002_hybrid_search.sql) for one owner."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import psycopg
+
+Mode = Literal["hybrid", "dense", "sparse"]
+MODES: tuple[Mode, ...] = ("hybrid", "dense", "sparse")
+
+
+@dataclass(frozen=True)
+class Hit:
+    child_id: int
+    parent_id: int
+    document_id: uuid.UUID
+    document_name: str
+    page: int  # 1-based page of the matched child
+    page_start: int
+    page_end: int
+    child_text: str
+    parent_text: str
+    score: float
+    dense_rank: int | None
+    sparse_rank: int | None
+
+
+@dataclass(frozen=True)
+class SearchParams:
+    k: int = 5
+    mode: Mode = "hybrid"
+    dense_weight: float = 1.0
+    sparse_weight: float = 1.0
+    rrf_k: int = 60
+    candidates: int = 50
+    per_parent: bool = True
+
+
+SEARCH_SQL = (
+    "select * from hybrid_search(%(owner)s, %(embedding)s, %(text)s, %(k)s, %(docs)s::uuid[], %(mode)s,"
+    " %(dense_weight)s, %(sparse_weight)s, %(rrf_k)s, %(candidates)s, %(per_parent)s)"
+)
+
+
+def search(
+    conn: psycopg.Connection,
+    *,
+    owner_id: int,
+    query_text: str,
+    query_embedding: np.ndarray | None,
+    params: SearchParams,
+    document_ids: Sequence[uuid.UUID | str] | None = None,
+) -> list[Hit]:
+    if params.mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}")
+    docs = [uuid.UUID(str(d)) for d in document_ids] if document_ids else None
+    rows = conn.execute(
+        SEARCH_SQL,
+        {
+            "owner": owner_id,
+            "embedding": query_embedding,
+            "text": query_text,
+            "k": params.k,
+            "docs": docs,
+            "mode": params.mode,
+            "dense_weight": params.dense_weight,
+            "sparse_weight": params.sparse_weight,
+            "rrf_k": params.rrf_k,
+            "candidates": max(params.candidates, params.k),
+            "per_parent": params.per_parent,
+        },
+    ).fetchall()
+    return [Hit(*row) for row in rows]
