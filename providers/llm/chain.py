@@ -1,0 +1,211 @@
+"""The ordered fallback chain: try each link once, under a hard cut-off, until one answers."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from pydantic import BaseModel
+
+from providers.llm import structured as so
+from providers.llm.cutoff import run_with_cutoff, stream_with_cutoff
+from providers.llm.errors import LinkError, describe, refusal_reason
+from providers.llm.links import LinkSpec, build_specs, make_chat_model
+from providers.llm.result import AllLinksFailed, ChainResult, LinkFailure, StreamReset
+
+if TYPE_CHECKING:
+    from settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def _text(message: BaseMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+    return "".join(parts)
+
+
+def _model_name(message: BaseMessage, spec: LinkSpec) -> str:
+    meta = getattr(message, "response_metadata", {}) or {}
+    return str(meta.get("model_name") or meta.get("model") or spec.model or spec.name)
+
+
+def _usage(message: BaseMessage) -> dict[str, int] | None:
+    usage = getattr(message, "usage_metadata", None)
+    if not usage:
+        return None
+    return {k: int(usage.get(k, 0) or 0) for k in ("input_tokens", "output_tokens", "total_tokens")}
+
+
+def _first_model(base_url: str, api_key: str) -> str:
+    """The first model an OpenAI-compatible server lists (for VLLM_MODEL unset)."""
+    import httpx
+
+    response = httpx.get(f"{base_url.rstrip('/')}/models", timeout=5.0,
+                         headers={"Authorization": f"Bearer {api_key}"})
+    response.raise_for_status()
+    return str(response.json()["data"][0]["id"])
+
+
+class LLMChain:
+    """Ordered provider links; see the package docstring for the contract."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.specs, self.left_out = build_specs(settings)
+        self._models: dict[str, BaseChatModel] = {}
+        self._lock = threading.Lock()
+        if self.left_out:
+            log.info("LLM links left out (no credentials or disabled): %s", ", ".join(self.left_out))
+
+    @property
+    def links(self) -> list[str]:
+        return [spec.name for spec in self.specs]
+
+    def links_for(self, cheap: bool) -> list[LinkSpec]:
+        return [spec for spec in self.specs if not (cheap and spec.skip_when_cheap)]
+
+    # -- building models (lazily, inside the worker, so a local start counts against the cut-off)
+    def _chat_model(self, spec: LinkSpec) -> BaseChatModel:
+        with self._lock:
+            model = self._models.get(spec.name)
+        if model is not None:
+            return model
+        base_url = spec.base_url
+        if spec.local:
+            from providers.local_model import get_local_server
+
+            base_url = get_local_server(self.settings).base_url
+        if spec.model is None:
+            assert base_url is not None
+            spec = LinkSpec(**{**spec.__dict__, "model": _first_model(base_url, spec.api_key)})
+        model = make_chat_model(spec, base_url=base_url, temperature=self.settings.llm_temperature,
+                                max_tokens=self.settings.llm_max_tokens)
+        with self._lock:
+            return self._models.setdefault(spec.name, model)
+
+    def _runnable(self, spec: LinkSpec, schema: type[BaseModel] | None) -> Runnable[Any, Any]:
+        model = self._chat_model(spec)
+        if schema is not None and spec.native_json_schema:
+            return model.bind(response_format=so.response_format(schema))
+        return model
+
+    @staticmethod
+    def _config(config: RunnableConfig | None, spec: LinkSpec) -> RunnableConfig:
+        base: dict[str, Any] = dict(config or {})
+        metadata = {**base.get("metadata", {}), "llm_link": spec.name}
+        return RunnableConfig(**{**base, "run_name": f"llm:{spec.name}", "metadata": metadata})
+
+    @staticmethod
+    def _check(message: BaseMessage, schema: type[BaseModel] | None) -> tuple[str, BaseModel | None]:
+        reason = refusal_reason(message)
+        if reason:
+            raise LinkError(reason)
+        text = _text(message).strip()
+        if not text:
+            raise LinkError("empty output")
+        return text, (so.parse(text, schema) if schema is not None else None)
+
+    # -- public API -----------------------------------------------------------------------
+    def invoke(self, messages: Any, *, cheap: bool = False,  # noqa: ANN401 - LangChain chat input
+               structured: type[BaseModel] | None = None,
+               config: RunnableConfig | None = None) -> ChainResult:
+        """The first usable answer; raises AllLinksFailed when every link failed."""
+        msgs = so.to_messages(messages)
+        if structured is not None:
+            msgs = so.with_instruction(msgs, structured)
+        failures: list[LinkFailure] = []
+        started = time.monotonic()
+        for spec in self.links_for(cheap):
+            t0 = time.monotonic()
+            try:
+                def call(spec: LinkSpec = spec) -> BaseMessage:
+                    return self._runnable(spec, structured).invoke(msgs, config=self._config(config, spec))
+
+                message = run_with_cutoff(call, spec.timeout_s, spec.name)
+                text, parsed = self._check(message, structured)
+            except Exception as exc:  # noqa: BLE001 - any failure moves to the next link
+                failures.append(self._failed(spec, exc, t0))
+                continue
+            return ChainResult(text=text, provider=spec.name, model=_model_name(message, spec),
+                               failures=failures, parsed=parsed, elapsed_s=time.monotonic() - started,
+                               usage=_usage(message))
+        raise AllLinksFailed(failures)
+
+    def stream(self, messages: Any, *, cheap: bool = False,  # noqa: ANN401 - LangChain chat input
+               config: RunnableConfig | None = None) -> Iterator[str | StreamReset | ChainResult]:
+        """Text pieces as they arrive, then one ChainResult (its `text` is the whole answer).
+
+        A link that fails before its first token hands over silently (it is in `failures`).
+        A link that fails after sending tokens yields a StreamReset: discard what was shown, the
+        next link starts from scratch. Raises AllLinksFailed when every link failed.
+        """
+        msgs = so.to_messages(messages)
+        failures: list[LinkFailure] = []
+        started = time.monotonic()
+        for spec in self.links_for(cheap):
+            t0 = time.monotonic()
+            pieces: list[str] = []
+            merged: AIMessageChunk | None = None
+            try:
+                def chunks(spec: LinkSpec = spec) -> Iterator[Any]:
+                    return self._chat_model(spec).stream(msgs, config=self._config(config, spec))
+
+                for chunk in stream_with_cutoff(chunks, spec.timeout_s, spec.name):
+                    merged = chunk if merged is None else merged + chunk
+                    piece = _text(chunk)
+                    if piece:
+                        pieces.append(piece)
+                        yield piece
+                final = AIMessage(content="".join(pieces),
+                                  response_metadata=merged.response_metadata if merged else {},
+                                  additional_kwargs=merged.additional_kwargs if merged else {})
+                text, _ = self._check(final, None)
+            except Exception as exc:  # noqa: BLE001 - any failure moves to the next link
+                failure = self._failed(spec, exc, t0)
+                failures.append(failure)
+                if pieces:
+                    yield StreamReset(spec.name, failure.reason)
+                continue
+            yield ChainResult(text=text, provider=spec.name,
+                              model=_model_name(merged, spec) if merged else spec.name,
+                              failures=failures, elapsed_s=time.monotonic() - started,
+                              usage=_usage(merged) if merged else None)
+            return
+        raise AllLinksFailed(failures)
+
+    @staticmethod
+    def _failed(spec: LinkSpec, exc: BaseException, t0: float) -> LinkFailure:
+        failure = LinkFailure(spec.name, describe(exc), time.monotonic() - t0)
+        log.warning("LLM link %s failed after %.1fs: %s", spec.name, failure.elapsed_s, failure.reason)
+        return failure
+
+
+_default: LLMChain | None = None
+_default_lock = threading.Lock()
+
+
+def get_chain(settings: Settings | None = None) -> LLMChain:
+    """A chain for `settings`; with none, the process-wide chain built from the environment."""
+    global _default
+    if settings is not None:
+        return LLMChain(settings)
+    with _default_lock:
+        if _default is None:
+            from settings import get_settings
+
+            _default = LLMChain(get_settings())
+        return _default
