@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -52,12 +54,10 @@ def _usage(message: BaseMessage) -> dict[str, int] | None:
 
 def _first_model(base_url: str, api_key: str) -> str:
     """The first model an OpenAI-compatible server lists (for VLLM_MODEL unset)."""
-    import httpx
-
-    response = httpx.get(f"{base_url.rstrip('/')}/models", timeout=5.0,
-                         headers={"Authorization": f"Bearer {api_key}"})
-    response.raise_for_status()
-    return str(response.json()["data"][0]["id"])
+    request = urllib.request.Request(f"{base_url.rstrip('/')}/models",
+                                     headers={"Authorization": f"Bearer {api_key}"})
+    with urllib.request.urlopen(request, timeout=5.0) as response:
+        return str(json.load(response)["data"][0]["id"])
 
 
 class LLMChain:
