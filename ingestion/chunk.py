@@ -157,7 +157,8 @@ def _group_parents(
 ) -> list[Parent]:
     parents: list[Parent] = []
     current: list[Child] = []
-    covered_to = 0  # units before this index are already in the current parent's text
+    covered_to = 0  # units before this index are already in an earlier parent's (or this one's) text
+    parent_from = 0  # first unit of the current parent's text (overlap rows stay with the earlier one)
 
     def tokens_of(child: Child, from_unit: int) -> int:
         return sum(u.tokens for u in units[max(child.start, from_unit) : child.end])
@@ -166,7 +167,7 @@ def _group_parents(
         nonlocal current
         if not current:
             return
-        first, last = current[0].start, current[-1].end
+        first, last = parent_from, current[-1].end
         parts: list[str] = []
         page = None
         for u in units[first:last]:
@@ -187,7 +188,7 @@ def _group_parents(
 
     used = 0
     for child in children:
-        added = tokens_of(child, covered_to) if current else child.tokens
+        added = tokens_of(child, covered_to)
         first_unit = units[child.start]
         starts_table = first_unit.table is not None and (
             child.start == 0 or units[child.start - 1].table != first_unit.table
@@ -196,7 +197,10 @@ def _group_parents(
         table_break = fits_alone and used + table_tokens[first_unit.table] > parent_tokens
         if current and (used + added > parent_tokens or table_break):
             close()
-            used, added = 0, child.tokens
+            used = 0
+        if not current:
+            parent_from = max(child.start, covered_to)
+            added = tokens_of(child, parent_from)
         current.append(child)
         used += added
         covered_to = child.end

@@ -19,7 +19,7 @@ PDF_MAGIC = b"%PDF-"
 # Wide horizontal gaps inside a row separate cells; narrower ones are ordinary word spacing.
 CELL_GAP_POINTS = 12.0
 NUMBER_RE = re.compile(r"^[\s$€£(]*-?[\d][\d,.]*%?\)?$|^[—–-]+$")
-MIN_TEXT_CHARS_PER_PAGE = 20
+MIN_TEXT_CHARS_PER_PAGE = 10  # a scan may carry a page number, never a paragraph
 # Section labels inside a statement ("Cash Flows from Investing Activities") do not end a table.
 MAX_LABEL_ROWS_IN_TABLE = 2
 
@@ -143,7 +143,7 @@ def parse_pdf(data: bytes) -> ParsedPdf:
                 )
         except Exception as exc:
             raise IngestError(f"the PDF is damaged and its text cannot be read: {exc}") from exc
-        if total_chars < MIN_TEXT_CHARS_PER_PAGE * doc.page_count and total_chars < 200:
+        if total_chars < MIN_TEXT_CHARS_PER_PAGE * doc.page_count:
             raise IngestError(
                 "the PDF has no text layer (a scanned image?); OCR is not supported, "
                 "export it with text or run OCR first"

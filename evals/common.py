@@ -1,0 +1,57 @@
+"""Shared helpers for benchmarks: the machine description and result writing."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+RESULTS = Path(__file__).parent / "results"
+FINANCEBENCH = Path(
+    os.environ.get("FINANCEBENCH_DIR", Path(__file__).resolve().parents[2] / "shared/eval/financebench")
+)
+
+
+def machine() -> dict:
+    try:
+        cpu = next(
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        )
+    except (OSError, StopIteration):
+        cpu = platform.processor()
+    mem_gb = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gb": mem_gb, "python": platform.python_version(),
+            "platform": platform.platform()}
+
+
+def git_commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def write_result(name: str, payload: dict, markdown: str) -> None:
+    """Write evals/results/NAME.json and NAME.md, each naming the command and the machine."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    command = "python " + " ".join([str(Path(sys.argv[0]).as_posix()), *sys.argv[1:]])
+    meta = {"command": command, "machine": machine(), "commit": git_commit(),
+            "date": datetime.now(UTC).isoformat(timespec="seconds")}
+    (RESULTS / f"{name}.json").write_text(json.dumps({**meta, **payload}, indent=2, default=str) + "\n")
+    m = meta["machine"]
+    header = (
+        f"Command: `{command}`  \nMachine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, "
+        f"Python {m['python']}  \nCommit: {meta['commit']}, {meta['date']}\n\n"
+    )
+    (RESULTS / f"{name}.md").write_text(header + markdown.rstrip() + "\n")
+
+
+def load_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

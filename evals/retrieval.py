@@ -1,0 +1,140 @@
+"""Retrieval quality on FinanceBench by evidence page: hybrid vs dense vs sparse, one run.
+
+    python evals/retrieval.py [--home DIR] [--user NAME]
+
+Uses the filings already ingested under --home for --user (run evals/bench_ingest.py first, or
+`thotqen ingest`); ingests any missing ones. For each development question it searches within
+its own filing and across all filings and reports hit@1/3/5/10 and MRR, where a hit is a result
+whose page is an evidence page (the data set's pages are 0-based; ours are 1-based).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
+
+CUTOFFS = (1, 3, 5, 10)
+
+
+def evidence_pages(question: dict) -> set[int]:
+    """1-based evidence pages of the question's own filing."""
+    return {e["evidence_page_num"] + 1 for e in question["evidence"] if e["doc_name"] == question["doc_name"]}
+
+
+def first_hit_rank(hits, doc_name: str, pages: set[int]) -> int | None:  # noqa: ANN001
+    for rank, hit in enumerate(hits, 1):
+        if hit.document_name == f"{doc_name}.pdf" and hit.page in pages:
+            return rank
+    return None
+
+
+def summarise(ranks: list[int | None]) -> dict:
+    n = len(ranks)
+    out = {f"hit@{k}": round(sum(1 for r in ranks if r and r <= k) / n, 3) for k in CUTOFFS}
+    out["mrr"] = round(sum(1 / r for r in ranks if r) / n, 3)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--home", type=Path, default=None, help="THOTQEN_HOME holding the ingested filings")
+    parser.add_argument("--user", default="bench")
+    parser.add_argument("--modes", default="hybrid,dense,sparse")
+    parser.add_argument("--name", default="retrieval", help="result file name under evals/results/")
+    parser.add_argument("--dense-weight", type=float, default=None)
+    parser.add_argument("--sparse-weight", type=float, default=None)
+    parser.add_argument("--per-parent", choices=["on", "off"], default="on")
+    parser.add_argument("--show-misses", action="store_true")
+    args = parser.parse_args()
+    if args.home:
+        os.environ["THOTQEN_HOME"] = str(args.home)
+
+    from ingestion.pipeline import run_job, submit_pdf
+    from providers.embeddings import get_embedder
+    from settings import get_settings
+    from storage.db import open_database
+    from storage.search import SearchParams, search
+    from storage.users import get_or_create_user
+
+    settings = get_settings()
+    db = open_database(settings)
+    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
+    with db.connection() as conn:
+        owner = get_or_create_user(conn, args.user)
+        docs = {name: doc_id for doc_id, name in conn.execute(
+            "select id, name from documents where owner_id = %s and status = 'ready'", (owner,)).fetchall()}
+    for pdf in sorted((FINANCEBENCH / "pdfs").glob("*.pdf")):
+        if pdf.name not in docs:
+            sub = submit_pdf(db, settings, owner_id=owner, name=pdf.name, data=pdf.read_bytes())
+            if sub.job_id:
+                run_job(db, settings, embedder, sub.job_id)
+            docs[pdf.name] = sub.document_id
+
+    questions = load_jsonl(FINANCEBENCH / "questions.jsonl")
+    modes = args.modes.split(",")
+    dense_w = settings.dense_weight if args.dense_weight is None else args.dense_weight
+    sparse_w = settings.sparse_weight if args.sparse_weight is None else args.sparse_weight
+    results: dict = {"questions": len(questions), "dense_weight": dense_w, "sparse_weight": sparse_w,
+                     "rrf_k": settings.rrf_k, "candidates": settings.candidates,
+                     "per_parent": args.per_parent == "on", "scopes": {}}
+    per_question: list[dict] = []
+    latencies: list[float] = []
+    embedder.embed_query("warm up")
+    for scope in ("within_document", "all_filings"):
+        results["scopes"][scope] = {}
+        for mode in modes:
+            params = SearchParams(k=10, mode=mode, dense_weight=dense_w, sparse_weight=sparse_w,
+                                  rrf_k=settings.rrf_k, candidates=settings.candidates,
+                                  per_parent=args.per_parent == "on")
+            ranks: list[int | None] = []
+            for q in questions:
+                scope_ids = [docs[q["doc_name"] + ".pdf"]] if scope == "within_document" else None
+                t0 = time.perf_counter()
+                vec = embedder.embed_query(q["question"]) if mode != "sparse" else None
+                with db.connection() as conn:
+                    hits = search(conn, owner_id=owner, query_text=q["question"], query_embedding=vec,
+                                  params=params, document_ids=scope_ids)
+                latencies.append(time.perf_counter() - t0)
+                rank = first_hit_rank(hits, q["doc_name"], evidence_pages(q))
+                ranks.append(rank)
+                per_question.append({"id": q["financebench_id"], "scope": scope, "mode": mode, "rank": rank,
+                                     "top_pages": [h.page for h in hits[:5]]})
+            results["scopes"][scope][mode] = summarise(ranks)
+    results["search_latency_ms"] = {
+        "p50": round(statistics.median(latencies) * 1000, 1),
+        "p95": round(statistics.quantiles(latencies, n=20)[18] * 1000, 1),
+    }
+    results["per_question"] = per_question
+
+    lines = ["| scope | mode | hit@1 | hit@3 | hit@5 | hit@10 | MRR |", "|---|---|---|---|---|---|---|"]
+    for scope, by_mode in results["scopes"].items():
+        for mode, m in by_mode.items():
+            lines.append(f"| {scope} | {mode} | {m['hit@1']} | {m['hit@3']} | {m['hit@5']} | {m['hit@10']} "
+                         f"| {m['mrr']} |")
+    md = "\n".join(lines) + (
+        f"\n\n{len(questions)} development questions; weights dense {dense_w} / sparse {sparse_w}, "
+        f"RRF k={settings.rrf_k}, {settings.candidates} candidates a side, one hit per parent: "
+        f"{args.per_parent}. Search latency (query embedding included) p50 "
+        f"{results['search_latency_ms']['p50']} ms, p95 {results['search_latency_ms']['p95']} ms.\n"
+    )
+    if args.show_misses:
+        for row in per_question:
+            if row["scope"] == "within_document" and row["mode"] == modes[0] and not (row["rank"] and row["rank"] <= 5):
+                q = next(q for q in questions if q["financebench_id"] == row["id"])
+                print(f"MISS {row['id']} {q['doc_name']} evidence={sorted(evidence_pages(q))} "
+                      f"top={row['top_pages']}\n   {q['question'][:160]}", file=sys.stderr)
+    write_result(args.name, results, md)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""Fixtures: a real embedded Postgres in a temp data directory and the real packaged embedder."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# A short path: Postgres unix sockets live in the data directory.
+_HOME = Path(tempfile.mkdtemp(prefix="thq-", dir="/tmp"))
+os.environ["THOTQEN_HOME"] = str(_HOME)
+os.environ.pop("DATABASE_URL", None)
+
+
+@pytest.fixture(scope="session")
+def home() -> Iterator[Path]:
+    yield _HOME
+    from storage.db import close_all
+
+    close_all()
+    shutil.rmtree(_HOME, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def settings(home: Path):  # noqa: ANN201
+    from settings import get_settings
+
+    get_settings.cache_clear()
+    return get_settings()
+
+
+@pytest.fixture(scope="session")
+def db(settings):  # noqa: ANN001, ANN201
+    from storage.db import open_database
+
+    return open_database(settings)
+
+
+@pytest.fixture(scope="session")
+def embedder(settings):  # noqa: ANN001, ANN201
+    from providers.embeddings import get_embedder
+
+    return get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
+
+
+@pytest.fixture
+def make_user(db):  # noqa: ANN001, ANN201
+    """Create a fresh user and return (name, id)."""
+    import uuid
+
+    from storage.users import get_or_create_user
+
+    def make(prefix: str = "user") -> tuple[str, int]:
+        name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+        with db.connection() as conn:
+            return name, get_or_create_user(conn, name)
+
+    return make
+
+
+@pytest.fixture
+def ingest(db, settings, embedder):  # noqa: ANN001, ANN201
+    """Submit and run a PDF for an owner; returns (submission, outcome or None when reused)."""
+    from ingestion.pipeline import run_job, submit_pdf
+
+    def run(owner_id: int, name: str, data: bytes):  # noqa: ANN202
+        sub = submit_pdf(db, settings, owner_id=owner_id, name=name, data=data)
+        outcome = run_job(db, settings, embedder, sub.job_id) if sub.job_id else None
+        return sub, outcome
+
+    return run

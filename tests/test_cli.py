@@ -1,0 +1,93 @@
+"""The CLI contract, run as a real subprocess against the embedded Postgres."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import pdfs
+
+
+def thotqen(*args: str, home: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "THOTQEN_HOME": str(home)}
+    env.pop("DATABASE_URL", None)
+    return subprocess.run([sys.executable, "-m", "cli", *args], capture_output=True, text=True, env=env,
+                          cwd=Path(__file__).resolve().parents[1], timeout=300)
+
+
+@pytest.fixture(scope="module")
+def cli_home(tmp_path_factory) -> Path:  # noqa: ANN001
+    # Its own short data directory: this Postgres is started and stopped by the CLI processes.
+    import tempfile
+
+    return Path(tempfile.mkdtemp(prefix="thq-cli-", dir="/tmp"))
+
+
+def test_ingest_search_documents(cli_home: Path, tmp_path: Path) -> None:
+    good = tmp_path / "Quarterly_Report.pdf"
+    good.write_bytes(pdfs.long_report(["Hurricane damage to warehouses", "Quarterly dividend policy"]))
+    bad = tmp_path / "notes.pdf"
+    bad.write_bytes(b"just some text")
+    res = thotqen("ingest", str(good), str(bad), str(tmp_path / "missing.pdf"), home=cli_home)
+    assert res.returncode == 1, res.stderr
+    lines = [json.loads(line) for line in res.stdout.splitlines()]
+    assert [line["name"] for line in lines] == ["Quarterly_Report.pdf", "notes.pdf", "missing.pdf"]
+    ok, not_pdf, missing = lines
+    assert ok["status"] == "ready" and ok["pages"] == 4 and ok["children"] > 0 and ok["parents"] > 0
+    assert set(ok) >= {"name", "document_id", "pages", "parents", "children", "seconds", "status"}
+    assert not_pdf["status"] == "failed" and "not a PDF" in not_pdf["error"]
+    assert missing["status"] == "failed" and "no such file" in missing["error"]
+
+    again = thotqen("ingest", str(good), home=cli_home)
+    assert again.returncode == 0
+    assert json.loads(again.stdout)["status"] == "reused"
+
+    res = thotqen("search", "dividend policy", "--json", "--k", "3", home=cli_home)
+    assert res.returncode == 0, res.stderr
+    hits = json.loads(res.stdout)["hits"]
+    assert 0 < len(hits) <= 3
+    assert set(hits[0]) == {"document_id", "name", "page", "text", "score", "dense_rank", "sparse_rank"}
+    assert hits[0]["page"] in (3, 4) and hits[0]["document_id"] == ok["document_id"]
+
+    res = thotqen("search", "dividend policy", "--json", "--mode", "sparse", "--document", ok["document_id"],
+                  home=cli_home)
+    assert all(h["dense_rank"] is None for h in json.loads(res.stdout)["hits"])
+
+    # another user sees nothing, even naming the document
+    res = thotqen("search", "dividend policy", "--json", "--user", "mallory", "--document", ok["document_id"],
+                  home=cli_home)
+    assert json.loads(res.stdout)["hits"] == []
+
+    res = thotqen("documents", "--json", home=cli_home)
+    docs = json.loads(res.stdout)["documents"]
+    assert [d["name"] for d in docs] == ["Quarterly_Report.pdf"] and docs[0]["status"] == "ready"
+
+    res = thotqen("search", "x", "--document", "not-a-uuid", home=cli_home)
+    assert res.returncode == 2 and "not a document id" in res.stderr
+
+
+def test_doctor_reports_mode_and_checks(cli_home: Path) -> None:
+    res = thotqen("doctor", home=cli_home)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "mode: embedded Postgres" in res.stdout
+    for check in ("database", "pgvector", "schema", "embedding model"):
+        assert f"[  ok] {check}:" in res.stdout
+
+
+def test_doctor_names_the_fix_and_hides_the_password(cli_home: Path) -> None:
+    env_home = cli_home
+    res = subprocess.run(
+        [sys.executable, "-m", "cli", "doctor"], capture_output=True, text=True, timeout=120,
+        cwd=Path(__file__).resolve().parents[1],
+        env={**os.environ, "THOTQEN_HOME": str(env_home),
+             "DATABASE_URL": "postgresql://app:hunter2secret@127.0.0.1:1/nothing"},
+    )
+    assert res.returncode == 1
+    assert "hunter2secret" not in res.stdout + res.stderr
+    assert "app:****@" in res.stdout
+    assert "[FAIL] database" in res.stdout and "fix: check DATABASE_URL" in res.stdout

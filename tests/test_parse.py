@@ -1,0 +1,46 @@
+"""Parsing: page by page, row reading order, tables tagged, every bad file gets a clear reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingestion.errors import IngestError
+from ingestion.parse import parse_pdf
+from tests import pdfs
+
+
+def test_pages_are_kept_apart_and_one_based() -> None:
+    parsed = parse_pdf(pdfs.text_pdf(["alpha page text", "beta page text", "gamma page text"]))
+    assert parsed.pages == 3
+    by_page = {r.page: r.text for r in parsed.rows}
+    assert by_page == {1: "alpha page text", 2: "beta page text", 3: "gamma page text"}
+
+
+def test_label_stays_beside_its_value_on_a_two_column_form() -> None:
+    texts = [r.text for r in parse_pdf(pdfs.two_column_form()).rows]
+    assert texts == ["Applicant name | Ada Lovelace", "Total revenue | $ 1,234", "Fiscal year | 2018"]
+
+
+def test_table_rows_share_one_table_id() -> None:
+    rows = parse_pdf(pdfs.table_page()).rows
+    assert rows[0].table is None  # the title
+    table_ids = {r.table for r in rows[1:]}
+    assert len(table_ids) == 1 and None not in table_ids
+    assert "Purchases of property, plant and equipment | (1,577) | (1,373)" in [r.text for r in rows]
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"", "empty"),
+        (b"PK\x03\x04 this is a zip file", "not a PDF"),
+        (b"hello world, plain text", "not a PDF"),
+        (pdfs.encrypted_pdf(), "encrypted"),
+        (pdfs.image_only_pdf(), "no text layer"),
+        (pdfs.text_pdf(["some text that will be cut"] * 3)[:400], "truncated"),
+    ],
+    ids=["empty", "zip", "text", "encrypted", "no-text-layer", "truncated"],
+)
+def test_bad_files_fail_with_a_clear_reason(data: bytes, reason: str) -> None:
+    with pytest.raises(IngestError, match=reason):
+        parse_pdf(data)

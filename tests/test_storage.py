@@ -1,0 +1,244 @@
+"""Against the real embedded Postgres: ingestion rows, dedupe, isolation, HNSW, bad files, recovery."""
+
+from __future__ import annotations
+
+import uuid
+
+import numpy as np
+import psycopg
+import pytest
+
+from ingestion.errors import IngestError
+from ingestion.pipeline import run_job, submit_pdf
+from storage import jobs
+from storage.db import migrate, pending_migrations
+from storage.search import SearchParams, search
+from tests import pdfs
+
+TOPICS = ["Lithium battery recycling plant", "Quarterly dividend policy", "Hurricane damage to warehouses",
+          "Patent litigation with a competitor"]
+
+
+@pytest.fixture(scope="module")
+def report() -> bytes:
+    return pdfs.long_report(TOPICS)
+
+
+def chunk_rows(db, document_id):  # noqa: ANN001, ANN201
+    with db.connection() as conn:
+        return conn.execute(
+            "select c.page, p.page_start, p.page_end from child_chunks c join parent_chunks p on p.id = c.parent_id"
+            " where c.document_id = %s",
+            (document_id,),
+        ).fetchall()
+
+
+def run_search(db, embedder, owner_id, query, mode="hybrid", docs=None, k=5):  # noqa: ANN001, ANN201
+    vec = embedder.embed_query(query) if mode != "sparse" else None
+    with db.connection() as conn:
+        return search(conn, owner_id=owner_id, query_text=query, query_embedding=vec,
+                      params=SearchParams(k=k, mode=mode), document_ids=docs)
+
+
+def test_migrations_are_idempotent(db) -> None:  # noqa: ANN001
+    with psycopg.connect(db.uri) as conn:
+        assert migrate(conn) == []
+        assert pending_migrations(conn) == []
+
+
+def test_every_chunk_knows_its_page(db, make_user, ingest, report) -> None:  # noqa: ANN001
+    _, owner = make_user()
+    sub, outcome = ingest(owner, "report.pdf", report)
+    assert outcome.status == "ready" and outcome.pages == 8
+    rows = chunk_rows(db, sub.document_id)
+    assert len(rows) == outcome.children > 0
+    for page, start, end in rows:
+        assert 1 <= start <= page <= end <= 8
+    assert {page for page, _, _ in rows} == set(range(1, 9))
+
+
+def test_search_finds_the_right_page_in_every_mode(db, embedder, make_user, ingest, report) -> None:  # noqa: ANN001
+    _, owner = make_user()
+    ingest(owner, "report.pdf", report)
+    for mode in ("hybrid", "dense", "sparse"):
+        hits = run_search(db, embedder, owner, "hurricane damage warehouses", mode=mode)
+        assert hits, mode
+        assert hits[0].page in (5, 6), (mode, [h.page for h in hits])
+        assert "Hurricane damage" in hits[0].parent_text
+    hit = run_search(db, embedder, owner, "hurricane damage warehouses")[0]
+    assert hit.dense_rank is not None and hit.sparse_rank is not None
+
+
+def test_reupload_reuses_the_index(db, make_user, ingest, report) -> None:  # noqa: ANN001
+    _, owner = make_user()
+    first, _ = ingest(owner, "report.pdf", report)
+    again, outcome = ingest(owner, "renamed.pdf", report)
+    assert again.reused and again.document_id == first.document_id and outcome is None
+    with db.connection() as conn:
+        count = conn.execute("select count(*) from documents where owner_id = %s", (owner,)).fetchone()[0]
+    assert count == 1
+
+
+def test_a_failed_document_is_redone_on_reupload(db, settings, make_user, ingest, report) -> None:  # noqa: ANN001
+    _, owner = make_user()
+    sub = submit_pdf(db, settings, owner_id=owner, name="report.pdf", data=report)
+    with db.connection() as conn:
+        conn.execute("update documents set status = 'failed', error = 'boom' where id = %s", (sub.document_id,))
+        conn.execute("update document_jobs set status = 'failed' where id = %s", (sub.job_id,))
+    again, outcome = ingest(owner, "report.pdf", report)
+    assert not again.reused and again.document_id == sub.document_id
+    assert outcome.status == "ready"
+
+
+def test_same_file_for_two_users_is_two_documents(db, make_user, ingest, report) -> None:  # noqa: ANN001
+    _, a = make_user()
+    _, b = make_user()
+    sa, _ = ingest(a, "report.pdf", report)
+    sb, outcome = ingest(b, "report.pdf", report)
+    assert sa.document_id != sb.document_id and outcome.status == "ready"
+
+
+def test_user_b_never_sees_user_a_chunks(db, embedder, make_user, ingest, report) -> None:  # noqa: ANN001
+    _, a = make_user()
+    _, b = make_user()
+    sub, _ = ingest(a, "secret.pdf", report)
+    for mode in ("hybrid", "dense", "sparse"):
+        assert run_search(db, embedder, a, "dividend policy", mode=mode)
+        assert run_search(db, embedder, b, "dividend policy", mode=mode) == []
+        # naming A's document explicitly changes nothing
+        assert run_search(db, embedder, b, "dividend policy", mode=mode, docs=[sub.document_id], k=50) == []
+    from storage.documents import delete_document, get_document
+
+    with db.connection() as conn:
+        assert get_document(conn, owner_id=b, document_id=sub.document_id) is None
+        assert not delete_document(conn, owner_id=b, document_id=sub.document_id)
+        assert get_document(conn, owner_id=a, document_id=sub.document_id) is not None
+
+
+def test_document_filter_limits_the_search(db, embedder, make_user, ingest) -> None:  # noqa: ANN001
+    _, owner = make_user()
+    one, _ = ingest(owner, "one.pdf", pdfs.long_report(["Quarterly dividend policy"]))
+    two, _ = ingest(owner, "two.pdf", pdfs.long_report(["Patent litigation with a competitor"]))
+    hits = run_search(db, embedder, owner, "dividend policy", docs=[two.document_id], k=20)
+    assert hits and {h.document_id for h in hits} == {two.document_id}
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [(pdfs.encrypted_pdf(), "encrypted"), (pdfs.image_only_pdf(), "no text layer")],
+    ids=["encrypted", "no-text-layer"],
+)
+def test_bad_pdf_fails_clearly_and_leaves_no_chunks(db, make_user, ingest, data, reason) -> None:  # noqa: ANN001
+    _, owner = make_user()
+    sub, outcome = ingest(owner, "bad.pdf", data)
+    assert outcome.status == "failed" and reason in outcome.error
+    assert chunk_rows(db, sub.document_id) == []
+    with db.connection() as conn:
+        status, error = conn.execute("select status, error from documents where id = %s",
+                                     (sub.document_id,)).fetchone()
+        job = conn.execute("select status, error from document_jobs where id = %s", (sub.job_id,)).fetchone()
+    assert status == "failed" and reason in error
+    assert job[0] == "failed" and reason in job[1]
+
+
+@pytest.mark.parametrize("data", [b"not a pdf", b"", pdfs.text_pdf(["cut short"] * 4)[:300]],
+                         ids=["text", "empty", "truncated"])
+def test_non_pdf_is_refused_before_any_row(db, settings, make_user, data) -> None:  # noqa: ANN001
+    _, owner = make_user()
+    with pytest.raises(IngestError):
+        submit_pdf(db, settings, owner_id=owner, name="x.pdf", data=data)
+    with db.connection() as conn:
+        assert conn.execute("select count(*) from documents where owner_id = %s", (owner,)).fetchone()[0] == 0
+
+
+def test_a_failure_while_storing_leaves_no_partial_rows(db, settings, embedder, make_user, report,
+                                                       monkeypatch) -> None:  # noqa: ANN001
+    from storage import documents
+
+    _, owner = make_user()
+    sub = submit_pdf(db, settings, owner_id=owner, name="report.pdf", data=report)
+    real = documents.set_document_status
+
+    def explode(conn, **kwargs):  # noqa: ANN001, ANN003, ANN202
+        if kwargs.get("status") == "ready":  # inside the chunk transaction, after the rows were written
+            raise RuntimeError("disk full")
+        return real(conn, **kwargs)
+
+    monkeypatch.setattr(documents, "set_document_status", explode)
+    outcome = run_job(db, settings, embedder, sub.job_id)
+    assert outcome.status == "failed" and "disk full" in outcome.error
+    assert chunk_rows(db, sub.document_id) == []
+    with db.connection() as conn:
+        assert conn.execute("select count(*) from parent_chunks where document_id = %s",
+                            (sub.document_id,)).fetchone()[0] == 0
+
+
+def test_dense_search_uses_the_hnsw_index(db, make_user) -> None:  # noqa: ANN001
+    """Fill one owner with 12,000 vectors, then read the plan of a real hybrid_search() call."""
+    _, owner = make_user()
+    rng = np.random.default_rng(0)
+    with db.connection() as conn, conn.transaction():
+        doc = conn.execute(
+            "insert into documents (owner_id, name, content_hash, size_bytes, status) values (%s, 'bulk', %s, 1,"
+            " 'ready') returning id", (owner, uuid.uuid4().hex)).fetchone()[0]
+        parent = conn.execute(
+            "insert into parent_chunks (document_id, owner_id, ord, page_start, page_end, text)"
+            " values (%s, %s, 0, 1, 1, 'p') returning id", (doc, owner)).fetchone()[0]
+        with conn.cursor() as cur, cur.copy(
+            "copy child_chunks (parent_id, document_id, owner_id, ord, page, text, embedding) from stdin"
+            " with (format binary)") as copy:
+            copy.set_types(["int8", "uuid", "int8", "int4", "int4", "text", "vector"])
+            for i in range(12_000):
+                vec = rng.normal(size=384).astype(np.float32)
+                copy.write_row((parent, doc, owner, i, 1, f"row {i}", vec / np.linalg.norm(vec)))
+        conn.execute("analyze child_chunks")
+    query = rng.normal(size=384).astype(np.float32)
+    with db.connection() as conn:
+        plan = "\n".join(r[0] for r in conn.execute(
+            "explain select * from hybrid_search(%s, %s, 'row', 5, null, 'hybrid')", (owner, query)).fetchall())
+        print(plan)
+        assert "child_chunks_embedding_idx" in plan
+        # filtered by a document and still k rows back (iterative index scan)
+        hits = search(conn, owner_id=owner, query_text="zzz", query_embedding=query,
+                      params=SearchParams(k=40, mode="dense", candidates=40, per_parent=False),
+                      document_ids=[doc])
+        assert len(hits) == 40
+
+
+def test_interrupted_job_is_requeued_then_failed(db, settings, make_user, report) -> None:  # noqa: ANN001
+    _, owner = make_user()
+    sub = submit_pdf(db, settings, owner_id=owner, name="report.pdf", data=report)
+    # A worker claims the job, then "crashes": its connection (and so its lock) goes away.
+    with psycopg.connect(db.uri, autocommit=True) as worker:
+        assert jobs.try_claim(worker, sub.job_id)
+        with db.connection() as conn:  # while the worker lives, recovery leaves the job alone
+            requeued, failed = jobs.recover_interrupted(conn, max_attempts=3)
+            assert sub.job_id not in requeued + failed
+    with db.connection() as conn:
+        requeued, failed = jobs.recover_interrupted(conn, max_attempts=3)
+        assert sub.job_id in requeued
+        job = jobs.get_job(conn, owner_id=owner, job_id=sub.job_id)
+        assert job["status"] == "queued"
+        assert (sub.job_id, sub.document_id, owner) in jobs.queued_jobs(conn)
+    # Crash it twice more: after max_attempts it is failed, never left processing.
+    for _ in range(2):
+        with psycopg.connect(db.uri, autocommit=True) as worker:
+            assert jobs.try_claim(worker, sub.job_id)
+    with db.connection() as conn:
+        requeued, failed = jobs.recover_interrupted(conn, max_attempts=3)
+        assert sub.job_id in failed
+        job = jobs.get_job(conn, owner_id=owner, job_id=sub.job_id)
+        assert job["status"] == "failed" and "interrupted" in job["error"]
+        doc_status = conn.execute("select status from documents where id = %s", (sub.document_id,)).fetchone()[0]
+        assert doc_status == "failed"
+
+
+def test_requeued_job_runs_to_the_end(db, settings, embedder, make_user, report) -> None:  # noqa: ANN001
+    _, owner = make_user()
+    sub = submit_pdf(db, settings, owner_id=owner, name="report.pdf", data=report)
+    with psycopg.connect(db.uri, autocommit=True) as worker:
+        jobs.try_claim(worker, sub.job_id)
+    with db.connection() as conn:
+        jobs.recover_interrupted(conn, max_attempts=3)
+    outcome = run_job(db, settings, embedder, sub.job_id)
+    assert outcome.status == "ready" and outcome.children > 0
