@@ -1,0 +1,128 @@
+"""Search latency with 50,000+ child chunks stored, query embedding included.
+
+    python evals/bench_search.py --home DIR [--user bench] [--min-chunks 50000]
+
+Needs the filings ingested under --home for --user (evals/bench_ingest.py). If the table holds
+fewer than --min-chunks children, it adds copies of that user's chunks under other users (their
+vectors jittered, so the HNSW graph is not full of exact duplicates) until it does: the searching
+user's scope stays the same while the index the planner walks is as large as asked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
+
+FILL_SQL = """
+with src as (select id from documents where owner_id = %(owner)s and status = 'ready')
+insert into documents (owner_id, name, content_hash, size_bytes, status, pages)
+select %(filler)s, d.name, d.content_hash, d.size_bytes, 'ready', d.pages
+from documents d join src on src.id = d.id
+on conflict (owner_id, content_hash) do nothing
+"""
+
+COPY_PARENTS = """
+insert into parent_chunks (document_id, owner_id, ord, page_start, page_end, text)
+select fd.id, %(filler)s, p.ord, p.page_start, p.page_end, p.text
+from parent_chunks p
+join documents sd on sd.id = p.document_id and sd.owner_id = %(owner)s
+join documents fd on fd.owner_id = %(filler)s and fd.content_hash = sd.content_hash
+"""
+
+COPY_CHILDREN = """
+insert into child_chunks (parent_id, document_id, owner_id, ord, page, heading, text, embedding)
+select fp.id, fp.document_id, %(filler)s, c.ord, c.page, c.heading, c.text,
+       (select array_agg(x + (random()::real - 0.5) * 0.02) from unnest(c.embedding::real[]) x)::vector
+from child_chunks c
+join parent_chunks sp on sp.id = c.parent_id
+join documents sd on sd.id = sp.document_id and sd.owner_id = %(owner)s
+join documents fd on fd.owner_id = %(filler)s and fd.content_hash = sd.content_hash
+join parent_chunks fp on fp.document_id = fd.id and fp.ord = sp.ord
+"""
+
+
+def percentile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--home", type=Path, required=True)
+    parser.add_argument("--user", default="bench")
+    parser.add_argument("--min-chunks", type=int, default=50_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    os.environ["THOTQEN_HOME"] = str(args.home)
+
+    from providers.embeddings import get_embedder
+    from settings import get_settings
+    from storage.db import open_database
+    from storage.search import SearchParams, search
+    from storage.users import get_or_create_user
+
+    settings = get_settings()
+    db = open_database(settings)
+    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
+    with db.connection() as conn:
+        owner = get_or_create_user(conn, args.user)
+        filler_n = 0
+        while conn.execute("select count(*) from child_chunks").fetchone()[0] < args.min_chunks:
+            filler_n += 1
+            filler = get_or_create_user(conn, f"filler-{filler_n}")
+            if conn.execute("select count(*) from documents where owner_id = %s", (filler,)).fetchone()[0]:
+                continue
+            print(f"adding copies for filler-{filler_n}", file=sys.stderr)
+            with conn.transaction():
+                params = {"owner": owner, "filler": filler}
+                conn.execute(FILL_SQL, params)
+                conn.execute(COPY_PARENTS, params)
+                conn.execute(COPY_CHILDREN, params)
+        conn.execute("analyze")
+        total = conn.execute("select count(*) from child_chunks").fetchone()[0]
+        docs = dict(conn.execute("select name, id from documents where owner_id = %s", (owner,)).fetchall())
+
+    questions = load_jsonl(FINANCEBENCH / "questions.jsonl")
+    timings: dict[str, list[float]] = {}
+    for _warm in range(2):
+        with db.connection() as conn:
+            search(conn, owner_id=owner, query_text="warm up", query_embedding=embedder.embed_query("warm up"),
+                   params=SearchParams())
+    for _ in range(args.repeats):
+        for scope in ("within_document", "all_filings"):
+            for mode in ("hybrid", "dense", "sparse"):
+                key = f"{scope}/{mode}"
+                params = SearchParams(k=5, mode=mode, dense_weight=settings.dense_weight,
+                                      sparse_weight=settings.sparse_weight, rrf_k=settings.rrf_k,
+                                      candidates=settings.candidates)
+                for q in questions:
+                    scope_ids = [docs[q["doc_name"] + ".pdf"]] if scope == "within_document" else None
+                    t0 = time.perf_counter()
+                    vec = embedder.embed_query(q["question"]) if mode != "sparse" else None
+                    with db.connection() as conn:
+                        search(conn, owner_id=owner, query_text=q["question"], query_embedding=vec,
+                               params=params, document_ids=scope_ids)
+                    timings.setdefault(key, []).append((time.perf_counter() - t0) * 1000)
+    summary = {k: {"p50_ms": round(statistics.median(v), 1), "p95_ms": round(percentile(v, 0.95), 1),
+                   "n": len(v)} for k, v in timings.items()}
+    lines = ["| scope/mode | p50 ms | p95 ms | searches |", "|---|---|---|---|"]
+    lines += [f"| {k} | {s['p50_ms']} | {s['p95_ms']} | {s['n']} |" for k, s in summary.items()]
+    md = "\n".join(lines) + (
+        f"\n\n{total} child chunks in the table; the searching user owns "
+        f"{len(docs)} filings. Query embedding included; after warm-up.\n"
+    )
+    write_result("search_latency", {"child_chunks": total, "latency": summary}, md)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
