@@ -28,7 +28,19 @@ class LinkTimeout(LinkError):
 
 
 def status_code(exc: BaseException) -> int | None:
-    """The HTTP status behind an SDK exception, whichever SDK raised it."""
+    """The HTTP status behind an SDK exception (or the exceptions it wraps), whichever SDK."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        code = _own_status(current)
+        if code is not None:
+            return code
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _own_status(exc: BaseException) -> int | None:
     for attr in ("status_code", "code", "status"):
         value = getattr(exc, attr, None)
         if isinstance(value, int) and 100 <= value < 600:

@@ -127,7 +127,7 @@ def make_chat_model(spec: LinkSpec, *, base_url: str | None, temperature: float,
         kwargs = {"base_url": base_url} if base_url else {}
         # usage telemetry off: no side traffic to NVIDIA besides the call itself
         return ChatNVIDIA(model=spec.model, api_key=spec.api_key, temperature=temperature,
-                          max_tokens=max_tokens, timeout=sdk_timeout, usage_telemetry_enabled=False,
+                          max_completion_tokens=max_tokens, timeout=sdk_timeout, usage_telemetry_enabled=False,
                           **kwargs)
     from langchain_openai import ChatOpenAI
 

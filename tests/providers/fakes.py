@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -171,9 +172,16 @@ class FakeProvider:
 
     def _proxy(self, h: Any, raw: bytes, stream: bool) -> None:  # noqa: ANN401
         assert self.upstream, "proxy behaviour needs .upstream"
-        request = urllib.request.Request(f"{self.upstream}/chat/completions", raw,
+        # Groq's SDK sends explicit nulls (reasoning_format, stop) that llama.cpp's parser rejects
+        body = {k: v for k, v in json.loads(raw or b"{}").items() if v is not None}
+        request = urllib.request.Request(f"{self.upstream}/chat/completions", json.dumps(body).encode(),
                                          {"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=120) as response:
+        try:
+            response = urllib.request.urlopen(request, timeout=120)
+        except urllib.error.HTTPError as exc:  # hand the upstream's error back as it came
+            h._json(exc.code, json.loads(exc.read() or b"{}"))
+            return
+        with response:
             if not stream:
                 h._json(response.status, json.loads(response.read()))
                 return

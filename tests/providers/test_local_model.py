@@ -76,18 +76,22 @@ def test_no_keys_answers_through_the_local_model(local: lm.LocalServer) -> None:
 
 
 class Verdict(BaseModel):
+    # reason first: a 1.5B model judges much better when it writes its reason before the verdict
+    reason: str
     relevant: bool
 
 
 def test_local_structured_output_is_grammar_constrained(local: lm.LocalServer) -> None:
-    chain = LLMChain(make_settings(local_llm=True, llm_max_tokens=24))
+    chain = LLMChain(make_settings(local_llm=True, llm_max_tokens=64))
     result = chain.invoke(
-        "Question: What was 3M's 2018 capital expenditure?\n"
-        "Passage: Purchases of property, plant and equipment were $1,577 million in 2018.\n"
-        "Is the passage relevant to the question?",
+        [("system", "You judge whether a passage contains information that helps answer a question."),
+         ("human", "Question: What was 3M's 2018 capital expenditure?\n"
+                   "Passage: Purchases of property, plant and equipment were $1,577 million in 2018.\n"
+                   "Is the passage relevant to the question?")],
         structured=Verdict,
     )
-    assert result.parsed == Verdict(relevant=True)
+    assert isinstance(result.parsed, Verdict) and result.parsed.relevant is True
+    assert result.text.lstrip().startswith("{")  # the grammar allows nothing but the JSON object
 
 
 def test_local_stream(local: lm.LocalServer) -> None:
