@@ -93,6 +93,7 @@ class Settings(BaseSettings):
     tavily_base_url: str | None = None
     web_search: bool = True
     web_search_timeout_s: float = 8.0
+    ddgs_backend: str = "duckduckgo"  # ddgs engine(s), comma-separated; "auto" tries several
 
     @property
     def home(self) -> Path:

@@ -12,6 +12,7 @@ Behaviours:
   empty         an empty answer
   midstream     stream two chunks, then stall forever
   proxy         forward the request to `.upstream` (a real OpenAI-compatible server)
+POST /search answers like Tavily's search API when the behaviour is ok.
 """
 
 from __future__ import annotations
@@ -109,6 +110,12 @@ class FakeProvider:
         if b in ("429", "500", "401"):
             h._json(int(b), {"error": {"message": f"fake {b}", "type": "fake", "code": int(b),
                                        "status": "FAKE"}})
+            return
+        if h.path == "/search":  # Tavily
+            query = body.get("query")
+            h._json(200, {"query": query, "results": [
+                {"title": f"{self.text} {i}", "url": f"https://example.com/{i}", "content": f"about {query}",
+                 "score": 0.9} for i in range(int(body.get("max_results") or 5))]})
             return
         if b == "proxy":
             self._proxy(h, raw, stream)

@@ -1,0 +1,178 @@
+"""Rerankers: score (query, passage) pairs; higher is more relevant.
+
+    get_reranker(settings=None) -> Reranker      (cached per process)
+    Reranker.name                                 "bge", "dense", "llm" or "none"
+    Reranker.rerank(query, texts) -> list[float]  one score per text, same order
+
+RERANKER=bge runs a BGE cross-encoder through FlagEmbedding's FlagReranker from
+RERANKER_MODEL (a local path or a hub id already in the local cache: nothing is downloaded).
+No package ships BGE reranker weights, so with RERANKER=auto (the default) the product uses
+BGE when the weights are there, and otherwise says so once in the log and uses
+RERANKER_FALLBACK, chosen by measurement (evals/results/):
+  dense  cosine of the packaged MiniLM query/passage embeddings
+  llm    the local model's P(yes) for "is this passage relevant?" (slow on CPU)
+  none   keep the retriever's order (scores fall with rank)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import threading
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class Reranker(Protocol):
+    name: str
+
+    def rerank(self, query: str, texts: Sequence[str]) -> list[float]: ...
+
+
+class NoReranker:
+    """The retriever's order, as scores 1, 1/2, 1/3, ... (stable under sorting)."""
+
+    name = "none"
+
+    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        return [1.0 / (i + 1) for i in range(len(texts))]
+
+
+class BGEReranker:
+    """A cross-encoder through FlagEmbedding; scores are sigmoid-normalised to 0..1."""
+
+    name = "bge"
+
+    def __init__(self, model: str, max_length: int = 512, batch_size: int = 16) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from FlagEmbedding import FlagReranker
+
+        self.model = model
+        self._reranker = FlagReranker(model, use_fp16=False, devices="cpu", normalize=True,
+                                      max_length=max_length, batch_size=batch_size)
+        self._lock = threading.Lock()
+
+    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        if not texts:
+            return []
+        with self._lock:
+            scores = self._reranker.compute_score([(query, text) for text in texts])
+        if isinstance(scores, float | int):
+            scores = [scores]
+        return [float(s) for s in scores]
+
+
+class DenseReranker:
+    """Cosine similarity of MiniLM embeddings (query vs passage), computed on the candidates."""
+
+    name = "dense"
+
+    def __init__(self) -> None:
+        from providers.embeddings import get_embedder
+
+        self._embedder = get_embedder()
+
+    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        if not texts:
+            return []
+        q = self._embedder.embed_query(query)
+        docs = self._embedder.embed_documents(list(texts))
+        return [float(x) for x in docs @ q]
+
+
+_YES = {"yes", "Yes", " yes", " Yes", "YES"}
+_NO = {"no", "No", " no", " No", "NO"}
+
+
+class LLMReranker:
+    """P(yes) of the local model asked whether the passage helps answer the query."""
+
+    name = "llm"
+
+    def __init__(self, settings: Settings | None = None, max_chars: int = 1500) -> None:
+        from providers.local_model import get_local_server
+
+        self._base_url = get_local_server(settings).base_url
+        self.max_chars = max_chars
+
+    def _score(self, query: str, text: str) -> float:
+        body = {
+            "messages": [
+                {"role": "system", "content": "You judge whether a passage contains information that "
+                                              "helps answer a question. Reply yes or no."},
+                {"role": "user", "content": f"Question: {query}\n\nPassage: {text[: self.max_chars]}\n\n"
+                                            "Does the passage help answer the question? yes or no"},
+            ],
+            "max_tokens": 1, "temperature": 0, "logprobs": True, "top_logprobs": 10,
+        }
+        request = urllib.request.Request(f"{self._base_url}/chat/completions", json.dumps(body).encode(),
+                                         {"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=120) as response:
+            data = json.load(response)
+        top = data["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+        yes = sum(math.exp(t["logprob"]) for t in top if t["token"] in _YES)
+        no = sum(math.exp(t["logprob"]) for t in top if t["token"] in _NO)
+        return yes / (yes + no) if yes + no > 0 else 0.0
+
+    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        return [self._score(query, text) for text in texts]
+
+
+def bge_weights_present(model: str) -> bool:
+    """True when `model` is a local directory or a hub id already in the local cache."""
+    if Path(model).expanduser().is_dir():
+        return True
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(model, "config.json")
+    except Exception:  # noqa: BLE001 - an odd id is simply "not present"
+        return False
+    return isinstance(found, str)
+
+
+def build_reranker(mode: str, settings: Settings) -> Reranker:
+    mode = mode.strip().lower()
+    if mode == "bge":
+        return BGEReranker(settings.reranker_model)
+    if mode == "dense":
+        return DenseReranker()
+    if mode == "llm":
+        return LLMReranker(settings)
+    if mode == "none":
+        return NoReranker()
+    raise ValueError(f"unknown reranker {mode!r}: use auto, bge, dense, llm or none")
+
+
+_cache: dict[tuple[str, str, str], Reranker] = {}
+_lock = threading.Lock()
+
+
+def get_reranker(settings: Settings | None = None) -> Reranker:
+    """The configured reranker (see the module docstring), built once per process."""
+    if settings is None:
+        from settings import get_settings
+
+        settings = get_settings()
+    key = (settings.reranker, settings.reranker_model, settings.reranker_fallback)
+    with _lock:
+        if key not in _cache:
+            mode = settings.reranker.strip().lower()
+            if mode == "auto":
+                if bge_weights_present(settings.reranker_model):
+                    mode = "bge"
+                else:
+                    mode = settings.reranker_fallback
+                    log.warning("BGE reranker weights not found (RERANKER_MODEL=%s; no package ships them); "
+                                "reranking with %r instead (RERANKER_FALLBACK)", settings.reranker_model, mode)
+            _cache[key] = build_reranker(mode, settings)
+        return _cache[key]

@@ -1,0 +1,80 @@
+"""Web search behind one interface: Tavily when TAVILY_API_KEY is set, else DuckDuckGo (ddgs).
+
+    get_web_search(settings=None) -> WebSearch
+    WebSearch.search(query, k=5) -> list[{"title", "url", "content"}]
+    WebSearch.last_failures      -> [(backend, reason), ...] of the latest search
+
+Each backend call is cut off after WEB_SEARCH_TIMEOUT_S; a failing backend hands over to the
+next. When every backend fails (offline, rate-limited) the result is an empty list and the
+reasons are logged and kept in `last_failures`: web search is a corrective step, never a
+reason for a question to fail. WEB_SEARCH=false turns it off.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from providers.llm.cutoff import run_with_cutoff
+from providers.llm.errors import describe
+
+if TYPE_CHECKING:
+    from settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class WebResult(TypedDict):
+    title: str
+    url: str
+    content: str
+
+
+class WebSearch:
+    def __init__(self, settings: Settings) -> None:
+        key = settings.tavily_api_key.get_secret_value().strip() if settings.tavily_api_key else ""
+        self.enabled = settings.web_search
+        self.timeout_s = settings.web_search_timeout_s
+        self._tavily_key = key
+        self._tavily_url = settings.tavily_base_url
+        self._ddgs_backend = settings.ddgs_backend
+        self.backends = (["tavily"] if key else []) + ["duckduckgo"]
+        self.last_failures: list[tuple[str, str]] = []
+
+    def search(self, query: str, k: int = 5) -> list[WebResult]:
+        self.last_failures = []
+        if not self.enabled or not query.strip():
+            return []
+        for backend in self.backends:
+            fn = self._tavily if backend == "tavily" else self._duckduckgo
+            try:
+                results = run_with_cutoff(lambda fn=fn: fn(query, k), self.timeout_s, f"web-{backend}")
+            except Exception as exc:  # noqa: BLE001 - any failure hands over to the next backend
+                self.last_failures.append((backend, describe(exc)))
+                log.warning("web search via %s failed: %s", backend, describe(exc))
+                continue
+            return results[:k]
+        return []
+
+    def _tavily(self, query: str, k: int) -> list[WebResult]:
+        from tavily import TavilyClient
+
+        client = TavilyClient(api_key=self._tavily_key, api_base_url=self._tavily_url)
+        data: dict[str, Any] = client.search(query, max_results=k, timeout=self.timeout_s)
+        return [WebResult(title=str(r.get("title", "")), url=str(r.get("url", "")),
+                          content=str(r.get("content", ""))) for r in data.get("results", [])]
+
+    def _duckduckgo(self, query: str, k: int) -> list[WebResult]:
+        from ddgs import DDGS
+
+        rows = DDGS(timeout=max(1, int(self.timeout_s))).text(query, max_results=k, backend=self._ddgs_backend)
+        return [WebResult(title=str(r.get("title", "")), url=str(r.get("href", "")),
+                          content=str(r.get("body", ""))) for r in rows or []]
+
+
+def get_web_search(settings: Settings | None = None) -> WebSearch:
+    if settings is None:
+        from settings import get_settings
+
+        settings = get_settings()
+    return WebSearch(settings)

@@ -1,0 +1,49 @@
+"""Web search: Tavily over real HTTP to a local endpoint, then DuckDuckGo, failing fast offline."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+from providers.web_search import get_web_search
+from tests.providers.conftest import make_settings
+
+
+@pytest.fixture
+def no_ddgs(monkeypatch) -> None:
+    """Route ddgs through a closed local port so it fails at once, online or not."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("DDGS_PROXY", f"http://127.0.0.1:{port}")
+
+
+def test_tavily_results_have_one_shape(fake) -> None:
+    tavily = fake("ok", text="page")
+    search = get_web_search(make_settings(tavily_api_key="tv-key", tavily_base_url=tavily.url))
+    results = search.search("3M capex 2018", k=3)
+    assert results == [{"title": f"page {i}", "url": f"https://example.com/{i}",
+                        "content": "about 3M capex 2018"} for i in range(3)]
+    assert tavily.requests[0].key == "tv-key" and tavily.requests[0].body["max_results"] == 3
+
+
+def test_tavily_failure_hands_over_and_offline_fails_fast_and_cleanly(fake, no_ddgs) -> None:
+    tavily = fake("hang")
+    search = get_web_search(make_settings(tavily_api_key="k", tavily_base_url=tavily.url,
+                                          web_search_timeout_s=1.0))
+    started = time.monotonic()
+    assert search.search("anything") == []
+    assert time.monotonic() - started < 4.0
+    assert [name for name, _ in search.last_failures] == ["tavily", "duckduckgo"]
+    assert search.last_failures[0][1].startswith("timeout")
+
+
+def test_without_key_only_duckduckgo_and_switch_off(no_ddgs) -> None:
+    search = get_web_search(make_settings())
+    assert search.backends == ["duckduckgo"]
+    assert search.search("anything") == []
+    assert search.last_failures and search.last_failures[0][0] == "duckduckgo"
+    off = get_web_search(make_settings(web_search=False))
+    assert off.search("anything") == [] and off.last_failures == []
