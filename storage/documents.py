@@ -132,3 +132,12 @@ def replace_chunks(
                 (parent_ids[child.parent_ord], document_id, owner_id, child.ord, child.page,
                  child.heading, child.text, vec)
             )
+    # Per-document lexeme frequencies for the sparse side's IDF (sql/002_sparse_terms.sql).
+    conn.execute("delete from term_stats where document_id = %s", (document_id,))
+    conn.execute(
+        "insert into term_stats (document_id, owner_id, lexeme, ndoc)"
+        " select %s, %s, word, ndoc"
+        " from ts_stat(format('select tsv from child_chunks where document_id = %%L', %s::text))",
+        (document_id, owner_id, str(document_id)),
+    )
+    conn.execute("update documents set children = %s where id = %s", (len(children), document_id))

@@ -1,4 +1,4 @@
-"""Calls `hybrid_search()` (sql/002_hybrid_search.sql) for one owner."""
+"""Calls `hybrid_search()` (sql/003_hybrid_search.sql) for one owner."""
 
 from __future__ import annotations
 
@@ -39,11 +39,13 @@ class SearchParams:
     rrf_k: int = 60
     candidates: int = 50
     per_parent: bool = True
+    max_df: float = 0.2
 
 
 SEARCH_SQL = (
     "select * from hybrid_search(%(owner)s, %(embedding)s, %(text)s, %(k)s, %(docs)s::uuid[], %(mode)s,"
-    " %(dense_weight)s, %(sparse_weight)s, %(rrf_k)s, %(candidates)s, %(per_parent)s)"
+    " %(dense_weight)s, %(sparse_weight)s, %(rrf_k)s, %(candidates)s, %(per_parent)s,"
+    " %(max_df)s)"
 )
 
 
@@ -73,6 +75,7 @@ def search(
             "rrf_k": params.rrf_k,
             "candidates": max(params.candidates, params.k),
             "per_parent": params.per_parent,
+            "max_df": params.max_df,
         },
     ).fetchall()
     return [Hit(*row) for row in rows]

@@ -5,10 +5,15 @@
 -- filtered by owner (and optional documents) here, in SQL; with `hnsw.iterative_scan` on (set per
 -- connection) a filtered dense scan still returns enough rows. A plain SQL function with one
 -- statement is inlined by the planner, so EXPLAIN of a call shows the real plan.
--- The sparse side ORs the question's lexemes: analysts' questions rarely share every word with
--- the filing, and an AND query would match almost nothing.
+-- The sparse side is a small BM25: the question's lexemes, minus task words (query_stopwords) and
+-- minus lexemes held by more than p_max_df of the chunks in a large scope (term_stats), are ORed; each
+-- matching chunk scores the sum of the IDF of the lexemes it holds, doubled where the lexeme is in
+-- its heading (weight A). An AND query would match almost nothing: analysts' questions rarely share
+-- every word with the filing.
 drop function if exists hybrid_search(bigint, vector, text, integer, uuid[], text, double precision,
                                        double precision, integer, integer, boolean);
+drop function if exists hybrid_search(bigint, vector, text, integer, uuid[], text, double precision,
+                                       double precision, integer, integer, boolean, double precision);
 
 create or replace function hybrid_search(
     p_owner_id        bigint,
@@ -21,7 +26,8 @@ create or replace function hybrid_search(
     p_sparse_weight   double precision default 1.0,
     p_rrf_k           integer          default 60,
     p_candidates      integer          default 50,
-    p_per_parent      boolean          default true        -- keep only the best child of each parent
+    p_per_parent      boolean          default true,       -- keep only the best child of each parent
+    p_max_df          double precision default 0.2         -- drop lexemes in more than this share of chunks
 )
 returns table (
     child_id      bigint,
@@ -39,8 +45,30 @@ returns table (
 )
 language sql stable
 as $$
-with query as (
-    select replace(plainto_tsquery('english', coalesce(p_query_text, ''))::text, ' & ', ' | ')::tsquery as tsq
+with scope_size as (
+    select greatest(coalesce(sum(d.children), 0), 1)::double precision as n
+    from documents d
+    where p_mode in ('hybrid', 'sparse')
+      and d.owner_id = p_owner_id
+      and (p_document_ids is null or d.id = any (p_document_ids))
+),
+terms as (
+    select l.lexeme,
+           ln(((select n from scope_size) - sum(t.ndoc) + 0.5) / (sum(t.ndoc) + 0.5) + 1) as idf,
+           quote_literal(l.lexeme)::tsquery as tsq,
+           (quote_literal(l.lexeme) || ':A')::tsquery as heading_tsq
+    from (select distinct unnest(tsvector_to_array(to_tsvector('english', coalesce(p_query_text, ''))))
+          as lexeme) l
+    join term_stats t on t.lexeme = l.lexeme
+                     and t.owner_id = p_owner_id
+                     and (p_document_ids is null or t.document_id = any (p_document_ids))
+    where p_mode in ('hybrid', 'sparse')
+      and not exists (select 1 from query_stopwords s where s.lexeme = l.lexeme)
+    group by l.lexeme
+    having sum(t.ndoc) <= greatest(p_max_df * (select n from scope_size), 20)  -- small scopes keep all
+),
+query as (
+    select string_agg(quote_literal(lexeme), ' | ')::tsquery as tsq from terms
 ),
 dense as (
     select d.id, row_number() over (order by d.distance)::integer as rnk
@@ -58,7 +86,9 @@ dense as (
 sparse as (
     select s.id, row_number() over (order by s.rank desc, s.id)::integer as rnk
     from (
-        select c.id, ts_rank(c.tsv, query.tsq, 1) as rank
+        select c.id,
+               (select sum(t.idf * case when c.tsv @@ t.heading_tsq then 2 else 1 end)
+                from terms t where c.tsv @@ t.tsq) as rank
         from child_chunks c, query
         where p_mode in ('hybrid', 'sparse')
           and c.owner_id = p_owner_id
