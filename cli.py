@@ -124,7 +124,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         embedding = get_embedder(settings.embedding_model_path, settings.embedding_batch_size).embed_query(args.query)
     params = SearchParams(
         k=args.k, mode=args.mode, dense_weight=settings.dense_weight, sparse_weight=settings.sparse_weight,
-        rrf_k=settings.rrf_k, candidates=settings.candidates,
+        rrf_k=settings.rrf_k, candidates=settings.candidates, max_df=settings.max_df,
     )
     with db.connection() as conn:
         hits = search(conn, owner_id=owner_id, query_text=args.query, query_embedding=embedding, params=params,

@@ -83,7 +83,7 @@ def main() -> int:
     dense_w = settings.dense_weight if args.dense_weight is None else args.dense_weight
     sparse_w = settings.sparse_weight if args.sparse_weight is None else args.sparse_weight
     results: dict = {"questions": len(questions), "dense_weight": dense_w, "sparse_weight": sparse_w,
-                     "rrf_k": settings.rrf_k, "candidates": settings.candidates,
+                     "rrf_k": settings.rrf_k, "candidates": settings.candidates, "max_df": settings.max_df,
                      "per_parent": args.per_parent == "on", "scopes": {}}
     per_question: list[dict] = []
     latencies: list[float] = []
@@ -92,7 +92,7 @@ def main() -> int:
         results["scopes"][scope] = {}
         for mode in modes:
             params = SearchParams(k=10, mode=mode, dense_weight=dense_w, sparse_weight=sparse_w,
-                                  rrf_k=settings.rrf_k, candidates=settings.candidates,
+                                  rrf_k=settings.rrf_k, candidates=settings.candidates, max_df=settings.max_df,
                                   per_parent=args.per_parent == "on")
             ranks: list[int | None] = []
             for q in questions:

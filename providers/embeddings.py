@@ -27,13 +27,15 @@ def packaged_model_path() -> str:
 class Embedder:
     """Separate query and document functions; vectors are L2-normalised (cosine = dot)."""
 
-    def __init__(self, model_path: str | None = None, batch_size: int = 64) -> None:
+    def __init__(self, model_path: str | None = None, batch_size: int = 64, threads: int | None = None) -> None:
         import torch
         from sentence_transformers import SentenceTransformer
 
-        # Use every core for one batch; tokenizer threads would only fight the matmuls.
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        torch.set_num_threads(os.cpu_count() or 1)
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # they would only fight the matmuls
+        self._torch = torch
+        # Batches use every core; one short query runs on one thread: measured here, two threads for
+        # a single query were 4-25x slower whenever the other core was busy (thread hand-offs stall).
+        self.batch_threads = threads or os.cpu_count() or 1
         self.model_path = model_path or packaged_model_path()
         self.model = SentenceTransformer(self.model_path, device="cpu")
         self.batch_size = batch_size
@@ -62,6 +64,7 @@ class Embedder:
         for start in range(0, total, self.batch_size):
             idx = order[start : start + self.batch_size]
             with self._lock:
+                self._torch.set_num_threads(self.batch_threads)
                 vecs = self.model.encode(
                     [texts[i] for i in idx],
                     batch_size=len(idx),
@@ -76,12 +79,13 @@ class Embedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         with self._lock:
+            self._torch.set_num_threads(1)
             return self.model.encode(
                 [text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
             )[0]
 
 
 @lru_cache(maxsize=2)
-def get_embedder(model_path: str | None = None, batch_size: int = 64) -> Embedder:
+def get_embedder(model_path: str | None = None, batch_size: int = 64, threads: int | None = None) -> Embedder:
     log.info("loading embedding model from %s", model_path or "the packaged all-MiniLM-L6-v2")
-    return Embedder(model_path, batch_size)
+    return Embedder(model_path, batch_size, threads)

@@ -1,4 +1,4 @@
-"""Calls `hybrid_search()` (sql/003_hybrid_search.sql) for one owner."""
+"""Calls `hybrid_search()` (sql/004_hybrid_search.sql) for one owner."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ class SearchParams:
     rrf_k: int = 60
     candidates: int = 50
     per_parent: bool = True
-    max_df: float = 0.2
+    max_df: float = 0.4
 
 
 SEARCH_SQL = (

@@ -9,7 +9,7 @@
 -- minus lexemes held by more than p_max_df of the chunks in a large scope (term_stats), are ORed; each
 -- matching chunk scores the sum of the IDF of the lexemes it holds, doubled where the lexeme is in
 -- its heading (weight A). An AND query would match almost nothing: analysts' questions rarely share
--- every word with the filing.
+-- every word with the filing. Glossary expansions (query_glossary) join the sparse query.
 drop function if exists hybrid_search(bigint, vector, text, integer, uuid[], text, double precision,
                                        double precision, integer, integer, boolean);
 drop function if exists hybrid_search(bigint, vector, text, integer, uuid[], text, double precision,
@@ -27,7 +27,7 @@ create or replace function hybrid_search(
     p_rrf_k           integer          default 60,
     p_candidates      integer          default 50,
     p_per_parent      boolean          default true,       -- keep only the best child of each parent
-    p_max_df          double precision default 0.2         -- drop lexemes in more than this share of chunks
+    p_max_df          double precision default 0.4         -- drop lexemes in more than this share of chunks
 )
 returns table (
     child_id      bigint,
@@ -57,7 +57,10 @@ terms as (
            ln(((select n from scope_size) - sum(t.ndoc) + 0.5) / (sum(t.ndoc) + 0.5) + 1) as idf,
            quote_literal(l.lexeme)::tsquery as tsq,
            (quote_literal(l.lexeme) || ':A')::tsquery as heading_tsq
-    from (select distinct unnest(tsvector_to_array(to_tsvector('english', coalesce(p_query_text, ''))))
+    from (select distinct unnest(tsvector_to_array(to_tsvector('english',
+              coalesce(p_query_text, '') || ' ' || coalesce((select string_agg(g.expansion, ' ')
+                                                             from query_glossary g
+                                                             where p_query_text ~* g.pattern), ''))))
           as lexeme) l
     join term_stats t on t.lexeme = l.lexeme
                      and t.owner_id = p_owner_id
@@ -66,9 +69,6 @@ terms as (
       and not exists (select 1 from query_stopwords s where s.lexeme = l.lexeme)
     group by l.lexeme
     having sum(t.ndoc) <= greatest(p_max_df * (select n from scope_size), 20)  -- small scopes keep all
-),
-query as (
-    select string_agg(quote_literal(lexeme), ' | ')::tsquery as tsq from terms
 ),
 dense as (
     select d.id, row_number() over (order by d.distance)::integer as rnk
@@ -84,16 +84,17 @@ dense as (
     ) d
 ),
 sparse as (
+    -- Term by term through the GIN index, summing IDF per chunk: cheaper than scoring every
+    -- matching chunk against every term.
     select s.id, row_number() over (order by s.rank desc, s.id)::integer as rnk
     from (
-        select c.id,
-               (select sum(t.idf * case when c.tsv @@ t.heading_tsq then 2 else 1 end)
-                from terms t where c.tsv @@ t.tsq) as rank
-        from child_chunks c, query
+        select c.id, sum(t.idf * case when c.tsv @@ t.heading_tsq then 2 else 1 end) as rank
+        from terms t
+        join child_chunks c on c.tsv @@ t.tsq
         where p_mode in ('hybrid', 'sparse')
           and c.owner_id = p_owner_id
           and (p_document_ids is null or c.document_id = any (p_document_ids))
-          and c.tsv @@ query.tsq
+        group by c.id
         order by rank desc
         limit p_candidates
     ) s
