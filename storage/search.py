@@ -1,4 +1,4 @@
-"""Calls `hybrid_search()` (sql/004_hybrid_search.sql) for one owner."""
+"""Calls `hybrid_search()` (sql/005_hybrid_search.sql) for one owner."""
 
 from __future__ import annotations
 

@@ -7,8 +7,8 @@
 -- statement is inlined by the planner, so EXPLAIN of a call shows the real plan.
 -- The sparse side is a small BM25: the question's lexemes, minus task words (query_stopwords) and
 -- minus lexemes held by more than p_max_df of the chunks in a large scope (term_stats), are ORed; each
--- matching chunk scores the sum of the IDF of the lexemes it holds, doubled where the lexeme is in
--- its heading (weight A). An AND query would match almost nothing: analysts' questions rarely share
+-- matching chunk scores the sum over the lexemes it holds of IDF x a BM25-style weight (term
+-- frequency saturation, doubled in the heading), read from the inverted index child_terms. An AND query would match almost nothing: analysts' questions rarely share
 -- every word with the filing. Glossary expansions (query_glossary) join the sparse query.
 drop function if exists hybrid_search(bigint, vector, text, integer, uuid[], text, double precision,
                                        double precision, integer, integer, boolean);
@@ -54,9 +54,7 @@ with scope_size as (
 ),
 terms as (
     select l.lexeme,
-           ln(((select n from scope_size) - sum(t.ndoc) + 0.5) / (sum(t.ndoc) + 0.5) + 1) as idf,
-           quote_literal(l.lexeme)::tsquery as tsq,
-           (quote_literal(l.lexeme) || ':A')::tsquery as heading_tsq
+           ln(((select n from scope_size) - sum(t.ndoc) + 0.5) / (sum(t.ndoc) + 0.5) + 1) as idf
     from (select distinct unnest(tsvector_to_array(to_tsvector('english',
               coalesce(p_query_text, '') || ' ' || coalesce((select string_agg(g.expansion, ' ')
                                                              from query_glossary g
@@ -84,17 +82,15 @@ dense as (
     ) d
 ),
 sparse as (
-    -- Term by term through the GIN index, summing IDF per chunk: cheaper than scoring every
-    -- matching chunk against every term.
+    -- From the inverted index (child_terms): an index-only scan per term, summing IDF x weight.
     select s.id, row_number() over (order by s.rank desc, s.id)::integer as rnk
     from (
-        select c.id, sum(t.idf * case when c.tsv @@ t.heading_tsq then 2 else 1 end) as rank
+        select ct.child_id as id, sum(t.idf * ct.weight) as rank
         from terms t
-        join child_chunks c on c.tsv @@ t.tsq
+        join child_terms ct on ct.owner_id = p_owner_id and ct.lexeme = t.lexeme
         where p_mode in ('hybrid', 'sparse')
-          and c.owner_id = p_owner_id
-          and (p_document_ids is null or c.document_id = any (p_document_ids))
-        group by c.id
+          and (p_document_ids is null or ct.document_id = any (p_document_ids))
+        group by ct.child_id
         order by rank desc
         limit p_candidates
     ) s
