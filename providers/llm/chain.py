@@ -97,6 +97,13 @@ class LLMChain:
         with self._lock:
             return self._models.setdefault(spec.name, model)
 
+    def _prebuild(self, spec: LinkSpec) -> None:
+        """Build a cloud link's client before its clock starts: importing an SDK is not the
+        provider's latency. Links that must reach a server to be built (local start, vLLM model
+        listing) are built inside the cut-off instead."""
+        if not spec.local and spec.model is not None:
+            self._chat_model(spec)
+
     def _runnable(self, spec: LinkSpec, schema: type[BaseModel] | None) -> Runnable[Any, Any]:
         model = self._chat_model(spec)
         if schema is not None and spec.native_json_schema:
@@ -132,6 +139,9 @@ class LLMChain:
         for spec in self.links_for(cheap):
             t0 = time.monotonic()
             try:
+                self._prebuild(spec)
+                t0 = time.monotonic()  # the provider's own time, not our SDK import
+
                 def call(spec: LinkSpec = spec) -> BaseMessage:
                     return self._runnable(spec, structured).invoke(msgs, config=self._config(config, spec))
 
@@ -161,6 +171,9 @@ class LLMChain:
             pieces: list[str] = []
             merged: AIMessageChunk | None = None
             try:
+                self._prebuild(spec)
+                t0 = time.monotonic()
+
                 def chunks(spec: LinkSpec = spec) -> Iterator[Any]:
                     return self._chat_model(spec).stream(msgs, config=self._config(config, spec))
 

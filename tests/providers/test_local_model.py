@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -59,11 +60,13 @@ def test_packaged_parts_are_installed() -> None:
 # -- the real model (Qwen2.5-Coder-1.5B, ~1 GB, loads in seconds) ---------------------------
 
 @pytest.fixture(scope="module")
-def local() -> Iterator[lm.LocalServer]:
-    settings = make_settings(local_llm=True, llm_max_tokens=24)
-    server = lm.get_local_server(settings)
+def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[lm.LocalServer]:
+    """The process-wide server, its 1 GB model assembled in a pytest temp dir and removed after."""
+    home = tmp_path_factory.mktemp("local-llm-home")
+    server = lm.get_local_server(make_settings(local_llm=True, thotqen_home=home))
     yield server
     lm.shutdown_local_server()
+    shutil.rmtree(home / "models", ignore_errors=True)
 
 
 def test_no_keys_answers_through_the_local_model(local: lm.LocalServer) -> None:
