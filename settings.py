@@ -99,6 +99,25 @@ class Settings(BaseSettings):
     web_search_timeout_s: float = 8.0
     ddgs_backend: str = "duckduckgo"  # ddgs engine(s), comma-separated; "auto" tries several
 
+    # --- The corrective-RAG graph (graph/, nodes/); each can be overridden per request in the
+    # RunnableConfig's `configurable` (Studio, LangServe, tests) under the name without `graph_`.
+    # Candidates retrieved per round, before the reranker cuts them down to graph_top_k.
+    graph_retrieve_k: int = 10
+    graph_top_k: int = 5
+    # HyDE: embed a hypothetical answer for the dense side (the sparse side keeps the user's words).
+    graph_hyde: bool = True
+    # Extra rounds (rewrite, then web) when fewer than half the excerpts are relevant.
+    graph_max_rounds: int = 2
+    # Characters of each parent chunk shown to the model, centred on the matched child: on a
+    # 2-core CPU the local model reads ~90 tokens/s, so whole 1,500-token parents cost minutes.
+    graph_excerpt_chars: int = 1200
+    # Chat turns (user + assistant pairs) the model sees when condensing and answering.
+    graph_history_turns: int = 3
+    # Guardrail: ask the LLM too (slow on the local model; the rules and classifiers run always).
+    guardrail_llm: bool = False
+    # Screening of retrieved text for injected instructions before any prompt sees it.
+    screen_chunks: bool = True
+
     @property
     def home(self) -> Path:
         return self.thotqen_home.expanduser().resolve()

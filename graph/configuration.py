@@ -1,0 +1,63 @@
+"""One configuration object, read from the RunnableConfig in every node.
+
+Defaults come from settings.py (the environment); a request overrides any field through
+`config["configurable"]` (Studio's configuration panel, LangServe's config, tests). Objects that
+cannot travel as JSON (a test's scripted chat model, a database) go in `configurable["services"]`
+(see graph/services.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+
+@dataclass(kw_only=True)
+class Configuration:
+    # who is asking: the server sets this from auth; the CLI from --user
+    user: str = ""
+    owner_id: int | None = None
+    # retrieval
+    retrieve_k: int = 10
+    top_k: int = 5
+    dense_weight: float = 1.0
+    sparse_weight: float = 1.0
+    rrf_k: int = 60
+    candidates: int = 50
+    max_df: float = 0.4
+    hyde: bool = True
+    reranker: str = "auto"
+    # correction
+    max_rounds: int = 2
+    web_search: bool = True
+    # prompts
+    excerpt_chars: int = 1200
+    history_turns: int = 3
+    # providers: "" keeps LLM_ORDER from the environment
+    llm_order: str = ""
+    # safety
+    guardrail_llm: bool = False
+    screen_chunks: bool = True
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        from settings import get_settings
+
+        s = get_settings()
+        return {
+            "user": s.default_user, "retrieve_k": s.graph_retrieve_k, "top_k": s.graph_top_k,
+            "dense_weight": s.dense_weight, "sparse_weight": s.sparse_weight, "rrf_k": s.rrf_k,
+            "candidates": s.candidates, "max_df": s.max_df, "hyde": s.graph_hyde, "reranker": s.reranker,
+            "max_rounds": s.graph_max_rounds, "web_search": s.web_search,
+            "excerpt_chars": s.graph_excerpt_chars, "history_turns": s.graph_history_turns,
+            "guardrail_llm": s.guardrail_llm, "screen_chunks": s.screen_chunks,
+        }
+
+    @classmethod
+    def from_runnable_config(cls, config: RunnableConfig | None = None) -> Configuration:
+        configurable = (config or {}).get("configurable") or {}
+        names = {f.name for f in fields(cls)}
+        values = {**cls.defaults(), **{k: v for k, v in configurable.items() if k in names and v is not None}}
+        return cls(**values)

@@ -1,0 +1,78 @@
+"""Graph state: a narrow input for callers and a richer internal state.
+
+`typing_extensions.TypedDict` because LangServe (pydantic) rejects `typing.TypedDict` on 3.11.
+Every value is JSON-safe (plain dicts and lists) so Studio, checkpointers and LangSmith show it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, Required
+
+from typing_extensions import TypedDict
+
+Role = Literal["user", "assistant"]
+
+
+class Turn(TypedDict):
+    role: Role
+    content: str
+
+
+class Excerpt(TypedDict, total=False):
+    """One piece of context: a parent chunk of a document (found through its child) or a web page."""
+
+    source: Literal["document", "web"]
+    key: str  # "doc:<parent_id>" or "web:<url>": dedupes across rounds
+    document_id: str | None
+    name: str  # document name or page title
+    page: int | None  # 1-based page of the matched child (documents)
+    url: str | None  # web pages
+    text: str  # what the model sees (screened)
+    score: float  # retrieval score
+    rerank_score: float
+    screened: list[str]  # sentences removed as injected instructions
+
+
+class Citation(TypedDict):
+    n: int
+    document_id: str | None
+    name: str
+    page: int | None
+    url: str | None
+    text: str
+
+
+class InputState(TypedDict, total=False):
+    """What a caller sends. Ownership is NOT here: it comes from the config (the server's auth)."""
+
+    question: Required[str]
+    chat_history: list[Turn]  # earlier turns, oldest first
+    chat_id: str  # the caller's chat/thread id, for logs and traces
+    document_ids: list[str]  # limit retrieval to these documents (all of the owner's when empty)
+
+
+class OutputState(TypedDict, total=False):
+    answer: str
+    citations: list[Citation]
+    cited: list[int]  # the [n] the answer actually uses
+    blocked: bool
+    block_reason: str
+    route: list[str]  # nodes visited, in order
+    rounds: int  # extra retrieval rounds taken (rewrite / web)
+    provider: str | None  # the LLM link that wrote the answer
+    timings: dict[str, float]  # seconds per node (summed when a node runs twice)
+    chat_history: list[Turn]  # the history with this turn appended (a checkpointer keeps it)
+    standalone_question: str  # the question after condensing (== question without history)
+    first_token_s: float | None  # seconds from the start of `generate` to its first streamed token
+    llm_calls: list[dict[str, Any]]  # provider metadata of each LLM call (node, link, failures)
+
+
+class State(InputState, OutputState, total=False):
+    query: str  # the current search query (user's words, or the rewrite)
+    hyde: str  # the hypothetical answer whose embedding is the dense query
+    documents: list[Excerpt]  # this round's candidates (after rerank and screening)
+    relevant: list[Excerpt]  # graded relevant, accumulated over rounds
+    seen: list[str]  # keys already graded, so a new round brings new text only
+    grades: list[dict[str, Any]]  # this round's verdicts, for the trace
+    next: NotRequired[Literal["rewrite", "web_search", "generate"]]
+    web_failures: list[Any]  # (backend, reason) when the web search failed

@@ -1,0 +1,1 @@
+"""Graph nodes: one module each, every node a function `(state, config) -> dict`."""

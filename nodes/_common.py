@@ -1,0 +1,63 @@
+"""Helpers shared by the nodes: timing and route bookkeeping, chat history, LLM call records."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from graph.state import State
+
+Node = Callable[[State, RunnableConfig], dict[str, Any]]
+
+
+def node(name: str, *, first: bool = False) -> Callable[[Node], Node]:
+    """Record the node in `route` and its seconds in `timings` (summed over rounds).
+
+    The graph runs one node at a time, so no reducer is needed; the first node starts fresh
+    lists, which matters when a checkpointer keeps the state of a thread between questions.
+    """
+
+    def wrap(fn: Node) -> Node:
+        @functools.wraps(fn)
+        def run(state: State, config: RunnableConfig) -> dict[str, Any]:
+            started = time.perf_counter()
+            out = fn(state, config)
+            elapsed = time.perf_counter() - started
+            route = [] if first else list(state.get("route") or [])
+            timings = {} if first else dict(state.get("timings") or {})
+            timings[name] = round(timings.get(name, 0.0) + elapsed, 4)
+            return {**out, "route": [*route, name], "timings": timings}
+
+        return run
+
+    return wrap
+
+
+def history(state: State, turns: int) -> list[tuple[str, str]]:
+    """The last `turns` user/assistant pairs as (role, text) messages."""
+    items = list(state.get("chat_history") or [])[-2 * turns :] if turns > 0 else []
+    out = []
+    for item in items:
+        if isinstance(item, dict):
+            role, content = item.get("role", "user"), item.get("content", "")
+        else:  # (role, content) pairs from callers that send tuples
+            role, content = item[0], item[1]
+        role = "ai" if role in ("assistant", "ai") else "human"
+        out.append((role, str(content)))
+    return out
+
+
+def llm_call(state: State, node_name: str, result: Any) -> list[dict[str, Any]]:  # noqa: ANN401
+    """Append one call's provider metadata to the state's list (what answered, what failed)."""
+    record = {"node": node_name, **result.metadata()} if result is not None else {"node": node_name}
+    return [*(state.get("llm_calls") or []), record]
+
+
+def llm_failed(state: State, node_name: str, exc: Exception) -> list[dict[str, Any]]:
+    failures = [{"link": f.link, "reason": f.reason} for f in getattr(exc, "failures", [])]
+    return [*(state.get("llm_calls") or []), {"node": node_name, "error": str(exc)[:300],
+                                               "llm_failures": failures}]

@@ -1,0 +1,98 @@
+"""Generate: an answer from the relevant excerpts only, each fact cited as [n].
+
+The model sees the excerpts numbered 1..m and may cite only those numbers; the citations
+returned are exactly that list, so every [n] resolves to a document and page (or a URL).
+A marker outside 1..m is removed from the answer. With no relevant excerpt there is no
+model call: the answer says plainly that the documents do not answer the question.
+Tokens are streamed to `stream_mode="custom"` as {"token": piece} ({"reset": link} when a
+provider fails mid-answer and the next one starts over).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from graph import prompts
+from graph.configuration import Configuration
+from graph.services import get_services
+from graph.state import Citation, Excerpt, State
+from nodes._common import history, llm_failed, node
+
+_MARK = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+
+
+def citations_of(excerpts: list[Excerpt]) -> list[Citation]:
+    return [Citation(n=n, document_id=e.get("document_id"), name=str(e.get("name") or ""), page=e.get("page"),
+                     url=e.get("url"), text=str(e.get("text") or "")) for n, e in enumerate(excerpts, 1)]
+
+
+def clean_markers(answer: str, count: int) -> tuple[str, list[int]]:
+    """Drop citation numbers outside 1..count; return the answer and the numbers it cites."""
+    cited: list[int] = []
+
+    def keep(m: re.Match[str]) -> str:
+        ns = [int(x) for x in m.group(1).split(",")]
+        ok = [n for n in ns if 1 <= n <= count]
+        cited.extend(n for n in ok if n not in cited)
+        return "[" + ", ".join(map(str, ok)) + "]" if ok else ""
+
+    return _MARK.sub(keep, answer).strip(), cited
+
+
+def _writer() -> Any:  # noqa: ANN401
+    try:
+        from langgraph.config import get_stream_writer
+
+        return get_stream_writer()
+    except Exception:  # noqa: BLE001 - called outside a graph run (a direct call in a test)
+        return lambda _chunk: None
+
+
+def _turns(state: State, answer: str) -> list[dict[str, str]]:
+    past = [t if isinstance(t, dict) else {"role": t[0], "content": t[1]} for t in state.get("chat_history") or []]
+    return [*past, {"role": "user", "content": state["question"]}, {"role": "assistant", "content": answer}]
+
+
+@node("generate")
+def generate(state: State, config: RunnableConfig) -> dict[str, Any]:
+    from providers.classifier import classify
+    from providers.llm import ChainResult, StreamReset
+
+    cfg = Configuration.from_runnable_config(config)
+    excerpts = list(state.get("relevant") or [])
+    question = state.get("standalone_question") or state["question"]
+    if not excerpts:
+        return {"answer": prompts.CANNOT_ANSWER, "citations": [], "cited": [], "provider": None,
+                "chat_history": _turns(state, prompts.CANNOT_ANSWER)}
+    messages = [("system", prompts.EXCERPTS_SYSTEM), *history(state, cfg.history_turns),
+                ("human", prompts.excerpt_block(excerpts, question) + prompts.ANSWER_TASK)]
+    write = _writer()
+    started, first_token = time.perf_counter(), None
+    result: ChainResult | None = None
+    try:
+        for item in get_services(config, cfg).chain.stream(messages, cheap=classify(question) == "cheap",
+                                                           config=config):
+            if isinstance(item, str):
+                if first_token is None:
+                    first_token = time.perf_counter() - started
+                write({"token": item})
+            elif isinstance(item, StreamReset):
+                write({"reset": item.link})
+            elif isinstance(item, ChainResult):
+                result = item
+    except Exception as exc:  # noqa: BLE001 - every provider failed: say so, never invent an answer
+        answer = "No language model could answer right now; please try again later."
+        return {"answer": answer, "citations": [], "cited": [], "provider": None,
+                "llm_calls": llm_failed(state, "generate", exc), "chat_history": _turns(state, answer)}
+    assert result is not None
+    answer, cited = clean_markers(result.text, len(excerpts))
+    if prompts.CANNOT_ANSWER.rstrip(".").lower() in answer.lower() and not cited:
+        answer = prompts.CANNOT_ANSWER
+    return {"answer": answer, "citations": citations_of(excerpts), "cited": cited, "provider": result.provider,
+            "first_token_s": first_token, "llm_calls": [*(state.get("llm_calls") or []),
+                                                        {"node": "generate", **result.metadata()}],
+            "chat_history": _turns(state, answer)}

@@ -1,0 +1,182 @@
+"""Guardrail: stop prompt injection, jailbreaks and unsafe requests before any retrieval.
+
+Three signals, cheapest first; any one blocks:
+1. rules: phrases that only attacks use ("ignore all previous instructions", "DAN", ...);
+2. a learned classifier: MiniLM embedding of the message plus the packaged SecureVector
+   Guardian's scores, logistic regression trained on the jailbreak training split
+   (evals/guardrail.py writes nodes/guardrail_weights.json; measured in evals/results/);
+3. the LLM, only when `guardrail_llm` is on (a 1.5B model on CPU is too slow to ask by default).
+A blocked request gets a polite refusal and never reaches retrieval.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.runnables import RunnableConfig
+from pydantic import BaseModel
+
+from graph import prompts
+from graph.configuration import Configuration
+from graph.services import get_services
+from graph.state import State
+from nodes._common import llm_call, llm_failed, node
+
+log = logging.getLogger(__name__)
+
+WEIGHTS = Path(__file__).with_name("guardrail_weights.json")
+
+_RULES: dict[str, str] = {
+    "override": r"\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}"
+                r"\b(previous|prior|above|earlier|all|your|the)\b[^.\n]{0,20}\b(instructions?|prompts?|rules|guidelines|directives|restrictions|programming)\b",
+    "reveal": r"\b(reveal|show|print|repeat|output|leak)\b[^.\n]{0,30}\b(system prompt|hidden prompt|initial prompt|"
+              r"your instructions)\b",
+    "no_rules": r"\b(not|never|no longer)\b[^.\n]{0,20}\b(bound|restricted|limited)\b[^.\n]{0,20}"
+                r"\b(by|to)\b[^.\n]{0,30}\b(rules|polic\w+|guidelines|openai|content)\b",
+}
+_RULE_RX = {name: re.compile(rx, re.IGNORECASE) for name, rx in _RULES.items()}
+# persona names are matched case-sensitively ("aim" and "dude" are ordinary words)
+_PERSONA_CI = re.compile(r"\b(do anything now|developer mode|jailbr[eo]ak\w*|unfiltered|uncensored|"
+                         r"no (ethical|moral)\w* (guidelines|restrictions|limits|boundaries|principles)|"
+                         r"without (any )?(restrictions|filters|limits|censorship))\b", re.IGNORECASE)
+_PERSONA_CS = re.compile(r"\b(DAN|STAN|DUDE|AIM)\b")
+
+
+def rule_hits(text: str) -> list[str]:
+    hits = [name for name, rx in _RULE_RX.items() if rx.search(text)]
+    if _PERSONA_CI.search(text) or _PERSONA_CS.search(text):
+        hits.append("persona")
+    return hits
+
+
+# --- the packaged SecureVector Guardian -------------------------------------------------------
+THREATS = ("prompt_injection", "jailbreak", "data_exfiltration", "social_engineering", "harmful_content",
+           "model_attack", "pii")
+_guardian: Any = None
+_guardian_lock = threading.Lock()
+
+
+def guardian_scores(text: str) -> dict[str, Any]:
+    """Guardian's verdict: {"risk": 0..1, "threat": type or "benign"}; never raises."""
+    global _guardian
+    try:
+        from svguardian import resolve_runtime
+        from svguardian.model.pure_infer import PureGuardian
+        from svguardian.serve import analyze
+
+        with _guardian_lock:
+            if _guardian is None:
+                _guardian = PureGuardian.load(resolve_runtime())
+        result = analyze(text, _guardian)
+        return {"risk": float(result.get("risk_score", 0)) / 100.0,
+                "threat": str(result.get("threat_type") or "benign") if result.get("is_threat") else "benign"}
+    except Exception as exc:  # noqa: BLE001 - the guardrail must not fail a question on its own bug
+        log.warning("SecureVector Guardian unavailable: %s", exc)
+        return {"risk": 0.0, "threat": "benign"}
+
+
+# --- the learned classifier ---------------------------------------------------------------------
+def features(text: str, embedding: np.ndarray) -> np.ndarray:
+    """Embedding, Guardian's risk and threat type, and the rule hits: one vector."""
+    g = guardian_scores(text)
+    hits = rule_hits(text)
+    extra = [g["risk"], *[1.0 if g["threat"] == t else 0.0 for t in THREATS],
+             *[1.0 if name in hits else 0.0 for name in ("override", "reveal", "persona", "no_rules")]]
+    return np.concatenate([np.asarray(embedding, dtype=np.float32), np.asarray(extra, dtype=np.float32)])
+
+
+@dataclass
+class LearnedModel:
+    weights: np.ndarray
+    bias: float
+    threshold: float
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def probability(self, x: np.ndarray) -> float:
+        return float(1.0 / (1.0 + np.exp(-(float(x @ self.weights) + self.bias))))
+
+    @classmethod
+    def load(cls, path: Path = WEIGHTS) -> LearnedModel | None:
+        if not path.is_file():
+            return None
+        data = json.loads(path.read_text())
+        return cls(np.asarray(data["weights"], dtype=np.float32), float(data["bias"]), float(data["threshold"]),
+                   data.get("info", {}))
+
+
+_model: LearnedModel | None = None
+_model_loaded = False
+
+
+def learned_model() -> LearnedModel | None:
+    global _model, _model_loaded
+    if not _model_loaded:
+        _model, _model_loaded = LearnedModel.load(), True
+        if _model is None:
+            log.warning("guardrail weights missing (%s): rules and Guardian only", WEIGHTS)
+    return _model
+
+
+@dataclass
+class Verdict:
+    blocked: bool
+    reason: str
+    probability: float | None = None
+    rules: list[str] = field(default_factory=list)
+
+
+def assess(text: str, embedder: Any) -> Verdict:  # noqa: ANN401
+    """Rules and the learned classifier (no LLM)."""
+    hits = rule_hits(text)
+    if hits:
+        return Verdict(True, f"rules: {', '.join(hits)}", rules=hits)
+    model = learned_model()
+    if model is None:
+        g = guardian_scores(text)
+        blocked = g["threat"] in ("prompt_injection", "jailbreak") and g["risk"] >= 0.9
+        return Verdict(blocked, f"guardian: {g['threat']} {g['risk']:.2f}" if blocked else "")
+    p = model.probability(features(text, embedder.embed_query(text)))
+    blocked = p >= model.threshold
+    return Verdict(blocked, f"classifier: p={p:.2f}" if blocked else "", probability=p)
+
+
+class GuardReply(BaseModel):
+    reason: str = ""
+    unsafe: str
+
+
+@node("guardrail", first=True)
+def guardrail(state: State, config: RunnableConfig) -> dict[str, Any]:
+    cfg = Configuration.from_runnable_config(config)
+    services = get_services(config, cfg)
+    question = str(state.get("question") or "").strip()
+    # Fresh per-question fields: a checkpointer may carry the previous question's state.
+    out: dict[str, Any] = {"blocked": False, "block_reason": "", "rounds": 0, "documents": [], "relevant": [],
+                           "seen": [], "grades": [], "citations": [], "cited": [], "answer": "", "provider": None,
+                           "llm_calls": [], "standalone_question": question, "query": question, "hyde": ""}
+    verdict = assess(question, services.embedder)
+    if not verdict.blocked and cfg.guardrail_llm:
+        try:
+            result = services.chain.invoke([("system", prompts.GUARD_SYSTEM), ("human", question)], cheap=True,
+                                           structured=GuardReply, config=config)
+            out["llm_calls"] = llm_call(out, "guardrail", result)
+            if str(result.parsed.unsafe).strip().lower().startswith("y"):
+                verdict = Verdict(True, f"llm: {result.parsed.reason}"[:200])
+        except Exception as exc:  # noqa: BLE001 - the model is an extra signal, not a gate that can fail
+            out["llm_calls"] = llm_failed(out, "guardrail", exc)
+    if verdict.blocked:
+        log.info("guardrail blocked a question (%s)", verdict.reason)
+        out.update(blocked=True, block_reason=verdict.reason)
+    return out
+
+
+@node("refuse")
+def refuse(state: State, config: RunnableConfig) -> dict[str, Any]:
+    return {"answer": prompts.REFUSAL, "citations": [], "cited": []}

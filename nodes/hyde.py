@@ -1,0 +1,28 @@
+"""HyDE: a hypothetical answer whose embedding is the dense query (the sparse side keeps the
+user's words). Falls back to the question itself when the model fails or HyDE is off."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from graph import prompts
+from graph.configuration import Configuration
+from graph.services import get_services
+from graph.state import State
+from nodes._common import llm_call, llm_failed, node
+
+
+@node("hyde")
+def hyde(state: State, config: RunnableConfig) -> dict[str, Any]:
+    cfg = Configuration.from_runnable_config(config)
+    question = state.get("standalone_question") or state["question"]
+    if not cfg.hyde:
+        return {"hyde": ""}
+    try:
+        result = get_services(config, cfg).chain.invoke(prompts.HYDE.format(question=question), cheap=True,
+                                                        config=config)
+    except Exception as exc:  # noqa: BLE001 - retrieval goes on with the question's own embedding
+        return {"hyde": "", "llm_calls": llm_failed(state, "hyde", exc)}
+    return {"hyde": result.text.strip(), "llm_calls": llm_call(state, "hyde", result)}

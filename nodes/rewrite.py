@@ -1,0 +1,26 @@
+"""Rewrite: a better search query in the documents' own words, for another retrieval round."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from graph import prompts
+from graph.configuration import Configuration
+from graph.services import get_services
+from graph.state import State
+from nodes._common import llm_call, llm_failed, node
+
+
+@node("rewrite")
+def rewrite(state: State, config: RunnableConfig) -> dict[str, Any]:
+    cfg = Configuration.from_runnable_config(config)
+    question = state.get("standalone_question") or state["question"]
+    try:
+        result = get_services(config, cfg).chain.invoke(prompts.REWRITE.format(question=question), cheap=True,
+                                                        config=config)
+    except Exception as exc:  # noqa: BLE001 - search again with the question; new parents still come up
+        return {"query": question, "llm_calls": llm_failed(state, "rewrite", exc)}
+    lines = [line.strip().strip('"') for line in result.text.strip().splitlines() if line.strip()]
+    return {"query": (lines[0] if lines else "") or question, "llm_calls": llm_call(state, "rewrite", result)}

@@ -1,0 +1,48 @@
+"""Route: enough relevant context → answer; otherwise one more round (rewrite, then web).
+
+"Enough" is at least half of this round's excerpts graded relevant. At most `max_rounds`
+extra rounds in all, counted in the state: the first rewrites the query and searches the
+documents again, the second searches the web (when enabled). With no documents found at all a
+rewrite cannot help, so the web comes first.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+
+from graph.configuration import Configuration
+from graph.state import State
+from nodes._common import node
+
+Next = Literal["rewrite", "web_search", "generate"]
+
+
+def decide(state: State, cfg: Configuration) -> tuple[Next, int]:
+    grades = state.get("grades") or []
+    rounds = int(state.get("rounds") or 0)
+    good = sum(1 for g in grades if g.get("relevant") is True)
+    if grades and good > 0 and 2 * good >= len(grades):
+        return "generate", rounds
+    if rounds >= cfg.max_rounds:
+        return "generate", rounds
+    web_done = "web_search" in (state.get("route") or [])
+    rewritten = "rewrite" in (state.get("route") or [])
+    if grades and not rewritten:
+        return "rewrite", rounds + 1
+    if cfg.web_search and not web_done:
+        return "web_search", rounds + 1
+    if not rewritten:
+        return "rewrite", rounds + 1
+    return "generate", rounds
+
+
+@node("route")
+def route(state: State, config: RunnableConfig) -> dict[str, Any]:
+    nxt, rounds = decide(state, Configuration.from_runnable_config(config))
+    return {"next": nxt, "rounds": rounds}
+
+
+def after_route(state: State) -> Next:
+    return state.get("next") or "generate"

@@ -1,0 +1,30 @@
+"""Web search: results enter as web sources with their URLs (screened and graded like chunks)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from graph.configuration import Configuration
+from graph.services import get_services
+from graph.state import Excerpt, State
+from nodes._common import node
+
+
+@node("web_search")
+def web_search(state: State, config: RunnableConfig) -> dict[str, Any]:
+    cfg = Configuration.from_runnable_config(config)
+    query = state.get("query") or state.get("standalone_question") or state["question"]
+    web = get_services(config, cfg).web
+    results = web.search(query, k=cfg.top_k) if cfg.web_search else []
+    seen = set(state.get("seen") or [])
+    documents = []
+    for r in results:
+        key = f"web:{r.get('url')}"
+        if not r.get("url") or key in seen:
+            continue
+        documents.append(Excerpt(source="web", key=key, document_id=None, name=str(r.get("title") or r["url"]),
+                                 page=None, url=str(r["url"]), text=str(r.get("content") or "")[: cfg.excerpt_chars],
+                                 score=0.0, rerank_score=0.0, screened=[]))
+    return {"documents": documents, "web_failures": list(getattr(web, "last_failures", []) or [])}

@@ -1,0 +1,38 @@
+"""Fixtures for graph tests: a small report ingested for a fresh user, and a config builder."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from graph.services import Services
+from providers.reranker import NoReranker
+from tests.pdfs import long_report
+
+TOPICS = [
+    "Aurora Widgets reported total revenue of 412 million dollars in fiscal 2023",
+    "Aurora Widgets employed 5,300 people at the end of fiscal 2023",
+    "Capital expenditures on the new Leeds factory were 75 million dollars",
+    "The board declared a quarterly dividend of 18 cents per share",
+]
+
+
+@pytest.fixture
+def report_owner(make_user, ingest) -> tuple[int, str]:  # noqa: ANN001
+    """(owner id, document id) of a user who owns one 8-page report."""
+    _name, owner_id = make_user("graph")
+    submission, outcome = ingest(owner_id, "aurora-report.pdf", long_report(TOPICS, pages_per_topic=2))
+    assert outcome is not None and outcome.status == "ready", outcome
+    return owner_id, str(submission.document_id)
+
+
+@pytest.fixture
+def make_config(db, embedder):  # noqa: ANN001, ANN201
+    def make(owner_id: int, chain: Any, web: Any = None, database: Any = None,  # noqa: ANN401
+             **configurable: Any) -> dict[str, Any]:  # noqa: ANN401
+        services = Services(chain=chain, embedder=embedder, reranker=NoReranker(), web=web,
+                            database=database or db)
+        return {"configurable": {"services": services, "owner_id": owner_id, **configurable}}
+
+    return make

@@ -1,0 +1,115 @@
+"""Scripted fake chat models for graph tests, run through the REAL LLMChain.
+
+`ScriptedChatModel` answers by what the prompt asks (HyDE, grading, condensing, rewriting,
+answering), using callables the test supplies, and records every prompt. `scripted_chain`
+builds a real `LLMChain` with one `vllm` link whose chat model is the scripted one, so the
+chain's cut-offs, streaming and metadata are the product's own code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from pydantic import ConfigDict, Field
+
+from providers.llm import LLMChain
+from tests.providers.conftest import make_settings
+
+_EXCERPT = re.compile(r"^\[(\d+)\] \((.*?)\)\n(.*?)(?=\n\n\[\d+\] \(|\n\nQuestion: )", re.DOTALL | re.MULTILINE)
+
+
+def excerpts_in(prompt: str) -> list[tuple[int, str, str]]:
+    """(n, where, text) of each numbered excerpt in a grading or answering prompt."""
+    return [(int(m.group(1)), m.group(2), m.group(3)) for m in _EXCERPT.finditer(prompt)]
+
+
+def kind_of(prompt: str) -> str:
+    if "For EVERY excerpt" in prompt:
+        return "grade"
+    if "Answer the question using only the excerpts" in prompt:
+        return "answer"
+    if "Write a short passage" in prompt:
+        return "hyde"
+    if "standalone question" in prompt:
+        return "condense"
+    if "better search query" in prompt:
+        return "rewrite"
+    if "You screen messages" in prompt:
+        return "guard"
+    return "other"
+
+
+def grades_json(prompt: str, relevant: Callable[[str], bool]) -> str:
+    items = [f'{{"n": {n}, "reason": "checked", "relevant": "{"yes" if relevant(text) else "no"}"}}'
+             for n, _where, text in excerpts_in(prompt)]
+    return '{"grades": [' + ", ".join(items) + "]}"
+
+
+class ScriptedChatModel(BaseChatModel):
+    """`script(kind, prompt) -> reply text`; every call is kept in `calls` as (kind, prompt)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    script: Callable[[str, str], str]
+    calls: list[tuple[str, str]] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def _reply(self, messages: list[BaseMessage]) -> str:
+        prompt = "\n".join(str(m.content) for m in messages)
+        kind = kind_of(prompt)
+        self.calls.append((kind, prompt))
+        return self.script(kind, prompt)
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:  # noqa: ANN401
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=self._reply(messages)))])
+
+    def _stream(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                run_manager: CallbackManagerForLLMRun | None = None,
+                **kwargs: Any) -> Iterator[ChatGenerationChunk]:  # noqa: ANN401
+        for piece in re.findall(r"\S+\s*", self._reply(messages)):
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
+            if run_manager:
+                run_manager.on_llm_new_token(piece, chunk=chunk)
+            yield chunk
+
+    def kinds(self) -> list[str]:
+        return [kind for kind, _ in self.calls]
+
+    def prompts(self, kind: str) -> list[str]:
+        return [prompt for k, prompt in self.calls if k == kind]
+
+
+def scripted_chain(script: Callable[[str, str], str]) -> tuple[LLMChain, ScriptedChatModel]:
+    settings = make_settings(vllm_base_url="http://scripted.invalid/v1", vllm_model="scripted", llm_order="vllm",
+                             llm_cheap_skip="")
+    chain = LLMChain(settings)
+    model = ScriptedChatModel(script=script)
+    chain._models["vllm"] = model  # the chain builds models lazily; this one is already "built"
+    return chain, model
+
+
+class FakeWeb:
+    def __init__(self, results: list[dict[str, str]]) -> None:
+        self.results = results
+        self.queries: list[str] = []
+        self.last_failures: list[tuple[str, str]] = []
+
+    def search(self, query: str, k: int = 5) -> list[dict[str, str]]:
+        self.queries.append(query)
+        return self.results[:k]
+
+
+class ExplodingDatabase:
+    """For paths that must never reach retrieval."""
+
+    def connection(self) -> Any:  # noqa: ANN401
+        raise AssertionError("retrieval reached")
