@@ -145,6 +145,62 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- ask
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    from graph.graph import graph
+
+    for doc_id in args.document or []:
+        try:
+            uuid.UUID(doc_id)
+        except ValueError:
+            print(f"error: --document {doc_id!r} is not a document id (a UUID)", file=sys.stderr)
+            return 2
+    _settings, db = _open()
+    owner_id = _user_id(db, args.user)
+    inputs: dict[str, Any] = {"question": args.question}
+    if args.document:
+        inputs["document_ids"] = args.document
+    config = {"configurable": {"user": args.user, "owner_id": owner_id}, "run_name": "thotqen ask"}
+    out: dict[str, Any] = {}
+    streamed: list[str] = []
+    for mode, chunk in graph.stream(inputs, config, stream_mode=["custom", "values"]):
+        if mode == "values":
+            out = chunk
+        elif not args.json and "token" in chunk:
+            sys.stdout.write(chunk["token"])
+            sys.stdout.flush()
+            streamed.append(chunk["token"])
+        elif not args.json and "reset" in chunk:
+            sys.stdout.write(f"\n[{chunk['reset']} failed mid-answer; another provider starts over]\n")
+            streamed.clear()
+    citations = [{k: c.get(k) for k in ("n", "document_id", "name", "page", "url", "text")}
+                 for c in out.get("citations") or []]
+    if args.json:
+        _print_json({"answer": out.get("answer", ""), "citations": citations, "cited": out.get("cited") or [],
+                     "blocked": bool(out.get("blocked")), "route": out.get("route") or [],
+                     "rounds": out.get("rounds") or 0, "provider": out.get("provider"),
+                     "timings": out.get("timings") or {}})
+        return 0
+    answer = out.get("answer", "")
+    if streamed:
+        print()
+        # what streamed is the model's raw text; citation numbers it may not use are removed after
+        if answer.strip() != "".join(streamed).strip():
+            print(f"\nAnswer (checked):\n{answer}")
+    else:
+        print(answer)
+    cited = set(out.get("cited") or [])
+    if citations:
+        print("\nSources:")
+        for c in citations:
+            where = c["url"] or f"{c['name']} p.{c['page']}"
+            mark = "*" if c["n"] in cited else " "
+            print(f"{mark}[{c['n']}] {where}")
+    return 0
+
+
 # ---------------------------------------------------------------- documents
 
 
@@ -207,6 +263,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=["hybrid", "dense", "sparse"], default="hybrid")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("ask", help="ask a question; the answer cites document pages")
+    p.add_argument("question", metavar="QUESTION")
+    p.add_argument("--user", default=default_user)
+    p.add_argument("--document", action="append", metavar="ID", help="limit to this document (repeatable)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("documents", help="list your documents")
     p.add_argument("--user", default=default_user)
