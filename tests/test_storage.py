@@ -205,6 +205,21 @@ def test_dense_search_uses_the_hnsw_index(db, make_user) -> None:  # noqa: ANN00
         assert len(hits) == 40
 
 
+def recover_until(db, job_id, outcome: str, max_attempts: int = 3) -> None:  # noqa: ANN001
+    """Run recovery until it reports the job: a closed connection's backend (and its lock) ends
+    asynchronously, a few milliseconds after the client hangs up."""
+    import time
+
+    deadline = time.monotonic() + 10
+    while True:
+        with db.connection() as conn:
+            requeued, failed = jobs.recover_interrupted(conn, max_attempts=max_attempts)
+        if job_id in (requeued if outcome == "requeued" else failed):
+            return
+        assert time.monotonic() < deadline, f"job {job_id} was never {outcome}"
+        time.sleep(0.1)
+
+
 def test_interrupted_job_is_requeued_then_failed(db, settings, make_user, report) -> None:  # noqa: ANN001
     _, owner = make_user()
     sub = submit_pdf(db, settings, owner_id=owner, name="report.pdf", data=report)
@@ -214,19 +229,19 @@ def test_interrupted_job_is_requeued_then_failed(db, settings, make_user, report
         with db.connection() as conn:  # while the worker lives, recovery leaves the job alone
             requeued, failed = jobs.recover_interrupted(conn, max_attempts=3)
             assert sub.job_id not in requeued + failed
+    recover_until(db, sub.job_id, "requeued")
     with db.connection() as conn:
-        requeued, failed = jobs.recover_interrupted(conn, max_attempts=3)
-        assert sub.job_id in requeued
         job = jobs.get_job(conn, owner_id=owner, job_id=sub.job_id)
         assert job["status"] == "queued"
         assert (sub.job_id, sub.document_id, owner) in jobs.queued_jobs(conn)
     # Crash it twice more: after max_attempts it is failed, never left processing.
-    for _ in range(2):
-        with psycopg.connect(db.uri, autocommit=True) as worker:
-            assert jobs.try_claim(worker, sub.job_id)
+    with psycopg.connect(db.uri, autocommit=True) as worker:
+        assert jobs.try_claim(worker, sub.job_id)
+    recover_until(db, sub.job_id, "requeued")
+    with psycopg.connect(db.uri, autocommit=True) as worker:
+        assert jobs.try_claim(worker, sub.job_id)  # the third attempt
+    recover_until(db, sub.job_id, "failed")
     with db.connection() as conn:
-        requeued, failed = jobs.recover_interrupted(conn, max_attempts=3)
-        assert sub.job_id in failed
         job = jobs.get_job(conn, owner_id=owner, job_id=sub.job_id)
         assert job["status"] == "failed" and "interrupted" in job["error"]
         doc_status = conn.execute("select status from documents where id = %s", (sub.document_id,)).fetchone()[0]
@@ -238,7 +253,6 @@ def test_requeued_job_runs_to_the_end(db, settings, embedder, make_user, report)
     sub = submit_pdf(db, settings, owner_id=owner, name="report.pdf", data=report)
     with psycopg.connect(db.uri, autocommit=True) as worker:
         jobs.try_claim(worker, sub.job_id)
-    with db.connection() as conn:
-        jobs.recover_interrupted(conn, max_attempts=3)
+    recover_until(db, sub.job_id, "requeued")
     outcome = run_job(db, settings, embedder, sub.job_id)
     assert outcome.status == "ready" and outcome.children > 0
