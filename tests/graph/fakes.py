@@ -131,3 +131,87 @@ class ScriptedProvider(FakeProvider):
         self.kinds.append(kind)
         self.text = self.script(kind, prompt)  # requests arrive one at a time from one CLI process
         super().handle(h, body, raw, b)
+
+
+class FakeLangSmith:
+    """A local LangSmith endpoint: `GET /info` answers `{}`, `POST /runs/multipart` (and the older
+    /runs, /runs/batch) are recorded. `runs()` merges each run's post and patch parts by id."""
+
+    def __init__(self) -> None:
+        import email.parser
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.parts: list[tuple[str, dict[str, Any]]] = []
+        self.paths: list[str] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # noqa: ANN401
+                pass
+
+            def _reply(self, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:  # noqa: N802
+                outer.paths.append(f"GET {self.path}")
+                self._reply({})
+
+            def do_POST(self) -> None:  # noqa: N802
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if (self.headers.get("Content-Encoding") or "").lower() == "zstd":
+                    import zstandard
+
+                    raw = zstandard.ZstdDecompressor().decompressobj().decompress(raw)
+                outer.paths.append(f"POST {self.path}")
+                ctype = self.headers.get("Content-Type") or ""
+                if "multipart" in ctype:
+                    msg = email.parser.BytesParser().parsebytes(f"Content-Type: {ctype}\r\n\r\n".encode() + raw)
+                    for part in msg.walk():
+                        name = part.get_param("name", header="content-disposition")
+                        body = part.get_payload(decode=True)
+                        if name and body:
+                            try:
+                                outer.parts.append((name, json.loads(body)))
+                            except ValueError:
+                                continue
+                elif raw:
+                    data = json.loads(raw)
+                    for op in ("post", "patch"):
+                        for run in data.get(op, []) if isinstance(data, dict) and op in data else []:
+                            outer.parts.append((f"{op}.{run['id']}", run))
+                    if isinstance(data, dict) and "id" in data and "post" not in data:
+                        outer.parts.append((f"post.{data['id']}", data))
+                self._reply({})
+
+            do_PATCH = do_POST  # noqa: N815
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def runs(self) -> dict[str, dict[str, Any]]:
+        merged: dict[str, dict[str, Any]] = {}
+        for name, payload in self.parts:
+            op, run_id, *field = name.split(".")
+            run = merged.setdefault(run_id, {"id": run_id})
+            if field:
+                run[field[0]] = payload
+            elif isinstance(payload, dict):
+                run.update({k: v for k, v in payload.items() if v is not None or k not in run})
+        return merged
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
