@@ -10,6 +10,7 @@ Interface:
     ensure_model_file(home) -> Path          assemble + verify (idempotent, atomic)
     get_local_server(settings) -> LocalServer  lazily started, one per process
     LocalServer.base_url                       "http://127.0.0.1:PORT/v1"
+    LocalServer.api_key                        per-process bearer token the server requires
     shutdown_local_server()                    stops it (also registered with atexit)
 Nothing is downloaded: the weights come from installed packages only.
 """
@@ -22,6 +23,7 @@ import importlib
 import json
 import logging
 import os
+import secrets
 import threading
 import time
 import urllib.request
@@ -131,6 +133,9 @@ class LocalServer:
         params.cpuparams_batch.n_threads = threads
         params.hostnames = ["127.0.0.1"]
         params.port = 0  # a free port
+        # a per-process key: other local users and browser pages cannot use the model
+        self.api_key = secrets.token_urlsafe(24)
+        params.api_keys = [self.api_key]
         params.verbosity = 0  # errors only; timings are measured by evals/bench_llm.py
         started = time.monotonic()
         self._server: Any = xlc.Server(params)
@@ -171,18 +176,25 @@ class LocalServer:
 
 _lock = threading.Lock()
 _server: LocalServer | None = None
+_broken: ModelUnavailable | None = None  # a bad model is not re-assembled on every call
 
 
 def get_local_server(settings: Settings | None = None) -> LocalServer:
     """The process-wide local server, assembling and starting it on first call."""
-    global _server
+    global _server, _broken
     with _lock:
+        if _broken is not None:
+            raise _broken
         if _server is None:
             if settings is None:
                 from settings import get_settings
 
                 settings = get_settings()
-            path = settings.local_llm_model_path or ensure_model_file(settings.home)
+            try:
+                path = settings.local_llm_model_path or ensure_model_file(settings.home)
+            except ModelUnavailable as exc:
+                _broken = exc
+                raise
             _server = LocalServer(LocalServerConfig(
                 model_path=Path(path),
                 threads=settings.local_llm_threads,

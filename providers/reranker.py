@@ -101,7 +101,9 @@ class LLMReranker:
     def __init__(self, settings: Settings | None = None, max_chars: int = 1500) -> None:
         from providers.local_model import get_local_server
 
-        self._base_url = get_local_server(settings).base_url
+        server = get_local_server(settings)
+        self._base_url = server.base_url
+        self._headers = {"Content-Type": "application/json", "Authorization": f"Bearer {server.api_key}"}
         self.max_chars = max_chars
 
     def _score(self, query: str, text: str) -> float:
@@ -115,7 +117,7 @@ class LLMReranker:
             "max_tokens": 1, "temperature": 0, "logprobs": True, "top_logprobs": 10,
         }
         request = urllib.request.Request(f"{self._base_url}/chat/completions", json.dumps(body).encode(),
-                                         {"Content-Type": "application/json"})
+                                         self._headers)
         with urllib.request.urlopen(request, timeout=120) as response:
             data = json.load(response)
         top = data["choices"][0]["logprobs"]["content"][0]["top_logprobs"]

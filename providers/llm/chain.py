@@ -88,7 +88,9 @@ class LLMChain:
         if spec.local:
             from providers.local_model import get_local_server
 
-            base_url = get_local_server(self.settings).base_url
+            server = get_local_server(self.settings)
+            base_url = server.base_url
+            spec = LinkSpec(**{**spec.__dict__, "api_key": server.api_key})
         if spec.model is None:
             assert base_url is not None
             spec = LinkSpec(**{**spec.__dict__, "model": _first_model(base_url, spec.api_key)})

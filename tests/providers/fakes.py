@@ -53,6 +53,7 @@ class FakeProvider:
     text: str = "fake answer"
     model: str = "fake-model"
     upstream: str | None = None
+    upstream_key: str = ""
     by_key: dict[str, str] = field(default_factory=dict)  # API key -> behaviour (one server, many accounts)
     requests: list[Recorded] = field(default_factory=list)
     release: threading.Event = field(default_factory=threading.Event)
@@ -182,7 +183,8 @@ class FakeProvider:
         # Groq's SDK sends explicit nulls (reasoning_format, stop) that llama.cpp's parser rejects
         body = {k: v for k, v in json.loads(raw or b"{}").items() if v is not None}
         request = urllib.request.Request(f"{self.upstream}/chat/completions", json.dumps(body).encode(),
-                                         {"Content-Type": "application/json"})
+                                         {"Content-Type": "application/json",
+                                          "Authorization": f"Bearer {self.upstream_key}"})
         try:
             response = urllib.request.urlopen(request, timeout=120)
         except urllib.error.HTTPError as exc:  # hand the upstream's error back as it came

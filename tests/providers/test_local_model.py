@@ -111,15 +111,27 @@ def test_cloud_sdks_talk_to_the_local_model(local: lm.LocalServer, fake) -> None
 
     A small forwarding server maps each SDK's path (/openai/v1/..., /api/v1/...) onto llama.cpp.
     """
-    proxy = fake("proxy", upstream=local.base_url)
+    proxy = fake("proxy", upstream=local.base_url, upstream_key=local.api_key)
     for name, overrides in {
         "openrouter": {"openrouter_api_key": "k", "openrouter_base_url": f"{proxy.url}/api/v1"},
         "groq1": {"groq_api_key": "k", "groq_base_url": proxy.url},
         "nvidia": {"nvidia_api_key": "k", "nvidia_base_url": f"{proxy.url}/v1"},
-        "vllm": {"vllm_base_url": local.base_url},  # vLLM path straight at llama.cpp; model listed
+        # the vLLM path straight at llama.cpp, its model found by listing
+        "vllm": {"vllm_base_url": local.base_url, "vllm_api_key": local.api_key},
     }.items():
         chain = LLMChain(make_settings(llm_max_tokens=8, llm_timeout_s=60, local_llm_timeout_s=60,
                                        **overrides))
         result = chain.invoke([("system", "Answer with one word."), ("human", "What colour is the sky?")])
         assert result.provider == name, result.failures
         assert "blue" in result.text.lower()
+
+
+def test_local_server_refuses_requests_without_its_key(local: lm.LocalServer) -> None:
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(f"{local.base_url}/chat/completions", b'{"messages": []}',
+                                     {"Content-Type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(request, timeout=10)
+    assert caught.value.code == 401
