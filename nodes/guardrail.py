@@ -38,6 +38,14 @@ _RULES: dict[str, str] = {
                 r"\b(previous|prior|above|earlier|all|your|the)\b[^.\n]{0,20}\b(instructions?|prompts?|rules|guidelines|directives|restrictions|programming)\b",
     "reveal": r"\b(reveal|show|print|repeat|output|leak)\b[^.\n]{0,30}\b(system prompt|hidden prompt|initial prompt|"
               r"your instructions)\b",
+    "from_now_on": r"\bfrom now on\b[^.\n]{0,60}\byou\b",
+    "character": r"\b(stay|remain|break|breaking|stays) (in |out of )?character\b",
+    "forget": r"\bforget (everything|all)\b",
+    "never_refuse": r"\b(never|not|won't|will not|cannot|can't|must not|mustn't) (ever )?refuse\b|\bnever decline\b",
+    "any_harm": r"\bno matter (how|what)\b[^.\n]{0,40}\b(immoral|unethical|illegal|offensive|harmful|dangerous)",
+    "tokens": r"<\|[a-z_ ]*\|?>?|\[/?INST\]|<</?SYS>>",
+    "filters": r"\b(no|without|bypass\w*|remov\w*|disabl\w*|ignor\w*)\b[^.\n]{0,15}\b(content )?(filters?|filtering|"
+               r"censorship)\b",
     "no_rules": r"\b(not|never|no longer)\b[^.\n]{0,20}\b(bound|restricted|limited)\b[^.\n]{0,20}"
                 r"\b(by|to)\b[^.\n]{0,30}\b(rules|polic\w+|guidelines|openai|content)\b",
 }

@@ -1,0 +1,141 @@
+"""The graph end to end on the FinanceBench development questions with the local model.
+
+    THOTQEN_HOME=/tmp/thq-graphbench python evals/bench_graph.py [--limit N] [--offset K]
+
+Each question is asked through the compiled graph as user `bench`, scoped to its own filing
+(like the retrieval evaluation), with the LLM chain restricted to the embedded local model
+(LLM_ORDER=local) and the web off (the machine is offline). Measured per question: seconds per
+node, end-to-end seconds, time to first answer token (from the start of the request), the
+route, and whether the answer cites a page that holds the evidence (evidence_page_num is
+0-based; citations are 1-based). A question counts as answered when its answer cites at least
+one excerpt. Rows are appended to a JSONL file as they finish, so a run cut short still reports
+what it measured (`--resume` continues it). Writes evals/results/graph.{json,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
+
+
+def pct(values: list[float], q: float) -> float | None:
+    return round(float(np.percentile(values, q)), 2) if values else None
+
+
+def ask(graph, question: dict, doc_id: str, config: dict) -> dict:  # noqa: ANN001
+    started = time.perf_counter()
+    first_token = None
+    out: dict = {}
+    for mode, chunk in graph.stream({"question": question["question"], "document_ids": [doc_id]}, config,
+                                    stream_mode=["custom", "values"]):
+        if mode == "custom" and "token" in chunk and first_token is None:
+            first_token = time.perf_counter() - started
+        elif mode == "values":
+            out = chunk
+    total = time.perf_counter() - started
+    evidence = {(e["doc_name"], e["evidence_page_num"] + 1) for e in question["evidence"]}
+    cited = [c for c in out.get("citations") or [] if c["n"] in (out.get("cited") or [])]
+    doc_name = question["doc_name"]
+    hit = any((doc_name, c["page"]) in evidence for c in cited)
+    shown = any((doc_name, c["page"]) in evidence for c in out.get("citations") or [])
+    return {"id": question["financebench_id"], "question": question["question"], "answer": out.get("answer"),
+            "expected": question["answer"], "route": out.get("route"), "rounds": out.get("rounds"),
+            "timings": out.get("timings"), "total_s": round(total, 2),
+            "first_token_s": round(first_token, 2) if first_token is not None else None,
+            "blocked": out.get("blocked"), "answered": bool(cited), "evidence_cited": hit,
+            "evidence_shown": shown, "cited_pages": [c["page"] for c in cited],
+            "evidence_pages": sorted(p for _, p in evidence), "provider": out.get("provider"),
+            "llm_failures": [f for call in out.get("llm_calls") or [] for f in call.get("llm_failures") or []]}
+
+
+def summarise(rows: list[dict], total_questions: int, note: str) -> None:
+    nodes = sorted({n for r in rows for n in r["timings"] or {}})
+    per_node = {n: {"p50": pct([r["timings"][n] for r in rows if n in r["timings"]], 50),
+                    "p95": pct([r["timings"][n] for r in rows if n in r["timings"]], 95),
+                    "runs": sum(1 for r in rows if n in r["timings"])} for n in nodes}
+    totals = [r["total_s"] for r in rows]
+    ttft = [r["first_token_s"] for r in rows if r["first_token_s"] is not None]
+    answered = [r for r in rows if r["answered"]]
+    blocked = sum(1 for r in rows if r["blocked"])
+    payload = {
+        "questions_measured": len(rows), "questions_total": total_questions, "note": note,
+        "end_to_end_s": {"p50": pct(totals, 50), "p95": pct(totals, 95), "max": max(totals) if totals else None},
+        "first_token_s": {"p50": pct(ttft, 50), "p95": pct(ttft, 95), "n": len(ttft)},
+        "per_node_s": per_node, "blocked": blocked, "answered": len(answered),
+        "answered_share": round(len(answered) / len(rows), 3) if rows else None,
+        "evidence_cited_share_of_answered": round(sum(r["evidence_cited"] for r in answered) / len(answered), 3)
+        if answered else None,
+        "evidence_shown_share": round(sum(r["evidence_shown"] for r in rows) / len(rows), 3) if rows else None,
+        "rounds": {str(k): sum(1 for r in rows if r["rounds"] == k) for k in range(3)},
+        "load_average_at_end": os.getloadavg(), "rows": rows,
+    }
+    dominant = max(per_node, key=lambda n: (per_node[n]["p50"] or 0) * per_node[n]["runs"]) if per_node else "-"
+    md = [f"Measured {len(rows)} of {total_questions} development questions. {note}", "",
+          "| | p50 s | p95 s |", "|---|---|---|",
+          f"| **end to end** | **{payload['end_to_end_s']['p50']}** | **{payload['end_to_end_s']['p95']}** |",
+          f"| time to first answer token | {payload['first_token_s']['p50']} | {payload['first_token_s']['p95']} |"]
+    md += [f"| {n} (ran in {v['runs']} questions) | {v['p50']} | {v['p95']} |" for n, v in per_node.items()]
+    md += ["", f"Blocked: {blocked}. Answered with citations: {len(answered)} of {len(rows)} "
+           f"({payload['answered_share']:.0%}). Of those, citing an evidence page: "
+           f"{payload['evidence_cited_share_of_answered'] if answered else '-'}. Evidence page among the excerpts "
+           f"shown to the model: {payload['evidence_shown_share']}. Rounds: {payload['rounds']}.",
+           f"Largest total time: `{dominant}`. Load average at the end: "
+           f"{', '.join(f'{x:.1f}' for x in payload['load_average_at_end'])} (2 cores, shared)."]
+    write_result("graph", payload, "# The graph end to end with the local model\n\n" + "\n".join(md))
+    print("\n".join(md))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--limit", type=int, default=0, help="questions to ask (0: all)")
+    parser.add_argument("--offset", type=int, default=0)
+    parser.add_argument("--rows", default="/tmp/thotqen-bench-graph.jsonl", help="where rows are appended")
+    parser.add_argument("--resume", action="store_true", help="keep rows already in --rows")
+    parser.add_argument("--note", default="")
+    args = parser.parse_args()
+    os.environ.setdefault("LLM_ORDER", "local")
+    os.environ.setdefault("WEB_SEARCH", "false")
+
+    from graph.graph import graph
+    from settings import get_settings
+    from storage.db import open_database
+    from storage.documents import list_documents
+    from storage.users import get_or_create_user
+
+    settings = get_settings()
+    db = open_database(settings)
+    with db.connection() as conn:
+        owner_id = get_or_create_user(conn, "bench")
+        docs = {d["name"].removesuffix(".pdf"): str(d["id"]) for d in list_documents(conn, owner_id=owner_id)}
+    questions = load_jsonl(FINANCEBENCH / "questions.jsonl")
+    chosen = questions[args.offset : args.offset + args.limit] if args.limit else questions[args.offset :]
+    rows_path = Path(args.rows)
+    rows = load_jsonl(rows_path) if args.resume and rows_path.is_file() else []
+    if not args.resume:
+        rows_path.write_text("")
+    done = {r["id"] for r in rows}
+    config = {"configurable": {"user": "bench", "owner_id": owner_id, "web_search": False}}
+    for q in chosen:
+        if q["financebench_id"] in done:
+            continue
+        row = ask(graph, q, docs[q["doc_name"]], config)
+        rows.append(row)
+        with rows_path.open("a") as f:
+            f.write(json.dumps(row) + "\n")
+        print(f"{len(rows)}/{len(chosen)} {row['total_s']}s answered={row['answered']} "
+              f"evidence={row['evidence_cited']} route={','.join(row['route'] or [])}", file=sys.stderr)
+    summarise(rows, len(questions), args.note)
+
+
+if __name__ == "__main__":
+    main()
