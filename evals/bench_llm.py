@@ -48,9 +48,12 @@ def assemble(variant: str, home: Path) -> tuple[Path, float]:
     return path, time.monotonic() - started
 
 
+API_KEY = ""  # the local server's per-process key, set in main()
+
+
 def post(base: str, body: dict) -> dict:
     request = urllib.request.Request(f"{base}/chat/completions", json.dumps(body).encode(),
-                                     {"Content-Type": "application/json"})
+                                     {"Content-Type": "application/json", "Authorization": f"Bearer {API_KEY}"})
     with urllib.request.urlopen(request, timeout=600) as response:
         return json.load(response)
 
@@ -120,6 +123,8 @@ def main() -> None:
         result["model_bytes"] = path.stat().st_size
         server = lm.LocalServer(lm.LocalServerConfig(model_path=path, threads=args.threads, ctx=8192))
         result["load_s"] = round(server.load_s, 2)
+        global API_KEY
+        API_KEY = server.api_key
         try:
             text = corpus_text()
             speed(server.base_url, text, 50, 8)  # warm-up
