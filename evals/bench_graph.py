@@ -55,10 +55,12 @@ def ask(graph, question: dict, doc_id: str, config: dict) -> dict:  # noqa: ANN0
             "blocked": out.get("blocked"), "answered": bool(cited), "evidence_cited": hit,
             "evidence_shown": shown, "cited_pages": [c["page"] for c in cited],
             "evidence_pages": sorted(p for _, p in evidence), "provider": out.get("provider"),
-            "llm_failures": [f for call in out.get("llm_calls") or [] for f in call.get("llm_failures") or []]}
+            "llm_failures": [f for call in out.get("llm_calls") or [] for f in call.get("llm_failures") or []],
+            "llm_calls": [{"node": c.get("node"), "s": c.get("llm_elapsed_s"), **(c.get("llm_usage") or {})}
+                          for c in out.get("llm_calls") or []]}
 
 
-def summarise(rows: list[dict], total_questions: int, note: str) -> None:
+def summarise(rows: list[dict], total_questions: int, note: str, name: str, config: dict) -> None:
     nodes = sorted({n for r in rows for n in r["timings"] or {}})
     per_node = {n: {"p50": pct([r["timings"][n] for r in rows if n in r["timings"]], 50),
                     "p95": pct([r["timings"][n] for r in rows if n in r["timings"]], 95),
@@ -71,7 +73,7 @@ def summarise(rows: list[dict], total_questions: int, note: str) -> None:
         "questions_measured": len(rows), "questions_total": total_questions, "note": note,
         "end_to_end_s": {"p50": pct(totals, 50), "p95": pct(totals, 95), "max": max(totals) if totals else None},
         "first_token_s": {"p50": pct(ttft, 50), "p95": pct(ttft, 95), "n": len(ttft)},
-        "per_node_s": per_node, "blocked": blocked, "answered": len(answered),
+        "graph_config": config, "per_node_s": per_node, "blocked": blocked, "answered": len(answered),
         "answered_share": round(len(answered) / len(rows), 3) if rows else None,
         "evidence_cited_share_of_answered": round(sum(r["evidence_cited"] for r in answered) / len(answered), 3)
         if answered else None,
@@ -80,7 +82,8 @@ def summarise(rows: list[dict], total_questions: int, note: str) -> None:
         "load_average_at_end": os.getloadavg(), "rows": rows,
     }
     dominant = max(per_node, key=lambda n: (per_node[n]["p50"] or 0) * per_node[n]["runs"]) if per_node else "-"
-    md = [f"Measured {len(rows)} of {total_questions} development questions. {note}", "",
+    md = [f"Measured {len(rows)} of {total_questions} development questions. {note}",
+          f"Graph configuration overrides: `{json.dumps(config)}` (defaults otherwise: settings.py).", "",
           "| | p50 s | p95 s |", "|---|---|---|",
           f"| **end to end** | **{payload['end_to_end_s']['p50']}** | **{payload['end_to_end_s']['p95']}** |",
           f"| time to first answer token | {payload['first_token_s']['p50']} | {payload['first_token_s']['p95']} |"]
@@ -91,7 +94,7 @@ def summarise(rows: list[dict], total_questions: int, note: str) -> None:
            f"shown to the model: {payload['evidence_shown_share']}. Rounds: {payload['rounds']}.",
            f"Largest total time: `{dominant}`. Load average at the end: "
            f"{', '.join(f'{x:.1f}' for x in payload['load_average_at_end'])} (2 cores, shared)."]
-    write_result("graph", payload, "# The graph end to end with the local model\n\n" + "\n".join(md))
+    write_result(name, payload, "# The graph end to end with the local model\n\n" + "\n".join(md))
     print("\n".join(md))
 
 
@@ -99,9 +102,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--limit", type=int, default=0, help="questions to ask (0: all)")
     parser.add_argument("--offset", type=int, default=0)
+    parser.add_argument("--stride", type=int, default=1, help="every Nth question (a subset spread over filings)")
     parser.add_argument("--rows", default="/tmp/thotqen-bench-graph.jsonl", help="where rows are appended")
     parser.add_argument("--resume", action="store_true", help="keep rows already in --rows")
     parser.add_argument("--note", default="")
+    parser.add_argument("--config", default="{}", help='graph configuration as JSON, e.g. \'{"top_k": 3}\'')
+    parser.add_argument("--name", default="graph", help="result file name under evals/results/")
     args = parser.parse_args()
     os.environ.setdefault("LLM_ORDER", "local")
     os.environ.setdefault("WEB_SEARCH", "false")
@@ -118,13 +124,14 @@ def main() -> None:
         owner_id = get_or_create_user(conn, "bench")
         docs = {d["name"].removesuffix(".pdf"): str(d["id"]) for d in list_documents(conn, owner_id=owner_id)}
     questions = load_jsonl(FINANCEBENCH / "questions.jsonl")
-    chosen = questions[args.offset : args.offset + args.limit] if args.limit else questions[args.offset :]
+    chosen = questions[args.offset :: args.stride]
+    chosen = chosen[: args.limit] if args.limit else chosen
     rows_path = Path(args.rows)
     rows = load_jsonl(rows_path) if args.resume and rows_path.is_file() else []
     if not args.resume:
         rows_path.write_text("")
     done = {r["id"] for r in rows}
-    config = {"configurable": {"user": "bench", "owner_id": owner_id, "web_search": False}}
+    config = {"configurable": {"user": "bench", "owner_id": owner_id, "web_search": False, **json.loads(args.config)}}
     for q in chosen:
         if q["financebench_id"] in done:
             continue
@@ -134,7 +141,7 @@ def main() -> None:
             f.write(json.dumps(row) + "\n")
         print(f"{len(rows)}/{len(chosen)} {row['total_s']}s answered={row['answered']} "
               f"evidence={row['evidence_cited']} route={','.join(row['route'] or [])}", file=sys.stderr)
-    summarise(rows, len(questions), args.note)
+    summarise(rows, len(questions), args.note, args.name, json.loads(args.config))
 
 
 if __name__ == "__main__":

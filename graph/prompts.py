@@ -1,7 +1,8 @@
 """Prompts. Short on purpose: the no-key default is a 1.5B model reading ~90 tokens/s on CPU.
 
-Grading and answering share one system prompt and put the excerpts first, so the local
-llama.cpp server can reuse the cached prompt prefix of the grading call when it answers.
+Grading and answering put the excerpts first in the user message. Grading's reply is
+grammar-constrained on the local model (one bounded verdict per excerpt): free text made the
+1.5B model copy an example verdict list until it ran out of tokens.
 """
 
 REFUSAL = (
@@ -17,9 +18,8 @@ EXCERPTS_SYSTEM = (
 
 GRADE_TASK = (
     "For EVERY excerpt above, decide whether it contains information that helps answer the "
-    "question (a figure, line item or statement the answer needs). Reply with JSON only, one entry "
-    'per excerpt, reason first: {"grades": [{"n": 1, "reason": "a few words", "relevant": "yes"}, '
-    '{"n": 2, "reason": "a few words", "relevant": "no"}]}'
+    "question (a figure, line item or statement the answer needs). For each excerpt give a short "
+    "reason first, then yes or no."
 )
 
 ANSWER_TASK = (

@@ -1,18 +1,23 @@
 """Grade: ONE batched LLM call judges every excerpt of the round.
 
-The reply is parsed leniently (JSON, JSON in prose or a fence, or "1: yes" lines), but an
-excerpt without a readable verdict counts as NOT relevant: a malformed reply must never pass
-everything through. Excerpts judged relevant accumulate over rounds.
+Structured output with one field per excerpt (`excerpt_1` ... `excerpt_n`, each a short
+reason then yes/no): the chain puts the schema in the prompt and parses leniently, and the
+local model and vLLM enforce it with a grammar, so the reply has exactly n bounded verdicts
+(free text let the 1.5B model copy an example list until it hit the token limit). When the
+structured call fails everywhere, the raw text of a plain call is parsed by `parse_grades`
+(JSON, JSON in prose or a fence, "1: yes" lines). An excerpt without a readable verdict counts
+as NOT relevant: a malformed reply must never pass everything through. Excerpts judged
+relevant accumulate over rounds.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError, create_model
 
 from graph import prompts
 from graph.configuration import Configuration
@@ -29,6 +34,17 @@ class Grade(BaseModel):
 
 class Grades(BaseModel):
     grades: list[Grade]
+
+
+class Verdict(BaseModel):
+    reason: str = Field(max_length=80)  # reason first: a small model judges better after explaining
+    relevant: Literal["yes", "no"]
+
+
+def verdicts_model(count: int) -> type[BaseModel]:
+    """A schema with exactly `count` verdicts, so a grammar cannot let the reply run on."""
+    fields: dict[str, Any] = {f"excerpt_{n}": (Verdict, ...) for n in range(1, count + 1)}
+    return create_model(f"Grades{count}", **fields)
 
 
 _YES = {"yes", "y", "true", "relevant", "1"}
@@ -84,11 +100,21 @@ def grade(state: State, config: RunnableConfig) -> dict[str, Any]:
     question = state.get("standalone_question") or state["question"]
     messages = [("system", prompts.EXCERPTS_SYSTEM),
                 ("human", prompts.excerpt_block(documents, question) + prompts.GRADE_TASK)]
+    chain = get_services(config, cfg).chain
     try:
-        result = get_services(config, cfg).chain.invoke(messages, cheap=True, config=config)
-        verdicts, calls = parse_grades(result.text, len(documents)), llm_call(state, "grade", result)
-    except Exception as exc:  # noqa: BLE001 - no grader: nothing counts as relevant
-        verdicts, calls = {}, llm_failed(state, "grade", exc)
+        result = chain.invoke(messages, cheap=True, structured=verdicts_model(len(documents)), config=config)
+        parsed = result.parsed.model_dump() if result.parsed is not None else {}
+        verdicts = {n: parsed[f"excerpt_{n}"]["relevant"] == "yes" for n in range(1, len(documents) + 1)
+                    if f"excerpt_{n}" in parsed}
+        calls = llm_call(state, "grade", result)
+    except Exception as exc:  # noqa: BLE001 - no valid structured reply anywhere: read a plain one leniently
+        calls = llm_failed(state, "grade", exc)
+        try:
+            result = chain.invoke(messages, cheap=True, config=config)
+            verdicts, calls = parse_grades(result.text, len(documents)), llm_call({"llm_calls": calls}, "grade",
+                                                                                      result)
+        except Exception as exc2:  # noqa: BLE001 - no grader at all: nothing counts as relevant
+            verdicts, calls = {}, llm_failed({"llm_calls": calls}, "grade", exc2)
     grades = [{"n": n, "key": d["key"], "relevant": verdicts.get(n), "name": d.get("name"), "page": d.get("page")}
               for n, d in enumerate(documents, 1)]
     known = {d["key"] for d in relevant}

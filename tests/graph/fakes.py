@@ -47,9 +47,10 @@ def kind_of(prompt: str) -> str:
 
 
 def grades_json(prompt: str, relevant: Callable[[str], bool]) -> str:
-    items = [f'{{"n": {n}, "reason": "checked", "relevant": "{"yes" if relevant(text) else "no"}"}}'
+    """The structured grading reply: {"excerpt_1": {"reason": ..., "relevant": "yes"|"no"}, ...}."""
+    items = [f'"excerpt_{n}": {{"reason": "checked", "relevant": "{"yes" if relevant(text) else "no"}"}}'
              for n, _where, text in excerpts_in(prompt)]
-    return '{"grades": [' + ", ".join(items) + "]}"
+    return "{" + ", ".join(items) + "}"
 
 
 class ScriptedChatModel(BaseChatModel):
