@@ -22,10 +22,15 @@ GRADE_TASK = (
     "reason first, then yes or no."
 )
 
+# No "reply exactly: I cannot answer" escape hatch here: generate runs only when grading found
+# relevant excerpts, and with that option the 1.5B model refused nearly every FinanceBench
+# question even with the evidence page in front of it. An answer without a valid [n] is
+# reported as not answered.
 ANSWER_TASK = (
-    "Answer the question using only the excerpts above. After each fact, cite its excerpt "
-    "number in square brackets, like [1]. Do not cite numbers that are not listed. If the "
-    f'excerpts do not contain the answer, reply exactly: "{CANNOT_ANSWER}" Be concise.'
+    "Using only the excerpts above, write a short answer to the question. Give the figures the "
+    "answer rests on and cite the excerpt each comes from with its number in square brackets, "
+    "like [1]. Do not cite numbers that are not listed. If a figure the answer needs is missing "
+    "from the excerpts, say which one."
 )
 
 HYDE = (

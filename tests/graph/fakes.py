@@ -33,7 +33,7 @@ def excerpts_in(prompt: str) -> list[tuple[int, str, str]]:
 def kind_of(prompt: str) -> str:
     if "For EVERY excerpt" in prompt:
         return "grade"
-    if "Answer the question using only the excerpts" in prompt:
+    if "Using only the excerpts above, write a short answer" in prompt:
         return "answer"
     if "Write a short passage" in prompt:
         return "hyde"
