@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch/llama.cpp start OpenMP (see cli.py)
+
+from fastapi import FastAPI  # noqa: E402
 from fastapi.responses import JSONResponse
 
 from settings import get_settings
