@@ -91,6 +91,7 @@ def main() -> int:
         docs = dict(conn.execute("select name, id from documents where owner_id = %s", (owner,)).fetchall())
 
     questions = load_jsonl(FINANCEBENCH / "questions.jsonl")
+    load_start = os.getloadavg()
     timings: dict[str, list[float]] = {}
     for _warm in range(2):
         with db.connection() as conn:
@@ -111,15 +112,18 @@ def main() -> int:
                         search(conn, owner_id=owner, query_text=q["question"], query_embedding=vec,
                                params=params, document_ids=scope_ids)
                     timings.setdefault(key, []).append((time.perf_counter() - t0) * 1000)
+    load_end = os.getloadavg()
     summary = {k: {"p50_ms": round(statistics.median(v), 1), "p95_ms": round(percentile(v, 0.95), 1),
                    "n": len(v)} for k, v in timings.items()}
     lines = ["| scope/mode | p50 ms | p95 ms | searches |", "|---|---|---|---|"]
     lines += [f"| {k} | {s['p50_ms']} | {s['p95_ms']} | {s['n']} |" for k, s in summary.items()]
     md = "\n".join(lines) + (
         f"\n\n{total} child chunks in the table; the searching user owns "
-        f"{len(docs)} filings. Query embedding included; after warm-up.\n"
+        f"{len(docs)} filings. Query embedding included; after warm-up. Load average "
+        f"{load_start[0]:.1f} at start, {load_end[0]:.1f} at end (2 cores: above ~1 another process was busy).\n"
     )
-    write_result("search_latency", {"child_chunks": total, "latency": summary}, md)
+    write_result("search_latency", {"child_chunks": total, "latency": summary,
+                                    "load_average": {"start": load_start, "end": load_end}}, md)
     print(md)
     return 0
 
