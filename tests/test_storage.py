@@ -256,3 +256,20 @@ def test_requeued_job_runs_to_the_end(db, settings, embedder, make_user, report)
     recover_until(db, sub.job_id, "requeued")
     outcome = run_job(db, settings, embedder, sub.job_id)
     assert outcome.status == "ready" and outcome.children > 0
+
+
+def test_external_database_url_is_used_as_is(db, settings) -> None:  # noqa: ANN001
+    """DATABASE_URL (e.g. a Supabase direct connection string) bypasses the embedded server.
+
+    The stand-in external server is the test's own real Postgres, reached by its URI."""
+    from storage.db import open_database
+
+    external = settings.model_copy(update={"database_url": db.uri + "&application_name=external-test"})
+    ext = open_database(external)
+    try:
+        assert ext.mode == "external" and ext is not db
+        with ext.connection() as conn:
+            assert conn.execute("show application_name").fetchone()[0] == "external-test"
+            assert pending_migrations(conn) == []
+    finally:
+        ext.close()
