@@ -118,12 +118,6 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     settings, db = _open()
     owner_id = _user_id(db, args.user)
-    for doc_id in args.document or []:
-        try:
-            uuid.UUID(doc_id)
-        except ValueError:
-            print(f"error: --document {doc_id!r} is not a document id (a UUID)", file=sys.stderr)
-            return 2
     embedding = None
     if args.mode != "sparse":
         embedding = get_embedder(settings.embedding_model_path, settings.embedding_batch_size).embed_query(args.query)
@@ -156,12 +150,6 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_ask(args: argparse.Namespace) -> int:
     from graph.graph import graph
 
-    for doc_id in args.document or []:
-        try:
-            uuid.UUID(doc_id)
-        except ValueError:
-            print(f"error: --document {doc_id!r} is not a document id (a UUID)", file=sys.stderr)
-            return 2
     _settings, db = _open()
     owner_id = _user_id(db, args.user)
     inputs: dict[str, Any] = {"question": args.question}
@@ -247,6 +235,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _document_id(value: str) -> str:
+    """argparse type for --document: a bad id is a usage error (exit code 2) before any work."""
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a document id (a UUID)") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     from settings import get_settings
 
@@ -263,7 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("search", help="hybrid search over your documents")
     p.add_argument("query", metavar="QUERY")
     p.add_argument("--user", default=default_user)
-    p.add_argument("--document", action="append", metavar="ID", help="limit to this document (repeatable)")
+    p.add_argument("--document", action="append", metavar="ID", type=_document_id,
+                   help="limit to this document (repeatable)")
     p.add_argument("--k", type=int, default=get_settings().search_k, choices=range(1, 101), metavar="N")
     p.add_argument("--mode", choices=["hybrid", "dense", "sparse"], default="hybrid")
     p.add_argument("--json", action="store_true")
@@ -272,7 +269,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ask", help="ask a question; the answer cites document pages")
     p.add_argument("question", metavar="QUESTION")
     p.add_argument("--user", default=default_user)
-    p.add_argument("--document", action="append", metavar="ID", help="limit to this document (repeatable)")
+    p.add_argument("--document", action="append", metavar="ID", type=_document_id,
+                   help="limit to this document (repeatable)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_ask)
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
+from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result  # noqa: E402
 from evals.retrieval import evidence_pages  # noqa: E402
 
 
@@ -46,22 +46,11 @@ def main() -> int:
     parser.add_argument("--bge-model", default=None)
     parser.add_argument("--name", default="rerank")
     args = parser.parse_args()
-    os.environ["THOTQEN_HOME"] = str(args.home)
+    settings, db, embedder, owner, docs = open_bench(args.home, args.user, create_user=False)
 
-    from providers.embeddings import get_embedder
     from providers.reranker import BGEReranker, DenseReranker, LLMReranker, NoReranker
-    from settings import get_settings
-    from storage.db import open_database
     from storage.search import SearchParams, search
-    from storage.users import find_user
 
-    settings = get_settings()
-    db = open_database(settings)
-    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
-    with db.connection() as conn:
-        owner = find_user(conn, args.user)
-        docs = {name: doc_id for doc_id, name in conn.execute(
-            "select id, name from documents where owner_id = %s and status = 'ready'", (owner,)).fetchall()}
     questions = [q for q in load_jsonl(FINANCEBENCH / "questions.jsonl") if q["doc_name"] + ".pdf" in docs]
     params = SearchParams(k=args.candidates, mode="hybrid", dense_weight=settings.dense_weight,
                           sparse_weight=settings.sparse_weight, rrf_k=settings.rrf_k,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
+from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result  # noqa: E402
 
 FILL_SQL = """
 with src as (select id from documents where owner_id = %(owner)s and status = 'ready')
@@ -61,19 +61,12 @@ def main() -> int:
     parser.add_argument("--min-chunks", type=int, default=50_000)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    os.environ["THOTQEN_HOME"] = str(args.home)
+    settings, db, embedder, owner, _docs = open_bench(args.home, args.user)
 
-    from providers.embeddings import get_embedder
-    from settings import get_settings
-    from storage.db import open_database
     from storage.search import SearchParams, search
     from storage.users import get_or_create_user
 
-    settings = get_settings()
-    db = open_database(settings)
-    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
     with db.connection() as conn:
-        owner = get_or_create_user(conn, args.user)
         filler_n = 0
         while conn.execute("select count(*) from child_chunks").fetchone()[0] < args.min_chunks:
             filler_n += 1

@@ -55,3 +55,25 @@ def write_result(name: str, payload: dict, markdown: str) -> None:
 
 def load_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def open_bench(home: Path | None, user: str, *, create_user: bool = True):  # noqa: ANN201
+    """Point THOTQEN_HOME at `home`, open the database and the embedder, find (or create) `user`.
+
+    Returns (settings, db, embedder, owner_id, {document name: id of its ready documents}).
+    """
+    if home is not None:
+        os.environ["THOTQEN_HOME"] = str(home)
+    from providers.embeddings import get_embedder
+    from settings import get_settings
+    from storage.db import open_database
+    from storage.users import find_user, get_or_create_user
+
+    settings = get_settings()
+    db = open_database(settings)
+    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
+    with db.connection() as conn:
+        owner = get_or_create_user(conn, user) if create_user else find_user(conn, user)
+        docs = dict(conn.execute(
+            "select name, id from documents where owner_id = %s and status = 'ready'", (owner,)).fetchall())
+    return settings, db, embedder, owner, docs

@@ -11,7 +11,6 @@ whose page is an evidence page (the data set's pages are 0-based; ours are 1-bas
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -19,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
+from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result  # noqa: E402
 
 CUTOFFS = (1, 3, 5, 10)
 
@@ -54,23 +53,11 @@ def main() -> int:
     parser.add_argument("--per-parent", choices=["on", "off"], default="on")
     parser.add_argument("--show-misses", action="store_true")
     args = parser.parse_args()
-    if args.home:
-        os.environ["THOTQEN_HOME"] = str(args.home)
+    settings, db, embedder, owner, docs = open_bench(args.home, args.user)
 
     from ingestion.pipeline import run_job, submit_pdf
-    from providers.embeddings import get_embedder
-    from settings import get_settings
-    from storage.db import open_database
     from storage.search import SearchParams, search
-    from storage.users import get_or_create_user
 
-    settings = get_settings()
-    db = open_database(settings)
-    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
-    with db.connection() as conn:
-        owner = get_or_create_user(conn, args.user)
-        docs = {name: doc_id for doc_id, name in conn.execute(
-            "select id, name from documents where owner_id = %s and status = 'ready'", (owner,)).fetchall()}
     for pdf in sorted((FINANCEBENCH / "pdfs").glob("*.pdf")):
         if pdf.name not in docs:
             sub = submit_pdf(db, settings, owner_id=owner, name=pdf.name, data=pdf.read_bytes())
