@@ -78,7 +78,7 @@ def main() -> None:
         "info": {"trained_on": str(DATA.name), "features": "MiniLM-L6 embedding (384) + Guardian risk + "
                  "Guardian threat one-hot (7) + rule hits (4)", "max_oof_false_positive": MAX_FP},
     }) + "\n")
-    g._model_loaded = False  # reload what was just written
+    g.learned_model.cache_clear()  # reload what was just written
     in_sample = np.array([g.assess(t, _Fixed(e)).blocked for t, e in zip(texts, emb, strict=True)])
 
     questions = load_jsonl(FINANCEBENCH / "questions.jsonl")

@@ -16,6 +16,7 @@ import logging
 import re
 import threading
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -119,17 +120,13 @@ class LearnedModel:
                    data.get("info", {}))
 
 
-_model: LearnedModel | None = None
-_model_loaded = False
-
-
+@lru_cache(maxsize=1)
 def learned_model() -> LearnedModel | None:
-    global _model, _model_loaded
-    if not _model_loaded:
-        _model, _model_loaded = LearnedModel.load(), True
-        if _model is None:
-            log.warning("guardrail weights missing (%s): rules and Guardian only", WEIGHTS)
-    return _model
+    """Loaded once per process (`learned_model.cache_clear()` reloads)."""
+    model = LearnedModel.load()
+    if model is None:
+        log.warning("guardrail weights missing (%s): rules and Guardian only", WEIGHTS)
+    return model
 
 
 @dataclass

@@ -16,6 +16,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -98,17 +99,13 @@ class SentenceModel:
                    float(data["threshold"]))
 
 
-_model: SentenceModel | None = None
-_loaded = False
-
-
+@lru_cache(maxsize=1)
 def sentence_model() -> SentenceModel | None:
-    global _model, _loaded
-    if not _loaded:
-        _model, _loaded = SentenceModel.load(), True
-        if _model is None:
-            log.warning("screening weights missing (%s): rules only", WEIGHTS)
-    return _model
+    """Loaded once per process (`sentence_model.cache_clear()` reloads)."""
+    model = SentenceModel.load()
+    if model is None:
+        log.warning("screening weights missing (%s): rules only", WEIGHTS)
+    return model
 
 
 def is_instruction(sentence: str, model: SentenceModel | None = None) -> bool:
