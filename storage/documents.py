@@ -10,6 +10,8 @@ import numpy as np
 import psycopg
 from psycopg.rows import dict_row
 
+from storage import parse_uuid
+
 
 @dataclass(frozen=True)
 class ParentRow:
@@ -31,7 +33,7 @@ class ChildRow:
 DOCUMENT_COLUMNS = (
     "d.id, d.name, d.content_hash, d.size_bytes, d.status, d.pages, d.error, d.created_at, d.updated_at,"
     " (select count(*) from parent_chunks p where p.document_id = d.id) as parents,"
-    " (select count(*) from child_chunks c where c.document_id = d.id) as children"
+    " d.children"  # stored by replace_chunks in the same transaction as the chunks
 )
 
 
@@ -55,9 +57,8 @@ def create_document(
 
 def get_document(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str) -> dict | None:
     """The document if `owner_id` owns it; None otherwise (a stranger's id looks absent)."""
-    try:
-        doc_uuid = uuid.UUID(str(document_id))
-    except ValueError:
+    doc_uuid = parse_uuid(document_id)
+    if doc_uuid is None:
         return None
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
@@ -75,9 +76,8 @@ def list_documents(conn: psycopg.Connection, *, owner_id: int) -> list[dict[str,
 
 
 def delete_document(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str) -> bool:
-    try:
-        doc_uuid = uuid.UUID(str(document_id))
-    except ValueError:
+    doc_uuid = parse_uuid(document_id)
+    if doc_uuid is None:
         return False
     cur = conn.execute("delete from documents where owner_id = %s and id = %s", (owner_id, doc_uuid))
     return cur.rowcount == 1

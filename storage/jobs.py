@@ -14,6 +14,8 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from storage import parse_uuid
+
 log = logging.getLogger(__name__)
 
 
@@ -30,9 +32,8 @@ def create_job(conn: psycopg.Connection, *, document_id: uuid.UUID, owner_id: in
 
 
 def get_job(conn: psycopg.Connection, *, owner_id: int, job_id: uuid.UUID | str) -> dict[str, Any] | None:
-    try:
-        job_uuid = uuid.UUID(str(job_id))
-    except ValueError:
+    job_uuid = parse_uuid(job_id)
+    if job_uuid is None:
         return None
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
