@@ -54,7 +54,8 @@ class Settings(BaseSettings):
     # Cut-off for the local model and vLLM: CPU prompt processing runs at ~90 tokens/s here.
     local_llm_timeout_s: float = 300.0
     llm_temperature: float = 0.0
-    llm_max_tokens: int = 1024
+    # Bounds the local model's time (~28 tokens/s on 2 cores); a cited answer needs ~150 tokens.
+    llm_max_tokens: int = 512
 
     nvidia_api_key: SecretStr | None = None
     nvidia_model: str = "meta/llama-3.1-70b-instruct"
@@ -103,14 +104,17 @@ class Settings(BaseSettings):
     # RunnableConfig's `configurable` (Studio, LangServe, tests) under the name without `graph_`.
     # Candidates retrieved per round, before the reranker cuts them down to graph_top_k.
     graph_retrieve_k: int = 10
-    graph_top_k: int = 5
+    # Excerpts graded and shown: each costs the local model ~2.5 s of prompt reading on 2 cores
+    # (hit@3 0.71 vs hit@5 0.80 within a filing; evals/results/retrieval.md).
+    graph_top_k: int = 3
     # HyDE: embed a hypothetical answer for the dense side (the sparse side keeps the user's words).
-    graph_hyde: bool = True
+    # Off by default: one more generation (~4 s locally) before retrieval, with no measured gain yet.
+    graph_hyde: bool = False
     # Extra rounds (rewrite, then web) when fewer than half the excerpts are relevant.
     graph_max_rounds: int = 2
     # Characters of each parent chunk shown to the model, centred on the matched child: on a
     # 2-core CPU the local model reads ~90 tokens/s, so whole 1,500-token parents cost minutes.
-    graph_excerpt_chars: int = 1200
+    graph_excerpt_chars: int = 800
     # Chat turns (user + assistant pairs) the model sees when condensing and answering.
     graph_history_turns: int = 3
     # Guardrail: ask the LLM too (slow on the local model; the rules and classifiers run always).

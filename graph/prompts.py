@@ -27,10 +27,10 @@ GRADE_TASK = (
 # question even with the evidence page in front of it. An answer without a valid [n] is
 # reported as not answered.
 ANSWER_TASK = (
-    "Using only the excerpts above, write a short answer to the question. Give the figures the "
-    "answer rests on and cite the excerpt each comes from with its number in square brackets, "
-    "like [1]. Do not cite numbers that are not listed. If a figure the answer needs is missing "
-    "from the excerpts, say which one."
+    "Using only the excerpts above, answer the question in at most four sentences. Give the "
+    "figures the answer rests on, copied exactly, and cite the excerpt each comes from with its "
+    "number in square brackets, like [1]. Do not cite numbers that are not listed. If a figure "
+    "the answer needs is missing from the excerpts, say which one."
 )
 
 HYDE = (
@@ -60,8 +60,12 @@ GUARD_SYSTEM = (
 )
 
 
-def excerpt_block(excerpts: list[dict], question: str) -> str:
-    """The numbered excerpts, then the question: the shared prefix of grading and answering."""
+def excerpt_block(excerpts: list[dict], question: str, history: list[tuple[str, str]] | None = None) -> str:
+    """The numbered excerpts, then any earlier turns, then the question.
+
+    Grading and answering over the same excerpts start with the same text, so a server that
+    caches prompt prefixes (llama.cpp, vLLM) reads the excerpts once per round.
+    """
     parts = []
     for n, ex in enumerate(excerpts, 1):
         if ex.get("source") == "web":
@@ -69,4 +73,15 @@ def excerpt_block(excerpts: list[dict], question: str) -> str:
         else:
             where = f"{ex.get('name')}, page {ex.get('page')}"
         parts.append(f"[{n}] ({where})\n{ex.get('text', '').strip()}")
-    return "Excerpts:\n\n" + "\n\n".join(parts) + f"\n\nQuestion: {question}\n\n"
+    turns = ""
+    if history:
+        lines = [f"{'Assistant' if role == 'ai' else 'User'}: {text}" for role, text in history]
+        turns = "Conversation so far:\n" + "\n".join(lines) + "\n\n"
+    return "Excerpts:\n\n" + "\n\n".join(parts) + f"\n\n{turns}Question: {question}\n\n"
+
+
+def relevant_note(numbers: list[int], count: int) -> str:
+    """Which of the shown excerpts grading kept, when it did not keep them all."""
+    if len(numbers) == count:
+        return ""
+    return "Excerpts judged relevant: " + ", ".join(f"[{n}]" for n in numbers) + ". "

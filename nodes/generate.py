@@ -1,16 +1,17 @@
 """Generate: an answer from the relevant excerpts only, each fact cited as [n].
 
-The model sees the excerpts numbered 1..m and may cite only those numbers; the citations
-returned are exactly that list, so every [n] resolves to a document and page (or a URL).
-A marker outside 1..m is removed from the answer. With no relevant excerpt there is no
-model call: the answer says plainly that the documents do not answer the question.
+The model sees the excerpts numbered 1..m (see `shown_excerpts`) and may cite only those
+numbers; the citations returned are exactly that list, so every [n] resolves to a document and
+page (or a URL). A marker outside 1..m is removed from the answer, and a sentence whose figures
+sit in other excerpts than it cites is re-pointed to them (nodes/_citations.py). With no
+relevant excerpt there is no model call: the answer says plainly that the documents do not
+answer the question.
 Tokens are streamed to `stream_mode="custom"` as {"token": piece} ({"reset": link} when a
 provider fails mid-answer and the next one starts over).
 """
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Any
 
@@ -20,9 +21,8 @@ from graph import prompts
 from graph.configuration import Configuration
 from graph.services import get_services
 from graph.state import Citation, Excerpt, State
+from nodes._citations import clean_markers, repair_citations
 from nodes._common import history, llm_failed, node
-
-_MARK = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 
 
 def citations_of(excerpts: list[Excerpt]) -> list[Citation]:
@@ -30,17 +30,23 @@ def citations_of(excerpts: list[Excerpt]) -> list[Citation]:
                      url=e.get("url"), text=str(e.get("text") or "")) for n, e in enumerate(excerpts, 1)]
 
 
-def clean_markers(answer: str, count: int) -> tuple[str, list[int]]:
-    """Drop citation numbers outside 1..count; return the answer and the numbers it cites."""
-    cited: list[int] = []
+def shown_excerpts(state: State) -> tuple[list[Excerpt], list[int]]:
+    """The excerpts the answer may cite, and the numbers of those graded relevant.
 
-    def keep(m: re.Match[str]) -> str:
-        ns = [int(x) for x in m.group(1).split(",")]
-        ok = [n for n in ns if 1 <= n <= count]
-        cited.extend(n for n in ok if n not in cited)
-        return "[" + ", ".join(map(str, ok)) + "]" if ok else ""
-
-    return _MARK.sub(keep, answer).strip(), cited
+    When this round found something relevant, its excerpts are shown in the order they were
+    graded (with earlier rounds' relevant ones after them): the prompt then begins as grading's
+    did and the model server reads it from its prefix cache instead of again (half the prompt
+    tokens of a question). Otherwise only the relevant excerpts of earlier rounds are shown.
+    """
+    relevant = list(state.get("relevant") or [])
+    round_docs = list(state.get("documents") or [])
+    kept = {g["key"] for g in state.get("grades") or [] if g.get("relevant") is True}
+    if not any(d["key"] in kept for d in round_docs):
+        return relevant, list(range(1, len(relevant) + 1))
+    keys = {d["key"] for d in round_docs}
+    shown = [*round_docs, *[d for d in relevant if d["key"] not in keys]]
+    good = {d["key"] for d in relevant}
+    return shown, [n for n, d in enumerate(shown, 1) if d["key"] in good]
 
 
 def _writer() -> Any:  # noqa: ANN401
@@ -63,13 +69,14 @@ def generate(state: State, config: RunnableConfig) -> dict[str, Any]:
     from providers.llm import ChainResult, StreamReset
 
     cfg = Configuration.from_runnable_config(config)
-    excerpts = list(state.get("relevant") or [])
+    excerpts, relevant = shown_excerpts(state)
     question = state.get("standalone_question") or state["question"]
-    if not excerpts:
+    if not relevant:
         return {"answer": prompts.CANNOT_ANSWER, "citations": [], "cited": [], "provider": None,
                 "chat_history": _turns(state, prompts.CANNOT_ANSWER)}
-    messages = [("system", prompts.EXCERPTS_SYSTEM), *history(state, cfg.history_turns),
-                ("human", prompts.excerpt_block(excerpts, question) + prompts.ANSWER_TASK)]
+    block = prompts.excerpt_block(excerpts, question, history(state, cfg.history_turns))
+    messages = [("system", prompts.EXCERPTS_SYSTEM),
+                ("human", block + prompts.relevant_note(relevant, len(excerpts)) + prompts.ANSWER_TASK)]
     write = _writer()
     started, first_token = time.perf_counter(), None
     result: ChainResult | None = None
@@ -89,7 +96,9 @@ def generate(state: State, config: RunnableConfig) -> dict[str, Any]:
         return {"answer": answer, "citations": [], "cited": [], "provider": None,
                 "llm_calls": llm_failed(state, "generate", exc), "chat_history": _turns(state, answer)}
     assert result is not None
-    answer, cited = clean_markers(result.text, len(excerpts))
+    answer, _ = clean_markers(result.text, len(excerpts))
+    answer, cited = clean_markers(repair_citations(answer, [e.get("text") or "" for e in excerpts], question),
+                                  len(excerpts))
     if prompts.CANNOT_ANSWER.rstrip(".").lower() in answer.lower() and not cited:
         answer = prompts.CANNOT_ANSWER
     return {"answer": answer, "citations": citations_of(excerpts), "cited": cited, "provider": result.provider,

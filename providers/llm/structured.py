@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from langchain_core.messages import BaseMessage, SystemMessage, convert_to_messages
+from langchain_core.messages import BaseMessage, HumanMessage, convert_to_messages
 from pydantic import BaseModel, ValidationError
 
 from providers.llm.errors import LinkError
@@ -34,14 +34,20 @@ def instruction(model: type[BaseModel]) -> str:
 
 
 def with_instruction(messages: list[BaseMessage], model: type[BaseModel]) -> list[BaseMessage]:
-    """Add the schema to the first system message (or a new one in front)."""
+    """Add the schema after the last user message (or as a new one at the end).
+
+    At the end, not in the system message: the prompt's beginning then stays the same as the
+    next call's over the same excerpts (grading, then answering), so a server that caches
+    prompt prefixes (llama.cpp, vLLM) reads those tokens once.
+    """
     note = instruction(model)
     out = list(messages)
-    for i, message in enumerate(out):
-        if isinstance(message, SystemMessage) and isinstance(message.content, str):
-            out[i] = SystemMessage(content=f"{message.content}\n\n{note}")
+    for i in range(len(out) - 1, -1, -1):
+        message = out[i]
+        if isinstance(message, HumanMessage) and isinstance(message.content, str):
+            out[i] = HumanMessage(content=f"{message.content}\n\n{note}")
             return out
-    return [SystemMessage(content=note), *out]
+    return [*out, HumanMessage(content=note)]
 
 
 def response_format(model: type[BaseModel]) -> dict[str, Any]:

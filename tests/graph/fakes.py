@@ -22,7 +22,8 @@ from providers.llm import LLMChain
 from tests.providers.conftest import make_settings
 from tests.providers.fakes import FakeProvider
 
-_EXCERPT = re.compile(r"^\[(\d+)\] \((.*?)\)\n(.*?)(?=\n\n\[\d+\] \(|\n\nQuestion: )", re.DOTALL | re.MULTILINE)
+_EXCERPT = re.compile(r"^\[(\d+)\] \((.*?)\)\n(.*?)(?=\n\n\[\d+\] \(|\n\nQuestion: |\n\nConversation so far:)",
+                      re.DOTALL | re.MULTILINE)
 
 
 def excerpts_in(prompt: str) -> list[tuple[int, str, str]]:
@@ -33,7 +34,7 @@ def excerpts_in(prompt: str) -> list[tuple[int, str, str]]:
 def kind_of(prompt: str) -> str:
     if "For EVERY excerpt" in prompt:
         return "grade"
-    if "Using only the excerpts above, write a short answer" in prompt:
+    if "Using only the excerpts above, answer the question" in prompt:
         return "answer"
     if "Write a short passage" in prompt:
         return "hyde"

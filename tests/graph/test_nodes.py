@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from graph import prompts
 from graph.graph import graph
-from nodes.generate import clean_markers
+from nodes._citations import clean_markers, figures, repair_citations
+from nodes.generate import shown_excerpts
 from nodes.grade import parse_grades
 from nodes.retrieve import excerpt_text
 from nodes.route import decide
@@ -27,6 +28,31 @@ def test_parse_grades_tolerant_but_never_all_relevant_on_garbage() -> None:
 
 def test_clean_markers_keeps_only_listed_numbers() -> None:
     assert clean_markers("A [1]. B [2, 5]. C [4].", 2) == ("A [1]. B [2]. C .", [1, 2])
+
+
+def test_figures_ignore_years_and_small_counts() -> None:
+    assert figures("FY2018 capex was $1,577.00 million, up 3.50% in 12 plants [2]") == {"1577", "3.5"}
+
+
+def test_repair_points_a_sentence_at_the_excerpt_holding_its_figures() -> None:
+    texts = ["Capital expenditures (1,577) (1,373)", "Net sales 32,765 32,136", "no figures"]
+    answer = "Capex was $1,577 million [2]. Sales were 32,765 million. Growth was 4.2% [3]. Fine [1]."
+    assert repair_citations(answer, texts, "What was FY2018 capex?") == (
+        "Capex was $1,577 million [1]. Sales were 32,765 million [2]. Growth was 4.2% [3]. Fine [1].")
+    # a figure the question already holds proves nothing; a correct citation stays
+    assert repair_citations("Capex of 1,373 rose to 1,577 [1].", texts, "From 1,373?") == \
+        "Capex of 1,373 rose to 1,577 [1]."
+
+
+def test_answer_shows_the_graded_round_first_so_the_prompt_prefix_repeats() -> None:
+    a, b, c, old = ({"key": k, "text": k} for k in ("a", "b", "c", "old"))
+    state = {"documents": [a, b, c], "relevant": [old, a, c],
+             "grades": [{"key": "a", "relevant": True}, {"key": "b", "relevant": False},
+                        {"key": "c", "relevant": True}]}
+    shown, relevant = shown_excerpts(state)  # type: ignore[arg-type]
+    assert [d["key"] for d in shown] == ["a", "b", "c", "old"] and relevant == [1, 3, 4]
+    nothing_new = {**state, "grades": [{"key": k, "relevant": False} for k in "abc"], "relevant": [old]}
+    assert shown_excerpts(nothing_new) == ([old], [1])  # type: ignore[arg-type]
 
 
 def test_excerpt_text_is_centred_on_the_child() -> None:

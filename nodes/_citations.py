@@ -1,0 +1,66 @@
+"""Citation checks on a written answer: markers must be listed, and figures must come from
+the excerpt they cite.
+
+A small model often states a figure correctly but cites the neighbouring excerpt, or cites
+nothing. Every figure it copies can be looked up in the excerpts, so a sentence whose figures
+appear in some excerpts but in none of those it cites is re-pointed to the excerpts that hold
+them, and a sentence without a marker gets one. Figures found nowhere (computed ratios,
+invented numbers) leave the sentence as the model wrote it.
+"""
+
+from __future__ import annotations
+
+import re
+
+_MARK = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
+_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=\d))*(?:[.!?]+(?!\d)|\n|$)")
+
+
+def clean_markers(answer: str, count: int) -> tuple[str, list[int]]:
+    """Drop citation numbers outside 1..count; return the answer and the numbers it cites."""
+    cited: list[int] = []
+
+    def keep(m: re.Match[str]) -> str:
+        ns = [int(x) for x in m.group(1).split(",")]
+        ok = [n for n in ns if 1 <= n <= count]
+        cited.extend(n for n in ok if n not in cited)
+        return "[" + ", ".join(map(str, ok)) + "]" if ok else ""
+
+    return _MARK.sub(keep, answer).strip(), cited
+
+
+def figures(text: str) -> set[str]:
+    """Numbers that identify a fact: at least three digits or a decimal part; years excluded."""
+    out = set()
+    for raw in _NUMBER.findall(_MARK.sub(" ", text)):
+        number = raw.rstrip(",").replace(",", "")
+        digits = number.replace(".", "")
+        if len(digits) < 3 and "." not in number:
+            continue
+        if re.fullmatch(r"(19|20)\d\d", number):
+            continue
+        out.add(number.rstrip("0").rstrip(".") if "." in number else number)
+    return out
+
+
+def repair_citations(answer: str, texts: list[str], question: str = "") -> str:
+    """Point each sentence's markers at the excerpts that hold its figures (see module doc)."""
+    held = [figures(t) for t in texts]
+    asked = figures(question)
+    out = []
+    for sentence in _SENTENCE.findall(answer):
+        if not sentence:
+            continue
+        wanted = figures(sentence) - asked
+        holders = [n for n, f in enumerate(held, 1) if wanted & f]
+        cited = {int(x) for m in _MARK.finditer(sentence) for x in m.group(1).split(",")}
+        if wanted and holders and not cited & set(holders):
+            marker = "[" + ", ".join(map(str, holders[:2])) + "]"
+            if cited:
+                sentence = _MARK.sub("", sentence, count=0)
+                sentence = re.sub(r"\s+([.!?])", r"\1", sentence)
+            end = len(sentence.rstrip()) - (1 if sentence.rstrip()[-1:] in ".!?" else 0)
+            sentence = sentence[:end].rstrip() + " " + marker + sentence[end:]
+        out.append(sentence)
+    return "".join(out)
