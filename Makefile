@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: setup run test test-all lint
+.PHONY: setup run test test-all lint gate
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,3 +27,7 @@ test: setup lint
 
 test-all: setup lint
 	$(BIN)/python -m pytest
+
+# Retrieval regression gate (tests/test_gate.py): run after a retrieval, prompt or model change.
+gate: setup
+	$(BIN)/python -m pytest -m gate

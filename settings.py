@@ -34,6 +34,11 @@ class Settings(BaseSettings):
     # questions was flat from 0.5 to 1.0 within a document and best at 1.0 across filings.
     dense_weight: float = 1.0
     sparse_weight: float = 1.0
+    # "rrf" (Reciprocal Rank Fusion) or "score" (alpha-weighted normalised scores, alpha =
+    # dense_weight / (dense_weight + sparse_weight)); compared in evals/ablations.py.
+    fusion: str = "rrf"
+    # "hybrid", or one side alone ("dense", "sparse") for comparisons.
+    search_mode: str = "hybrid"
     candidates: int = 50
     # Sparse side: drop question words held by more than this share of the chunks in scope.
     max_df: float = 0.4
@@ -110,6 +115,8 @@ class Settings(BaseSettings):
     # HyDE: embed a hypothetical answer for the dense side (the sparse side keeps the user's words).
     # Off by default: one more generation (~4 s locally) before retrieval, with no measured gain yet.
     graph_hyde: bool = False
+    # Grade the excerpts with the LLM (off: every retrieved excerpt counts as relevant, no call).
+    graph_grade: bool = True
     # Extra rounds (rewrite, then web) when fewer than half the excerpts are relevant.
     graph_max_rounds: int = 2
     # Characters of each parent chunk shown to the model, centred on the matched child: on a

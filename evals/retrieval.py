@@ -42,6 +42,36 @@ def summarise(ranks: list[int | None]) -> dict:
     return out
 
 
+def ingest_missing(db, settings, embedder, owner: int, docs: dict) -> None:  # noqa: ANN001
+    """Ingest the development filings `docs` (name -> id) lacks, updating it in place."""
+    from ingestion.pipeline import run_job, submit_pdf
+
+    for pdf in sorted((FINANCEBENCH / "pdfs").glob("*.pdf")):
+        if pdf.name not in docs:
+            sub = submit_pdf(db, settings, owner_id=owner, name=pdf.name, data=pdf.read_bytes())
+            if sub.job_id:
+                run_job(db, settings, embedder, sub.job_id)
+            docs[pdf.name] = sub.document_id
+
+
+def question_ranks(db, embedder, owner: int, docs: dict, questions: list[dict], params,  # noqa: ANN001
+                   scope: str) -> list[tuple[int | None, list[int], float]]:
+    """(rank of the first evidence page or None, top-5 pages, seconds) for each question."""
+    from storage.search import search
+
+    out = []
+    for q in questions:
+        scope_ids = [docs[q["doc_name"] + ".pdf"]] if scope == "within_document" else None
+        t0 = time.perf_counter()
+        vec = embedder.embed_query(q["question"]) if params.mode != "sparse" else None
+        with db.connection() as conn:
+            hits = search(conn, owner_id=owner, query_text=q["question"], query_embedding=vec, params=params,
+                          document_ids=scope_ids)
+        out.append((first_hit_rank(hits, q["doc_name"], evidence_pages(q)), [h.page for h in hits[:5]],
+                    time.perf_counter() - t0))
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--home", type=Path, default=None, help="THOTQEN_HOME holding the ingested filings")
@@ -55,15 +85,9 @@ def main() -> int:
     args = parser.parse_args()
     settings, db, embedder, owner, docs = open_bench(args.home, args.user)
 
-    from ingestion.pipeline import run_job, submit_pdf
-    from storage.search import SearchParams, search
+    from storage.search import SearchParams
 
-    for pdf in sorted((FINANCEBENCH / "pdfs").glob("*.pdf")):
-        if pdf.name not in docs:
-            sub = submit_pdf(db, settings, owner_id=owner, name=pdf.name, data=pdf.read_bytes())
-            if sub.job_id:
-                run_job(db, settings, embedder, sub.job_id)
-            docs[pdf.name] = sub.document_id
+    ingest_missing(db, settings, embedder, owner, docs)
 
     questions = load_jsonl(FINANCEBENCH / "questions.jsonl")
     modes = args.modes.split(",")
@@ -82,18 +106,12 @@ def main() -> int:
                                   rrf_k=settings.rrf_k, candidates=settings.candidates, max_df=settings.max_df,
                                   per_parent=args.per_parent == "on")
             ranks: list[int | None] = []
-            for q in questions:
-                scope_ids = [docs[q["doc_name"] + ".pdf"]] if scope == "within_document" else None
-                t0 = time.perf_counter()
-                vec = embedder.embed_query(q["question"]) if mode != "sparse" else None
-                with db.connection() as conn:
-                    hits = search(conn, owner_id=owner, query_text=q["question"], query_embedding=vec,
-                                  params=params, document_ids=scope_ids)
-                latencies.append(time.perf_counter() - t0)
-                rank = first_hit_rank(hits, q["doc_name"], evidence_pages(q))
+            for q, (rank, pages, seconds) in zip(
+                    questions, question_ranks(db, embedder, owner, docs, questions, params, scope), strict=True):
+                latencies.append(seconds)
                 ranks.append(rank)
                 per_question.append({"id": q["financebench_id"], "scope": scope, "mode": mode, "rank": rank,
-                                     "top_pages": [h.page for h in hits[:5]]})
+                                     "top_pages": pages})
             results["scopes"][scope][mode] = summarise(ranks)
     results["search_latency_ms"] = {
         "p50": round(statistics.median(latencies) * 1000, 1),

@@ -13,35 +13,48 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+# Configuration field -> the settings field that supplies its default.
+SETTING_OF = {
+    "user": "default_user", "retrieve_k": "graph_retrieve_k", "top_k": "graph_top_k",
+    "dense_weight": "dense_weight", "sparse_weight": "sparse_weight", "rrf_k": "rrf_k", "fusion": "fusion",
+    "mode": "search_mode", "candidates": "candidates", "max_df": "max_df", "hyde": "graph_hyde",
+    "reranker": "reranker", "grade": "graph_grade", "max_rounds": "graph_max_rounds", "web_search": "web_search",
+    "excerpt_chars": "graph_excerpt_chars", "history_turns": "graph_history_turns",
+    "guardrail_llm": "guardrail_llm", "screen_chunks": "screen_chunks",
+}
+
 
 def _default(name: str) -> Any:  # noqa: ANN401
     """The settings field's declared default: one source for Studio's form and the runtime."""
     from settings import Settings
 
-    return Settings.model_fields[name].default
+    return Settings.model_fields[SETTING_OF[name]].default
 
 
 @dataclass(kw_only=True)
 class Configuration:
     # who is asking: the server sets this from auth; the CLI from --user
-    user: str = _default("default_user")
+    user: str = _default("user")
     owner_id: int | None = None
     # retrieval
-    retrieve_k: int = _default("graph_retrieve_k")
-    top_k: int = _default("graph_top_k")
+    retrieve_k: int = _default("retrieve_k")
+    top_k: int = _default("top_k")
     dense_weight: float = _default("dense_weight")
     sparse_weight: float = _default("sparse_weight")
     rrf_k: int = _default("rrf_k")
+    fusion: str = _default("fusion")
+    mode: str = _default("mode")
     candidates: int = _default("candidates")
     max_df: float = _default("max_df")
-    hyde: bool = _default("graph_hyde")
+    hyde: bool = _default("hyde")
     reranker: str = _default("reranker")
     # correction
-    max_rounds: int = _default("graph_max_rounds")
+    grade: bool = _default("grade")
+    max_rounds: int = _default("max_rounds")
     web_search: bool = _default("web_search")
     # prompts
-    excerpt_chars: int = _default("graph_excerpt_chars")
-    history_turns: int = _default("graph_history_turns")
+    excerpt_chars: int = _default("excerpt_chars")
+    history_turns: int = _default("history_turns")
     # providers: "" keeps LLM_ORDER from the environment
     llm_order: str = ""
     # safety
@@ -50,17 +63,11 @@ class Configuration:
 
     @classmethod
     def defaults(cls) -> dict[str, Any]:
+        """The environment's values (settings), which override the declared defaults."""
         from settings import get_settings
 
-        s = get_settings()
-        return {
-            "user": s.default_user, "retrieve_k": s.graph_retrieve_k, "top_k": s.graph_top_k,
-            "dense_weight": s.dense_weight, "sparse_weight": s.sparse_weight, "rrf_k": s.rrf_k,
-            "candidates": s.candidates, "max_df": s.max_df, "hyde": s.graph_hyde, "reranker": s.reranker,
-            "max_rounds": s.graph_max_rounds, "web_search": s.web_search,
-            "excerpt_chars": s.graph_excerpt_chars, "history_turns": s.graph_history_turns,
-            "guardrail_llm": s.guardrail_llm, "screen_chunks": s.screen_chunks,
-        }
+        settings = get_settings()
+        return {name: getattr(settings, setting) for name, setting in SETTING_OF.items()}
 
     @classmethod
     def from_runnable_config(cls, config: RunnableConfig | None = None) -> Configuration:

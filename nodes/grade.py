@@ -97,6 +97,11 @@ def grade(state: State, config: RunnableConfig) -> dict[str, Any]:
     relevant = list(state.get("relevant") or [])
     if not documents:
         return {"grades": [], "seen": seen, "relevant": relevant}
+    if not cfg.grade:  # grading switched off (ablations): everything retrieved counts, no LLM call
+        grades = [{"n": n, "key": d["key"], "relevant": True, "name": d.get("name"), "page": d.get("page")}
+                  for n, d in enumerate(documents, 1)]
+        known = {d["key"] for d in relevant}
+        return {"grades": grades, "seen": seen, "relevant": relevant + [d for d in documents if d["key"] not in known]}
     question = state.get("standalone_question") or state["question"]
     messages = [("system", prompts.EXCERPTS_SYSTEM),
                 ("human", prompts.excerpt_block(documents, question) + prompts.GRADE_TASK)]

@@ -54,11 +54,11 @@ def retrieve(state: State, config: RunnableConfig) -> dict[str, Any]:
     query = state.get("query") or state.get("standalone_question") or state["question"]
     # HyDE applies to the first search; a rewritten query is embedded as it is.
     dense_text = f"{query}\n{state['hyde']}" if state.get("hyde") and not state.get("rounds") else query
-    embedding = services.embedder.embed_query(dense_text)
+    embedding = services.embedder.embed_query(dense_text) if cfg.mode != "sparse" else None
     seen = set(state.get("seen") or [])
-    params = SearchParams(k=cfg.retrieve_k + len(seen), mode="hybrid", dense_weight=cfg.dense_weight,
+    params = SearchParams(k=cfg.retrieve_k + len(seen), mode=cfg.mode, dense_weight=cfg.dense_weight,
                           sparse_weight=cfg.sparse_weight, rrf_k=cfg.rrf_k, candidates=cfg.candidates,
-                          max_df=cfg.max_df)
+                          max_df=cfg.max_df, fusion=cfg.fusion)
     with services.database.connection() as conn:
         owner_id = owner_of(conn, cfg)
         hits = search(conn, owner_id=owner_id, query_text=query, query_embedding=embedding, params=params,

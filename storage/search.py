@@ -12,6 +12,8 @@ import psycopg
 
 Mode = Literal["hybrid", "dense", "sparse"]
 MODES: tuple[Mode, ...] = ("hybrid", "dense", "sparse")
+Fusion = Literal["rrf", "score"]
+FUSIONS: tuple[Fusion, ...] = ("rrf", "score")
 
 
 @dataclass(frozen=True)
@@ -40,12 +42,15 @@ class SearchParams:
     candidates: int = 50
     per_parent: bool = True
     max_df: float = 0.4
+    # rrf: weighted Reciprocal Rank Fusion; score: alpha-weighted min-max normalised scores
+    # with alpha = dense_weight / (dense_weight + sparse_weight) (sql/006_score_fusion.sql)
+    fusion: Fusion = "rrf"
 
 
 SEARCH_SQL = (
     "select * from hybrid_search(%(owner)s, %(embedding)s, %(text)s, %(k)s, %(docs)s::uuid[], %(mode)s,"
     " %(dense_weight)s, %(sparse_weight)s, %(rrf_k)s, %(candidates)s, %(per_parent)s,"
-    " %(max_df)s)"
+    " %(max_df)s, %(fusion)s)"
 )
 
 
@@ -60,6 +65,8 @@ def search(
 ) -> list[Hit]:
     if params.mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}")
+    if params.fusion not in FUSIONS:
+        raise ValueError(f"fusion must be one of {', '.join(FUSIONS)}")
     docs = [uuid.UUID(str(d)) for d in document_ids] if document_ids else None
     rows = conn.execute(
         SEARCH_SQL,
@@ -76,6 +83,7 @@ def search(
             "candidates": max(params.candidates, params.k),
             "per_parent": params.per_parent,
             "max_df": params.max_df,
+            "fusion": params.fusion,
         },
     ).fetchall()
     return [Hit(*row) for row in rows]

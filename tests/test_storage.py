@@ -33,11 +33,11 @@ def chunk_rows(db, document_id):  # noqa: ANN001, ANN201
         ).fetchall()
 
 
-def run_search(db, embedder, owner_id, query, mode="hybrid", docs=None, k=5):  # noqa: ANN001, ANN201
+def run_search(db, embedder, owner_id, query, mode="hybrid", docs=None, k=5, **params):  # noqa: ANN001, ANN201, ANN003
     vec = embedder.embed_query(query) if mode != "sparse" else None
     with db.connection() as conn:
         return search(conn, owner_id=owner_id, query_text=query, query_embedding=vec,
-                      params=SearchParams(k=k, mode=mode), document_ids=docs)
+                      params=SearchParams(k=k, mode=mode, **params), document_ids=docs)
 
 
 def test_migrations_are_idempotent(db) -> None:  # noqa: ANN001
@@ -67,6 +67,21 @@ def test_search_finds_the_right_page_in_every_mode(db, embedder, make_user, inge
         assert "Hurricane damage" in hits[0].parent_text
     hit = run_search(db, embedder, owner, "hurricane damage warehouses")[0]
     assert hit.dense_rank is not None and hit.sparse_rank is not None
+
+
+def test_score_fusion_is_an_alpha_blend_of_normalised_scores(db, embedder, make_user, ingest, report) -> None:  # noqa: ANN001
+    _, owner = make_user()
+    ingest(owner, "report.pdf", report)
+    query = "hurricane damage warehouses"
+    hits = run_search(db, embedder, owner, query, fusion="score", k=10)
+    assert hits[0].page in (5, 6) and all(0.0 <= h.score <= 1.0 for h in hits)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    # alpha = 1 keeps the dense order, alpha = 0 the sparse order
+    dense_only = run_search(db, embedder, owner, query, fusion="score", sparse_weight=0.0, k=10)
+    assert [h.child_id for h in dense_only if h.dense_rank] == \
+        [h.child_id for h in sorted((h for h in dense_only if h.dense_rank), key=lambda h: h.dense_rank)]
+    with pytest.raises(ValueError):
+        run_search(db, embedder, owner, query, fusion="max")
 
 
 def test_reupload_reuses_the_index(db, make_user, ingest, report) -> None:  # noqa: ANN001
