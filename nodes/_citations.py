@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 
 _MARK = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
-_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
+_NUMBER = re.compile(r"(\$\s*)?(?<![\w.])(\d[\d,]*(?:\.\d+)?)(\s*(?:%|percent|million|billion|thousand))?",
+                     re.IGNORECASE)
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=\d))*(?:[.!?]+(?!\d)|\n|$)")
 
 
@@ -31,12 +32,13 @@ def clean_markers(answer: str, count: int) -> tuple[str, list[int]]:
 
 
 def figures(text: str) -> set[str]:
-    """Numbers that identify a fact: at least three digits or a decimal part; years excluded."""
+    """Numbers that identify a fact: three digits or more, a decimal part, or a currency or unit
+    beside them ($81 million, 12%); years excluded."""
     out = set()
-    for raw in _NUMBER.findall(_MARK.sub(" ", text)):
+    for dollar, raw, unit in _NUMBER.findall(_MARK.sub(" ", text)):
         number = raw.rstrip(",").replace(",", "")
         digits = number.replace(".", "")
-        if len(digits) < 3 and "." not in number:
+        if len(digits) < 3 and "." not in number and not (dollar or unit):
             continue
         if re.fullmatch(r"(19|20)\d\d", number):
             continue

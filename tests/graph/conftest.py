@@ -33,6 +33,7 @@ def make_config(db, embedder):  # noqa: ANN001, ANN201
              **configurable: Any) -> dict[str, Any]:  # noqa: ANN401
         services = Services(chain=chain, embedder=embedder, reranker=NoReranker(), web=web,
                             database=database or db)
-        return {"configurable": {"services": services, "owner_id": owner_id, **configurable}}
+        # HyDE on unless a test says otherwise: the path tests walk every node (the default is off)
+        return {"configurable": {"services": services, "owner_id": owner_id, "hyde": True, **configurable}}
 
     return make

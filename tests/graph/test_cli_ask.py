@@ -40,7 +40,7 @@ def cli_env(provider: ScriptedProvider, tmp_path_factory) -> dict[str, str]:  # 
     home = Path(tempfile.mkdtemp(prefix="thq-ask-", dir="/tmp"))  # short: Postgres sockets live here
     env = {**os.environ, "THOTQEN_HOME": str(home), "LOCAL_LLM": "false", "LLM_ORDER": "vllm",
            "VLLM_BASE_URL": f"{provider.url}/v1", "VLLM_MODEL": "scripted", "LLM_CHEAP_SKIP": "",
-           "WEB_SEARCH": "false", "RERANKER": "none"}
+           "WEB_SEARCH": "false", "RERANKER": "none", "GRAPH_HYDE": "true"}
     for key in ("DATABASE_URL", "NVIDIA_API_KEY", "GROQ_API_KEY", "GROQ_API_KEY_2", "GEMINI_API_KEY",
                 "GEMINI_API_KEY_2", "GOOGLE_API_KEY", "GOOGLE_API_KEY_2", "OPENROUTER_API_KEY", "TAVILY_API_KEY"):
         env.pop(key, None)

@@ -32,6 +32,7 @@ def test_clean_markers_keeps_only_listed_numbers() -> None:
 
 def test_figures_ignore_years_and_small_counts() -> None:
     assert figures("FY2018 capex was $1,577.00 million, up 3.50% in 12 plants [2]") == {"1577", "3.5"}
+    assert figures("a liability of $81 million, 87% of it for 40 employees") == {"81", "87"}
 
 
 def test_repair_points_a_sentence_at_the_excerpt_holding_its_figures() -> None:
@@ -125,7 +126,7 @@ def test_hyde_falls_back_when_the_model_fails(report_owner, make_config) -> None
 
     chain, _ = scripted_chain(script)
     out = graph.invoke({"question": "What was total revenue in fiscal 2023?"},
-                       make_config(owner_id, chain, retrieve_k=2, top_k=2))
+                       make_config(owner_id, chain, retrieve_k=2, top_k=2, hyde=True))
     assert out["route"][1:3] == ["hyde", "retrieve"]
     assert any(c["node"] == "hyde" and "error" in c for c in out["llm_calls"])
     assert out["cited"] == [1]
