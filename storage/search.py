@@ -43,7 +43,7 @@ class SearchParams:
     per_parent: bool = True
     max_df: float = 0.4
     # rrf: weighted Reciprocal Rank Fusion; score: alpha-weighted min-max normalised scores
-    # with alpha = dense_weight / (dense_weight + sparse_weight) (sql/006_score_fusion.sql)
+    # with alpha = dense_weight / (dense_weight + sparse_weight) (sql/007_score_fusion.sql)
     fusion: Fusion = "rrf"
 
 
