@@ -25,7 +25,7 @@ def lookup(conn: psycopg.Connection, *, owner_id: int, document_ids: Sequence[uu
     row = conn.execute(
         "select id, answer, question, embedding <=> %(e)s as distance from answer_cache"
         " where owner_id = %(o)s and document_ids is not distinct from %(d)s::uuid[]"
-        "   and created_at > now() - make_interval(hours => %(ttl)s)"
+        "   and created_at > now() - %(ttl)s * interval '1 hour'"
         " order by embedding <=> %(e)s limit 1",
         {"e": embedding, "o": owner_id, "d": _scope(document_ids), "ttl": ttl_hours},
     ).fetchone()

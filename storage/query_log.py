@@ -41,22 +41,22 @@ def metrics(conn: psycopg.Connection, *, hours: float) -> dict[str, Any]:
         " count(*) filter (where status = 'error'), count(*) filter (where status = 'running'),"
         " count(*) filter (where cached), count(distinct owner_id),"
         " coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0)"
-        " from query_log where created_at > now() - make_interval(hours => %(h)s)",
+        " from query_log where created_at > now() - %(h)s * interval '1 hour'",
         window,
     ).fetchone()
     percentiles, mean = conn.execute(
         "select percentile_cont(array[0.5, 0.9, 0.95, 0.99]) within group (order by latency_ms), avg(latency_ms)"
-        " from query_log where created_at > now() - make_interval(hours => %(h)s) and status <> 'running'",
+        " from query_log where created_at > now() - %(h)s * interval '1 hour' and status <> 'running'",
         window,
     ).fetchone()
     p50, p90, p95, p99 = percentiles or [None] * 4
     providers = dict(conn.execute(
         "select coalesce(provider, case when cached then 'cache' else 'none' end), count(*) from query_log"
-        " where created_at > now() - make_interval(hours => %(h)s) and status = 'ok' group by 1 order by 2 desc",
+        " where created_at > now() - %(h)s * interval '1 hour' and status = 'ok' group by 1 order by 2 desc",
         window,
     ).fetchall())
     sources = dict(conn.execute(
-        "select source, count(*) from query_log where created_at > now() - make_interval(hours => %(h)s)"
+        "select source, count(*) from query_log where created_at > now() - %(h)s * interval '1 hour'"
         " group by 1", window).fetchall())
     finished = total - running
 
