@@ -11,10 +11,13 @@ import asyncio
 import logging
 import time
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.runnables import RunnableBinding
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from api import limits
 from api.deps import current_user
@@ -23,36 +26,49 @@ from storage.db import Database
 
 log = logging.getLogger(__name__)
 
-# Per-request `configurable` keys a caller may set, with inclusive bounds (documented in the README).
-BOUNDS: dict[str, tuple[float, float]] = {
-    "retrieve_k": (1, 50), "top_k": (1, 20), "dense_weight": (0.0, 10.0), "sparse_weight": (0.0, 10.0),
-    "rrf_k": (1, 1000), "candidates": (1, 500), "max_df": (0.01, 1.0), "max_rounds": (0, 3),
-    "excerpt_chars": (200, 4000), "history_turns": (0, 10),
-}
-FLAGS = {"hyde", "web_search"}
-# Set by the server only: identity, provider order, reranker and safety switches.
-SERVER_KEYS = {"user", "owner_id", "llm_order", "reranker", "guardrail_llm", "screen_chunks", "services"}
+class Tunables(BaseModel):
+    """What a caller may set per request under `config.configurable`; unset keeps the server's setting.
+
+    Everything else in the graph's configuration (identity, provider order, reranker, safety
+    switches) is the server's: an unknown key is rejected (422), not silently ignored.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    retrieve_k: int | None = Field(None, ge=1, le=50, description="candidates retrieved per round")
+    top_k: int | None = Field(None, ge=1, le=20, description="excerpts kept after reranking")
+    hyde: bool | None = Field(None, description="embed a hypothetical answer for the dense search")
+    dense_weight: float | None = Field(None, ge=0, le=10, description="RRF weight of the dense side")
+    sparse_weight: float | None = Field(None, ge=0, le=10, description="RRF weight of the full-text side")
+    rrf_k: int | None = Field(None, ge=1, le=1000, description="RRF constant")
+    candidates: int | None = Field(None, ge=1, le=500, description="candidates per side before fusion")
+    max_df: float | None = Field(None, ge=0.01, le=1.0, description="drop query words held by more chunks")
+    max_rounds: int | None = Field(None, ge=0, le=3, description="extra rounds (rewrite, web)")
+    web_search: bool | None = Field(None, description="allow the web fallback")
+    excerpt_chars: int | None = Field(None, ge=200, le=4000, description="characters of each excerpt shown")
+    history_turns: int | None = Field(None, ge=0, le=10, description="chat turns the model sees")
 
 
-def checked_configurable(configurable: dict[str, Any]) -> dict[str, Any]:
-    """The caller's tunables, validated: out of bounds or of the wrong type answers 422."""
-    out: dict[str, Any] = {}
-    for key, value in configurable.items():
-        if value is None or key in SERVER_KEYS:
-            continue
-        if key in FLAGS:
-            if not isinstance(value, bool):
-                raise HTTPException(422, f"configurable.{key} must be true or false")
-            out[key] = value
-        elif key in BOUNDS:
-            low, high = BOUNDS[key]
-            if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-                raise HTTPException(422, f"configurable.{key} must be a number from {low:g} to {high:g}")
-            out[key] = int(value) if isinstance(low, int) and isinstance(high, int) else float(value)
-        else:
-            raise HTTPException(422, f"configurable.{key} cannot be set per request; allowed: "
-                                     f"{', '.join(sorted([*BOUNDS, *FLAGS]))}")
-    return out
+class ServedConfig(BaseModel):
+    configurable: Tunables | None = None
+
+
+class ServedGraph(RunnableBinding):
+    """The graph as LangServe sees it: its configuration schema is the caller's tunables only, so
+    LangServe validates them (422 with the field and bound) and the playground shows just these."""
+
+    def config_schema(self, *, include: Sequence[str] | None = None) -> type[BaseModel]:
+        return ServedConfig
+
+
+def checked_configurable(configurable: dict[str, Any] | None) -> dict[str, Any]:
+    """The caller's tunables without unset keys; anything out of bounds or unknown answers 422."""
+    try:
+        return Tunables.model_validate(configurable or {}).model_dump(exclude_none=True)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise HTTPException(422, f"configurable.{where}: {first['msg']}") from None
 
 
 class QueryLogCallback(BaseCallbackHandler):
@@ -96,7 +112,7 @@ async def rag_config(config: dict[str, Any], request: Request) -> dict[str, Any]
     """LangServe per-request modifier: bounds, identity from the token, the hourly limit, the query log."""
     user = getattr(request.state, "user", None) or await current_user(request)
     app = request.app
-    configurable = checked_configurable(dict(config.get("configurable") or {}))
+    configurable = checked_configurable(config.get("configurable"))
     configurable.update(owner_id=user.id, user=user.username)
     if app.state.services is not None:
         configurable["services"] = app.state.services
@@ -111,6 +127,6 @@ def mount(app: FastAPI) -> None:
 
     from graph.graph import graph
 
-    add_routes(app, graph, path="/rag", per_req_config_modifier=rag_config,
+    add_routes(app, ServedGraph(bound=graph, kwargs={}, config={}), path="/rag", per_req_config_modifier=rag_config,
                dependencies=[Depends(current_user)], enable_feedback_endpoint=False,
                enable_public_trace_link_endpoint=False)
