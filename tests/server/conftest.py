@@ -117,9 +117,10 @@ def server_settings(settings):  # noqa: ANN001, ANN201
                                        "thotqen_admins": ADMIN, "web_search": False})
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def start_server(services) -> Iterator[Callable[..., LiveServer]]:  # noqa: ANN001
-    """Start a live server for an app built from settings (each stopped at the end of the session)."""
+    """Start a live server for an app built from settings. Package scope: every server (and its
+    ingestion worker, which would pick up other tests' queued jobs) stops after tests/server."""
     from server import create_app
 
     started: list[LiveServer] = []
@@ -134,7 +135,7 @@ def start_server(services) -> Iterator[Callable[..., LiveServer]]:  # noqa: ANN0
         live.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def live(start_server, server_settings) -> LiveServer:  # noqa: ANN001
     return start_server(server_settings)
 
