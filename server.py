@@ -1,52 +1,128 @@
-"""HTTP server (FastAPI). Starts the database (embedded by default), migrates, recovers jobs."""
+"""HTTP server (FastAPI + LangServe): accounts, uploads with SSE progress, chats, /rag, metrics.
+
+`create_app()` builds an app from settings; `app` is the one `thotqen serve` / `make run` start.
+Start-up opens the database (embedded by default), migrates, recovers interrupted ingestion jobs
+and starts the background ingestion worker. Route groups live in `api/`.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import hmac
 import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch/llama.cpp start OpenMP (see cli.py)
 
-from fastapi import FastAPI  # noqa: E402
-from fastapi.responses import JSONResponse
+from fastapi import FastAPI, Request  # noqa: E402
+from fastapi.middleware.cors import CORSMiddleware  # noqa: E402
+from fastapi.responses import JSONResponse  # noqa: E402
 
-from settings import get_settings
-from storage import jobs
-from storage.db import Database, open_database
+from settings import Settings, get_settings  # noqa: E402
+from storage import jobs  # noqa: E402
+from storage.db import Database, open_database  # noqa: E402
 
 log = logging.getLogger("thotqen.server")
 
-
-@asynccontextmanager
-async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    settings = get_settings()
-    db = await asyncio.to_thread(open_database, settings)
-    with db.connection() as conn:
-        requeued, failed = jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
-    if requeued or failed:
-        log.warning("recovered interrupted jobs: %d re-queued, %d failed", len(requeued), len(failed))
-    app.state.db = db
-    yield
+DESCRIPTION = """Corrective RAG over your PDFs. Sign up or log in under `/api/auth`, send
+`Authorization: Bearer <access_token>` everywhere else, upload PDFs to `/api/documents`, follow
+`/api/jobs/{id}/events`, then ask in a chat (`/api/chats/{id}/messages`, Server-Sent Events) or call
+the graph directly under `/rag` (LangServe)."""
 
 
-app = FastAPI(title="Thotqen", version="0.1.0", lifespan=lifespan)
+class OriginSecretMiddleware:
+    """Rejects requests without the shared secret header a fronting proxy adds (health probes pass)."""
+
+    def __init__(self, app: Any, header: str, secret: str) -> None:  # noqa: ANN401
+        self.app = app
+        self.header = header.lower().encode()
+        self.secret = secret.encode()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:  # noqa: ANN401
+        if scope["type"] == "http" and scope["path"] != "/api/health" and scope["method"] != "OPTIONS":
+            given = dict(scope["headers"]).get(self.header, b"")
+            if not hmac.compare_digest(given, self.secret):
+                response = JSONResponse({"detail": "origin verification failed"}, status_code=403)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
-@app.get("/api/health")
-async def health() -> JSONResponse:
-    """Database reachability within a 2 s deadline."""
-    db: Database = app.state.db
+def create_app(settings: Settings | None = None, services: Any = None,  # noqa: ANN401
+               start_worker: bool = True) -> FastAPI:
+    """The app. `services` (graph.services.Services) replaces the graph's defaults: tests inject
+    their fake LLM chain this way; production leaves it None."""
+    settings = settings or get_settings()
 
-    def ping() -> None:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        from api.answers import Answerer
+        from api.files import make_file_store
+        from api.security import Tokens, resolve_jwt_secret
+        from api.worker import IngestWorker
+
+        secret = resolve_jwt_secret(settings)  # refuses to start in production without a real secret
+        db = await asyncio.to_thread(open_database, settings)
         with db.connection() as conn:
-            conn.execute("select 1")
+            requeued, failed = jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
+        if requeued or failed:
+            log.warning("recovered interrupted jobs: %d re-queued, %d failed", len(requeued), len(failed))
+        files = make_file_store(settings)
+        worker = IngestWorker(db, settings, files, embedder=getattr(services, "embedder", None))
+        app.state.db = db
+        app.state.tokens = Tokens(settings, secret)
+        app.state.files = files
+        app.state.worker = worker
+        app.state.answerer = Answerer(db, settings, services)
+        if start_worker:
+            worker.start(settings.ingest_workers)
+        yield
+        worker.stop(timeout=10)
 
-    try:
-        await asyncio.wait_for(asyncio.to_thread(ping), timeout=2.0)
-    except Exception as exc:  # timeout or connection error: report, never raise
-        return JSONResponse({"status": "unavailable", "database": f"unreachable: {type(exc).__name__}"},
-                            status_code=503)
-    return JSONResponse({"status": "ok", "database": db.mode})
+    app = FastAPI(title="Thotqen", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
+    app.state.settings = settings
+    app.state.services = services
+
+    origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
+    if origins:
+        # bearer tokens, not cookies: no credentials mode
+        app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["*"],
+                           allow_headers=["Authorization", "Content-Type", settings.origin_secret_header],
+                           max_age=600)
+    if settings.origin_secret is not None:
+        app.add_middleware(OriginSecretMiddleware, header=settings.origin_secret_header,
+                           secret=settings.origin_secret.get_secret_value())
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return JSONResponse({"detail": "internal error"}, status_code=500)
+
+    @app.get("/api/health", tags=["health"])
+    async def health(request: Request) -> JSONResponse:
+        """Database reachability within a 2 s deadline."""
+        db: Database = request.app.state.db
+
+        def ping() -> None:
+            with db.connection() as conn:
+                conn.execute("select 1")
+
+        try:
+            await asyncio.wait_for(asyncio.to_thread(ping), timeout=2.0)
+        except Exception as exc:  # timeout or connection error: report, never raise
+            return JSONResponse({"status": "unavailable", "database": f"unreachable: {type(exc).__name__}"},
+                                status_code=503)
+        return JSONResponse({"status": "ok", "database": db.mode})
+
+    from api import admin, auth, chats, documents, rag
+
+    for module in (auth, documents, chats, admin):
+        app.include_router(module.router)
+    rag.mount(app)
+    return app
+
+
+app = create_app()

@@ -5,8 +5,16 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PLACEHOLDER_SECRETS = {"changeme", "changethis", "change-me", "secret", "password", "jwt-secret", "your-secret",
+                       "your-super-secret-jwt-token-with-at-least-32-characters-long", "test", "dev"}
+
+
+def is_placeholder_secret(value: str) -> bool:
+    """A secret nobody should run production with: a known placeholder or too short to resist guessing."""
+    return value.strip().lower() in PLACEHOLDER_SECRETS or len(value.strip()) < 32
 
 
 class Settings(BaseSettings):
@@ -136,6 +144,74 @@ class Settings(BaseSettings):
     @property
     def embedded(self) -> bool:
         return not self.database_url
+
+    # --- HTTP server (server.py, api/): accounts, uploads, chats, protection, metrics -----------
+    # Kept as the last block of the class so merges with other settings stay easy.
+    # "development" (default) generates a JWT secret once and keeps it in THOTQEN_HOME/jwt_secret;
+    # any other value (e.g. "production") refuses to start without a real JWT_SECRET and refuses
+    # placeholder secrets ("changeme", "secret", shorter than 32 characters ...).
+    thotqen_env: str = "development"
+    jwt_secret: SecretStr | None = None
+    access_token_minutes: int = 30
+    refresh_token_days: int = 30
+    # Failed logins that lock a username, and the sliding window they count in (kept in Postgres).
+    login_max_failures: int = 5
+    login_lock_minutes: int = 15
+    # Login and signup attempts per client IP per window (429 with Retry-After beyond it).
+    login_ip_limit: int = 30
+    login_ip_window_s: int = 900
+    # Questions per user per rolling hour, chats and /rag together (429 with Retry-After beyond it).
+    questions_per_hour: int = 120
+    question_max_chars: int = 4000
+    # Upload size cap, enforced while the body streams in (413 as soon as it is passed).
+    upload_max_mb: float = 50.0
+    # Browser origins allowed by CORS, comma-separated ("*" is refused outside development).
+    cors_origins: str = ""
+    # Shared secret a fronting proxy/CDN adds to every request; when set, requests without it get 403
+    # (except /api/health, so load balancers can probe).
+    origin_secret: SecretStr | None = None
+    origin_secret_header: str = "X-Origin-Verify"
+    # Usernames allowed to read /api/admin/metrics, comma-separated (env THOTQEN_ADMINS).
+    thotqen_admins: str = ""
+    # Background ingestion threads in each server process (embedding is CPU-bound: 1 on 2 cores).
+    ingest_workers: int = 1
+    # Semantic answer cache: same user and scope, question embeddings within this cosine distance.
+    answer_cache: bool = True
+    answer_cache_max_distance: float = 0.05
+    answer_cache_ttl_hours: float = 168.0
+    # Supabase: Auth tokens (HS256 with the project's JWT secret, or its JWKS for asymmetric keys)
+    # and Storage for the raw PDFs (service-role key). Unset: local accounts and files on disk.
+    supabase_url: str | None = None
+    supabase_service_key: SecretStr | None = None
+    supabase_jwt_secret: SecretStr | None = None
+    supabase_jwks_url: str | None = None  # unset: SUPABASE_URL/auth/v1/.well-known/jwks.json
+    supabase_audience: str = "authenticated"
+    supabase_bucket: str = "documents"
+    # LangSmith's API for /api/admin/metrics (the SDK reads the same LANGSMITH_* variables for tracing).
+    langsmith_api_key: SecretStr | None = None
+    langsmith_endpoint: str = "https://api.smith.langchain.com"
+    langsmith_project: str = "default"
+
+    @property
+    def development(self) -> bool:
+        return self.thotqen_env.strip().lower() in ("development", "dev")
+
+    @property
+    def admins(self) -> set[str]:
+        return {name.strip() for name in self.thotqen_admins.split(",") if name.strip()}
+
+    @model_validator(mode="after")
+    def _refuse_placeholder_secrets(self) -> Settings:
+        if self.development:
+            return self
+        for name in ("jwt_secret", "supabase_jwt_secret", "origin_secret"):
+            value: SecretStr | None = getattr(self, name)
+            if value is not None and is_placeholder_secret(value.get_secret_value()):
+                raise ValueError(f"{name.upper()} is a placeholder or shorter than 32 characters; "
+                                 f"set a real secret (THOTQEN_ENV={self.thotqen_env})")
+        if "*" in self.cors_origins.split(","):
+            raise ValueError("CORS_ORIGINS='*' is only allowed in development; list the origins")
+        return self
 
 
 @lru_cache

@@ -149,3 +149,19 @@ def parse_pdf(data: bytes) -> ParsedPdf:
                 "export it with text or run OCR first"
             )
         return ParsedPdf(pages=doc.page_count, rows=rows)
+
+
+def precheck_pdf(data: bytes) -> int:
+    """Fast checks an upload can answer at once (no text extraction): complete, opens, not encrypted,
+    has pages. Returns the page count; raises IngestError with the reason."""
+    check_pdf_bytes(data)
+    try:
+        doc = pymupdf.open(stream=data, filetype="pdf")
+    except Exception as exc:  # PyMuPDF raises several types for unreadable files
+        raise IngestError(f"the PDF cannot be opened: {exc}") from exc
+    with doc:
+        if doc.needs_pass or doc.is_encrypted:
+            raise IngestError("the PDF is encrypted (password protected); upload a decrypted copy")
+        if doc.page_count == 0:
+            raise IngestError("the PDF has no pages")
+        return doc.page_count

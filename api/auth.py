@@ -1,0 +1,112 @@
+"""Accounts: signup, login (lockout after repeated failures), token refresh, who am I."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Request
+from pydantic import BaseModel, StringConstraints
+
+from api import limits
+from api.deps import CurrentUser, DbDep, SettingsDep, TokensDep, client_ip
+from api.security import AuthError, User, hash_password, verify_password
+from storage import accounts
+
+log = logging.getLogger(__name__)
+router = APIRouter(prefix="/api/auth", tags=["auth"])
+
+Username = Annotated[str, StringConstraints(strip_whitespace=True, min_length=3, max_length=64,
+                                            pattern=r"^[A-Za-z0-9][A-Za-z0-9_.@+-]*$")]
+
+
+class SignupIn(BaseModel):
+    username: Username
+    password: Annotated[str, StringConstraints(min_length=8, max_length=1024)]
+
+
+class LoginIn(BaseModel):
+    username: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=256)]
+    password: Annotated[str, StringConstraints(min_length=1, max_length=1024)]
+
+
+class RefreshIn(BaseModel):
+    refresh_token: Annotated[str, StringConstraints(min_length=1, max_length=4096)]
+
+
+class TokenOut(BaseModel):
+    access_token: str
+    refresh_token: str
+    token_type: str = "bearer"
+    expires_in: int
+
+
+class MeOut(BaseModel):
+    id: int
+    username: str
+    source: str
+    admin: bool
+
+
+@router.post("/signup", response_model=TokenOut, status_code=201,
+             responses={409: {"description": "username taken"}, 429: {"description": "too many attempts"}})
+def signup(body: SignupIn, request: Request, db: DbDep, settings: SettingsDep, tokens: TokensDep) -> dict[str, Any]:
+    ip = client_ip(request)
+    limits.check_login_ip(db, settings, ip)
+    password_hash = hash_password(body.password)
+    with db.connection() as conn:
+        accounts.record_login_attempt(conn, username="", ip=ip, success=True)  # counts toward the IP limit only
+        with conn.transaction():
+            user_id = accounts.create_password_user(conn, username=body.username, password_hash=password_hash)
+            if user_id is None:
+                raise HTTPException(409, "that username is taken")
+            out = tokens.issue(conn, User(user_id, body.username))
+    log.info("signup user_id=%s", user_id)
+    return out
+
+
+@router.post("/login", response_model=TokenOut,
+             responses={401: {"description": "wrong username or password"},
+                        429: {"description": "locked after repeated failures, or too many attempts from this IP"}})
+def login(body: LoginIn, request: Request, db: DbDep, settings: SettingsDep, tokens: TokensDep) -> dict[str, Any]:
+    ip = client_ip(request)
+    limits.check_login_ip(db, settings, ip)
+    window_s = settings.login_lock_minutes * 60
+    with db.connection() as conn:
+        locked = accounts.lock_remaining_s(conn, username=body.username, max_failures=settings.login_max_failures,
+                                           window_s=window_s)
+        if locked:
+            accounts.record_login_attempt(conn, username="", ip=ip, success=False)  # IP limit only
+            raise limits.too_many(
+                f"this account is locked for {settings.login_lock_minutes} minutes after "
+                f"{settings.login_max_failures} failed logins", locked)
+        found = accounts.credentials(conn, body.username)
+    # argon2 takes ~0.15 s: outside the connection, and a miss verifies a dummy hash (same timing)
+    ok, new_hash = verify_password(body.password, found[1] if found else None)
+    with db.connection() as conn:
+        accounts.record_login_attempt(conn, username=body.username, ip=ip, success=ok and found is not None)
+        if not ok or found is None:
+            log.info("failed login from %s", ip)
+            raise HTTPException(401, "wrong username or password", headers={"WWW-Authenticate": "Bearer"})
+        if new_hash:
+            accounts.set_password_hash(conn, user_id=found[0], password_hash=new_hash)
+        return tokens.issue(conn, User(found[0], body.username))
+
+
+@router.post("/refresh", response_model=TokenOut, responses={401: {"description": "invalid or spent refresh token"}})
+def refresh(body: RefreshIn, db: DbDep, tokens: TokensDep) -> dict[str, Any]:
+    """A new access and refresh token; the refresh token given is spent (single use)."""
+    with db.connection() as conn:
+        try:
+            user = tokens.spend_refresh(body.refresh_token, conn)
+        except AuthError as exc:
+            raise HTTPException(401, str(exc), headers={"WWW-Authenticate": "Bearer"}) from None
+        if accounts.get_user(conn, user.id) is None:
+            raise HTTPException(401, "the account no longer exists")
+        return tokens.issue(conn, user)
+
+
+@router.get("/me", response_model=MeOut)
+def me(user: CurrentUser, settings: SettingsDep) -> dict[str, Any]:
+    return {"id": user.id, "username": user.username, "source": user.source,
+            "admin": user.username in settings.admins}

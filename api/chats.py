@@ -1,0 +1,156 @@
+"""Chats: persistent conversations over all of a user's documents or a chosen set; answers stream as SSE."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import threading
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request, Response
+from pydantic import BaseModel, Field
+from sse_starlette import EventSourceResponse
+
+from api import limits
+from api.answers import Answerer
+from api.deps import CurrentUser, DbDep, SettingsDep
+from storage import chats
+
+log = logging.getLogger(__name__)
+router = APIRouter(prefix="/api/chats", tags=["chats"])
+
+
+class ChatIn(BaseModel):
+    title: str = Field(default="", max_length=200)
+    document_ids: list[str] | None = Field(default=None, max_length=500,
+                                           description="limit the chat to these documents; omit for all")
+
+
+class ChatPatch(BaseModel):
+    title: str | None = Field(default=None, max_length=200)
+    document_ids: list[str] | None = Field(default=None, max_length=500,
+                                           description="new scope; an empty list means all documents")
+
+
+class QuestionIn(BaseModel):
+    question: str = Field(min_length=1, description="at most QUESTION_MAX_CHARS characters")
+
+
+def _chat_out(chat: dict[str, Any]) -> dict[str, Any]:
+    out = {"id": str(chat["id"]), "title": chat["title"],
+           "document_ids": [str(d) for d in chat["document_ids"]] if chat["document_ids"] else None,
+           "created_at": chat["created_at"].isoformat(), "updated_at": chat["updated_at"].isoformat()}
+    if "messages" in chat:
+        out["message_count"] = chat["messages"]
+    return out
+
+
+def _message_out(m: dict[str, Any]) -> dict[str, Any]:
+    return {"id": m["id"], "role": m["role"], "content": m["content"], "status": m["status"],
+            "citations": m["citations"], "meta": m["meta"], "created_at": m["created_at"].isoformat()}
+
+
+def _owned_scope(conn: Any, owner_id: int, document_ids: list[str]) -> list[Any]:  # noqa: ANN401
+    owned = chats.owned_document_ids(conn, owner_id=owner_id, document_ids=document_ids)
+    if len(owned) != len(set(document_ids)):
+        raise HTTPException(404, "no such document in document_ids")  # a stranger's id looks absent
+    return owned
+
+
+@router.post("", status_code=201)
+def create_chat(user: CurrentUser, db: DbDep, body: ChatIn | None = None) -> dict[str, Any]:
+    body = body or ChatIn()
+    with db.connection() as conn:
+        scope = _owned_scope(conn, user.id, body.document_ids) if body.document_ids else None
+        return _chat_out(chats.create_chat(conn, owner_id=user.id, title=body.title.strip(), document_ids=scope))
+
+
+@router.get("")
+def list_chats(user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    with db.connection() as conn:
+        return {"chats": [_chat_out(c) for c in chats.list_chats(conn, owner_id=user.id)]}
+
+
+@router.get("/{chat_id}", responses={404: {"description": "no such chat"}})
+def get_chat(chat_id: str, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    """The chat and its messages; an assistant message carries its citations and meta (route, provider)."""
+    with db.connection() as conn:
+        chat = chats.get_chat(conn, owner_id=user.id, chat_id=chat_id)
+        if chat is None:
+            raise HTTPException(404, "no such chat")
+        messages = chats.list_messages(conn, owner_id=user.id, chat_id=chat["id"])
+    return {**_chat_out(chat), "messages": [_message_out(m) for m in messages]}
+
+
+@router.patch("/{chat_id}", responses={404: {"description": "no such chat"}})
+def patch_chat(chat_id: str, body: ChatPatch, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    with db.connection() as conn:
+        if chats.get_chat(conn, owner_id=user.id, chat_id=chat_id) is None:
+            raise HTTPException(404, "no such chat")
+        scope = _owned_scope(conn, user.id, body.document_ids) if body.document_ids else None
+        chat = chats.update_chat(conn, owner_id=user.id, chat_id=chat_id,
+                                 title=body.title.strip() if body.title is not None else None,
+                                 document_ids=scope, scope_all=body.document_ids == [])
+    if chat is None:
+        raise HTTPException(404, "no such chat")
+    return _chat_out(chat)
+
+
+@router.delete("/{chat_id}", status_code=204, responses={404: {"description": "no such chat"}})
+def delete_chat(chat_id: str, user: CurrentUser, db: DbDep) -> Response:
+    with db.connection() as conn:
+        if not chats.delete_chat(conn, owner_id=user.id, chat_id=chat_id):
+            raise HTTPException(404, "no such chat")
+    return Response(status_code=204)
+
+
+@router.post("/{chat_id}/messages", responses={
+    200: {"description": "text/event-stream: `sources`, `token`..., then `done` {answer, citations, route, "
+                         "provider, cached}; or `blocked` / `error`", "content": {"text/event-stream": {}}},
+    404: {"description": "no such chat"}, 422: {"description": "empty or too long question"},
+    429: {"description": "hourly question limit; see Retry-After"}})
+async def ask(chat_id: str, body: QuestionIn, request: Request, user: CurrentUser, db: DbDep,
+              settings: SettingsDep) -> EventSourceResponse:
+    """Ask a question in the chat; the answer streams as Server-Sent Events and is saved with the chat."""
+    question = body.question.strip()
+    if not question:
+        raise HTTPException(422, "the question is empty")
+    if len(question) > settings.question_max_chars:
+        raise HTTPException(422, f"the question is longer than {settings.question_max_chars} characters")
+
+    def prepare() -> dict[str, Any]:
+        with db.connection() as conn:
+            chat = chats.get_chat(conn, owner_id=user.id, chat_id=chat_id)
+        if chat is None:
+            raise HTTPException(404, "no such chat")
+        limits.check_questions(db, settings, user.id)
+        return chat
+
+    chat = await asyncio.to_thread(prepare)
+    answerer: Answerer = request.app.state.answerer
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
+
+    def emit(event: str, data: dict[str, Any]) -> None:
+        # the loop may be gone (server stopping): the answer is saved by the thread all the same
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(queue.put_nowait, (event, data))
+
+    def work() -> None:
+        try:
+            answerer.ask(owner_id=user.id, username=user.username, chat=chat, question=question, emit=emit)
+        finally:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(queue.put_nowait, None)
+
+    threading.Thread(target=work, name=f"chat-{chat['id']}", daemon=True).start()
+
+    async def events() -> AsyncIterator[dict[str, str]]:
+        while (item := await queue.get()) is not None:
+            event, data = item
+            yield {"event": event, "data": json.dumps(data, default=str)}
+
+    return EventSourceResponse(events(), ping=15)

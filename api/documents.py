@@ -1,0 +1,290 @@
+"""Documents and ingestion jobs: streaming upload (size cap, type by content), list, show, delete,
+job status and job progress as Server-Sent Events."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import time
+import unicodedata
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request, Response
+from python_multipart.multipart import MultipartParser, parse_options_header
+from sse_starlette import EventSourceResponse
+
+from api.deps import CurrentUser, DbDep, SettingsDep
+from ingestion.errors import IngestError
+from ingestion.parse import PDF_MAGIC, precheck_pdf
+from ingestion.pipeline import submit_pdf
+from storage import documents, jobs
+
+log = logging.getLogger(__name__)
+router = APIRouter(tags=["documents"])
+
+MULTIPART_OVERHEAD = 64 * 1024  # boundaries, part headers and small fields on top of the file
+SNIFF_BYTES = 1024  # a PDF's header must appear within its first kilobyte
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _NotPdf(Exception):
+    pass
+
+
+def clean_filename(raw: str | None) -> str:
+    name = (raw or "").replace("\\", "/").rsplit("/", 1)[-1]
+    name = "".join(ch for ch in unicodedata.normalize("NFC", name) if unicodedata.category(ch)[0] != "C")
+    name = re.sub(r"\s+", " ", name).strip()[:200]
+    return name or "document.pdf"
+
+
+class _FilePart:
+    """Multipart callbacks that keep the `file` field, checking type and size as bytes arrive."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.data = bytearray()
+        self.filename: str | None = None
+        self.found = False
+        self._field = b""
+        self._value = b""
+        self._headers: dict[bytes, bytes] = {}
+        self._in_file = False
+        self._sniffed = False
+
+    def callbacks(self) -> dict[str, Any]:
+        return {"on_part_begin": self._begin, "on_header_field": self._hfield, "on_header_value": self._hvalue,
+                "on_header_end": self._hend, "on_headers_finished": self._hdone, "on_part_data": self._pdata,
+                "on_part_end": self._pend}
+
+    def _begin(self) -> None:
+        self._headers, self._in_file = {}, False
+
+    def _hfield(self, data: bytes, start: int, end: int) -> None:
+        self._field += data[start:end]
+
+    def _hvalue(self, data: bytes, start: int, end: int) -> None:
+        self._value += data[start:end]
+
+    def _hend(self) -> None:
+        self._headers[self._field.lower()] = self._value
+        self._field, self._value = b"", b""
+
+    def _hdone(self) -> None:
+        _disp, params = parse_options_header(self._headers.get(b"content-disposition", b""))
+        if params.get(b"name") == b"file" and not self.found:
+            self._in_file, self.found = True, True
+            raw = params.get(b"filename")
+            self.filename = raw.decode("utf-8", "replace") if raw else None
+
+    def _pdata(self, data: bytes, start: int, end: int) -> None:
+        if not self._in_file:
+            return
+        self.data += data[start:end]
+        if len(self.data) > self.cap:
+            raise _TooLarge
+        if not self._sniffed and len(self.data) >= SNIFF_BYTES:
+            self._sniff()
+
+    def _pend(self) -> None:
+        if self._in_file and not self._sniffed and self.data:
+            self._sniff()
+        self._in_file = False
+
+    def _sniff(self) -> None:
+        self._sniffed = True
+        if not bytes(self.data[:SNIFF_BYTES]).lstrip().startswith(PDF_MAGIC):
+            raise _NotPdf
+
+
+def _document_out(doc: dict[str, Any]) -> dict[str, Any]:
+    return {"id": str(doc["id"]), "name": doc["name"], "status": doc["status"], "pages": doc["pages"],
+            "chunks": doc["children"], "parents": doc["parents"], "size_bytes": doc["size_bytes"],
+            "error": doc["error"], "created_at": doc["created_at"].isoformat(),
+            "updated_at": doc["updated_at"].isoformat()}
+
+
+def _job_out(job: dict[str, Any]) -> dict[str, Any]:
+    return {"id": str(job["id"]), "document_id": str(job["document_id"]), "status": job["status"],
+            "stage": job["stage"], "percent": job["percent"], "error": job["error"], "attempts": job["attempts"],
+            "created_at": job["created_at"].isoformat(), "updated_at": job["updated_at"].isoformat()}
+
+
+UPLOAD_BODY = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
+    "type": "object", "required": ["file"],
+    "properties": {"file": {"type": "string", "format": "binary", "description": "a PDF"}}}}}}}
+
+
+@router.post("/api/documents", status_code=202, openapi_extra=UPLOAD_BODY,
+             responses={413: {"description": "larger than UPLOAD_MAX_MB"}, 415: {"description": "not a PDF"},
+                        422: {"description": "empty, truncated, encrypted or unreadable PDF"}})
+async def upload_document(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str, Any]:
+    """Upload a PDF (multipart field `file`); ingestion runs in the background.
+
+    Answers `{document_id, job_id, reused}`: follow `/api/jobs/{job_id}/events`. An identical file
+    already ingested is reused (its job is already done).
+    """
+    cap = int(settings.upload_max_mb * 1024 * 1024)
+    ctype, params = parse_options_header(request.headers.get("content-type"))
+    if ctype != b"multipart/form-data":
+        raise HTTPException(415, "send multipart/form-data with the PDF in the field `file`")
+    boundary = params.get(b"boundary")
+    if not boundary:
+        raise HTTPException(400, "multipart body without a boundary")
+    length = request.headers.get("content-length")
+    if length and length.isdigit() and int(length) > cap + MULTIPART_OVERHEAD:
+        raise HTTPException(413, f"the file is larger than {settings.upload_max_mb:g} MB")
+    part = _FilePart(cap)
+    parser = MultipartParser(boundary, part.callbacks())
+    received = 0
+    try:
+        async for chunk in request.stream():
+            received += len(chunk)
+            if received > cap + MULTIPART_OVERHEAD:
+                raise _TooLarge
+            parser.write(chunk)
+        parser.finalize()
+    except _TooLarge:
+        raise HTTPException(413, f"the file is larger than {settings.upload_max_mb:g} MB") from None
+    except _NotPdf:
+        raise HTTPException(415, "not a PDF (the file does not start with %PDF-)") from None
+    except Exception as exc:  # noqa: BLE001 - python-multipart raises on malformed bodies
+        raise HTTPException(400, f"malformed multipart body: {type(exc).__name__}") from None
+    if not part.found:
+        raise HTTPException(422, "no field named `file` in the form")
+    data = bytes(part.data)
+    if not data:
+        raise HTTPException(422, "the file is empty")
+    try:
+        await asyncio.to_thread(precheck_pdf, data)
+    except IngestError as exc:
+        status = 415 if "not a PDF" in str(exc) else 422
+        raise HTTPException(status, str(exc)) from None
+    name = clean_filename(part.filename)
+    files = request.app.state.files
+
+    def submit() -> dict[str, Any]:
+        sub = submit_pdf(db, settings, owner_id=user.id, name=name, data=data)
+        job_id = sub.job_id
+        if sub.reused:  # a finished job, so clients follow one flow for every upload
+            with db.connection() as conn:
+                job_id = jobs.create_job(conn, document_id=sub.document_id, owner_id=user.id)
+                jobs.finish(conn, job_id)
+        else:
+            files.saved(user.id, _content_hash(data))
+        return {"document_id": str(sub.document_id), "job_id": str(job_id), "reused": sub.reused}
+
+    try:
+        out = await asyncio.to_thread(submit)
+    except IngestError as exc:
+        raise HTTPException(422, str(exc)) from None
+    request.app.state.worker.wake()
+    log.info("upload user_id=%s document=%s reused=%s bytes=%d", user.id, out["document_id"], out["reused"],
+             len(data))
+    return out
+
+
+def _content_hash(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+@router.get("/api/documents")
+def list_documents(user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    with db.connection() as conn:
+        return {"documents": [_document_out(d) for d in documents.list_documents(conn, owner_id=user.id)]}
+
+
+@router.get("/api/documents/{document_id}", responses={404: {"description": "no such document"}})
+def get_document(document_id: str, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    with db.connection() as conn:
+        doc = documents.get_document(conn, owner_id=user.id, document_id=document_id)
+    if doc is None:
+        raise HTTPException(404, "no such document")
+    return _document_out(doc)
+
+
+@router.delete("/api/documents/{document_id}", status_code=204, responses={404: {"description": "no such document"}})
+def delete_document(document_id: str, user: CurrentUser, db: DbDep, request: Request) -> Response:
+    """Delete the document, its chunks, jobs and stored file (cached answers over it go too)."""
+    with db.connection() as conn:
+        doc = documents.get_document(conn, owner_id=user.id, document_id=document_id)
+        if doc is None or not documents.delete_document(conn, owner_id=user.id, document_id=document_id):
+            raise HTTPException(404, "no such document")
+    try:
+        request.app.state.files.delete(user.id, doc["content_hash"])
+    except Exception:  # noqa: BLE001 - the rows are gone; a stale file is logged, not fatal
+        log.warning("document %s: stored file could not be deleted", document_id)
+    return Response(status_code=204)
+
+
+@router.get("/api/jobs/{job_id}", responses={404: {"description": "no such job"}})
+def get_job(job_id: str, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    with db.connection() as conn:
+        job = jobs.get_job(conn, owner_id=user.id, job_id=job_id)
+    if job is None:
+        raise HTTPException(404, "no such job")
+    return _job_out(job)
+
+
+def sse(event: str, data: dict[str, Any]) -> dict[str, str]:
+    return {"event": event, "data": json.dumps(data, default=str)}
+
+
+@router.get("/api/jobs/{job_id}/events", responses={
+    200: {"description": "text/event-stream: `progress` {stage, percent} ..., then `done` or `failed` {error}",
+          "content": {"text/event-stream": {}}},
+    404: {"description": "no such job"}})
+async def job_events(job_id: str, request: Request, user: CurrentUser, db: DbDep) -> EventSourceResponse:
+    """Progress of an ingestion job as Server-Sent Events, until it is done or failed."""
+
+    def read() -> dict[str, Any] | None:
+        with db.connection() as conn:
+            job = jobs.get_job(conn, owner_id=user.id, job_id=job_id)
+            if job is not None and job["status"] == "done":
+                doc = documents.get_document(conn, owner_id=user.id, document_id=job["document_id"])
+                job["document"] = _document_out(doc) if doc else None
+            return job
+
+    first = await asyncio.to_thread(read)
+    if first is None:
+        raise HTTPException(404, "no such job")
+
+    async def events() -> AsyncIterator[dict[str, str]]:
+        job: dict[str, Any] | None = first
+        last: tuple[str, float] | None = None
+        started = time.monotonic()
+        while True:
+            if job is None:
+                yield sse("failed", {"error": "the job no longer exists (its document was deleted)"})
+                return
+            if job["status"] in ("queued", "processing"):
+                now = (job["stage"], float(job["percent"]))
+                if now != last:
+                    yield sse("progress", {"stage": now[0], "percent": now[1]})
+                    last = now
+            elif job["status"] == "done":
+                if last is None or last[1] < 100:
+                    yield sse("progress", {"stage": "done", "percent": 100.0})
+                doc = job.get("document") or {}
+                yield sse("done", {"job_id": str(job["id"]), "document_id": str(job["document_id"]),
+                                   "pages": doc.get("pages"), "chunks": doc.get("chunks")})
+                return
+            else:
+                yield sse("failed", {"job_id": str(job["id"]), "document_id": str(job["document_id"]),
+                                     "error": job["error"] or "ingestion failed"})
+                return
+            if await request.is_disconnected():
+                return
+            # poll fast at first (small files finish in a second or two), then ease off
+            await asyncio.sleep(0.2 if time.monotonic() - started < 10 else 0.5)
+            job = await asyncio.to_thread(read)
+
+    return EventSourceResponse(events(), ping=15)

@@ -1,0 +1,85 @@
+"""Where raw PDFs live: local disk under THOTQEN_HOME (default) or Supabase Storage.
+
+Ingestion reads the file from its local path (ingestion.pipeline.stored_file_path), and
+`submit_pdf` writes it there. With Supabase the bucket is the durable copy: the upload goes to the
+bucket, the worker downloads a missing local copy before ingesting, and removes it afterwards.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ingestion.pipeline import stored_file_path
+from settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class LocalFiles:
+    kind = "local"
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def path(self, owner_id: int, content_hash: str):  # noqa: ANN201 - pathlib.Path
+        return stored_file_path(self.settings, owner_id, content_hash)
+
+    def saved(self, owner_id: int, content_hash: str) -> None:
+        """Called after submit_pdf wrote the local copy."""
+
+    def ensure_local(self, owner_id: int, content_hash: str) -> None:
+        """Make the local copy exist before ingestion reads it."""
+
+    def ingested(self, owner_id: int, content_hash: str) -> None:
+        """Called after a job ended (ready or failed)."""
+
+    def delete(self, owner_id: int, content_hash: str) -> None:
+        self.path(owner_id, content_hash).unlink(missing_ok=True)
+
+
+class SupabaseFiles(LocalFiles):
+    kind = "supabase"
+
+    def __init__(self, settings: Settings, client: Any = None) -> None:  # noqa: ANN401
+        super().__init__(settings)
+        if client is None:
+            from supabase import create_client
+
+            if not settings.supabase_url or not settings.supabase_service_key:
+                raise RuntimeError("Supabase Storage needs SUPABASE_URL and SUPABASE_SERVICE_KEY")
+            client = create_client(settings.supabase_url, settings.supabase_service_key.get_secret_value())
+        self.bucket = client.storage.from_(settings.supabase_bucket)
+
+    @staticmethod
+    def key(owner_id: int, content_hash: str) -> str:
+        return f"{owner_id}/{content_hash}.pdf"
+
+    def saved(self, owner_id: int, content_hash: str) -> None:
+        data = self.path(owner_id, content_hash).read_bytes()
+        self.bucket.upload(self.key(owner_id, content_hash), data,
+                           {"content-type": "application/pdf", "upsert": "true"})
+
+    def ensure_local(self, owner_id: int, content_hash: str) -> None:
+        path = self.path(owner_id, content_hash)
+        if path.exists():
+            return
+        data = self.bucket.download(self.key(owner_id, content_hash))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".part")
+        tmp.write_bytes(data)
+        tmp.replace(path)
+
+    def ingested(self, owner_id: int, content_hash: str) -> None:
+        # the bucket holds the durable copy; the local one was only for parsing
+        self.path(owner_id, content_hash).unlink(missing_ok=True)
+
+    def delete(self, owner_id: int, content_hash: str) -> None:
+        super().delete(owner_id, content_hash)
+        self.bucket.remove([self.key(owner_id, content_hash)])
+
+
+def make_file_store(settings: Settings) -> LocalFiles:
+    if settings.supabase_url and settings.supabase_service_key:
+        return SupabaseFiles(settings)
+    return LocalFiles(settings)

@@ -1,0 +1,102 @@
+"""Background ingestion inside the server process: threads that pick queued jobs from Postgres.
+
+Jobs are rows (storage/jobs.py), so a job queued by any process is picked up, and several server
+processes can share the queue: a worker first moves a job from 'queued' to 'processing' with a
+conditional UPDATE, and only the process whose UPDATE matched runs it (run_job then takes the
+job's advisory lock, which tells a crashed worker's job from a live one at the next start).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from typing import Any
+
+from api.files import LocalFiles
+from ingestion.pipeline import run_job
+from settings import Settings
+from storage import jobs
+from storage.db import Database
+
+log = logging.getLogger(__name__)
+
+
+class IngestWorker:
+    def __init__(self, db: Database, settings: Settings, files: LocalFiles, embedder: Any = None,  # noqa: ANN401
+                 poll_s: float = 2.0) -> None:
+        self.db = db
+        self.settings = settings
+        self.files = files
+        self._embedder = embedder
+        self.poll_s = poll_s
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    @property
+    def embedder(self) -> Any:  # noqa: ANN401
+        if self._embedder is None:
+            from providers.embeddings import get_embedder
+
+            self._embedder = get_embedder(self.settings.embedding_model_path, self.settings.embedding_batch_size)
+        return self._embedder
+
+    def start(self, threads: int = 1) -> None:
+        for n in range(max(threads, 1)):
+            thread = threading.Thread(target=self._loop, name=f"ingest-{n}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def wake(self) -> None:
+        """A job was queued: look now instead of at the next poll."""
+        self._wake.set()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        for thread in self._threads:
+            thread.join(timeout)
+
+    def _claim(self) -> tuple[uuid.UUID, int, str] | None:
+        with self.db.connection() as conn:
+            row = conn.execute(
+                "update document_jobs set status = 'processing', stage = 'starting', updated_at = now()"
+                " where id = (select id from document_jobs where status = 'queued' order by created_at"
+                "             for update skip locked limit 1)"
+                " returning id, owner_id, (select content_hash from documents d where d.id = document_id)"
+            ).fetchone()
+        return (row[0], row[1], row[2]) if row else None
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                claimed = self._claim()
+            except Exception:  # noqa: BLE001 - the database may be restarting; try again later
+                log.exception("could not read the job queue")
+                claimed = None
+            if claimed is None:
+                self._wake.wait(self.poll_s)
+                self._wake.clear()
+                continue
+            self.run(*claimed)
+
+    def run(self, job_id: uuid.UUID, owner_id: int, content_hash: str) -> None:
+        try:
+            self.files.ensure_local(owner_id, content_hash)
+        except Exception as exc:  # noqa: BLE001 - a storage outage fails this job with a reason
+            log.warning("job %s: stored file unavailable: %s", job_id, type(exc).__name__)
+        try:
+            outcome = run_job(self.db, self.settings, self.embedder, job_id)
+            log.info("job %s %s in %.1fs", job_id, outcome.status, outcome.seconds)
+        except Exception:  # noqa: BLE001 - run_job records failures itself; this is the last guard
+            log.exception("job %s crashed", job_id)
+            with self.db.connection() as conn:
+                jobs.finish(conn, job_id, error="internal error while ingesting; upload the file again")
+                conn.execute("update documents set status = 'failed', error = 'internal error while ingesting'"
+                             " where id = (select document_id from document_jobs where id = %s)", (job_id,))
+        finally:
+            try:
+                self.files.ingested(owner_id, content_hash)
+            except Exception:  # noqa: BLE001
+                log.warning("job %s: could not tidy the local copy", job_id)

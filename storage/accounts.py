@@ -1,0 +1,118 @@
+"""Password accounts, login attempts (lockout, per-IP limits), refresh tokens, external identities.
+
+Takes password hashes, never passwords: hashing lives in the server (api/security.py).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+
+def create_password_user(conn: psycopg.Connection, *, username: str, password_hash: str) -> int | None:
+    """The new user's id, or None when the username is taken (by anyone, CLI users included)."""
+    row = conn.execute(
+        "insert into users (username, password_hash) values (%s, %s) on conflict (username) do nothing"
+        " returning id",
+        (username, password_hash),
+    ).fetchone()
+    return row[0] if row else None
+
+
+def credentials(conn: psycopg.Connection, username: str) -> tuple[int, str | None] | None:
+    row = conn.execute("select id, password_hash from users where username = %s", (username,)).fetchone()
+    return (row[0], row[1]) if row else None
+
+
+def set_password_hash(conn: psycopg.Connection, *, user_id: int, password_hash: str) -> None:
+    conn.execute("update users set password_hash = %s where id = %s", (password_hash, user_id))
+
+
+def get_user(conn: psycopg.Connection, user_id: int) -> dict[str, Any] | None:
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute("select id, username, external_id, created_at from users where id = %s",
+                           (user_id,)).fetchone()
+
+
+def get_or_create_external_user(conn: psycopg.Connection, *, external_id: str, username: str) -> int:
+    """Map an external identity (a Supabase user) to a row; the username gets a suffix if taken."""
+    row = conn.execute("select id from users where external_id = %s", (external_id,)).fetchone()
+    if row:
+        return row[0]
+    for candidate in (username, f"{username}#{external_id[-12:]}", external_id):
+        row = conn.execute(
+            "insert into users (username, external_id) values (%s, %s) on conflict do nothing returning id",
+            (candidate, external_id),
+        ).fetchone()
+        if row:
+            return row[0]
+        row = conn.execute("select id from users where external_id = %s", (external_id,)).fetchone()
+        if row:  # a concurrent request created it
+            return row[0]
+    raise RuntimeError("could not create a user for the external identity")
+
+
+# ------------------------------------------------------------------ login attempts
+
+
+def record_login_attempt(conn: psycopg.Connection, *, username: str, ip: str, success: bool) -> None:
+    conn.execute("insert into login_attempts (username, ip, success) values (%s, %s, %s)", (username, ip, success))
+
+
+def lock_remaining_s(conn: psycopg.Connection, *, username: str, max_failures: int, window_s: float) -> float:
+    """Seconds the username stays locked: `max_failures` failures within the window since the last
+    success lock it until the oldest of them leaves the window. 0 when not locked."""
+    row = conn.execute(
+        "with recent as ("
+        "  select at from login_attempts"
+        "   where username = %(u)s and not success and at > now() - make_interval(secs => %(w)s)"
+        "     and at > coalesce((select max(at) from login_attempts where username = %(u)s and success),"
+        "                       '-infinity')"
+        "   order by at desc limit %(n)s)"
+        " select count(*), extract(epoch from (min(at) + make_interval(secs => %(w)s) - now())) from recent",
+        {"u": username, "w": window_s, "n": max_failures},
+    ).fetchone()
+    count, remaining = row
+    return max(float(remaining or 0.0), 1.0) if count >= max_failures else 0.0
+
+
+def ip_retry_after_s(conn: psycopg.Connection, *, ip: str, limit: int, window_s: float) -> float:
+    """Seconds until this IP may try again when it made `limit` attempts within the window; else 0."""
+    row = conn.execute(
+        "with recent as (select at from login_attempts where ip = %(ip)s and at > now() - make_interval(secs => %(w)s)"
+        "                order by at desc limit %(n)s)"
+        " select count(*), extract(epoch from (min(at) + make_interval(secs => %(w)s) - now())) from recent",
+        {"ip": ip, "w": window_s, "n": limit},
+    ).fetchone()
+    count, remaining = row
+    return max(float(remaining or 0.0), 1.0) if count >= limit else 0.0
+
+
+# ------------------------------------------------------------------ refresh tokens
+
+
+def store_refresh_token(conn: psycopg.Connection, *, jti: uuid.UUID, user_id: int, expires_at: datetime) -> None:
+    conn.execute("insert into refresh_tokens (jti, user_id, expires_at) values (%s, %s, %s)",
+                 (jti, user_id, expires_at))
+
+
+def spend_refresh_token(conn: psycopg.Connection, *, jti: uuid.UUID, user_id: int) -> bool:
+    """Mark the token used; False when it is unknown, expired or already spent.
+
+    A spent token presented again means it leaked: every live token of the user is revoked.
+    """
+    row = conn.execute(
+        "update refresh_tokens set used_at = now() where jti = %s and user_id = %s and used_at is null"
+        " and expires_at > now() returning jti",
+        (jti, user_id),
+    ).fetchone()
+    if row:
+        return True
+    reused = conn.execute("select 1 from refresh_tokens where jti = %s and used_at is not null", (jti,)).fetchone()
+    if reused:
+        conn.execute("update refresh_tokens set used_at = now() where user_id = %s and used_at is null", (user_id,))
+    return False

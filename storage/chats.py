@@ -1,0 +1,120 @@
+"""Chats and their messages. Every query is scoped by owner in SQL."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from storage import parse_uuid
+
+CHAT_COLUMNS = "c.id, c.title, c.document_ids, c.created_at, c.updated_at"
+
+
+def owned_document_ids(conn: psycopg.Connection, *, owner_id: int, document_ids: Sequence[str]) -> list[uuid.UUID]:
+    """The subset of `document_ids` the owner has (malformed ids are simply not owned)."""
+    parsed = [u for u in (parse_uuid(d) for d in document_ids) if u is not None]
+    if not parsed:
+        return []
+    rows = conn.execute("select id from documents where owner_id = %s and id = any(%s)", (owner_id, parsed))
+    return [r[0] for r in rows.fetchall()]
+
+
+def create_chat(conn: psycopg.Connection, *, owner_id: int, title: str,
+                document_ids: Sequence[uuid.UUID] | None) -> dict[str, Any]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            "insert into chats (owner_id, title, document_ids) values (%s, %s, %s)"
+            " returning id, title, document_ids, created_at, updated_at",
+            (owner_id, title, sorted(set(document_ids)) if document_ids else None),
+        ).fetchone()
+
+
+def list_chats(conn: psycopg.Connection, *, owner_id: int) -> list[dict[str, Any]]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            f"select {CHAT_COLUMNS}, (select count(*) from messages m where m.chat_id = c.id) as messages"
+            " from chats c where c.owner_id = %s order by c.updated_at desc",
+            (owner_id,),
+        ).fetchall()
+
+
+def get_chat(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID | str) -> dict[str, Any] | None:
+    chat_uuid = parse_uuid(chat_id)
+    if chat_uuid is None:
+        return None
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(f"select {CHAT_COLUMNS} from chats c where c.owner_id = %s and c.id = %s",
+                           (owner_id, chat_uuid)).fetchone()
+
+
+def update_chat(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID | str, title: str | None = None,
+                document_ids: Sequence[uuid.UUID] | None = None, scope_all: bool = False) -> dict[str, Any] | None:
+    """Change the title and/or the scope (`scope_all` resets it to all documents)."""
+    chat_uuid = parse_uuid(chat_id)
+    if chat_uuid is None:
+        return None
+    docs = None if scope_all or not document_ids else sorted(set(document_ids))
+    set_scope = scope_all or document_ids is not None
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            "update chats set title = coalesce(%s, title),"
+            " document_ids = case when %s then %s::uuid[] else document_ids end, updated_at = now()"
+            " where owner_id = %s and id = %s returning id, title, document_ids, created_at, updated_at",
+            (title, set_scope, docs, owner_id, chat_uuid),
+        ).fetchone()
+
+
+def delete_chat(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID | str) -> bool:
+    chat_uuid = parse_uuid(chat_id)
+    if chat_uuid is None:
+        return False
+    return conn.execute("delete from chats where owner_id = %s and id = %s", (owner_id, chat_uuid)).rowcount == 1
+
+
+def add_message(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, role: str, content: str,
+                status: str = "ok", citations: list[dict[str, Any]] | None = None,
+                meta: dict[str, Any] | None = None) -> int:
+    """Append a message to an owned chat (the insert selects the chat by owner, so a stranger's id adds nothing)."""
+    row = conn.execute(
+        "insert into messages (chat_id, owner_id, role, content, status, citations, meta)"
+        " select c.id, c.owner_id, %s, %s, %s, %s, %s from chats c where c.id = %s and c.owner_id = %s"
+        " returning id",
+        (role, content, status, Jsonb(citations or []), Jsonb(meta or {}), chat_id, owner_id),
+    ).fetchone()
+    if row is None:
+        raise LookupError("no such chat")
+    conn.execute("update chats set updated_at = now() where id = %s", (chat_id,))
+    return row[0]
+
+
+def list_messages(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID) -> list[dict[str, Any]]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            "select id, role, content, status, citations, meta, created_at from messages"
+            " where owner_id = %s and chat_id = %s order by id",
+            (owner_id, chat_id),
+        ).fetchall()
+
+
+def history(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, turns: int) -> list[dict[str, str]]:
+    """The last `turns` answered question/answer pairs, oldest first, as graph chat_history turns.
+
+    A question whose answer failed or was blocked is left out: it carries nothing to build on.
+    """
+    rows = conn.execute(
+        "select q.content, a.content from messages a"
+        " join lateral (select content from messages q where q.chat_id = a.chat_id and q.id < a.id"
+        "               and q.role = 'user' order by q.id desc limit 1) q on true"
+        " where a.owner_id = %s and a.chat_id = %s and a.role = 'assistant' and a.status = 'ok'"
+        " order by a.id desc limit %s",
+        (owner_id, chat_id, turns),
+    ).fetchall()
+    out: list[dict[str, str]] = []
+    for question, answer in reversed(rows):
+        out += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
+    return out

@@ -1,0 +1,80 @@
+"""The query log: one row per question. The hourly limit counts rows; admin metrics aggregate them."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import psycopg
+
+
+def start(conn: psycopg.Connection, *, owner_id: int, source: str, chat_id: uuid.UUID | None = None) -> int:
+    return conn.execute("insert into query_log (owner_id, source, chat_id) values (%s, %s, %s) returning id",
+                        (owner_id, source, chat_id)).fetchone()[0]
+
+
+def finish(conn: psycopg.Connection, log_id: int, *, status: str, latency_ms: float, provider: str | None = None,
+           cached: bool = False, input_tokens: int = 0, output_tokens: int = 0, error: str | None = None) -> None:
+    conn.execute(
+        "update query_log set status = %s, latency_ms = %s, provider = %s, cached = %s, input_tokens = %s,"
+        " output_tokens = %s, error = %s, finished_at = now() where id = %s",
+        (status, latency_ms, provider, cached, input_tokens, output_tokens, (error or "")[:500] or None, log_id),
+    )
+
+
+def retry_after_s(conn: psycopg.Connection, *, owner_id: int, limit: int, window_s: float = 3600.0) -> float:
+    """Seconds until the owner may ask again when `limit` questions fall in the window; else 0."""
+    count, remaining = conn.execute(
+        "with recent as (select created_at from query_log where owner_id = %(o)s"
+        "                and created_at > now() - make_interval(secs => %(w)s) order by created_at desc limit %(n)s)"
+        " select count(*), extract(epoch from (min(created_at) + make_interval(secs => %(w)s) - now())) from recent",
+        {"o": owner_id, "w": window_s, "n": limit},
+    ).fetchone()
+    return max(float(remaining or 0.0), 1.0) if count >= limit else 0.0
+
+
+def metrics(conn: psycopg.Connection, *, hours: float) -> dict[str, Any]:
+    """Counts, success rate, latency percentiles, tokens and answers per provider over the last `hours`."""
+    window = {"h": hours}
+    total, ok, blocked, errors, running, cached, users, tin, tout = conn.execute(
+        "select count(*), count(*) filter (where status = 'ok'), count(*) filter (where status = 'blocked'),"
+        " count(*) filter (where status = 'error'), count(*) filter (where status = 'running'),"
+        " count(*) filter (where cached), count(distinct owner_id),"
+        " coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0)"
+        " from query_log where created_at > now() - %(h)s * interval '1 hour'",
+        window,
+    ).fetchone()
+    percentiles, mean = conn.execute(
+        "select percentile_cont(array[0.5, 0.9, 0.95, 0.99]) within group (order by latency_ms), avg(latency_ms)"
+        " from query_log where created_at > now() - %(h)s * interval '1 hour' and status <> 'running'",
+        window,
+    ).fetchone()
+    p50, p90, p95, p99 = percentiles or [None] * 4
+    providers = dict(conn.execute(
+        "select coalesce(provider, case when cached then 'cache' else 'none' end), count(*) from query_log"
+        " where created_at > now() - %(h)s * interval '1 hour' and status = 'ok' group by 1 order by 2 desc",
+        window,
+    ).fetchall())
+    sources = dict(conn.execute(
+        "select source, count(*) from query_log where created_at > now() - %(h)s * interval '1 hour'"
+        " group by 1", window).fetchall())
+    finished = total - running
+
+    def r(value: float | None) -> float | None:
+        return round(float(value), 1) if value is not None else None
+
+    return {
+        "window_hours": hours,
+        "questions": total,
+        "by_source": sources,
+        "users": users,
+        "ok": ok,
+        "blocked": blocked,
+        "errors": errors,
+        "in_flight": running,
+        "success_rate": round(ok / finished, 4) if finished else None,
+        "cache_hits": cached,
+        "latency_ms": {"p50": r(p50), "p90": r(p90), "p95": r(p95), "p99": r(p99), "mean": r(mean)},
+        "tokens": {"input": int(tin), "output": int(tout), "total": int(tin) + int(tout)},
+        "answers_by_provider": providers,
+    }

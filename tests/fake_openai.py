@@ -1,0 +1,122 @@
+"""A small OpenAI-compatible chat server for tests and load tests (fakes live only under tests/).
+
+`FakeOpenAI(script)` listens on 127.0.0.1 at a free port and answers `/v1/chat/completions`
+(streamed or not) and `/v1/models`. The reply to each request is `script(kind, prompt)`, where
+`kind` says what the graph asks (grade, answer, hyde, condense, rewrite, guard, other; see
+tests/graph/fakes.kind_of). It is safe under concurrent requests (each request computes its own
+reply), can add a delay per request (`delay_s`) to imitate a slow model, and records every
+request. Point the product at it with LLM_ORDER=vllm and VLLM_BASE_URL=<fake.url>/v1.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from tests.graph.fakes import kind_of
+
+Script = Callable[[str, str], str]
+
+
+class FakeOpenAI:
+    def __init__(self, script: Script, *, model: str = "fake-model", delay_s: float = 0.0) -> None:
+        self.script = script
+        self.model = model
+        self.delay_s = delay_s
+        self.requests: list[dict[str, Any]] = []  # {"kind", "prompt", "stream"}
+        self._lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # noqa: ANN401
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                if self.path.rstrip("/").endswith("/models"):
+                    self._json(200, {"object": "list", "data": [{"id": fake.model, "object": "model"}]})
+                else:
+                    self._json(404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:  # noqa: N802
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._json(404, {"error": {"message": "not found"}})
+                    return
+                body = json.loads(raw or b"{}")
+                fake.reply(self, body)
+
+            def _json(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def kinds(self) -> list[str]:
+        with self._lock:
+            return [r["kind"] for r in self.requests]
+
+    def prompts(self, kind: str) -> list[str]:
+        with self._lock:
+            return [r["prompt"] for r in self.requests if r["kind"] == kind]
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def reply(self, h: Any, body: dict[str, Any]) -> None:  # noqa: ANN401
+        messages = body.get("messages") or []
+        prompt = "\n".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
+        kind = kind_of(prompt)
+        stream = bool(body.get("stream"))
+        with self._lock:
+            self.requests.append({"kind": kind, "prompt": prompt, "stream": stream})
+        text = self.script(kind, prompt)
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        usage = {"prompt_tokens": max(1, len(prompt) // 4), "completion_tokens": max(1, len(text) // 4)}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        if not stream:
+            h._json(200, {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+                          "model": self.model, "usage": usage,
+                          "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                       "finish_reason": "stop"}]})
+            return
+        h.send_response(200)
+        h.send_header("Content-Type", "text/event-stream")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+
+        def send(payload: dict[str, Any] | str) -> None:
+            line = f"data: {payload if isinstance(payload, str) else json.dumps(payload)}\n\n".encode()
+            h.wfile.write(f"{len(line):x}\r\n".encode() + line + b"\r\n")
+            h.wfile.flush()
+
+        base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
+                "model": self.model}
+        for piece in re.findall(r"\S+\s*", text) or [""]:
+            send({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": piece},
+                                       "finish_reason": None}]})
+        send({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        if (body.get("stream_options") or {}).get("include_usage"):
+            send({**base, "choices": [], "usage": usage})
+        send("[DONE]")
+        h.wfile.write(b"0\r\n\r\n")
+        h.wfile.flush()

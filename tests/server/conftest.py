@@ -1,0 +1,202 @@
+"""A live server (uvicorn on a real port) on the real embedded Postgres and embedder, with the real
+provider chain pointed at a local OpenAI-compatible fake (tests/fake_openai.py)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.fake_openai import FakeOpenAI
+from tests.graph.fakes import FakeWeb, excerpts_in, grades_json
+
+ADMIN = "root-admin"
+FACTS = {"employ": "5,300", "dividend": "18 cents", "revenue": "412 million"}
+STANDALONE = "How many people did Aurora Widgets employ at the end of fiscal 2023?"
+
+
+def fact_for(prompt: str) -> str:
+    question = prompt.rsplit("Question:", 1)[-1].lower()
+    return next((fact for word, fact in FACTS.items() if word in question), FACTS["revenue"])
+
+
+def script(kind: str, prompt: str) -> str:
+    """Grades an excerpt relevant when it holds the fact the question asks for; answers citing it."""
+    if kind == "grade":
+        fact = fact_for(prompt)
+        return grades_json(prompt, lambda text: fact in text)
+    if kind == "answer":
+        fact = fact_for(prompt)
+        n = next((n for n, _where, text in excerpts_in(prompt) if fact in text), 1)
+        return f"The figure is {fact} [{n}]."
+    if kind == "condense":
+        return STANDALONE
+    if kind == "hyde":
+        return "Aurora Widgets reported total revenue and headcount for fiscal 2023."
+    return "Aurora Widgets fiscal 2023"
+
+
+class LiveServer:
+    """uvicorn serving an app on 127.0.0.1 at a free port, in a thread; stop() shuts it down cleanly."""
+
+    def __init__(self, app: Any) -> None:  # noqa: ANN401
+        import uvicorn
+
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+        self.app = app
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 120
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the server did not start")
+            time.sleep(0.05)
+
+    def client(self, **kwargs: Any) -> httpx.Client:  # noqa: ANN401
+        return httpx.Client(base_url=self.url, timeout=120, **kwargs)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(30)
+
+
+def read_sse(response: httpx.Response) -> list[tuple[str, Any]]:
+    """(event, parsed JSON data) pairs of a text/event-stream response, comments (pings) skipped."""
+    events: list[tuple[str, Any]] = []
+    event, data = None, []
+    for line in response.iter_lines():
+        if line == "":
+            if event or data:
+                events.append((event or "message", json.loads("\n".join(data)) if data else None))
+            event, data = None, []
+        elif line.startswith(":"):
+            continue
+        elif line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+    if event or data:
+        events.append((event or "message", json.loads("\n".join(data)) if data else None))
+    return events
+
+
+@pytest.fixture(scope="session")
+def fake_llm() -> Iterator[FakeOpenAI]:
+    fake = FakeOpenAI(script)
+    yield fake
+    fake.close()
+
+
+@pytest.fixture(scope="session")
+def services(fake_llm: FakeOpenAI, db, embedder):  # noqa: ANN001, ANN201
+    """The real LLMChain with one `vllm` link: langchain-openai over HTTP to the fake."""
+    from graph.services import Services
+    from providers.llm import LLMChain
+    from providers.reranker import NoReranker
+    from tests.providers.conftest import make_settings
+
+    chain = LLMChain(make_settings(vllm_base_url=f"{fake_llm.url}/v1", vllm_model="fake-model", llm_order="vllm",
+                                   llm_cheap_skip=""))
+    return Services(chain=chain, embedder=embedder, reranker=NoReranker(), web=FakeWeb([]), database=db)
+
+
+@pytest.fixture(scope="session")
+def server_settings(settings):  # noqa: ANN001, ANN201
+    return settings.model_copy(update={"upload_max_mb": 1.0, "login_ip_limit": 100_000, "questions_per_hour": 10_000,
+                                       "thotqen_admins": ADMIN, "web_search": False})
+
+
+@pytest.fixture(scope="package")
+def start_server(services) -> Iterator[Callable[..., LiveServer]]:  # noqa: ANN001
+    """Start a live server for an app built from settings. Package scope: every server (and its
+    ingestion worker, which would pick up other tests' queued jobs) stops after tests/server."""
+    from server import create_app
+
+    started: list[LiveServer] = []
+
+    def start(settings: Any, **kwargs: Any) -> LiveServer:  # noqa: ANN401
+        live = LiveServer(create_app(settings, services=kwargs.pop("services", services), **kwargs))
+        started.append(live)
+        return live
+
+    yield start
+    for live in started:
+        live.stop()
+
+
+@pytest.fixture(scope="package")
+def live(start_server, server_settings) -> LiveServer:  # noqa: ANN001
+    return start_server(server_settings)
+
+
+@pytest.fixture
+def client(live: LiveServer) -> Iterator[httpx.Client]:
+    with live.client() as c:
+        yield c
+
+
+def unique_ip() -> str:
+    """A client address of its own (uvicorn trusts X-Forwarded-For from 127.0.0.1), so per-IP limits
+    counted in the shared database do not mix between tests."""
+    n = uuid.uuid4().int
+    return f"10.{n % 250}.{(n >> 8) % 250}.{(n >> 16) % 250 + 1}"
+
+
+def signup(client: httpx.Client, prefix: str = "user", password: str = "correct horse battery") -> dict[str, Any]:
+    """A fresh account: {"username", "password", "headers", "tokens"}."""
+    username = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    res = client.post("/api/auth/signup", json={"username": username, "password": password},
+                      headers={"X-Forwarded-For": unique_ip()})
+    assert res.status_code == 201, res.text
+    tokens = res.json()
+    return {"username": username, "password": password, "tokens": tokens,
+            "headers": {"Authorization": f"Bearer {tokens['access_token']}"}}
+
+
+def upload(client: httpx.Client, headers: dict[str, str], name: str, data: bytes,
+           content_type: str = "application/pdf") -> httpx.Response:
+    return client.post("/api/documents", headers=headers, files={"file": (name, data, content_type)})
+
+
+def follow_job(client: httpx.Client, headers: dict[str, str], job_id: str) -> list[tuple[str, Any]]:
+    with client.stream("GET", f"/api/jobs/{job_id}/events", headers=headers) as res:
+        assert res.status_code == 200, res.read()
+        assert res.headers["content-type"].startswith("text/event-stream")
+        return read_sse(res)
+
+
+def ask(client: httpx.Client, headers: dict[str, str], chat_id: str, question: str) -> list[tuple[str, Any]]:
+    with client.stream("POST", f"/api/chats/{chat_id}/messages", headers=headers, json={"question": question}) as res:
+        assert res.status_code == 200, res.read()
+        return read_sse(res)
+
+
+@pytest.fixture(scope="session")
+def report_pdf() -> bytes:
+    from tests.graph.conftest import TOPICS
+    from tests.pdfs import long_report
+
+    return long_report(TOPICS, pages_per_topic=2)
+
+
+@pytest.fixture
+def owner_with_report(live: LiveServer, report_pdf: bytes) -> dict[str, Any]:  # noqa: ANN001
+    """A fresh user who owns the 8-page report, ingested to the end; adds "document_id"."""
+    with live.client() as c:
+        user = signup(c, "owner")
+        res = upload(c, user["headers"], "aurora-report.pdf", report_pdf)
+        assert res.status_code == 202, res.text
+        events = follow_job(c, user["headers"], res.json()["job_id"])
+        assert events[-1][0] == "done", events
+        return {**user, "document_id": res.json()["document_id"]}

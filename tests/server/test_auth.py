@@ -1,0 +1,177 @@
+"""Accounts: signup, login, refresh rotation, lockout, secrets policy, Supabase tokens, admin metrics."""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric import ec
+from pydantic import SecretStr, ValidationError
+
+from tests.server.conftest import ADMIN, ask, signup, unique_ip
+
+
+def test_signup_login_refresh_rotation(live) -> None:  # noqa: ANN001
+    with live.client() as c:
+        user = signup(c, "acct")
+        assert user["tokens"]["token_type"] == "bearer"
+        me = c.get("/api/auth/me", headers=user["headers"]).json()
+        assert me["username"] == user["username"] and me["source"] == "local" and me["admin"] is False
+        ip = {"X-Forwarded-For": unique_ip()}
+        res = c.post("/api/auth/login", json={"username": user["username"], "password": user["password"]}, headers=ip)
+        assert res.status_code == 200 and set(res.json()) >= {"access_token", "refresh_token", "token_type"}
+        # a taken name, a short password, a bad name
+        assert c.post("/api/auth/signup", json={"username": user["username"], "password": "x" * 12},
+                      headers=ip).status_code == 409
+        assert c.post("/api/auth/signup", json={"username": "shorty", "password": "short"},
+                      headers=ip).status_code == 422
+        assert c.post("/api/auth/signup", json={"username": "a b/c", "password": "x" * 12},
+                      headers=ip).status_code == 422
+        # refresh tokens are single use; reusing a spent one revokes the newer one too (theft)
+        first = res.json()["refresh_token"]
+        second = c.post("/api/auth/refresh", json={"refresh_token": first})
+        assert second.status_code == 200
+        assert c.get("/api/auth/me", headers={"Authorization": f"Bearer {second.json()['access_token']}"}).is_success
+        again = c.post("/api/auth/refresh", json={"refresh_token": first})
+        assert again.status_code == 401 and "already used" in again.json()["detail"]
+        assert c.post("/api/auth/refresh", json={"refresh_token": second.json()["refresh_token"]}).status_code == 401
+        assert c.post("/api/auth/refresh", json={"refresh_token": user["tokens"]["access_token"]}).status_code == 401
+
+
+def test_five_failures_lock_the_username(live) -> None:  # noqa: ANN001
+    with live.client() as c:
+        user = signup(c, "lock")
+        for n in range(5):
+            res = c.post("/api/auth/login", json={"username": user["username"], "password": f"wrong-{n}"},
+                         headers={"X-Forwarded-For": unique_ip()})  # from many addresses: the lock is per name
+            assert res.status_code == 401
+        res = c.post("/api/auth/login", json={"username": user["username"], "password": user["password"]},
+                     headers={"X-Forwarded-For": unique_ip()})
+        assert res.status_code == 429 and "locked" in res.json()["detail"]
+        assert 0 < int(res.headers["Retry-After"]) <= 15 * 60
+        # another user is unaffected, and the lock is in the database (it outlives this app)
+        other = signup(c, "lock")
+        assert c.post("/api/auth/login", json={"username": other["username"], "password": other["password"]},
+                      headers={"X-Forwarded-For": unique_ip()}).status_code == 200
+    from storage import accounts
+
+    with live.app.state.db.connection() as conn:
+        assert accounts.lock_remaining_s(conn, username=user["username"], max_failures=5, window_s=900) > 0
+
+
+def test_unknown_username_fails_like_a_wrong_password(live) -> None:  # noqa: ANN001
+    with live.client() as c:
+        res = c.post("/api/auth/login", json={"username": f"nobody-{uuid.uuid4().hex[:6]}", "password": "whatever1"},
+                     headers={"X-Forwarded-For": unique_ip()})
+        assert res.status_code == 401 and res.json()["detail"] == "wrong username or password"
+        # a CLI user has no password: it cannot log in
+        assert c.post("/api/auth/login", json={"username": "local", "password": "anything1"},
+                      headers={"X-Forwarded-For": unique_ip()}).status_code == 401
+
+
+def test_production_refuses_placeholder_or_missing_secrets(settings, tmp_path) -> None:  # noqa: ANN001
+    from api.security import resolve_jwt_secret
+    from settings import Settings
+
+    for bad in ["changeme", "secret", "short-but-not-placeholder"]:
+        with pytest.raises(ValidationError, match="JWT_SECRET"):
+            Settings(_env_file=None, thotqen_env="production", jwt_secret=bad)
+    with pytest.raises(ValidationError, match="CORS"):
+        Settings(_env_file=None, thotqen_env="production", cors_origins="*")
+    with pytest.raises(RuntimeError, match="needs JWT_SECRET"):
+        resolve_jwt_secret(Settings(_env_file=None, thotqen_env="production", thotqen_home=tmp_path))
+    real = "k" * 20 + uuid.uuid4().hex
+    assert resolve_jwt_secret(Settings(_env_file=None, thotqen_env="production", jwt_secret=real)) == real
+    # development: one generated secret, kept (0600) and reused across restarts
+    dev = Settings(_env_file=None, thotqen_home=tmp_path)
+    first = resolve_jwt_secret(dev)
+    assert len(first) >= 32 and resolve_jwt_secret(dev) == first
+    assert (tmp_path / "jwt_secret").stat().st_mode & 0o777 == 0o600
+
+
+class _Jwks:
+    """A local JWKS endpoint with one EC P-256 key, like Supabase's asymmetric signing keys."""
+
+    def __init__(self) -> None:
+        self.key = ec.generate_private_key(ec.SECP256R1())
+        jwk = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(self.key.public_key()))
+        body = json.dumps({"keys": [{**jwk, "kid": "k1", "alg": "ES256", "use": "sig"}]}).encode()
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:  # noqa: ANN002
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/auth/v1/.well-known/jwks.json"
+
+
+def test_supabase_tokens_hs256_and_jwks(start_server, server_settings) -> None:  # noqa: ANN001
+    jwks = _Jwks()
+    secret = "supabase-project-jwt-secret-" + uuid.uuid4().hex
+    live = start_server(server_settings.model_copy(update={
+        "supabase_jwt_secret": SecretStr(secret), "supabase_jwks_url": jwks.url}))
+    now = datetime.now(UTC)
+    sub = str(uuid.uuid4())
+    claims = {"sub": sub, "email": f"ann-{sub[:6]}@example.com", "aud": "authenticated", "role": "authenticated",
+              "iat": now, "exp": now + timedelta(hours=1)}
+    hs = jwt.encode(claims, secret, algorithm="HS256")
+    es = jwt.encode(claims, jwks.key, algorithm="ES256", headers={"kid": "k1"})
+    with live.client() as c:
+        first = c.get("/api/auth/me", headers={"Authorization": f"Bearer {hs}"})
+        assert first.status_code == 200, first.text
+        assert first.json()["source"] == "supabase" and first.json()["username"] == claims["email"]
+        second = c.get("/api/auth/me", headers={"Authorization": f"Bearer {es}"}).json()
+        assert second["id"] == first.json()["id"]  # one user per Supabase identity, whichever key signed
+        assert c.get("/api/documents", headers={"Authorization": f"Bearer {es}"}).json() == {"documents": []}
+        for bad in [jwt.encode({**claims, "aud": "anon"}, secret, algorithm="HS256"),
+                    jwt.encode({**claims, "exp": now - timedelta(minutes=1)}, secret, algorithm="HS256"),
+                    jwt.encode(claims, "wrong-secret-" + "x" * 30, algorithm="HS256"),
+                    jwt.encode(claims, ec.generate_private_key(ec.SECP256R1()), algorithm="ES256",
+                               headers={"kid": "k1"})]:
+            assert c.get("/api/auth/me", headers={"Authorization": f"Bearer {bad}"}).status_code == 401
+    jwks.server.shutdown()
+
+
+def test_admin_metrics(live, owner_with_report) -> None:  # noqa: ANN001
+    h = owner_with_report["headers"]
+    with live.client() as c:
+        chat = c.post("/api/chats", headers=h, json={}).json()["id"]
+        assert ask(c, h, chat, "How many people did Aurora Widgets employ?")[-1][0] == "done"
+        assert c.post("/rag/invoke", headers=h, json={"input": {"question": "What was the revenue?"}}).is_success
+        assert c.get("/api/admin/metrics", headers=h).status_code == 403
+        res = c.post("/api/auth/signup", json={"username": ADMIN, "password": "admin password 1"},
+                     headers={"X-Forwarded-For": unique_ip()})
+        if res.status_code == 409:  # a rerun in the same session
+            res = c.post("/api/auth/login", json={"username": ADMIN, "password": "admin password 1"},
+                         headers={"X-Forwarded-For": unique_ip()})
+        admin = {"Authorization": f"Bearer {res.json()['access_token']}"}
+        assert c.get("/api/auth/me", headers=admin).json()["admin"] is True
+        m = c.get("/api/admin/metrics", headers=admin).json()["query_log"]
+        assert m["questions"] >= 2 and m["by_source"].get("chat", 0) >= 1 and m["by_source"].get("rag", 0) >= 1
+        assert 0 < m["success_rate"] <= 1
+        assert m["latency_ms"]["p50"] > 0 and m["latency_ms"]["p95"] >= m["latency_ms"]["p50"]
+        assert m["answers_by_provider"].get("vllm", 0) >= 2
+        assert m["tokens"]["input"] > 0 and m["tokens"]["output"] > 0
+        assert c.get("/api/admin/metrics?hours=0", headers=admin).status_code == 422
+
+
+def test_langsmith_outage_keeps_local_metrics(settings, db) -> None:  # noqa: ANN001
+    from api.admin import metrics
+
+    s = settings.model_copy(update={"langsmith_api_key": SecretStr("lsv2-test"),
+                                    "langsmith_endpoint": "http://127.0.0.1:9"})  # nothing listens there
+    out = metrics(None, db, s, hours=1.0)
+    assert "questions" in out["query_log"] and "error" in out["langsmith"]

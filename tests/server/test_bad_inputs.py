@@ -1,0 +1,122 @@
+"""Bad input gets a clear status and message, and loses nothing."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import jwt
+import pytest
+
+from tests import pdfs
+from tests.server.conftest import follow_job, signup, upload
+
+
+@pytest.fixture
+def user(live):  # noqa: ANN001, ANN201
+    with live.client() as c:
+        return signup(c, "bad")
+
+
+def test_non_pdf_is_415_even_with_a_pdf_name(live, user) -> None:  # noqa: ANN001
+    with live.client() as c:
+        res = upload(c, user["headers"], "report.pdf", b"<html>" + b"x" * 5000)
+        assert res.status_code == 415 and "not a PDF" in res.json()["detail"]
+        res = upload(c, user["headers"], "tiny.pdf", b"hello")  # shorter than the sniffing window
+        assert res.status_code == 415
+        res = c.post("/api/documents", headers=user["headers"], content=pdfs.text_pdf(["raw body"]),
+                     )
+        assert res.status_code == 415 and "multipart" in res.json()["detail"]
+        assert c.get("/api/documents", headers=user["headers"]).json()["documents"] == []
+
+
+def test_oversized_upload_is_413_while_streaming(live, user) -> None:  # noqa: ANN001
+    cap = live.app.state.settings.upload_max_mb * 1024 * 1024
+    big = pdfs.text_pdf(["big"])[:-10] + b"0" * int(cap + 200_000) + b"\n%%EOF\n"
+    with live.client() as c:
+        res = upload(c, user["headers"], "big.pdf", big)
+        assert res.status_code == 413 and "larger than" in res.json()["detail"]
+
+        # without a Content-Length the cap still holds: the body is counted as it streams in
+        def chunks():  # noqa: ANN202
+            yield b"--b0undary\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x.pdf\"\r\n\r\n"
+            yield b"%PDF-1.7\n"
+            for _ in range(int(cap // 65536) + 4):
+                yield b"0" * 65536
+
+        res = c.post("/api/documents", content=chunks(),
+                     headers={**user["headers"], "Content-Type": "multipart/form-data; boundary=b0undary"})
+        assert res.status_code == 413
+        assert c.get("/api/documents", headers=user["headers"]).json()["documents"] == []
+
+
+@pytest.mark.parametrize("name,data,status,words", [
+    ("empty.pdf", b"", 422, "empty"),
+    ("locked.pdf", pdfs.encrypted_pdf(), 422, "encrypted"),
+    ("cut.pdf", pdfs.text_pdf(["cut short"])[:-200], 422, "truncated"),
+])
+def test_broken_pdfs_are_422_with_the_reason(live, user, name, data, status, words) -> None:  # noqa: ANN001
+    with live.client() as c:
+        res = upload(c, user["headers"], name, data)
+        assert res.status_code == status, res.text
+        assert words in res.json()["detail"]
+        assert c.get("/api/documents", headers=user["headers"]).json()["documents"] == []
+
+
+def test_missing_file_field_and_scan_without_text(live, user) -> None:  # noqa: ANN001
+    with live.client() as c:
+        res = c.post("/api/documents", headers=user["headers"], files={"upload": ("a.pdf", pdfs.text_pdf(["x"]))})
+        assert res.status_code == 422 and "`file`" in res.json()["detail"]
+        # a scan opens fine but has no text: accepted, then the job fails with the reason
+        res = upload(c, user["headers"], "scan.pdf", pdfs.image_only_pdf())
+        assert res.status_code == 202
+        events = follow_job(c, user["headers"], res.json()["job_id"])
+        assert events[-1][0] == "failed" and "text" in events[-1][1]["error"]
+        doc = c.get(f"/api/documents/{res.json()['document_id']}", headers=user["headers"]).json()
+        assert doc["status"] == "failed" and doc["error"] == events[-1][1]["error"]
+
+
+def test_duplicate_upload_reuses_the_index(live, owner_with_report, report_pdf) -> None:  # noqa: ANN001
+    h = owner_with_report["headers"]
+    with live.client() as c:
+        res = upload(c, h, "same-again.pdf", report_pdf)
+        assert res.status_code == 202 and res.json()["reused"] is True
+        assert res.json()["document_id"] == owner_with_report["document_id"]
+        assert follow_job(c, h, res.json()["job_id"])[-1][0] == "done"
+        assert len(c.get("/api/documents", headers=h).json()["documents"]) == 1
+
+
+def test_malformed_json_long_and_empty_questions(live, owner_with_report) -> None:  # noqa: ANN001
+    h = owner_with_report["headers"]
+    with live.client() as c:
+        res = c.post("/api/auth/signup", content=b"{not json", headers={"Content-Type": "application/json"})
+        assert res.status_code == 422
+        chat = c.post("/api/chats", headers=h, json={}).json()["id"]
+        res = c.post(f"/api/chats/{chat}/messages", headers={**h, "Content-Type": "application/json"},
+                     content=b'{"question": ')
+        assert res.status_code == 422
+        res = c.post(f"/api/chats/{chat}/messages", headers=h, json={"question": "x" * 100_000})
+        assert res.status_code == 422 and "longer than" in res.json()["detail"]
+        for q in ["", "   "]:
+            assert c.post(f"/api/chats/{chat}/messages", headers=h, json={"question": q}).status_code == 422
+        assert c.post(f"/api/chats/{chat}/messages", headers=h, json={}).status_code == 422
+        assert c.get(f"/api/chats/{chat}", headers=h).json()["messages"] == []  # nothing half-saved
+
+
+def test_bad_and_expired_tokens_are_401(live, user) -> None:  # noqa: ANN001
+    secret = live.app.state.tokens._secret
+    now = datetime.now(UTC)
+    expired = jwt.encode({"sub": "1", "typ": "access", "iss": "thotqen", "iat": now - timedelta(hours=2),
+                          "exp": now - timedelta(hours=1)}, secret, algorithm="HS256")
+    forged = jwt.encode({"sub": "1", "typ": "access", "iss": "thotqen", "exp": now + timedelta(hours=1)},
+                        "another-secret-of-sufficient-length-000", algorithm="HS256")
+    unsigned = jwt.encode({"sub": "1", "typ": "access", "iss": "thotqen", "exp": now + timedelta(hours=1)},
+                          None, algorithm="none")
+    with live.client() as c:
+        for token, words in [(expired, "expired"), (forged, "not valid"), (unsigned, "not valid"),
+                             ("garbage", "not valid"), (user["tokens"]["refresh_token"], "access")]:
+            res = c.get("/api/documents", headers={"Authorization": f"Bearer {token}"})
+            assert res.status_code == 401 and words in res.json()["detail"], (words, res.text)
+            assert res.headers["www-authenticate"] == "Bearer"
+        assert c.get("/api/documents").status_code == 401
+        assert c.get("/api/documents", headers={"Authorization": "Basic abc"}).status_code == 401
+        assert c.get("/api/documents", headers=user["headers"]).status_code == 200
