@@ -12,7 +12,7 @@ import logging
 import time
 import uuid
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from langchain_core.callbacks import BaseCallbackHandler
@@ -41,6 +41,9 @@ class Tunables(BaseModel):
     dense_weight: float | None = Field(None, ge=0, le=10, description="RRF weight of the dense side")
     sparse_weight: float | None = Field(None, ge=0, le=10, description="RRF weight of the full-text side")
     rrf_k: int | None = Field(None, ge=1, le=1000, description="RRF constant")
+    fusion: Literal["rrf", "score"] | None = Field(None, description="rank fusion or alpha-weighted scores")
+    mode: Literal["hybrid", "dense", "sparse"] | None = Field(None, description="both search sides or one")
+    grade: bool | None = Field(None, description="grade excerpts with the LLM (off: all count as relevant)")
     candidates: int | None = Field(None, ge=1, le=500, description="candidates per side before fusion")
     max_df: float | None = Field(None, ge=0.01, le=1.0, description="drop query words held by more chunks")
     max_rounds: int | None = Field(None, ge=0, le=3, description="extra rounds (rewrite, web)")
