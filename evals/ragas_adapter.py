@@ -131,3 +131,32 @@ def ragas_models(chain: Any = None, embedder: Any = None, *, grammar: bool = Tru
         llm = LangchainLLMWrapper(chat, bypass_n=True)
         emb = LangchainEmbeddingsWrapper(MiniLMEmbeddings(embedder))
     return llm, emb, chat
+
+
+def offline_tokenizer():  # noqa: ANN201 - a ragas.tokenizers.BaseTokenizer
+    """A lossless word-level tokenizer for RAGAS's extractors.
+
+    RAGAS's default tokenizer is tiktoken's o200k_base, which tiktoken downloads on first use: it
+    fails offline (this machine, CI). Extractors only count tokens to split long texts; words are
+    a close enough count (a word is ~1.3 tokens) and decode(encode(text)) == text.
+    """
+    from ragas.tokenizers import BaseTokenizer
+
+    class WordTokenizer(BaseTokenizer):
+        def __init__(self) -> None:
+            self._ids: dict[str, int] = {}
+            self._words: list[str] = []
+
+        def encode(self, text: str) -> list[int]:
+            out = []
+            for piece in re.findall(r"\s*\S+\s*|\s+", text):
+                if piece not in self._ids:
+                    self._ids[piece] = len(self._words)
+                    self._words.append(piece)
+                out.append(self._ids[piece])
+            return out
+
+        def decode(self, tokens: list[int]) -> str:
+            return "".join(self._words[i] for i in tokens)
+
+    return WordTokenizer()
