@@ -83,9 +83,9 @@ class ChainChatModel(BaseChatModel):
         try:
             result = self.chain.invoke(messages, cheap=self.cheap,
                                        structured=schema_model(schema) if schema else None)
-        except AllLinksFailed:
-            if schema is None:
-                raise
+        except AllLinksFailed as exc:
+            if schema is None or any("timeout" in f.reason for f in exc.failures):
+                raise  # a second try would wait as long again
             # a schema llama.cpp cannot turn into a grammar: ask again in plain text
             result = self.chain.invoke(messages, cheap=self.cheap)
         self.calls.append(result.metadata())

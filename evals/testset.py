@@ -202,6 +202,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     db, embedder, owner_id = open_user(args.user)
     chunks = parent_chunks(db, owner_id, documents=args.documents, per_document=args.chunks or args.size,
                            document_names=args.document or None)
+    if args.max_chars:  # a 1,500-token parent in RAGAS's few-shot prompt exceeded the local model's cut-off
+        chunks = [{**c, "text": c["text"][: args.max_chars]} for c in chunks]
     if not chunks:
         print("no parent chunks to generate from", file=sys.stderr)
         return 2
@@ -266,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--chunks", type=int, default=0, help="parent chunks per document (default: --size)")
     g.add_argument("--size", type=int, default=3, help="questions to generate")
     g.add_argument("--generator", choices=["ragas", "chain"], default="ragas")
+    g.add_argument("--max-chars", type=int, default=0, help="cut each chunk's text to this many characters")
     g.add_argument("--timeout", type=int, default=900, help="seconds per RAGAS job")
     g.add_argument("--out", default=None, help="JSONL to write (default evals/data/testset_<user>.jsonl)")
     g.add_argument("--name", default=None, help="also write evals/results/NAME.{json,md}")
