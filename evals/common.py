@@ -38,19 +38,21 @@ def git_commit() -> str:
         return "unknown"
 
 
-def write_result(name: str, payload: dict, markdown: str) -> None:
-    """Write evals/results/NAME.json and NAME.md, each naming the command and the machine."""
-    RESULTS.mkdir(parents=True, exist_ok=True)
+def write_result(name: str, payload: dict, markdown: str, directory: Path | None = None) -> None:
+    """Write evals/results/NAME.json and NAME.md (or under `directory`: tests), each naming the
+    command and the machine."""
+    out = directory or RESULTS
+    out.mkdir(parents=True, exist_ok=True)
     command = "python " + " ".join([str(Path(sys.argv[0]).as_posix()), *sys.argv[1:]])
     meta = {"command": command, "machine": machine(), "commit": git_commit(),
             "date": datetime.now(UTC).isoformat(timespec="seconds")}
-    (RESULTS / f"{name}.json").write_text(json.dumps({**meta, **payload}, indent=2, default=str) + "\n")
+    (out / f"{name}.json").write_text(json.dumps({**meta, **payload}, indent=2, default=str) + "\n")
     m = meta["machine"]
     header = (
         f"Command: `{command}`  \nMachine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, "
         f"Python {m['python']}  \nCommit: {meta['commit']}, {meta['date']}\n\n"
     )
-    (RESULTS / f"{name}.md").write_text(header + markdown.rstrip() + "\n")
+    (out / f"{name}.md").write_text(header + markdown.rstrip() + "\n")
 
 
 def load_jsonl(path: Path) -> list[dict]:

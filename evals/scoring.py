@@ -1,0 +1,184 @@
+"""Per-question answer scores that need no model: numeric correctness, refusal, citation precision,
+number grounding. Plus the judge's prompt and verdict schema for answers numbers cannot settle.
+
+Pure functions over plain dicts (a graph OutputState and a FinanceBench question), so tests can
+pin every rule. FinanceBench's evidence_page_num is 0-based; citation pages are 1-based.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+# Scale words as written in filings and in FinanceBench answers ("$2,018mn", "$1.8 bn", "5.1 billion").
+SCALES: dict[str, float] = {
+    "thousand": 1e3, "thousands": 1e3, "k": 1e3,
+    "million": 1e6, "millions": 1e6, "mn": 1e6, "mm": 1e6, "m": 1e6,
+    "billion": 1e9, "billions": 1e9, "bn": 1e9, "b": 1e9,
+    "trillion": 1e12, "trillions": 1e12, "tn": 1e12,
+}
+# A number: optional sign or opening parenthesis (accounting negative), optional $, digits with
+# thousands separators or plain, optional decimals, then an optional % or scale word.
+_NUMBER = re.compile(
+    r"(?P<neg>[-−(])?\s?\$?\s?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)\)?"
+    r"\s?(?P<unit>%|percent\b|(?:thousands?|millions?|billions?|trillions?|mn|mm|bn|tn|[kmb])\b)?",
+    re.IGNORECASE,
+)
+_CITATION_MARK = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
+_WORD = re.compile(r"[A-Za-z]+")
+# Words that may sit around a bare figure without making the answer prose ("$1577.00 million USD").
+_FILLER = {"usd", "us", "dollars", "dollar", "million", "millions", "billion", "billions", "thousand", "percent",
+           "mn", "bn", "m", "b", "k", "x", "times", "approximately", "about", "roughly", "fy", "per", "share"}
+
+
+@dataclass(frozen=True)
+class Number:
+    value: float  # as written (sign applied)
+    percent: bool
+    scale: float  # 1.0 when no scale word followed it
+
+    def candidates(self, context_scale: float = 1.0) -> set[float]:
+        """Magnitudes this figure may stand for: as written, scaled, and a percent as a fraction."""
+        v = abs(self.value)
+        out = {v, v * self.scale}
+        if context_scale != 1.0 and self.scale == 1.0:
+            out.add(v * context_scale)
+        if self.percent:
+            out.add(v / 100)
+        return out
+
+
+def parse_numbers(text: str) -> list[Number]:
+    """Every figure in `text`, citation markers like [1] or [1, 2] removed first."""
+    text = _CITATION_MARK.sub(" ", text or "")
+    out = []
+    for m in _NUMBER.finditer(text):
+        raw = m.group("num").replace(",", "")
+        try:
+            value = float(raw)
+        except ValueError:
+            continue
+        unit = (m.group("unit") or "").lower()
+        if m.group("neg"):
+            value = -value
+        percent = unit in ("%", "percent")
+        out.append(Number(value, percent, SCALES.get(unit, 1.0)))
+    return out
+
+
+def question_scale(question: str) -> float:
+    """The unit a question asks figures in ("in USD millions" -> 1e6); 1.0 when it names none."""
+    m = re.search(r"\bin\s+(?:usd|us\$|\$)?\s*(thousands|millions|billions)\b", question or "", re.IGNORECASE)
+    return SCALES[m.group(1).lower()] if m else 1.0
+
+
+def close(a: float, b: float, rel_tol: float) -> bool:
+    if a == b:
+        return True
+    return math.isclose(a, b, rel_tol=rel_tol, abs_tol=1e-9)
+
+
+def number_found(expected: Number, found: list[Number], rel_tol: float, scale: float = 1.0) -> bool:
+    want = expected.candidates(scale)
+    return any(close(a, b, rel_tol) for n in found for a in n.candidates(scale) for b in want)
+
+
+def is_numeric_answer(expected: str, max_words: int = 3) -> bool:
+    """A reference that is essentially figures ("$1577.00", "1.9%", "-3.7", "24.26 times").
+
+    Those are scored by numbers alone; references with prose go to the judge.
+    """
+    if not parse_numbers(expected):
+        return False
+    words = [w for w in _WORD.findall(_NUMBER.sub(" ", expected)) if w.lower() not in _FILLER]
+    return len(words) <= max_words
+
+
+def numeric_match(expected: str, answer: str, *, question: str = "", rel_tol: float = 0.02) -> bool | None:
+    """True when every figure of the reference appears in the answer within `rel_tol` (relative).
+
+    Signs are ignored (answers say "a decrease of 3.7%" for -3.7), a percent also matches its
+    fraction (30.8% ~ 0.308), scale words are applied ($1.6 billion ~ 1,577 million), and a bare
+    figure in a question asked "in USD millions" is read in millions. None when the reference has
+    no figures.
+    """
+    want = parse_numbers(expected)
+    if not want:
+        return None
+    found = parse_numbers(answer)
+    scale = question_scale(question)
+    return all(number_found(w, found, rel_tol, scale) for w in want)
+
+
+def is_refusal(answer: str | None, cited: list[int] | None, refusal_texts: tuple[str, ...] = ()) -> bool:
+    """The graph's "cannot answer" / refusal text, or an answer that cites nothing."""
+    text = (answer or "").strip()
+    if not text or not cited:
+        return True
+    return any(text.startswith(r.strip()[:40]) for r in refusal_texts if r)
+
+
+def evidence_pages(question: dict) -> set[tuple[str, int]]:
+    """(document name without .pdf, 1-based page) of every evidence item."""
+    return {(e["doc_name"], int(e["evidence_page_num"]) + 1) for e in question.get("evidence") or []}
+
+
+def _doc(name: str | None) -> str:
+    return (name or "").removesuffix(".pdf")
+
+
+def cited_citations(out: dict) -> list[dict]:
+    used = set(out.get("cited") or [])
+    return [c for c in out.get("citations") or [] if c.get("n") in used]
+
+
+def citation_precision(out: dict, question: dict) -> float | None:
+    """Share of the citations the answer uses whose (document, page) holds evidence; None if none cited."""
+    cited = cited_citations(out)
+    if not cited:
+        return None
+    evidence = evidence_pages(question)
+    return sum(1 for c in cited if (_doc(c.get("name")), c.get("page")) in evidence) / len(cited)
+
+
+def numbers_grounded(answer: str, contexts: list[str], rel_tol: float = 0.0) -> float | None:
+    """Share of the answer's figures that appear in the excerpts it was given (a cheap faithfulness).
+
+    Years and other small integers are compared like any figure; a figure the model computed (a
+    ratio, a growth rate) is not grounded by this measure even when right, so read it next to
+    RAGAS faithfulness. None when the answer has no figures.
+    """
+    found = parse_numbers(answer)
+    if not found:
+        return None
+    source = [n for ctx in contexts for n in parse_numbers(ctx)]
+    return sum(1 for n in found if number_found(n, source, rel_tol)) / len(found)
+
+
+# -- the judge --------------------------------------------------------------------------------
+JUDGE_SYSTEM = (
+    "You grade answers to questions about company filings against a reference answer. Be strict: "
+    "the candidate is correct only if it states the same key facts and figures as the reference "
+    "(rounding differences are fine, missing or different figures are not). A refusal or an answer "
+    "that says information is missing is incorrect."
+)
+JUDGE_USER = (
+    "Question: {question}\n\nReference answer: {reference}\n\nCandidate answer: {answer}\n\n"
+    "Give a short reason first, then whether the candidate is correct (yes or no)."
+)
+
+
+class Verdict(BaseModel):
+    """The judge's structured verdict (reason first, so the model thinks before it decides)."""
+
+    reason: str = Field(max_length=400)
+    correct: Literal["yes", "no"]
+
+
+def judge_messages(question: str, reference: str, answer: str) -> list[tuple[str, str]]:
+    return [("system", JUDGE_SYSTEM),
+            ("human", JUDGE_USER.format(question=question, reference=reference, answer=answer))]

@@ -1,0 +1,97 @@
+"""The model-free scores: figures with units and tolerances, refusals, citation precision, grounding."""
+
+from __future__ import annotations
+
+import pytest
+
+from evals import scoring
+from evals.ragas_adapter import schema_in_prompt, schema_model
+from graph import prompts
+
+CAPEX_Q = "What is the FY2018 capital expenditure amount (in USD millions) for 3M?"
+
+
+@pytest.mark.parametrize(("expected", "answer", "question", "ok"), [
+    ("$1577.00", "Capital expenditure was $1,577 million [1].", CAPEX_Q, True),
+    ("$1577.00", "Purchases of PP&E were (1,577) [2].", CAPEX_Q, True),  # accounting negative
+    ("$1577.00", "$1.577 billion", CAPEX_Q, True),  # scale words against the question's unit
+    ("$1577.00", "$1.6 billion", CAPEX_Q, True),  # 1.5% off: rounding within 2%
+    ("$1577.00", "$1.5 billion", CAPEX_Q, False),  # 4.9% off
+    ("$1577.00", "$1,373 million", CAPEX_Q, False),  # the previous year's figure
+    ("1.9%", "It grew 1.9 percent.", "", True),
+    ("30.8%", "The ratio is 0.308.", "", True),  # a percent matches its fraction
+    ("-3.7", "It fell by 3.7%.", "", True),  # sign said in words
+    ("24.26", "24.3 times", "", True),
+    ("24.26", "about 25", "", False),
+    ("$8.70", "Diluted EPS was $8.70 [1][2].", "", True),  # citation markers are not figures
+    ("$2,018mn", "Adjusted EBITDA was $2.02 billion.", "", True),
+])
+def test_numeric_match(expected: str, answer: str, question: str, ok: bool) -> None:
+    assert scoring.numeric_match(expected, answer, question=question) is ok
+
+
+def test_tolerance_is_relative_and_adjustable() -> None:
+    assert scoring.numeric_match("100", "101.5", rel_tol=0.02) is True
+    assert scoring.numeric_match("100", "101.5", rel_tol=0.01) is False
+    assert scoring.numeric_match("No figures here", "42") is None
+
+
+def test_numeric_reference_or_prose() -> None:
+    for ref in ("$1577.00", "1.9%", "-3.7", "24.26 times", "$11588.00"):
+        assert scoring.is_numeric_answer(ref), ref
+    for ref in ("The consumer segment shrunk by 0.9% organically.", "Amcor is a global leader in packaging.",
+                "AMCOR's Adj. EBITDA was $2,018mn in FY 2023"):
+        assert not scoring.is_numeric_answer(ref), ref
+
+
+def test_refusal() -> None:
+    texts = (prompts.CANNOT_ANSWER, prompts.REFUSAL)
+    assert scoring.is_refusal(prompts.CANNOT_ANSWER, [], texts)
+    assert scoring.is_refusal(prompts.REFUSAL, [1], texts)
+    assert scoring.is_refusal("Revenue was $5 million.", [], texts)  # cites nothing
+    assert scoring.is_refusal("", [1], texts)
+    assert not scoring.is_refusal("Revenue was $5 million [1].", [1], texts)
+
+
+def _out(cited: list[int], pages: list[tuple[str, int]]) -> dict:
+    return {"answer": "x", "cited": cited,
+            "citations": [{"n": i, "name": name, "page": page, "document_id": "d", "url": None, "text": ""}
+                          for i, (name, page) in enumerate(pages, 1)]}
+
+
+def test_citation_precision() -> None:
+    question = {"doc_name": "3M_2018_10K",
+                "evidence": [{"doc_name": "3M_2018_10K", "evidence_page_num": 59, "evidence_text": ""}]}
+    # evidence_page_num 59 is 0-based: page 60 holds it
+    assert scoring.citation_precision(_out([1], [("3M_2018_10K.pdf", 60)]), question) == 1.0
+    assert scoring.citation_precision(_out([1], [("3M_2018_10K.pdf", 59)]), question) == 0.0
+    # only the citations the answer uses count; shown but uncited excerpts do not
+    out = _out([1, 3], [("3M_2018_10K.pdf", 60), ("3M_2018_10K.pdf", 60), ("3M_2018_10K.pdf", 12)])
+    assert scoring.citation_precision(out, question) == 0.5
+    assert scoring.citation_precision(_out([2], [("other.pdf", 60), ("3M_2018_10K.pdf", 60)]), question) == 1.0
+    assert scoring.citation_precision(_out([], [("3M_2018_10K.pdf", 60)]), question) is None
+
+
+def test_numbers_grounded() -> None:
+    contexts = ["Purchases of property, plant and equipment (1,577) (1,373)"]
+    assert scoring.numbers_grounded("Capex was $1,577 million [1].", contexts) == 1.0
+    assert scoring.numbers_grounded("Capex was $1,577 million and $2,000 million.", contexts) == 0.5
+    assert scoring.numbers_grounded("No figures.", contexts) is None
+
+
+def test_verdict_schema_is_strict() -> None:
+    assert scoring.Verdict.model_validate({"reason": "same figure", "correct": "yes"}).correct == "yes"
+    with pytest.raises(ValueError):
+        scoring.Verdict.model_validate({"reason": "r", "correct": "maybe"})
+
+
+def test_ragas_schema_read_back_from_prompt() -> None:
+    prompt = ('Do it.\nPlease return the output in a JSON format that complies with the following schema as '
+              'specified in JSON Schema:\n{"properties": {"verdict": {"type": "integer"}}, "required": ["verdict"], '
+              '"title": "Verification", "type": "object"}Do not use single quotes in your response')
+    schema = schema_in_prompt(prompt)
+    assert schema is not None and schema["title"] == "Verification"
+    model = schema_model(schema)
+    assert model.__name__ == "Verification" and model.model_json_schema() == schema
+    assert model.model_validate({"verdict": 1}).model_dump() == {"verdict": 1}
+    assert schema_in_prompt("no schema here") is None
