@@ -17,7 +17,7 @@ For each variant:
             (variants that call the LLM before ranking use --llm-questions of them: slow on CPU)
   graph     the whole graph over --graph-questions questions (every --stride-th): share
             answered with a citation, citation precision (cited excerpts on an evidence page),
-            correctness (evals/quality.py's scorer), end-to-end seconds p50
+            correctness (evals/quality.py's scorer; figures only), end-to-end seconds p50
 Rows are appended to --rows as they finish (`--resume` continues a run cut short).
 """
 
@@ -68,16 +68,19 @@ def retrieval_hit(question: dict, doc_id: str, configurable: dict) -> bool:
 
 
 def graph_row(graph, question: dict, doc_id: str, configurable: dict) -> dict:  # noqa: ANN001
+    """One graph run, scored like evals/quality.py (figures within 2%; prose left unscored here:
+    judging it would add a local-model call per question to every variant)."""
     from evals.bench_graph import ask
-    from evals.quality import correctness
+    from evals.quality import score_answer
 
     row = ask(graph, question, doc_id, {"configurable": configurable})
-    row["correct"] = correctness(row["answer"] or "", question["answer"]) if row["answered"] else False
+    row.update(score_answer(row, question, tolerance=0.02))
     return row
 
 
 def summarise(variant: str, hits: list[bool], rows: list[dict]) -> dict:
     answered = [r for r in rows if r["answered"]]
+    scored = [r for r in rows if r.get("correct") is not None]
     cited = [p for r in answered for p in r["cited_pages"]]
     on_evidence = [p for r in answered for p in r["cited_pages"] if p in r["evidence_pages"]]
     return {
@@ -88,7 +91,8 @@ def summarise(variant: str, hits: list[bool], rows: list[dict]) -> dict:
         "citation_precision": round(len(on_evidence) / len(cited), 3) if cited else None,
         "answers_citing_evidence": round(sum(r["evidence_cited"] for r in answered) / len(answered), 3)
         if answered else None,
-        "correct": round(sum(bool(r.get("correct")) for r in rows) / len(rows), 3) if rows else None,
+        "correct": round(sum(bool(r["correct"]) for r in scored) / len(scored), 3) if scored else None,
+        "correct_scored": len(scored),
         "latency_p50_s": round(statistics.median(r["total_s"] for r in rows), 1) if rows else None,
     }
 
@@ -151,11 +155,12 @@ def main() -> int:
         hits = [r["hit"] for r in done if r["variant"] == source and r["kind"] == "retrieval"]
         rows = [r for r in done if r["variant"] == variant and r["kind"] == "graph"]
         table.append(summarise(variant, hits, rows))
-    lines = ["| variant | hit@5 (questions) | answered | citation precision | answers citing evidence | correct "
-             "| p50 s |", "|---|---|---|---|---|---|---|"]
+    lines = ["| variant | hit@5 (questions) | answered | citation precision | answers citing evidence "
+             "| correct (scored) | p50 s |", "|---|---|---|---|---|---|---|"]
     for t in table:
         lines.append(f"| {t['variant']} | {t['hit@5']} ({t['retrieval_questions']}) | {t['answered']} | "
-                     f"{t['citation_precision']} | {t['answers_citing_evidence']} | {t['correct']} | "
+                     f"{t['citation_precision']} | {t['answers_citing_evidence']} | "
+                     f"{t['correct']} ({t['correct_scored']}) | "
                      f"{t['latency_p50_s']} |")
     md = "\n".join(lines) + (
         f"\n\nGraph columns over {len(graph_qs)} development questions (every {args.stride}th), each within its "
