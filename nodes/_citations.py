@@ -5,7 +5,8 @@ A small model often states a figure correctly but cites the neighbouring excerpt
 nothing. Every figure it copies can be looked up in the excerpts, so a sentence whose figures
 appear in some excerpts but in none of those it cites is re-pointed to the excerpts that hold
 them, and a sentence without a marker gets one. Figures found nowhere (computed ratios,
-invented numbers) leave the sentence as the model wrote it.
+invented numbers) leave the sentence as the model wrote it; an answer whose figures ALL come from
+nowhere is not grounded (`ungrounded`), and the answer node then says it cannot answer.
 """
 
 from __future__ import annotations
@@ -66,3 +67,9 @@ def repair_citations(answer: str, texts: list[str], question: str = "") -> str:
             sentence = sentence[:end].rstrip() + " " + marker + sentence[end:]
         out.append(sentence)
     return "".join(out)
+
+
+def ungrounded(answer: str, texts: list[str], question: str = "") -> bool:
+    """True when the answer states figures (beyond the question's) and none is in any excerpt."""
+    stated = figures(answer) - figures(question)
+    return bool(stated) and not any(stated & figures(t) for t in texts)

@@ -3,7 +3,8 @@
 The model sees the excerpts numbered 1..m (see `shown_excerpts`) and may cite only those
 numbers; the citations returned are exactly that list, so every [n] resolves to a document and
 page (or a URL). A marker outside 1..m is removed from the answer, and a sentence whose figures
-sit in other excerpts than it cites is re-pointed to them (nodes/_citations.py). With no
+sit in other excerpts than it cites is re-pointed to them, and an answer none of whose figures
+appears in any excerpt is replaced by "cannot answer" (nodes/_citations.py). With no
 relevant excerpt there is no model call: the answer says plainly that the documents do not
 answer the question.
 Tokens are streamed to `stream_mode="custom"` as {"token": piece} ({"reset": link} when a
@@ -12,6 +13,7 @@ provider fails mid-answer and the next one starts over).
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -21,8 +23,10 @@ from graph import prompts
 from graph.configuration import Configuration
 from graph.services import get_services
 from graph.state import Citation, Excerpt, State
-from nodes._citations import clean_markers, repair_citations
+from nodes._citations import clean_markers, repair_citations, ungrounded
 from nodes._common import history, llm_failed, node
+
+log = logging.getLogger("thotqen.generate")
 
 
 def citations_of(excerpts: list[Excerpt]) -> list[Citation]:
@@ -96,9 +100,12 @@ def generate(state: State, config: RunnableConfig) -> dict[str, Any]:
         return {"answer": answer, "citations": [], "cited": [], "provider": None,
                 "llm_calls": llm_failed(state, "generate", exc), "chat_history": _turns(state, answer)}
     assert result is not None
+    texts = [e.get("text") or "" for e in excerpts]
     answer, _ = clean_markers(result.text, len(excerpts))
-    answer, cited = clean_markers(repair_citations(answer, [e.get("text") or "" for e in excerpts], question),
-                                  len(excerpts))
+    answer, cited = clean_markers(repair_citations(answer, texts, question), len(excerpts))
+    if ungrounded(answer, texts, question):  # every figure invented or computed from unstated inputs
+        log.info("answer withheld: none of its figures appears in the excerpts")
+        answer, cited = prompts.CANNOT_ANSWER, []
     if prompts.CANNOT_ANSWER.rstrip(".").lower() in answer.lower() and not cited:
         answer = prompts.CANNOT_ANSWER
     return {"answer": answer, "citations": citations_of(excerpts), "cited": cited, "provider": result.provider,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from graph import prompts
 from graph.graph import graph
-from nodes._citations import clean_markers, figures, repair_citations
+from nodes._citations import clean_markers, figures, repair_citations, ungrounded
 from nodes.generate import shown_excerpts
 from nodes.grade import parse_grades
 from nodes.retrieve import excerpt_text
@@ -43,6 +43,14 @@ def test_repair_points_a_sentence_at_the_excerpt_holding_its_figures() -> None:
     # a figure the question already holds proves nothing; a correct citation stays
     assert repair_citations("Capex of 1,373 rose to 1,577 [1].", texts, "From 1,373?") == \
         "Capex of 1,373 rose to 1,577 [1]."
+
+
+def test_an_answer_whose_figures_all_come_from_nowhere_is_ungrounded() -> None:
+    texts = ["Capital expenditures (1,577) (1,373)", "Net sales 32,765"]
+    assert ungrounded("The ratio is 1.46 [1].", texts, "What is the ratio?")
+    assert not ungrounded("Capex was 1,577, so the ratio is 4.8% [1].", texts)  # one figure is sourced
+    assert not ungrounded("Capex rose in fiscal 2018 [1].", texts)  # no figures to check
+    assert not ungrounded("Capex was 1,577 [1].", texts, "Was capex 1,577?")  # the question's own figure
 
 
 def test_answer_shows_the_graded_round_first_so_the_prompt_prefix_repeats() -> None:
