@@ -16,8 +16,9 @@ import pytest
 
 from tests import pdfs
 from tests.evals.fakes import schema_reply
+from tests.fake_openai import FakeOpenAI
 from tests.graph.conftest import TOPICS
-from tests.graph.fakes import ScriptedProvider, grades_json
+from tests.graph.fakes import grades_json
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,14 +45,14 @@ def script(kind: str, prompt: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def provider() -> Iterator[ScriptedProvider]:
-    p = ScriptedProvider(script)
+def provider() -> Iterator[FakeOpenAI]:
+    p = FakeOpenAI(script, model="scripted")
     yield p
     p.close()
 
 
 @pytest.fixture(scope="module")
-def env(provider: ScriptedProvider, tmp_path_factory) -> dict[str, str]:  # noqa: ANN001
+def env(provider: FakeOpenAI, tmp_path_factory) -> dict[str, str]:  # noqa: ANN001
     home = Path(tempfile.mkdtemp(prefix="thq-ev-", dir="/tmp"))  # short: Postgres sockets live here
     env = {**os.environ, "THOTQEN_HOME": str(home), "LOCAL_LLM": "false", "LLM_ORDER": "vllm",
            "VLLM_BASE_URL": f"{provider.url}/v1", "VLLM_MODEL": "scripted", "LLM_CHEAP_SKIP": "",
@@ -79,7 +80,7 @@ def run_quality(env: dict[str, str], tmp: Path, *args: str) -> tuple[subprocess.
     return res, json.loads((tmp / f"quality_{scope}.json").read_text())
 
 
-def test_quality_with_ragas(env: dict[str, str], tmp_path: Path, provider: ScriptedProvider) -> None:
+def test_quality_with_ragas(env: dict[str, str], tmp_path: Path, provider: FakeOpenAI) -> None:
     _res, out = run_quality(env, tmp_path, "--scope", "document")
     rows = {r["id"]: r for r in out["rows"]}
     assert set(rows) == {"aurora_revenue", "aurora_dividend"}

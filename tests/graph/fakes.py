@@ -20,7 +20,6 @@ from pydantic import ConfigDict, Field
 
 from providers.llm import LLMChain
 from tests.providers.conftest import make_settings
-from tests.providers.fakes import FakeProvider
 
 _EXCERPT = re.compile(r"^\[(\d+)\] \((.*?)\)\n(.*?)(?=\n\n\[\d+\] \(|\n\nQuestion: |\n\nConversation so far:)",
                       re.DOTALL | re.MULTILINE)
@@ -116,23 +115,6 @@ class ExplodingDatabase:
 
     def connection(self) -> Any:  # noqa: ANN401
         raise AssertionError("retrieval reached")
-
-
-class ScriptedProvider(FakeProvider):
-    """An OpenAI-compatible HTTP endpoint answering by `script(kind, prompt)` (for CLI subprocesses)."""
-
-    def __init__(self, script: Callable[[str, str], str]) -> None:
-        super().__init__(behaviour="ok")
-        self.script = script
-        self.kinds: list[str] = []
-
-    def handle(self, h: Any, body: dict[str, Any], raw: bytes, b: str) -> None:  # noqa: ANN401
-        messages = body.get("messages") or []
-        prompt = "\n".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
-        kind = kind_of(prompt)
-        self.kinds.append(kind)
-        self.text = self.script(kind, prompt)  # requests arrive one at a time from one CLI process
-        super().handle(h, body, raw, b)
 
 
 class FakeLangSmith:

@@ -14,8 +14,9 @@ import pytest
 
 from graph import prompts
 from tests import pdfs
+from tests.fake_openai import FakeOpenAI
 from tests.graph.conftest import TOPICS
-from tests.graph.fakes import ScriptedProvider, grades_json
+from tests.graph.fakes import grades_json
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,14 +30,14 @@ def script(kind: str, prompt: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def provider() -> Iterator[ScriptedProvider]:
-    p = ScriptedProvider(script)
+def provider() -> Iterator[FakeOpenAI]:
+    p = FakeOpenAI(script, model="scripted")
     yield p
     p.close()
 
 
 @pytest.fixture(scope="module")
-def cli_env(provider: ScriptedProvider, tmp_path_factory) -> dict[str, str]:  # noqa: ANN001
+def cli_env(provider: FakeOpenAI, tmp_path_factory) -> dict[str, str]:  # noqa: ANN001
     home = Path(tempfile.mkdtemp(prefix="thq-ask-", dir="/tmp"))  # short: Postgres sockets live here
     env = {**os.environ, "THOTQEN_HOME": str(home), "LOCAL_LLM": "false", "LLM_ORDER": "vllm",
            "VLLM_BASE_URL": f"{provider.url}/v1", "VLLM_MODEL": "scripted", "LLM_CHEAP_SKIP": "",

@@ -150,7 +150,8 @@ def test_admin_metrics(live, owner_with_report) -> None:  # noqa: ANN001
     with live.client() as c:
         chat = c.post("/api/chats", headers=h, json={}).json()["id"]
         assert ask(c, h, chat, "How many people did Aurora Widgets employ?")[-1][0] == "done"
-        assert c.post("/rag/invoke", headers=h, json={"input": {"question": "What was total revenue in fiscal 2023?"}}).is_success
+        question = {"input": {"question": "What was total revenue in fiscal 2023?"}}
+        assert c.post("/rag/invoke", headers=h, json=question).is_success
         assert c.get("/api/admin/metrics", headers=h).status_code == 403
         res = c.post("/api/auth/signup", json={"username": ADMIN, "password": "admin password 1"},
                      headers={"X-Forwarded-For": unique_ip()})
