@@ -231,7 +231,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    uvicorn.run("server:app", host=args.host, port=args.port, log_level="info")
+    # Several worker processes: one process's Python tops out at one core (evals/results/loadtest.md).
+    uvicorn.run("server:app", host=args.host, port=args.port, workers=args.workers, log_level="info")
     return 0
 
 
@@ -285,6 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run the HTTP server")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--workers", type=int, default=1, help="server processes (each answers on its own core)")
     p.set_defaults(func=cmd_serve)
     return parser
 

@@ -56,8 +56,22 @@ def fake_model():  # noqa: ANN201 - tests.fake_openai.FakeOpenAI
 
 
 def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU seconds of the process and its children still running (uvicorn's worker processes)."""
+    total = 0.0
+    for p in [pid, *_children(pid)]:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
 
 
 def seed(api: str, accounts: int) -> list[dict]:
@@ -114,6 +128,7 @@ def main() -> int:
     parser.add_argument("--duration", type=int, default=40, help="seconds per step")
     parser.add_argument("--accounts", type=int, default=10)
     parser.add_argument("--cache", action="store_true", help="keep the semantic answer cache on")
+    parser.add_argument("--workers", type=int, default=1, help="server processes (thotqen serve --workers)")
     parser.add_argument("--name", default="loadtest")
     args = parser.parse_args()
 
@@ -127,7 +142,8 @@ def main() -> int:
     for key in [k for k in env if k.endswith(("_API_KEY", "_API_KEY_2")) or k == "DATABASE_URL"]:
         env.pop(key)
     log = (workdir / "server.log").open("w")
-    server = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
+    server = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+                               "--workers", str(args.workers)],
                               cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     steps: list[dict] = []
     try:
@@ -157,12 +173,13 @@ def main() -> int:
     lines += [f"| {s['mix']} | {s['clients']} | {s['requests']} | {s['errors']} | {s['p50_ms']:.0f} | "
               f"{s['p95_ms']:.0f} | {s['rps']} | {s['server_cpu_percent']}% | {s['load_average']} |" for s in steps]
     md = "\n".join(lines) + (
-        f"\n\nLocust headless, {args.duration} s a step, think time 0.5–1.5 s, {args.accounts} seeded accounts, one "
-        f"uvicorn worker, embedded Postgres, answer cache {'on' if args.cache else 'off'}; the LLM is a fake "
-        f"OpenAI-compatible server answering at once. Server CPU: its process's CPU seconds per wall second "
-        f"(100% = one of {os.cpu_count()} cores; the load tool and the fake model share the same cores).\n")
+        f"\n\nLocust headless, {args.duration} s a step, think time 0.5–1.5 s, {args.accounts} seeded accounts, "
+        f"{args.workers} uvicorn worker process(es), embedded Postgres, answer cache "
+        f"{'on' if args.cache else 'off'}; the LLM is a fake OpenAI-compatible server answering at once. "
+        f"Ask requests are timed to the end of the SSE answer. Server CPU: the server processes' CPU seconds "
+        f"per wall second (100% = one of {os.cpu_count()} cores; the load tool and the fake model share them).\n")
     write_result(args.name, {"steps": steps, "duration_s": args.duration, "accounts": args.accounts,
-                             "cache": args.cache}, md)
+                             "cache": args.cache, "workers": args.workers}, md)
     print(md)
     return 0
 
