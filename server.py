@@ -70,6 +70,10 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
             requeued, failed = jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
         if requeued or failed:
             log.warning("recovered interrupted jobs: %d re-queued, %d failed", len(requeued), len(failed))
+        if getattr(services, "embedder", None) is None:  # load it now, not under the first burst of questions
+            from providers.embeddings import get_embedder
+
+            await asyncio.to_thread(get_embedder, settings.embedding_model_path, settings.embedding_batch_size)
         files = make_file_store(settings)
         worker = IngestWorker(db, settings, files, embedder=getattr(services, "embedder", None))
         app.state.db = db

@@ -6,7 +6,6 @@ import logging
 import os
 import threading
 from collections.abc import Sequence
-from functools import lru_cache
 
 import numpy as np
 
@@ -93,7 +92,17 @@ class Embedder:
             )[0]
 
 
-@lru_cache(maxsize=2)
+_embedders: dict[tuple[str | None, int, int | None], Embedder] = {}
+_embedders_lock = threading.Lock()
+
+
 def get_embedder(model_path: str | None = None, batch_size: int = 64, threads: int | None = None) -> Embedder:
-    log.info("loading embedding model from %s", model_path or "the packaged all-MiniLM-L6-v2")
-    return Embedder(model_path, batch_size, threads)
+    """One embedder per configuration and process. Built under a lock: concurrent first requests
+    (a server just started) each built a model, and parallel loads failed in torch ("Cannot copy
+    out of meta tensor", seen in the load test)."""
+    key = (model_path, batch_size, threads)
+    with _embedders_lock:
+        if key not in _embedders:
+            log.info("loading embedding model from %s", model_path or "the packaged all-MiniLM-L6-v2")
+            _embedders[key] = Embedder(model_path, batch_size, threads)
+        return _embedders[key]
