@@ -91,3 +91,15 @@ def test_doctor_names_the_fix_and_hides_the_password(cli_home: Path) -> None:
     assert "hunter2secret" not in res.stdout + res.stderr
     assert "app:****@" in res.stdout
     assert "[FAIL] database" in res.stdout and "fix: check DATABASE_URL" in res.stdout
+
+
+def test_serve_passes_host_port_and_workers_to_uvicorn(monkeypatch: pytest.MonkeyPatch) -> None:
+    import uvicorn
+
+    import cli
+
+    seen: dict = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(app=app, **kw))
+    assert cli.main(["serve", "--port", "8123", "--workers", "2"]) == 0
+    assert seen["app"] == "server:app" and seen["port"] == 8123 and seen["workers"] == 2
+    assert seen["host"] == "127.0.0.1"
