@@ -42,10 +42,11 @@ def test_local_model_answers_with_a_page_citation(report_owner, make_config, loc
     print("route", out["route"], "timings", out["timings"])
 
 
-@pytest.mark.xfail(strict=True, reason="known weakness: the 1.5B grader calls an unrelated excerpt relevant and the "
-                   "answer then invents a fact citing it (measured 2026-11-30); remove this marker when it passes")
 def test_local_model_refuses_what_the_documents_do_not_say(report_owner, make_config, local_chain) -> None:  # noqa: ANN001
     owner_id, _ = report_owner
     config = make_config(owner_id, local_chain, web=FakeWeb([]), retrieve_k=4, top_k=3, max_rounds=0)
     out = graph.invoke({"question": "Who designed Aurora Widgets' company logo?"}, config)
+    print("answer", out["answer"], "cited", out["cited"], "route", out["route"], "provider", out["provider"])
+    # Was a strict xfail (the model invented an answer citing an unrelated excerpt); it has passed
+    # since the lighter defaults, the shared excerpt block and the figure check (2026-11-30).
     assert out["cited"] == [] or "logo" in " ".join(c["text"] for c in out["citations"]).lower(), out
