@@ -118,16 +118,7 @@ def _table_ids(page_rows: list[list[str]], first_id: int) -> list[int | None]:
 
 def parse_pdf(data: bytes) -> ParsedPdf:
     """Parse PDF bytes into rows tagged with their page; raise IngestError with a clear reason."""
-    check_pdf_bytes(data)
-    try:
-        doc = pymupdf.open(stream=data, filetype="pdf")
-    except Exception as exc:  # PyMuPDF raises several types for unreadable files
-        raise IngestError(f"the PDF cannot be opened: {exc}") from exc
-    with doc:
-        if doc.needs_pass or doc.is_encrypted:
-            raise IngestError("the PDF is encrypted (password protected); upload a decrypted copy")
-        if doc.page_count == 0:
-            raise IngestError("the PDF has no pages")
+    with open_checked(data) as doc:
         rows: list[Row] = []
         table_count = 0
         total_chars = 0
@@ -151,17 +142,24 @@ def parse_pdf(data: bytes) -> ParsedPdf:
         return ParsedPdf(pages=doc.page_count, rows=rows)
 
 
-def precheck_pdf(data: bytes) -> int:
-    """Fast checks an upload can answer at once (no text extraction): complete, opens, not encrypted,
-    has pages. Returns the page count; raises IngestError with the reason."""
+def open_checked(data: bytes) -> pymupdf.Document:
+    """The opened PDF after the checks that need no text extraction: complete, opens, not
+    encrypted, has pages; raises IngestError with the reason."""
     check_pdf_bytes(data)
     try:
         doc = pymupdf.open(stream=data, filetype="pdf")
     except Exception as exc:  # PyMuPDF raises several types for unreadable files
         raise IngestError(f"the PDF cannot be opened: {exc}") from exc
-    with doc:
-        if doc.needs_pass or doc.is_encrypted:
-            raise IngestError("the PDF is encrypted (password protected); upload a decrypted copy")
-        if doc.page_count == 0:
-            raise IngestError("the PDF has no pages")
+    if doc.needs_pass or doc.is_encrypted:
+        doc.close()
+        raise IngestError("the PDF is encrypted (password protected); upload a decrypted copy")
+    if doc.page_count == 0:
+        doc.close()
+        raise IngestError("the PDF has no pages")
+    return doc
+
+
+def precheck_pdf(data: bytes) -> int:
+    """Fast checks an upload can answer at once (no text extraction). Returns the page count."""
+    with open_checked(data) as doc:
         return doc.page_count
