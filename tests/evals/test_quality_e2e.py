@@ -5,7 +5,6 @@ RAGAS (every RAGAS prompt carries a JSON schema; the script replies with a valid
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -16,7 +15,7 @@ import pytest
 
 from tests import pdfs
 from tests.evals.fakes import schema_reply
-from tests.fake_openai import FakeOpenAI
+from tests.fake_openai import FakeOpenAI, subprocess_env
 from tests.graph.conftest import TOPICS
 from tests.graph.fakes import grades_json
 
@@ -54,12 +53,8 @@ def provider() -> Iterator[FakeOpenAI]:
 @pytest.fixture(scope="module")
 def env(provider: FakeOpenAI, tmp_path_factory) -> dict[str, str]:  # noqa: ANN001
     home = Path(tempfile.mkdtemp(prefix="thq-ev-", dir="/tmp"))  # short: Postgres sockets live here
-    env = {**os.environ, "THOTQEN_HOME": str(home), "LOCAL_LLM": "false", "LLM_ORDER": "vllm",
-           "VLLM_BASE_URL": f"{provider.url}/v1", "VLLM_MODEL": "scripted", "LLM_CHEAP_SKIP": "",
-           "WEB_SEARCH": "false", "RERANKER": "none", "RAGAS_DO_NOT_TRACK": "true"}
-    for key in ("DATABASE_URL", "NVIDIA_API_KEY", "GROQ_API_KEY", "GROQ_API_KEY_2", "GEMINI_API_KEY",
-                "GEMINI_API_KEY_2", "GOOGLE_API_KEY", "GOOGLE_API_KEY_2", "OPENROUTER_API_KEY", "TAVILY_API_KEY",
-                "OPENAI_API_KEY", "LANGSMITH_TRACING"):
+    env = subprocess_env(provider, str(home), RAGAS_DO_NOT_TRACK="true")
+    for key in ("OPENAI_API_KEY", "LANGSMITH_TRACING"):
         env.pop(key, None)
     pdf = tmp_path_factory.mktemp("pdf") / "aurora.pdf"
     pdf.write_bytes(pdfs.long_report(TOPICS, pages_per_topic=2))

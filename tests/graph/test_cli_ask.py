@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -14,7 +13,7 @@ import pytest
 
 from graph import prompts
 from tests import pdfs
-from tests.fake_openai import FakeOpenAI
+from tests.fake_openai import FakeOpenAI, subprocess_env
 from tests.graph.conftest import TOPICS
 from tests.graph.fakes import grades_json
 
@@ -39,12 +38,7 @@ def provider() -> Iterator[FakeOpenAI]:
 @pytest.fixture(scope="module")
 def cli_env(provider: FakeOpenAI, tmp_path_factory) -> dict[str, str]:  # noqa: ANN001
     home = Path(tempfile.mkdtemp(prefix="thq-ask-", dir="/tmp"))  # short: Postgres sockets live here
-    env = {**os.environ, "THOTQEN_HOME": str(home), "LOCAL_LLM": "false", "LLM_ORDER": "vllm",
-           "VLLM_BASE_URL": f"{provider.url}/v1", "VLLM_MODEL": "scripted", "LLM_CHEAP_SKIP": "",
-           "WEB_SEARCH": "false", "RERANKER": "none", "GRAPH_HYDE": "true"}
-    for key in ("DATABASE_URL", "NVIDIA_API_KEY", "GROQ_API_KEY", "GROQ_API_KEY_2", "GEMINI_API_KEY",
-                "GEMINI_API_KEY_2", "GOOGLE_API_KEY", "GOOGLE_API_KEY_2", "OPENROUTER_API_KEY", "TAVILY_API_KEY"):
-        env.pop(key, None)
+    env = subprocess_env(provider, str(home), GRAPH_HYDE="true")
     pdf = tmp_path_factory.mktemp("pdf") / "aurora.pdf"
     pdf.write_bytes(pdfs.long_report(TOPICS, pages_per_topic=2))
     res = run(env, "ingest", str(pdf), "--user", "ann")
