@@ -17,9 +17,8 @@ EXCERPTS_SYSTEM = (
 )
 
 GRADE_TASK = (
-    "For EVERY excerpt above, decide whether it contains information that helps answer the "
-    "question (a figure, line item or statement the answer needs). For each excerpt give a short "
-    "reason first, then yes or no."
+    "For EVERY excerpt above, answer yes if it contains information the answer needs (a figure, "
+    "line item or statement), otherwise no."
 )
 
 # No "reply exactly: I cannot answer" escape hatch here: generate runs only when grading found

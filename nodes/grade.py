@@ -1,9 +1,11 @@
 """Grade: ONE batched LLM call judges every excerpt of the round.
 
-Structured output with one field per excerpt (`excerpt_1` ... `excerpt_n`, each a short
-reason then yes/no): the chain puts the schema in the prompt and parses leniently, and the
-local model and vLLM enforce it with a grammar, so the reply has exactly n bounded verdicts
-(free text let the 1.5B model copy an example list until it hit the token limit). When the
+Structured output with one field per excerpt (`excerpt_1` ... `excerpt_n`, each "yes" or
+"no"): the chain puts the schema in the prompt and parses leniently, and the local model and
+vLLM enforce it with a grammar, so the reply has exactly n verdicts (free text let the 1.5B
+model copy an example list until it hit the token limit). No reasons: on the local model a
+reason per excerpt cost ~90 generated tokens (~5 s of a ~29 s question) and the reasoned grader
+called every excerpt relevant, where the bare one sometimes said no (evals/results/grading.md). When the
 structured call fails everywhere, the raw text of a plain call is parsed by `parse_grades`
 (JSON, JSON in prose or a fence, "1: yes" lines). An excerpt without a readable verdict counts
 as NOT relevant: a malformed reply must never pass everything through. Excerpts judged
@@ -17,7 +19,7 @@ import re
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel, Field, ValidationError, create_model
+from pydantic import BaseModel, ValidationError, create_model
 
 from graph import prompts
 from graph.configuration import Configuration
@@ -36,14 +38,9 @@ class Grades(BaseModel):
     grades: list[Grade]
 
 
-class Verdict(BaseModel):
-    reason: str = Field(max_length=80)  # reason first: a small model judges better after explaining
-    relevant: Literal["yes", "no"]
-
-
 def verdicts_model(count: int) -> type[BaseModel]:
-    """A schema with exactly `count` verdicts, so a grammar cannot let the reply run on."""
-    fields: dict[str, Any] = {f"excerpt_{n}": (Verdict, ...) for n in range(1, count + 1)}
+    """A schema with exactly `count` yes/no verdicts, so a grammar cannot let the reply run on."""
+    fields: dict[str, Any] = {f"excerpt_{n}": (Literal["yes", "no"], ...) for n in range(1, count + 1)}
     return create_model(f"Grades{count}", **fields)
 
 
@@ -109,7 +106,7 @@ def grade(state: State, config: RunnableConfig) -> dict[str, Any]:
     try:
         result = chain.invoke(messages, cheap=True, structured=verdicts_model(len(documents)), config=config)
         parsed = result.parsed.model_dump() if result.parsed is not None else {}
-        verdicts = {n: parsed[f"excerpt_{n}"]["relevant"] == "yes" for n in range(1, len(documents) + 1)
+        verdicts = {n: parsed[f"excerpt_{n}"] == "yes" for n in range(1, len(documents) + 1)
                     if f"excerpt_{n}" in parsed}
         calls = llm_call(state, "grade", result)
     except Exception as exc:  # noqa: BLE001 - no valid structured reply anywhere: read a plain one leniently

@@ -21,8 +21,23 @@ from providers.llm.errors import LinkError
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
+_NAMED = ("properties", "$defs", "definitions", "patternProperties")  # maps of name -> schema
+
+
+def _untitled(node: Any) -> Any:  # noqa: ANN401 - any JSON value
+    if isinstance(node, list):
+        return [_untitled(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    return {key: ({name: _untitled(s) for name, s in value.items()} if key in _NAMED and isinstance(value, dict)
+                  else _untitled(value))
+            for key, value in node.items() if not (key == "title" and isinstance(value, str))}
+
+
 def schema_of(model: type[BaseModel]) -> dict[str, Any]:
-    return model.model_json_schema()
+    """The model's JSON schema without pydantic's `title` annotations: they validate nothing and
+    cost prompt tokens on every structured call (a field named `title` is kept)."""
+    return _untitled(model.model_json_schema())
 
 
 def instruction(model: type[BaseModel]) -> str:

@@ -47,8 +47,8 @@ def kind_of(prompt: str) -> str:
 
 
 def grades_json(prompt: str, relevant: Callable[[str], bool]) -> str:
-    """The structured grading reply: {"excerpt_1": {"reason": ..., "relevant": "yes"|"no"}, ...}."""
-    items = [f'"excerpt_{n}": {{"reason": "checked", "relevant": "{"yes" if relevant(text) else "no"}"}}'
+    """The structured grading reply: {"excerpt_1": "yes"|"no", ...}."""
+    items = [f'"excerpt_{n}": "{"yes" if relevant(text) else "no"}"'
              for n, _where, text in excerpts_in(prompt)]
     return "{" + ", ".join(items) + "}"
 

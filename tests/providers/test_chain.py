@@ -115,6 +115,23 @@ def test_unparseable_structured_output_moves_on_and_schema_reaches_openai_compat
     assert vllm.requests[0].body["response_format"]["type"] == "json_schema"
 
 
+def test_schema_in_the_prompt_drops_pydantic_titles_but_keeps_a_field_named_title() -> None:
+    from providers.llm.structured import schema_of
+
+    class Nested(BaseModel):
+        title: str
+
+    class Outer(BaseModel):
+        inner: Nested
+        count: int
+
+    schema = schema_of(Outer)
+    assert "title" not in schema and "title" not in schema["properties"]["count"]
+    assert schema["$defs"]["Nested"] == {"properties": {"title": {"type": "string"}}, "required": ["title"],
+                                         "type": "object"}
+    assert Outer.model_validate({"inner": {"title": "t"}, "count": 1})  # still the same model
+
+
 def test_fenced_json_is_accepted(fake) -> None:
     oa = fake("ok", text='Here:\n```json\n{"relevant": false, "reason": "off topic"}\n```')
     result = LLMChain(make_settings(groq_api_key="k", groq_base_url=oa.url, llm_timeout_s=CUT)).invoke(
