@@ -117,9 +117,9 @@ class Settings(BaseSettings):
     # RunnableConfig's `configurable` (Studio, LangServe, tests) under the name without `graph_`.
     # Candidates retrieved per round, before the reranker cuts them down to graph_top_k.
     graph_retrieve_k: int = 10
-    # Excerpts graded and shown: each costs the local model ~2.5 s of prompt reading on 2 cores
-    # (hit@3 0.71 vs hit@5 0.80 within a filing; evals/results/retrieval.md).
-    graph_top_k: int = 3
+    # Excerpts graded and shown: four short ones rather than three long ones, for the same prompt
+    # length (hit@3 0.71, hit@5 0.80 within a filing; the tuning runs are in README, Graph).
+    graph_top_k: int = 4
     # HyDE: embed a hypothetical answer for the dense side (the sparse side keeps the user's words).
     # Off by default: one more generation (~4 s locally) before retrieval, with no measured gain yet.
     graph_hyde: bool = False
@@ -128,8 +128,8 @@ class Settings(BaseSettings):
     # Extra rounds (rewrite, then web) when fewer than half the excerpts are relevant.
     graph_max_rounds: int = 2
     # Characters of each parent chunk shown to the model, centred on the matched child: on a
-    # 2-core CPU the local model reads ~90 tokens/s, so whole 1,500-token parents cost minutes.
-    graph_excerpt_chars: int = 800
+    # 2-core CPU the local model reads ~73 tokens/s, so whole 1,500-token parents cost minutes.
+    graph_excerpt_chars: int = 500
     # Chat turns (user + assistant pairs) the model sees when condensing and answering.
     graph_history_turns: int = 3
     # Guardrail: ask the LLM too (slow on the local model; the rules and classifiers run always).

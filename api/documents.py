@@ -123,7 +123,8 @@ UPLOAD_BODY = {"requestBody": {"required": True, "content": {"multipart/form-dat
 
 @router.post("/api/documents", status_code=202, openapi_extra=UPLOAD_BODY,
              responses={413: {"description": "larger than UPLOAD_MAX_MB"}, 415: {"description": "not a PDF"},
-                        422: {"description": "empty, truncated, encrypted or unreadable PDF"}})
+                        422: {"description": "empty, truncated, encrypted or unreadable PDF"},
+                        503: {"description": "file storage (Supabase) failed; nothing was kept"}})
 async def upload_document(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str, Any]:
     """Upload a PDF (multipart field `file`); ingestion runs in the background.
 
@@ -177,17 +178,32 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
                 job_id = jobs.create_job(conn, document_id=sub.document_id, owner_id=user.id)
                 jobs.finish(conn, job_id)
         else:
-            files.saved(user.id, _content_hash(data))
+            try:
+                files.saved(user.id, _content_hash(data))
+            except Exception as exc:  # the durable copy failed: undo the upload rather than keep half of it
+                with db.connection() as conn:
+                    documents.delete_document(conn, owner_id=user.id, document_id=str(sub.document_id))
+                files.path(user.id, _content_hash(data)).unlink(missing_ok=True)
+                log.warning("upload user_id=%s: file storage (%s) failed, upload undone: %s", user.id, files.kind,
+                            type(exc).__name__)
+                raise _StorageDown from exc
         return {"document_id": str(sub.document_id), "job_id": str(job_id), "reused": sub.reused}
 
     try:
         out = await asyncio.to_thread(submit)
     except IngestError as exc:
         raise HTTPException(422, str(exc)) from None
+    except _StorageDown:
+        raise HTTPException(503, "file storage is unavailable; nothing was kept, please upload again later",
+                            headers={"Retry-After": "30"}) from None
     request.app.state.worker.wake()
     log.info("upload user_id=%s document=%s reused=%s bytes=%d", user.id, out["document_id"], out["reused"],
              len(data))
     return out
+
+
+class _StorageDown(Exception):
+    """The file store refused the upload."""
 
 
 def _content_hash(data: bytes) -> str:

@@ -26,7 +26,7 @@ GRADE_TASK = (
 # question even with the evidence page in front of it. An answer without a valid [n] is
 # reported as not answered.
 ANSWER_TASK = (
-    "Using only the excerpts above, answer the question in at most four sentences. Give the "
+    "Using only the excerpts above, answer the question in at most three sentences. Give the "
     "figures the answer rests on, copied exactly, and cite the excerpt each comes from with its "
     "number in square brackets, like [1]. Do not cite numbers that are not listed. If a figure "
     "the answer needs is missing from the excerpts, say which one."

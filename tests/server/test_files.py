@@ -9,6 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pydantic import SecretStr
 
 from api.files import LocalFiles, SupabaseFiles, make_file_store
+from tests.server.conftest import signup, upload
 
 # A syntactically valid service-role JWT (the client checks the shape, not the signature).
 SERVICE_KEY = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJyb2xlIjoic2VydmljZV9yb2xlIiwiaXNzIjoic3VwYWJhc2UifQ."
@@ -21,6 +22,7 @@ class FakeStorage:
     def __init__(self) -> None:
         self.objects: dict[str, bytes] = {}
         self.auth: list[str] = []
+        self.fail_uploads = False  # answer uploads with 500, like a storage outage
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -42,6 +44,9 @@ class FakeStorage:
 
                 outer.auth.append(self.headers.get("Authorization", ""))
                 raw = self.rfile.read(int(self.headers["Content-Length"]))
+                if outer.fail_uploads:
+                    self._reply(500, b'{"statusCode": "500", "error": "internal", "message": "storage down"}')
+                    return
                 msg = email.parser.BytesParser().parsebytes(
                     f"Content-Type: {self.headers['Content-Type']}\r\n\r\n".encode() + raw)
                 for part in msg.walk():
@@ -92,4 +97,25 @@ def test_supabase_store_round_trip(settings, tmp_path) -> None:  # noqa: ANN001
     assert path.read_bytes() == b"%PDF-1.7 data %%EOF"
     store.delete(7, "abc")
     assert fake.objects == {} and not path.exists()
+    fake.server.shutdown()
+
+
+def test_a_failed_storage_upload_answers_503_and_keeps_nothing(start_server, server_settings, report_pdf,
+                                                                tmp_path) -> None:  # noqa: ANN001
+    fake = FakeStorage()
+    live = start_server(server_settings.model_copy(update={
+        "thotqen_home": tmp_path, "supabase_url": fake.url, "supabase_service_key": SecretStr(SERVICE_KEY),
+        "supabase_bucket": "pdfs"}))
+    with live.client() as c:
+        user = signup(c, "storage")
+        fake.fail_uploads = True
+        res = upload(c, user["headers"], "report.pdf", report_pdf)
+        assert res.status_code == 503, res.text
+        assert "nothing was kept" in res.json()["detail"] and res.headers["Retry-After"]
+        assert c.get("/api/documents", headers=user["headers"]).json()["documents"] == []
+        assert not list((tmp_path / "files").rglob("*.pdf"))
+        fake.fail_uploads = False  # storage is back: the same file uploads as new, not as a half-kept duplicate
+        res = upload(c, user["headers"], "report.pdf", report_pdf)
+        assert res.status_code == 202 and res.json()["reused"] is False, res.text
+        assert list(fake.objects.values()) == [report_pdf]
     fake.server.shutdown()

@@ -1,0 +1,131 @@
+"""Grading prompts compared on the local model: a reason per excerpt, or a bare yes/no.
+
+    python evals/bench_grading.py [--rows evals/results/graph_full.json] [--stride 3]
+
+Reads the excerpts the graph showed for each development question (the rows of a
+`bench_graph.py` result), grades them with each variant through the local model's own
+OpenAI-style endpoint and the same grammar-constrained schema the grade node sends, and scores
+the verdicts against FinanceBench's evidence pages (an excerpt from an evidence page should be
+"yes"; any other page "no", which is stricter than relevance, since a figure can sit on two
+pages). Every call starts with an empty prompt cache (`cache_prompt: false`) so both variants
+pay for the whole prompt. Writes evals/results/grading.{json,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, create_model
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from evals.common import RESULTS, write_result  # noqa: E402
+
+
+class Reasoned(BaseModel):
+    reason: str = Field(max_length=80)
+    relevant: Literal["yes", "no"]
+
+
+REASONED_TASK = (
+    "For EVERY excerpt above, decide whether it contains information that helps answer the "
+    "question (a figure, line item or statement the answer needs). For each excerpt give a short "
+    "reason first, then yes or no."
+)
+
+
+def variants() -> dict[str, tuple[Any, str]]:
+    from graph import prompts
+    from nodes.grade import verdicts_model
+
+    def reasoned(count: int) -> type[BaseModel]:
+        return create_model(f"Reasoned{count}", **{f"excerpt_{n}": (Reasoned, ...) for n in range(1, count + 1)})
+
+    return {"reason_then_verdict": (reasoned, REASONED_TASK), "verdict_only (product)": (verdicts_model,
+                                                                                       prompts.GRADE_TASK)}
+
+
+def grade_once(server: Any, messages: list[dict], model: type[BaseModel]) -> tuple[list[bool] | None, dict, float]:  # noqa: ANN401
+    from providers.llm.structured import response_format
+
+    body = {"model": "local", "messages": messages, "max_tokens": 400, "temperature": 0, "cache_prompt": False,
+            "response_format": response_format(model)}
+    request = urllib.request.Request(f"{server.base_url}/chat/completions", json.dumps(body).encode(),
+                                     {"Content-Type": "application/json", "Authorization": f"Bearer {server.api_key}"})
+    started = time.perf_counter()
+    with urllib.request.urlopen(request, timeout=300) as response:
+        out = json.load(response)
+    elapsed = time.perf_counter() - started
+    try:
+        parsed = json.loads(out["choices"][0]["message"]["content"])
+        verdicts = [(v if isinstance(v, str) else v["relevant"]) == "yes" for v in parsed.values()]
+    except (ValueError, KeyError, TypeError):
+        verdicts = None
+    return verdicts, out.get("timings") or {}, elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", default=str(RESULTS / "graph_full.json"), help="a bench_graph.py result")
+    parser.add_argument("--stride", type=int, default=3, help="every Nth question")
+    args = parser.parse_args()
+    from graph import prompts
+    from providers.llm.structured import instruction
+    from providers.local_model import get_local_server
+
+    server = get_local_server()
+    rows = json.loads(Path(args.rows).read_text())["rows"][:: args.stride]
+    results: dict[str, list[dict]] = {name: [] for name in variants()}
+    for row in rows:
+        excerpts = [{"name": c["name"], "page": c["page"], "text": c["text"]} for c in row["citations"]]
+        labels = [c["page"] in row["evidence_pages"] for c in row["citations"]]
+        for name, (make, task) in variants().items():
+            model = make(len(excerpts))
+            messages = [{"role": "system", "content": prompts.EXCERPTS_SYSTEM},
+                        {"role": "user", "content": prompts.excerpt_block(excerpts, row["question"]) + task
+                         + "\n\n" + instruction(model)}]
+            verdicts, timings, elapsed = grade_once(server, messages, model)
+            results[name].append({"id": row["id"], "labels": labels, "verdicts": verdicts,
+                                  "s": round(elapsed, 2), "prompt_tokens": timings.get("prompt_n"),
+                                  "output_tokens": timings.get("predicted_n")})
+            print(name, row["id"], labels, verdicts, f"{elapsed:.1f}s", file=sys.stderr)
+    summary = {}
+    for name, graded in results.items():
+        pairs = [(label, v) for g in graded if g["verdicts"] and len(g["verdicts"]) == len(g["labels"])
+                 for label, v in zip(g["labels"], g["verdicts"], strict=True)]
+        summary[name] = {
+            "questions": len(graded), "excerpts": len(pairs),
+            "invalid": sum(1 for g in graded if not g["verdicts"] or len(g["verdicts"]) != len(g["labels"])),
+            "accuracy": round(sum(label == v for label, v in pairs) / len(pairs), 3) if pairs else None,
+            "evidence_kept": sum(1 for label, v in pairs if label and v),
+            "evidence_dropped": sum(1 for label, v in pairs if label and not v),
+            "other_kept": sum(1 for label, v in pairs if v and not label),
+            "other_dropped": sum(1 for label, v in pairs if not v and not label),
+            "p50_s": round(statistics.median(g["s"] for g in graded), 2),
+            "p50_output_tokens": statistics.median(g["output_tokens"] or 0 for g in graded),
+            "p50_prompt_tokens": statistics.median(g["prompt_tokens"] or 0 for g in graded),
+        }
+    md = ["# Grading prompts on the local model", "",
+          f"{len(rows)} development questions (every {args.stride}th row of `{args.rows}`), the excerpts the graph "
+          "showed for each, graded with an empty prompt cache. A verdict is scored right when it says yes "
+          "exactly for excerpts from an evidence page.", "",
+          "| variant | accuracy | evidence kept | evidence dropped | other pages kept | other pages dropped "
+          "| p50 s | p50 prompt tokens | p50 generated tokens | invalid |", "|---|---|---|---|---|---|---|---|---|---|"]
+    md += [f"| {n} | {s['accuracy']} | {s['evidence_kept']} | {s['evidence_dropped']} | {s['other_kept']} | "
+           f"{s['other_dropped']} | {s['p50_s']} | {s['p50_prompt_tokens']} | {s['p50_output_tokens']} | "
+           f"{s['invalid']} |"
+           for n, s in summary.items()]
+    write_result("grading", {"rows": args.rows, "stride": args.stride, "summary": summary, "results": results},
+                 "\n".join(md))
+    print("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()
