@@ -82,6 +82,8 @@ def main() -> None:
 
     server = get_local_server()
     rows = json.loads(Path(args.rows).read_text())["rows"][:: args.stride]
+    source = Path(args.rows).resolve().relative_to(Path.cwd()) if Path(args.rows).resolve().is_relative_to(
+        Path.cwd()) else Path(args.rows)
     results: dict[str, list[dict]] = {name: [] for name in variants()}
     for row in rows:
         excerpts = [{"name": c["name"], "page": c["page"], "text": c["text"]} for c in row["citations"]]
@@ -113,7 +115,7 @@ def main() -> None:
             "p50_prompt_tokens": statistics.median(g["prompt_tokens"] or 0 for g in graded),
         }
     md = ["# Grading prompts on the local model", "",
-          f"{len(rows)} development questions (every {args.stride}th row of `{args.rows}`), the excerpts the graph "
+          f"{len(rows)} development questions (one row in {args.stride} of `{source}`), the excerpts the graph "
           "showed for each, graded with an empty prompt cache. A verdict is scored right when it says yes "
           "exactly for excerpts from an evidence page.", "",
           "| variant | accuracy | evidence kept | evidence dropped | other pages kept | other pages dropped "

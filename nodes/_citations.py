@@ -7,6 +7,9 @@ appear in some excerpts but in none of those it cites is re-pointed to the excer
 them, and a sentence without a marker gets one. Figures found nowhere (computed ratios,
 invented numbers) leave the sentence as the model wrote it; an answer whose figures ALL come from
 nowhere is not grounded (`ungrounded`), and the answer node then says it cannot answer.
+A figure also counts as found when it is a table's number restated in another unit: "$213.1
+million" is the "213,105" of a table in thousands (at least three significant digits, rounded
+to the stated precision).
 """
 
 from __future__ import annotations
@@ -47,6 +50,24 @@ def figures(text: str) -> set[str]:
     return out
 
 
+_SCALES = (1e3, 1e6, 1e-3)  # thousands <-> millions <-> billions
+
+
+def same_figure(stated: str, held: str) -> bool:
+    """`stated` (from the answer) is `held` (from an excerpt), or `held` in another unit."""
+    if stated == held:
+        return True
+    if len(stated.replace(".", "").lstrip("0")) < 3:  # "2.5" would match too many table numbers
+        return False
+    decimals = len(stated.partition(".")[2])
+    value, source = float(stated), float(held)
+    return any(round(source / scale, decimals) == value for scale in _SCALES)
+
+
+def _overlap(stated: set[str], held: set[str]) -> bool:
+    return any(same_figure(s, h) for s in stated for h in held)
+
+
 def repair_citations(answer: str, texts: list[str], question: str = "") -> str:
     """Point each sentence's markers at the excerpts that hold its figures (see module doc)."""
     held = [figures(t) for t in texts]
@@ -56,7 +77,7 @@ def repair_citations(answer: str, texts: list[str], question: str = "") -> str:
         if not sentence:
             continue
         wanted = figures(sentence) - asked
-        holders = [n for n, f in enumerate(held, 1) if wanted & f]
+        holders = [n for n, f in enumerate(held, 1) if _overlap(wanted, f)]
         cited = {int(x) for m in _MARK.finditer(sentence) for x in m.group(1).split(",")}
         if wanted and holders and not cited & set(holders):
             marker = "[" + ", ".join(map(str, holders[:2])) + "]"
@@ -72,4 +93,4 @@ def repair_citations(answer: str, texts: list[str], question: str = "") -> str:
 def ungrounded(answer: str, texts: list[str], question: str = "") -> bool:
     """True when the answer states figures (beyond the question's) and none is in any excerpt."""
     stated = figures(answer) - figures(question)
-    return bool(stated) and not any(stated & figures(t) for t in texts)
+    return bool(stated) and not any(_overlap(stated, figures(t)) for t in texts)

@@ -45,6 +45,15 @@ def test_repair_points_a_sentence_at_the_excerpt_holding_its_figures() -> None:
         "Capex of 1,373 rose to 1,577 [1]."
 
 
+def test_a_figure_restated_in_another_unit_is_found() -> None:
+    table = ["Net income (loss) | $ | 213,105 $ | 375,446 (in thousands)", "Revenue was strong."]
+    assert not ungrounded("Net income was $213.1 million [2].", table)
+    assert repair_citations("Net income was $213.1 million [2].", table) == "Net income was $213.1 million [1]."
+    assert not ungrounded("Revenue was $1.58 billion [1].", ["Total revenue | 1,577,042 (in thousands)"])
+    assert ungrounded("Net income was $213.2 million [1].", table)  # a different figure at that precision
+    assert ungrounded("Margins rose 21% [1].", ["Sales of 21,480 units"])  # too few digits to rescale
+
+
 def test_an_answer_whose_figures_all_come_from_nowhere_is_ungrounded() -> None:
     texts = ["Capital expenditures (1,577) (1,373)", "Net sales 32,765"]
     assert ungrounded("The ratio is 1.46 [1].", texts, "What is the ratio?")
