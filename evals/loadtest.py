@@ -136,11 +136,10 @@ def main() -> int:
     fake = fake_model()
     port = free_port()
     api = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "THOTQEN_HOME": str(workdir / "home"), "LLM_ORDER": "vllm", "LOCAL_LLM": "false",
-           "VLLM_BASE_URL": f"{fake.url}/v1", "VLLM_MODEL": fake.model, "LLM_CHEAP_SKIP": "", "WEB_SEARCH": "false",
-           "QUESTIONS_PER_HOUR": "1000000", "LOGIN_IP_LIMIT": "1000000", "ANSWER_CACHE": str(args.cache).lower()}
-    for key in [k for k in env if k.endswith(("_API_KEY", "_API_KEY_2")) or k == "DATABASE_URL"]:
-        env.pop(key)
+    from tests.fake_openai import subprocess_env
+
+    env = subprocess_env(fake, str(workdir / "home"), QUESTIONS_PER_HOUR="1000000", LOGIN_IP_LIMIT="1000000",
+                         ANSWER_CACHE=str(args.cache).lower())
     log = (workdir / "server.log").open("w")
     server = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--host", "127.0.0.1", "--port", str(port),
                                "--workers", str(args.workers)],
