@@ -12,13 +12,18 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from tests.graph.fakes import kind_of
+
+ROOT = Path(__file__).resolve().parents[1]
 
 Script = Callable[[str, str], str]
 
@@ -137,3 +142,21 @@ def subprocess_env(fake: FakeOpenAI, home: str, **extra: str) -> dict[str, str]:
     for key in CLOUD_SETTINGS:
         env.pop(key, None)
     return env
+
+
+def run_cli(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """`python -m cli ARGS` from the repository root under `env`."""
+    return subprocess.run([sys.executable, "-m", "cli", *args], capture_output=True, text=True, env=env, cwd=ROOT,
+                          timeout=timeout)
+
+
+def ingest_report(env: dict[str, str], directory: Path, user: str) -> str:
+    """Write the 8-page Aurora report into `directory`, ingest it for `user`; its document id."""
+    from tests import pdfs
+    from tests.graph.conftest import TOPICS
+
+    pdf = directory / "aurora.pdf"
+    pdf.write_bytes(pdfs.long_report(TOPICS, pages_per_topic=2))
+    res = run_cli(env, "ingest", str(pdf), "--user", user)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)["document_id"]

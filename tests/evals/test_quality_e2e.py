@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests import pdfs
 from tests.evals.fakes import schema_reply
-from tests.fake_openai import FakeOpenAI, subprocess_env
+from tests.fake_openai import FakeOpenAI, ingest_report, subprocess_env
 from tests.graph.conftest import TOPICS
 from tests.graph.fakes import grades_json
 
@@ -56,11 +55,7 @@ def env(provider: FakeOpenAI, tmp_path_factory) -> dict[str, str]:  # noqa: ANN0
     env = subprocess_env(provider, str(home), RAGAS_DO_NOT_TRACK="true")
     for key in ("OPENAI_API_KEY", "LANGSMITH_TRACING"):
         env.pop(key, None)
-    pdf = tmp_path_factory.mktemp("pdf") / "aurora.pdf"
-    pdf.write_bytes(pdfs.long_report(TOPICS, pages_per_topic=2))
-    res = subprocess.run([sys.executable, "-m", "cli", "ingest", str(pdf), "--user", "bench"], capture_output=True,
-                         text=True, env=env, cwd=ROOT, timeout=300)
-    assert res.returncode == 0, res.stderr
+    ingest_report(env, tmp_path_factory.mktemp("pdf"), "bench")
     return env
 
 
