@@ -177,13 +177,13 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
             with db.connection() as conn:
                 job_id = jobs.create_job(conn, document_id=sub.document_id, owner_id=user.id)
                 jobs.finish(conn, job_id)
-        else:
+        elif sub.created:  # a document seen before already has its durable copy
             try:
-                files.saved(user.id, _content_hash(data))
+                files.saved(user.id, sub.content_hash)
             except Exception as exc:  # the durable copy failed: undo the upload rather than keep half of it
                 with db.connection() as conn:
                     documents.delete_document(conn, owner_id=user.id, document_id=str(sub.document_id))
-                files.path(user.id, _content_hash(data)).unlink(missing_ok=True)
+                files.path(user.id, sub.content_hash).unlink(missing_ok=True)
                 log.warning("upload user_id=%s: file storage (%s) failed, upload undone: %s", user.id, files.kind,
                             type(exc).__name__)
                 raise _StorageDown from exc
@@ -204,12 +204,6 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
 
 class _StorageDown(Exception):
     """The file store refused the upload."""
-
-
-def _content_hash(data: bytes) -> str:
-    import hashlib
-
-    return hashlib.sha256(data).hexdigest()
 
 
 @router.get("/api/documents")

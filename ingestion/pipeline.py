@@ -37,6 +37,8 @@ class Submission:
     document_id: uuid.UUID
     job_id: uuid.UUID | None  # None when an identical, ready document was reused
     reused: bool
+    content_hash: str
+    created: bool = False  # this call created the document row (not a reuse or a redo of one)
 
 
 @dataclass
@@ -73,7 +75,7 @@ def submit_pdf(db: Database, settings: Settings, *, owner_id: int, name: str, da
     with db.connection() as conn, conn.transaction():
         existing = documents.find_by_hash(conn, owner_id=owner_id, content_hash=content_hash)
         if existing and existing["status"] == "ready":
-            return Submission(existing["id"], None, True)
+            return Submission(existing["id"], None, True, content_hash)
         if existing and existing["status"] in ("queued", "processing"):
             active = conn.execute(
                 "select id from document_jobs where document_id = %s and status in ('queued', 'processing')"
@@ -81,7 +83,8 @@ def submit_pdf(db: Database, settings: Settings, *, owner_id: int, name: str, da
                 (existing["id"],),
             ).fetchone()
             if active:
-                return Submission(existing["id"], active[0], False)
+                return Submission(existing["id"], active[0], False, content_hash)
+        created = not existing
         if existing:  # failed before (or lost its job): redo it
             document_id = existing["id"]
             conn.execute(
@@ -94,7 +97,7 @@ def submit_pdf(db: Database, settings: Settings, *, owner_id: int, name: str, da
                 conn, owner_id=owner_id, name=name, content_hash=content_hash, size_bytes=len(data)
             )
         job_id = jobs.create_job(conn, document_id=document_id, owner_id=owner_id)
-    return Submission(document_id, job_id, False)
+    return Submission(document_id, job_id, False, content_hash, created)
 
 
 def run_job(

@@ -89,6 +89,7 @@ def test_reupload_reuses_the_index(db, make_user, ingest, report) -> None:  # no
     first, _ = ingest(owner, "report.pdf", report)
     again, outcome = ingest(owner, "renamed.pdf", report)
     assert again.reused and again.document_id == first.document_id and outcome is None
+    assert first.created and not again.created and again.content_hash == first.content_hash
     with db.connection() as conn:
         count = conn.execute("select count(*) from documents where owner_id = %s", (owner,)).fetchone()[0]
     assert count == 1
@@ -97,11 +98,13 @@ def test_reupload_reuses_the_index(db, make_user, ingest, report) -> None:  # no
 def test_a_failed_document_is_redone_on_reupload(db, settings, make_user, ingest, report) -> None:  # noqa: ANN001
     _, owner = make_user()
     sub = submit_pdf(db, settings, owner_id=owner, name="report.pdf", data=report)
+    in_progress = submit_pdf(db, settings, owner_id=owner, name="report.pdf", data=report)
+    assert sub.created and not in_progress.created and in_progress.job_id == sub.job_id
     with db.connection() as conn:
         conn.execute("update documents set status = 'failed', error = 'boom' where id = %s", (sub.document_id,))
         conn.execute("update document_jobs set status = 'failed' where id = %s", (sub.job_id,))
     again, outcome = ingest(owner, "report.pdf", report)
-    assert not again.reused and again.document_id == sub.document_id
+    assert not again.reused and not again.created and again.document_id == sub.document_id
     assert outcome.status == "ready"
 
 

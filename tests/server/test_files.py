@@ -118,4 +118,9 @@ def test_a_failed_storage_upload_answers_503_and_keeps_nothing(start_server, ser
         res = upload(c, user["headers"], "report.pdf", report_pdf)
         assert res.status_code == 202 and res.json()["reused"] is False, res.text
         assert list(fake.objects.values()) == [report_pdf]
+        fake.fail_uploads = True  # the same file again: it already has its durable copy, so nothing is undone
+        again = upload(c, user["headers"], "report.pdf", report_pdf)
+        assert again.status_code == 202 and again.json()["document_id"] == res.json()["document_id"], again.text
+        assert [d["id"] for d in c.get("/api/documents", headers=user["headers"]).json()["documents"]] == \
+            [res.json()["document_id"]]
     fake.server.shutdown()
