@@ -121,17 +121,15 @@ def cmd_search(args: argparse.Namespace) -> int:
     embedding = None
     if args.mode != "sparse":
         embedding = get_embedder(settings.embedding_model_path, settings.embedding_batch_size).embed_query(args.query)
-    params = SearchParams(
-        k=args.k, mode=args.mode, dense_weight=settings.dense_weight, sparse_weight=settings.sparse_weight,
-        rrf_k=settings.rrf_k, candidates=settings.candidates, max_df=settings.max_df,
-    )
+    params = SearchParams.from_settings(settings, k=args.k, mode=args.mode)
     with db.connection() as conn:
         hits = search(conn, owner_id=owner_id, query_text=args.query, query_embedding=embedding, params=params,
                       document_ids=args.document)
     if args.json:
         _print_json({"hits": [
             {"document_id": str(h.document_id), "name": h.document_name, "page": h.page, "text": h.parent_text,
-             "score": h.score, "dense_rank": h.dense_rank, "sparse_rank": h.sparse_rank}
+             "score": h.score, "dense_rank": h.dense_rank, "sparse_rank": h.sparse_rank,
+             "heading_rank": h.heading_rank}
             for h in hits
         ]})
     else:
@@ -140,7 +138,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         for n, h in enumerate(hits, 1):
             snippet = " ".join(h.child_text.split())[:200]
             print(f"[{n}] {h.document_name} p.{h.page}  score={h.score:.4f}  dense={h.dense_rank} "
-                  f"sparse={h.sparse_rank}\n    {snippet}")
+                  f"sparse={h.sparse_rank} heading={h.heading_rank}\n    {snippet}")
     return 0
 
 

@@ -50,6 +50,9 @@ class Settings(BaseSettings):
     candidates: int = 50
     # Sparse side: drop question words held by more than this share of the chunks in scope.
     max_df: float = 0.4
+    # Third fusion leg: chunks under a page heading the glossary names for the question's metric
+    # ("statements of cash flows" for capex); 0 switches it off (sql/008_heading_leg.sql).
+    heading_weight: float = 1.0
 
     # Jobs
     job_max_attempts: int = 3

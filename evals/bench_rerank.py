@@ -52,9 +52,8 @@ def main() -> int:
     from storage.search import SearchParams, search
 
     questions = [q for q in load_jsonl(FINANCEBENCH / "questions.jsonl") if q["doc_name"] + ".pdf" in docs]
-    params = SearchParams(k=args.candidates, mode="hybrid", dense_weight=settings.dense_weight,
-                          sparse_weight=settings.sparse_weight, rrf_k=settings.rrf_k,
-                          candidates=max(settings.candidates, args.candidates), per_parent=True)
+    params = SearchParams.from_settings(settings, k=args.candidates, mode="hybrid",
+                                        candidates=max(settings.candidates, args.candidates), per_parent=True)
     embedder.embed_query("warm up")
     pools = []
     for q in questions:

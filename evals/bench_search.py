@@ -94,9 +94,7 @@ def main() -> int:
         for scope in ("within_document", "all_filings"):
             for mode in ("hybrid", "dense", "sparse"):
                 key = f"{scope}/{mode}"
-                params = SearchParams(k=5, mode=mode, dense_weight=settings.dense_weight,
-                                      sparse_weight=settings.sparse_weight, rrf_k=settings.rrf_k,
-                                      candidates=settings.candidates, max_df=settings.max_df)
+                params = SearchParams.from_settings(settings, k=5, mode=mode)
                 for q in questions:
                     scope_ids = [docs[q["doc_name"] + ".pdf"]] if scope == "within_document" else None
                     t0 = time.perf_counter()

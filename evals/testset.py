@@ -161,8 +161,7 @@ def gate_rows(rows: list[dict], db: Any, embedder: Any, owner_id: int, k: int = 
     from storage.search import SearchParams, search
 
     s = get_settings()
-    params = SearchParams(k=k, mode="hybrid", dense_weight=s.dense_weight, sparse_weight=s.sparse_weight,
-                          rrf_k=s.rrf_k, candidates=s.candidates, max_df=s.max_df)
+    params = SearchParams.from_settings(s, k=k, mode="hybrid")
     out = []
     for row in rows:
         if not row.get("source_document_id"):

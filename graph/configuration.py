@@ -17,7 +17,8 @@ from langchain_core.runnables import RunnableConfig
 SETTING_OF = {
     "user": "default_user", "retrieve_k": "graph_retrieve_k", "top_k": "graph_top_k",
     "dense_weight": "dense_weight", "sparse_weight": "sparse_weight", "rrf_k": "rrf_k", "fusion": "fusion",
-    "mode": "search_mode", "candidates": "candidates", "max_df": "max_df", "hyde": "graph_hyde",
+    "mode": "search_mode", "candidates": "candidates", "max_df": "max_df", "heading_weight": "heading_weight",
+    "hyde": "graph_hyde",
     "reranker": "reranker", "grade": "graph_grade", "max_rounds": "graph_max_rounds", "web_search": "web_search",
     "excerpt_chars": "graph_excerpt_chars", "history_turns": "graph_history_turns",
     "guardrail_llm": "guardrail_llm", "screen_chunks": "screen_chunks",
@@ -46,6 +47,7 @@ class Configuration:
     mode: str = _default("mode")
     candidates: int = _default("candidates")
     max_df: float = _default("max_df")
+    heading_weight: float = _default("heading_weight")
     hyde: bool = _default("hyde")
     reranker: str = _default("reranker")
     # correction

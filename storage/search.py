@@ -1,4 +1,4 @@
-"""Calls `hybrid_search()` (sql/005_hybrid_search.sql) for one owner."""
+"""Calls `hybrid_search()` (sql/005_hybrid_search.sql, with 007 and 008 on top) for one owner."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from typing import Literal
 
 import numpy as np
 import psycopg
+
+from settings import Settings
 
 Mode = Literal["hybrid", "dense", "sparse"]
 MODES: tuple[Mode, ...] = ("hybrid", "dense", "sparse")
@@ -30,6 +32,7 @@ class Hit:
     score: float
     dense_rank: int | None
     sparse_rank: int | None
+    heading_rank: int | None  # rank on the statement-heading leg (sql/008_heading_leg.sql)
 
 
 @dataclass(frozen=True)
@@ -45,12 +48,22 @@ class SearchParams:
     # rrf: weighted Reciprocal Rank Fusion; score: alpha-weighted min-max normalised scores
     # with alpha = dense_weight / (dense_weight + sparse_weight) (sql/007_score_fusion.sql)
     fusion: Fusion = "rrf"
+    # weight of the statement-heading leg (sql/008_heading_leg.sql); 0 switches it off
+    heading_weight: float = 1.0
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **overrides: object) -> SearchParams:
+        """The configured retrieval parameters, with `overrides` (k, mode, ...) on top."""
+        base = {"mode": settings.search_mode, "dense_weight": settings.dense_weight,
+                "sparse_weight": settings.sparse_weight, "rrf_k": settings.rrf_k, "candidates": settings.candidates,
+                "max_df": settings.max_df, "fusion": settings.fusion, "heading_weight": settings.heading_weight}
+        return cls(**{**base, **overrides})  # type: ignore[arg-type]
 
 
 SEARCH_SQL = (
     "select * from hybrid_search(%(owner)s, %(embedding)s, %(text)s, %(k)s, %(docs)s::uuid[], %(mode)s,"
     " %(dense_weight)s, %(sparse_weight)s, %(rrf_k)s, %(candidates)s, %(per_parent)s,"
-    " %(max_df)s, %(fusion)s)"
+    " %(max_df)s, %(fusion)s, %(heading_weight)s)"
 )
 
 
@@ -84,6 +97,7 @@ def search(
             "per_parent": params.per_parent,
             "max_df": params.max_df,
             "fusion": params.fusion,
+            "heading_weight": params.heading_weight,
         },
     ).fetchall()
     return [Hit(*row) for row in rows]

@@ -51,7 +51,8 @@ def test_ingest_search_documents(cli_home: Path, tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     hits = json.loads(res.stdout)["hits"]
     assert 0 < len(hits) <= 3
-    assert set(hits[0]) == {"document_id", "name", "page", "text", "score", "dense_rank", "sparse_rank"}
+    assert set(hits[0]) == {"document_id", "name", "page", "text", "score", "dense_rank", "sparse_rank",
+                            "heading_rank"}
     assert hits[0]["page"] in (3, 4) and hits[0]["document_id"] == ok["document_id"]
 
     res = thotqen("search", "dividend policy", "--json", "--mode", "sparse", "--document", ok["document_id"],

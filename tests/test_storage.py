@@ -84,6 +84,31 @@ def test_score_fusion_is_an_alpha_blend_of_normalised_scores(db, embedder, make_
         run_search(db, embedder, owner, query, fusion="max")
 
 
+def test_heading_leg_brings_the_named_statement_forward(db, embedder, make_user, ingest) -> None:  # noqa: ANN001
+    """A question naming the cash flow statement: chunks under that page heading form the third leg."""
+    _, owner = make_user()
+    prose = ("Capital Spending. Investments in property, plant and equipment enable growth in many markets. "
+             "Capital expenditures are expected to rise next year as the company invests in new plants. ") * 6
+    statement = ("Consolidated Statements of Cash Flows\n(Dollars in millions)\n"
+                 + "Purchases of property, plant and equipment (1,577) (1,373)\n"
+                 + "Net cash used in investing activities (222) (3,086)\n" * 4)
+    other = "Hurricane damage to warehouses was repaired during the year. " * 12
+    sub, _ = ingest(owner, "capex.pdf", pdfs.text_pdf([prose, statement, other]))
+    query = "What is the FY2018 capital expenditure? Answer from the cash flow statement."
+    with_leg = run_search(db, embedder, owner, query, docs=[sub.document_id], k=10)
+    without = run_search(db, embedder, owner, query, docs=[sub.document_id], k=10, heading_weight=0.0)
+    on_leg = [h for h in with_leg if h.heading_rank is not None]
+    assert on_leg and all(h.page == 2 for h in on_leg)
+    assert with_leg[0].page == 2 and with_leg[0].heading_rank == 1
+    assert all(h.heading_rank is None for h in without)
+    # RRF: the leg adds weight / (rrf_k + rank) to the chunk's fused score, nothing else changes
+    before = next(h.score for h in without if h.child_id == with_leg[0].child_id)
+    assert with_leg[0].score == pytest.approx(before + 1 / 61)
+    # a question naming no statement is untouched by the leg
+    plain = run_search(db, embedder, owner, "hurricane damage warehouses", docs=[sub.document_id])
+    assert plain[0].page == 3 and all(h.heading_rank is None for h in plain)
+
+
 def test_reupload_reuses_the_index(db, make_user, ingest, report) -> None:  # noqa: ANN001
     _, owner = make_user()
     first, _ = ingest(owner, "report.pdf", report)
