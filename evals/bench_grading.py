@@ -1,6 +1,8 @@
-"""Grading prompts compared on the local model: a reason per excerpt, or a bare yes/no.
+"""Grading prompts compared on the local model: a reason per excerpt, or a bare yes/no, with the
+schema spelled out in the prompt or (as the product sends it to a grammar-enforcing server) only
+its field names.
 
-    python evals/bench_grading.py [--rows evals/results/graph_full.json] [--stride 3]
+    python evals/bench_grading.py [--rows evals/results/graph_full.json] [--stride 3] [--only verdict]
 
 Reads the excerpts the graph showed for each development question (the rows of a
 `bench_graph.py` result), grades them with each variant through the local model's own
@@ -41,15 +43,17 @@ REASONED_TASK = (
 )
 
 
-def variants() -> dict[str, tuple[Any, str]]:
+def variants() -> dict[str, tuple[Any, str, bool]]:
+    """name -> (schema for a count of excerpts, task, whether the prompt names only the fields)"""
     from graph import prompts
     from nodes.grade import verdicts_model
 
     def reasoned(count: int) -> type[BaseModel]:
         return create_model(f"Reasoned{count}", **{f"excerpt_{n}": (Reasoned, ...) for n in range(1, count + 1)})
 
-    return {"reason_then_verdict": (reasoned, REASONED_TASK), "verdict_only (product)": (verdicts_model,
-                                                                                       prompts.GRADE_TASK)}
+    return {"reason_then_verdict": (reasoned, REASONED_TASK, False),
+            "verdict_only, schema in prompt": (verdicts_model, prompts.GRADE_TASK, False),
+            "verdict_only, field names (product)": (verdicts_model, prompts.GRADE_TASK, True)}
 
 
 def grade_once(server: Any, messages: list[dict], model: type[BaseModel]) -> tuple[list[bool] | None, dict, float]:  # noqa: ANN401
@@ -75,6 +79,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", default=str(RESULTS / "graph_full.json"), help="a bench_graph.py result")
     parser.add_argument("--stride", type=int, default=3, help="every Nth question")
+    parser.add_argument("--only", default="", help="run only the variants whose name contains this")
     args = parser.parse_args()
     from graph import prompts
     from providers.llm.structured import instruction
@@ -84,15 +89,16 @@ def main() -> None:
     rows = json.loads(Path(args.rows).read_text())["rows"][:: args.stride]
     source = Path(args.rows).resolve().relative_to(Path.cwd()) if Path(args.rows).resolve().is_relative_to(
         Path.cwd()) else Path(args.rows)
-    results: dict[str, list[dict]] = {name: [] for name in variants()}
+    chosen = {name: v for name, v in variants().items() if args.only in name}
+    results: dict[str, list[dict]] = {name: [] for name in chosen}
     for row in rows:
         excerpts = [{"name": c["name"], "page": c["page"], "text": c["text"]} for c in row["citations"]]
         labels = [c["page"] in row["evidence_pages"] for c in row["citations"]]
-        for name, (make, task) in variants().items():
+        for name, (make, task, enforced) in chosen.items():
             model = make(len(excerpts))
             messages = [{"role": "system", "content": prompts.EXCERPTS_SYSTEM},
                         {"role": "user", "content": prompts.excerpt_block(excerpts, row["question"]) + task
-                         + "\n\n" + instruction(model)}]
+                         + "\n\n" + instruction(model, enforced=enforced)}]
             verdicts, timings, elapsed = grade_once(server, messages, model)
             results[name].append({"id": row["id"], "labels": labels, "verdicts": verdicts,
                                   "s": round(elapsed, 2), "prompt_tokens": timings.get("prompt_n"),

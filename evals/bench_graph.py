@@ -36,10 +36,14 @@ def ask(graph, question: dict, doc_id: str, config: dict) -> dict:  # noqa: ANN0
     started = time.perf_counter()
     first_token = None
     out: dict = {}
+    pieces: list[str] = []  # the model's answer as streamed, before the citation checks
     for mode, chunk in graph.stream({"question": question["question"], "document_ids": [doc_id]}, config,
                                     stream_mode=["custom", "values"]):
-        if mode == "custom" and "token" in chunk and first_token is None:
-            first_token = time.perf_counter() - started
+        if mode == "custom" and "token" in chunk:
+            first_token = first_token if first_token is not None else time.perf_counter() - started
+            pieces.append(chunk["token"])
+        elif mode == "custom" and "reset" in chunk:
+            pieces = []
         elif mode == "values":
             out = chunk
     total = time.perf_counter() - started
@@ -49,6 +53,7 @@ def ask(graph, question: dict, doc_id: str, config: dict) -> dict:  # noqa: ANN0
     hit = any((doc_name, c["page"]) in evidence for c in cited)
     shown = any((doc_name, c["page"]) in evidence for c in out.get("citations") or [])
     return {"id": question["financebench_id"], "question": question["question"], "answer": out.get("answer"),
+            "model_answer": "".join(pieces),
             "expected": question["answer"], "route": out.get("route"), "rounds": out.get("rounds"),
             "timings": out.get("timings"), "total_s": round(total, 2),
             "first_token_s": round(first_token, 2) if first_token is not None else None,
@@ -107,6 +112,7 @@ def main() -> None:
     parser.add_argument("--stride", type=int, default=1, help="every Nth question (a subset spread over filings)")
     parser.add_argument("--rows", default="/tmp/thotqen-bench-graph.jsonl", help="where rows are appended")
     parser.add_argument("--resume", action="store_true", help="keep rows already in --rows")
+    parser.add_argument("--ids", default="", help="only these question ids (comma-separated suffixes)")
     parser.add_argument("--note", default="")
     parser.add_argument("--config", default="{}", help='graph configuration as JSON, e.g. \'{"top_k": 3}\'')
     parser.add_argument("--name", default="graph", help="result file name under evals/results/")
@@ -128,6 +134,8 @@ def main() -> None:
     questions = load_jsonl(FINANCEBENCH / "questions.jsonl")
     chosen = questions[args.offset :: args.stride]
     chosen = chosen[: args.limit] if args.limit else chosen
+    if args.ids:
+        chosen = [q for q in chosen if q["financebench_id"].endswith(tuple(args.ids.split(",")))]
     rows_path = Path(args.rows)
     rows = load_jsonl(rows_path) if args.resume and rows_path.is_file() else []
     if not args.resume:
