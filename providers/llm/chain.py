@@ -133,20 +133,18 @@ class LLMChain:
                structured: type[BaseModel] | None = None,
                config: RunnableConfig | None = None) -> ChainResult:
         """The first usable answer; raises AllLinksFailed when every link failed."""
-        base = so.to_messages(messages)
+        msgs = so.to_messages(messages)
+        if structured is not None:
+            msgs = so.with_instruction(msgs, structured)
         failures: list[LinkFailure] = []
         started = time.monotonic()
         for spec in self.links_for(cheap):
             t0 = time.monotonic()
-            msgs = base
-            if structured is not None:
-                # a grammar-enforcing server holds the schema already; the others read it
-                msgs = so.with_instruction(base, structured, enforced=spec.native_json_schema)
             try:
                 self._prebuild(spec)
                 t0 = time.monotonic()  # the provider's own time, not our SDK import
 
-                def call(spec: LinkSpec = spec, msgs: list[BaseMessage] = msgs) -> BaseMessage:
+                def call(spec: LinkSpec = spec) -> BaseMessage:
                     return self._runnable(spec, structured).invoke(msgs, config=self._config(config, spec))
 
                 message = run_with_cutoff(call, spec.timeout_s, spec.name)

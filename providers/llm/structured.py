@@ -3,9 +3,7 @@
 Provider-native structured output differs from SDK to SDK (and the free OpenRouter draw may
 not support it), so every link gets the schema as an instruction and the reply is parsed
 here. OpenAI-compatible links (vLLM, the local model) additionally get `response_format`,
-which llama.cpp and vLLM enforce with a grammar, so even a 1.5B model returns valid JSON; those
-links get only the field names in the prompt, since the grammar already holds the schema (the
-schema text is ~130 tokens for grading's four verdicts, ~1.8 s of prompt on 2 CPU cores).
+which llama.cpp and vLLM enforce with a grammar, so even a 1.5B model returns valid JSON.
 An unparseable reply is a link failure: the chain moves on to the next provider.
 """
 
@@ -42,10 +40,7 @@ def schema_of(model: type[BaseModel]) -> dict[str, Any]:
     return _untitled(model.model_json_schema())
 
 
-def instruction(model: type[BaseModel], *, enforced: bool = False) -> str:
-    """What to reply; `enforced`: the server constrains the reply to the schema itself."""
-    if enforced:
-        return f"Reply with one JSON object with the fields {', '.join(model.model_fields)}."
+def instruction(model: type[BaseModel]) -> str:
     schema = json.dumps(schema_of(model), separators=(",", ":"))
     return (
         "Reply with one JSON object and nothing else (no prose, no code fence). "
@@ -53,15 +48,14 @@ def instruction(model: type[BaseModel], *, enforced: bool = False) -> str:
     )
 
 
-def with_instruction(messages: list[BaseMessage], model: type[BaseModel], *,
-                     enforced: bool = False) -> list[BaseMessage]:
+def with_instruction(messages: list[BaseMessage], model: type[BaseModel]) -> list[BaseMessage]:
     """Add the schema after the last user message (or as a new one at the end).
 
     At the end, not in the system message: the prompt's beginning then stays the same as the
     next call's over the same excerpts (grading, then answering), so a server that caches
     prompt prefixes (llama.cpp, vLLM) reads those tokens once.
     """
-    note = instruction(model, enforced=enforced)
+    note = instruction(model)
     out = list(messages)
     for i in range(len(out) - 1, -1, -1):
         message = out[i]
