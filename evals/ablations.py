@@ -3,13 +3,14 @@
     python evals/ablations.py --home DIR [--graph-questions 6] [--variants baseline,dense,...]
 
 Variants (graph configuration overrides; the defaults are settings.py's):
-  baseline      the defaults: hybrid search, RRF, HyDE off, reranker auto, grading on, top_k 4
+  baseline      the defaults: hybrid search (with the statement-heading leg), RRF, HyDE off,
+                reranker auto, grading on, top_k 3
   dense/sparse  one side of the hybrid search alone
   score_fusion  alpha-weighted normalised scores (alpha 0.5) instead of RRF
   hyde          HyDE on
   rerank_dense  the embedding reranker; rerank_llm the local model's yes-probability
   no_grading    every retrieved excerpt counts as relevant (no grading call)
-  k5            top_k 5 instead of 4
+  k5            top_k 5 instead of the default
 
 For each variant:
   hit@5     the evidence page among the first five excerpts the graph's own retrieve (+HyDE,
