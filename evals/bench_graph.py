@@ -61,6 +61,7 @@ def ask(graph, question: dict, doc_id: str, config: dict) -> dict:  # noqa: ANN0
             "evidence_shown": shown, "cited_pages": [c["page"] for c in cited],
             "evidence_pages": sorted(p for _, p in evidence), "provider": out.get("provider"),
             "cited": out.get("cited") or [],
+            "grades": [g.get("relevant") for g in out.get("grades") or []],  # the last round's verdicts
             "citations": [{k: c.get(k) for k in ("n", "name", "page", "text")} for c in out.get("citations") or []],
             "llm_failures": [f for call in out.get("llm_calls") or [] for f in call.get("llm_failures") or []],
             "llm_calls": [{"node": c.get("node"), "s": c.get("llm_elapsed_s"), **(c.get("llm_usage") or {})}
