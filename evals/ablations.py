@@ -5,6 +5,7 @@
 Variants (graph configuration overrides; the defaults are settings.py's):
   baseline      the defaults: hybrid search (with the statement-heading leg), RRF, HyDE off,
                 reranker auto, grading on, top_k 3
+  no_heading_leg  hybrid search without the statement-heading leg (sql/008_heading_leg.sql)
   dense/sparse  one side of the hybrid search alone
   score_fusion  alpha-weighted normalised scores (alpha 0.5) instead of RRF
   hyde          HyDE on
@@ -39,6 +40,7 @@ from evals.retrieval import evidence_pages  # noqa: E402
 
 VARIANTS: dict[str, dict] = {
     "baseline": {},
+    "no_heading_leg": {"heading_weight": 0.0},
     "dense": {"mode": "dense"},
     "sparse": {"mode": "sparse"},
     "score_fusion": {"fusion": "score"},
