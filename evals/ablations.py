@@ -81,6 +81,10 @@ def graph_row(graph, question: dict, doc_id: str, configurable: dict) -> dict:  
     return row
 
 
+def baseline_ids(done: list[dict]) -> set[str]:
+    return {r["id"] for r in done if r["variant"] == "baseline" and r["kind"] == "retrieval"}
+
+
 def summarise(variant: str, hits: list[bool], rows: list[dict]) -> dict:
     answered = [r for r in rows if r["answered"]]
     scored = [r for r in rows if r.get("correct") is not None]
@@ -158,10 +162,17 @@ def main() -> int:
         hits = [r["hit"] for r in done if r["variant"] == source and r["kind"] == "retrieval"]
         rows = [r for r in done if r["variant"] == variant and r["kind"] == "graph"]
         table.append(summarise(variant, hits, rows))
+        asked = {r["id"] for r in done if r["variant"] == source and r["kind"] == "retrieval"}
+        same = [r["hit"] for r in done if r["variant"] == "baseline" and r["kind"] == "retrieval" and r["id"] in asked]
+        if variant != "baseline" and same and len(same) < len(baseline_ids(done)):
+            # a variant on a subset (HyDE): the baseline on the same questions, for a fair comparison
+            table[-1]["baseline_hit@5_same_questions"] = round(sum(same) / len(same), 3)
     lines = ["| variant | hit@5 (questions) | answered | citation precision | answers citing evidence "
              "| correct (scored) | p50 s |", "|---|---|---|---|---|---|---|"]
     for t in table:
-        lines.append(f"| {t['variant']} | {t['hit@5']} ({t['retrieval_questions']}) | {t['answered']} | "
+        same = t.get("baseline_hit@5_same_questions")
+        base = f"; baseline on the same: {same}" if same is not None else ""
+        lines.append(f"| {t['variant']} | {t['hit@5']} ({t['retrieval_questions']}{base}) | {t['answered']} | "
                      f"{t['citation_precision']} | {t['answers_citing_evidence']} | "
                      f"{t['correct']} ({t['correct_scored']}) | "
                      f"{t['latency_p50_s']} |")
