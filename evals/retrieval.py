@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result  # noqa: E402
 
-CUTOFFS = (1, 3, 4, 5, 10)  # 4: the graph shows the model four excerpts
+CUTOFFS = (1, 3, 4, 5, 10)  # 3 and 4: how many excerpts the graph shows (GRAPH_TOP_K)
 
 
 def evidence_pages(question: dict) -> set[int]:
