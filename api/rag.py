@@ -40,6 +40,8 @@ class Tunables(BaseModel):
     hyde: bool | None = Field(None, description="embed a hypothetical answer for the dense search")
     dense_weight: float | None = Field(None, ge=0, le=10, description="RRF weight of the dense side")
     sparse_weight: float | None = Field(None, ge=0, le=10, description="RRF weight of the full-text side")
+    heading_weight: float | None = Field(None, ge=0, le=10,
+                                         description="RRF weight of the statement-heading side (0: off)")
     rrf_k: int | None = Field(None, ge=1, le=1000, description="RRF constant")
     fusion: Literal["rrf", "score"] | None = Field(None, description="rank fusion or alpha-weighted scores")
     mode: Literal["hybrid", "dense", "sparse"] | None = Field(None, description="both search sides or one")
