@@ -125,9 +125,6 @@ class Settings(BaseSettings):
     # fewer cost 3.5 s less at p50 and left the 1.5B model fewer wrong figures to pick
     # (the tuning runs are in README, Graph).
     graph_top_k: int = 3
-    # Excerpts in reverse rank order, the best one last, next to the question: on the 17 stride-3
-    # questions the local model then cited an evidence page in 13 of 17 answers instead of 11 of 16.
-    graph_best_last: bool = True
     # HyDE: embed a hypothetical answer for the dense side (the sparse side keeps the user's words).
     # Off by default: one more generation (~4 s locally) before retrieval, with no measured gain yet.
     graph_hyde: bool = False

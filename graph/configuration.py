@@ -16,7 +16,6 @@ from langchain_core.runnables import RunnableConfig
 # Configuration field -> the settings field that supplies its default.
 SETTING_OF = {
     "user": "default_user", "retrieve_k": "graph_retrieve_k", "top_k": "graph_top_k",
-    "best_last": "graph_best_last",
     "dense_weight": "dense_weight", "sparse_weight": "sparse_weight", "rrf_k": "rrf_k", "fusion": "fusion",
     "mode": "search_mode", "candidates": "candidates", "max_df": "max_df", "heading_weight": "heading_weight",
     "hyde": "graph_hyde",
@@ -41,7 +40,6 @@ class Configuration:
     # retrieval
     retrieve_k: int = _default("retrieve_k")
     top_k: int = _default("top_k")
-    best_last: bool = _default("best_last")
     dense_weight: float = _default("dense_weight")
     sparse_weight: float = _default("sparse_weight")
     rrf_k: int = _default("rrf_k")

@@ -1,8 +1,4 @@
-"""Rerank: the providers' reranker orders the candidates; the best `top_k` go on.
-
-With `best_last` (the default) they go on in reverse order, the best one last: every prompt
-puts the excerpts before the question, and a small model leans on what it read last.
-"""
+"""Rerank: the providers' reranker orders the candidates; the best `top_k` go on."""
 
 from __future__ import annotations
 
@@ -25,5 +21,4 @@ def rerank(state: State, config: RunnableConfig) -> dict[str, Any]:
     query = state.get("standalone_question") or state["question"]
     scores = get_services(config, cfg).reranker.rerank(query, [d["text"] for d in documents])
     ranked = sorted(zip(scores, range(len(documents)), documents, strict=True), key=lambda t: (-t[0], t[1]))
-    kept = [{**d, "rerank_score": float(s)} for s, _, d in ranked[: cfg.top_k]]
-    return {"documents": kept[::-1] if cfg.best_last else kept}
+    return {"documents": [{**d, "rerank_score": float(s)} for s, _, d in ranked[: cfg.top_k]]}
