@@ -81,10 +81,6 @@ def graph_row(graph, question: dict, doc_id: str, configurable: dict) -> dict:  
     return row
 
 
-def baseline_ids(done: list[dict]) -> set[str]:
-    return {r["id"] for r in done if r["variant"] == "baseline" and r["kind"] == "retrieval"}
-
-
 def summarise(variant: str, hits: list[bool], rows: list[dict]) -> dict:
     answered = [r for r in rows if r["answered"]]
     scored = [r for r in rows if r.get("correct") is not None]
@@ -157,14 +153,14 @@ def main() -> int:
                       f"evidence={row['evidence_cited']} correct={row['correct']}", file=sys.stderr, flush=True)
 
     table = []
+    baseline_hits = {r["id"]: r["hit"] for r in done if r["variant"] == "baseline" and r["kind"] == "retrieval"}
     for variant in args.variants.split(","):
         source = "baseline" if variant in RETRIEVAL_SAME_AS_BASELINE else variant
-        hits = [r["hit"] for r in done if r["variant"] == source and r["kind"] == "retrieval"]
+        retrieved = [r for r in done if r["variant"] == source and r["kind"] == "retrieval"]
         rows = [r for r in done if r["variant"] == variant and r["kind"] == "graph"]
-        table.append(summarise(variant, hits, rows))
-        asked = {r["id"] for r in done if r["variant"] == source and r["kind"] == "retrieval"}
-        same = [r["hit"] for r in done if r["variant"] == "baseline" and r["kind"] == "retrieval" and r["id"] in asked]
-        if variant != "baseline" and same and len(same) < len(baseline_ids(done)):
+        table.append(summarise(variant, [r["hit"] for r in retrieved], rows))
+        same = [baseline_hits[r["id"]] for r in retrieved if r["id"] in baseline_hits]
+        if variant != "baseline" and same and len(same) < len(baseline_hits):
             # a variant on a subset (HyDE): the baseline on the same questions, for a fair comparison
             table[-1]["baseline_hit@5_same_questions"] = round(sum(same) / len(same), 3)
     lines = ["| variant | hit@5 (questions) | answered | citation precision | answers citing evidence "

@@ -94,13 +94,13 @@ def main() -> int:
         for scope in ("within_document", "all_filings"):
             for mode in ("hybrid", "dense", "sparse"):
                 # the statement-heading leg on and off, question by question, so load hits both alike
-                legs = {"": settings.heading_weight}
+                legs = {"": SearchParams.from_settings(settings, k=5, mode=mode)}
                 if mode != "dense":
-                    legs[" (heading leg off)"] = 0.0
+                    legs[" (heading leg off)"] = SearchParams.from_settings(settings, k=5, mode=mode,
+                                                                            heading_weight=0.0)
                 for q in questions:
                     scope_ids = [docs[q["doc_name"] + ".pdf"]] if scope == "within_document" else None
-                    for label, weight in legs.items():
-                        params = SearchParams.from_settings(settings, k=5, mode=mode, heading_weight=weight)
+                    for label, params in legs.items():
                         t0 = time.perf_counter()
                         vec = embedder.embed_query(q["question"]) if mode != "sparse" else None
                         with db.connection() as conn:

@@ -56,9 +56,7 @@ def retrieve(state: State, config: RunnableConfig) -> dict[str, Any]:
     dense_text = f"{query}\n{state['hyde']}" if state.get("hyde") and not state.get("rounds") else query
     embedding = services.embedder.embed_query(dense_text) if cfg.mode != "sparse" else None
     seen = set(state.get("seen") or [])
-    params = SearchParams(k=cfg.retrieve_k + len(seen), mode=cfg.mode, dense_weight=cfg.dense_weight,
-                          sparse_weight=cfg.sparse_weight, rrf_k=cfg.rrf_k, candidates=cfg.candidates,
-                          max_df=cfg.max_df, fusion=cfg.fusion, heading_weight=cfg.heading_weight)
+    params = SearchParams.from_tunables(cfg, k=cfg.retrieve_k + len(seen))
     with services.database.connection() as conn:
         owner_id = owner_of(conn, cfg)
         hits = search(conn, owner_id=owner_id, query_text=query, query_embedding=embedding, params=params,

@@ -52,12 +52,20 @@ class SearchParams:
     heading_weight: float = 1.0
 
     @classmethod
+    def from_tunables(cls, source: object, **overrides: object) -> SearchParams:
+        """The retrieval tunables `source` holds under these field names (the graph's
+        Configuration, or Settings through `from_settings`), with `overrides` (k, ...) on top."""
+        held = {name: getattr(source, name) for name in TUNABLES if hasattr(source, name)}
+        return cls(**{**held, **overrides})  # type: ignore[arg-type]
+
+    @classmethod
     def from_settings(cls, settings: Settings, **overrides: object) -> SearchParams:
-        """The configured retrieval parameters, with `overrides` (k, mode, ...) on top."""
-        base = {"mode": settings.search_mode, "dense_weight": settings.dense_weight,
-                "sparse_weight": settings.sparse_weight, "rrf_k": settings.rrf_k, "candidates": settings.candidates,
-                "max_df": settings.max_df, "fusion": settings.fusion, "heading_weight": settings.heading_weight}
-        return cls(**{**base, **overrides})  # type: ignore[arg-type]
+        """The configured retrieval parameters (Settings calls the mode `search_mode`)."""
+        return cls.from_tunables(settings, **{"mode": settings.search_mode, **overrides})
+
+
+# The SearchParams fields a deployment or a request tunes (k and per_parent are the caller's).
+TUNABLES = ("mode", "dense_weight", "sparse_weight", "rrf_k", "candidates", "max_df", "fusion", "heading_weight")
 
 
 SEARCH_SQL = (
