@@ -42,6 +42,7 @@ class Tunables(BaseModel):
     sparse_weight: float | None = Field(None, ge=0, le=10, description="RRF weight of the full-text side")
     heading_weight: float | None = Field(None, ge=0, le=10,
                                          description="RRF weight of the statement-heading side (0: off)")
+    distinct_pages: bool | None = Field(None, description="keep excerpts from different pages where possible")
     rrf_k: int | None = Field(None, ge=1, le=1000, description="RRF constant")
     fusion: Literal["rrf", "score"] | None = Field(None, description="rank fusion or alpha-weighted scores")
     mode: Literal["hybrid", "dense", "sparse"] | None = Field(None, description="both search sides or one")

@@ -54,8 +54,19 @@ def ingest_missing(db, settings, embedder, owner: int, docs: dict) -> None:  # n
             docs[pdf.name] = sub.document_id
 
 
+def one_per_page(hits: list) -> list:
+    """The first hit of each (document, page), as the graph keeps them with GRAPH_DISTINCT_PAGES."""
+    seen: set[tuple] = set()
+    out = []
+    for hit in hits:
+        if (hit.document_id, hit.page) not in seen:
+            seen.add((hit.document_id, hit.page))
+            out.append(hit)
+    return out
+
+
 def question_ranks(db, embedder, owner: int, docs: dict, questions: list[dict], params,  # noqa: ANN001
-                   scope: str) -> list[tuple[int | None, list[int], float]]:
+                   scope: str, distinct_pages: bool = False) -> list[tuple[int | None, list[int], float]]:
     """(rank of the first evidence page or None, top-5 pages, seconds) for each question."""
     from storage.search import search
 
@@ -67,6 +78,7 @@ def question_ranks(db, embedder, owner: int, docs: dict, questions: list[dict], 
         with db.connection() as conn:
             hits = search(conn, owner_id=owner, query_text=q["question"], query_embedding=vec, params=params,
                           document_ids=scope_ids)
+        hits = one_per_page(hits)[:10] if distinct_pages else hits
         out.append((first_hit_rank(hits, q["doc_name"], evidence_pages(q)), [h.page for h in hits[:5]],
                     time.perf_counter() - t0))
     return out
@@ -83,6 +95,8 @@ def main() -> int:
     parser.add_argument("--heading-weight", type=float, default=None,
                         help="weight of the statement-heading leg (0: off; default from settings)")
     parser.add_argument("--per-parent", choices=["on", "off"], default="on")
+    parser.add_argument("--distinct-pages", action="store_true",
+                        help="rank pages, not parents: later hits on a page already ranked are skipped")
     parser.add_argument("--show-misses", action="store_true")
     args = parser.parse_args()
     settings, db, embedder, owner, docs = open_bench(args.home, args.user)
@@ -99,19 +113,22 @@ def main() -> int:
     results: dict = {"questions": len(questions), "dense_weight": dense_w, "sparse_weight": sparse_w,
                      "heading_weight": heading_w,
                      "rrf_k": settings.rrf_k, "candidates": settings.candidates, "max_df": settings.max_df,
-                     "per_parent": args.per_parent == "on", "scopes": {}}
+                     "per_parent": args.per_parent == "on", "distinct_pages": args.distinct_pages,
+                     "scopes": {}}
     per_question: list[dict] = []
     latencies: list[float] = []
     embedder.embed_query("warm up")
     for scope in ("within_document", "all_filings"):
         results["scopes"][scope] = {}
         for mode in modes:
-            params = SearchParams.from_settings(settings, k=10, mode=mode, dense_weight=dense_w,
+            params = SearchParams.from_settings(settings, k=20 if args.distinct_pages else 10, mode=mode,
+                                                dense_weight=dense_w,
                                                 sparse_weight=sparse_w, heading_weight=heading_w,
                                                 per_parent=args.per_parent == "on")
             ranks: list[int | None] = []
             for q, (rank, pages, seconds) in zip(
-                    questions, question_ranks(db, embedder, owner, docs, questions, params, scope), strict=True):
+                    questions, question_ranks(db, embedder, owner, docs, questions, params, scope, args.distinct_pages),
+                    strict=True):
                 latencies.append(seconds)
                 ranks.append(rank)
                 per_question.append({"id": q["financebench_id"], "scope": scope, "mode": mode, "rank": rank,
@@ -131,7 +148,8 @@ def main() -> int:
     md = "\n".join(lines) + (
         f"\n\n{len(questions)} development questions; weights dense {dense_w} / sparse {sparse_w}, "
         f"RRF k={settings.rrf_k}, {settings.candidates} candidates a side, one hit per parent: "
-        f"{args.per_parent}. Search latency (query embedding included) p50 "
+        f"{args.per_parent}; one hit per page: {'on' if args.distinct_pages else 'off'}. "
+        f"Search latency (query embedding included) p50 "
         f"{results['search_latency_ms']['p50']} ms, p95 {results['search_latency_ms']['p95']} ms.\n"
     )
     if args.show_misses:

@@ -20,6 +20,7 @@ SETTING_OF = {
     "mode": "search_mode", "candidates": "candidates", "max_df": "max_df", "heading_weight": "heading_weight",
     "hyde": "graph_hyde",
     "reranker": "reranker", "grade": "graph_grade", "max_rounds": "graph_max_rounds", "web_search": "web_search",
+    "distinct_pages": "graph_distinct_pages",
     "excerpt_chars": "graph_excerpt_chars", "history_turns": "graph_history_turns",
     "guardrail_llm": "guardrail_llm", "screen_chunks": "screen_chunks",
 }
@@ -50,6 +51,7 @@ class Configuration:
     heading_weight: float = _default("heading_weight")
     hyde: bool = _default("hyde")
     reranker: str = _default("reranker")
+    distinct_pages: bool = _default("distinct_pages")
     # correction
     grade: bool = _default("grade")
     max_rounds: int = _default("max_rounds")

@@ -7,6 +7,7 @@ from graph.graph import graph
 from nodes._citations import clean_markers, figures, repair_citations, ungrounded
 from nodes.generate import shown_excerpts
 from nodes.grade import parse_grades
+from nodes.rerank import one_per_page
 from nodes.retrieve import excerpt_text
 from nodes.route import decide
 from nodes.screen import MARKER, screen_text
@@ -71,6 +72,16 @@ def test_answer_shows_the_graded_round_first_so_the_prompt_prefix_repeats() -> N
     assert [d["key"] for d in shown] == ["a", "b", "c", "old"] and relevant == [1, 3, 4]
     nothing_new = {**state, "grades": [{"key": k, "relevant": False} for k in "abc"], "relevant": [old]}
     assert shown_excerpts(nothing_new) == ([old], [1])  # type: ignore[arg-type]
+
+
+def test_one_excerpt_per_page_where_the_candidates_allow() -> None:
+    def ex(key: str, doc: str, page: int) -> dict:
+        return {"key": key, "document_id": doc, "page": page, "url": None}
+
+    a, b, c, d = ex("a", "d1", 19), ex("b", "d1", 19), ex("c", "d1", 2), ex("d", "d2", 19)
+    assert [e["key"] for e in one_per_page([a, b, c, d], 3)] == ["a", "c", "d"]  # b repeats page 19 of d1
+    assert [e["key"] for e in one_per_page([a, b, c], 3)] == ["a", "b", "c"]  # a repeat fills a free slot
+    assert [e["key"] for e in one_per_page([a, b, c], 1)] == ["a"]
 
 
 def test_excerpt_text_is_centred_on_the_child() -> None:

@@ -16,7 +16,8 @@ def test_invoke_answers_from_the_callers_documents(live, owner_with_report) -> N
     with live.client() as c:
         res = c.post("/rag/invoke", headers=owner_with_report["headers"],
                      json={"input": {"question": QUESTION},
-                           "config": {"configurable": {"top_k": 2, "hyde": False, "heading_weight": 0.5}}})
+                           "config": {"configurable": {"top_k": 2, "hyde": False, "heading_weight": 0.5,
+                                                       "distinct_pages": True}}})
         assert res.status_code == 200, res.text
         out = res.json()["output"]
         assert FACTS["revenue"] in out["answer"] and out["provider"] == "vllm"
@@ -43,7 +44,8 @@ def test_identity_comes_from_the_token_not_the_body(live, owner_with_report) -> 
 
 @pytest.mark.parametrize("configurable", [{"top_k": 1000}, {"retrieve_k": 0}, {"dense_weight": -1},
                                           {"heading_weight": 11},
-                                          {"hyde": "maybe"}, {"screen_chunks": False}, {"llm_order": "local"}])
+                                          {"hyde": "maybe"}, {"distinct_pages": "sometimes"},
+                                          {"screen_chunks": False}, {"llm_order": "local"}])
 def test_out_of_bounds_config_is_rejected(live, configurable) -> None:  # noqa: ANN001
     with live.client() as c:
         user = signup(c, "bounds")
