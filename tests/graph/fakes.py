@@ -119,23 +119,34 @@ class ExplodingDatabase:
 
 class FakeLangSmith:
     """A local LangSmith endpoint: `GET /info` answers `{}`, `POST /runs/multipart` (and the older
-    /runs, /runs/batch) are recorded. `runs()` merges each run's post and patch parts by id."""
+    /runs, /runs/batch) are recorded. `runs()` merges each run's post and patch parts by id.
 
-    def __init__(self) -> None:
+    For the read side (`Client.list_runs`, admin metrics) it also answers `GET /sessions?name=`
+    with the project `project` and `POST /runs/query` with `stored_runs` in pages of `page_size`
+    (the SDK follows `cursors.next`), recording each query body in `queries`."""
+
+    PROJECT_ID = "5f0c8a52-7d43-4c57-9a39-6a4f3c1e2b10"
+    TENANT_ID = "0b9e1c7e-2f5d-4c8a-8d7e-3a6b5c4d2e1f"
+
+    def __init__(self, project: str = "thotqen-test", stored_runs: list[dict[str, Any]] | None = None,
+                 page_size: int = 2) -> None:
         import email.parser
         import json
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from urllib.parse import parse_qs, urlparse
 
         self.parts: list[tuple[str, dict[str, Any]]] = []
         self.paths: list[str] = []
+        self.queries: list[dict[str, Any]] = []
+        self.stored_runs = stored_runs or []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: Any) -> None:  # noqa: ANN401
                 pass
 
-            def _reply(self, payload: dict[str, Any]) -> None:
+            def _reply(self, payload: dict[str, Any] | list[Any]) -> None:
                 data = json.dumps(payload).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -145,7 +156,21 @@ class FakeLangSmith:
 
             def do_GET(self) -> None:  # noqa: N802
                 outer.paths.append(f"GET {self.path}")
+                url = urlparse(self.path)
+                if url.path == "/sessions":
+                    asked = parse_qs(url.query).get("name", [""])[0]
+                    found = [{"id": outer.PROJECT_ID, "tenant_id": outer.TENANT_ID, "name": project,
+                              "reference_dataset_id": None}] if asked == project else []
+                    self._reply(found)  # type: ignore[arg-type]
+                    return
                 self._reply({})
+
+            def _query(self, body: dict[str, Any]) -> None:
+                outer.queries.append(body)
+                start = int(body.get("cursor") or 0)
+                page = outer.stored_runs[start:start + page_size]
+                more = start + page_size < len(outer.stored_runs)
+                self._reply({"runs": page, "cursors": {"next": str(start + page_size) if more else None}})
 
             def do_POST(self) -> None:  # noqa: N802
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -154,6 +179,9 @@ class FakeLangSmith:
 
                     raw = zstandard.ZstdDecompressor().decompressobj().decompress(raw)
                 outer.paths.append(f"POST {self.path}")
+                if self.path == "/runs/query":
+                    self._query(json.loads(raw))
+                    return
                 ctype = self.headers.get("Content-Type") or ""
                 if "multipart" in ctype:
                     msg = email.parser.BytesParser().parsebytes(f"Content-Type: {ctype}\r\n\r\n".encode() + raw)

@@ -176,3 +176,35 @@ def test_langsmith_outage_keeps_local_metrics(settings, db) -> None:  # noqa: AN
                                     "langsmith_endpoint": "http://127.0.0.1:9"})  # nothing listens there
     out = metrics(None, db, s, hours=1.0)
     assert "questions" in out["query_log"] and "error" in out["langsmith"]
+
+
+def test_langsmith_metrics_summarise_the_projects_root_runs(settings, db) -> None:  # noqa: ANN001
+    """The happy path against a local endpoint speaking LangSmith's read API (sessions, runs/query)."""
+
+    from api.admin import metrics
+    from tests.graph.fakes import FakeLangSmith
+
+    now = datetime.now(UTC)
+
+    def run(seconds: float, tokens: int, error: str | None = None) -> dict:
+        run_id = str(uuid.uuid4())
+        return {"id": run_id, "trace_id": run_id, "name": "rag", "run_type": "chain", "error": error,
+                "start_time": (now - timedelta(minutes=5)).isoformat(),
+                "end_time": (now - timedelta(minutes=5) + timedelta(seconds=seconds)).isoformat(),
+                "total_tokens": tokens}
+
+    stored = [run(2.0, 100), run(4.0, 300), run(8.0, 0, error="TimeoutError"), run(1.0, 50)]
+    smith = FakeLangSmith(project="thotqen-metrics", stored_runs=stored, page_size=3)
+    try:
+        s = settings.model_copy(update={"langsmith_api_key": SecretStr("lsv2-test"), "langsmith_endpoint": smith.url,
+                                        "langsmith_project": "thotqen-metrics"})
+        out = metrics(None, db, s, hours=2.0)["langsmith"]
+    finally:
+        smith.close()
+    assert out["project"] == "thotqen-metrics" and out["runs"] == 4 and out["errors"] == 1
+    assert out["tokens"] == 450 and out["truncated"] is False
+    assert out["latency_ms"] == {"p50": 4000.0, "p95": 8000.0, "p99": 8000.0}
+    first = smith.queries[0]  # the project's root runs of the window, read across two pages
+    assert first["session"] == [FakeLangSmith.PROJECT_ID] and first["is_root"] is True
+    assert datetime.fromisoformat(first["start_time"]) >= now - timedelta(hours=2, minutes=1)
+    assert len(smith.queries) == 2 and smith.queries[1]["cursor"] == "3"
