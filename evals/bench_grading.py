@@ -1,8 +1,10 @@
 """Grading prompts compared on the local model: a reason per excerpt, or a bare yes/no, with the
 schema spelled out in the prompt (the product) or only its field names (the grammar already
-holds the schema on this server, so the schema text looks redundant).
+holds the schema on this server, so the schema text looks redundant), or a quote per excerpt that
+counts as "yes" only when the words are really in that excerpt (a verdict the model cannot just
+assert).
 
-    python evals/bench_grading.py [--rows evals/results/graph_full.json] [--stride 3] [--only verdict]
+    python evals/bench_grading.py [--rows evals/results/graph_full.json] [--stride 3] [--only verdict,quote]
 
 Reads the excerpts the graph showed for each development question (the rows of a
 `bench_graph.py` result), grades them with each variant through the local model's own
@@ -10,7 +12,7 @@ OpenAI-style endpoint and the same grammar-constrained schema the grade node sen
 the verdicts against FinanceBench's evidence pages (an excerpt from an evidence page should be
 "yes"; any other page "no", which is stricter than relevance, since a figure can sit on two
 pages). Every call starts with an empty prompt cache (`cache_prompt: false`) so both variants
-pay for the whole prompt. Writes evals/results/grading.{json,md}.
+pay for the whole prompt. Writes evals/results/grading.{json,md} (or --name).
 """
 
 from __future__ import annotations
@@ -36,6 +38,26 @@ class Reasoned(BaseModel):
     relevant: Literal["yes", "no"]
 
 
+class Quoted(BaseModel):
+    quote: str = Field(max_length=80)
+
+
+QUOTE_TASK = (
+    "For EVERY excerpt above, copy the words of that excerpt that help answer the question (a "
+    "figure with its line item, or a statement), or write none if it holds nothing the answer needs."
+)
+
+
+def _alnum(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def quote_holds(value: Any, excerpt: str) -> bool:  # noqa: ANN401
+    """An excerpt counts as relevant when the grader copied words that really are in it."""
+    quote = _alnum(value["quote"] if isinstance(value, dict) else str(value))
+    return len(quote) >= 4 and quote != "none" and quote in _alnum(excerpt)
+
+
 REASONED_TASK = (
     "For EVERY excerpt above, decide whether it contains information that helps answer the "
     "question (a figure, line item or statement the answer needs). For each excerpt give a short "
@@ -51,7 +73,11 @@ def variants() -> dict[str, tuple[Any, str, bool]]:
     def reasoned(count: int) -> type[BaseModel]:
         return create_model(f"Reasoned{count}", **{f"excerpt_{n}": (Reasoned, ...) for n in range(1, count + 1)})
 
-    return {"reason_then_verdict": (reasoned, REASONED_TASK, False),
+    def quoted(count: int) -> type[BaseModel]:
+        return create_model(f"Quoted{count}", **{f"excerpt_{n}": (Quoted, ...) for n in range(1, count + 1)})
+
+    return {"quote, checked against the excerpt": (quoted, QUOTE_TASK, False),
+            "reason_then_verdict": (reasoned, REASONED_TASK, False),
             "verdict_only, schema in prompt (product)": (verdicts_model, prompts.GRADE_TASK, False),
             "verdict_only, field names only": (verdicts_model, prompts.GRADE_TASK, True)}
 
@@ -61,7 +87,8 @@ def fields_only(model: type[BaseModel]) -> str:
     return f"Reply with one JSON object with the fields {', '.join(model.model_fields)}."
 
 
-def grade_once(server: Any, messages: list[dict], model: type[BaseModel]) -> tuple[list[bool] | None, dict, float]:  # noqa: ANN401
+def grade_once(server: Any, messages: list[dict], model: type[BaseModel],  # noqa: ANN401
+               texts: list[str]) -> tuple[list[bool] | None, dict, float, str]:
     from providers.llm.structured import response_format
 
     body = {"model": "local", "messages": messages, "max_tokens": 400, "temperature": 0, "cache_prompt": False,
@@ -74,17 +101,21 @@ def grade_once(server: Any, messages: list[dict], model: type[BaseModel]) -> tup
     elapsed = time.perf_counter() - started
     try:
         parsed = json.loads(out["choices"][0]["message"]["content"])
-        verdicts = [(v if isinstance(v, str) else v["relevant"]) == "yes" for v in parsed.values()]
+        verdicts = [quote_holds(v, t) if isinstance(v, dict) and "quote" in v
+                    else (v if isinstance(v, str) else v["relevant"]) == "yes"
+                    for v, t in zip(parsed.values(), texts, strict=False)]
     except (ValueError, KeyError, TypeError):
         verdicts = None
-    return verdicts, out.get("timings") or {}, elapsed
+    return verdicts, out.get("timings") or {}, elapsed, out["choices"][0]["message"].get("content") or ""
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", default=str(RESULTS / "graph_full.json"), help="a bench_graph.py result")
     parser.add_argument("--stride", type=int, default=3, help="every Nth question")
-    parser.add_argument("--only", default="", help="run only the variants whose name starts with this")
+    parser.add_argument("--only", default="",
+                        help="only the variants whose names start with one of these (comma-separated)")
+    parser.add_argument("--name", default="grading", help="result file name under evals/results/")
     args = parser.parse_args()
     from graph import prompts
     from providers.llm.structured import instruction
@@ -94,7 +125,8 @@ def main() -> None:
     rows = json.loads(Path(args.rows).read_text())["rows"][:: args.stride]
     source = Path(args.rows).resolve().relative_to(Path.cwd()) if Path(args.rows).resolve().is_relative_to(
         Path.cwd()) else Path(args.rows)
-    chosen = {name: v for name, v in variants().items() if name.startswith(args.only)}
+    prefixes = tuple(args.only.split(","))
+    chosen = {name: v for name, v in variants().items() if name.startswith(prefixes)}
     results: dict[str, list[dict]] = {name: [] for name in chosen}
     for row in rows:
         excerpts = [{"name": c["name"], "page": c["page"], "text": c["text"]} for c in row["citations"]]
@@ -104,10 +136,10 @@ def main() -> None:
             messages = [{"role": "system", "content": prompts.EXCERPTS_SYSTEM},
                         {"role": "user", "content": prompts.excerpt_block(excerpts, row["question"]) + task
                          + "\n\n" + (fields_only(model) if enforced else instruction(model))}]
-            verdicts, timings, elapsed = grade_once(server, messages, model)
+            verdicts, timings, elapsed, reply = grade_once(server, messages, model, [e["text"] for e in excerpts])
             results[name].append({"id": row["id"], "labels": labels, "verdicts": verdicts,
                                   "s": round(elapsed, 2), "prompt_tokens": timings.get("prompt_n"),
-                                  "output_tokens": timings.get("predicted_n")})
+                                  "output_tokens": timings.get("predicted_n"), "reply": reply})
             print(name, row["id"], labels, verdicts, f"{elapsed:.1f}s", file=sys.stderr)
     summary = {}
     for name, graded in results.items():
@@ -135,7 +167,7 @@ def main() -> None:
            f"{s['other_dropped']} | {s['p50_s']} | {s['p50_prompt_tokens']} | {s['p50_output_tokens']} | "
            f"{s['invalid']} |"
            for n, s in summary.items()]
-    write_result("grading", {"rows": args.rows, "stride": args.stride, "summary": summary, "results": results},
+    write_result(args.name, {"rows": args.rows, "stride": args.stride, "summary": summary, "results": results},
                  "\n".join(md))
     print("\n".join(md))
 
