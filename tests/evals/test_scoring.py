@@ -95,3 +95,15 @@ def test_ragas_schema_read_back_from_prompt() -> None:
     assert model.__name__ == "Verification" and model.model_json_schema() == schema
     assert model.model_validate({"verdict": 1}).model_dump() == {"verdict": 1}
     assert schema_in_prompt("no schema here") is None
+
+
+def test_a_quoted_grade_counts_only_words_really_in_the_excerpt() -> None:
+    from evals.bench_grading import quote_holds
+
+    excerpt = ("Cash Flows from Investing Activities\n"
+               "Purchases of property, plant and equipment (PP&E) | (1,577) | (1,373)")
+    assert quote_holds({"quote": "Purchases of property, plant and equipment (PP&E) | (1,577)"}, excerpt)
+    assert quote_holds({"quote": "purchases of property plant and equipment PP&E (1,577)"}, excerpt)  # separators
+    assert not quote_holds({"quote": "Capital expenditures were $1,577 million"}, excerpt)  # not its words
+    assert not quote_holds({"quote": "none"}, excerpt)
+    assert not quote_holds({"quote": "PP"}, excerpt)  # too short to show anything
