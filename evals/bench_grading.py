@@ -99,14 +99,15 @@ def grade_once(server: Any, messages: list[dict], model: type[BaseModel],  # noq
     with urllib.request.urlopen(request, timeout=300) as response:
         out = json.load(response)
     elapsed = time.perf_counter() - started
+    reply = out["choices"][0]["message"].get("content") or ""
     try:
-        parsed = json.loads(out["choices"][0]["message"]["content"])
+        parsed = json.loads(reply)
         verdicts = [quote_holds(v, t) if isinstance(v, dict) and "quote" in v
                     else (v if isinstance(v, str) else v["relevant"]) == "yes"
                     for v, t in zip(parsed.values(), texts, strict=False)]
     except (ValueError, KeyError, TypeError):
         verdicts = None
-    return verdicts, out.get("timings") or {}, elapsed, out["choices"][0]["message"].get("content") or ""
+    return verdicts, out.get("timings") or {}, elapsed, reply
 
 
 def main() -> None:
