@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -29,6 +30,11 @@ class Settings(BaseSettings):
     # Embeddings: a local path to a sentence-transformers model; unset: the packaged MiniLM.
     embedding_model_path: str | None = None
     embedding_batch_size: int = 64
+    # "torch", "onnx" or "onnx-int8" (ONNX Runtime, exported once from the same weights into
+    # THOTQEN_HOME): same model, measured side by side in evals/results/embed_backends.md.
+    embedding_backend: Literal["torch", "onnx", "onnx-int8"] = "onnx-int8"
+    # Where the ONNX exports live; unset: THOTQEN_HOME/models/embeddings (one export per data directory).
+    embedding_export_dir: Path | None = None
 
     # Chunking (MiniLM truncates at 256 word pieces, so children stay under it).
     child_tokens: int = 220
@@ -150,6 +156,12 @@ class Settings(BaseSettings):
     @property
     def home(self) -> Path:
         return self.thotqen_home.expanduser().resolve()
+
+    @property
+    def embedding_export_root(self) -> Path:
+        if self.embedding_export_dir is not None:
+            return self.embedding_export_dir.expanduser().resolve()
+        return self.home / "models" / "embeddings"
 
     @property
     def embedded(self) -> bool:

