@@ -8,12 +8,12 @@ import numpy as np
 import psycopg
 import pytest
 
+from evals import pdfs
 from ingestion.errors import IngestError
 from ingestion.pipeline import run_job, submit_pdf
 from storage import jobs
 from storage.db import migrate, pending_migrations
 from storage.search import SearchParams, search
-from tests import pdfs
 
 TOPICS = ["Lithium battery recycling plant", "Quarterly dividend policy", "Hurricane damage to warehouses",
           "Patent litigation with a competitor"]
