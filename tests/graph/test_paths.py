@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from graph import prompts
-from graph.graph import graph
+from graph.builder import graph
 from tests.graph.fakes import ExplodingDatabase, FakeWeb, grades_json, scripted_chain
 
 REVENUE = "412 million"
