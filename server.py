@@ -109,13 +109,8 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
     async def health(request: Request) -> JSONResponse:
         """Database reachability within a 2 s deadline."""
         db: Database = request.app.state.db
-
-        def ping() -> None:
-            with db.connection() as conn:
-                conn.execute("select 1")
-
         try:
-            await asyncio.wait_for(asyncio.to_thread(ping), timeout=2.0)
+            await asyncio.wait_for(asyncio.to_thread(db.ping), timeout=2.0)
         except Exception as exc:  # timeout or connection error: report, never raise
             return JSONResponse({"status": "unavailable", "database": f"unreachable: {type(exc).__name__}"},
                                 status_code=503)

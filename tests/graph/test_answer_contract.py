@@ -3,10 +3,11 @@ refusal cites nothing (issue 13's three bugs, each failing before its fix)."""
 
 from __future__ import annotations
 
+from evals.fake_openai import excerpts_in, grades_json
 from graph import prompts
 from graph.citations import clean_markers
 from graph.stream import run_graph
-from tests.graph.fakes import excerpts_in, grades_json, scripted_chain
+from tests.graph.fakes import scripted_chain
 
 REVENUE = "412 million"
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"

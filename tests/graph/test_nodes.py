@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from evals.fake_openai import grades_json
 from graph import prompts
 from graph.builder import graph
 from graph.citations import clean_markers, figures, repair_citations, ungrounded
@@ -11,7 +12,7 @@ from graph.nodes.rerank import one_per_page
 from graph.nodes.retrieve import excerpt_text
 from graph.nodes.route import decide
 from graph.nodes.screen import MARKER, screen_text
-from tests.graph.fakes import grades_json, scripted_chain
+from tests.graph.fakes import scripted_chain
 
 
 def test_parse_grades_tolerant_but_never_all_relevant_on_garbage() -> None:
@@ -120,7 +121,7 @@ def test_route_counts_rounds_and_stops() -> None:
 
 
 def test_injected_chunk_is_neutralised_before_grading(make_user, ingest, make_config) -> None:  # noqa: ANN001
-    from tests.pdfs import text_pdf
+    from evals.pdfs import text_pdf
 
     _, owner_id = make_user("screen")
     page = ("Harbor Mills reported net sales of 930 million dollars for fiscal 2022. "
@@ -174,7 +175,7 @@ def test_retrieval_is_scoped_to_the_owner(report_owner, make_user, make_config) 
 
 
 def test_document_scope_limits_retrieval(report_owner, ingest, make_config) -> None:  # noqa: ANN001
-    from tests.pdfs import text_pdf
+    from evals.pdfs import text_pdf
 
     owner_id, report_id = report_owner
     other, _ = ingest(owner_id, "other.pdf", text_pdf(["Total revenue of Zephyr Corp was 99 million dollars."]))
