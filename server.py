@@ -58,7 +58,7 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        from api.answers import Answerer
+        from answering.chat import ChatAnswerer
         from api.files import make_file_store
         from api.security import Tokens, resolve_jwt_secret
         from api.worker import IngestWorker
@@ -79,7 +79,7 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
         app.state.tokens = Tokens(settings, secret)
         app.state.files = files
         app.state.worker = worker
-        app.state.answerer = Answerer(db, settings, services)
+        app.state.answerer = ChatAnswerer(db, settings, services)
         if start_worker:
             worker.start(settings.ingest_workers)
         yield

@@ -158,7 +158,7 @@ def gate_rows(rows: list[dict], db: Any, embedder: Any, owner_id: int, k: int = 
     from storage.search import SearchParams, search
 
     s = get_settings()
-    params = SearchParams.from_settings(s, k=k, mode="hybrid")
+    params = SearchParams.from_tunables(s, k=k, mode="hybrid")
     out = []
     for row in rows:
         if not row.get("source_document_id"):

@@ -6,7 +6,7 @@ import pytest
 
 from evals.fake_openai import grades_json
 from graph import prompts
-from graph.graph import graph
+from graph.builder import graph
 from tests.graph.fakes import ExplodingDatabase, FakeWeb, scripted_chain
 
 REVENUE = "412 million"
