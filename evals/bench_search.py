@@ -79,6 +79,7 @@ def main() -> int:
                 conn.execute(FILL_SQL, params)
                 conn.execute(COPY_PARENTS, params)
                 conn.execute(COPY_CHILDREN, params)
+                conn.execute("select refresh_term_postings(id) from documents where owner_id = %s", (filler,))
         conn.execute("analyze")
         total = conn.execute("select count(*) from child_chunks").fetchone()[0]
         docs = dict(conn.execute("select name, id from documents where owner_id = %s", (owner,)).fetchall())

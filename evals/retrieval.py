@@ -98,19 +98,25 @@ def main() -> int:
     parser.add_argument("--distinct-pages", action="store_true",
                         help="rank pages, not parents: later hits on a page already ranked are skipped")
     parser.add_argument("--show-misses", action="store_true")
+    parser.add_argument("--ingested-only", action="store_true",
+                        help="only the questions on filings already ingested (no ingestion; backend comparisons)")
     args = parser.parse_args()
     settings, db, embedder, owner, docs = open_bench(args.home, args.user)
 
     from storage.search import SearchParams
 
-    ingest_missing(db, settings, embedder, owner, docs)
-
     questions = load_jsonl(FINANCEBENCH / "questions.jsonl")
+    if args.ingested_only:
+        questions = [q for q in questions if f"{q['doc_name']}.pdf" in docs]
+        questions = [q for q in questions if all(f"{e['doc_name']}.pdf" in docs for e in q["evidence"])]
+    else:
+        ingest_missing(db, settings, embedder, owner, docs)
     modes = args.modes.split(",")
     dense_w = settings.dense_weight if args.dense_weight is None else args.dense_weight
     sparse_w = settings.sparse_weight if args.sparse_weight is None else args.sparse_weight
     heading_w = settings.heading_weight if args.heading_weight is None else args.heading_weight
-    results: dict = {"questions": len(questions), "dense_weight": dense_w, "sparse_weight": sparse_w,
+    results: dict = {"questions": len(questions), "embedding": embedder.identity, "filings": len(docs),
+                     "dense_weight": dense_w, "sparse_weight": sparse_w,
                      "heading_weight": heading_w,
                      "rrf_k": settings.rrf_k, "candidates": settings.candidates, "max_df": settings.max_df,
                      "per_parent": args.per_parent == "on", "distinct_pages": args.distinct_pages,
@@ -146,7 +152,8 @@ def main() -> int:
         for mode, m in by_mode.items():
             lines.append(f"| {scope} | {mode} | {' | '.join(str(m[c]) for c in cuts)} | {m['mrr']} |")
     md = "\n".join(lines) + (
-        f"\n\n{len(questions)} development questions; weights dense {dense_w} / sparse {sparse_w}, "
+        f"\n\n{len(questions)} development questions on {len(docs)} filings, embeddings {embedder.identity}; "
+        f"weights dense {dense_w} / sparse {sparse_w}, "
         f"RRF k={settings.rrf_k}, {settings.candidates} candidates a side, one hit per parent: "
         f"{args.per_parent}; one hit per page: {'on' if args.distinct_pages else 'off'}. "
         f"Search latency (query embedding included) p50 "

@@ -134,9 +134,9 @@ def long_parent_chunks(
 
 
 def refresh_term_index(conn: psycopg.Connection) -> None:
-    """Vacuum the sparse index after a write: new pages become all-visible, so sparse search stays an
-    index-only scan. Needs an autocommit connection (VACUUM cannot run in a transaction)."""
-    conn.execute("vacuum (analyze) child_terms")
+    """Vacuum and analyze the sparse side's postings after a write, so the planner knows the new
+    filing's terms. Needs an autocommit connection (VACUUM cannot run in a transaction)."""
+    conn.execute("vacuum (analyze) term_stats")
 
 
 def replace_chunks(
@@ -173,12 +173,6 @@ def replace_chunks(
                 (parent_ids[child.parent_ord], document_id, owner_id, child.ord, child.page,
                  child.heading, child.text, vec)
             )
-    # Per-document lexeme frequencies for the sparse side's IDF (sql/002_sparse_terms.sql).
-    conn.execute("delete from term_stats where document_id = %s", (document_id,))
-    conn.execute(
-        "insert into term_stats (document_id, owner_id, lexeme, ndoc)"
-        " select %s, %s, word, ndoc"
-        " from ts_stat(format('select tsv from child_chunks where document_id = %%L', %s::text))",
-        (document_id, owner_id, str(document_id)),
-    )
+    # Per-filing lexeme counts (the IDF) and postings for the sparse side (sql/011_term_postings.sql).
+    conn.execute("select refresh_term_postings(%s)", (document_id,))
     conn.execute("update documents set children = %s where id = %s", (len(children), document_id))

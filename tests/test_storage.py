@@ -11,7 +11,7 @@ import pytest
 from evals import pdfs
 from ingestion.errors import IngestError
 from ingestion.pipeline import run_job, submit_pdf
-from storage import jobs
+from storage import documents, jobs
 from storage.db import migrate, pending_migrations
 from storage.search import SearchParams, search
 
@@ -67,6 +67,32 @@ def test_search_finds_the_right_page_in_every_mode(db, embedder, make_user, inge
         assert "Hurricane damage" in hits[0].parent_text
     hit = run_search(db, embedder, owner, "hurricane damage warehouses")[0]
     assert hit.dense_rank is not None and hit.sparse_rank is not None
+
+
+def test_sparse_postings_hold_every_chunk_of_each_term(db, make_user, ingest, report) -> None:  # noqa: ANN001
+    """term_stats carries each filing's postings (sql/011_term_postings.sql): for every lexeme, the
+    ids of exactly the chunks whose tsvector holds it, with heading words weighted double."""
+    _, owner = make_user()
+    sub, _ = ingest(owner, "report.pdf", report)
+    with db.connection() as conn:
+        assert conn.execute("select to_regclass('child_terms')").fetchone()[0] is None
+        expected = dict(conn.execute(
+            "select t.lexeme, array_agg(c.id order by c.id) from child_chunks c, unnest(c.tsv) t"
+            " where c.document_id = %s group by t.lexeme", (sub.document_id,)).fetchall())
+        rows = conn.execute("select lexeme, ndoc, child_ids, weights from term_stats where document_id = %s",
+                            (sub.document_id,)).fetchall()
+        assert {lexeme: ids for lexeme, _, ids, _ in rows} == expected
+        assert all(ndoc == len(ids) == len(weights) for _, ndoc, ids, weights in rows)
+        heading_word = conn.execute(
+            "select t.lexeme from child_chunks c, unnest(c.tsv) t where c.document_id = %s"
+            " and 'A' = any (t.weights) and array_length(t.positions, 1) = 1 limit 1", (sub.document_id,)).fetchone()
+        assert heading_word is not None
+        weights = conn.execute("select weights from term_stats where document_id = %s and lexeme = %s",
+                               (sub.document_id, heading_word[0])).fetchone()[0]
+        assert max(weights) >= 2.0  # 2 x (1 x 2.2 / 2.2)
+        assert documents.delete_document(conn, owner_id=owner, document_id=sub.document_id)
+        assert conn.execute("select count(*) from term_stats where document_id = %s",
+                            (sub.document_id,)).fetchone()[0] == 0
 
 
 def test_score_fusion_is_an_alpha_blend_of_normalised_scores(db, embedder, make_user, ingest, report) -> None:  # noqa: ANN001

@@ -1,0 +1,147 @@
+"""The embedding backends side by side: same texts, same run, interleaved rounds.
+
+    python evals/bench_embed.py [--files 3] [--texts 300] [--rounds 3] [--backends torch,onnx,onnx-int8]
+
+Takes the child chunks of the first --files FinanceBench filings exactly as ingestion builds them
+(heading + text, parsed and chunked by the pipeline's own functions), keeps an evenly spaced
+--texts of them, and embeds that list with every backend in turn, --rounds times, rotating the
+order so that load from other processes falls on each backend alike. Reports chunks/s per backend
+and its ratio to PyTorch within each round (the median ratio is the comparable number on a shared
+machine), the cosine of every chunk's vector to PyTorch's, and query-embedding latency on the
+development questions (interleaved question by question).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
+
+
+def chunk_texts(files: list[Path], counter) -> list[str]:  # noqa: ANN001
+    from ingestion.chunk import chunk_rows
+    from ingestion.parse import parse_pdf
+    from ingestion.pipeline import display_title
+    from settings import get_settings
+
+    settings = get_settings()
+    texts: list[str] = []
+    for path in files:
+        parsed = parse_pdf(path.read_bytes())
+        chunks = chunk_rows(parsed.rows, counter, title=display_title(path.name), child_tokens=settings.child_tokens,
+                            overlap_tokens=settings.child_overlap_tokens, parent_tokens=settings.parent_tokens)
+        texts += [f"{c.heading}\n{c.text}" for c in chunks.children]
+    return texts
+
+
+def percentile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--pdfs", type=Path, default=FINANCEBENCH / "pdfs")
+    parser.add_argument("--files", type=int, default=3)
+    parser.add_argument("--texts", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--backends", default="torch,onnx,onnx-int8")
+    parser.add_argument("--export-dir", type=Path, default=None, help="ONNX export root (default: the settings')")
+    parser.add_argument("--name", default="embed_backends")
+    args = parser.parse_args()
+
+    import numpy as np
+
+    from providers.embeddings import build_embedder
+
+    backends = args.backends.split(",")
+    if "torch" not in backends:
+        parser.error("the comparison is against torch: include it in --backends")
+    load_s: dict[str, float] = {}
+    embedders = {}
+    for name in backends:
+        t0 = time.perf_counter()
+        embedders[name] = build_embedder(name, export_root=args.export_dir)
+        load_s[name] = round(time.perf_counter() - t0, 2)
+    files = sorted(args.pdfs.glob("*.pdf"))[: args.files]
+    every = chunk_texts(files, embedders["torch"].count_tokens)
+    step = max(1, len(every) // args.texts)
+    texts = every[::step][: args.texts]
+    tokens = embedders["torch"].count_tokens(texts)
+    print(f"{len(texts)} chunks of {len(every)} from {len(files)} filings, {statistics.mean(tokens):.0f} word "
+          f"pieces on average", file=sys.stderr)
+    for e in embedders.values():
+        e.embed_documents(texts[:8])  # warm-up
+
+    load_start = os.getloadavg()
+    rates: dict[str, list[float]] = {b: [] for b in backends}
+    ratios: dict[str, list[float]] = {b: [] for b in backends}
+    vectors: dict[str, np.ndarray] = {}
+    for rnd in range(args.rounds):
+        order = backends[rnd % len(backends):] + backends[: rnd % len(backends)]
+        round_rate = {}
+        for name in order:
+            t0 = time.perf_counter()
+            vectors[name] = embedders[name].embed_documents(texts)
+            round_rate[name] = len(texts) / (time.perf_counter() - t0)
+            rates[name].append(round_rate[name])
+        for name in backends:
+            ratios[name].append(round_rate[name] / round_rate["torch"])
+        print(f"round {rnd + 1}: " + ", ".join(f"{n} {r:.1f}/s" for n, r in round_rate.items()), file=sys.stderr)
+
+    questions = [q["question"] for q in load_jsonl(FINANCEBENCH / "questions.jsonl")]
+    query_ms: dict[str, list[float]] = {b: [] for b in backends}
+    for e in embedders.values():
+        e.embed_query("warm up")
+    for q in questions:
+        for name in backends:
+            t0 = time.perf_counter()
+            embedders[name].embed_query(q)
+            query_ms[name].append((time.perf_counter() - t0) * 1000)
+    load_end = os.getloadavg()
+
+    summary: dict[str, dict] = {}
+    for name in backends:
+        cos = (vectors[name] * vectors["torch"]).sum(axis=1)
+        summary[name] = {
+            "identity": embedders[name].identity, "load_s": load_s[name],
+            "chunks_per_s_median": round(statistics.median(rates[name]), 1),
+            "chunks_per_s_rounds": [round(r, 1) for r in rates[name]],
+            "ratio_to_torch_median": round(statistics.median(ratios[name]), 2),
+            "ratio_to_torch_rounds": [round(r, 2) for r in ratios[name]],
+            "cosine_to_torch": {"mean": round(float(cos.mean()), 4), "p5": round(float(np.percentile(cos, 5)), 4),
+                                "min": round(float(cos.min()), 4)},
+            "query_ms": {"p50": round(statistics.median(query_ms[name]), 1),
+                         "p95": round(percentile(query_ms[name], 0.95), 1)},
+        }
+    lines = ["| backend | chunks/s (median of rounds) | × torch (median of per-round ratios) "
+             "| cosine to torch mean / p5 / min | query p50 ms | query p95 ms | load s |",
+             "|---|---|---|---|---|---|---|"]
+    for name, s in summary.items():
+        c = s["cosine_to_torch"]
+        lines.append(f"| {name} | {s['chunks_per_s_median']} | {s['ratio_to_torch_median']} "
+                     f"| {c['mean']} / {c['p5']} / {c['min']} | {s['query_ms']['p50']} | {s['query_ms']['p95']} "
+                     f"| {s['load_s']} |")
+    md = "\n".join(lines) + (
+        f"\n\n{len(texts)} child chunks (every {step}th of {len(every)}) from {len(files)} filings, "
+        f"{statistics.mean(tokens):.0f} word pieces on average; {args.rounds} rounds, backend order rotated each "
+        f"round; {len(questions)} query embeddings per backend, interleaved. Load average {load_start[0]:.1f} at "
+        f"start, {load_end[0]:.1f} at end: the 2 cores are shared with other sessions, so absolute rates vary "
+        f"from run to run; the per-round ratios are the comparable numbers. Load s: building the backend "
+        f"(an ONNX export, if one was needed, included).\n"
+    )
+    write_result(args.name, {"texts": len(texts), "filings": [f.name for f in files], "rounds": args.rounds,
+                             "load_average": {"start": load_start, "end": load_end}, "backends": summary}, md)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
