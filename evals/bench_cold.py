@@ -1,0 +1,208 @@
+"""What a cold `thotqen ask` pays before it answers, part by part, and what the fixes save.
+
+    python evals/bench_cold.py --home DIR [--user bench] [--questions 3] [--backends torch,onnx-int8]
+
+Needs the filings ingested under --home for --user (evals/bench_ingest.py). Two measurements:
+
+1. Parts: a fresh Python process per configuration times, in order, importing the graph stack,
+   opening the database, loading the embedder and embedding one question, loading the guardrail
+   (Guardian + learned classifier, one verdict), and getting the local model (starting it in the
+   process, or finding the one `thotqen model-server` keeps alive) with a one-token completion.
+   Configurations: each --backends embedder, without and with a kept-alive model server.
+2. Whole questions: --questions development questions (within their filing) asked as cold
+   `thotqen ask --json` processes without and with the kept-alive server, and in one warm process
+   (after one warm-up question), all with the default settings otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
+
+
+def child_parts() -> None:
+    """Run in a fresh process: time each cold-start part, print one JSON line."""
+    t_start = time.perf_counter()
+    parts: dict[str, float] = {}
+
+    def mark(name: str, since: float) -> float:
+        now = time.perf_counter()
+        parts[name] = round(now - since, 2)
+        return now
+
+    t = t_start
+    from providers.runtime import configure_process
+
+    configure_process()
+    from graph.builder import graph  # noqa: F401 - the import is what is timed
+
+    t = mark("import graph stack", t)
+    from settings import get_settings
+    from storage.db import open_database
+
+    settings = get_settings()
+    open_database(settings)
+    t = mark("open database", t)
+    from providers.embeddings import get_embedder
+
+    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
+    embedder.embed_query("What was the capital expenditure in 2019?")
+    t = mark(f"embedder ({embedder.backend}) + one query", t)
+    from graph.nodes import guardrail as g
+
+    g.assess("What was the capital expenditure in 2019?", embedder)
+    t = mark("guardrail (Guardian + classifier) + one verdict", t)
+    from providers.local_model import KeptAliveServer, get_local_server
+
+    server = get_local_server(settings)
+    import urllib.request
+
+    request = urllib.request.Request(
+        f"{server.base_url}/chat/completions",
+        headers={"Authorization": f"Bearer {server.api_key}", "Content-Type": "application/json"},
+        data=json.dumps({"messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1}).encode())
+    with urllib.request.urlopen(request, timeout=600) as response:
+        response.read()
+    kept = isinstance(server, KeptAliveServer)
+    mark("local model (found kept alive) + one token" if kept else "local model (started here) + one token", t)
+    parts["total in process"] = round(time.perf_counter() - t_start, 2)
+    print(json.dumps(parts))
+
+
+def run_parts(env: dict[str, str]) -> dict[str, float]:
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, __file__, "--child-parts"], env=env, capture_output=True, text=True,
+                         cwd=ROOT, timeout=1200)
+    wall = time.perf_counter() - t0
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr[-2000:])
+    parts = json.loads(out.stdout.strip().splitlines()[-1])
+    parts["interpreter start + cli imports"] = round(wall - parts["total in process"], 2)
+    parts["wall"] = round(wall, 2)
+    return parts
+
+
+def start_model_server(env: dict[str, str], home: Path) -> subprocess.Popen:
+    from providers.local_model import endpoint_file
+
+    proc = subprocess.Popen([sys.executable, "-m", "cli", "model-server"], env=env, cwd=ROOT,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 600
+    while not endpoint_file(home).exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError("thotqen model-server did not come up")
+        time.sleep(0.5)
+    return proc
+
+
+def cold_ask(env: dict[str, str], user: str, question: str, doc_id: str) -> tuple[float, dict]:
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "cli", "ask", question, "--user", user, "--document", doc_id,
+                          "--json"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=1200)
+    seconds = time.perf_counter() - t0
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr[-2000:])
+    return seconds, json.loads(out.stdout)
+
+
+def main() -> int:
+    if "--child-parts" in sys.argv:
+        child_parts()
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--home", type=Path, required=True)
+    parser.add_argument("--user", default="bench")
+    parser.add_argument("--questions", type=int, default=3)
+    parser.add_argument("--backends", default="torch,onnx-int8")
+    parser.add_argument("--skip-asks", action="store_true")
+    args = parser.parse_args()
+    home = args.home.resolve()
+    env = {**os.environ, "THOTQEN_HOME": str(home)}
+    env.pop("DATABASE_URL", None)
+    os.environ.update(THOTQEN_HOME=str(home))
+    load_start = os.getloadavg()
+
+    parts: dict[str, dict[str, float]] = {}
+    for backend in args.backends.split(","):
+        label = f"{backend}, no kept-alive model"
+        parts[label] = run_parts({**env, "EMBEDDING_BACKEND": backend})
+        print(label, parts[label], file=sys.stderr)
+    server = start_model_server(env, home)
+    try:
+        for backend in args.backends.split(","):
+            label = f"{backend}, kept-alive model"
+            parts[label] = run_parts({**env, "EMBEDDING_BACKEND": backend})
+            print(label, parts[label], file=sys.stderr)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=120)
+
+    asks: dict[str, list[float]] = {}
+    if not args.skip_asks:
+        from evals.common import open_bench
+
+        _settings, _db, _embedder, _owner, docs = open_bench(home, args.user, create_user=False)
+        questions = [q for q in load_jsonl(FINANCEBENCH / "questions.jsonl") if f"{q['doc_name']}.pdf" in docs]
+        step = max(1, len(questions) // args.questions)
+        chosen = questions[::step][: args.questions]
+        for q in chosen:
+            seconds, _ = cold_ask(env, args.user, q["question"], str(docs[f"{q['doc_name']}.pdf"]))
+            asks.setdefault("cold process, model loaded per question", []).append(seconds)
+        server = start_model_server(env, home)
+        try:
+            for q in chosen:
+                seconds, _ = cold_ask(env, args.user, q["question"], str(docs[f"{q['doc_name']}.pdf"]))
+                asks.setdefault("cold process, kept-alive model", []).append(seconds)
+        finally:
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=120)
+        from graph.stream import run_graph
+        from settings import get_settings
+        from storage.db import open_database
+        from storage.users import find_user
+
+        with open_database(get_settings()).connection() as conn:
+            owner = find_user(conn, args.user)
+        config = {"configurable": {"user": args.user, "owner_id": owner}}
+        warm_up = questions[-1]
+        for _kind, _ in run_graph({"question": warm_up["question"],
+                                  "document_ids": [str(docs[f"{warm_up['doc_name']}.pdf"])]}, config):
+            pass
+        for q in chosen:
+            t0 = time.perf_counter()
+            for _kind, _ in run_graph({"question": q["question"],
+                                       "document_ids": [str(docs[f"{q['doc_name']}.pdf"])]}, config):
+                pass
+            asks.setdefault("one warm process", []).append(time.perf_counter() - t0)
+    load_end = os.getloadavg()
+
+    names = list(dict.fromkeys(name for p in parts.values() for name in p))  # first-seen order
+    lines = ["| part (s) | " + " | ".join(parts) + " |", "|---|" + "---|" * len(parts)]
+    for name in names:
+        lines.append(f"| {name} | " + " | ".join(str(p.get(name, "")) for p in parts.values()) + " |")
+    md = "\n".join(lines) + "\n"
+    if asks:
+        md += ("\n| whole question | p50 s | each s |\n|---|---|---|\n" + "".join(
+            f"| {k} | {statistics.median(v):.1f} | {', '.join(f'{x:.1f}' for x in v)} |\n" for k, v in asks.items()))
+    md += (f"\nLoad average {load_start[0]:.1f} at start, {load_end[0]:.1f} at end: the 2 cores are shared with "
+           "other sessions, so every number here is inflated by their load; compare columns within this run.\n")
+    write_result("cold_ask", {"parts": parts, "asks": asks, "load_average": {"start": load_start, "end": load_end}},
+                 md)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
