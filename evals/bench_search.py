@@ -1,11 +1,15 @@
-"""Search latency with 50,000+ child chunks stored, query embedding included.
+"""How search cost grows with the table: latency, sizes and build times at each scale, query embedding included.
 
-    python evals/bench_search.py --home DIR [--user bench] [--min-chunks 50000]
+    python evals/bench_search.py --home DIR [--user bench] [--scales 65000,250000,1000000] [--modes all]
 
-Needs the filings ingested under --home for --user (evals/bench_ingest.py). If the table holds
-fewer than --min-chunks children, it adds copies of that user's chunks under other users (their
-vectors jittered, so the HNSW graph is not full of exact duplicates) until it does: the searching
-user's scope stays the same while the index the planner walks is as large as asked.
+Needs the filings ingested under --home for --user (evals/bench_ingest.py). For each --scales size
+(child chunks in the table, ascending) it adds copies of that user's chunks under other users
+(their vectors jittered, so the HNSW graph is not full of exact duplicates) until the table holds
+that many, timing the fill (inserts with their HNSW, GIN and tsvector upkeep, and the postings),
+then records table and index sizes and times searches within a filing and across the user's
+filings: the searching user's scope stays the same while the indexes the planner walks grow.
+--modes hybrid times hybrid search only (with the statement-heading leg on and off); all adds
+the dense and sparse sides alone. Results: evals/results/search_scale.{json,md} (--name).
 """
 
 from __future__ import annotations
@@ -54,50 +58,66 @@ def percentile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--home", type=Path, required=True)
-    parser.add_argument("--user", default="bench")
-    parser.add_argument("--min-chunks", type=int, default=50_000)
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
-    settings, db, embedder, owner, _docs = open_bench(args.home, args.user)
+SIZES_SQL = """
+select c.relname, pg_total_relation_size(c.oid), pg_relation_size(c.oid), pg_indexes_size(c.oid)
+from pg_class c where c.relname in ('child_chunks', 'parent_chunks', 'term_stats', 'child_terms')
+"""
+INDEX_SQL = """
+select i.relname, pg_relation_size(i.oid) from pg_index x join pg_class i on i.oid = x.indexrelid
+join pg_class t on t.oid = x.indrelid where t.relname in ('child_chunks', 'term_stats')
+"""
 
-    from storage.search import SearchParams, search
+
+def table_sizes(conn) -> dict[str, dict[str, float]]:  # noqa: ANN001
+    """MB per table (total, heap, indexes; TOAST is in total) and per index of the two big tables."""
+    mb = 1 << 20
+    out = {name: {"total_mb": round(total / mb, 1), "heap_mb": round(heap / mb, 1), "indexes_mb": round(idx / mb, 1)}
+           for name, total, heap, idx in conn.execute(SIZES_SQL).fetchall()}
+    out["indexes"] = {name: round(size / mb, 1) for name, size in conn.execute(INDEX_SQL).fetchall()}
+    return out
+
+
+def fill_to(conn, owner: int, target: int) -> tuple[int, float]:  # noqa: ANN001
+    """Add filler users' copies until the table holds `target` children; (children now, seconds)."""
     from storage.users import get_or_create_user
 
-    with db.connection() as conn:
-        filler_n = 0
-        while conn.execute("select count(*) from child_chunks").fetchone()[0] < args.min_chunks:
-            filler_n += 1
-            filler = get_or_create_user(conn, f"filler-{filler_n}")
-            if conn.execute("select count(*) from documents where owner_id = %s", (filler,)).fetchone()[0]:
-                continue
-            print(f"adding copies for filler-{filler_n}", file=sys.stderr)
-            with conn.transaction():
-                params = {"owner": owner, "filler": filler}
-                conn.execute(FILL_SQL, params)
-                conn.execute(COPY_PARENTS, params)
-                conn.execute(COPY_CHILDREN, params)
-                conn.execute("select refresh_term_postings(id) from documents where owner_id = %s", (filler,))
-        conn.execute("analyze")
-        total = conn.execute("select count(*) from child_chunks").fetchone()[0]
-        docs = dict(conn.execute("select name, id from documents where owner_id = %s", (owner,)).fetchall())
+    started = time.perf_counter()
+    filler_n = conn.execute("select count(*) from users where username like 'filler-%'").fetchone()[0]
+    while conn.execute("select count(*) from child_chunks").fetchone()[0] < target:
+        filler_n += 1
+        filler = get_or_create_user(conn, f"filler-{filler_n}")
+        if conn.execute("select count(*) from documents where owner_id = %s", (filler,)).fetchone()[0]:
+            continue
+        print(f"adding copies for filler-{filler_n}", file=sys.stderr)
+        with conn.transaction():
+            params = {"owner": owner, "filler": filler}
+            conn.execute(FILL_SQL, params)
+            conn.execute(COPY_PARENTS, params)
+            conn.execute(COPY_CHILDREN, params)
+            conn.execute("select refresh_term_postings(id) from documents where owner_id = %s", (filler,))
+            conn.execute("update documents d set children = (select count(*) from child_chunks c"
+                         " where c.document_id = d.id) where owner_id = %s", (filler,))
+    seconds = time.perf_counter() - started
+    conn.execute("vacuum (analyze)")
+    return conn.execute("select count(*) from child_chunks").fetchone()[0], seconds
 
-    questions = load_jsonl(FINANCEBENCH / "questions.jsonl")
-    load_start = os.getloadavg()
+
+def time_searches(db, settings, embedder, owner: int, docs: dict, questions: list[dict], modes: list[str],  # noqa: ANN001
+                  repeats: int) -> dict[str, dict]:
+    from storage.search import SearchParams, search
+
     timings: dict[str, list[float]] = {}
     for _warm in range(2):
         with db.connection() as conn:
             search(conn, owner_id=owner, query_text="warm up", query_embedding=embedder.embed_query("warm up"),
                    params=SearchParams())
-    for _ in range(args.repeats):
+    for _ in range(repeats):
         for scope in ("within_document", "all_filings"):
-            for mode in ("hybrid", "dense", "sparse"):
+            for mode in modes:
                 # the statement-heading leg on and off, question by question, so load hits both alike
-                legs = {"": SearchParams.from_tunables(settings, k=5, mode=mode)}
+                legs = {"": SearchParams.from_settings(settings, k=5, mode=mode)}
                 if mode != "dense":
-                    legs[" (heading leg off)"] = SearchParams.from_tunables(settings, k=5, mode=mode,
+                    legs[" (heading leg off)"] = SearchParams.from_settings(settings, k=5, mode=mode,
                                                                             heading_weight=0.0)
                 for q in questions:
                     scope_ids = [docs[q["doc_name"] + ".pdf"]] if scope == "within_document" else None
@@ -108,20 +128,65 @@ def main() -> int:
                             search(conn, owner_id=owner, query_text=q["question"], query_embedding=vec,
                                    params=params, document_ids=scope_ids)
                         timings.setdefault(f"{scope}/{mode}{label}", []).append((time.perf_counter() - t0) * 1000)
-    load_end = os.getloadavg()
-    summary = {k: {"p50_ms": round(statistics.median(v), 1), "p95_ms": round(percentile(v, 0.95), 1),
-                   "n": len(v)} for k, v in timings.items()}
-    lines = ["| scope/mode | p50 ms | p95 ms | searches |", "|---|---|---|---|"]
-    lines += [f"| {k} | {s['p50_ms']} | {s['p95_ms']} | {s['n']} |" for k, s in summary.items()]
-    md = "\n".join(lines) + (
-        f"\n\n{total} child chunks in the table; the searching user owns "
-        f"{len(docs)} filings. Query embedding included; after warm-up. Load average "
-        f"{load_start[0]:.1f} at start, {load_end[0]:.1f} at end (2 cores: above ~1 another process was busy).\n"
-    )
-    write_result("search_latency", {"child_chunks": total, "latency": summary,
-                                    "load_average": {"start": load_start, "end": load_end}}, md)
-    print(md)
+    return {k: {"p50_ms": round(statistics.median(v), 1), "p95_ms": round(percentile(v, 0.95), 1), "n": len(v)}
+            for k, v in timings.items()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--home", type=Path, required=True)
+    parser.add_argument("--user", default="bench")
+    parser.add_argument("--scales", default="65000,250000,1000000", help="child chunks in the table, ascending")
+    parser.add_argument("--modes", choices=["hybrid", "all"], default="hybrid")
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--name", default="search_scale")
+    args = parser.parse_args()
+    settings, db, embedder, owner, _docs = open_bench(args.home, args.user)
+    modes = ["hybrid"] if args.modes == "hybrid" else ["hybrid", "dense", "sparse"]
+    with db.connection() as conn:
+        docs = dict(conn.execute("select name, id from documents where owner_id = %s and status = 'ready'",
+                                 (owner,)).fetchall())
+        own_children = conn.execute("select count(*) from child_chunks where owner_id = %s", (owner,)).fetchone()[0]
+    questions = [q for q in load_jsonl(FINANCEBENCH / "questions.jsonl") if q["doc_name"] + ".pdf" in docs]
+    runs: list[dict] = []
+    for target in sorted(int(x) for x in args.scales.split(",")):
+        with db.connection() as conn:
+            total, fill_s = fill_to(conn, owner, target)
+            sizes = table_sizes(conn)
+        load_start = os.getloadavg()
+        latency = time_searches(db, settings, embedder, owner, docs, questions, modes, args.repeats)
+        runs.append({"target": target, "child_chunks": total, "fill_seconds": round(fill_s, 1), "sizes": sizes,
+                     "latency": latency, "load_average": {"start": load_start, "end": os.getloadavg()}})
+        write_result(args.name, {"embedding": embedder.identity, "filings": len(docs), "own_children": own_children,
+                                 "questions": len(questions), "runs": runs}, render(runs, docs, questions, embedder))
+        print(f"{total} chunks done", file=sys.stderr)
+    print(render(runs, docs, questions, embedder))
     return 0
+
+
+def render(runs: list[dict], docs: dict, questions: list[dict], embedder) -> str:  # noqa: ANN001
+    keys = list(runs[0]["latency"])
+    lines = ["| scope/mode (p50 / p95 ms) | " + " | ".join(f"{r['child_chunks']:,} chunks" for r in runs) + " |",
+             "|---|" + "---|" * len(runs)]
+    for k in keys:
+        lines.append(f"| {k} | " + " | ".join(
+            f"{r['latency'][k]['p50_ms']} / {r['latency'][k]['p95_ms']}" if k in r["latency"] else ""
+            for r in runs) + " |")
+    rows = [("child_chunks total MB", lambda r: r["sizes"]["child_chunks"]["total_mb"]),
+            ("  of which HNSW index MB", lambda r: r["sizes"]["indexes"].get("child_chunks_embedding_idx")),
+            ("  of which full-text GIN MB", lambda r: r["sizes"]["indexes"].get("child_chunks_tsv_idx")),
+            ("term_stats (IDF + postings) MB", lambda r: r["sizes"].get("term_stats", {}).get("total_mb")),
+            ("child_terms MB (dropped by sql/011)", lambda r: r["sizes"].get("child_terms", {}).get("total_mb", 0)),
+            ("parent_chunks MB", lambda r: r["sizes"]["parent_chunks"]["total_mb"]),
+            ("fill time s (this step)", lambda r: r["fill_seconds"])]
+    lines += ["", "| size | " + " | ".join(f"{r['child_chunks']:,}" for r in runs) + " |", "|---|" + "---|" * len(runs)]
+    lines += [f"| {label} | " + " | ".join(str(f(r)) for r in runs) + " |" for label, f in rows]
+    loads = ", ".join(f"{r['load_average']['start'][0]:.1f}→{r['load_average']['end'][0]:.1f}" for r in runs)
+    return "\n".join(lines) + (
+        f"\n\nThe searching user owns {len(docs)} filings; {len(questions)} development questions on them, each "
+        f"timed within its filing and across the user's filings, query embedding ({embedder.identity}) included, "
+        f"after warm-up. Other users' jittered copies fill the table to each size. Load average during the "
+        f"searches at each size: {loads} (2 cores shared with other sessions: above ~2 other processes were busy).\n")
 
 
 if __name__ == "__main__":
