@@ -53,7 +53,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from ingestion.errors import IngestError
-    from ingestion.pipeline import run_job, submit_pdf
+    from ingestion.pipeline import display_title, make_prefetcher, run_job, submit_pdf
     from providers.embeddings import get_embedder
     from storage import documents, jobs
 
@@ -62,8 +62,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     with db.connection() as conn:
         jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
     embedder = None
+    prefetcher = None  # parses the next file in another process while this one embeds
     failures = 0
-    for file_arg in args.files:
+    for n, file_arg in enumerate(args.files):
         path = Path(file_arg)
         started = time.perf_counter()
         line: dict[str, Any] = {"name": path.name, "document_id": None, "pages": 0, "parents": 0,
@@ -80,6 +81,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                             status="reused")
             else:
                 embedder = embedder or get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
+                prefetcher = prefetcher or make_prefetcher(settings, embedder)
+                prepared = prefetcher.take(path, submission.content_hash)
+                following = Path(args.files[n + 1]) if n + 1 < len(args.files) else None
+                if following is not None and following.is_file():
+                    prefetcher.start(following, display_title(following.name))
                 with tqdm(total=100, desc=path.name[:28], unit="%", file=sys.stderr, leave=False,
                           bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix}") as bar:
 
@@ -87,7 +93,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                         bar.n = percent
                         bar.set_postfix_str(stage, refresh=True)
 
-                    outcome = run_job(db, settings, embedder, submission.job_id, progress)
+                    outcome = run_job(db, settings, embedder, submission.job_id, progress, prepared)
                 line.update(pages=outcome.pages, parents=outcome.parents, children=outcome.children,
                             status=outcome.status)
                 if outcome.error:
@@ -101,6 +107,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             failures += 1
             log.error("%s: %s", path.name, line.get("error"))
         _print_json(line)
+    if prefetcher is not None:
+        prefetcher.close()
     return 1 if failures else 0
 
 

@@ -34,13 +34,15 @@ def main() -> int:
     parser.add_argument("--backend", default=None, help="embedding backend that ingests (default: the setting)")
     parser.add_argument("--ceilings", default="torch,onnx-int8", help="backends timed on the sampled chunks")
     parser.add_argument("--name", default="ingest", help="result file name under evals/results/")
+    parser.add_argument("--no-prefetch", action="store_true",
+                        help="parse each file only when its job starts (as before ingestion.prefetch)")
     args = parser.parse_args()
 
     home = args.home or Path(tempfile.mkdtemp(prefix="thq-bench-", dir="/tmp"))
     os.environ["THOTQEN_HOME"] = str(home)
     os.environ.pop("DATABASE_URL", None)
 
-    from ingestion.pipeline import run_job, submit_pdf
+    from ingestion.pipeline import display_title, make_prefetcher, run_job, submit_pdf
     from providers.embeddings import get_embedder
     from settings import get_settings
     from storage.db import open_database
@@ -65,10 +67,14 @@ def main() -> int:
     sampled_seconds = dict.fromkeys(ceilings, 0.0)
     load_start = os.getloadavg()
     ingest_seconds = 0.0
+    prefetcher = None if args.no_prefetch else make_prefetcher(settings, embedder)
     for n, path in enumerate(files, 1):
         t0 = time.perf_counter()
         sub = submit_pdf(db, settings, owner_id=owner, name=path.name, data=path.read_bytes())
-        out = run_job(db, settings, embedder, sub.job_id)
+        prepared = prefetcher.take(path, sub.content_hash) if prefetcher else None
+        if prefetcher and n < len(files):  # the next file parses while this one embeds
+            prefetcher.start(files[n], display_title(files[n].name))
+        out = run_job(db, settings, embedder, sub.job_id, prepared=prepared)
         ingest_seconds += time.perf_counter() - t0
         if out.status != "ready":
             print(f"FAILED {path.name}: {out.error}", file=sys.stderr)
@@ -105,7 +111,7 @@ def main() -> int:
         "share_of_ceiling": round(ingest_rate / model_rates[ceiling_backend], 3),
         "stage_seconds": {k: round(v, 1) for k, v in stage_totals.items()},
         "sampled_chunks": sampled, "load_average": {"start": load_start, "end": load_end},
-        "embedding_batch_size": settings.embedding_batch_size,
+        "embedding_batch_size": settings.embedding_batch_size, "prefetch": not args.no_prefetch,
     }
     stages = ", ".join(f"{k} {v:.1f}s" for k, v in result["stage_seconds"].items())
     alone = " | ".join(str(result["model_chunks_per_s"][name]) for name in ceilings)
@@ -115,7 +121,9 @@ def main() -> int:
         + " | share of ceiling |\n|---|---|---|---|---|---|---|" + "---|" * len(ceilings) + "---|\n"
         f"| {embedder.backend} | {len(files)} | {pages} | {children} | {total:.0f} | {result['pages_per_s']} "
         f"| {result['chunks_per_s']} | {alone} | {result['share_of_ceiling']:.0%} |\n\n"
-        f"Time by stage: {stages}. The ceiling is the fastest backend alone ({ceiling_backend}), timed on "
+        f"Time by stage: {stages} (parsing and chunking of all but the first file happen during the previous "
+        f"file's embedding when prefetching: {'on' if prefetcher else 'off'}). The ceiling is the fastest backend "
+        f"alone ({ceiling_backend}), timed on "
         f"{sampled} of the stored chunks ({args.sample:.0%} of each file) right after each file. Load average "
         f"{load_start[0]:.1f} at start, {load_end[0]:.1f} at end (2 cores shared with other sessions: absolute "
         f"rates vary between runs; the ratios within this run are the comparable numbers).\n"

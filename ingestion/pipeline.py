@@ -18,6 +18,7 @@ from pathlib import Path
 from ingestion.chunk import chunk_rows
 from ingestion.errors import IngestError
 from ingestion.parse import check_pdf_bytes, parse_pdf
+from ingestion.prefetch import Prefetcher, Prepared
 from providers.embeddings import Embedder
 from settings import Settings
 from storage import documents, jobs
@@ -62,6 +63,12 @@ def display_title(name: str) -> str:
     return " ".join(stem.replace("_", " ").split())
 
 
+def make_prefetcher(settings: Settings, embedder: Embedder) -> Prefetcher:
+    """A Prefetcher that chunks with the embedder's own tokenizer file and the configured sizes."""
+    return Prefetcher(str(Path(embedder.model_path) / "tokenizer.json"), child_tokens=settings.child_tokens,
+                      overlap_tokens=settings.child_overlap_tokens, parent_tokens=settings.parent_tokens)
+
+
 def submit_pdf(db: Database, settings: Settings, *, owner_id: int, name: str, data: bytes) -> Submission:
     """Validate, store the raw file, and queue a job. A duplicate that is ready is reused."""
     check_pdf_bytes(data)
@@ -98,8 +105,10 @@ def run_job(
     embedder: Embedder,
     job_id: uuid.UUID,
     progress: Progress | None = None,
+    prepared: Prepared | None = None,
 ) -> JobOutcome:
-    """Run one queued job to the end. Chunk rows are written in a single transaction."""
+    """Run one queued job to the end. Chunk rows are written in a single transaction. `prepared`:
+    this file's parse and chunks, made ahead by a Prefetcher (used only if its bytes match)."""
     started = time.perf_counter()
     with db.connection() as conn:
         target = jobs.job_target(conn, job_id=job_id)
@@ -130,16 +139,22 @@ def run_job(
             path = stored_file_path(settings, owner_id, content_hash)
             if not path.exists():
                 raise IngestError("the uploaded file is missing from storage; upload it again")
-            parsed = parse_pdf(path.read_bytes())
-            report("chunking", 0.0)
-            chunks = chunk_rows(
-                parsed.rows,
-                embedder.count_tokens,
-                title=display_title(name),
-                child_tokens=settings.child_tokens,
-                overlap_tokens=settings.child_overlap_tokens,
-                parent_tokens=settings.parent_tokens,
-            )
+            if prepared is not None and prepared.content_hash == content_hash:
+                pages = prepared.pages
+                report("chunking", 0.0)
+                chunks = prepared.chunks
+            else:
+                parsed = parse_pdf(path.read_bytes())
+                pages = parsed.pages
+                report("chunking", 0.0)
+                chunks = chunk_rows(
+                    parsed.rows,
+                    embedder.count_tokens,
+                    title=display_title(name),
+                    child_tokens=settings.child_tokens,
+                    overlap_tokens=settings.child_overlap_tokens,
+                    parent_tokens=settings.parent_tokens,
+                )
             children = chunks.children
             report("embedding", 0.0)
             vectors = embedder.embed_documents(
@@ -161,7 +176,7 @@ def run_job(
                     children=child_rows,
                     embeddings=vectors,
                 )
-                documents.set_document_status(conn, document_id=document_id, status="ready", pages=parsed.pages)
+                documents.set_document_status(conn, document_id=document_id, status="ready", pages=pages)
                 jobs.finish_job(conn, job_id=job_id)
             documents.refresh_term_index(conn)
             if progress is not None:
@@ -169,7 +184,7 @@ def run_job(
             ended = time.perf_counter()
             marks = [*stage_started.values(), ended]
             return JobOutcome(
-                document_id, "ready", parsed.pages, len(parent_rows), len(child_rows), ended - started,
+                document_id, "ready", pages, len(parent_rows), len(child_rows), ended - started,
                 stage_seconds={s: round(b - a, 3) for s, a, b in zip(stage_started, marks, marks[1:], strict=False)},
             )
         except Exception as exc:
