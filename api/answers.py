@@ -47,15 +47,23 @@ class Answerer:
 
         return get_embedder(self.settings.embedding_model_path, self.settings.embedding_batch_size)
 
-    def ask(self, *, owner_id: int, username: str, chat: dict[str, Any], question: str, emit: Emit) -> None:
+    def ask(self, *, owner_id: int, username: str, chat: dict[str, Any] | None, question: str, emit: Emit,
+            history: list[dict[str, str]] | None = None, scope: list[str] | None = None,
+            source: str = "chat") -> None:
+        """Answer in a chat (saved with it), or, with `chat` None, a stateless question whose `history`
+        and `scope` the caller gives (the OpenAI-compatible endpoint): same cache, graph and query log."""
         started = time.perf_counter()
-        chat_id: uuid.UUID = chat["id"]
-        scope = [str(d) for d in chat["document_ids"]] if chat["document_ids"] else None
+        chat_id: uuid.UUID | None = chat["id"] if chat else None
+        if chat is not None:
+            scope = [str(d) for d in chat["document_ids"]] if chat["document_ids"] else None
         with self.db.connection() as conn:
-            log_id = query_log.start(conn, owner_id=owner_id, source="chat", chat_id=chat_id)
-            history = chats.history(conn, owner_id=owner_id, chat_id=chat_id,
-                                    turns=self.settings.graph_history_turns)
-            chats.add_message(conn, owner_id=owner_id, chat_id=chat_id, role="user", content=question)
+            log_id = query_log.start(conn, owner_id=owner_id, source=source, chat_id=chat_id)
+            if chat_id is not None:
+                history = chats.history(conn, owner_id=owner_id, chat_id=chat_id,
+                                        turns=self.settings.graph_history_turns)
+                chats.add_message(conn, owner_id=owner_id, chat_id=chat_id, role="user", content=question)
+            else:
+                history = list(history or [])[-2 * self.settings.graph_history_turns:]
         try:
             self._answer(owner_id, username, chat_id, scope, question, history, started, log_id, emit)
         except Exception as exc:  # noqa: BLE001 - say so, save it, never leave the client hanging
@@ -63,12 +71,13 @@ class Answerer:
             reason = "the answer could not be produced; please try again"
             with self.db.connection() as conn:
                 message_id = chats.add_message(conn, owner_id=owner_id, chat_id=chat_id, role="assistant",
-                                               content=reason, status="error", meta={"error": type(exc).__name__})
+                                               content=reason, status="error", meta={"error": type(exc).__name__}
+                                               ) if chat_id is not None else None
                 query_log.finish(conn, log_id, status="error", latency_ms=(time.perf_counter() - started) * 1000,
                                  error=f"{type(exc).__name__}: {exc}")
             emit("error", {"message_id": message_id, "error": reason})
 
-    def _answer(self, owner_id: int, username: str, chat_id: uuid.UUID, scope: list[str] | None, question: str,
+    def _answer(self, owner_id: int, username: str, chat_id: uuid.UUID | None, scope: list[str] | None, question: str,
                 history: list[dict[str, str]], started: float, log_id: int, emit: Emit) -> None:
         s = self.settings
         # Only a first question is looked up: a follow-up means something different in each chat.
@@ -90,14 +99,16 @@ class Answerer:
 
         from graph.graph import graph
 
-        inputs: dict[str, Any] = {"question": question, "chat_history": history, "chat_id": str(chat_id)}
+        inputs: dict[str, Any] = {"question": question, "chat_history": history}
+        if chat_id is not None:
+            inputs["chat_id"] = str(chat_id)
         if scope:
             inputs["document_ids"] = scope
         configurable: dict[str, Any] = {"owner_id": owner_id, "user": username}
         if self.services is not None:
             configurable["services"] = self.services
         config = {"configurable": configurable, "run_name": "thotqen chat",
-                  "metadata": {"chat_id": str(chat_id), "owner_id": owner_id}}
+                  "metadata": {"chat_id": str(chat_id) if chat_id else None, "owner_id": owner_id}}
         out: dict[str, Any] = {}
         sent_sources = False
         streamed = False
@@ -142,18 +153,19 @@ class Answerer:
                                    answer={"answer": answer, "citations": citations, **{
                                        k: meta[k] for k in ("cited", "route", "provider", "rounds")}})
 
-    def _finish(self, owner_id: int, chat_id: uuid.UUID, log_id: int, started: float, answer: str, status: str,
+    def _finish(self, owner_id: int, chat_id: uuid.UUID | None, log_id: int, started: float, answer: str, status: str,
                 citations: list[dict[str, Any]], meta: dict[str, Any], *, provider: str | None, cached: bool,
                 emit: Emit, event: str, tokens: tuple[int, int] = (0, 0)) -> None:
         latency_ms = round((time.perf_counter() - started) * 1000, 1)
         meta = {**meta, "latency_ms": latency_ms}
         with self.db.connection() as conn, conn.transaction():
             message_id = chats.add_message(conn, owner_id=owner_id, chat_id=chat_id, role="assistant", content=answer,
-                                           status=status, citations=citations, meta=meta)
+                                           status=status, citations=citations, meta=meta) if chat_id else None
             query_log.finish(conn, log_id, status=status, latency_ms=latency_ms, provider=provider, cached=cached,
                              input_tokens=tokens[0], output_tokens=tokens[1],
                              error=answer if status == "error" else None)
-        payload: dict[str, Any] = {"message_id": message_id, "answer": answer, **meta}
+        payload: dict[str, Any] = {"message_id": message_id, "answer": answer, **meta,
+                                   "usage": {"input_tokens": tokens[0], "output_tokens": tokens[1]}}
         if event == "done":
             payload["citations"] = citations
         elif event == "blocked":

@@ -131,8 +131,9 @@ async def rag_config(config: dict[str, Any], request: Request) -> dict[str, Any]
 def mount(app: FastAPI) -> None:
     from langserve import add_routes
 
+    from api.playground import served_graph
     from graph.graph import graph
 
-    add_routes(app, ServedGraph(bound=graph, kwargs={}, config={}), path="/rag", per_req_config_modifier=rag_config,
+    add_routes(app, served_graph(graph, app.state.settings), path="/rag", per_req_config_modifier=rag_config,
                dependencies=[Depends(current_user)], enable_feedback_endpoint=False,
                enable_public_trace_link_endpoint=False)

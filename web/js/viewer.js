@@ -1,0 +1,92 @@
+// The cited page: the PDF page rendered by the server as an image, the cited passage highlighted,
+// with the page's neighbours one click away and the original file to download.
+import { request } from "./api.js";
+
+const dialog = document.getElementById("viewer");
+const img = document.getElementById("viewer-img");
+const title = document.getElementById("viewer-title");
+const where = document.getElementById("viewer-where");
+const status = document.getElementById("viewer-status");
+const download = document.getElementById("viewer-download");
+const quote = document.getElementById("viewer-quote");
+const quoteBox = document.getElementById("viewer-quote-box");
+const prev = document.getElementById("viewer-prev");
+const next = document.getElementById("viewer-next");
+
+let current = null; // { citation, doc, page }
+let objectUrl = null;
+let loadToken = 0;
+
+dialog.querySelector("[data-close]").addEventListener("click", () => dialog.close());
+dialog.addEventListener("click", (e) => { if (e.target === dialog) dialog.close(); }); // backdrop
+prev.addEventListener("click", () => show(current.page - 1));
+next.addEventListener("click", () => show(current.page + 1));
+dialog.addEventListener("keydown", (e) => {
+  if (e.key === "ArrowLeft" && !prev.disabled) show(current.page - 1);
+  if (e.key === "ArrowRight" && !next.disabled) show(current.page + 1);
+});
+
+// One of a few widths, so the browser's and the server's caches are shared between clicks.
+function imageWidth() {
+  const want = Math.min(window.innerWidth, 900) * (window.devicePixelRatio || 1);
+  return want <= 700 ? 600 : want <= 1100 ? 1000 : 1400;
+}
+
+export function openCitation(citation, doc) {
+  current = { citation, doc, page: citation.page };
+  title.textContent = `${doc.name}`;
+  download.href = `/api/documents/${doc.id}/file`;
+  download.setAttribute("download", doc.name);
+  quote.textContent = citation.text || "";
+  quoteBox.hidden = !citation.text;
+  if (!dialog.open) dialog.showModal();
+  show(citation.page, performance.now());
+}
+
+async function show(page, clickedAt = performance.now()) {
+  const { citation, doc } = current;
+  const pages = doc.pages || page;
+  if (page < 1 || page > pages) return;
+  current.page = page;
+  const cited = page === citation.page;
+  where.textContent = `Page ${page} of ${pages}${cited ? " (cited)" : ""}`;
+  prev.disabled = page <= 1;
+  next.disabled = page >= pages;
+  status.textContent = "Loading the page…";
+  status.className = "viewer-status";
+  const token = ++loadToken;
+  const params = new URLSearchParams({ width: String(imageWidth()) });
+  if (cited && citation.text) params.set("highlight", citation.text);
+  try {
+    const res = await request(`/api/documents/${doc.id}/pages/${page}.png?${params}`);
+    const lines = Number(res.headers.get("X-Highlighted-Lines") || 0);
+    const blob = await res.blob();
+    if (token !== loadToken) return;
+    if (objectUrl) URL.revokeObjectURL(objectUrl);
+    objectUrl = URL.createObjectURL(blob);
+    img.onload = () => {
+      if (token !== loadToken) return;
+      if (cited) window.__thotqen.pageImages.push(performance.now() - clickedAt);
+      img.hidden = false;
+      status.textContent = !cited ? "" : lines ? "The cited passage is highlighted."
+        : "The cited passage could not be located on the page image; it is quoted below.";
+      dialog.dataset.loaded = `${doc.id}:${page}`;
+    };
+    img.alt = `Page ${page} of ${doc.name}${cited && lines ? ", with the cited passage highlighted" : ""}`;
+    img.src = objectUrl;
+  } catch (err) {
+    if (token !== loadToken) return;
+    img.hidden = true;
+    status.className = "viewer-status error-box";
+    status.textContent = err.status === 404 ? "This document or page no longer exists (it may have been deleted)."
+      : `The page could not be shown: ${err.detail}`;
+  }
+}
+
+dialog.addEventListener("close", () => {
+  loadToken++;
+  img.hidden = true;
+  img.removeAttribute("src");
+  delete dialog.dataset.loaded;
+  if (objectUrl) { URL.revokeObjectURL(objectUrl); objectUrl = null; }
+});
