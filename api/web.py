@@ -25,13 +25,18 @@ import web as web_package
 WEB_DIR = Path(web_package.__file__).resolve().parent
 PLAYGROUND_PREFIX = "/rag/playground"
 CSRF_SHIM = b'<script src="/js/csrf-fetch.js"></script>'
+SIGN_IN = (b'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in first</title>'
+           b'<link rel="stylesheet" href="/app.css"></head><body><main><section class="auth-card">'
+           b'<h1>Sign in first</h1><p>The playground runs questions over your documents, so it needs you signed in.'
+           b'</p><p><a class="btn btn-primary" href="/#/signin">Sign in</a></p></section></main></body></html>')
 
 _BASE_CSP = ("default-src 'self'; img-src 'self' data: blob:; connect-src 'self'; font-src 'self'; "
              "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 CSP_APP = f"{_BASE_CSP}; script-src 'self'; style-src 'self'"
 CSP_DOCS = f"{_BASE_CSP}; script-src 'self'; style-src 'self' 'unsafe-inline'"  # Swagger sets style attributes
-# the playground's page sets its schemas in an inline script (LangServe's template)
-CSP_PLAYGROUND = f"{_BASE_CSP}; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'"
+# the playground's page sets its schemas in an inline script (LangServe's template), and its form
+# validator (ajv) compiles schemas with `new Function`
+CSP_PLAYGROUND = f"{_BASE_CSP}; script-src 'self' 'unsafe-inline' 'unsafe-eval'; style-src 'self' 'unsafe-inline'"
 
 AUTH_ERRORS = {
     401: {"description": "not signed in: no, a malformed, an expired or a revoked token"},
@@ -76,8 +81,18 @@ class PageHeaders:
         playground = path.startswith(PLAYGROUND_PREFIX)
         csp = CSP_PLAYGROUND if playground else CSP_DOCS if path == "/docs" else CSP_APP
         held: dict[str, Any] = {}
+        wants_html = b"text/html" in dict(scope.get("headers") or []).get(b"accept", b"")
 
         async def wrapped(message: dict[str, Any]) -> None:
+            if playground and wants_html and message["type"] == "http.response.start" and message["status"] == 401:
+                held["signin"] = True  # a browser without a session: a page that says where to sign in
+                await send({"type": "http.response.start", "status": 401, "headers": [
+                    (b"content-type", b"text/html; charset=utf-8"), (b"content-length", str(len(SIGN_IN)).encode()),
+                    (b"content-security-policy", CSP_APP.encode())]})
+                await send({"type": "http.response.body", "body": SIGN_IN})
+                return
+            if "signin" in held:
+                return
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 ctype = next((v for k, v in headers if k.lower() == b"content-type"), b"")

@@ -1,5 +1,5 @@
 // The app shell: who is signed in, the hash routes, the header. Views live in their own modules.
-import { api, request, scheduleRefresh, stopRefresh, refreshSession } from "./api.js";
+import { api, csrfToken, request, scheduleRefresh, stopRefresh, refreshSession } from "./api.js";
 import { banner, focusMain } from "./dom.js";
 import { renderSignIn } from "./auth.js";
 import { renderDocuments } from "./documents.js";
@@ -97,6 +97,7 @@ document.getElementById("sign-out").addEventListener("click", async () => {
 });
 
 async function start() {
+  if (!csrfToken()) { render(); return; } // no session cookie: nothing to ask the server
   try {
     session.user = (await api("/api/session", { retry: false })).user;
     scheduleRefresh(60); // refresh soon: the cookie's access token may be near its end
