@@ -19,10 +19,10 @@ RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin thotqen \
 
 WORKDIR /app
 COPY pyproject.toml README.md ./
-COPY cli.py doctor.py settings.py server.py ./
+COPY cli.py doctor.py settings.py server.py tunables.py ./
 COPY api ./api
+COPY answering ./answering
 COPY graph ./graph
-COPY nodes ./nodes
 COPY providers ./providers
 COPY ingestion ./ingestion
 COPY storage ./storage

@@ -121,7 +121,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     embedding = None
     if args.mode != "sparse":
         embedding = get_embedder(settings.embedding_model_path, settings.embedding_batch_size).embed_query(args.query)
-    params = SearchParams.from_settings(settings, k=args.k, mode=args.mode)
+    params = SearchParams.from_tunables(settings, k=args.k, mode=args.mode)
     with db.connection() as conn:
         hits = search(conn, owner_id=owner_id, query_text=args.query, query_embedding=embedding, params=params,
                       document_ids=args.document)
@@ -146,7 +146,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from graph.graph import graph
+    from graph.stream import run_graph
 
     _settings, db = _open()
     owner_id = _user_id(db, args.user)
@@ -154,40 +154,36 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.document:
         inputs["document_ids"] = args.document
     config = {"configurable": {"user": args.user, "owner_id": owner_id}, "run_name": "thotqen ask"}
-    out: dict[str, Any] = {}
     streamed: list[str] = []
-    for mode, chunk in graph.stream(inputs, config, stream_mode=["custom", "values"]):
-        if mode == "values":
-            out = chunk
-        elif not args.json and "token" in chunk:
-            sys.stdout.write(chunk["token"])
+    outcome = None
+    for kind, data in run_graph(inputs, config):
+        if kind == "done":
+            outcome = data
+        elif args.json:
+            continue
+        elif kind == "token":
+            sys.stdout.write(data)
             sys.stdout.flush()
-            streamed.append(chunk["token"])
-        elif not args.json and "reset" in chunk:
-            sys.stdout.write(f"\n[{chunk['reset']} failed mid-answer; another provider starts over]\n")
+            streamed.append(data)
+        elif kind == "reset":
+            sys.stdout.write(f"\n[{data} failed mid-answer; another provider starts over]\n")
             streamed.clear()
-    citations = [{k: c.get(k) for k in ("n", "document_id", "name", "page", "url", "text")}
-                 for c in out.get("citations") or []]
+    assert outcome is not None
     if args.json:
-        _print_json({"answer": out.get("answer", ""), "citations": citations, "cited": out.get("cited") or [],
-                     "blocked": bool(out.get("blocked")), "route": out.get("route") or [],
-                     "rounds": out.get("rounds") or 0, "provider": out.get("provider"),
-                     "timings": out.get("timings") or {}})
+        _print_json(outcome.summary())
         return 0
-    answer = out.get("answer", "")
     if streamed:
         print()
         # what streamed is the model's raw text; citation numbers it may not use are removed after
-        if answer.strip() != "".join(streamed).strip():
-            print(f"\nAnswer (checked):\n{answer}")
+        if outcome.answer.strip() != "".join(streamed).strip():
+            print(f"\nAnswer (checked):\n{outcome.answer}")
     else:
-        print(answer)
-    cited = set(out.get("cited") or [])
-    if citations:
+        print(outcome.answer)
+    if outcome.citations:
         print("\nSources:")
-        for c in citations:
+        for c in outcome.citations:
             where = c["url"] or f"{c['name']} p.{c['page']}"
-            mark = "*" if c["n"] in cited else " "
+            mark = "*" if c["n"] in outcome.cited else " "
             print(f"{mark}[{c['n']}] {where}")
     return 0
 

@@ -61,7 +61,7 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        from api.answers import Answerer
+        from answering.chat import ChatAnswerer
         from api.files import make_file_store
         from api.security import Tokens, resolve_jwt_secret
         from api.worker import IngestWorker
@@ -82,7 +82,7 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
         app.state.tokens = Tokens(settings, secret)
         app.state.files = files
         app.state.worker = worker
-        app.state.answerer = Answerer(db, settings, services)
+        app.state.answerer = ChatAnswerer(db, settings, services)
         if start_worker:
             worker.start(settings.ingest_workers)
         yield
@@ -113,13 +113,8 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
     async def health(request: Request) -> JSONResponse:
         """Database reachability within a 2 s deadline."""
         db: Database = request.app.state.db
-
-        def ping() -> None:
-            with db.connection() as conn:
-                conn.execute("select 1")
-
         try:
-            await asyncio.wait_for(asyncio.to_thread(ping), timeout=2.0)
+            await asyncio.wait_for(asyncio.to_thread(db.ping), timeout=2.0)
         except Exception as exc:  # timeout or connection error: report, never raise
             return JSONResponse({"status": "unavailable", "database": f"unreachable: {type(exc).__name__}"},
                                 status_code=503)

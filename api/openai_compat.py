@@ -8,9 +8,9 @@
   extra field `citations` (n, document_id, name, page, text). An optional extra field
   `document_ids` limits retrieval to some of the caller's documents.
 
-A question goes the same way as a chat's (api/answers.Answerer.ask: the hourly limit checked by
-`limits.check_questions`, the answer cache, the graph, one query-log row with source `openai`),
-only nothing is saved as a chat. Authentication is the bearer token of /api/auth (the session
+A question goes the same way as a chat's (the hourly limit checked by `limits.check_questions`,
+then answering.chat.ChatAnswerer.ask_stateless: the answer cache, the graph, one query-log row
+with source `openai`), only nothing is saved as a chat. Authentication is the bearer token of /api/auth (the session
 cookie works too, with its CSRF header). Errors come in OpenAI's shape: {"error": {"message", ...}}.
 """
 
@@ -32,8 +32,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from answering.chat import ChatAnswerer
 from api import limits
-from api.answers import Answerer
 from api.deps import CurrentUser, DbDep, SettingsDep
 from storage import chats
 
@@ -131,7 +131,7 @@ async def chat_completions(body: CompletionIn, request: Request, user: CurrentUs
         return scope
 
     scope = await asyncio.to_thread(prepare)
-    answerer: Answerer = request.app.state.answerer
+    answerer: ChatAnswerer = request.app.state.answerer
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
 
@@ -141,8 +141,8 @@ async def chat_completions(body: CompletionIn, request: Request, user: CurrentUs
 
     def work() -> None:
         try:
-            answerer.ask(owner_id=user.id, username=user.username, chat=None, question=question, emit=emit,
-                         history=history, scope=scope, source="openai")
+            answerer.ask_stateless(owner_id=user.id, username=user.username, question=question, history=history,
+                                   scope=scope, source="openai", emit=emit)
         finally:
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(queue.put_nowait, None)

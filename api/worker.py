@@ -2,15 +2,15 @@
 
 Jobs are rows (storage/jobs.py), so a job queued by any process is picked up, and several server
 processes can share the queue: a worker first moves a job from 'queued' to 'processing' with a
-conditional UPDATE, and only the process whose UPDATE matched runs it (run_job then takes the
-job's advisory lock, which tells a crashed worker's job from a live one at the next start).
+conditional UPDATE (storage.jobs.claim_next), and only the process whose UPDATE matched runs it
+(run_job then takes the job's advisory lock, which tells a crashed worker's job from a live one at
+the next start).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import uuid
 from typing import Any
 
 from api.files import LocalFiles
@@ -58,20 +58,11 @@ class IngestWorker:
         for thread in self._threads:
             thread.join(timeout)
 
-    def _claim(self) -> tuple[uuid.UUID, int, str] | None:
-        with self.db.connection() as conn:
-            row = conn.execute(
-                "update document_jobs set status = 'processing', stage = 'starting', updated_at = now()"
-                " where id = (select id from document_jobs where status = 'queued' order by created_at"
-                "             for update skip locked limit 1)"
-                " returning id, owner_id, (select content_hash from documents d where d.id = document_id)"
-            ).fetchone()
-        return (row[0], row[1], row[2]) if row else None
-
     def _loop(self) -> None:
         while not self._stop.is_set():
             try:
-                claimed = self._claim()
+                with self.db.connection() as conn:
+                    claimed = jobs.claim_next(conn)
             except Exception:  # noqa: BLE001 - the database may be restarting; try again later
                 log.exception("could not read the job queue")
                 claimed = None
@@ -79,9 +70,10 @@ class IngestWorker:
                 self._wake.wait(self.poll_s)
                 self._wake.clear()
                 continue
-            self.run(*claimed)
+            self.run(claimed)
 
-    def run(self, job_id: uuid.UUID, owner_id: int, content_hash: str) -> None:
+    def run(self, job: jobs.JobTarget) -> None:
+        job_id, owner_id, content_hash = job.job_id, job.owner_id, job.content_hash
         try:
             self.files.ensure_local(owner_id, content_hash)
         except Exception as exc:  # noqa: BLE001 - a storage outage fails this job with a reason
@@ -92,9 +84,7 @@ class IngestWorker:
         except Exception:  # noqa: BLE001 - run_job records failures itself; this is the last guard
             log.exception("job %s crashed", job_id)
             with self.db.connection() as conn:
-                jobs.finish(conn, job_id, error="internal error while ingesting; upload the file again")
-                conn.execute("update documents set status = 'failed', error = 'internal error while ingesting'"
-                             " where id = (select document_id from document_jobs where id = %s)", (job_id,))
+                jobs.fail_job(conn, job_id=job_id, reason="internal error while ingesting; upload the file again")
         finally:
             try:
                 self.files.ingested(owner_id, content_hash)

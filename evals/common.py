@@ -69,6 +69,7 @@ def open_bench(home: Path | None, user: str, *, create_user: bool = True):  # no
     from providers.embeddings import get_embedder
     from settings import get_settings
     from storage.db import open_database
+    from storage.documents import ready_documents
     from storage.users import find_user, get_or_create_user
 
     settings = get_settings()
@@ -76,6 +77,5 @@ def open_bench(home: Path | None, user: str, *, create_user: bool = True):  # no
     embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
     with db.connection() as conn:
         owner = get_or_create_user(conn, user) if create_user else find_user(conn, user)
-        docs = dict(conn.execute(
-            "select name, id from documents where owner_id = %s and status = 'ready'", (owner,)).fetchall())
+        docs = ready_documents(conn, owner_id=owner)
     return settings, db, embedder, owner, docs

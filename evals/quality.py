@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("WEB_SEARCH", "false")
 
     from graph import prompts
-    from graph.graph import graph
+    from graph.builder import graph
     from providers.llm import get_chain
     from settings import get_settings
     from storage.db import open_database

@@ -77,21 +77,13 @@ def submit_pdf(db: Database, settings: Settings, *, owner_id: int, name: str, da
         if existing and existing["status"] == "ready":
             return Submission(existing["id"], None, True, content_hash)
         if existing and existing["status"] in ("queued", "processing"):
-            active = conn.execute(
-                "select id from document_jobs where document_id = %s and status in ('queued', 'processing')"
-                " order by created_at desc limit 1",
-                (existing["id"],),
-            ).fetchone()
+            active = jobs.active_job(conn, document_id=existing["id"])
             if active:
-                return Submission(existing["id"], active[0], False, content_hash)
+                return Submission(existing["id"], active, False, content_hash)
         created = not existing
         if existing:  # failed before (or lost its job): redo it
             document_id = existing["id"]
-            conn.execute(
-                "update documents set status = 'queued', error = null, name = %s, updated_at = now()"
-                " where id = %s",
-                (name, document_id),
-            )
+            documents.requeue_document(conn, document_id=document_id, name=name)
         else:
             document_id = documents.create_document(
                 conn, owner_id=owner_id, name=name, content_hash=content_hash, size_bytes=len(data)
@@ -110,15 +102,12 @@ def run_job(
     """Run one queued job to the end. Chunk rows are written in a single transaction."""
     started = time.perf_counter()
     with db.connection() as conn:
-        row = conn.execute(
-            "select j.document_id, j.owner_id, d.name, d.content_hash from document_jobs j"
-            " join documents d on d.id = j.document_id where j.id = %s",
-            (job_id,),
-        ).fetchone()
-        if row is None:
+        target = jobs.job_target(conn, job_id=job_id)
+        if target is None:
             raise KeyError(f"no job {job_id}")
-        document_id, owner_id, name, content_hash = row
-        if not jobs.try_claim(conn, job_id):
+        document_id, owner_id, name, content_hash = (target.document_id, target.owner_id, target.name,
+                                                     target.content_hash)
+        if not jobs.try_claim(conn, job_id=job_id):
             raise RuntimeError(f"job {job_id} is already running in another process")
         last_report: list = [0.0, ""]
         stage_started: dict[str, float] = {}
@@ -132,12 +121,11 @@ def run_job(
             now = time.monotonic()
             # Throttle writes: a progress row per half second is plenty for any reader.
             if fraction >= 1.0 or now - last_report[0] > 0.5 or stage != last_report[1]:
-                jobs.set_progress(conn, job_id, stage, percent)
+                jobs.set_progress(conn, job_id=job_id, stage=stage, percent=percent)
                 last_report[:] = [now, stage]
 
         try:
-            conn.execute("update documents set status = 'processing', updated_at = now() where id = %s",
-                         (document_id,))
+            documents.set_document_status(conn, document_id=document_id, status="processing")
             report("parsing", 0.0)
             path = stored_file_path(settings, owner_id, content_hash)
             if not path.exists():
@@ -174,9 +162,8 @@ def run_job(
                     embeddings=vectors,
                 )
                 documents.set_document_status(conn, document_id=document_id, status="ready", pages=parsed.pages)
-                jobs.finish(conn, job_id)
-            # New index pages become all-visible, so sparse search stays an index-only scan.
-            conn.execute("vacuum (analyze) child_terms")
+                jobs.finish_job(conn, job_id=job_id)
+            documents.refresh_term_index(conn)
             if progress is not None:
                 progress("done", 100.0)
             ended = time.perf_counter()
@@ -191,8 +178,7 @@ def run_job(
                 log.exception("job %s failed", job_id)
             else:
                 log.warning("job %s failed: %s", job_id, reason)
-            documents.set_document_status(conn, document_id=document_id, status="failed", error=reason)
-            jobs.finish(conn, job_id, error=reason)
+            jobs.fail_job(conn, job_id=job_id, reason=reason)
             return JobOutcome(document_id, "failed", seconds=time.perf_counter() - started, error=reason)
         finally:
-            jobs.release(conn, job_id)
+            jobs.release(conn, job_id=job_id)

@@ -71,6 +71,19 @@ def pending_migrations(conn: psycopg.Connection) -> list[str]:
     return [p.name for p in migration_files() if done.get(p.name) != _checksum(p)]
 
 
+def server_version(conn: psycopg.Connection) -> str:
+    return conn.execute("show server_version").fetchone()[0]
+
+
+def pgvector_version(conn: psycopg.Connection) -> str | None:
+    """The installed pgvector version, else the one the server could install; None when it has none."""
+    row = conn.execute(
+        "select coalesce((select extversion from pg_extension where extname = 'vector'),"
+        " (select default_version from pg_available_extensions where name = 'vector'))"
+    ).fetchone()
+    return row[0] if row else None
+
+
 @dataclass
 class Database:
     """A pool on a migrated database. `mode` is 'embedded' or 'external'."""
@@ -81,6 +94,11 @@ class Database:
 
     def connection(self):  # noqa: ANN201 - a context manager yielding psycopg.Connection
         return self.pool.connection()
+
+    def ping(self) -> None:
+        """Raise unless the database answers a trivial query."""
+        with self.connection() as conn:
+            conn.execute("select 1")
 
     def close(self) -> None:
         self.pool.close()
