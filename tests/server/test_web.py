@@ -64,7 +64,7 @@ def test_playground_schema_has_no_null_branches_and_server_defaults(live) -> Non
         page = c.get("/rag/playground/", headers=user["headers"])
     text = json.dumps(shown)
     assert '{"type": "null"}' not in text
-    tunables = shown["$defs"]["Tunables"]["properties"]
+    tunables = shown["$defs"]["RagTunables"]["properties"]
     assert len(tunables) >= 17 and all("default" in p for p in tunables.values())
     assert tunables["web_search"]["default"] is False  # this server's setting (tests turn web search off)
     assert tunables["top_k"]["type"] == "integer" and tunables["top_k"]["minimum"] == 1
