@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from tests.server.conftest import fake_llm, services, start_server  # noqa: F401, F811 - fixtures for this package
+from evals.fake_openai import FakeOpenAI
+from tests.server.conftest import script, start_server  # noqa: F401 - start_server: a fixture for this package
 
 CHROMIUM = os.environ.get("THOTQEN_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -70,6 +71,23 @@ def web_settings(settings, web_admin: str):  # noqa: ANN001, ANN201
     # 1 MB uploads so the 413 path is cheap to reach; a question limit far away (its own test lowers it)
     return settings.model_copy(update={"upload_max_mb": 1.0, "login_ip_limit": 100_000, "questions_per_hour": 10_000,
                                        "thotqen_admins": web_admin, "web_search": False, "answer_cache": False})
+
+
+@pytest.fixture(scope="package")
+def services(db, embedder) -> Iterator[Any]:  # noqa: ANN001
+    """The real LLMChain over HTTP to the scripted model server, which streams its pieces 40 ms
+    apart so the page can be seen writing the answer token by token."""
+    from graph.services import Services
+    from providers.llm import LLMChain
+    from providers.reranker import NoReranker
+    from tests.graph.fakes import FakeWeb
+    from tests.providers.conftest import make_settings
+
+    fake = FakeOpenAI(script, token_delay_s=0.04)
+    chain = LLMChain(make_settings(vllm_base_url=f"{fake.url}/v1", vllm_model="fake-model", llm_order="vllm",
+                                   llm_cheap_skip=""))
+    yield Services(chain=chain, embedder=embedder, reranker=NoReranker(), web=FakeWeb([]), database=db)
+    fake.close()
 
 
 @pytest.fixture(scope="package")

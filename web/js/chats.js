@@ -1,7 +1,7 @@
 // Chats: the list, a new chat over all documents or a chosen few, rename, delete, and the
 // conversation: answers stream token by token; [n] markers link to the cited page.
 import { api, readEvents, request } from "./api.js";
-import { banner, confirmDialog, h, waitText, when } from "./dom.js";
+import { append, banner, confirmDialog, h, waitText, when } from "./dom.js";
 import { go } from "./main.js";
 import { openCitation } from "./viewer.js";
 
@@ -114,9 +114,9 @@ async function renderConversation(pane, chatId, documents) {
     h("div", { class: "chat-actions" },
       h("button", { type: "button", class: "btn btn-small", onclick: () => rename(chat, heading) }, "Rename"),
       h("button", { type: "button", class: "btn btn-small btn-danger", onclick: () => removeChat(chat) }, "Delete")));
-  pane.append(header, list, live, documents.length ? null
+  append(pane, [header, list, live, documents.length ? null
     : h("p", { class: "warn-box" }, "You have no documents yet. ", h("a", { href: "#/documents" }, "Upload PDFs"),
-        " to get answers."), composer);
+        " to get answers."), composer]);
   for (const m of chat.messages) list.append(renderMessage(m));
   if (!chat.messages.length) list.append(h("li", { class: "msg-hint" }, "Ask a first question below."));
   list.lastElementChild?.scrollIntoView({ block: "end" });

@@ -55,11 +55,11 @@ function table(documents) {
     h("td", { "data-label": "Chunks", class: "num" }, d.chunks ?? "–"),
     h("td", { "data-label": "Size", class: "num" }, bytes(d.size_bytes)),
     h("td", { "data-label": "Added" }, when(d.created_at)),
-    h("td", { class: "actions" },
+    h("td", { class: "actions" }, h("div", {},
       h("a", { class: "btn btn-small", href: `/api/documents/${d.id}/file`, download: d.name,
                "aria-label": `Download ${d.name}` }, "Download"),
       h("button", { type: "button", class: "btn btn-small btn-danger", "aria-label": `Delete ${d.name}`,
-                    onclick: () => remove(d) }, "Delete"))));
+                    onclick: () => remove(d) }, "Delete")))));
   return h("table", { class: "docs" },
     h("caption", { class: "visually-hidden" }, "Your documents"),
     h("thead", {}, h("tr", {}, ...["Name", "Status", "Pages", "Chunks", "Size", "Added"].map(
