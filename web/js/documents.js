@@ -137,7 +137,7 @@ function fail(u, text) {
 export function refusal(err) {
   switch (err.status) {
     case 413: return `Too large: ${err.detail}. Split the PDF or compress it, then upload it again.`;
-    case 415: return `Not a PDF: ${err.detail}. Only PDF files can be uploaded.`;
+    case 415: return `Not a PDF${err.detail.replace(/^not a PDF:?/i, "")}. Only PDF files can be uploaded.`;
     case 422: return `This PDF cannot be used: ${err.detail}.`;
     case 429: return `Too many requests: ${err.detail}. Try again ${waitText(err.retryAfter)}.`;
     case 503: return `Storage is unavailable: ${err.detail}.`;

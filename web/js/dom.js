@@ -82,6 +82,9 @@ export function banner(text, kind = "info", stay = false) {
 
 export function focusMain() {
   const main = document.getElementById("main");
+  const active = document.activeElement;
+  if (active && main.contains(active) && active.matches("input, textarea, select")) return; // the view chose
+
   const heading = main.querySelector("h1");
   (heading || main).setAttribute("tabindex", "-1");
   (heading || main).focus({ preventScroll: false });

@@ -55,7 +55,7 @@ async function render() {
   }
   showHeader();
   const view = `${r.name}/${r.id || ""}`;
-  const moved = view !== lastView;
+  const moved = lastView !== null && view !== lastView; // not on load: the skip link comes first
   lastView = view;
   main.replaceChildren();
   try {
