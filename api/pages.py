@@ -60,8 +60,9 @@ def passage_rects(page: pymupdf.Page, passage: str) -> list[pymupdf.Rect]:
     return list(lines.values())
 
 
-def render_page(path: Path, page_no: int, passage: str, width: int) -> tuple[bytes, int]:
-    """(PNG bytes, number of highlighted lines); KeyError when the page does not exist."""
+def render_page(path: Path, page_no: int, passage: str, width: int) -> tuple[bytes, int, str]:
+    """(PNG bytes, number of highlighted lines, the highlight's box as "top,left,bottom,right"
+    fractions of the page or ""); KeyError when the page does not exist."""
     with pymupdf.open(path) as doc:
         if not 1 <= page_no <= doc.page_count:
             raise KeyError(page_no)
@@ -73,7 +74,14 @@ def render_page(path: Path, page_no: int, passage: str, width: int) -> tuple[byt
             annot.update(opacity=0.45)
         zoom = width / page.rect.width
         pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
-        return pix.tobytes("png"), len(rects)
+        box = ""
+        if rects:
+            union = pymupdf.Rect(rects[0])
+            for rect in rects[1:]:
+                union |= rect
+            w, h = page.rect.width, page.rect.height
+            box = ",".join(f"{v:.4f}" for v in (union.y0 / h, union.x0 / w, union.y1 / h, union.x1 / w))
+        return pix.tobytes("png"), len(rects), box
 
 
 class _Renders:
@@ -81,17 +89,17 @@ class _Renders:
 
     def __init__(self, size: int = 64) -> None:
         self.size = size
-        self._items: OrderedDict[str, tuple[bytes, int]] = OrderedDict()
+        self._items: OrderedDict[str, tuple[bytes, int, str]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> tuple[bytes, int] | None:
+    def get(self, key: str) -> tuple[bytes, int, str] | None:
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
         return None
 
-    def put(self, key: str, value: tuple[bytes, int]) -> None:
+    def put(self, key: str, value: tuple[bytes, int, str]) -> None:
         with self._lock:
             self._items[key] = value
             self._items.move_to_end(key)
@@ -125,7 +133,8 @@ def _local_file(request: Request, owner_id: int, doc: dict[str, Any]) -> Path:
 
 @router.get("/{document_id}/pages/{page}.png", response_class=Response, responses={
     200: {"content": {"image/png": {}}, "description": "the page; X-Highlighted-Lines says how many lines of "
-                                                        "the passage were found and marked"},
+                                                        "the passage were found and marked, X-Highlight-Box where "
+                                                        "(top,left,bottom,right as fractions of the page)"},
     304: {"description": "not modified (If-None-Match)"},
     404: {"description": "no such document or page"}, 503: {"description": "file storage unavailable"}})
 async def page_image(document_id: str, page: int, request: Request, user: CurrentUser, db: DbDep,
@@ -147,8 +156,9 @@ async def page_image(document_id: str, page: int, request: Request, user: Curren
         except KeyError:
             raise HTTPException(404, f"the document has no page {page}") from None
         _renders.put(etag, cached)
-    png, lines = cached
-    return Response(png, media_type="image/png", headers={**headers, "X-Highlighted-Lines": str(lines)})
+    png, lines, box = cached
+    extra = {"X-Highlighted-Lines": str(lines), **({"X-Highlight-Box": box} if box else {})}
+    return Response(png, media_type="image/png", headers={**headers, **extra})
 
 
 @router.get("/{document_id}/file", response_class=FileResponse, responses={

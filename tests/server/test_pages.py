@@ -28,6 +28,8 @@ def test_page_image_highlights_the_cited_passage(live, owner_with_report) -> Non
         res = c.get(url, params={"highlight": citation["text"], "width": 600}, headers=h)
         assert res.status_code == 200 and res.headers["content-type"] == "image/png"
         assert int(res.headers["x-highlighted-lines"]) >= 3
+        top, left, bottom, right = map(float, res.headers["x-highlight-box"].split(","))
+        assert 0 <= top < bottom <= 1 and 0 <= left < right <= 1
         assert res.headers["cache-control"].startswith("private") and res.headers["etag"]
         marked = amber_pixels(res.content)
         plain = c.get(url, params={"width": 600}, headers=h)

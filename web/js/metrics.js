@@ -16,6 +16,8 @@ export async function renderMetrics(main) {
   const load = async () => {
     body.setAttribute("aria-busy", "true");
     const data = await api(`/api/admin/metrics?hours=${select.value}`);
+    const wide = body.clientWidth >= 700;  // two charts a row (see .charts in app.css)
+    chartWidth = Math.max(260, Math.floor(wide ? (body.clientWidth - 12) / 2 : body.clientWidth) - 34);
     body.replaceChildren(...view(data));
     body.removeAttribute("aria-busy");
   };
@@ -37,16 +39,18 @@ function ms(x) {
 }
 
 // A horizontal bar chart: rows of [label, value, formatted].
+let chartWidth = 520; // drawn at the width it is shown at, so its text stays the page's size
+
 function bars(title, rows, color = "var(--accent)") {
   const max = Math.max(1, ...rows.map((r) => r[1] || 0));
   const rowH = 30;
-  const labelW = 120;
-  const width = 520;
+  const labelW = Math.min(120, Math.round(chartWidth * 0.3));
+  const width = chartWidth;
   const svg = s("svg", { viewBox: `0 0 ${width} ${rows.length * rowH + 6}`, role: "img",
                          "aria-label": `${title}: ${rows.map((r) => `${r[0]} ${r[2]}`).join(", ") || "no data"}` });
   rows.forEach(([label, value, shown], i) => {
     const y = i * rowH + 4;
-    const w = Math.max(value ? 2 : 0, ((value || 0) / max) * (width - labelW - 90));
+    const w = Math.max(value ? 2 : 0, ((value || 0) / max) * (width - labelW - 70));
     svg.append(
       s("text", { x: labelW - 8, y: y + 17, "text-anchor": "end", class: "chart-label" }, label),
       s("rect", { x: labelW, y: y + 3, width: w, height: rowH - 10, rx: 3, fill: color }),

@@ -12,10 +12,30 @@ const quote = document.getElementById("viewer-quote");
 const quoteBox = document.getElementById("viewer-quote-box");
 const prev = document.getElementById("viewer-prev");
 const next = document.getElementById("viewer-next");
+const zoom = document.getElementById("viewer-zoom");
+const frame = document.getElementById("viewer-page");
 
 let current = null; // { citation, doc, page }
 let objectUrl = null;
 let loadToken = 0;
+let box = null; // the highlight: [top, left, bottom, right] as fractions of the page
+
+function setZoom(on) {
+  frame.classList.toggle("zoomed", on);
+  zoom.setAttribute("aria-pressed", String(on));
+  zoom.textContent = on ? "Fit the page" : "Zoom in";
+  showHighlight();
+}
+
+// Scroll the page so the highlighted passage is in view (the page is taller than the dialog).
+function showHighlight() {
+  if (!box || img.hidden) return;
+  const [top, left] = box;
+  frame.scrollTop = Math.max(0, top * img.clientHeight - 40);
+  frame.scrollLeft = Math.max(0, left * img.clientWidth - 20);
+}
+
+zoom.addEventListener("click", () => setZoom(!frame.classList.contains("zoomed")));
 
 dialog.querySelector("[data-close]").addEventListener("click", () => dialog.close());
 dialog.addEventListener("click", (e) => { if (e.target === dialog) dialog.close(); }); // backdrop
@@ -40,6 +60,7 @@ export function openCitation(citation, doc) {
   quote.textContent = citation.text || "";
   quoteBox.hidden = !citation.text;
   if (!dialog.open) dialog.showModal();
+  setZoom(window.innerWidth < 720); // a phone starts zoomed in: the page's text is readable at once
   show(citation.page, performance.now());
 }
 
@@ -60,6 +81,7 @@ async function show(page, clickedAt = performance.now()) {
   try {
     const res = await request(`/api/documents/${doc.id}/pages/${page}.png?${params}`);
     const lines = Number(res.headers.get("X-Highlighted-Lines") || 0);
+    const where = res.headers.get("X-Highlight-Box");
     const blob = await res.blob();
     if (token !== loadToken) return;
     if (objectUrl) URL.revokeObjectURL(objectUrl);
@@ -68,6 +90,8 @@ async function show(page, clickedAt = performance.now()) {
       if (token !== loadToken) return;
       if (cited) window.__thotqen.pageImages.push(performance.now() - clickedAt);
       img.hidden = false;
+      box = cited && where ? where.split(",").map(Number) : null;
+      showHighlight();
       status.textContent = !cited ? "" : lines ? "The cited passage is highlighted."
         : "The cited passage could not be located on the page image; it is quoted below.";
       dialog.dataset.loaded = `${doc.id}:${page}`;
