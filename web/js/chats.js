@@ -3,7 +3,7 @@
 import { api, readEvents, request } from "./api.js";
 import { append, banner, confirmDialog, h, waitText, when } from "./dom.js";
 import { go } from "./main.js";
-import { openCitation } from "./viewer.js";
+import { openCitation, prefetchCitation } from "./viewer.js";
 
 const MARK = /\[(\d+(?:\s*,\s*\d+)*)\]/g;
 let docsById = new Map();
@@ -118,6 +118,8 @@ async function renderConversation(pane, chatId, documents) {
     : h("p", { class: "warn-box" }, "You have no documents yet. ", h("a", { href: "#/documents" }, "Upload PDFs"),
         " to get answers."), composer]);
   for (const m of chat.messages) list.append(renderMessage(m));
+  const latest = chat.messages.filter((m) => m.role === "assistant" && m.status === "ok").at(-1);
+  if (latest) prefetchCited(latest.citations || [], (latest.meta || {}).cited || []);
   if (!chat.messages.length) list.append(h("li", { class: "msg-hint" }, "Ask a first question below."));
   list.lastElementChild?.scrollIntoView({ block: "end" });
 
@@ -206,6 +208,7 @@ function citationLink(c, label) {
     const href = `/api/documents/${c.document_id}/pages/${c.page}.png`;
     return h("a", { class: "cite", href, dataset: { n: c.n },
                     "aria-label": `Source ${c.n}: ${doc.name}, page ${c.page}`,
+                    onpointerenter: () => prefetchCitation(c, doc), onfocus: () => prefetchCitation(c, doc),
                     onclick: (e) => { e.preventDefault(); openCitation(c, doc); } }, label);
   }
   if (c.url) return h("a", { class: "cite", href: c.url, target: "_blank", rel: "noopener noreferrer" }, label);
@@ -326,9 +329,19 @@ async function ask(chat, question, list, live, input) {
   const status = event === "done" ? "ok" : event;
   p.li.replaceWith(renderMessage({ role: "assistant", content: data.answer ?? data.error ?? "", status,
                                    citations: data.citations || [], meta: { ...data, block_reason: data.reason } }));
+  if (status === "ok") prefetchCited(data.citations || [], data.cited || []);
   list.lastElementChild.scrollIntoView({ block: "end" });
   live.textContent = status === "ok" ? "Answer ready." : status === "blocked" ? "The question was blocked."
     : "No answer could be produced.";
+}
+
+// The pages an answer cites (at most two): the reader's likely next click.
+function prefetchCited(citations, cited) {
+  const used = cited.length ? citations.filter((c) => cited.includes(c.n)) : citations;
+  for (const c of used.slice(0, 2)) {
+    const doc = c.document_id && docsById.get(c.document_id);
+    if (doc) prefetchCitation(c, doc);
+  }
 }
 
 function refused(err) {

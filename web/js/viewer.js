@@ -52,6 +52,37 @@ function imageWidth() {
   return want <= 700 ? 600 : want <= 1100 ? 1000 : 1400;
 }
 
+// Page images fetched or being fetched, by URL: a click while a prefetch is under way waits for
+// the same request instead of asking the server to render the page a second time.
+const images = new Map();
+
+function imageUrl(doc, page, text) {
+  const params = new URLSearchParams({ width: String(imageWidth()) });
+  if (text) params.set("highlight", text);
+  return `/api/documents/${doc.id}/pages/${page}.png?${params}`;
+}
+
+function load(url) {
+  if (!images.has(url)) {
+    const pending = request(url).then(async (res) => ({
+      blob: await res.blob(),
+      lines: Number(res.headers.get("X-Highlighted-Lines") || 0),
+      where: res.headers.get("X-Highlight-Box"),
+    }));
+    pending.catch(() => images.delete(url)); // a failure is not remembered
+    images.set(url, pending);
+    while (images.size > 24) images.delete(images.keys().next().value);
+  }
+  return images.get(url);
+}
+
+// Render the cited page ahead of the click (an answer just written, a pointer over a marker), so
+// the click finds it ready: the server takes ~0.1-0.3 s to render a page (evals/results/page_latency.md).
+export function prefetchCitation(citation, doc) {
+  if (window.__thotqen.noPrefetch) return; // evals/page_latency.py measures the click without it too
+  if (doc && citation.page) load(imageUrl(doc, citation.page, citation.text)).catch(() => {});
+}
+
 export function openCitation(citation, doc) {
   current = { citation, doc, page: citation.page };
   title.textContent = `${doc.name}`;
@@ -76,13 +107,8 @@ async function show(page, clickedAt = performance.now()) {
   status.textContent = "Loading the page…";
   status.className = "viewer-status";
   const token = ++loadToken;
-  const params = new URLSearchParams({ width: String(imageWidth()) });
-  if (cited && citation.text) params.set("highlight", citation.text);
   try {
-    const res = await request(`/api/documents/${doc.id}/pages/${page}.png?${params}`);
-    const lines = Number(res.headers.get("X-Highlighted-Lines") || 0);
-    const where = res.headers.get("X-Highlight-Box");
-    const blob = await res.blob();
+    const { blob, lines, where } = await load(imageUrl(doc, page, cited ? citation.text : ""));
     if (token !== loadToken) return;
     if (objectUrl) URL.revokeObjectURL(objectUrl);
     objectUrl = URL.createObjectURL(blob);
