@@ -3,6 +3,8 @@ The screenshots are what docs/screenshots/ holds (`make screenshots`)."""
 
 from __future__ import annotations
 
+import re
+
 from playwright.sync_api import expect
 
 from tests.web.conftest import PASSWORD, sign_up
@@ -59,7 +61,8 @@ def test_phone_screens_and_metrics(open_page, shot, web_admin) -> None:  # noqa:
     nav(page, "Metrics")
     page.get_by_role("heading", name="Metrics").wait_for()
     expect(page.locator(".tile").first).to_contain_text("Questions")
-    expect(page.get_by_role("img", name="Answers per provider: vllm 1")).to_be_visible()
+    # the query log counts every user's questions (other tests' too): at least this one
+    expect(page.get_by_role("img", name=re.compile(r"^Answers per provider: vllm [1-9]"))).to_be_visible()
     assert_fits(page)
     shot(page, "phone-08-metrics")
     w.clean()
@@ -73,7 +76,7 @@ def test_phone_screens_and_metrics(open_page, shot, web_admin) -> None:  # noqa:
     desk.page.get_by_role("heading", name="Metrics").wait_for()
     expect(desk.page.get_by_role("img", name="Latency percentiles: p50")).to_be_visible()
     desk.page.get_by_label("Window").select_option(label="Last hour")
-    expect(desk.page.locator(".tile").first).to_contain_text("1")
+    expect(desk.page.locator(".tile").first).to_contain_text(re.compile(r"Questions\s*[1-9]"))
     shot(desk.page, "desktop-17-metrics")
     desk.clean()
 
