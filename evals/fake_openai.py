@@ -7,8 +7,9 @@ lives here, where measurements may import it; tests import it from here too (eva
 (streamed or not) and `/v1/models`. The reply to each request is `script(kind, prompt)`, where
 `kind` says what the graph asks (grade, answer, hyde, condense, rewrite, guard, other; see
 `kind_of`). It is safe under concurrent requests (each request computes its own reply), can add a
-delay per request (`delay_s`) to imitate a slow model, and records every request. Point the
-product at it with LLM_ORDER=vllm and VLLM_BASE_URL=<fake.url>/v1 (`subprocess_env`).
+delay per request (`delay_s`) and between streamed pieces (`token_delay_s`) to imitate a slow
+model, and records every request. Point the product at it with LLM_ORDER=vllm and
+VLLM_BASE_URL=<fake.url>/v1 (`subprocess_env`).
 """
 
 from __future__ import annotations
@@ -59,10 +60,12 @@ def grades_json(prompt: str, relevant: Callable[[str], bool]) -> str:
 
 
 class FakeOpenAI:
-    def __init__(self, script: Script, *, model: str = "fake-model", delay_s: float = 0.0) -> None:
+    def __init__(self, script: Script, *, model: str = "fake-model", delay_s: float = 0.0,
+                 token_delay_s: float = 0.0) -> None:
         self.script = script
         self.model = model
         self.delay_s = delay_s
+        self.token_delay_s = token_delay_s  # between streamed pieces, so a reader can watch them arrive
         self.requests: list[dict[str, Any]] = []  # {"kind", "prompt", "stream"}
         self._lock = threading.Lock()
         fake = self
@@ -137,7 +140,9 @@ class FakeOpenAI:
 
         base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
                 "model": self.model}
-        for piece in re.findall(r"\S+\s*", text) or [""]:
+        for i, piece in enumerate(re.findall(r"\S+\s*", text) or [""]):
+            if i and self.token_delay_s:
+                time.sleep(self.token_delay_s)
             send({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": piece},
                                        "finish_reason": None}]})
         send({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
