@@ -26,9 +26,11 @@ from storage.db import Database, open_database
 log = logging.getLogger("thotqen.server")
 
 DESCRIPTION = """Corrective RAG over your PDFs. Sign up or log in under `/api/auth`, send
-`Authorization: Bearer <access_token>` everywhere else, upload PDFs to `/api/documents`, follow
-`/api/jobs/{id}/events`, then ask in a chat (`/api/chats/{id}/messages`, Server-Sent Events) or call
-the graph directly under `/rag` (LangServe)."""
+`Authorization: Bearer <access_token>` everywhere else (the **Authorize** button), upload PDFs to
+`/api/documents`, follow `/api/jobs/{id}/events`, then ask in a chat (`/api/chats/{id}/messages`,
+Server-Sent Events), call the graph directly under `/rag` (LangServe), or use any OpenAI client
+against `/v1`. The web app at `/` signs in with an HttpOnly session cookie (`/api/session`); a
+state-changing request that the cookie authenticates must carry the `X-CSRF-Token` header."""
 
 
 class OriginSecretMiddleware:
@@ -85,7 +87,9 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
         yield
         worker.stop(timeout=10)
 
-    app = FastAPI(title="Thotqen", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
+    # /docs is served offline by api/web.py; ReDoc would need a CDN
+    app = FastAPI(title="Thotqen", version="0.1.0", description=DESCRIPTION, lifespan=lifespan, docs_url=None,
+                  redoc_url=None)
     app.state.settings = settings
     app.state.services = services
 
@@ -115,11 +119,13 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
                                 status_code=503)
         return JSONResponse({"status": "ok", "database": db.mode})
 
-    from api import admin, auth, chats, documents, rag
+    from api import admin, auth, chats, documents, openai_compat, pages, rag, session, web
 
-    for module in (auth, documents, chats, admin):
+    for module in (auth, session, documents, pages, chats, admin):
         app.include_router(module.router)
     rag.mount(app)
+    openai_compat.mount(app)
+    web.mount(app)  # last: the web app answers what no route above does
     return app
 
 

@@ -34,10 +34,11 @@ class Turn:
 
     owner_id: int
     username: str
-    chat_id: uuid.UUID
+    chat_id: uuid.UUID | None  # None: a stateless question (the OpenAI-compatible endpoint), nothing saved
     scope: list[str] | None
     question: str
     emit: Emit
+    source: str = "chat"  # the query log's source
     log_id: int = 0
     history: list[dict[str, str]] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)
@@ -57,6 +58,19 @@ class ChatAnswerer:
             turn.history = chats.history(conn, owner_id=owner_id, chat_id=turn.chat_id,
                                          turns=self.settings.history_turns)
             chats.add_message(conn, owner_id=owner_id, chat_id=turn.chat_id, role="user", content=question)
+        self._run(turn)
+
+    def ask_stateless(self, *, owner_id: int, username: str, question: str, history: list[dict[str, str]],
+                      scope: list[str] | None, source: str, emit: Emit) -> None:
+        """The same path for a question that belongs to no chat (the caller keeps the history):
+        cache, graph and query log as in `ask`; no message is saved."""
+        turn = Turn(owner_id, username, None, scope, question, emit, source=source,
+                    history=history[-2 * self.settings.history_turns:] if self.settings.history_turns else [])
+        with self.db.connection() as conn:
+            turn.log_id = query_log.start(conn, owner_id=owner_id, source=source)
+        self._run(turn)
+
+    def _run(self, turn: Turn) -> None:
         try:
             self._answer(turn)
         except Exception as exc:  # noqa: BLE001 - say so, save it, never leave the client hanging
@@ -113,15 +127,17 @@ class ChatAnswerer:
     def _run_graph(self, turn: Turn) -> Outcome:
         from graph.stream import run_graph
 
-        inputs: dict[str, Any] = {"question": turn.question, "chat_history": turn.history,
-                                  "chat_id": str(turn.chat_id)}
+        inputs: dict[str, Any] = {"question": turn.question, "chat_history": turn.history}
+        if turn.chat_id is not None:
+            inputs["chat_id"] = str(turn.chat_id)
         if turn.scope:
             inputs["document_ids"] = turn.scope
         configurable: dict[str, Any] = {"owner_id": turn.owner_id, "user": turn.username}
         if self.services is not None:
             configurable["services"] = self.services
         config = {"configurable": configurable, "run_name": "thotqen chat",
-                  "metadata": {"chat_id": str(turn.chat_id), "owner_id": turn.owner_id}}
+                  "metadata": {"chat_id": str(turn.chat_id) if turn.chat_id else None, "owner_id": turn.owner_id,
+                               "source": turn.source}}
         streamed = False
         for kind, data in run_graph(inputs, config):
             if kind == "sources":
@@ -147,10 +163,12 @@ class ChatAnswerer:
         meta = {**meta, "latency_ms": latency_ms}
         with self.db.connection() as conn, conn.transaction():
             message_id = chats.add_message(conn, owner_id=turn.owner_id, chat_id=turn.chat_id, role="assistant",
-                                           content=answer, status=status, citations=citations, meta=meta)
+                                           content=answer, status=status, citations=citations,
+                                           meta=meta) if turn.chat_id is not None else None
             query_log.finish(conn, turn.log_id, status=status, latency_ms=latency_ms, provider=provider,
                              cached=cached, input_tokens=tokens[0], output_tokens=tokens[1], error=error)
-        payload: dict[str, Any] = {"message_id": message_id, "answer": answer, **meta}
+        payload: dict[str, Any] = {"message_id": message_id, "answer": answer, **meta,
+                                   "usage": {"input_tokens": tokens[0], "output_tokens": tokens[1]}}
         if status == "ok":
             payload["citations"] = citations
         elif status == "blocked":
