@@ -115,9 +115,9 @@ def time_searches(db, settings, embedder, owner: int, docs: dict, questions: lis
         for scope in ("within_document", "all_filings"):
             for mode in modes:
                 # the statement-heading leg on and off, question by question, so load hits both alike
-                legs = {"": SearchParams.from_settings(settings, k=5, mode=mode)}
+                legs = {"": SearchParams.from_tunables(settings, k=5, mode=mode)}
                 if mode != "dense":
-                    legs[" (heading leg off)"] = SearchParams.from_settings(settings, k=5, mode=mode,
+                    legs[" (heading leg off)"] = SearchParams.from_tunables(settings, k=5, mode=mode,
                                                                             heading_weight=0.0)
                 for q in questions:
                     scope_ids = [docs[q["doc_name"] + ".pdf"]] if scope == "within_document" else None
