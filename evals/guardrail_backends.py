@@ -38,7 +38,7 @@ def main() -> int:
         print("no learned guardrail weights shipped", file=sys.stderr)
         return 1
     rows = load_jsonl(DATA)[:: args.every]
-    prompts = [(r["text"], r["label"] == "jailbreak") for r in rows]
+    prompts = [(r["text"], r["label"] == "injection") for r in rows]
     prompts += [(q["question"], False) for q in load_jsonl(FINANCEBENCH / "questions.jsonl")]
     dim = 384
     extras = [g.features(text, np.zeros(dim, dtype=np.float32))[dim:] for text, _ in prompts]
