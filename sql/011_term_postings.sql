@@ -7,6 +7,8 @@
 -- the chunk ids and their BM25-style weights as two parallel arrays (compressed by TOAST), built
 -- in one statement when a filing's chunks are written. A query term reads one row per filing in
 -- scope through the (owner_id, lexeme) index and unnests it.
+-- Migrations 004-008 still name child_terms: a changed migration is applied again, so change
+-- hybrid_search() in a new migration after this one, never in those files.
 alter table term_stats add column if not exists child_ids bigint[] not null default '{}';
 alter table term_stats add column if not exists weights real[] not null default '{}';
 
