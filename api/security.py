@@ -87,8 +87,10 @@ class Tokens:
 
     def issue(self, conn: Any, user: User) -> dict[str, Any]:  # noqa: ANN401 - a psycopg connection
         now = datetime.now(UTC)
+        version = accounts.token_version(conn, user.id) or 0
         access = jwt.encode({"sub": str(user.id), "name": user.username, "typ": "access", "iss": ISSUER,
-                             "iat": now, "exp": now + timedelta(minutes=self.settings.access_token_minutes)},
+                             "ver": version, "iat": now,
+                             "exp": now + timedelta(minutes=self.settings.access_token_minutes)},
                             self._secret, algorithm="HS256")
         jti = uuid.uuid4()
         refresh_exp = now + timedelta(days=self.settings.refresh_token_days)
@@ -111,14 +113,22 @@ class Tokens:
         return claims
 
     def authenticate(self, token: str, db: Any) -> User:  # noqa: ANN401 - storage.db.Database
-        """The user an access token (ours or Supabase's) belongs to, or AuthError."""
+        """The user an access token (ours or Supabase's) belongs to, or AuthError. Our tokens are
+        checked against the user's token version (one primary-key read per request)."""
         try:
             unverified = jwt.decode(token, options={"verify_signature": False})
         except jwt.PyJWTError:
             raise AuthError("the token is not valid") from None
         if unverified.get("iss") == ISSUER:
             claims = self._decode_own(token, "access")
-            return User(int(claims["sub"]), str(claims.get("name") or ""))
+            user = User(int(claims["sub"]), str(claims.get("name") or ""))
+            with db.connection() as conn:
+                current = accounts.token_version(conn, user.id)
+            if current is None:
+                raise AuthError("the account no longer exists")
+            if claims.get("ver") != current:  # revoked: a refresh token was reused (it leaked)
+                raise AuthError("the token was revoked; log in again")
+            return user
         if self._supabase is None:
             raise AuthError("the token is not valid")
         return self._supabase.authenticate(token, db)
