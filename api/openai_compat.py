@@ -215,13 +215,15 @@ async def _stream(queue: asyncio.Queue, completion_id: str, created: int,
 
 
 def mount(app: FastAPI) -> None:
-    """The routes, and errors under /v1 in OpenAI's shape (every other path keeps FastAPI's)."""
+    """The routes, and errors under /v1 in OpenAI's shape (every other path keeps the app's handlers)."""
     app.include_router(router)
+    earlier_http = app.exception_handlers.get(HTTPException, http_exception_handler)
+    earlier_invalid = app.exception_handlers.get(RequestValidationError, request_validation_exception_handler)
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
         if not request.url.path.startswith("/v1/"):
-            return await http_exception_handler(request, exc)
+            return await earlier_http(request, exc)
         kind = {401: "authentication_error", 403: "permission_error", 404: "not_found_error",
                 429: "rate_limit_exceeded"}.get(exc.status_code, "invalid_request_error")
         return _error(exc.status_code, str(exc.detail), kind, headers=getattr(exc, "headers", None))
@@ -229,7 +231,7 @@ def mount(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         if not request.url.path.startswith("/v1/"):
-            return await request_validation_exception_handler(request, exc)
+            return await earlier_invalid(request, exc)
         first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
         where = ".".join(str(x) for x in first.get("loc", ()) if x != "body")
         return _error(400, f"{where}: {first.get('msg')}" if where else str(first.get("msg")), "invalid_request_error")
