@@ -25,6 +25,7 @@ Emit = Callable[[str, dict[str, Any]], None]
 def citations_from(excerpts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Numbered like the prompt the model saw, so [n] in the answer resolves to sources[n-1]."""
     return [{"n": n, "document_id": e.get("document_id"), "name": e.get("name") or "", "page": e.get("page"),
+             "page_label": e.get("page_label"), "ocr": bool(e.get("ocr")), "boxes": e.get("boxes"),
              "url": e.get("url"), "text": e.get("text") or ""} for n, e in enumerate(excerpts, 1)]
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from api.files import LocalFiles
 from ingestion.pipeline import run_job
 from settings import Settings
-from storage import jobs
+from storage import documents, jobs
 from storage.db import Database
 
 log = logging.getLogger(__name__)
@@ -58,15 +58,9 @@ class IngestWorker:
         for thread in self._threads:
             thread.join(timeout)
 
-    def _claim(self) -> tuple[uuid.UUID, int, str] | None:
+    def _claim(self) -> tuple[uuid.UUID, int, str, str] | None:
         with self.db.connection() as conn:
-            row = conn.execute(
-                "update document_jobs set status = 'processing', stage = 'starting', updated_at = now()"
-                " where id = (select id from document_jobs where status = 'queued' order by created_at"
-                "             for update skip locked limit 1)"
-                " returning id, owner_id, (select content_hash from documents d where d.id = document_id)"
-            ).fetchone()
-        return (row[0], row[1], row[2]) if row else None
+            return jobs.claim_next(conn)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -81,9 +75,9 @@ class IngestWorker:
                 continue
             self.run(*claimed)
 
-    def run(self, job_id: uuid.UUID, owner_id: int, content_hash: str) -> None:
+    def run(self, job_id: uuid.UUID, owner_id: int, content_hash: str, fmt: str = "pdf") -> None:
         try:
-            self.files.ensure_local(owner_id, content_hash)
+            self.files.ensure_local(owner_id, content_hash, fmt)
         except Exception as exc:  # noqa: BLE001 - a storage outage fails this job with a reason
             log.warning("job %s: stored file unavailable: %s", job_id, type(exc).__name__)
         try:
@@ -93,10 +87,12 @@ class IngestWorker:
             log.exception("job %s crashed", job_id)
             with self.db.connection() as conn:
                 jobs.finish(conn, job_id, error="internal error while ingesting; upload the file again")
-                conn.execute("update documents set status = 'failed', error = 'internal error while ingesting'"
-                             " where id = (select document_id from document_jobs where id = %s)", (job_id,))
+                row = jobs.job_document(conn, job_id)
+                if row is not None:
+                    documents.set_document_status(conn, document_id=row[0], status="failed",
+                                                  error="internal error while ingesting")
         finally:
             try:
-                self.files.ingested(owner_id, content_hash)
+                self.files.ingested(owner_id, content_hash, fmt)
             except Exception:  # noqa: BLE001
                 log.warning("job %s: could not tidy the local copy", job_id)

@@ -31,6 +31,7 @@ log = logging.getLogger("thotqen.generate")
 
 def citations_of(excerpts: list[Excerpt]) -> list[Citation]:
     return [Citation(n=n, document_id=e.get("document_id"), name=str(e.get("name") or ""), page=e.get("page"),
+                     page_label=e.get("page_label"), ocr=bool(e.get("ocr")), boxes=e.get("boxes"),
                      url=e.get("url"), text=str(e.get("text") or "")) for n, e in enumerate(excerpts, 1)]
 
 

