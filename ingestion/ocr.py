@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pymupdf
 
+from ingestion import memcap
 from ingestion.errors import IngestError
 
 log = logging.getLogger(__name__)
@@ -25,9 +26,10 @@ MAX_PIXELS = 40_000_000  # a poster-sized page is rendered at a lower resolution
 
 @functools.cache
 def engine() -> Any:  # noqa: ANN401 - rapidocr.RapidOCR
-    from rapidocr import RapidOCR
+    with memcap.lifted():  # the library and its models are trusted: loaded above a parsing child's cap
+        from rapidocr import RapidOCR
 
-    return RapidOCR(params={"Global.log_level": "warning"})
+        return RapidOCR(params={"Global.log_level": "warning"})
 
 
 def recognise_page(page: pymupdf.Page, dpi: int) -> list[tuple[float, float, float, float, str]]:

