@@ -32,7 +32,8 @@ log = logging.getLogger(__name__)
 Progress = Callable[[str, float], None]
 
 # Share of the job's percent given to each stage (embedding dominates the time, OCR when there is any).
-STAGES = {"parsing": (0, 8), "chunking": (8, 10), "embedding": (10, 92), "storing": (92, 100)}
+# Parsing has the same share in both plans: whether OCR follows is known only once it is done.
+STAGES = {"parsing": (0, 3), "chunking": (3, 10), "embedding": (10, 92), "storing": (92, 100)}
 STAGES_WITH_OCR = {"parsing": (0, 3), "ocr": (3, 70), "chunking": (70, 71), "embedding": (71, 97),
                    "storing": (97, 100)}
 SUFFIXES = {"pdf": "pdf", "docx": "docx", "pptx": "pptx", "xlsx": "xlsx", "html": "html", "markdown": "md",

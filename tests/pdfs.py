@@ -79,19 +79,9 @@ def image_only_pdf() -> bytes:
     return data
 
 
+
 def rasterised(data: bytes, pages: set[int] | None = None, dpi: int = 150) -> bytes:
-    """The PDF with the given 1-based pages (all when None) replaced by an image of themselves:
-    a scan of the page, with no text layer."""
-    src = pymupdf.open(stream=data, filetype="pdf")
-    out = pymupdf.open()
-    for index, page in enumerate(src):
-        if pages is None or index + 1 in pages:
-            pix = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY)
-            new = out.new_page(width=page.rect.width, height=page.rect.height)
-            new.insert_image(new.rect, stream=pix.tobytes("png"))
-        else:
-            out.insert_pdf(src, from_page=index, to_page=index)
-    result = out.tobytes(garbage=3, deflate=True)
-    out.close()
-    src.close()
-    return result
+    """The PDF with the given 1-based pages (all when None) replaced by an image of themselves."""
+    from evals.common import rasterise
+
+    return rasterise(data, pages, dpi)
