@@ -18,7 +18,7 @@ from sse_starlette import EventSourceResponse
 
 from api.deps import CurrentUser, DbDep, SettingsDep
 from ingestion.errors import IngestError, UnsupportedFormat
-from ingestion.formats.sniff import ACCEPTED, plausible_start
+from ingestion.formats.sniff import ACCEPTED, early_refusal
 from ingestion.parse import precheck_pdf
 from ingestion.pipeline import check_file, submit_document
 from storage import documents, jobs
@@ -35,7 +35,7 @@ class _TooLarge(Exception):
 
 
 class _NotAccepted(Exception):
-    pass
+    """The first bytes already show a format that is refused (the message says which)."""
 
 
 def clean_filename(raw: str | None) -> str:
@@ -100,8 +100,9 @@ class _FilePart:
 
     def _sniff(self) -> None:
         self._sniffed = True
-        if not plausible_start(bytes(self.data[:SNIFF_BYTES])):
-            raise _NotAccepted
+        refusal = early_refusal(bytes(self.data[:SNIFF_BYTES]))
+        if refusal is not None:
+            raise _NotAccepted(str(refusal))
 
 
 def _document_out(doc: dict[str, Any]) -> dict[str, Any]:
@@ -157,8 +158,8 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
         parser.finalize()
     except _TooLarge:
         raise HTTPException(413, f"the file is larger than {settings.upload_max_mb:g} MB") from None
-    except _NotAccepted:
-        raise HTTPException(415, f"not a supported format; accepted: {ACCEPTED}") from None
+    except _NotAccepted as exc:
+        raise HTTPException(415, str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - python-multipart raises on malformed bodies
         raise HTTPException(400, f"malformed multipart body: {type(exc).__name__}") from None
     if not part.found:

@@ -108,10 +108,13 @@ def sniff(data: bytes, name: str = "", *, max_unpacked_mb: float = 200) -> str:
     return "markdown" if lower.endswith(MARKDOWN_SUFFIXES) else "text"
 
 
-def plausible_start(head: bytes) -> bool:
-    """A quick verdict on a file's first bytes while an upload streams in (the full check follows)."""
+def early_refusal(head: bytes) -> UnsupportedFormat | None:
+    """The refusal a file's first bytes already justify while an upload streams in (None: read it all
+    and check it in full)."""
     if head[:1024].lstrip().startswith(b"%PDF-") or head.startswith(ZIP_MAGIC):
-        return True
-    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return True
-    return b"\x00" not in head and not head.startswith(OLE2_MAGIC)
+        return None
+    if head.startswith(OLE2_MAGIC):
+        return refuse("a legacy binary Office file (.doc/.xls/.ppt); save it in the current format")
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or b"\x00" not in head:
+        return None
+    return refuse("not a supported format")
