@@ -9,16 +9,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 import time
 import uuid
 from pathlib import Path
 from typing import Any
-
-# OpenMP reads this once, when torch or llama.cpp first starts it: set it before any import of them.
-# Passive waits keep their threads from starving each other on busy cores (providers/README).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 log = logging.getLogger("thotqen")
 
@@ -137,7 +132,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     embedding = None
     if args.mode != "sparse":
         embedding = _embedder(settings, db)[0].embed_query(args.query)
-    params = SearchParams.from_settings(settings, k=args.k, mode=args.mode)
+    params = SearchParams.from_tunables(settings, k=args.k, mode=args.mode)
     with db.connection() as conn:
         hits = search(conn, owner_id=owner_id, query_text=args.query, query_embedding=embedding, params=params,
                       document_ids=args.document)
@@ -164,7 +159,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from graph.graph import graph
+    from graph.stream import run_graph
 
     settings, db = _open()
     _embedder(settings, db)  # the graph embeds the question with the same, checked model
@@ -173,41 +168,37 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.document:
         inputs["document_ids"] = args.document
     config = {"configurable": {"user": args.user, "owner_id": owner_id}, "run_name": "thotqen ask"}
-    out: dict[str, Any] = {}
     streamed: list[str] = []
-    for mode, chunk in graph.stream(inputs, config, stream_mode=["custom", "values"]):
-        if mode == "values":
-            out = chunk
-        elif not args.json and "token" in chunk:
-            sys.stdout.write(chunk["token"])
+    outcome = None
+    for kind, data in run_graph(inputs, config):
+        if kind == "done":
+            outcome = data
+        elif args.json:
+            continue
+        elif kind == "token":
+            sys.stdout.write(data)
             sys.stdout.flush()
-            streamed.append(chunk["token"])
-        elif not args.json and "reset" in chunk:
-            sys.stdout.write(f"\n[{chunk['reset']} failed mid-answer; another provider starts over]\n")
+            streamed.append(data)
+        elif kind == "reset":
+            sys.stdout.write(f"\n[{data} failed mid-answer; another provider starts over]\n")
             streamed.clear()
-    citations = [{k: c.get(k) for k in ("n", "document_id", "name", "page", "page_label", "ocr", "url", "text")}
-                 for c in out.get("citations") or []]
+    assert outcome is not None
     if args.json:
-        _print_json({"answer": out.get("answer", ""), "citations": citations, "cited": out.get("cited") or [],
-                     "blocked": bool(out.get("blocked")), "route": out.get("route") or [],
-                     "rounds": out.get("rounds") or 0, "provider": out.get("provider"),
-                     "timings": out.get("timings") or {}})
+        _print_json(outcome.summary())
         return 0
-    answer = out.get("answer", "")
     if streamed:
         print()
         # what streamed is the model's raw text; citation numbers it may not use are removed after
-        if answer.strip() != "".join(streamed).strip():
-            print(f"\nAnswer (checked):\n{answer}")
+        if outcome.answer.strip() != "".join(streamed).strip():
+            print(f"\nAnswer (checked):\n{outcome.answer}")
     else:
-        print(answer)
-    cited = set(out.get("cited") or [])
-    if citations:
+        print(outcome.answer)
+    if outcome.citations:
         print("\nSources:")
-        for c in citations:
-            label = (c["page_label"] or f"page {c['page']}") + (" (OCR)" if c["ocr"] else "")
+        for c in outcome.citations:
+            label = (c.get("page_label") or f"page {c['page']}") + (" (OCR)" if c.get("ocr") else "")
             where = c["url"] or f"{c['name']}, {label}"
-            mark = "*" if c["n"] in cited else " "
+            mark = "*" if c["n"] in outcome.cited else " "
             print(f"{mark}[{c['n']}] {where}")
     return 0
 
@@ -357,6 +348,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from providers.runtime import configure_process
+
+    configure_process()  # before any command loads torch or llama.cpp
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(

@@ -41,7 +41,7 @@ def run_checks() -> int:
     import psycopg
 
     from settings import get_settings
-    from storage.db import pending_migrations, resolve_uri
+    from storage.db import pending_migrations, pgvector_version, resolve_uri, server_version
 
     settings = get_settings()
     failures = 0
@@ -69,7 +69,7 @@ def run_checks() -> int:
         uri, _mode = resolve_uri(settings)
         uri_holder.append(uri)
         with psycopg.connect(uri, connect_timeout=5) as conn:
-            version = conn.execute("show server_version").fetchone()[0]
+            version = server_version(conn)
         return f"reachable (PostgreSQL {version})"
 
     db_fix = (
@@ -83,13 +83,10 @@ def run_checks() -> int:
 
         def pgvector() -> str:
             with psycopg.connect(uri_holder[0]) as conn:
-                row = conn.execute(
-                    "select coalesce((select extversion from pg_extension where extname = 'vector'),"
-                    " (select default_version from pg_available_extensions where name = 'vector'))"
-                ).fetchone()
-            if not row or not row[0]:
+                version = pgvector_version(conn)
+            if not version:
                 raise RuntimeError("the pgvector extension is not available on this server")
-            return f"pgvector {row[0]}"
+            return f"pgvector {version}"
 
         check("pgvector", pgvector, "install pgvector on the server (Supabase: enable the `vector` extension)")
 

@@ -10,20 +10,18 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch/llama.cpp start OpenMP (see cli.py)
+from fastapi import FastAPI, Request
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
 
-from fastapi import FastAPI, Request  # noqa: E402
-from fastapi.middleware.cors import CORSMiddleware  # noqa: E402
-from fastapi.responses import JSONResponse  # noqa: E402
-
-from settings import Settings, get_settings  # noqa: E402
-from storage import jobs  # noqa: E402
-from storage.db import Database, open_database  # noqa: E402
+from providers.runtime import configure_process
+from settings import Settings, get_settings
+from storage import jobs
+from storage.db import Database, open_database
 
 log = logging.getLogger("thotqen.server")
 
@@ -55,11 +53,12 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
                start_worker: bool = True) -> FastAPI:
     """The app. `services` (graph.services.Services) replaces the graph's defaults: tests inject
     their fake LLM chain this way; production leaves it None."""
+    configure_process()  # before the start-up loads torch or llama.cpp
     settings = settings or get_settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        from api.answers import Answerer
+        from answering.chat import ChatAnswerer
         from api.files import make_file_store
         from api.security import Tokens, resolve_jwt_secret
         from api.worker import IngestWorker
@@ -93,7 +92,7 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
         app.state.tokens = Tokens(settings, secret)
         app.state.files = files
         app.state.worker = worker
-        app.state.answerer = Answerer(db, settings, services)
+        app.state.answerer = ChatAnswerer(db, settings, services)
         if start_worker:
             worker.start(settings.ingest_workers)
         yield
@@ -123,13 +122,8 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
     async def health(request: Request) -> JSONResponse:
         """Database reachability within a 2 s deadline."""
         db: Database = request.app.state.db
-
-        def ping() -> None:
-            with db.connection() as conn:
-                conn.execute("select 1")
-
         try:
-            await asyncio.wait_for(asyncio.to_thread(ping), timeout=2.0)
+            await asyncio.wait_for(asyncio.to_thread(db.ping), timeout=2.0)
         except Exception as exc:  # timeout or connection error: report, never raise
             return JSONResponse({"status": "unavailable", "database": f"unreachable: {type(exc).__name__}"},
                                 status_code=503)

@@ -1,4 +1,4 @@
-"""Settings read from the environment (and an optional `.env`), documented in the README."""
+"""Settings read from the environment (and an optional `.env`), documented in docs/configuration.md."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from pathlib import Path
 
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from tunables import ServerTunables, Tunables
 
 PLACEHOLDER_SECRETS = {"changeme", "changethis", "change-me", "secret", "password", "jwt-secret", "your-secret",
                        "your-super-secret-jwt-token-with-at-least-32-characters-long", "test", "dev"}
@@ -17,8 +19,8 @@ def is_placeholder_secret(value: str) -> bool:
     return value.strip().lower() in PLACEHOLDER_SECRETS or len(value.strip()) < 32
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+class Settings(Tunables, ServerTunables, BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
 
     # Data directory: embedded Postgres, stored PDFs, assembled models.
     thotqen_home: Path = Field(default=Path(".thotqen"))
@@ -35,24 +37,8 @@ class Settings(BaseSettings):
     child_overlap_tokens: int = 40
     parent_tokens: int = 1500
 
-    # Retrieval
-    search_k: int = 5
-    rrf_k: int = 60
-    # Equal RRF weights: with the IDF sparse side and the glossary, the sweep on the development
-    # questions was flat from 0.5 to 1.0 within a document and best at 1.0 across filings.
-    dense_weight: float = 1.0
-    sparse_weight: float = 1.0
-    # "rrf" (Reciprocal Rank Fusion) or "score" (alpha-weighted normalised scores, alpha =
-    # dense_weight / (dense_weight + sparse_weight)); compared in evals/ablations.py.
-    fusion: str = "rrf"
-    # "hybrid", or one side alone ("dense", "sparse") for comparisons.
-    search_mode: str = "hybrid"
-    candidates: int = 50
-    # Sparse side: drop question words held by more than this share of the chunks in scope.
-    max_df: float = 0.4
-    # Third fusion leg: chunks under a page heading the glossary names for the question's metric
-    # ("statements of cash flows" for capex); 0 switches it off (sql/008_heading_leg.sql).
-    heading_weight: float = 1.0
+    # Retrieval and graph knobs are declared in tunables.py (inherited here, set by their env vars).
+    search_k: int = 5  # hits `thotqen search` prints by default
 
     # Jobs
     job_max_attempts: int = 3
@@ -73,7 +59,7 @@ class Settings(BaseSettings):
 
     default_user: str = "local"
 
-    # --- LLM providers (providers/llm): an ordered fallback chain, documented in the README ---
+    # --- LLM providers (providers/llm): an ordered fallback chain, documented in docs/providers.md ---
     # Link order; a name may repeat (each repeat of "openrouter" is a fresh free-model draw).
     # Links without credentials are left out; "local" (the embedded model) needs none.
     llm_order: str = "nvidia,groq2,gemini2,openrouter,openrouter,groq1,gemini1,vllm,local"
@@ -81,10 +67,11 @@ class Settings(BaseSettings):
     llm_cheap_skip: str = "nvidia"
     # Hard cut-off per cloud call, enforced by a ThreadPoolExecutor (SDK timeouts not trusted).
     llm_timeout_s: float = 18.0
-    # Cut-off for the local model and vLLM: CPU prompt processing runs at ~90 tokens/s here.
+    # Cut-off for the local model and vLLM: a CPU reads a long prompt in minutes
+    # (evals/results/local_llm_1_5b.md).
     local_llm_timeout_s: float = 300.0
     llm_temperature: float = 0.0
-    # Bounds the local model's time (~28 tokens/s on 2 cores); a cited answer needs ~150 tokens.
+    # Bounds the local model's time (its speed: evals/results/local_llm_1_5b.md); a cited answer needs far fewer.
     llm_max_tokens: int = 512
 
     nvidia_api_key: SecretStr | None = None
@@ -117,49 +104,15 @@ class Settings(BaseSettings):
     local_llm_ctx: int = 8192  # context window (tokens), shared by the parallel slots
     local_llm_parallel: int = 1  # concurrent requests the local server decodes together
 
-    # Reranker: "auto" (BGE if its weights are present, else the measured fallback), "bge",
-    # "dense", "llm" or "none".
-    reranker: str = "auto"
+    # Reranker weights (which reranker runs is the RERANKER tunable, tunables.py).
     reranker_model: str = "BAAI/bge-reranker-base"  # hub id (cached) or local path
     reranker_fallback: str = "none"
 
     # Web search: Tavily with a key, else DuckDuckGo; both cut off so offline fails fast.
     tavily_api_key: SecretStr | None = None
     tavily_base_url: str | None = None
-    web_search: bool = True
     web_search_timeout_s: float = 8.0
     ddgs_backend: str = "duckduckgo"  # ddgs engine(s), comma-separated; "auto" tries several
-
-    # --- The corrective-RAG graph (graph/, nodes/); each can be overridden per request in the
-    # RunnableConfig's `configurable` (Studio, LangServe, tests) under the name without `graph_`.
-    # Candidates retrieved per round, before the reranker cuts them down to graph_top_k.
-    graph_retrieve_k: int = 10
-    # Excerpts graded and shown. Three of 500 characters since the statement-heading leg put the
-    # evidence page in the top 3 for 82% of the development questions (hit@4 88%): one excerpt
-    # fewer cost 3.5 s less at p50 and left the 1.5B model fewer wrong figures to pick
-    # (the tuning runs are in README, Graph).
-    graph_top_k: int = 3
-    # Keep excerpts from different pages where the candidates allow (nodes/rerank.py): a second
-    # excerpt of a page cites nothing new. Off: within a filing it lifts hit@3 from 0.82 to 0.86,
-    # but on all 51 questions the local model cited an evidence page no more often (27 of 43
-    # against 28 of 44; README, Graph).
-    graph_distinct_pages: bool = False
-    # HyDE: embed a hypothetical answer for the dense side (the sparse side keeps the user's words).
-    # Off by default: one more generation (~4 s locally) before retrieval, with no measured gain yet.
-    graph_hyde: bool = False
-    # Grade the excerpts with the LLM (off: every retrieved excerpt counts as relevant, no call).
-    graph_grade: bool = True
-    # Extra rounds (rewrite, then web) when fewer than half the excerpts are relevant.
-    graph_max_rounds: int = 2
-    # Characters of each parent chunk shown to the model, centred on the matched child: on a
-    # 2-core CPU the local model reads ~73 tokens/s, so whole 1,500-token parents cost minutes.
-    graph_excerpt_chars: int = 500
-    # Chat turns (user + assistant pairs) the model sees when condensing and answering.
-    graph_history_turns: int = 3
-    # Guardrail: ask the LLM too (slow on the local model; the rules and classifiers run always).
-    guardrail_llm: bool = False
-    # Screening of retrieved text for injected instructions before any prompt sees it.
-    screen_chunks: bool = True
 
     @property
     def home(self) -> Path:

@@ -14,8 +14,8 @@ from fastapi import APIRouter, HTTPException, Request, Response
 from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 
+from answering.chat import ChatAnswerer
 from api import limits
-from api.answers import Answerer
 from api.deps import CurrentUser, DbDep, SettingsDep
 from storage import chats
 
@@ -130,7 +130,7 @@ async def ask(chat_id: str, body: QuestionIn, request: Request, user: CurrentUse
         return chat
 
     chat = await asyncio.to_thread(prepare)
-    answerer: Answerer = request.app.state.answerer
+    answerer: ChatAnswerer = request.app.state.answerer
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
 

@@ -187,7 +187,7 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
         if sub.reused:  # a finished job, so clients follow one flow for every upload
             with db.connection() as conn:
                 job_id = jobs.create_job(conn, document_id=sub.document_id, owner_id=user.id)
-                jobs.finish(conn, job_id)
+                jobs.finish_job(conn, job_id=job_id)
         elif sub.created:  # a document seen before already has its durable copy
             try:
                 files.saved(user.id, sub.content_hash, sub.format)

@@ -12,65 +12,57 @@ import logging
 import time
 import uuid
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableBinding
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError, create_model
+from pydantic.fields import FieldInfo
 
 from api import limits
 from api.deps import current_user
+from graph.outcome import Outcome
+from settings import Settings
 from storage import query_log
 from storage.db import Database
+from tunables import Tunables
 
 log = logging.getLogger(__name__)
 
-class Tunables(BaseModel):
-    """What a caller may set per request under `config.configurable`; unset keeps the server's setting.
-
-    Everything else in the graph's configuration (identity, provider order, reranker, safety
-    switches) is the server's: an unknown key is rejected (422), not silently ignored.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    retrieve_k: int | None = Field(None, ge=1, le=50, description="candidates retrieved per round")
-    top_k: int | None = Field(None, ge=1, le=20, description="excerpts kept after reranking")
-    hyde: bool | None = Field(None, description="embed a hypothetical answer for the dense search")
-    dense_weight: float | None = Field(None, ge=0, le=10, description="RRF weight of the dense side")
-    sparse_weight: float | None = Field(None, ge=0, le=10, description="RRF weight of the full-text side")
-    heading_weight: float | None = Field(None, ge=0, le=10,
-                                         description="RRF weight of the statement-heading side (0: off)")
-    distinct_pages: bool | None = Field(None, description="keep excerpts from different pages where possible")
-    rrf_k: int | None = Field(None, ge=1, le=1000, description="RRF constant")
-    fusion: Literal["rrf", "score"] | None = Field(None, description="rank fusion or alpha-weighted scores")
-    mode: Literal["hybrid", "dense", "sparse"] | None = Field(None, description="both search sides or one")
-    grade: bool | None = Field(None, description="grade excerpts with the LLM (off: all count as relevant)")
-    candidates: int | None = Field(None, ge=1, le=500, description="candidates per side before fusion")
-    max_df: float | None = Field(None, ge=0.01, le=1.0, description="drop query words held by more chunks")
-    max_rounds: int | None = Field(None, ge=0, le=3, description="extra rounds (rewrite, web)")
-    web_search: bool | None = Field(None, description="allow the web fallback")
-    excerpt_chars: int | None = Field(None, ge=200, le=4000, description="characters of each excerpt shown")
-    history_turns: int | None = Field(None, ge=0, le=10, description="chat turns the model sees")
+def served_tunables(settings: Settings) -> type[Tunables]:
+    """The per-request tunables with this server's values as defaults: the playground's form starts
+    from what the server would use, and a config sent back unchanged changes nothing. (LangServe
+    validates a request's config with this model and hands on every field, set or not.)"""
+    fields: dict[str, Any] = {
+        name: (info.annotation, FieldInfo.merge_field_infos(info, default=getattr(settings, name)))
+        for name, info in Tunables.model_fields.items()}
+    return create_model("RagTunables", __base__=Tunables, **fields)
 
 
-class ServedConfig(BaseModel):
-    configurable: Tunables | None = None
+def served_config(settings: Settings) -> type[BaseModel]:
+    tunables = served_tunables(settings)
+    return create_model("RagConfig", configurable=(tunables, tunables()))
 
 
-class ServedGraph(RunnableBinding):
-    """The graph as LangServe sees it: its configuration schema is the caller's tunables only, so
-    LangServe validates them (422 with the field and bound) and the playground shows just these."""
+def served_graph(graph: Any, settings: Settings) -> RunnableBinding:  # noqa: ANN401
+    """The graph as LangServe sees it: its configuration schema is the caller's tunables only (with
+    the server's values), so LangServe validates them (422 with the field and bound) and the
+    playground shows just these."""
+    schema = served_config(settings)
 
-    def config_schema(self, *, include: Sequence[str] | None = None) -> type[BaseModel]:
-        return ServedConfig
+    class ServedGraph(RunnableBinding):
+        # a class per app, not a field: LangServe re-creates the binding with `self.__class__(...)`
+        def config_schema(self, *, include: Sequence[str] | None = None) -> type[BaseModel]:
+            return schema
+
+    return ServedGraph(bound=graph, kwargs={}, config={})
 
 
 def checked_configurable(configurable: dict[str, Any] | None) -> dict[str, Any]:
-    """The caller's tunables without unset keys; anything out of bounds or unknown answers 422."""
+    """The caller's tunables; anything out of bounds or unknown answers 422."""
     try:
-        return Tunables.model_validate(configurable or {}).model_dump(exclude_none=True)
+        return Tunables.model_validate(configurable or {}).model_dump(exclude_unset=True)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
@@ -95,15 +87,11 @@ class QueryLogCallback(BaseCallbackHandler):
         entry = self._runs.pop(run_id, None)
         if entry is None:
             return
-        out = outputs if isinstance(outputs, dict) else {}
-        calls = out.get("llm_calls") or []
-        failed = any(c.get("node") == "generate" and "error" in c for c in calls)
-        status = "blocked" if out.get("blocked") else "error" if failed else "ok"
-        tin = sum(int((c.get("llm_usage") or {}).get("input_tokens", 0) or 0) for c in calls)
-        tout = sum(int((c.get("llm_usage") or {}).get("output_tokens", 0) or 0) for c in calls)
+        outcome = Outcome.from_state(outputs if isinstance(outputs, dict) else {})
         with self.db.connection() as conn:
-            query_log.finish(conn, entry[0], status=status, latency_ms=(time.perf_counter() - entry[1]) * 1000,
-                             provider=out.get("provider"), input_tokens=tin, output_tokens=tout)
+            query_log.finish(conn, entry[0], status=outcome.status, latency_ms=(time.perf_counter() - entry[1]) * 1000,
+                             provider=outcome.provider, input_tokens=outcome.input_tokens,
+                             output_tokens=outcome.output_tokens)
 
     def on_chain_error(self, error: BaseException, *, run_id: uuid.UUID, **kwargs: Any) -> None:  # noqa: ANN401
         entry = self._runs.pop(run_id, None)
@@ -131,8 +119,8 @@ async def rag_config(config: dict[str, Any], request: Request) -> dict[str, Any]
 def mount(app: FastAPI) -> None:
     from langserve import add_routes
 
-    from graph.graph import graph
+    from graph.builder import graph
 
-    add_routes(app, ServedGraph(bound=graph, kwargs={}, config={}), path="/rag", per_req_config_modifier=rag_config,
+    add_routes(app, served_graph(graph, app.state.settings), path="/rag", per_req_config_modifier=rag_config,
                dependencies=[Depends(current_user)], enable_feedback_endpoint=False,
                enable_public_trace_link_endpoint=False)

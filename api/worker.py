@@ -2,21 +2,21 @@
 
 Jobs are rows (storage/jobs.py), so a job queued by any process is picked up, and several server
 processes can share the queue: a worker first moves a job from 'queued' to 'processing' with a
-conditional UPDATE, and only the process whose UPDATE matched runs it (run_job then takes the
-job's advisory lock, which tells a crashed worker's job from a live one at the next start).
+conditional UPDATE (storage.jobs.claim_next), and only the process whose UPDATE matched runs it
+(run_job then takes the job's advisory lock, which tells a crashed worker's job from a live one at
+the next start).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import uuid
 from typing import Any
 
 from api.files import LocalFiles
 from ingestion.pipeline import run_job
 from settings import Settings
-from storage import documents, jobs
+from storage import jobs
 from storage.db import Database
 
 log = logging.getLogger(__name__)
@@ -58,14 +58,11 @@ class IngestWorker:
         for thread in self._threads:
             thread.join(timeout)
 
-    def _claim(self) -> tuple[uuid.UUID, int, str, str] | None:
-        with self.db.connection() as conn:
-            return jobs.claim_next(conn)
-
     def _loop(self) -> None:
         while not self._stop.is_set():
             try:
-                claimed = self._claim()
+                with self.db.connection() as conn:
+                    claimed = jobs.claim_next(conn)
             except Exception:  # noqa: BLE001 - the database may be restarting; try again later
                 log.exception("could not read the job queue")
                 claimed = None
@@ -73,9 +70,10 @@ class IngestWorker:
                 self._wake.wait(self.poll_s)
                 self._wake.clear()
                 continue
-            self.run(*claimed)
+            self.run(claimed)
 
-    def run(self, job_id: uuid.UUID, owner_id: int, content_hash: str, fmt: str = "pdf") -> None:
+    def run(self, job: jobs.JobTarget) -> None:
+        job_id, owner_id, content_hash, fmt = job.job_id, job.owner_id, job.content_hash, job.format
         try:
             self.files.ensure_local(owner_id, content_hash, fmt)
         except Exception as exc:  # noqa: BLE001 - a storage outage fails this job with a reason
@@ -86,11 +84,7 @@ class IngestWorker:
         except Exception:  # noqa: BLE001 - run_job records failures itself; this is the last guard
             log.exception("job %s crashed", job_id)
             with self.db.connection() as conn:
-                jobs.finish(conn, job_id, error="internal error while ingesting; upload the file again")
-                row = jobs.job_document(conn, job_id)
-                if row is not None:
-                    documents.set_document_status(conn, document_id=row[0], status="failed",
-                                                  error="internal error while ingesting")
+                jobs.fail_job(conn, job_id=job_id, reason="internal error while ingesting; upload the file again")
         finally:
             try:
                 self.files.ingested(owner_id, content_hash, fmt)

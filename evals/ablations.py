@@ -56,9 +56,9 @@ RETRIEVAL_SAME_AS_BASELINE = {"no_grading", "k5"}  # they change what happens af
 
 def retrieval_hit(question: dict, doc_id: str, configurable: dict) -> bool:
     """Evidence page among the first five excerpts of the graph's own retrieval nodes."""
-    from nodes.hyde import hyde
-    from nodes.rerank import rerank
-    from nodes.retrieve import retrieve
+    from graph.nodes.hyde import hyde
+    from graph.nodes.rerank import rerank
+    from graph.nodes.retrieve import retrieve
 
     config = {"configurable": {**configurable, "top_k": 5}}
     state: dict = {"question": question["question"], "document_ids": [doc_id]}
@@ -117,7 +117,7 @@ def main() -> int:
     os.environ.setdefault("WEB_SEARCH", "false")
     settings, db, embedder, owner, docs = open_bench(args.home, args.user, create_user=False)
 
-    from graph.graph import graph
+    from graph.builder import graph
 
     questions = [q for q in load_jsonl(FINANCEBENCH / "questions.jsonl") if q["doc_name"] + ".pdf" in docs]
     retrieval_qs = questions[: args.retrieval_questions] if args.retrieval_questions else questions

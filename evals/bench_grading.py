@@ -68,7 +68,7 @@ REASONED_TASK = (
 def variants() -> dict[str, tuple[Any, str, bool]]:
     """name -> (schema for a count of excerpts, task, whether the prompt names only the fields)"""
     from graph import prompts
-    from nodes.grade import verdicts_model
+    from graph.nodes.grade import verdicts_model
 
     def reasoned(count: int) -> type[BaseModel]:
         return create_model(f"Reasoned{count}", **{f"excerpt_{n}": (Reasoned, ...) for n in range(1, count + 1)})

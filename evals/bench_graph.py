@@ -26,46 +26,49 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
+from graph.outcome import Outcome  # noqa: E402
+from graph.stream import run_graph  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float | None:
     return round(float(np.percentile(values, q)), 2) if values else None
 
 
-def ask(graph, question: dict, doc_id: str, config: dict) -> dict:  # noqa: ANN001
+def ask(question: dict, doc_id: str, config: dict) -> dict:
     started = time.perf_counter()
     first_token = None
-    out: dict = {}
+    shown_sources: list[dict] = []  # the excerpts the answer was written from, as numbered for it
     pieces: list[str] = []  # the model's answer as streamed, before the citation checks
-    for mode, chunk in graph.stream({"question": question["question"], "document_ids": [doc_id]}, config,
-                                    stream_mode=["custom", "values"]):
-        if mode == "custom" and "token" in chunk:
+    for kind, data in run_graph({"question": question["question"], "document_ids": [doc_id]}, config):
+        if kind == "sources":
+            shown_sources = data
+        elif kind == "token":
             first_token = first_token if first_token is not None else time.perf_counter() - started
-            pieces.append(chunk["token"])
-        elif mode == "custom" and "reset" in chunk:
+            pieces.append(data)
+        elif kind == "reset":
             pieces = []
-        elif mode == "values":
-            out = chunk
+        elif kind == "done":
+            out: Outcome = data
     total = time.perf_counter() - started
     evidence = {(e["doc_name"], e["evidence_page_num"] + 1) for e in question["evidence"]}
-    cited = [c for c in out.get("citations") or [] if c["n"] in (out.get("cited") or [])]
+    cited = [c for c in out.citations if c["n"] in out.cited]
     doc_name = question["doc_name"]
     hit = any((doc_name, c["page"]) in evidence for c in cited)
-    shown = any((doc_name, c["page"]) in evidence for c in out.get("citations") or [])
-    return {"id": question["financebench_id"], "question": question["question"], "answer": out.get("answer"),
+    shown = any((doc_name, c["page"]) in evidence for c in shown_sources)
+    return {"id": question["financebench_id"], "question": question["question"], "answer": out.answer,
             "model_answer": "".join(pieces),
-            "expected": question["answer"], "route": out.get("route"), "rounds": out.get("rounds"),
-            "timings": out.get("timings"), "total_s": round(total, 2),
+            "expected": question["answer"], "route": out.route, "rounds": out.rounds,
+            "timings": out.timings, "total_s": round(total, 2),
             "first_token_s": round(first_token, 2) if first_token is not None else None,
-            "blocked": out.get("blocked"), "answered": bool(cited), "evidence_cited": hit,
+            "blocked": out.status == "blocked", "answered": bool(cited), "evidence_cited": hit,
             "evidence_shown": shown, "cited_pages": [c["page"] for c in cited],
-            "evidence_pages": sorted(p for _, p in evidence), "provider": out.get("provider"),
-            "cited": out.get("cited") or [],
-            "grades": [g.get("relevant") for g in out.get("grades") or []],  # the last round's verdicts
-            "citations": [{k: c.get(k) for k in ("n", "name", "page", "text")} for c in out.get("citations") or []],
-            "llm_failures": [f for call in out.get("llm_calls") or [] for f in call.get("llm_failures") or []],
+            "evidence_pages": sorted(p for _, p in evidence), "provider": out.provider,
+            "cited": out.cited,
+            "grades": [g.get("relevant") for g in out.grades],  # the last round's verdicts
+            "citations": [{k: c.get(k) for k in ("n", "name", "page", "text")} for c in shown_sources],
+            "llm_failures": [f for call in out.llm_calls for f in call.get("llm_failures") or []],
             "llm_calls": [{"node": c.get("node"), "s": c.get("llm_elapsed_s"), **(c.get("llm_usage") or {})}
-                          for c in out.get("llm_calls") or []]}
+                          for c in out.llm_calls]}
 
 
 def summarise(rows: list[dict], total_questions: int, note: str, name: str, config: dict) -> None:
@@ -121,7 +124,6 @@ def main() -> None:
     os.environ.setdefault("LLM_ORDER", "local")
     os.environ.setdefault("WEB_SEARCH", "false")
 
-    from graph.graph import graph
     from settings import get_settings
     from storage.db import open_database
     from storage.documents import list_documents
@@ -146,7 +148,7 @@ def main() -> None:
     for q in chosen:
         if q["financebench_id"] in done:
             continue
-        row = ask(graph, q, docs[q["doc_name"]], config)
+        row = ask(q, docs[q["doc_name"]], config)
         rows.append(row)
         with rows_path.open("a") as f:
             f.write(json.dumps(row) + "\n")

@@ -39,6 +39,7 @@ def main() -> int:
     from providers.embeddings import get_embedder
     from settings import get_settings
     from storage.db import open_database
+    from storage.documents import chunk_texts
     from storage.users import get_or_create_user
 
     settings = get_settings()
@@ -70,8 +71,7 @@ def main() -> int:
             stage_totals[stage] = stage_totals.get(stage, 0.0) + secs
         # The ceiling: the bare model on this file's own chunk texts, same batching, same moment.
         with db.connection() as conn:
-            texts = [h + "\n" + t for h, t in conn.execute(
-                "select heading, text from child_chunks where document_id = %s", (sub.document_id,)).fetchall()]
+            texts = chunk_texts(conn, owner_id=owner, document_id=sub.document_id)
         sample = rng.sample(texts, max(1, int(len(texts) * args.sample)))
         t0 = time.perf_counter()
         embedder.embed_documents(sample)

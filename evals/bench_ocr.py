@@ -186,7 +186,7 @@ def run_retrieval(args: argparse.Namespace) -> int:
     with db.connection() as conn:
         marked = conn.execute("select count(distinct (document_id, page)) from child_chunks"
                               " where owner_id = %s and ocr", (owners["ocr"],)).fetchone()[0]
-    params = SearchParams.from_settings(settings, k=10, mode="hybrid")
+    params = SearchParams.from_tunables(settings, k=10, mode="hybrid")
     results: dict = {"filings": len(filings), "questions": len(questions), "rasterised_pages": ocr_pages,
                      "pages_marked_ocr": marked, "dpi": args.dpi, "runs": {}, "per_question": []}
     ranks = {}

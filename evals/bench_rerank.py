@@ -52,7 +52,7 @@ def main() -> int:
     from storage.search import SearchParams, search
 
     questions = [q for q in load_jsonl(FINANCEBENCH / "questions.jsonl") if q["doc_name"] + ".pdf" in docs]
-    params = SearchParams.from_settings(settings, k=args.candidates, mode="hybrid",
+    params = SearchParams.from_tunables(settings, k=args.candidates, mode="hybrid",
                                         candidates=max(settings.candidates, args.candidates), per_parent=True)
     embedder.embed_query("warm up")
     pools = []

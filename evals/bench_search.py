@@ -94,9 +94,9 @@ def main() -> int:
         for scope in ("within_document", "all_filings"):
             for mode in ("hybrid", "dense", "sparse"):
                 # the statement-heading leg on and off, question by question, so load hits both alike
-                legs = {"": SearchParams.from_settings(settings, k=5, mode=mode)}
+                legs = {"": SearchParams.from_tunables(settings, k=5, mode=mode)}
                 if mode != "dense":
-                    legs[" (heading leg off)"] = SearchParams.from_settings(settings, k=5, mode=mode,
+                    legs[" (heading leg off)"] = SearchParams.from_tunables(settings, k=5, mode=mode,
                                                                             heading_weight=0.0)
                 for q in questions:
                     scope_ids = [docs[q["doc_name"] + ".pdf"]] if scope == "within_document" else None

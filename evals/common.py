@@ -11,6 +11,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 RESULTS = Path(__file__).parent / "results"
+
+
+def configure_eval_process() -> None:
+    """What every eval script sets first: the product's process environment, and no RAGAS analytics."""
+    from providers.runtime import configure_process
+
+    configure_process()
+    os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+
+
+configure_eval_process()  # evals are scripts that all import this module first: their process entry
 FINANCEBENCH = Path(
     os.environ.get("FINANCEBENCH_DIR", Path(__file__).resolve().parents[2] / "shared/eval/financebench")
 )
@@ -69,6 +80,7 @@ def open_bench(home: Path | None, user: str, *, create_user: bool = True):  # no
     from providers.embeddings import get_embedder
     from settings import get_settings
     from storage.db import open_database
+    from storage.documents import ready_documents
     from storage.users import find_user, get_or_create_user
 
     settings = get_settings()
@@ -76,8 +88,7 @@ def open_bench(home: Path | None, user: str, *, create_user: bool = True):  # no
     embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
     with db.connection() as conn:
         owner = get_or_create_user(conn, user) if create_user else find_user(conn, user)
-        docs = dict(conn.execute(
-            "select name, id from documents where owner_id = %s and status = 'ready'", (owner,)).fetchall())
+        docs = ready_documents(conn, owner_id=owner)
     return settings, db, embedder, owner, docs
 
 

@@ -5,11 +5,11 @@
 Data: ../shared/eval/guardrail/jackhhao_jailbreak.train.jsonl (514 jailbreaks, 1,067 benign
 prompts) and the FinanceBench development questions (plain questions: none may be blocked).
 Features: MiniLM embedding + SecureVector Guardian's risk and threat type + rule hits
-(nodes/guardrail.py). Logistic regression; the threshold is the lowest that keeps the
+(graph/nodes/guardrail.py). Logistic regression; the threshold is the lowest that keeps the
 out-of-fold false-positive rate at or under 1.5% (the target is 2%). Numbers reported:
 5-fold stratified out-of-fold (each prompt scored by a model that never saw it), and the
 final model on the whole training split (in-sample, for reference only).
-Writes nodes/guardrail_weights.json and evals/results/guardrail.{json,md}.
+Writes graph/nodes/guardrail_weights.json and evals/results/guardrail.{json,md}.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
-from nodes import guardrail as g  # noqa: E402
+from graph.nodes import guardrail as g  # noqa: E402
 
 DATA = FINANCEBENCH.parent / "guardrail" / "jackhhao_jailbreak.train.jsonl"
 MAX_FP = 0.015

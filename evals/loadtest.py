@@ -2,7 +2,7 @@
 
     python evals/loadtest.py [--clients 5,25,50,100] [--mixes browse,ask] [--duration 40]
 
-Starts a fast fake OpenAI-compatible model (tests/fake_openai.py, the only fake: accounts,
+Starts a fast fake OpenAI-compatible model (evals/fake_openai.py, the only fake: accounts,
 Postgres, retrieval, the graph and SSE are the real ones), then `thotqen serve` on a fresh
 embedded database pointed at it (LLM_ORDER=vllm). Seeds --accounts accounts, each with a small
 real PDF ingested through the API and a chat. Then, for each mix and client count, runs Locust
@@ -32,6 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evals.common import write_result  # noqa: E402
+from evals.fake_openai import FakeOpenAI, excerpts_in, grades_json, subprocess_env  # noqa: E402
+from evals.pdfs import AURORA_TOPICS, long_report  # noqa: E402
 
 
 def free_port() -> int:
@@ -40,9 +42,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def fake_model():  # noqa: ANN201 - tests.fake_openai.FakeOpenAI
-    from tests.fake_openai import FakeOpenAI
-    from tests.graph.fakes import excerpts_in, grades_json
+def fake_model() -> FakeOpenAI:
 
     def script(kind: str, prompt: str) -> str:
         if kind == "grade":
@@ -75,8 +75,6 @@ def _children(pid: int) -> list[int]:
 
 
 def seed(api: str, accounts: int) -> list[dict]:
-    from tests.graph.conftest import TOPICS
-    from tests.pdfs import long_report
 
     out = []
     with httpx.Client(base_url=api, timeout=300) as c:
@@ -85,7 +83,7 @@ def seed(api: str, accounts: int) -> list[dict]:
                                                     "password": "a long load-test passphrase"})
             res.raise_for_status()
             headers = {"Authorization": f"Bearer {res.json()['access_token']}"}
-            pdf = long_report([f"{t} (account {i})" for t in TOPICS], pages_per_topic=1)
+            pdf = long_report([f"{t} (account {i})" for t in AURORA_TOPICS], pages_per_topic=1)
             up = c.post("/api/documents", headers=headers, files={"file": (f"report-{i}.pdf", pdf, "application/pdf")})
             up.raise_for_status()
             with c.stream("GET", f"/api/jobs/{up.json()['job_id']}/events", headers=headers) as events:
@@ -136,8 +134,6 @@ def main() -> int:
     fake = fake_model()
     port = free_port()
     api = f"http://127.0.0.1:{port}"
-    from tests.fake_openai import subprocess_env
-
     env = subprocess_env(fake, str(workdir / "home"), QUESTIONS_PER_HOUR="1000000", LOGIN_IP_LIMIT="1000000",
                          ANSWER_CACHE=str(args.cache).lower())
     log = (workdir / "server.log").open("w")

@@ -38,8 +38,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evals import scoring  # noqa: E402
 from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
 
-os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
-
 OWN_METRICS = ("correct", "refusal", "citation_precision", "numbers_grounded")
 LLM_METRICS = ("faithfulness", "answer_relevancy", "llm_context_precision_with_reference", "context_recall")
 NON_LLM_METRICS = ("non_llm_context_precision_with_reference", "non_llm_context_recall",
@@ -229,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("WEB_SEARCH", "false")
 
     from graph import prompts
-    from graph.graph import graph
+    from graph.builder import graph
     from providers.llm import get_chain
     from settings import get_settings
     from storage.db import open_database

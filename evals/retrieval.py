@@ -121,7 +121,7 @@ def main() -> int:
     for scope in ("within_document", "all_filings"):
         results["scopes"][scope] = {}
         for mode in modes:
-            params = SearchParams.from_settings(settings, k=20 if args.distinct_pages else 10, mode=mode,
+            params = SearchParams.from_tunables(settings, k=20 if args.distinct_pages else 10, mode=mode,
                                                 dense_weight=dense_w,
                                                 sparse_weight=sparse_w, heading_weight=heading_w,
                                                 per_parent=args.per_parent == "on")

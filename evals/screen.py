@@ -10,7 +10,7 @@ by a model that never saw its attack) and by clean context; filings: the other h
 filings, never trained on, cut into excerpt-sized windows like the graph's.
 A context is "caught" when at least one sentence is flagged (the node cuts flagged sentences
 out); "dropped" when flagged text is over half of it (the node drops the whole excerpt).
-Writes nodes/screen_weights.json and evals/results/screen.{json,md}.
+Writes graph/nodes/screen_weights.json and evals/results/screen.{json,md}.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
-from nodes import screen as sc  # noqa: E402
+from graph.nodes import screen as sc  # noqa: E402
 
 DATA = FINANCEBENCH.parent / "guardrail" / "bipia.train.jsonl"
 FOLDS = 5

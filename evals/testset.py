@@ -36,7 +36,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import load_jsonl, write_result  # noqa: E402
 
-os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 DATA = Path(__file__).parent / "data"
 PERSONA = ("Financial analyst", "An equity analyst who reads annual reports and asks precise questions about "
            "reported figures, line items, segments, risks and accounting policies.")
@@ -47,17 +46,15 @@ def parent_chunks(db: Any, owner_id: int, *, documents: int, per_document: int, 
                   min_chars: int = 1500, document_names: list[str] | None = None) -> list[dict]:
     """Parent chunks of the first `documents` ready documents (by name), `per_document` each, spread
     evenly through the document; chunks shorter than `min_chars` (covers, tables of contents) skipped."""
+    from storage.documents import long_parent_chunks, ready_documents
+
     with db.connection() as conn:
-        docs = conn.execute(
-            "select id, name from documents where owner_id = %s and status = 'ready' order by name",
-            (owner_id,)).fetchall()
+        docs = [(doc_id, name) for name, doc_id in ready_documents(conn, owner_id=owner_id).items()]
         if document_names:
             docs = [d for d in docs if d[1] in document_names or d[1].removesuffix(".pdf") in document_names]
         out: list[dict] = []
         for doc_id, name in docs[:documents]:
-            rows = conn.execute(
-                "select id, page_start, page_end, text from parent_chunks where document_id = %s and owner_id = %s"
-                " and length(text) >= %s order by ord", (doc_id, owner_id, min_chars)).fetchall()
+            rows = long_parent_chunks(conn, owner_id=owner_id, document_id=doc_id, min_chars=min_chars)
             if not rows:
                 continue
             step = max(1, len(rows) // (per_document + 1))
@@ -161,7 +158,7 @@ def gate_rows(rows: list[dict], db: Any, embedder: Any, owner_id: int, k: int = 
     from storage.search import SearchParams, search
 
     s = get_settings()
-    params = SearchParams.from_settings(s, k=k, mode="hybrid")
+    params = SearchParams.from_tunables(s, k=k, mode="hybrid")
     out = []
     for row in rows:
         if not row.get("source_document_id"):

@@ -1,5 +1,7 @@
-"""The corrective-RAG graph. `from graph.graph import graph` for the compiled graph.
+"""The corrective-RAG graph, in layers that import only downward:
 
-Kept import-light on purpose: nodes import `graph.state` and `graph.configuration`, so this
-package must not import `graph.graph` (which imports the nodes) at import time.
+    stream.py, outcome.py  how callers run it and read its result
+    builder.py             the wiring: the only module that imports the nodes (`graph.builder.graph`)
+    nodes/                 one module per node
+    state.py, configuration.py, prompts.py, services.py, citations.py   what the nodes share
 """

@@ -7,7 +7,7 @@ None falls back to the default.
 
 from __future__ import annotations
 
-import threading
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,21 +25,16 @@ class Services:
     database: Any = None  # storage.db.Database
 
 
-_lock = threading.Lock()
-_chains: dict[str, Any] = {}
-
-
+@functools.cache
 def _chain(order: str) -> Any:  # noqa: ANN401
+    """The chain for a provider order a run asked for ("": LLM_ORDER), built once per process."""
     from providers.llm import get_chain
 
     if not order:
         return get_chain()
-    with _lock:
-        if order not in _chains:
-            from settings import get_settings
+    from settings import get_settings
 
-            _chains[order] = get_chain(get_settings().model_copy(update={"llm_order": order}))
-        return _chains[order]
+    return get_chain(get_settings().model_copy(update={"llm_order": order}))
 
 
 def get_services(config: RunnableConfig | None, cfg: Configuration) -> Services:

@@ -81,4 +81,14 @@ class State(InputState, OutputState, total=False):
     seen: list[str]  # keys already graded, so a new round brings new text only
     grades: list[dict[str, Any]]  # this round's verdicts, for the trace
     next: NotRequired[Literal["rewrite", "web_search", "generate"]]
+    rewritten: bool  # the query was rewritten this question (route: at most once)
+    searched_web: bool  # the web was searched this question (route: at most once)
     web_failures: list[Any]  # (backend, reason) when the web search failed
+
+
+# What `begin` resets for each question: a checkpointer keeps a thread's state between questions.
+FRESH: dict[str, Any] = {
+    "blocked": False, "block_reason": "", "rounds": 0, "documents": [], "relevant": [], "seen": [], "grades": [],
+    "citations": [], "cited": [], "answer": "", "provider": None, "llm_calls": [], "hyde": "", "rewritten": False,
+    "searched_web": False, "web_failures": [], "first_token_s": None, "route": [], "timings": {},
+}

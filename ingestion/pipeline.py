@@ -133,11 +133,12 @@ def run_job(
     """Run one queued job to the end. Chunk rows are written in a single transaction."""
     started = time.perf_counter()
     with db.connection() as conn:
-        row = jobs.job_document(conn, job_id)
-        if row is None:
+        target = jobs.job_target(conn, job_id=job_id)
+        if target is None:
             raise KeyError(f"no job {job_id}")
-        document_id, owner_id, name, content_hash, fmt = row
-        if not jobs.try_claim(conn, job_id):
+        document_id, owner_id, name, content_hash, fmt = (target.document_id, target.owner_id, target.name,
+                                                          target.content_hash, target.format)
+        if not jobs.try_claim(conn, job_id=job_id):
             raise RuntimeError(f"job {job_id} is already running in another process")
         last_report: list = [0.0, ""]
         stage_started: dict[str, float] = {}
@@ -154,7 +155,7 @@ def run_job(
             now = time.monotonic()
             # Throttle writes: a progress row per half second is plenty for any reader.
             if fraction >= 1.0 or now - last_report[0] > 0.5 or stage != last_report[1]:
-                jobs.set_progress(conn, job_id, stage, percent)
+                jobs.set_progress(conn, job_id=job_id, stage=stage, percent=percent)
                 last_report[:] = [now, stage]
 
         try:
@@ -204,9 +205,8 @@ def run_job(
                     pages=[PageRow(u.page, u.label, u.title, u.ocr, u.text) for u in parsed.units],
                 )
                 documents.set_document_status(conn, document_id=document_id, status="ready", pages=parsed.pages)
-                jobs.finish(conn, job_id)
-            # New index pages become all-visible, so sparse search stays an index-only scan.
-            jobs.vacuum_terms(conn)
+                jobs.finish_job(conn, job_id=job_id)
+            documents.refresh_term_index(conn)
             if progress is not None:
                 progress("done", 100.0)
             ended = time.perf_counter()
@@ -216,13 +216,13 @@ def run_job(
                 stage_seconds={s: round(b - a, 3) for s, a, b in zip(stage_started, marks, marks[1:], strict=False)},
             )
         except Exception as exc:
-            reason = str(exc) if isinstance(exc, IngestError) else f"internal error: {exc!r}"
-            if not isinstance(exc, IngestError):
+            known = isinstance(exc, IngestError | embedding_index.ModelMismatch)  # reasons a user can act on
+            reason = str(exc) if known else f"internal error: {exc!r}"
+            if not known:
                 log.exception("job %s failed", job_id)
             else:
                 log.warning("job %s failed: %s", job_id, reason)
-            documents.set_document_status(conn, document_id=document_id, status="failed", error=reason)
-            jobs.finish(conn, job_id, error=reason)
+            jobs.fail_job(conn, job_id=job_id, reason=reason)
             return JobOutcome(document_id, "failed", seconds=time.perf_counter() - started, error=reason)
         finally:
-            jobs.release(conn, job_id)
+            jobs.release(conn, job_id=job_id)

@@ -72,14 +72,6 @@ def create_document(
     ).fetchone()[0]
 
 
-def requeue_document(conn: psycopg.Connection, *, document_id: uuid.UUID, name: str) -> None:
-    """A document that failed before (or lost its job) is queued again under its new name."""
-    conn.execute(
-        "update documents set status = 'queued', error = null, name = %s, updated_at = now() where id = %s",
-        (name, document_id),
-    )
-
-
 def get_page(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str, page: int) -> dict | None:
     """One unit of the owner's document with its text; None for a stranger's or a missing one."""
     doc_uuid = parse_uuid(document_id)
@@ -135,6 +127,47 @@ def set_document_status(
         " where id = %s",
         (status, error, pages, document_id),
     )
+
+
+def requeue_document(conn: psycopg.Connection, *, document_id: uuid.UUID, name: str) -> None:
+    """A document that failed (or lost its job) is queued again under its newest upload name."""
+    conn.execute(
+        "update documents set status = 'queued', error = null, name = %s, updated_at = now() where id = %s",
+        (name, document_id),
+    )
+
+
+def ready_documents(conn: psycopg.Connection, *, owner_id: int) -> dict[str, uuid.UUID]:
+    """{name: id} of the owner's ready documents, in name order."""
+    return dict(conn.execute(
+        "select name, id from documents where owner_id = %s and status = 'ready' order by name", (owner_id,)
+    ).fetchall())
+
+
+def chunk_texts(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID) -> list[str]:
+    """The texts the embedder saw for each child chunk of a document (heading, newline, text)."""
+    rows = conn.execute(
+        "select heading, text from child_chunks where owner_id = %s and document_id = %s order by ord",
+        (owner_id, document_id),
+    ).fetchall()
+    return [f"{heading}\n{text}" for heading, text in rows]
+
+
+def long_parent_chunks(
+    conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID, min_chars: int
+) -> list[tuple[int, int, int, str]]:
+    """(id, page_start, page_end, text) of a document's parent chunks of at least `min_chars`, in order."""
+    return conn.execute(
+        "select id, page_start, page_end, text from parent_chunks where document_id = %s and owner_id = %s"
+        " and length(text) >= %s order by ord",
+        (document_id, owner_id, min_chars),
+    ).fetchall()
+
+
+def refresh_term_index(conn: psycopg.Connection) -> None:
+    """Vacuum the sparse index after a write: new pages become all-visible, so sparse search stays an
+    index-only scan. Needs an autocommit connection (VACUUM cannot run in a transaction)."""
+    conn.execute("vacuum (analyze) child_terms")
 
 
 def replace_chunks(

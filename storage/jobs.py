@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -43,7 +44,54 @@ def get_job(conn: psycopg.Connection, *, owner_id: int, job_id: uuid.UUID | str)
         ).fetchone()
 
 
-def try_claim(conn: psycopg.Connection, job_id: uuid.UUID) -> bool:
+def active_job(conn: psycopg.Connection, *, document_id: uuid.UUID) -> uuid.UUID | None:
+    """The newest queued or processing job of a document, if any."""
+    row = conn.execute(
+        "select id from document_jobs where document_id = %s and status in ('queued', 'processing')"
+        " order by created_at desc limit 1",
+        (document_id,),
+    ).fetchone()
+    return row[0] if row else None
+
+
+@dataclass(frozen=True)
+class JobTarget:
+    """What a job works on: its document, that document's owner, name, stored file's hash and format."""
+
+    job_id: uuid.UUID
+    document_id: uuid.UUID
+    owner_id: int
+    name: str
+    content_hash: str
+    format: str = "pdf"
+
+
+def job_target(conn: psycopg.Connection, *, job_id: uuid.UUID) -> JobTarget | None:
+    row = conn.execute(
+        "select j.id, j.document_id, j.owner_id, d.name, d.content_hash, d.format from document_jobs j"
+        " join documents d on d.id = j.document_id where j.id = %s",
+        (job_id,),
+    ).fetchone()
+    return JobTarget(*row) if row else None
+
+
+def claim_next(conn: psycopg.Connection) -> JobTarget | None:
+    """Move the oldest queued job to 'processing' and return it; None when the queue is empty.
+
+    `for update skip locked` lets several processes poll one queue: each job goes to exactly one.
+    """
+    row = conn.execute(
+        "update document_jobs j set status = 'processing', stage = 'starting', updated_at = now()"
+        " from documents d"
+        " where j.id = (select id from document_jobs where status = 'queued' order by created_at"
+        "               for update skip locked limit 1)"
+        " and d.id = j.document_id"
+        " returning j.id, j.document_id, j.owner_id, d.name, d.content_hash, d.format"
+    ).fetchone()
+    return JobTarget(*row) if row else None
+
+
+def try_claim(conn: psycopg.Connection, *, job_id: uuid.UUID) -> bool:
     """Take the job's lock on this (autocommit) connection and mark it processing."""
     if not conn.execute("select pg_try_advisory_lock(%s)", (lock_key(job_id),)).fetchone()[0]:
         return False
@@ -55,30 +103,51 @@ def try_claim(conn: psycopg.Connection, job_id: uuid.UUID) -> bool:
     return True
 
 
-def release(conn: psycopg.Connection, job_id: uuid.UUID) -> None:
+def release(conn: psycopg.Connection, *, job_id: uuid.UUID) -> None:
     conn.execute("select pg_advisory_unlock(%s)", (lock_key(job_id),))
 
 
-def set_progress(conn: psycopg.Connection, job_id: uuid.UUID, stage: str, percent: float) -> None:
+def set_progress(conn: psycopg.Connection, *, job_id: uuid.UUID, stage: str, percent: float) -> None:
     conn.execute(
         "update document_jobs set stage = %s, percent = %s, updated_at = now() where id = %s",
         (stage, round(min(max(percent, 0.0), 100.0), 1), job_id),
     )
 
 
-def finish(conn: psycopg.Connection, job_id: uuid.UUID, *, error: str | None = None) -> None:
-    if error is None:
-        conn.execute(
-            "update document_jobs set status = 'done', stage = 'done', percent = 100, error = null,"
-            " updated_at = now() where id = %s",
-            (job_id,),
-        )
-    else:
-        conn.execute(
-            "update document_jobs set status = 'failed', stage = 'failed', error = %s, updated_at = now()"
-            " where id = %s",
-            (error, job_id),
-        )
+def finish_job(conn: psycopg.Connection, *, job_id: uuid.UUID) -> None:
+    conn.execute(
+        "update document_jobs set status = 'done', stage = 'done', percent = 100, error = null,"
+        " updated_at = now() where id = %s",
+        (job_id,),
+    )
+
+
+def fail_job(conn: psycopg.Connection, *, job_id: uuid.UUID, reason: str) -> None:
+    """The one way a job fails: the job and its document are marked failed with the same reason."""
+    conn.execute(
+        "update document_jobs set status = 'failed', stage = 'failed', error = %s, updated_at = now()"
+        " where id = %s",
+        (reason, job_id),
+    )
+    conn.execute(
+        "update documents set status = 'failed', error = %s, updated_at = now()"
+        " where id = (select document_id from document_jobs where id = %s)",
+        (reason, job_id),
+    )
+
+
+def requeue_job(conn: psycopg.Connection, *, job_id: uuid.UUID) -> None:
+    """Put an interrupted job (and its document) back in the queue."""
+    conn.execute(
+        "update document_jobs set status = 'queued', stage = 'queued', percent = 0,"
+        " error = 'interrupted; re-queued', updated_at = now() where id = %s",
+        (job_id,),
+    )
+    conn.execute(
+        "update documents set status = 'queued', updated_at = now()"
+        " where id = (select document_id from document_jobs where id = %s)",
+        (job_id,),
+    )
 
 
 def recover_interrupted(conn: psycopg.Connection, *, max_attempts: int) -> tuple[list[uuid.UUID], list[uuid.UUID]]:
@@ -88,78 +157,21 @@ def recover_interrupted(conn: psycopg.Connection, *, max_attempts: int) -> tuple
     """
     requeued: list[uuid.UUID] = []
     failed: list[uuid.UUID] = []
-    rows = conn.execute(
-        "select id, document_id, attempts from document_jobs where status = 'processing'"
-    ).fetchall()
-    for job_id, document_id, attempts in rows:
+    rows = conn.execute("select id, attempts from document_jobs where status = 'processing'").fetchall()
+    for job_id, attempts in rows:
         key = lock_key(job_id)
         if not conn.execute("select pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
             continue  # a live worker holds it
         try:
             if attempts >= max_attempts:
                 reason = f"interrupted {attempts} times (the worker stopped); giving up"
-                finish(conn, job_id, error=reason)
-                conn.execute(
-                    "update documents set status = 'failed', error = %s, updated_at = now() where id = %s",
-                    (reason, document_id),
-                )
+                fail_job(conn, job_id=job_id, reason=reason)
                 failed.append(job_id)
                 log.warning("job %s failed: %s", job_id, reason)
             else:
-                conn.execute(
-                    "update document_jobs set status = 'queued', stage = 'queued', percent = 0,"
-                    " error = 'interrupted; re-queued', updated_at = now() where id = %s",
-                    (job_id,),
-                )
-                conn.execute(
-                    "update documents set status = 'queued', updated_at = now() where id = %s",
-                    (document_id,),
-                )
+                requeue_job(conn, job_id=job_id)
                 requeued.append(job_id)
                 log.warning("job %s was interrupted; re-queued", job_id)
         finally:
             conn.execute("select pg_advisory_unlock(%s)", (key,))
     return requeued, failed
-
-
-def queued_jobs(conn: psycopg.Connection) -> list[tuple[uuid.UUID, uuid.UUID, int]]:
-    """(job_id, document_id, owner_id) of every queued job, oldest first."""
-    return conn.execute(
-        "select id, document_id, owner_id from document_jobs where status = 'queued' order by created_at"
-    ).fetchall()
-
-
-def active_job(conn: psycopg.Connection, *, document_id: uuid.UUID) -> uuid.UUID | None:
-    """The document's newest queued or running job, if any."""
-    row = conn.execute(
-        "select id from document_jobs where document_id = %s and status in ('queued', 'processing')"
-        " order by created_at desc limit 1",
-        (document_id,),
-    ).fetchone()
-    return row[0] if row else None
-
-
-def job_document(conn: psycopg.Connection, job_id: uuid.UUID) -> tuple[uuid.UUID, int, str, str, str] | None:
-    """(document id, owner id, name, content hash, format) of a job's document."""
-    return conn.execute(
-        "select j.document_id, j.owner_id, d.name, d.content_hash, d.format from document_jobs j"
-        " join documents d on d.id = j.document_id where j.id = %s",
-        (job_id,),
-    ).fetchone()
-
-
-def claim_next(conn: psycopg.Connection) -> tuple[uuid.UUID, int, str, str] | None:
-    """Move the oldest queued job to 'processing' (one process wins it): (job id, owner id, content
-    hash, format)."""
-    return conn.execute(
-        "update document_jobs j set status = 'processing', stage = 'starting', updated_at = now()"
-        " from documents d"
-        " where j.id = (select id from document_jobs where status = 'queued' order by created_at"
-        "               for update skip locked limit 1) and d.id = j.document_id"
-        " returning j.id, j.owner_id, d.content_hash, d.format"
-    ).fetchone()
-
-
-def vacuum_terms(conn: psycopg.Connection) -> None:
-    """New index pages become all-visible, so sparse search stays an index-only scan."""
-    conn.execute("vacuum (analyze) child_terms")

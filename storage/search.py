@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import dataclass, fields, replace
+from typing import get_args
 
 import numpy as np
 import psycopg
 
-from settings import Settings
+from tunables import Fusion, Mode, Tunables
 
-Mode = Literal["hybrid", "dense", "sparse"]
-MODES: tuple[Mode, ...] = ("hybrid", "dense", "sparse")
-Fusion = Literal["rrf", "score"]
-FUSIONS: tuple[Fusion, ...] = ("rrf", "score")
+MODES: tuple[Mode, ...] = get_args(Mode)
+FUSIONS: tuple[Fusion, ...] = get_args(Fusion)
 
 
 @dataclass(frozen=True)
@@ -39,37 +37,29 @@ class Hit:
     boxes: list[list[float]] | None = None  # the child's line boxes on a PDF page, in points
 
 
+_DEFAULTS = Tunables()
+
+
 @dataclass(frozen=True)
 class SearchParams:
+    """One search's parameters: the retrieval tunables (tunables.py) plus what the caller decides."""
+
     k: int = 5
-    mode: Mode = "hybrid"
-    dense_weight: float = 1.0
-    sparse_weight: float = 1.0
-    rrf_k: int = 60
-    candidates: int = 50
     per_parent: bool = True
-    max_df: float = 0.4
-    # rrf: weighted Reciprocal Rank Fusion; score: alpha-weighted min-max normalised scores
-    # with alpha = dense_weight / (dense_weight + sparse_weight) (sql/007_score_fusion.sql)
-    fusion: Fusion = "rrf"
-    # weight of the statement-heading leg (sql/008_heading_leg.sql); 0 switches it off
-    heading_weight: float = 1.0
+    mode: Mode = _DEFAULTS.mode
+    dense_weight: float = _DEFAULTS.dense_weight
+    sparse_weight: float = _DEFAULTS.sparse_weight
+    heading_weight: float = _DEFAULTS.heading_weight
+    rrf_k: int = _DEFAULTS.rrf_k
+    candidates: int = _DEFAULTS.candidates
+    max_df: float = _DEFAULTS.max_df
+    fusion: Fusion = _DEFAULTS.fusion
 
     @classmethod
-    def from_tunables(cls, source: object, **overrides: object) -> SearchParams:
-        """The retrieval tunables `source` holds under these field names (the graph's
-        Configuration, or Settings through `from_settings`), with `overrides` (k, ...) on top."""
-        held = {name: getattr(source, name) for name in TUNABLES if hasattr(source, name)}
+    def from_tunables(cls, source: Tunables, **overrides: object) -> SearchParams:
+        """The retrieval tunables `source` holds (Settings or the graph's Configuration), `overrides` on top."""
+        held = {f.name: getattr(source, f.name) for f in fields(cls) if f.name in Tunables.model_fields}
         return cls(**{**held, **overrides})  # type: ignore[arg-type]
-
-    @classmethod
-    def from_settings(cls, settings: Settings, **overrides: object) -> SearchParams:
-        """The configured retrieval parameters (Settings calls the mode `search_mode`)."""
-        return cls.from_tunables(settings, **{"mode": settings.search_mode, **overrides})
-
-
-# The SearchParams fields a deployment or a request tunes (k and per_parent are the caller's).
-TUNABLES = ("mode", "dense_weight", "sparse_weight", "rrf_k", "candidates", "max_df", "fusion", "heading_weight")
 
 
 SEARCH_SQL = (

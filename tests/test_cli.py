@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import pdfs
+from evals import pdfs
 
 
 def thotqen(*args: str, home: Path, **env_extra: str) -> subprocess.CompletedProcess:

@@ -9,11 +9,12 @@ from pathlib import Path
 import pymupdf
 import pytest
 
+from evals import pdfs
 from ingestion.errors import IngestError, UnsupportedFormat
 from ingestion.formats import Limits, parse_file, sniff
 from ingestion.parse import OcrOptions, garbled, parse_pdf
 from ingestion.sandbox import extract
-from tests import documents, pdfs
+from tests import documents
 
 
 def parsed(tmp_path: Path, name: str, data: bytes, limits: Limits | None = None):  # noqa: ANN201

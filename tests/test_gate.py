@@ -34,7 +34,7 @@ def test_within_document_hybrid_hit_at_5_holds_the_floor() -> None:
     settings, db, embedder, owner, docs = open_bench(GATE_HOME, "bench")
     ingest_missing(db, settings, embedder, owner, docs)
     questions = load_jsonl(FINANCEBENCH / "questions.jsonl")
-    params = SearchParams.from_settings(settings, k=10, mode="hybrid")
+    params = SearchParams.from_tunables(settings, k=10, mode="hybrid")
     ranks = [rank for rank, _, _ in question_ranks(db, embedder, owner, docs, questions, params, "within_document")]
     hit5 = sum(1 for r in ranks if r and r <= 5) / len(ranks)
     missed = [q["financebench_id"] for q, r in zip(questions, ranks, strict=True) if not (r and r <= 5)]

@@ -9,10 +9,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from evals import pdfs
 from ingestion.pipeline import run_job, submit_document
 from storage import documents as docs_store
 from storage.search import SearchParams, search
-from tests import documents, pdfs
+from tests import documents
 
 
 def ingest_file(db, settings, embedder, owner: int, name: str, data: bytes, progress=None):  # noqa: ANN001, ANN201

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from evals import pdfs
 from ingestion.errors import IngestError
 from ingestion.parse import parse_pdf
-from tests import pdfs
 
 
 def test_pages_are_kept_apart_and_one_based() -> None:

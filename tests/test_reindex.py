@@ -12,13 +12,14 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from evals import pdfs
 from ingestion.pipeline import run_job, submit_document
 from ingestion.reindex import reindex
 from storage import embedding_index
 from storage.db import Database, open_database
 from storage.search import SearchParams, search
 from storage.users import get_or_create_user
-from tests import documents, pdfs
+from tests import documents
 
 
 @pytest.fixture

@@ -8,12 +8,12 @@ import numpy as np
 import psycopg
 import pytest
 
+from evals import pdfs
 from ingestion.errors import IngestError
 from ingestion.pipeline import run_job, submit_pdf
 from storage import jobs
 from storage.db import migrate, pending_migrations
 from storage.search import SearchParams, search
-from tests import pdfs
 
 TOPICS = ["Lithium battery recycling plant", "Quarterly dividend policy", "Hurricane damage to warehouses",
           "Patent litigation with a competitor"]
@@ -269,7 +269,7 @@ def test_interrupted_job_is_requeued_then_failed(db, settings, make_user, report
     sub = submit_pdf(db, settings, owner_id=owner, name="report.pdf", data=report)
     # A worker claims the job, then "crashes": its connection (and so its lock) goes away.
     with psycopg.connect(db.uri, autocommit=True) as worker:
-        assert jobs.try_claim(worker, sub.job_id)
+        assert jobs.try_claim(worker, job_id=sub.job_id)
         with db.connection() as conn:  # while the worker lives, recovery leaves the job alone
             requeued, failed = jobs.recover_interrupted(conn, max_attempts=3)
             assert sub.job_id not in requeued + failed
@@ -277,13 +277,17 @@ def test_interrupted_job_is_requeued_then_failed(db, settings, make_user, report
     with db.connection() as conn:
         job = jobs.get_job(conn, owner_id=owner, job_id=sub.job_id)
         assert job["status"] == "queued"
-        assert (sub.job_id, sub.document_id, owner) in jobs.queued_jobs(conn)
+        # the queue hands it out again (other tests' queued jobs may come first; recovery re-queues them)
+        while (claimed := jobs.claim_next(conn)) is not None and claimed.job_id != sub.job_id:
+            pass
+        assert claimed == jobs.JobTarget(sub.job_id, sub.document_id, owner, "report.pdf", sub.content_hash)
+        assert jobs.get_job(conn, owner_id=owner, job_id=sub.job_id)["status"] == "processing"
     # Crash it twice more: after max_attempts it is failed, never left processing.
     with psycopg.connect(db.uri, autocommit=True) as worker:
-        assert jobs.try_claim(worker, sub.job_id)
+        assert jobs.try_claim(worker, job_id=sub.job_id)
     recover_until(db, sub.job_id, "requeued")
     with psycopg.connect(db.uri, autocommit=True) as worker:
-        assert jobs.try_claim(worker, sub.job_id)  # the third attempt
+        assert jobs.try_claim(worker, job_id=sub.job_id)  # the third attempt
     recover_until(db, sub.job_id, "failed")
     with db.connection() as conn:
         job = jobs.get_job(conn, owner_id=owner, job_id=sub.job_id)
@@ -296,10 +300,35 @@ def test_requeued_job_runs_to_the_end(db, settings, embedder, make_user, report)
     _, owner = make_user()
     sub = submit_pdf(db, settings, owner_id=owner, name="report.pdf", data=report)
     with psycopg.connect(db.uri, autocommit=True) as worker:
-        jobs.try_claim(worker, sub.job_id)
+        jobs.try_claim(worker, job_id=sub.job_id)
     recover_until(db, sub.job_id, "requeued")
     outcome = run_job(db, settings, embedder, sub.job_id)
     assert outcome.status == "ready" and outcome.children > 0
+
+
+def test_a_crashed_job_fails_with_its_document(db, settings, make_user, report, monkeypatch) -> None:  # noqa: ANN001
+    """The worker's last guard: run_job raising still leaves the job and its document failed."""
+    import api.worker
+    from storage.documents import get_document
+
+    _, owner = make_user()
+    sub = submit_pdf(db, settings, owner_id=owner, name="report.pdf", data=report)
+
+    class Files:
+        def ensure_local(self, owner_id: int, content_hash: str) -> None: ...
+        def ingested(self, owner_id: int, content_hash: str) -> None: ...
+
+    def crash(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise RuntimeError("segfault in a parser")
+
+    monkeypatch.setattr(api.worker, "run_job", crash)
+    worker = api.worker.IngestWorker(db, settings, Files(), embedder=object())
+    with db.connection() as conn:
+        worker.run(jobs.job_target(conn, job_id=sub.job_id))
+        job = jobs.get_job(conn, owner_id=owner, job_id=sub.job_id)
+        doc = get_document(conn, owner_id=owner, document_id=sub.document_id)
+    assert job["status"] == "failed" and "internal error" in job["error"]
+    assert doc["status"] == "failed" and doc["error"] == job["error"]
 
 
 def test_external_database_url_is_used_as_is(db, settings) -> None:  # noqa: ANN001

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from evals.fake_openai import FakeOpenAI, grades_json, subprocess_env
+from evals.pdfs import AURORA_TOPICS as TOPICS
+from tests.cli_run import ingest_report
 from tests.evals.fakes import schema_reply
-from tests.fake_openai import FakeOpenAI, ingest_report, subprocess_env
-from tests.graph.conftest import TOPICS
-from tests.graph.fakes import grades_json
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from evals import testset
-from tests import pdfs
+from evals import pdfs, testset
+from evals.pdfs import AURORA_TOPICS as TOPICS
 from tests.evals.fakes import schema_reply
-from tests.graph.conftest import TOPICS
 from tests.graph.fakes import scripted_chain
 
 

@@ -6,16 +6,10 @@ from typing import Any
 
 import pytest
 
+from evals.pdfs import AURORA_TOPICS as TOPICS
+from evals.pdfs import long_report
 from graph.services import Services
 from providers.reranker import NoReranker
-from tests.pdfs import long_report
-
-TOPICS = [
-    "Aurora Widgets reported total revenue of 412 million dollars in fiscal 2023",
-    "Aurora Widgets employed 5,300 people at the end of fiscal 2023",
-    "Capital expenditures on the new Leeds factory were 75 million dollars",
-    "The board declared a quarterly dividend of 18 cents per share",
-]
 
 
 @pytest.fixture

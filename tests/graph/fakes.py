@@ -18,39 +18,9 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, Field
 
+from evals.fake_openai import kind_of
 from providers.llm import LLMChain
 from tests.providers.conftest import make_settings
-
-_EXCERPT = re.compile(r"^\[(\d+)\] \((.*?)\)\n(.*?)(?=\n\n\[\d+\] \(|\n\nQuestion: |\n\nConversation so far:)",
-                      re.DOTALL | re.MULTILINE)
-
-
-def excerpts_in(prompt: str) -> list[tuple[int, str, str]]:
-    """(n, where, text) of each numbered excerpt in a grading or answering prompt."""
-    return [(int(m.group(1)), m.group(2), m.group(3)) for m in _EXCERPT.finditer(prompt)]
-
-
-def kind_of(prompt: str) -> str:
-    if "For EVERY excerpt" in prompt:
-        return "grade"
-    if "Using only the excerpts above, answer the question" in prompt:
-        return "answer"
-    if "Write a short passage" in prompt:
-        return "hyde"
-    if "standalone question" in prompt:
-        return "condense"
-    if "better search query" in prompt:
-        return "rewrite"
-    if "You screen messages" in prompt:
-        return "guard"
-    return "other"
-
-
-def grades_json(prompt: str, relevant: Callable[[str], bool]) -> str:
-    """The structured grading reply: {"excerpt_1": "yes"|"no", ...}."""
-    items = [f'"excerpt_{n}": "{"yes" if relevant(text) else "no"}"'
-             for n, _where, text in excerpts_in(prompt)]
-    return "{" + ", ".join(items) + "}"
 
 
 class ScriptedChatModel(BaseChatModel):

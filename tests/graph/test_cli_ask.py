@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from evals.fake_openai import FakeOpenAI, grades_json, subprocess_env
 from graph import prompts
-from tests.fake_openai import FakeOpenAI, ingest_report, run_cli, subprocess_env
-from tests.graph.fakes import grades_json
+from tests.cli_run import ingest_report, run_cli
 
 
 def script(kind: str, prompt: str) -> str:

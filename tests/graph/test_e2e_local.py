@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from graph.graph import graph
+from graph.builder import graph
 from providers.llm import LLMChain
 from tests.graph.fakes import FakeWeb
 from tests.providers.conftest import make_settings

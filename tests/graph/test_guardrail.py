@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nodes import guardrail as g
+from graph.nodes import guardrail as g
 
 QUESTIONS = Path(__file__).resolve().parents[3] / "shared/eval/financebench/questions.jsonl"
 

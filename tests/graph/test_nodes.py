@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from evals.fake_openai import grades_json
 from graph import prompts
-from graph.graph import graph
-from nodes._citations import clean_markers, figures, repair_citations, ungrounded
-from nodes.generate import shown_excerpts
-from nodes.grade import parse_grades
-from nodes.rerank import one_per_page
-from nodes.retrieve import excerpt_text
-from nodes.route import decide
-from nodes.screen import MARKER, screen_text
-from tests.graph.fakes import grades_json, scripted_chain
+from graph.builder import graph
+from graph.citations import clean_markers, figures, repair_citations, ungrounded
+from graph.nodes.generate import shown_excerpts
+from graph.nodes.grade import parse_grades
+from graph.nodes.rerank import one_per_page
+from graph.nodes.retrieve import excerpt_text
+from graph.nodes.route import decide
+from graph.nodes.screen import MARKER, screen_text
+from tests.graph.fakes import scripted_chain
 
 
 def test_parse_grades_tolerant_but_never_all_relevant_on_garbage() -> None:
@@ -110,15 +111,17 @@ def test_route_counts_rounds_and_stops() -> None:
     half = [{"relevant": True}, {"relevant": False}]
     assert decide({"grades": half, "rounds": 0}, cfg) == ("generate", 0)
     few = [{"relevant": True}, {"relevant": None}, {"relevant": False}]
-    assert decide({"grades": few, "rounds": 0, "route": []}, cfg) == ("rewrite", 1)
-    assert decide({"grades": few, "rounds": 1, "route": ["rewrite"]}, cfg) == ("web_search", 2)
-    assert decide({"grades": few, "rounds": 2, "route": ["rewrite", "web_search"]}, cfg) == ("generate", 2)
-    assert decide({"grades": [], "rounds": 0, "route": []}, cfg) == ("web_search", 1)
-    assert decide({"grades": few, "rounds": 0, "route": []}, Configuration(max_rounds=0)) == ("generate", 0)
+    assert decide({"grades": few, "rounds": 0}, cfg) == ("rewrite", 1)
+    assert decide({"grades": few, "rounds": 1, "rewritten": True}, cfg) == ("web_search", 2)
+    assert decide({"grades": few, "rounds": 2, "rewritten": True, "searched_web": True}, cfg) == ("generate", 2)
+    assert decide({"grades": [], "rounds": 0}, cfg) == ("web_search", 1)
+    assert decide({"grades": few, "rounds": 0}, Configuration(max_rounds=0)) == ("generate", 0)
+    # the timing list is bookkeeping: a route naming nodes decides nothing
+    assert decide({"grades": few, "rounds": 1, "route": ["rewrite", "web_search"]}, cfg) == ("rewrite", 2)
 
 
 def test_injected_chunk_is_neutralised_before_grading(make_user, ingest, make_config) -> None:  # noqa: ANN001
-    from tests.pdfs import text_pdf
+    from evals.pdfs import text_pdf
 
     _, owner_id = make_user("screen")
     page = ("Harbor Mills reported net sales of 930 million dollars for fiscal 2022. "
@@ -172,7 +175,7 @@ def test_retrieval_is_scoped_to_the_owner(report_owner, make_user, make_config) 
 
 
 def test_document_scope_limits_retrieval(report_owner, ingest, make_config) -> None:  # noqa: ANN001
-    from tests.pdfs import text_pdf
+    from evals.pdfs import text_pdf
 
     owner_id, report_id = report_owner
     other, _ = ingest(owner_id, "other.pdf", text_pdf(["Total revenue of Zephyr Corp was 99 million dollars."]))

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from evals.fake_openai import grades_json
 from graph import prompts
-from graph.graph import graph
-from tests.graph.fakes import ExplodingDatabase, FakeWeb, grades_json, scripted_chain
+from graph.builder import graph
+from tests.graph.fakes import ExplodingDatabase, FakeWeb, scripted_chain
 
 REVENUE = "412 million"
 

@@ -1,5 +1,5 @@
 """A live server (uvicorn on a real port) on the real embedded Postgres and embedder, with the real
-provider chain pointed at a local OpenAI-compatible fake (tests/fake_openai.py)."""
+provider chain pointed at a local OpenAI-compatible fake (evals/fake_openai.py)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.fake_openai import FakeOpenAI
-from tests.graph.fakes import FakeWeb, excerpts_in, grades_json
+from evals.fake_openai import FakeOpenAI, excerpts_in, grades_json
+from tests.graph.fakes import FakeWeb
 
 ADMIN = "root-admin"
 FACTS = {"employ": "5,300", "dividend": "18 cents", "revenue": "412 million"}
@@ -184,10 +184,9 @@ def ask(client: httpx.Client, headers: dict[str, str], chat_id: str, question: s
 
 @pytest.fixture(scope="session")
 def report_pdf() -> bytes:
-    from tests.graph.conftest import TOPICS
-    from tests.pdfs import long_report
+    from evals.pdfs import AURORA_TOPICS, long_report
 
-    return long_report(TOPICS, pages_per_topic=2)
+    return long_report(AURORA_TOPICS, pages_per_topic=2)
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import jwt
 import pytest
 
-from tests import pdfs
+from evals import pdfs
 from tests.server.conftest import follow_job, signup, upload
 
 

@@ -53,7 +53,7 @@ def test_signup_upload_progress_ask_follow_up(live, fake_llm, report_pdf) -> Non
         first = done["citations"][cited[0] - 1]
         assert first["document_id"] == body["document_id"] and FACTS["revenue"] in first["text"]
         assert first["page"] in (1, 2)  # the revenue topic fills the report's first two pages
-        assert [s["n"] for s in sources] == [c_["n"] for c_ in done["citations"]]
+        assert sources == done["citations"]  # the same entries under the same numbers, not just the numbers
 
         # a follow-up: the server keeps the history and hands it to the graph (condensed first)
         before = len(fake_llm.prompts("condense"))

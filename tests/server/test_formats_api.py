@@ -8,7 +8,8 @@ import zipfile
 
 import pytest
 
-from tests import documents, pdfs
+from evals import pdfs
+from tests import documents
 from tests.server.conftest import ask, follow_job, signup, upload
 
 REVENUE_DOC = [("Title", "Aurora Widgets annual summary"), ("Heading 1", "Markets"),

@@ -23,9 +23,9 @@ from pydantic import BaseModel, ValidationError, create_model
 
 from graph import prompts
 from graph.configuration import Configuration
+from graph.nodes.common import llm_call, llm_failed, node
 from graph.services import get_services
 from graph.state import State
-from nodes._common import llm_call, llm_failed, node
 
 
 class Grade(BaseModel):

@@ -4,11 +4,12 @@ The model sees the excerpts numbered 1..m (see `shown_excerpts`) and may cite on
 numbers; the citations returned are exactly that list, so every [n] resolves to a document and
 page (or a URL). A marker outside 1..m is removed from the answer, and a sentence whose figures
 sit in other excerpts than it cites is re-pointed to them, and an answer none of whose figures
-appears in any excerpt is replaced by "cannot answer" (nodes/_citations.py). With no
+appears in any excerpt is replaced by "cannot answer" (graph/citations.py). With no
 relevant excerpt there is no model call: the answer says plainly that the documents do not
 answer the question.
-Tokens are streamed to `stream_mode="custom"` as {"token": piece} ({"reset": link} when a
-provider fails mid-answer and the next one starts over).
+Streamed to `stream_mode="custom"`: {"sources": citations} first (numbered like the final
+answer's markers), then {"token": piece} ({"reset": link} when a provider fails mid-answer and
+the next one starts over). A refusal ("cannot answer") cites nothing.
 """
 
 from __future__ import annotations
@@ -20,19 +21,13 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from graph import prompts
+from graph.citations import citations_of, clean_markers, repair_citations, ungrounded
 from graph.configuration import Configuration
+from graph.nodes.common import history, llm_failed, node
 from graph.services import get_services
-from graph.state import Citation, Excerpt, State
-from nodes._citations import clean_markers, repair_citations, ungrounded
-from nodes._common import history, llm_failed, node
+from graph.state import Excerpt, State
 
 log = logging.getLogger("thotqen.generate")
-
-
-def citations_of(excerpts: list[Excerpt]) -> list[Citation]:
-    return [Citation(n=n, document_id=e.get("document_id"), name=str(e.get("name") or ""), page=e.get("page"),
-                     page_label=e.get("page_label"), ocr=bool(e.get("ocr")), boxes=e.get("boxes"),
-                     url=e.get("url"), text=str(e.get("text") or "")) for n, e in enumerate(excerpts, 1)]
 
 
 def shown_excerpts(state: State) -> tuple[list[Excerpt], list[int]]:
@@ -82,7 +77,9 @@ def generate(state: State, config: RunnableConfig) -> dict[str, Any]:
     block = prompts.excerpt_block(excerpts, question, history(state, cfg.history_turns))
     messages = [("system", prompts.EXCERPTS_SYSTEM),
                 ("human", block + prompts.relevant_note(relevant, len(excerpts)) + prompts.ANSWER_TASK)]
+    citations = citations_of(excerpts)
     write = _writer()
+    write({"sources": citations})
     started, first_token = time.perf_counter(), None
     result: ChainResult | None = None
     try:
@@ -109,7 +106,9 @@ def generate(state: State, config: RunnableConfig) -> dict[str, Any]:
         answer, cited = prompts.CANNOT_ANSWER, []
     if prompts.CANNOT_ANSWER.rstrip(".").lower() in answer.lower() and not cited:
         answer = prompts.CANNOT_ANSWER
-    return {"answer": answer, "citations": citations_of(excerpts), "cited": cited, "provider": result.provider,
+    if answer == prompts.CANNOT_ANSWER:
+        citations = []
+    return {"answer": answer, "citations": citations, "cited": cited, "provider": result.provider,
             "first_token_s": first_token, "llm_calls": [*(state.get("llm_calls") or []),
                                                         {"node": "generate", **result.metadata()}],
             "chat_history": _turns(state, answer)}

@@ -1,5 +1,5 @@
-"""Citation checks on a written answer: markers must be listed, and figures must come from
-the excerpt they cite.
+"""Citations: the one builder of the numbered source list, and the checks on a written answer
+(markers must be listed, figures must come from the excerpt they cite).
 
 A small model often states a figure correctly but cites the neighbouring excerpt, or cites
 nothing. Every figure it copies can be looked up in the excerpts, so a sentence whose figures
@@ -16,10 +16,23 @@ from __future__ import annotations
 
 import re
 
+from graph.state import Citation, Excerpt
+
 _MARK = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _NUMBER = re.compile(r"(\$\s*)?(?<![\w.])(\d[\d,]*(?:\.\d+)?)(\s*(?:%|percent|million|billion|thousand))?",
                      re.IGNORECASE)
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=\d))*(?:[.!?]+(?!\d)|\n|$)")
+
+
+def citations_of(excerpts: list[Excerpt]) -> list[Citation]:
+    """The excerpts as the model saw them, numbered from 1: `[n]` in an answer is entry n."""
+    return [Citation(n=n, document_id=e.get("document_id"), name=str(e.get("name") or ""), page=e.get("page"),
+                     page_label=e.get("page_label"), ocr=bool(e.get("ocr")), boxes=e.get("boxes"),
+                     url=e.get("url"), text=str(e.get("text") or "")) for n, e in enumerate(excerpts, 1)]
+
+
+# A marker repeated after the sentence it ends ("… dollars [1]. [1]") or right after itself.
+_REPEAT = re.compile(r"(\[[\d, ]+\])\s*([.!?]?)\s*\1")
 
 
 def clean_markers(answer: str, count: int) -> tuple[str, list[int]]:
@@ -32,7 +45,10 @@ def clean_markers(answer: str, count: int) -> tuple[str, list[int]]:
         cited.extend(n for n in ok if n not in cited)
         return "[" + ", ".join(map(str, ok)) + "]" if ok else ""
 
-    return _MARK.sub(keep, answer).strip(), cited
+    cleaned = _MARK.sub(keep, answer)
+    while (deduped := _REPEAT.sub(r"\1\2", cleaned)) != cleaned:
+        cleaned = deduped
+    return cleaned.strip(), cited
 
 
 def figures(text: str) -> set[str]:

@@ -1,4 +1,4 @@
-"""Small real PDFs made with PyMuPDF for tests (no binary fixtures in the repo)."""
+"""Small real PDFs made with PyMuPDF, for tests and the load test (no binary fixtures in the repo)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,15 @@ LOREM = (
     "The company designs industrial adhesives and sells them through distributors in many regions. "
     "Revenue grew because of strong demand for coated abrasives and filtration products. "
 )
+
+# The sentences of the 8-page "Aurora Widgets" report (long_report(AURORA_TOPICS, pages_per_topic=2)):
+# one fact per topic, two pages each, so a question about one fact has one right page pair.
+AURORA_TOPICS = [
+    "Aurora Widgets reported total revenue of 412 million dollars in fiscal 2023",
+    "Aurora Widgets employed 5,300 people at the end of fiscal 2023",
+    "Capital expenditures on the new Leeds factory were 75 million dollars",
+    "The board declared a quarterly dividend of 18 cents per share",
+]
 
 
 def text_pdf(pages: list[str]) -> bytes:
@@ -77,7 +86,6 @@ def image_only_pdf() -> bytes:
     data = doc.tobytes()
     doc.close()
     return data
-
 
 
 def rasterised(data: bytes, pages: set[int] | None = None, dpi: int = 150) -> bytes:

@@ -1,31 +1,59 @@
-"""A small OpenAI-compatible chat server for tests and load tests (fakes live only under tests/).
+"""A small scripted OpenAI-compatible chat server: the stand-in model of the load test and the tests.
+
+The load test (evals/loadtest.py) measures the server with only the LLM replaced, so the stand-in
+lives here, where measurements may import it; tests import it from here too (evals never import tests).
 
 `FakeOpenAI(script)` listens on 127.0.0.1 at a free port and answers `/v1/chat/completions`
 (streamed or not) and `/v1/models`. The reply to each request is `script(kind, prompt)`, where
 `kind` says what the graph asks (grade, answer, hyde, condense, rewrite, guard, other; see
-tests/graph/fakes.kind_of). It is safe under concurrent requests (each request computes its own
-reply), can add a delay per request (`delay_s`) to imitate a slow model, and records every
-request. Point the product at it with LLM_ORDER=vllm and VLLM_BASE_URL=<fake.url>/v1.
+`kind_of`). It is safe under concurrent requests (each request computes its own reply), can add a
+delay per request (`delay_s`) to imitate a slow model, and records every request. Point the
+product at it with LLM_ORDER=vllm and VLLM_BASE_URL=<fake.url>/v1 (`subprocess_env`).
 """
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
-from tests.graph.fakes import kind_of
-
-ROOT = Path(__file__).resolve().parents[1]
-
 Script = Callable[[str, str], str]
+
+_EXCERPT = re.compile(r"^\[(\d+)\] \((.*?)\)\n(.*?)(?=\n\n\[\d+\] \(|\n\nQuestion: |\n\nConversation so far:)",
+                      re.DOTALL | re.MULTILINE)
+
+
+def excerpts_in(prompt: str) -> list[tuple[int, str, str]]:
+    """(n, where, text) of each numbered excerpt in a grading or answering prompt."""
+    return [(int(m.group(1)), m.group(2), m.group(3)) for m in _EXCERPT.finditer(prompt)]
+
+
+def kind_of(prompt: str) -> str:
+    """What the graph asks for, told by its prompt (graph/prompts.py)."""
+    if "For EVERY excerpt" in prompt:
+        return "grade"
+    if "Using only the excerpts above, answer the question" in prompt:
+        return "answer"
+    if "Write a short passage" in prompt:
+        return "hyde"
+    if "standalone question" in prompt:
+        return "condense"
+    if "better search query" in prompt:
+        return "rewrite"
+    if "You screen messages" in prompt:
+        return "guard"
+    return "other"
+
+
+def grades_json(prompt: str, relevant: Callable[[str], bool]) -> str:
+    """The structured grading reply: {"excerpt_1": "yes"|"no", ...}."""
+    items = [f'"excerpt_{n}": "{"yes" if relevant(text) else "no"}"'
+             for n, _where, text in excerpts_in(prompt)]
+    return "{" + ", ".join(items) + "}"
 
 
 class FakeOpenAI:
@@ -142,21 +170,3 @@ def subprocess_env(fake: FakeOpenAI, home: str, **extra: str) -> dict[str, str]:
     for key in CLOUD_SETTINGS:
         env.pop(key, None)
     return env
-
-
-def run_cli(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    """`python -m cli ARGS` from the repository root under `env`."""
-    return subprocess.run([sys.executable, "-m", "cli", *args], capture_output=True, text=True, env=env, cwd=ROOT,
-                          timeout=timeout)
-
-
-def ingest_report(env: dict[str, str], directory: Path, user: str) -> str:
-    """Write the 8-page Aurora report into `directory`, ingest it for `user`; its document id."""
-    from tests import pdfs
-    from tests.graph.conftest import TOPICS
-
-    pdf = directory / "aurora.pdf"
-    pdf.write_bytes(pdfs.long_report(TOPICS, pages_per_topic=2))
-    res = run_cli(env, "ingest", str(pdf), "--user", user)
-    assert res.returncode == 0, res.stderr
-    return json.loads(res.stdout)["document_id"]

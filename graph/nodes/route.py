@@ -13,8 +13,8 @@ from typing import Any, Literal
 from langchain_core.runnables import RunnableConfig
 
 from graph.configuration import Configuration
+from graph.nodes.common import node
 from graph.state import State
-from nodes._common import node
 
 Next = Literal["rewrite", "web_search", "generate"]
 
@@ -27,11 +27,10 @@ def decide(state: State, cfg: Configuration) -> tuple[Next, int]:
         return "generate", rounds
     if rounds >= cfg.max_rounds:
         return "generate", rounds
-    web_done = "web_search" in (state.get("route") or [])
-    rewritten = "rewrite" in (state.get("route") or [])
+    rewritten, searched_web = bool(state.get("rewritten")), bool(state.get("searched_web"))
     if grades and not rewritten:
         return "rewrite", rounds + 1
-    if cfg.web_search and not web_done:
+    if cfg.web_search and not searched_web:
         return "web_search", rounds + 1
     if not rewritten:
         return "rewrite", rounds + 1

@@ -1,6 +1,8 @@
 """The wiring: nodes, conditional edges and the compiled `graph` (served by `langgraph dev`).
 
-    guardrail ─blocked→ refuse
+The only module that imports the nodes; nodes import state, configuration, prompts and services.
+
+    begin → guardrail ─blocked→ refuse
         │ history → condense → (hyde) → retrieve → rerank → screen → grade → route
         └ no history ─────────↗                                              │
     route: enough relevant → generate; else rewrite → retrieve …, or web_search → screen …
@@ -15,18 +17,19 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
 from graph.configuration import Configuration
+from graph.nodes.begin import begin
+from graph.nodes.condense import condense
+from graph.nodes.generate import generate
+from graph.nodes.grade import grade
+from graph.nodes.guardrail import guardrail, refuse
+from graph.nodes.hyde import hyde
+from graph.nodes.rerank import rerank
+from graph.nodes.retrieve import retrieve
+from graph.nodes.rewrite import rewrite
+from graph.nodes.route import after_route, route
+from graph.nodes.screen import screen
+from graph.nodes.web_search import web_search
 from graph.state import InputState, OutputState, State
-from nodes.condense import condense
-from nodes.generate import generate
-from nodes.grade import grade
-from nodes.guardrail import guardrail, refuse
-from nodes.hyde import hyde
-from nodes.rerank import rerank
-from nodes.retrieve import retrieve
-from nodes.rewrite import rewrite
-from nodes.route import after_route, route
-from nodes.screen import screen
-from nodes.web_search import web_search
 
 
 def _hyde_on(config: RunnableConfig) -> bool:
@@ -50,11 +53,12 @@ def build() -> StateGraph:
         # config_schema is deprecated in LangGraph 1.x but is what gives Studio its configuration form
         warnings.simplefilter("ignore")
         builder = StateGraph(State, input_schema=InputState, output_schema=OutputState, config_schema=Configuration)
-    for name, fn in [("guardrail", guardrail), ("refuse", refuse), ("condense", condense), ("hyde", hyde),
-                     ("retrieve", retrieve), ("rerank", rerank), ("screen", screen), ("grade", grade),
+    for name, fn in [("begin", begin), ("guardrail", guardrail), ("refuse", refuse), ("condense", condense),
+                     ("hyde", hyde), ("retrieve", retrieve), ("rerank", rerank), ("screen", screen), ("grade", grade),
                      ("route", route), ("rewrite", rewrite), ("web_search", web_search), ("generate", generate)]:
         builder.add_node(name, fn)
-    builder.add_edge(START, "guardrail")
+    builder.add_edge(START, "begin")
+    builder.add_edge("begin", "guardrail")
     builder.add_conditional_edges("guardrail", after_guardrail)
     builder.add_edge("refuse", END)
     builder.add_conditional_edges("condense", after_condense)

@@ -14,9 +14,8 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +25,9 @@ from pydantic import BaseModel
 
 from graph import prompts
 from graph.configuration import Configuration
+from graph.nodes.common import llm_call, llm_failed, node
 from graph.services import get_services
 from graph.state import State
-from nodes._common import llm_call, llm_failed, node
 
 log = logging.getLogger(__name__)
 
@@ -68,22 +67,23 @@ def rule_hits(text: str) -> list[str]:
 # --- the packaged SecureVector Guardian -------------------------------------------------------
 THREATS = ("prompt_injection", "jailbreak", "data_exfiltration", "social_engineering", "harmful_content",
            "model_attack", "pii")
-_guardian: Any = None
-_guardian_lock = threading.Lock()
+
+
+@cache
+def guardian() -> Any:  # noqa: ANN401 - svguardian's PureGuardian
+    """The packaged Guardian, loaded once per process (a failed load is retried on the next call)."""
+    from svguardian import resolve_runtime
+    from svguardian.model.pure_infer import PureGuardian
+
+    return PureGuardian.load(resolve_runtime())
 
 
 def guardian_scores(text: str) -> dict[str, Any]:
     """Guardian's verdict: {"risk": 0..1, "threat": type or "benign"}; never raises."""
-    global _guardian
     try:
-        from svguardian import resolve_runtime
-        from svguardian.model.pure_infer import PureGuardian
         from svguardian.serve import analyze
 
-        with _guardian_lock:
-            if _guardian is None:
-                _guardian = PureGuardian.load(resolve_runtime())
-        result = analyze(text, _guardian)
+        result = analyze(text, guardian())
         return {"risk": float(result.get("risk_score", 0)) / 100.0,
                 "threat": str(result.get("threat_type") or "benign") if result.get("is_threat") else "benign"}
     except Exception as exc:  # noqa: BLE001 - the guardrail must not fail a question on its own bug
@@ -157,25 +157,22 @@ class GuardReply(BaseModel):
     unsafe: str
 
 
-@node("guardrail", first=True)
+@node("guardrail")
 def guardrail(state: State, config: RunnableConfig) -> dict[str, Any]:
     cfg = Configuration.from_runnable_config(config)
     services = get_services(config, cfg)
     question = str(state.get("question") or "").strip()
-    # Fresh per-question fields: a checkpointer may carry the previous question's state.
-    out: dict[str, Any] = {"blocked": False, "block_reason": "", "rounds": 0, "documents": [], "relevant": [],
-                           "seen": [], "grades": [], "citations": [], "cited": [], "answer": "", "provider": None,
-                           "llm_calls": [], "standalone_question": question, "query": question, "hyde": ""}
+    out: dict[str, Any] = {"blocked": False, "block_reason": ""}
     verdict = assess(question, services.embedder)
     if not verdict.blocked and cfg.guardrail_llm:
         try:
             result = services.chain.invoke([("system", prompts.GUARD_SYSTEM), ("human", question)], cheap=True,
                                            structured=GuardReply, config=config)
-            out["llm_calls"] = llm_call(out, "guardrail", result)
+            out["llm_calls"] = llm_call(state, "guardrail", result)
             if str(result.parsed.unsafe).strip().lower().startswith("y"):
                 verdict = Verdict(True, f"llm: {result.parsed.reason}"[:200])
         except Exception as exc:  # noqa: BLE001 - the model is an extra signal, not a gate that can fail
-            out["llm_calls"] = llm_failed(out, "guardrail", exc)
+            out["llm_calls"] = llm_failed(state, "guardrail", exc)
     if verdict.blocked:
         log.info("guardrail blocked a question (%s)", verdict.reason)
         out.update(blocked=True, block_reason=verdict.reason)

@@ -8,9 +8,9 @@ from langchain_core.runnables import RunnableConfig
 
 from graph import prompts
 from graph.configuration import Configuration
+from graph.nodes.common import llm_call, llm_failed, node
 from graph.services import get_services
 from graph.state import State
-from nodes._common import llm_call, llm_failed, node
 
 
 @node("rewrite")
@@ -21,6 +21,7 @@ def rewrite(state: State, config: RunnableConfig) -> dict[str, Any]:
         result = get_services(config, cfg).chain.invoke(prompts.REWRITE.format(question=question), cheap=True,
                                                         config=config)
     except Exception as exc:  # noqa: BLE001 - search again with the question; new parents still come up
-        return {"query": question, "llm_calls": llm_failed(state, "rewrite", exc)}
+        return {"query": question, "rewritten": True, "llm_calls": llm_failed(state, "rewrite", exc)}
     lines = [line.strip().strip('"') for line in result.text.strip().splitlines() if line.strip()]
-    return {"query": (lines[0] if lines else "") or question, "llm_calls": llm_call(state, "rewrite", result)}
+    return {"query": (lines[0] if lines else "") or question, "rewritten": True,
+            "llm_calls": llm_call(state, "rewrite", result)}

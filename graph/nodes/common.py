@@ -14,11 +14,11 @@ from graph.state import State
 Node = Callable[[State, RunnableConfig], dict[str, Any]]
 
 
-def node(name: str, *, first: bool = False) -> Callable[[Node], Node]:
+def node(name: str) -> Callable[[Node], Node]:
     """Record the node in `route` and its seconds in `timings` (summed over rounds).
 
-    The graph runs one node at a time, so no reducer is needed; the first node starts fresh
-    lists, which matters when a checkpointer keeps the state of a thread between questions.
+    The graph runs one node at a time, so no reducer is needed; `begin` starts both afresh for
+    each question. `route` is for traces and reports only: routing reads explicit state fields.
     """
 
     def wrap(fn: Node) -> Node:
@@ -27,10 +27,9 @@ def node(name: str, *, first: bool = False) -> Callable[[Node], Node]:
             started = time.perf_counter()
             out = fn(state, config)
             elapsed = time.perf_counter() - started
-            route = [] if first else list(state.get("route") or [])
-            timings = {} if first else dict(state.get("timings") or {})
+            timings = dict(state.get("timings") or {})
             timings[name] = round(timings.get(name, 0.0) + elapsed, 4)
-            return {**out, "route": [*route, name], "timings": timings}
+            return {**out, "route": [*(state.get("route") or []), name], "timings": timings}
 
         return run
 

@@ -7,9 +7,9 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from graph.configuration import Configuration
+from graph.nodes.common import node
 from graph.services import get_services
 from graph.state import Excerpt, State
-from nodes._common import node
 
 
 @node("web_search")
@@ -27,4 +27,4 @@ def web_search(state: State, config: RunnableConfig) -> dict[str, Any]:
         documents.append(Excerpt(source="web", key=key, document_id=None, name=str(r.get("title") or r["url"]),
                                  page=None, url=str(r["url"]), text=str(r.get("content") or "")[: cfg.excerpt_chars],
                                  score=0.0, rerank_score=0.0, screened=[]))
-    return {"documents": documents, "web_failures": list(getattr(web, "last_failures", []) or [])}
+    return {"documents": documents, "searched_web": True, "web_failures": list(getattr(web, "last_failures", []) or [])}

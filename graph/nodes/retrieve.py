@@ -12,9 +12,9 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from graph.configuration import Configuration
+from graph.nodes.common import node
 from graph.services import get_services
 from graph.state import Excerpt, State
-from nodes._common import node
 
 
 def excerpt_text(parent: str, child: str, limit: int) -> str:

@@ -24,8 +24,8 @@ import numpy as np
 from langchain_core.runnables import RunnableConfig
 
 from graph.configuration import Configuration
+from graph.nodes.common import node
 from graph.state import State
-from nodes._common import node
 
 log = logging.getLogger(__name__)
 

@@ -8,9 +8,9 @@ from langchain_core.runnables import RunnableConfig
 
 from graph import prompts
 from graph.configuration import Configuration
+from graph.nodes.common import history, llm_call, llm_failed, node
 from graph.services import get_services
 from graph.state import State
-from nodes._common import history, llm_call, llm_failed, node
 
 
 @node("condense")

@@ -1,0 +1,160 @@
+"""Answering a chat question: semantic cache, then the graph, streamed as events; saved either way.
+
+`ChatAnswerer.ask` runs in its own thread and pushes (event, data) pairs to `emit`. The answer,
+the messages and the query-log row are written by this thread, not by the HTTP response, so a
+client that disconnects mid-answer loses nothing: the answer is in the chat when it comes back.
+Events: `sources` (numbered like the final answer's [n]), `token`..., `reset`, then one of
+`done`, `blocked` or `error`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from graph.outcome import Outcome
+from settings import Settings
+from storage import answer_cache, chats, query_log
+from storage.db import Database
+
+log = logging.getLogger(__name__)
+
+Emit = Callable[[str, dict[str, Any]], None]
+CACHED_FIELDS = ("cited", "route", "provider", "rounds")
+FINAL_EVENT = {"ok": "done", "blocked": "blocked", "error": "error"}
+
+
+@dataclass
+class Turn:
+    """One question in one chat, from its arrival to its saved answer."""
+
+    owner_id: int
+    username: str
+    chat_id: uuid.UUID
+    scope: list[str] | None
+    question: str
+    emit: Emit
+    log_id: int = 0
+    history: list[dict[str, str]] = field(default_factory=list)
+    started: float = field(default_factory=time.perf_counter)
+
+
+class ChatAnswerer:
+    def __init__(self, db: Database, settings: Settings, services: Any = None) -> None:  # noqa: ANN401
+        self.db = db
+        self.settings = settings
+        self.services = services  # graph.services.Services for tests; None: the product's defaults
+
+    def ask(self, *, owner_id: int, username: str, chat: dict[str, Any], question: str, emit: Emit) -> None:
+        scope = [str(d) for d in chat["document_ids"]] if chat["document_ids"] else None
+        turn = Turn(owner_id, username, chat["id"], scope, question, emit)
+        with self.db.connection() as conn:
+            turn.log_id = query_log.start(conn, owner_id=owner_id, source="chat", chat_id=turn.chat_id)
+            turn.history = chats.history(conn, owner_id=owner_id, chat_id=turn.chat_id,
+                                         turns=self.settings.history_turns)
+            chats.add_message(conn, owner_id=owner_id, chat_id=turn.chat_id, role="user", content=question)
+        try:
+            self._answer(turn)
+        except Exception as exc:  # noqa: BLE001 - say so, save it, never leave the client hanging
+            log.exception("chat %s: answering failed", turn.chat_id)
+            reason = "the answer could not be produced; please try again"
+            self._save(turn, answer=reason, status="error", citations=[], meta={"error": type(exc).__name__},
+                       error=f"{type(exc).__name__}: {exc}")
+
+    def _embedder(self) -> Any:  # noqa: ANN401
+        if self.services is not None and self.services.embedder is not None:
+            return self.services.embedder
+        from providers.embeddings import get_embedder
+
+        return get_embedder(self.settings.embedding_model_path, self.settings.embedding_batch_size)
+
+    def _answer(self, turn: Turn) -> None:
+        s = self.settings
+        # Only a first question is looked up: a follow-up means something different in each chat.
+        embedding = self._embedder().embed_query(turn.question) if s.answer_cache and not turn.history else None
+        if embedding is not None and self._answer_from_cache(turn, embedding):
+            return
+        outcome = self._run_graph(turn)
+        meta = {**outcome.summary(), "cached": False, "standalone_question": outcome.standalone_question}
+        for key in ("answer", "citations", "blocked"):
+            meta.pop(key)
+        if outcome.status == "blocked":
+            meta["block_reason"] = outcome.block_reason
+        citations = outcome.citations if outcome.status == "ok" else []
+        self._save(turn, answer=outcome.answer, status=outcome.status, citations=citations, meta=meta,
+                   provider=outcome.provider if outcome.status == "ok" else None,
+                   tokens=(outcome.input_tokens, outcome.output_tokens),
+                   error=outcome.answer if outcome.status == "error" else None)
+        if embedding is not None and outcome.status == "ok" and outcome.cited and outcome.provider:
+            with self.db.connection() as conn:
+                answer_cache.store(conn, owner_id=turn.owner_id, document_ids=turn.scope, question=turn.question,
+                                   embedding=embedding, answer={"answer": outcome.answer, "citations": citations,
+                                                                **{k: meta[k] for k in CACHED_FIELDS}})
+
+    def _answer_from_cache(self, turn: Turn, embedding: Any) -> bool:  # noqa: ANN401
+        s = self.settings
+        with self.db.connection() as conn:
+            hit = answer_cache.lookup(conn, owner_id=turn.owner_id, document_ids=turn.scope, embedding=embedding,
+                                      max_distance=s.answer_cache_max_distance, ttl_hours=s.answer_cache_ttl_hours)
+        if hit is None:
+            return False
+        turn.emit("sources", {"sources": hit["citations"]})
+        turn.emit("token", {"token": hit["answer"]})
+        meta = {**{k: hit.get(k) for k in CACHED_FIELDS}, "cached": True,
+                "cached_question": hit["cached_question"], "cache_distance": hit["cache_distance"]}
+        self._save(turn, answer=hit["answer"], status="ok", citations=hit["citations"], meta=meta,
+                   provider=hit.get("provider"), cached=True)
+        return True
+
+    def _run_graph(self, turn: Turn) -> Outcome:
+        from graph.stream import run_graph
+
+        inputs: dict[str, Any] = {"question": turn.question, "chat_history": turn.history,
+                                  "chat_id": str(turn.chat_id)}
+        if turn.scope:
+            inputs["document_ids"] = turn.scope
+        configurable: dict[str, Any] = {"owner_id": turn.owner_id, "user": turn.username}
+        if self.services is not None:
+            configurable["services"] = self.services
+        config = {"configurable": configurable, "run_name": "thotqen chat",
+                  "metadata": {"chat_id": str(turn.chat_id), "owner_id": turn.owner_id}}
+        streamed = False
+        for kind, data in run_graph(inputs, config):
+            if kind == "sources":
+                turn.emit("sources", {"sources": data})
+            elif kind == "token":
+                turn.emit("token", {"token": data})
+                streamed = True
+            elif kind == "reset":
+                turn.emit("reset", {"provider": data, "detail": "the provider failed mid-answer; "
+                                                                "another one starts over"})
+            else:
+                outcome: Outcome = data
+        if outcome.status == "ok" and not streamed:  # no model call (nothing relevant): the answer in one piece
+            turn.emit("sources", {"sources": outcome.citations})
+            turn.emit("token", {"token": outcome.answer})
+        return outcome
+
+    def _save(self, turn: Turn, *, answer: str, status: str, citations: list[Any], meta: dict[str, Any],
+              provider: str | None = None, cached: bool = False, tokens: tuple[int, int] = (0, 0),
+              error: str | None = None) -> None:
+        """The assistant message and the finished query-log row, in one transaction; then the final event."""
+        latency_ms = round((time.perf_counter() - turn.started) * 1000, 1)
+        meta = {**meta, "latency_ms": latency_ms}
+        with self.db.connection() as conn, conn.transaction():
+            message_id = chats.add_message(conn, owner_id=turn.owner_id, chat_id=turn.chat_id, role="assistant",
+                                           content=answer, status=status, citations=citations, meta=meta)
+            query_log.finish(conn, turn.log_id, status=status, latency_ms=latency_ms, provider=provider,
+                             cached=cached, input_tokens=tokens[0], output_tokens=tokens[1], error=error)
+        payload: dict[str, Any] = {"message_id": message_id, "answer": answer, **meta}
+        if status == "ok":
+            payload["citations"] = citations
+        elif status == "blocked":
+            payload["reason"] = meta.get("block_reason") or "blocked by the guardrail"
+        else:
+            payload["error"] = answer
+        turn.emit(FINAL_EVENT[status], payload)
