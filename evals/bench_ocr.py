@@ -2,7 +2,7 @@
 evidence pages, and what OCR costs ingestion.
 
     python evals/bench_ocr.py cer [--limit N] [--dpi 150]
-    python evals/bench_ocr.py retrieval [--filings N] [--home DIR]
+    python evals/bench_ocr.py retrieval [--filings N | --only A,B] [--home DIR]
     python evals/bench_ocr.py speed [--pages 20] [--filing 3M_2018_10K]
 
 cer: each evidence page is rasterised at --dpi into an image-only page (no text layer), recognised as
@@ -159,7 +159,9 @@ def run_retrieval(args: argparse.Namespace) -> int:
     embedder = CachingEmbedder(get_embedder(settings.embedding_model_path, settings.embedding_batch_size))
     questions = load_jsonl(FINANCEBENCH / "questions.jsonl")
     filings = sorted({q["doc_name"] for q in questions})
-    if args.filings:
+    if args.only:
+        filings = [f for f in filings if f in args.only.split(",")]
+    elif args.filings:
         filings = filings[: args.filings]
     questions = [q for q in questions if q["doc_name"] in filings]
     owners = {}
@@ -264,6 +266,7 @@ def main() -> int:
     parser.add_argument("part", choices=["cer", "retrieval", "speed"])
     parser.add_argument("--limit", type=int, default=0, help="cer: at most N evidence pages, spread over filings")
     parser.add_argument("--filings", type=int, default=0, help="retrieval: only the first N filings")
+    parser.add_argument("--only", default="", help="retrieval: these filings (comma-separated names)")
     parser.add_argument("--home", type=Path, default=None, help="retrieval: data directory (default: fresh)")
     parser.add_argument("--pages", type=int, default=20, help="speed: pages ingested per variant")
     parser.add_argument("--first", type=int, default=40, help="speed: first page taken from the filing")
