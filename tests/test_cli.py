@@ -113,6 +113,8 @@ def test_another_model_is_refused_until_reindex(cli_home: Path, model_128: str) 
     res = thotqen("search", "dividend policy", home=cli_home, **other)
     assert res.returncode == 3
     assert "all-MiniLM-L6-v2:384:torch" in res.stderr and "thotqen reindex" in res.stderr
+    res = thotqen("doctor", home=cli_home, **other)
+    assert res.returncode == 1 and "[FAIL] embedding index" in res.stdout and "thotqen reindex" in res.stdout
     res = thotqen("reindex", home=cli_home, **other)
     assert res.returncode == 0, res.stderr
     done = json.loads(res.stdout)
