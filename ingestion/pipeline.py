@@ -193,7 +193,7 @@ def run_job(
                     child_rows.append(ChildRow(parent_ord, len(child_rows), child.page, child.heading, child.text,
                                                unit.label, unit.ocr, [list(b) for b in child.boxes] or None))
             with conn.transaction():
-                embedding_index.assert_model(conn, embedder.identity)
+                embedding_index.assert_model(conn, embedder.identity, embedder.dimension)
                 documents.replace_chunks(
                     conn,
                     owner_id=owner_id,

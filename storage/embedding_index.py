@@ -123,11 +123,13 @@ def check_model(conn: psycopg.Connection, identity: str, dimension: int) -> None
         raise ModelMismatch(mismatch_message(recorded, now.documents, now.chunks, identity))
 
 
-def assert_model(conn: psycopg.Connection, identity: str) -> None:
+def assert_model(conn: psycopg.Connection, identity: str, dimension: int) -> None:
     """Inside a transaction that stores vectors: they must be the recorded model's (a process started
-    before a switch may still be running)."""
+    before a switch may still be running). The first vectors ever stored record their model."""
+    conn.execute("insert into embedding_index (singleton, model, dimension) values (true, %s, %s)"
+                 " on conflict (singleton) do nothing", (identity, dimension))
     row = conn.execute("select model from embedding_index for share").fetchone()
-    if row is not None and row[0] != identity:
+    if row[0] != identity:
         raise ModelMismatch(f"the index now holds vectors of {row[0]}; this process embeds with {identity} "
                             "and must be restarted")
 
