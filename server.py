@@ -80,10 +80,23 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
             log.warning("recovered interrupted jobs: %d re-queued, %d failed", len(requeued), len(failed))
         if stale := accounting.sweep_stale(db):
             log.warning("%d question(s) left running by a stopped server ended as errors", stale)
-        if getattr(services, "embedder", None) is None:  # load it now, not under the first burst of questions
+        embedder = getattr(services, "embedder", None)
+        if embedder is None:  # load it now, not under the first burst of questions
             from providers.embeddings import get_embedder
 
-            await asyncio.to_thread(get_embedder, settings.embedding_model_path, settings.embedding_batch_size)
+            embedder = await asyncio.to_thread(get_embedder, settings.embedding_model_path,
+                                               settings.embedding_batch_size)
+        # Refuse to serve questions against another model's vectors (storage/embedding_index.py), and
+        # hold the model lock so no reindex swaps them while this process runs.
+        from storage import embedding_index
+
+        try:
+            with db.connection() as conn:
+                embedding_index.check_model(conn, embedder.identity, embedder.dimension)
+        except embedding_index.ModelMismatch as exc:
+            log.error("refusing to start: %s", exc)
+            raise
+        model_lock = embedding_index.hold(db.uri)
         files = make_file_store(settings)
         worker = IngestWorker(db, settings, files, embedder=getattr(services, "embedder", None))
         app.state.db = db
@@ -95,6 +108,7 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
             worker.start(settings.ingest_workers)
         yield
         worker.stop(timeout=10)
+        model_lock.close()
 
     # /docs is served offline by api/web.py; ReDoc would need a CDN
     app = FastAPI(title="Thotqen", version="0.1.0", description=DESCRIPTION, lifespan=lifespan, docs_url=None,

@@ -43,6 +43,20 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # Jobs
     job_max_attempts: int = 3
 
+    # Reading files (ingestion/sandbox.py, docs/formats.md): each file is parsed in a child process
+    # with this memory cap and deadline; past either its job fails with the reason.
+    ingest_memory_mb: int = 4096
+    ingest_timeout_s: float = 3600.0
+    # OCR of PDF pages without a usable text layer (RapidOCR, packaged models). A page takes
+    # seconds on 2 cores (evals/results/ocr.md), so a document with more pages to recognise
+    # than ocr_max_pages fails at once with the reason instead of occupying the worker for hours.
+    ocr: bool = True
+    ocr_dpi: int = 150
+    ocr_max_pages: int = 200
+    # Office files: what their ZIP parts may unpack to (zip bombs), and the rows a workbook may hold.
+    office_max_unpacked_mb: float = 200.0
+    sheet_max_rows: int = 100_000
+
     default_user: str = "local"
 
     # --- LLM providers (providers/llm): an ordered fallback chain, documented in docs/providers.md ---
