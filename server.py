@@ -1,8 +1,10 @@
 """HTTP server (FastAPI + LangServe): accounts, uploads with SSE progress, chats, /rag, metrics.
 
 `create_app()` builds an app from settings; `app` is the one `thotqen serve` / `make run` start.
-Start-up opens the database (embedded by default), migrates, recovers interrupted ingestion jobs
-and starts the background ingestion worker. Route groups live in `api/`.
+Start-up opens the database (embedded by default), migrates, and, without a broker, recovers
+interrupted ingestion jobs and starts the background ingestion worker and upkeep thread; with
+CELERY_BROKER_URL, uploads become Celery tasks for `thotqen worker` (jobqueue/). Route groups
+live in `api/`.
 """
 
 from __future__ import annotations
@@ -63,13 +65,17 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
         from api.files import make_file_store
         from api.security import Tokens, resolve_jwt_secret
         from api.worker import IngestWorker
+        from jobqueue import dispatch
+        from jobqueue.maintenance import MaintenanceThread
 
         secret = resolve_jwt_secret(settings)  # refuses to start in production without a real secret
         db = await asyncio.to_thread(open_database, settings)
-        with db.connection() as conn:
-            requeued, failed = jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
-        if requeued or failed:
-            log.warning("recovered interrupted jobs: %d re-queued, %d failed", len(requeued), len(failed))
+        broker = bool(settings.celery_broker_url)
+        if not broker:  # with a broker, `thotqen worker` and beat recover jobs (jobqueue/app.py)
+            with db.connection() as conn:
+                requeued, failed = jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
+            if requeued or failed:
+                log.warning("recovered interrupted jobs: %d re-queued, %d failed", len(requeued), len(failed))
         if getattr(services, "embedder", None) is None:  # load it now, not under the first burst of questions
             from providers.embeddings import get_embedder
 
@@ -80,11 +86,16 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
         app.state.tokens = Tokens(settings, secret)
         app.state.files = files
         app.state.worker = worker
+        app.state.jobs = dispatch.Celery(settings, db) if broker else dispatch.InProcess(worker)
         app.state.answerer = ChatAnswerer(db, settings, services)
-        if start_worker:
+        maintenance = MaintenanceThread(db, settings)
+        if start_worker and not broker:  # with a broker, ingestion and upkeep run in `thotqen worker`/beat
             worker.start(settings.ingest_workers)
+            maintenance.start()
+        log.info("ingestion: %s", app.state.jobs.kind)
         yield
         worker.stop(timeout=10)
+        maintenance.stop()
 
     app = FastAPI(title="Thotqen", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     app.state.settings = settings

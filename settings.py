@@ -40,8 +40,29 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # Retrieval and graph knobs are declared in tunables.py (inherited here, set by their env vars).
     search_k: int = 5  # hits `thotqen search` prints by default
 
-    # Jobs
+    # Jobs (storage/jobs.py): a job tried this many times by workers that died is failed with the reason.
     job_max_attempts: int = 3
+    # A running job's lease: its worker renews it every quarter of this; a job whose lease ran out
+    # belongs to a dead worker and is taken over. Longer than any pause between heartbeats.
+    job_lease_s: float = 60.0
+
+    # Celery (jobqueue/): with a broker URL (amqp://... RabbitMQ, or redis://...), uploads become
+    # tasks that `thotqen worker` processes run, and `thotqen serve` runs no ingestion itself.
+    # Unset: ingestion threads inside the server, as before.
+    celery_broker_url: str | None = None
+    # Redis only: an unacknowledged task goes back to the queue after this long (a worker that died
+    # mid-job). Keep it above the longest job; a live job redelivered early is held back by its lease.
+    celery_visibility_timeout_s: float = 3600.0
+    # Seconds the API waits for the broker before answering 503 (Retry-After) to an upload.
+    celery_publish_timeout_s: float = 5.0
+    # A queued job handed to the broker longer ago than this is handed over again (a lost message);
+    # running it twice is harmless (a finished job is a no-op).
+    job_republish_s: float = 1800.0
+
+    # Retention (storage/retention.py), run by Celery beat or, without a broker, by the server:
+    # query-log rows and login attempts older than RETENTION_DAYS go, and so do expired refresh tokens.
+    retention_days: int = Field(default=90, ge=1)
+    maintenance_interval_s: float = 3600.0
 
     default_user: str = "local"
 

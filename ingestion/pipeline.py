@@ -39,12 +39,13 @@ class Submission:
     reused: bool
     content_hash: str
     created: bool = False  # this call created the document row (not a reuse or a redo of one)
+    queued: bool = False  # this call queued a new job (to be handed to the broker, if there is one)
 
 
 @dataclass
 class JobOutcome:
     document_id: uuid.UUID
-    status: str  # ready | failed
+    status: str  # ready | failed | cancelled (document deleted, or the job taken over)
     pages: int = 0
     parents: int = 0
     children: int = 0
@@ -89,7 +90,7 @@ def submit_pdf(db: Database, settings: Settings, *, owner_id: int, name: str, da
                 conn, owner_id=owner_id, name=name, content_hash=content_hash, size_bytes=len(data)
             )
         job_id = jobs.create_job(conn, document_id=document_id, owner_id=owner_id)
-    return Submission(document_id, job_id, False, content_hash, created)
+    return Submission(document_id, job_id, False, content_hash, created, queued=True)
 
 
 def run_job(
@@ -107,22 +108,26 @@ def run_job(
             raise KeyError(f"no job {job_id}")
         document_id, owner_id, name, content_hash = (target.document_id, target.owner_id, target.name,
                                                      target.content_hash)
-        if not jobs.try_claim(conn, job_id=job_id):
-            raise RuntimeError(f"job {job_id} is already running in another process")
+        claim = jobs.claim(conn, job_id=job_id, lease_s=settings.job_lease_s, max_attempts=settings.job_max_attempts)
+        if claim is None:
+            raise jobs.JobBusy(f"job {job_id} is already running in another process, or has ended")
+        lease = jobs.Lease(db, job_id, claim, settings.job_lease_s).start()
         last_report: list = [0.0, ""]
         stage_started: dict[str, float] = {}
 
         def report(stage: str, fraction: float) -> None:
+            lease.check()  # a deleted document stops its job here, within a heartbeat
             stage_started.setdefault(stage, time.perf_counter())
             low, high = STAGES[stage]
             percent = low + (high - low) * fraction
-            if progress is not None:
-                progress(stage, percent)
             now = time.monotonic()
             # Throttle writes: a progress row per half second is plenty for any reader.
             if fraction >= 1.0 or now - last_report[0] > 0.5 or stage != last_report[1]:
-                jobs.set_progress(conn, job_id=job_id, stage=stage, percent=percent)
+                if not jobs.set_progress(conn, job_id=job_id, stage=stage, percent=percent, claim=claim):
+                    raise jobs.JobCancelled("the job was cancelled (its document was deleted) or taken over")
                 last_report[:] = [now, stage]
+            if progress is not None:
+                progress(stage, percent)
 
         try:
             documents.set_document_status(conn, document_id=document_id, status="processing")
@@ -153,6 +158,7 @@ def run_job(
                 for child in parent.children:  # same order as `children`, so rows meet their vectors
                     child_rows.append(ChildRow(parent_ord, len(child_rows), child.page, child.heading, child.text))
             with conn.transaction():
+                jobs.hold(conn, job_id=job_id, claim=claim)  # still ours: a redelivered job never writes twice
                 documents.replace_chunks(
                     conn,
                     owner_id=owner_id,
@@ -172,13 +178,17 @@ def run_job(
                 document_id, "ready", parsed.pages, len(parent_rows), len(child_rows), ended - started,
                 stage_seconds={s: round(b - a, 3) for s, a, b in zip(stage_started, marks, marks[1:], strict=False)},
             )
+        except jobs.JobCancelled as exc:
+            log.info("job %s stopped: %s", job_id, exc)
+            return JobOutcome(document_id, "cancelled", seconds=time.perf_counter() - started, error=str(exc))
         except Exception as exc:
             reason = str(exc) if isinstance(exc, IngestError) else f"internal error: {exc!r}"
             if not isinstance(exc, IngestError):
                 log.exception("job %s failed", job_id)
             else:
                 log.warning("job %s failed: %s", job_id, reason)
-            jobs.fail_job(conn, job_id=job_id, reason=reason)
+            jobs.fail_job(conn, job_id=job_id, reason=reason, claim=claim)
             return JobOutcome(document_id, "failed", seconds=time.perf_counter() - started, error=reason)
         finally:
-            jobs.release(conn, job_id=job_id)
+            lease.stop()
+            jobs.release(conn, job_id=job_id, claim=claim)
