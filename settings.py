@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -26,6 +27,9 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     thotqen_home: Path = Field(default=Path(".thotqen"))
     # External Postgres (e.g. a Supabase direct connection string). Unset: embedded Postgres.
     database_url: str | None = None
+    # auto: a URL on port 6543 (Supabase's transaction pooler) is treated as a transaction-mode pooler
+    # (prepared statements off); "transaction" for another such pooler; "none" never.
+    database_pooler: Literal["auto", "transaction", "none"] = "auto"
     db_pool_size: int = 10
 
     # Embeddings: a local path to a sentence-transformers model; unset: the packaged MiniLM.
@@ -162,13 +166,17 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     answer_cache: bool = True
     answer_cache_max_distance: float = 0.05
     answer_cache_ttl_hours: float = 168.0
-    # Supabase: Auth tokens (HS256 with the project's JWT secret, or its JWKS for asymmetric keys)
-    # and Storage for the raw PDFs (service-role key). Unset: local accounts and files on disk.
+    # Supabase, two separate switches. Storage for the raw PDFs: on with SUPABASE_URL and the
+    # service-role key. Auth: SUPABASE_AUTH=true accepts Supabase Auth access tokens (HS256 with the
+    # project's JWT secret, or its JWKS for asymmetric keys), checking signature, expiry, audience and
+    # issuer. Unset: local accounts and files on disk.
     supabase_url: str | None = None
     supabase_service_key: SecretStr | None = None
+    supabase_auth: bool = False
     supabase_jwt_secret: SecretStr | None = None
     supabase_jwks_url: str | None = None  # unset: SUPABASE_URL/auth/v1/.well-known/jwks.json
     supabase_audience: str = "authenticated"
+    supabase_issuer: str | None = None  # unset: SUPABASE_URL/auth/v1 (what Supabase Auth writes in `iss`)
     supabase_bucket: str = "documents"
     # LangSmith's API for /api/admin/metrics (the SDK reads the same LANGSMITH_* variables for tracing).
     langsmith_api_key: SecretStr | None = None
@@ -183,8 +191,20 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     def admins(self) -> set[str]:
         return {name.strip() for name in self.thotqen_admins.split(",") if name.strip()}
 
+    @property
+    def supabase_token_issuer(self) -> str | None:
+        if self.supabase_issuer:
+            return self.supabase_issuer.rstrip("/")
+        return f"{self.supabase_url.rstrip('/')}/auth/v1" if self.supabase_url else None
+
     @model_validator(mode="after")
     def _refuse_placeholder_secrets(self) -> Settings:
+        if self.supabase_auth and not self.supabase_token_issuer:
+            raise ValueError("SUPABASE_AUTH=true needs SUPABASE_URL (or SUPABASE_ISSUER): tokens are checked "
+                             "against the issuer as well as the audience")
+        if self.supabase_auth and not (self.supabase_jwt_secret or self.supabase_jwks_url or self.supabase_url):
+            raise ValueError("SUPABASE_AUTH=true needs SUPABASE_JWT_SECRET or a JWKS (SUPABASE_URL or "
+                             "SUPABASE_JWKS_URL) to verify tokens")
         if self.development:
             return self
         for name in ("jwt_secret", "supabase_jwt_secret", "origin_secret"):

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
+import psycopg.conninfo
 from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool
 
@@ -17,15 +18,33 @@ from sql import MIGRATIONS_DIR
 
 log = logging.getLogger(__name__)
 
-MIGRATION_LOCK = 7_160_001  # advisory lock key: one migrator at a time
+MIGRATION_LOCK = 7_160_001  # advisory lock key (transaction-scoped): one migrator at a time
+ROW_SECURITY = "011_row_security.sql"  # run again after later migrations (see the file)
 
 
 def _configure(conn: psycopg.Connection) -> None:
+    # No session state here (no SET, no session advisory lock): behind a transaction pooler the next
+    # transaction may run on another server connection. Search settings are set per transaction
+    # (storage/search.py), job ownership is a lease row (storage/jobs.py).
     register_vector(conn)
-    # A filtered HNSW scan keeps walking the graph until enough rows pass the filter (pgvector 0.8).
-    conn.execute("set hnsw.iterative_scan = relaxed_order")
-    conn.execute("set hnsw.ef_search = 100")
     conn.commit()
+
+
+def transaction_pooler(settings: Settings, uri: str) -> bool:
+    """Whether `uri` goes through a transaction-mode pooler (Supabase's port 6543, PgBouncer in
+    transaction mode): DATABASE_POOLER=transaction says so, `auto` reads the port."""
+    if settings.database_pooler != "auto":
+        return settings.database_pooler == "transaction"
+    try:
+        return psycopg.conninfo.conninfo_to_dict(uri).get("port") == "6543"
+    except psycopg.ProgrammingError:
+        return False
+
+
+def connect_kwargs(settings: Settings, uri: str) -> dict:
+    """psycopg connection options: prepared statements off behind a transaction pooler, where a
+    statement prepared on one server connection is unknown to the next."""
+    return {"prepare_threshold": None} if transaction_pooler(settings, uri) else {}
 
 
 def migration_files() -> list[Path]:
@@ -62,6 +81,9 @@ def migrate(conn: psycopg.Connection) -> list[str]:
                 (path.name, checksum),
             )
             applied.append(path.name)
+        if applied and ROW_SECURITY in {p.name for p in migration_files()} and applied[-1] != ROW_SECURITY:
+            # tables and functions added after the lock-down migration are locked down too
+            conn.execute((MIGRATIONS_DIR / ROW_SECURITY).read_text())
     return applied
 
 
@@ -122,8 +144,9 @@ def open_database(settings: Settings, *, run_migrations: bool = True) -> Databas
         uri, mode = resolve_uri(settings)
         if uri in _databases:
             return _databases[uri]
+        extra = connect_kwargs(settings, uri)
         if run_migrations:
-            with psycopg.connect(uri, autocommit=False) as conn:
+            with psycopg.connect(uri, autocommit=False, **extra) as conn:
                 applied = migrate(conn)
                 if applied:
                     log.info("migrations applied: %s", ", ".join(applied))
@@ -132,7 +155,7 @@ def open_database(settings: Settings, *, run_migrations: bool = True) -> Databas
             min_size=1,
             max_size=settings.db_pool_size,
             configure=_configure,
-            kwargs={"autocommit": True},
+            kwargs={"autocommit": True, **extra},
             open=True,
         )
         pool.wait(timeout=30)
