@@ -1,4 +1,4 @@
-"""`thotqen` command line: ingest, search, documents, doctor, serve, worker, beat, maintenance.
+"""`thotqen` command line: ingest, search, documents, doctor, serve, worker, beat, maintenance, migrate.
 
 Machine-readable output goes to stdout (JSON with --json / one JSON line per file for ingest);
 progress bars and logs go to stderr.
@@ -230,7 +230,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-# ---------------------------------------------------------------- worker, beat, maintenance
+# ---------------------------------------------------------------- worker, beat, maintenance, migrate
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    """Apply the migrations and exit (compose's one-shot `migrate` service runs this before the rest)."""
+    import psycopg
+
+    from settings import get_settings
+    from storage.db import connect_kwargs, migrate, resolve_uri
+
+    settings = get_settings()
+    uri, _mode = resolve_uri(settings)
+    with psycopg.connect(uri, **connect_kwargs(settings, uri)) as conn:
+        applied = migrate(conn)
+    print(f"applied: {', '.join(applied)}" if applied else "schema is current")
+    return 0
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
@@ -343,6 +358,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("beat", help="schedule the periodic upkeep on the broker (exactly one per deployment)")
     p.add_argument("--loglevel", default="INFO")
     p.set_defaults(func=cmd_beat)
+
+    p = sub.add_parser("migrate", help="apply the database migrations and exit")
+    p.set_defaults(func=cmd_migrate)
 
     p = sub.add_parser("maintenance", help="run retention and abandoned-job recovery once (for cron)")
     p.add_argument("--json", action="store_true")
