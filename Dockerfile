@@ -9,12 +9,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    # before torch/llama.cpp start OpenMP: passive waits (see README, OMP_WAIT_POLICY)
-    OMP_WAIT_POLICY=PASSIVE \
-    # models ship inside packages; never reach for the hub
-    HF_HUB_OFFLINE=1 \
-    TRANSFORMERS_OFFLINE=1 \
     THOTQEN_HOME=/data
+# OMP_WAIT_POLICY, HF_HUB_OFFLINE and friends: `thotqen` sets them at start (providers/runtime.py).
 
 # libgomp1: the OpenMP runtime the local model's llama.cpp library links against (the slim image
 # lacks it; without it the model loads only when torch happened to load its own copy first).

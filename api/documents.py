@@ -17,10 +17,10 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from sse_starlette import EventSourceResponse
 
 from api.deps import CurrentUser, DbDep, SettingsDep
+from api.worker import QueueUnavailable
 from ingestion.errors import IngestError
 from ingestion.parse import PDF_MAGIC, precheck_pdf
 from ingestion.pipeline import submit_pdf
-from jobqueue.dispatch import BrokerUnavailable
 from storage import documents, jobs
 
 log = logging.getLogger(__name__)
@@ -206,7 +206,7 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
         if sub.queued:
             try:
                 queue.submit(sub.job_id)
-            except BrokerUnavailable as exc:
+            except QueueUnavailable as exc:
                 undo(sub)
                 raise _StorageDown("the job queue (broker) is unavailable") from exc
         return {"document_id": str(sub.document_id), "job_id": str(job_id), "reused": sub.reused}

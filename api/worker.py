@@ -22,6 +22,10 @@ from storage.db import Database
 log = logging.getLogger(__name__)
 
 
+class QueueUnavailable(Exception):
+    """A queued job could not be handed to what runs jobs (a broker that is down); the upload is undone."""
+
+
 class IngestWorker:
     def __init__(self, db: Database, settings: Settings, files: LocalFiles, embedder: Any = None,  # noqa: ANN401
                  poll_s: float = 2.0) -> None:

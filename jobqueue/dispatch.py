@@ -6,13 +6,14 @@ import logging
 import uuid
 from typing import Any
 
+from api.worker import QueueUnavailable
 from settings import Settings
 
 log = logging.getLogger(__name__)
 
 
-class BrokerUnavailable(Exception):
-    """The broker did not take the job; the caller undoes the upload and answers 503."""
+class BrokerUnavailable(QueueUnavailable):
+    """The broker did not take the job; the API undoes the upload and answers 503."""
 
 
 class InProcess:

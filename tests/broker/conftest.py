@@ -132,7 +132,9 @@ def broker_settings(settings, broker_home: Path, redis_server: RedisServer):  # 
 def broker_db(broker_settings):  # noqa: ANN001, ANN201
     from storage.db import open_database
 
-    return open_database(broker_settings)
+    database = open_database(broker_settings)
+    yield database
+    database.close()
 
 
 @pytest.fixture(scope="package")
