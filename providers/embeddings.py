@@ -48,7 +48,8 @@ class Embedder:
         """Word-piece counts without special tokens, as the model would see them."""
         if not texts:
             return []
-        enc = self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+        with self._lock:  # a fast tokenizer used from two threads at once fails ("Already borrowed")
+            enc = self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
         return [len(ids) for ids in enc]
 
     def embed_documents(self, texts: Sequence[str], progress=None) -> np.ndarray:  # noqa: ANN001

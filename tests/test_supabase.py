@@ -128,3 +128,112 @@ def test_no_session_state_in_the_code() -> None:
                 if banned.search(line) and not line.lstrip().startswith("#"):
                     offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
     assert offenders == []
+
+
+class PgBouncer:
+    """PgBouncer (Debian's package, installed by .ci/run) in transaction mode in front of the embedded
+    Postgres: the kind of pooler Supabase's port 6543 is. It runs as the embedded server's system user
+    (pgserver runs Postgres as `pgserver` when started by root), which can reach its unix socket."""
+
+    def __init__(self, db_uri: str, workdir: Path) -> None:
+        import os
+        import pwd
+        import shutil
+        import socket
+        import subprocess
+        import time
+
+        info = psycopg.conninfo.conninfo_to_dict(db_uri)
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        workdir.mkdir(parents=True, exist_ok=True)
+        (workdir / "users.txt").write_text(f'"{info.get("user", "postgres")}" ""\n')
+        (workdir / "pgbouncer.ini").write_text(
+            "[databases]\n"
+            f"* = host={info['host']} port={info.get('port', '5432')} user={info.get('user', 'postgres')}\n"
+            "[pgbouncer]\n"
+            f"listen_addr = 127.0.0.1\nlisten_port = {self.port}\nunix_socket_dir =\n"
+            f"auth_type = trust\nauth_file = {workdir / 'users.txt'}\npool_mode = transaction\n"
+            "default_pool_size = 4\nmax_client_conn = 200\nignore_startup_parameters = extra_float_digits,options\n"
+            f"logfile = {workdir / 'pgbouncer.log'}\npidfile = {workdir / 'pgbouncer.pid'}\n")
+        args = [shutil.which("pgbouncer"), str(workdir / "pgbouncer.ini")]
+        if os.getuid() == 0:  # PgBouncer refuses to run as root
+            user = pwd.getpwnam("pgserver")
+            for path in [workdir, *workdir.iterdir()]:
+                os.chown(path, user.pw_uid, user.pw_gid)
+            args[1:1] = ["-u", "pgserver"]
+        self.workdir = workdir
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with psycopg.connect(self.uri(info.get("dbname", "postgres")), connect_timeout=2,
+                                     prepare_threshold=None) as conn:
+                    conn.execute("select 1")
+                return
+            except psycopg.OperationalError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    log = (workdir / "pgbouncer.log")
+                    raise RuntimeError(f"pgbouncer did not start: {self.proc.stderr.read()} "
+                                       f"{log.read_text() if log.exists() else ''}") from None
+                time.sleep(0.2)
+
+    def uri(self, dbname: str) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{dbname}"
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+@pytest.mark.skipif(not __import__("shutil").which("pgbouncer"), reason="pgbouncer not installed (.ci/run installs it)")
+def test_everything_works_through_a_transaction_pooler(db, settings, embedder) -> None:  # noqa: ANN001
+    """Migrations, uploads, a job (claim, lease heartbeats, progress, the store transaction, vacuum),
+    recovery, search and retention, from several threads, all through PgBouncer in transaction mode."""
+    import concurrent.futures
+    import shutil
+    import tempfile
+
+    from evals.pdfs import AURORA_TOPICS, long_report
+    from ingestion.pipeline import run_job, submit_pdf
+    from jobqueue.maintenance import purge, sweep_jobs
+    from storage import jobs
+    from storage.db import open_database
+    from storage.search import SearchParams, search
+    from storage.users import get_or_create_user
+
+    workdir = Path(tempfile.mkdtemp(prefix="thq-pgb-", dir="/tmp"))  # not under root's 0700 pytest folders
+    bouncer = PgBouncer(db.uri, workdir)
+    try:
+        dbname = psycopg.conninfo.conninfo_to_dict(db.uri).get("dbname", "postgres")
+        pooled = settings.model_copy(update={"database_url": bouncer.uri(dbname), "database_pooler": "transaction",
+                                             "job_lease_s": 1.0, "db_pool_size": 6})
+        pdb = open_database(pooled)
+        try:
+            with pdb.connection() as conn:
+                assert conn.prepare_threshold is None
+                owner = get_or_create_user(conn, f"pooled-{uuid.uuid4().hex[:8]}")
+
+            def ingest(n: int) -> str:
+                sub = submit_pdf(pdb, pooled, owner_id=owner, name=f"r{n}.pdf",
+                                 data=long_report([f"{t} (pooled {n})" for t in AURORA_TOPICS], pages_per_topic=2))
+                return run_job(pdb, pooled, embedder, sub.job_id).status
+
+            with concurrent.futures.ThreadPoolExecutor(3) as pool:
+                assert list(pool.map(ingest, range(3))) == ["ready"] * 3
+            query = embedder.embed_query("How many people did Aurora Widgets employ?")
+            for _ in range(8):  # past psycopg's prepare threshold, had it been on
+                with pdb.connection() as conn:
+                    hits = search(conn, owner_id=owner, query_text="employ people", query_embedding=query,
+                                  params=SearchParams(k=3))
+                assert hits and "5,300" in hits[0].parent_text
+            assert set(purge(pdb, pooled)) == {"refresh_tokens", "login_attempts", "query_log", "answer_cache"}
+            assert sweep_jobs(pdb, pooled)["failed"] >= 0
+            with pdb.connection() as conn:
+                assert jobs.recover_interrupted(conn, max_attempts=3) is not None
+        finally:
+            pdb.close()
+    finally:
+        bouncer.close()
+        shutil.rmtree(workdir, ignore_errors=True)

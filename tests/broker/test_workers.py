@@ -171,3 +171,15 @@ def test_worker_without_a_broker_is_a_clear_error(worker_env) -> None:  # noqa: 
 
 def test_health_still_answers(broker_api) -> None:  # noqa: ANN001
     assert httpx.get(f"{broker_api.url}/api/health", timeout=10).json()["status"] == "ok"
+
+
+def test_doctor_checks_the_broker(worker_env) -> None:  # noqa: ANN001
+    import subprocess
+    import sys
+
+    from tests.broker.conftest import ROOT
+
+    out = subprocess.run([sys.executable, "-m", "cli", "doctor"], cwd=ROOT, env=worker_env, capture_output=True,
+                         text=True, timeout=300)
+    assert "ingestion: Celery workers" in out.stdout
+    assert "[  ok] broker: reachable (redis://127.0.0.1:" in out.stdout, out.stdout + out.stderr
