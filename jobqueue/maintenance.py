@@ -35,12 +35,16 @@ def sweep_jobs(db: Any, settings: Settings,  # noqa: ANN401
     with db.connection() as conn:
         requeued, failed = jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
         stale = jobs.unpublished(conn, older_than_s=settings.job_republish_s) if publish else []
-    published = 0
+    published = unsent = 0
     if publish is not None:
         for job_id in dict.fromkeys([*requeued, *stale]):
-            publish(job_id)
-            published += 1
-    return {"requeued": len(requeued), "failed": len(failed), "published": published}
+            try:
+                publish(job_id)
+                published += 1
+            except Exception as exc:  # noqa: BLE001 - the broker is down: the job stays queued for the next sweep
+                unsent += 1
+                log.warning("job %s: could not hand it to the broker: %s", job_id, type(exc).__name__)
+    return {"requeued": len(requeued), "failed": len(failed), "published": published, "unsent": unsent}
 
 
 class MaintenanceThread:

@@ -271,7 +271,8 @@ def requeue_job(conn: psycopg.Connection, *, job_id: uuid.UUID) -> None:
     """Put an interrupted job (and its document) back in the queue."""
     conn.execute(
         "update document_jobs set status = 'queued', stage = 'queued', percent = 0, claim = null,"
-        " lease_until = null, error = 'interrupted; re-queued', updated_at = now() where id = %s",
+        " lease_until = null, published_at = null, error = 'interrupted; re-queued', updated_at = now()"
+        " where id = %s",
         (job_id,),
     )
     conn.execute(
