@@ -57,7 +57,8 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # Redis only: an unacknowledged task goes back to the queue after this long (a worker that died
     # mid-job). Keep it above the longest job; a live job redelivered early is held back by its lease.
     celery_visibility_timeout_s: float = 3600.0
-    # Seconds the API waits for the broker before answering 503 (Retry-After) to an upload.
+    # Connect timeout to the broker: an upload answers 503 (Retry-After) about this soon when the broker
+    # refuses connections; one that accepts but never answers is cut off after 4x this (at least 30 s).
     celery_publish_timeout_s: float = 5.0
     # A queued job handed to the broker longer ago than this is handed over again (a lost message);
     # running it twice is harmless (a finished job is a no-op).

@@ -153,7 +153,7 @@ def pct(values: list[float], q: float) -> float:
 def browse_part(args: argparse.Namespace, workdir: Path, fake, redis: RedisServer,  # noqa: ANN001
                 docs: list[tuple[str, bytes, int]]) -> list[dict]:
     rows = []
-    for mode in ("in-process", "worker"):
+    for mode in args.modes.split(","):
         stack = Stack(workdir, f"browse-{mode}", fake, redis.url if mode == "worker" else None)
         try:
             if mode == "worker":
@@ -241,6 +241,7 @@ def main() -> int:
     parser.add_argument("--accounts", type=int, default=5)
     parser.add_argument("--uploads", type=int, default=100)
     parser.add_argument("--parts", default="browse,workers,burst")
+    parser.add_argument("--modes", default="in-process,worker", help="browse part: the order the modes run in")
     parser.add_argument("--name", default="queue")
     args = parser.parse_args()
     parts = args.parts.split(",")

@@ -82,6 +82,8 @@ def _build(settings: Settings) -> Celery:
         task_ignore_result=True,  # progress and outcome live in document_jobs
         task_default_queue=QUEUE,
         broker_connection_retry_on_startup=True,
+        # connections an API process keeps for publishing: a burst of uploads should not queue for one
+        broker_pool_limit=32,
         broker_connection_timeout=settings.celery_publish_timeout_s,
         broker_transport_options={"visibility_timeout": settings.celery_visibility_timeout_s,
                                   "socket_connect_timeout": settings.celery_publish_timeout_s},
@@ -137,8 +139,15 @@ def run_ingest(task: Any, job_id: uuid.UUID) -> str:  # noqa: ANN401 - a bound C
     return outcome.status
 
 
+_publishers = concurrent.futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="publish")
+
+
 def publish(app: Celery, job_id: uuid.UUID, *, timeout_s: float | None = None, db: Any = None) -> None:  # noqa: ANN401
-    """Send the job's task; raise when the broker has not taken it within `timeout_s`."""
+    """Send the job's task; raise when the broker did not take it.
+
+    A broker that refuses connections fails within about `timeout_s` (the connect timeout, two quick
+    retries); one that accepts but never answers is cut off after 4 x `timeout_s` (at least 30 s),
+    so a slow publish under a burst of uploads is not mistaken for an outage."""
 
     def send() -> None:
         app.send_task(INGEST, args=[str(job_id)], queue=QUEUE, retry=True,
@@ -148,11 +157,7 @@ def publish(app: Celery, job_id: uuid.UUID, *, timeout_s: float | None = None, d
     if timeout_s is None:
         send()
     else:
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="publish")
-        try:
-            pool.submit(send).result(timeout=timeout_s)
-        finally:
-            pool.shutdown(wait=False)
+        _publishers.submit(send).result(timeout=max(30.0, 4 * timeout_s))
     if db is not None:
         from storage import jobs
 
