@@ -20,7 +20,7 @@ from sql import MIGRATIONS_DIR
 log = logging.getLogger(__name__)
 
 MIGRATION_LOCK = 7_160_001  # advisory lock key (transaction-scoped): one migrator at a time
-ROW_SECURITY = "011_row_security.sql"  # run again after later migrations (see the file)
+ROW_SECURITY = "099_row_security.sql"  # run again after later migrations (see the file)
 
 
 def _configure(conn: psycopg.Connection) -> None:

@@ -5,7 +5,7 @@ queued → processing (claimed: a fresh `claim` token and a lease) → done | fa
 deletion removes the job (cascade), which is how a running job learns it was cancelled.
 
 No session state: a claim is a row update and a lease a timestamp that a heartbeat pushes forward
-(sql/010_job_leases.sql), so every statement works through a transaction pooler. A job left
+(sql/013_job_leases.sql), so every statement works through a transaction pooler. A job left
 'processing' after its lease ran out belongs to a worker that died: the next claim takes it over,
 or fails it once it has been tried `max_attempts` times. Writes of a running job name its claim,
 so a worker that lost its lease (or whose document was deleted) writes nothing.

@@ -183,3 +183,24 @@ def test_doctor_checks_the_broker(worker_env) -> None:  # noqa: ANN001
                          text=True, timeout=300)
     assert "ingestion: Celery workers" in out.stdout
     assert "[  ok] broker: reachable (redis://127.0.0.1:" in out.stdout, out.stdout + out.stderr
+
+
+def test_a_poison_job_fails_after_max_attempts_with_its_reason(broker_api, broker_db, start_worker) -> None:  # noqa: ANN001
+    """A job whose worker dies every time (here: killed) is failed once JOB_MAX_ATTEMPTS workers died on
+    it, with the stage it died in, instead of going round forever."""
+    first = start_worker(JOB_MAX_ATTEMPTS="1").wait_ready()
+    big = long_report([f"{t} (poison test)" for t in AURORA_TOPICS], pages_per_topic=15)
+    with broker_api.client() as c:
+        user = signup(c, "poison")
+        res = upload(c, user["headers"], "poison.pdf", big)
+        assert res.status_code == 202, res.text
+        job_id = res.json()["job_id"]
+        wait_for(lambda: job_row(broker_db, job_id)["stage"] == "embedding", 240, "the job to be embedding")
+        first.kill9()
+        start_worker(JOB_MAX_ATTEMPTS="1").wait_ready()  # the next worker gets it back and gives up on it
+        events = follow_job(c, user["headers"], job_id)
+        assert events[-1][0] == "failed", events
+        assert events[-1][1]["error"] == "interrupted 1 times (the worker stopped during embedding); giving up"
+        doc = c.get(f"/api/documents/{res.json()['document_id']}", headers=user["headers"]).json()
+        assert doc["status"] == "failed" and doc["error"] == events[-1][1]["error"]
+        assert chunk_counts(broker_db, uuid.UUID(res.json()["document_id"]))[0] == 0

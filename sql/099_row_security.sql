@@ -7,7 +7,8 @@
 -- 2. Supabase grants `anon` and `authenticated` everything on new tables and functions in `public`
 --    by default; those grants are revoked, and EXECUTE on the app's own functions (hybrid_search takes
 --    an owner id as an argument: callable, it would read anyone's chunks) is revoked from PUBLIC.
--- Idempotent. storage.db.migrate() runs this file again after any other migration it applies, so a
+-- Numbered 099 so a fresh `supabase db push` applies it after every other migration. Idempotent.
+-- storage.db.migrate() runs this file again after any other migration it applies, so a
 -- table or function added later is covered; with `supabase db push` a later migration that adds one
 -- must lock it itself (tests/test_supabase.py checks the pushed schema).
 do $$
