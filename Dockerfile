@@ -33,6 +33,7 @@ COPY ingestion ./ingestion
 COPY storage ./storage
 COPY sql ./sql
 COPY jobqueue ./jobqueue
+COPY web ./web
 
 # The CPU build of torch (the same version pyproject pins); PyPI's default build carries CUDA (GBs).
 # Only the runtime dependencies: no dev, evals or Studio extras.

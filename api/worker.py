@@ -78,9 +78,9 @@ class IngestWorker:
 
     def run(self, job: jobs.JobTarget) -> JobOutcome | None:
         """Run one job (fetching its file first); None when another worker holds it or it has ended."""
-        job_id, owner_id, content_hash = job.job_id, job.owner_id, job.content_hash
+        job_id, owner_id, content_hash, fmt = job.job_id, job.owner_id, job.content_hash, job.format
         try:
-            self.files.ensure_local(owner_id, content_hash)
+            self.files.ensure_local(owner_id, content_hash, fmt)
         except Exception as exc:  # noqa: BLE001 - a storage outage fails this job with a reason
             log.warning("job %s: stored file unavailable: %s", job_id, type(exc).__name__)
         try:
@@ -97,6 +97,6 @@ class IngestWorker:
             return None
         finally:
             try:
-                self.files.ingested(owner_id, content_hash)
+                self.files.ingested(owner_id, content_hash, fmt)
             except Exception:  # noqa: BLE001
                 log.warning("job %s: could not tidy the local copy", job_id)

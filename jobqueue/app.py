@@ -43,6 +43,7 @@ class Runtime:
     settings: Settings
     db: Any
     worker: Any  # api.worker.IngestWorker, not started: its `run` is the one the server's threads call
+    model_lock: Any  # held for the process's life
 
 
 @functools.cache
@@ -50,12 +51,18 @@ def runtime() -> Runtime:
     from api.files import make_file_store
     from api.worker import IngestWorker
     from providers.embeddings import get_embedder
-    from storage.db import open_database
+    from storage import embedding_index
+    from storage.db import open_database, transaction_pooler
 
     settings = get_settings()
     db = open_database(settings)
     embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
-    return Runtime(settings, db, IngestWorker(db, settings, make_file_store(settings), embedder=embedder))
+    # As the server does: refuse to store another model's vectors, and hold the model lock so no
+    # `thotqen reindex` swaps the model while this worker embeds (storage/embedding_index.py).
+    with db.connection() as conn:
+        embedding_index.check_model(conn, embedder.identity, embedder.dimension)
+    model_lock = embedding_index.hold(db.uri, pooled=transaction_pooler(settings, db.uri))
+    return Runtime(settings, db, IngestWorker(db, settings, make_file_store(settings), embedder=embedder), model_lock)
 
 
 _apps: dict[tuple, Celery] = {}

@@ -92,18 +92,19 @@ def active_job(conn: psycopg.Connection, *, document_id: uuid.UUID) -> uuid.UUID
 
 @dataclass(frozen=True)
 class JobTarget:
-    """What a job works on: its document, that document's owner, name and stored file's hash."""
+    """What a job works on: its document, that document's owner, name, stored file's hash and format."""
 
     job_id: uuid.UUID
     document_id: uuid.UUID
     owner_id: int
     name: str
     content_hash: str
+    format: str = "pdf"
 
 
 def job_target(conn: psycopg.Connection, *, job_id: uuid.UUID) -> JobTarget | None:
     row = conn.execute(
-        "select j.id, j.document_id, j.owner_id, d.name, d.content_hash from document_jobs j"
+        "select j.id, j.document_id, j.owner_id, d.name, d.content_hash, d.format from document_jobs j"
         " join documents d on d.id = j.document_id where j.id = %s",
         (job_id,),
     ).fetchone()
@@ -118,7 +119,7 @@ def next_claimable(conn: psycopg.Connection) -> JobTarget | None:
 
     Only a look: `claim` decides, so two pollers that see the same job run it once."""
     row = conn.execute(
-        "select j.id, j.document_id, j.owner_id, d.name, d.content_hash from document_jobs j"
+        "select j.id, j.document_id, j.owner_id, d.name, d.content_hash, d.format from document_jobs j"
         f" join documents d on d.id = j.document_id where {CLAIMABLE} order by j.created_at limit 1"
     ).fetchone()
     return JobTarget(*row) if row else None
