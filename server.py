@@ -1,8 +1,10 @@
 """HTTP server (FastAPI + LangServe): accounts, uploads with SSE progress, chats, /rag, metrics.
 
 `create_app()` builds an app from settings; `app` is the one `thotqen serve` / `make run` start.
-Start-up opens the database (embedded by default), migrates, recovers interrupted ingestion jobs
-and starts the background ingestion worker. Route groups live in `api/`.
+Start-up opens the database (embedded by default), migrates, and, without a broker, recovers
+interrupted ingestion jobs and starts the background ingestion worker and upkeep thread; with
+CELERY_BROKER_URL, uploads become Celery tasks for `thotqen worker` (jobqueue/). Route groups
+live in `api/`.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from api.text import printable
 from providers.runtime import configure_process
 from settings import Settings, get_settings
 from storage import jobs
-from storage.db import Database, open_database
+from storage.db import Database, open_database, transaction_pooler
 
 log = logging.getLogger("thotqen.server")
 
@@ -71,13 +73,17 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
         from api.files import make_file_store
         from api.security import Tokens, resolve_jwt_secret
         from api.worker import IngestWorker
+        from jobqueue import dispatch
+        from jobqueue.maintenance import MaintenanceThread
 
         secret = resolve_jwt_secret(settings)  # refuses to start in production without a real secret
         db = await asyncio.to_thread(open_database, settings)
-        with db.connection() as conn:
-            requeued, failed = jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
-        if requeued or failed:
-            log.warning("recovered interrupted jobs: %d re-queued, %d failed", len(requeued), len(failed))
+        broker = bool(settings.celery_broker_url)
+        if not broker:  # with a broker, `thotqen worker` and beat recover jobs (jobqueue/app.py)
+            with db.connection() as conn:
+                requeued, failed = jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
+            if requeued or failed:
+                log.warning("recovered interrupted jobs: %d re-queued, %d failed", len(requeued), len(failed))
         if stale := accounting.sweep_stale(db):
             log.warning("%d question(s) left running by a stopped server ended as errors", stale)
         embedder = getattr(services, "embedder", None)
@@ -96,18 +102,23 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
         except embedding_index.ModelMismatch as exc:
             log.error("refusing to start: %s", exc)
             raise
-        model_lock = embedding_index.hold(db.uri)
+        model_lock = embedding_index.hold(db.uri, pooled=transaction_pooler(settings, db.uri))
         files = make_file_store(settings)
         worker = IngestWorker(db, settings, files, embedder=getattr(services, "embedder", None))
         app.state.db = db
         app.state.tokens = Tokens(settings, secret)
         app.state.files = files
         app.state.worker = worker
+        app.state.jobs = dispatch.Celery(settings, db) if broker else dispatch.InProcess(worker)
         app.state.answerer = ChatAnswerer(db, settings, services)
-        if start_worker:
+        maintenance = MaintenanceThread(db, settings)
+        if start_worker and not broker:  # with a broker, ingestion and upkeep run in `thotqen worker`/beat
             worker.start(settings.ingest_workers)
+            maintenance.start()
+        log.info("ingestion: %s", app.state.jobs.kind)
         yield
         worker.stop(timeout=10)
+        maintenance.stop()
         model_lock.close()
 
     # /docs is served offline by api/web.py; ReDoc would need a CDN

@@ -27,6 +27,9 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     thotqen_home: Path = Field(default=Path(".thotqen"))
     # External Postgres (e.g. a Supabase direct connection string). Unset: embedded Postgres.
     database_url: str | None = None
+    # auto: a URL on port 6543 (Supabase's transaction pooler) is treated as a transaction-mode pooler
+    # (prepared statements off); "transaction" for another such pooler; "none" never.
+    database_pooler: Literal["auto", "transaction", "none"] = "auto"
     db_pool_size: int = 10
 
     # Embeddings: a local path to a sentence-transformers model; unset: the packaged MiniLM.
@@ -46,8 +49,30 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # Retrieval and graph knobs are declared in tunables.py (inherited here, set by their env vars).
     search_k: int = 5  # hits `thotqen search` prints by default
 
-    # Jobs
+    # Jobs (storage/jobs.py): a job tried this many times by workers that died is failed with the reason.
     job_max_attempts: int = 3
+    # A running job's lease: its worker renews it every quarter of this; a job whose lease ran out
+    # belongs to a dead worker and is taken over. Longer than any pause between heartbeats.
+    job_lease_s: float = 60.0
+
+    # Celery (jobqueue/): with a broker URL (amqp://... RabbitMQ, or redis://...), uploads become
+    # tasks that `thotqen worker` processes run, and `thotqen serve` runs no ingestion itself.
+    # Unset: ingestion threads inside the server, as before.
+    celery_broker_url: str | None = None
+    # Redis only: an unacknowledged task goes back to the queue after this long (a worker that died
+    # mid-job). Keep it above the longest job; a live job redelivered early is held back by its lease.
+    celery_visibility_timeout_s: float = 3600.0
+    # Connect timeout to the broker: an upload answers 503 (Retry-After) about this soon when the broker
+    # refuses connections; one that accepts but never answers is cut off after 4x this (at least 30 s).
+    celery_publish_timeout_s: float = 5.0
+    # A queued job handed to the broker longer ago than this is handed over again (a lost message);
+    # running it twice is harmless (a finished job is a no-op).
+    job_republish_s: float = 1800.0
+
+    # Retention (storage/retention.py), run by Celery beat or, without a broker, by the server:
+    # query-log rows and login attempts older than RETENTION_DAYS go, and so do expired refresh tokens.
+    retention_days: int = Field(default=90, ge=1)
+    maintenance_interval_s: float = 3600.0
 
     # Reading files (ingestion/sandbox.py, docs/formats.md): each file is parsed in a child process
     # with this memory cap and deadline; past either its job fails with the reason.
@@ -171,13 +196,17 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     answer_cache: bool = True
     answer_cache_max_distance: float = 0.05
     answer_cache_ttl_hours: float = 168.0
-    # Supabase: Auth tokens (HS256 with the project's JWT secret, or its JWKS for asymmetric keys)
-    # and Storage for the raw PDFs (service-role key). Unset: local accounts and files on disk.
+    # Supabase, two separate switches. Storage for the raw PDFs: on with SUPABASE_URL and the
+    # service-role key. Auth: SUPABASE_AUTH=true accepts Supabase Auth access tokens (HS256 with the
+    # project's JWT secret, or its JWKS for asymmetric keys), checking signature, expiry, audience and
+    # issuer. Unset: local accounts and files on disk.
     supabase_url: str | None = None
     supabase_service_key: SecretStr | None = None
+    supabase_auth: bool = False
     supabase_jwt_secret: SecretStr | None = None
     supabase_jwks_url: str | None = None  # unset: SUPABASE_URL/auth/v1/.well-known/jwks.json
     supabase_audience: str = "authenticated"
+    supabase_issuer: str | None = None  # unset: SUPABASE_URL/auth/v1 (what Supabase Auth writes in `iss`)
     supabase_bucket: str = "documents"
     # LangSmith's API for /api/admin/metrics (the SDK reads the same LANGSMITH_* variables for tracing).
     langsmith_api_key: SecretStr | None = None
@@ -192,8 +221,20 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     def admins(self) -> set[str]:
         return {name.strip() for name in self.thotqen_admins.split(",") if name.strip()}
 
+    @property
+    def supabase_token_issuer(self) -> str | None:
+        if self.supabase_issuer:
+            return self.supabase_issuer.rstrip("/")
+        return f"{self.supabase_url.rstrip('/')}/auth/v1" if self.supabase_url else None
+
     @model_validator(mode="after")
     def _refuse_placeholder_secrets(self) -> Settings:
+        if self.supabase_auth and not self.supabase_token_issuer:
+            raise ValueError("SUPABASE_AUTH=true needs SUPABASE_URL (or SUPABASE_ISSUER): tokens are checked "
+                             "against the issuer as well as the audience")
+        if self.supabase_auth and not (self.supabase_jwt_secret or self.supabase_jwks_url or self.supabase_url):
+            raise ValueError("SUPABASE_AUTH=true needs SUPABASE_JWT_SECRET or a JWKS (SUPABASE_URL or "
+                             "SUPABASE_JWKS_URL) to verify tokens")
         if self.development:
             return self
         for name in ("jwt_secret", "supabase_jwt_secret", "origin_secret"):

@@ -17,6 +17,7 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from sse_starlette import EventSourceResponse
 
 from api.deps import CurrentUser, DbDep, SettingsDep
+from api.worker import QueueUnavailable
 from ingestion.errors import IngestError, UnsupportedFormat
 from ingestion.formats.sniff import ACCEPTED, early_refusal
 from ingestion.parse import precheck_pdf
@@ -128,7 +129,7 @@ UPLOAD_BODY = {"requestBody": {"required": True, "content": {"multipart/form-dat
              responses={413: {"description": "larger than UPLOAD_MAX_MB"},
                         415: {"description": f"none of: {ACCEPTED} (told by content, not by name)"},
                         422: {"description": "empty, truncated, encrypted, damaged or over-large (zip bomb) file"},
-                        503: {"description": "file storage (Supabase) failed; nothing was kept"}})
+                        503: {"description": "file storage (Supabase) or the job broker failed; nothing was kept"}})
 async def upload_document(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str, Any]:
     """Upload a document (multipart field `file`): PDF, Word, PowerPoint, Excel, HTML, Markdown or
     text, told by its content. Ingestion runs in the background.
@@ -180,6 +181,23 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
     except IngestError as exc:
         raise HTTPException(422, str(exc)) from None
     files = request.app.state.files
+    queue = request.app.state.jobs  # jobqueue.dispatch: the server's threads, or a Celery broker
+
+    def undo(sub: Any) -> None:
+        """Take back what this upload kept: the new document (and its files), or the redo's new job."""
+        with db.connection() as conn:
+            if sub.created:
+                documents.delete_document(conn, owner_id=user.id, document_id=str(sub.document_id))
+            else:
+                jobs.delete_job(conn, job_id=sub.job_id)
+                documents.set_document_status(conn, document_id=sub.document_id, status="failed",
+                                              error="could not be queued; upload it again")
+        if sub.created:
+            try:
+                files.delete(user.id, sub.content_hash, sub.format)
+            except Exception:  # noqa: BLE001 - the rows are gone; a stale file is logged, not fatal
+                log.warning("upload user_id=%s: stored file could not be removed", user.id)
+                files.path(user.id, sub.content_hash, sub.format).unlink(missing_ok=True)
 
     def submit() -> dict[str, Any]:
         sub = submit_document(db, settings, owner_id=user.id, name=name, data=data)
@@ -192,29 +210,32 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
             try:
                 files.saved(user.id, sub.content_hash, sub.format)
             except Exception as exc:  # the durable copy failed: undo the upload rather than keep half of it
-                with db.connection() as conn:
-                    documents.delete_document(conn, owner_id=user.id, document_id=str(sub.document_id))
-                files.path(user.id, sub.content_hash, sub.format).unlink(missing_ok=True)
                 log.warning("upload user_id=%s: file storage (%s) failed, upload undone: %s", user.id, files.kind,
                             type(exc).__name__)
-                raise _StorageDown from exc
+                undo(sub)
+                raise _StorageDown("file storage is unavailable") from exc
+        if sub.queued:
+            try:
+                queue.submit(sub.job_id)
+            except QueueUnavailable as exc:
+                undo(sub)
+                raise _StorageDown("the job queue (broker) is unavailable") from exc
         return {"document_id": str(sub.document_id), "job_id": str(job_id), "reused": sub.reused}
 
     try:
         out = await asyncio.to_thread(submit)
     except IngestError as exc:
         raise HTTPException(422, str(exc)) from None
-    except _StorageDown:
-        raise HTTPException(503, "file storage is unavailable; nothing was kept, please upload again later",
+    except _StorageDown as exc:
+        raise HTTPException(503, f"{exc}; nothing was kept, please upload again later",
                             headers={"Retry-After": "30"}) from None
-    request.app.state.worker.wake()
     log.info("upload user_id=%s document=%s reused=%s bytes=%d", user.id, out["document_id"], out["reused"],
              len(data))
     return out
 
 
 class _StorageDown(Exception):
-    """The file store refused the upload."""
+    """The file store or the broker refused the upload (the message says which)."""
 
 
 @router.get("/api/documents")

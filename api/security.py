@@ -90,7 +90,8 @@ class Tokens:
     def __init__(self, settings: Settings, secret: str) -> None:
         self.settings = settings
         self._secret = secret
-        self._supabase = SupabaseVerifier(settings) if settings.supabase_jwt_secret or settings.supabase_url else None
+        # Supabase tokens only with SUPABASE_AUTH: SUPABASE_URL alone (for Storage) accepts none.
+        self._supabase = SupabaseVerifier(settings) if settings.supabase_auth else None
 
     def issue(self, conn: Any, user: User, csrf: str | None = None) -> dict[str, Any]:  # noqa: ANN401 - psycopg
         """Access and refresh tokens; `csrf` (a cookie session's CSRF token) is bound into both, hashed."""
@@ -160,6 +161,7 @@ class SupabaseVerifier:
 
     def __init__(self, settings: Settings) -> None:
         self.audience = settings.supabase_audience
+        self.issuer = settings.supabase_token_issuer
         self.secret = settings.supabase_jwt_secret.get_secret_value() if settings.supabase_jwt_secret else None
         jwks_url = settings.supabase_jwks_url or (
             f"{settings.supabase_url.rstrip('/')}/auth/v1/.well-known/jwks.json" if settings.supabase_url else None)
@@ -179,8 +181,8 @@ class SupabaseVerifier:
                 key = self.jwks.get_signing_key_from_jwt(token).key
             else:
                 raise AuthError("the token is not valid")
-            return jwt.decode(token, key, algorithms=[alg], audience=self.audience,
-                              options={"require": ["exp", "sub"]})
+            return jwt.decode(token, key, algorithms=[alg], audience=self.audience, issuer=self.issuer,
+                              options={"require": ["exp", "sub", "iss", "aud"]})
         except jwt.ExpiredSignatureError:
             raise AuthError("the token has expired") from None
         except jwt.PyJWKClientError:

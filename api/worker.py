@@ -1,10 +1,10 @@
 """Background ingestion inside the server process: threads that pick queued jobs from Postgres.
 
-Jobs are rows (storage/jobs.py), so a job queued by any process is picked up, and several server
-processes can share the queue: a worker first moves a job from 'queued' to 'processing' with a
-conditional UPDATE (storage.jobs.claim_next), and only the process whose UPDATE matched runs it
-(run_job then takes the job's advisory lock, which tells a crashed worker's job from a live one at
-the next start).
+Used when no broker is configured (CELERY_BROKER_URL unset); with one, `thotqen worker` processes
+run the same `run` through Celery (jobqueue/). Jobs are rows (storage/jobs.py), so a job queued by
+any process is picked up, and several server processes can share the queue: each poller looks at
+the oldest claimable job and `run_job` claims it with a conditional UPDATE; a poller that loses the
+race (JobBusy) just looks again. A job whose worker died (lease run out) is claimable again.
 """
 
 from __future__ import annotations
@@ -14,12 +14,16 @@ import threading
 from typing import Any
 
 from api.files import LocalFiles
-from ingestion.pipeline import run_job
+from ingestion.pipeline import JobOutcome, run_job
 from settings import Settings
 from storage import jobs
 from storage.db import Database
 
 log = logging.getLogger(__name__)
+
+
+class QueueUnavailable(Exception):
+    """A queued job could not be handed to what runs jobs (a broker that is down); the upload is undone."""
 
 
 class IngestWorker:
@@ -62,7 +66,7 @@ class IngestWorker:
         while not self._stop.is_set():
             try:
                 with self.db.connection() as conn:
-                    claimed = jobs.claim_next(conn)
+                    claimed = jobs.next_claimable(conn)
             except Exception:  # noqa: BLE001 - the database may be restarting; try again later
                 log.exception("could not read the job queue")
                 claimed = None
@@ -72,7 +76,8 @@ class IngestWorker:
                 continue
             self.run(claimed)
 
-    def run(self, job: jobs.JobTarget) -> None:
+    def run(self, job: jobs.JobTarget) -> JobOutcome | None:
+        """Run one job (fetching its file first); None when another worker holds it or it has ended."""
         job_id, owner_id, content_hash, fmt = job.job_id, job.owner_id, job.content_hash, job.format
         try:
             self.files.ensure_local(owner_id, content_hash, fmt)
@@ -81,10 +86,15 @@ class IngestWorker:
         try:
             outcome = run_job(self.db, self.settings, self.embedder, job_id)
             log.info("job %s %s in %.1fs", job_id, outcome.status, outcome.seconds)
+            return outcome
+        except jobs.JobBusy:
+            log.info("job %s: claimed by another worker, or ended", job_id)
+            return None
         except Exception:  # noqa: BLE001 - run_job records failures itself; this is the last guard
             log.exception("job %s crashed", job_id)
             with self.db.connection() as conn:
                 jobs.fail_job(conn, job_id=job_id, reason="internal error while ingesting; upload the file again")
+            return None
         finally:
             try:
                 self.files.ingested(owner_id, content_hash, fmt)

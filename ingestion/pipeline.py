@@ -49,16 +49,16 @@ class Submission:
     content_hash: str
     created: bool = False  # this call created the document row (not a reuse or a redo of one)
     format: str = "pdf"
+    queued: bool = False  # this call queued a new job (to be handed to the broker, if there is one)
 
 
-class JobCancelled(Exception):
-    """The job's document was deleted while it ran: stop, and leave nothing behind."""
+JobCancelled = jobs.JobCancelled  # the job's document was deleted (or the job taken over): stop, write nothing
 
 
 @dataclass
 class JobOutcome:
     document_id: uuid.UUID
-    status: str  # ready | failed | cancelled (its document was deleted meanwhile)
+    status: str  # ready | failed | cancelled (document deleted, or the job taken over)
     pages: int = 0
     parents: int = 0
     children: int = 0
@@ -137,7 +137,7 @@ def submit_document(db: Database, settings: Settings, *, owner_id: int, name: st
                 conn, owner_id=owner_id, name=name, content_hash=content_hash, size_bytes=len(data), fmt=fmt
             )
         job_id = jobs.create_job(conn, document_id=document_id, owner_id=owner_id)
-    return Submission(document_id, job_id, False, content_hash, created, fmt)
+    return Submission(document_id, job_id, False, content_hash, created, fmt, queued=True)
 
 
 submit_pdf = submit_document  # the name from when only PDFs were accepted
@@ -160,26 +160,29 @@ def run_job(
             raise KeyError(f"no job {job_id}")
         document_id, owner_id, name, content_hash, fmt = (target.document_id, target.owner_id, target.name,
                                                           target.content_hash, target.format)
-        if not jobs.try_claim(conn, job_id=job_id):
-            raise RuntimeError(f"job {job_id} is already running in another process")
+        claim = jobs.claim(conn, job_id=job_id, lease_s=settings.job_lease_s, max_attempts=settings.job_max_attempts)
+        if claim is None:
+            raise jobs.JobBusy(f"job {job_id} is already running in another process, or has ended")
+        lease = jobs.Lease(db, job_id, claim, settings.job_lease_s).start()
         last_report: list = [0.0, ""]
         stage_started: dict[str, float] = {}
         plan = [STAGES]
 
         def report(stage: str, fraction: float) -> None:
+            lease.check()  # a deleted document stops its job here, within a heartbeat
             if stage == "ocr":
                 plan[0] = STAGES_WITH_OCR
             stage_started.setdefault(stage, time.perf_counter())
             low, high = plan[0][stage]
             percent = low + (high - low) * fraction
-            if progress is not None:
-                progress(stage, percent)
             now = time.monotonic()
             # Throttle writes: a progress row per half second is plenty for any reader.
             if fraction >= 1.0 or now - last_report[0] > 0.5 or stage != last_report[1]:
-                if not jobs.set_progress(conn, job_id=job_id, stage=stage, percent=percent):
-                    raise JobCancelled  # the row is gone: its document was deleted
+                if not jobs.set_progress(conn, job_id=job_id, stage=stage, percent=percent, claim=claim):
+                    raise jobs.JobCancelled("the job was cancelled (its document was deleted) or taken over")
                 last_report[:] = [now, stage]
+            if progress is not None:
+                progress(stage, percent)
 
         try:
             documents.set_document_status(conn, document_id=document_id, status="processing")
@@ -219,6 +222,7 @@ def run_job(
                     child_rows.append(ChildRow(parent_ord, len(child_rows), child.page, child.heading, child.text,
                                                unit.label, unit.ocr, [list(b) for b in child.boxes] or None))
             with conn.transaction():
+                jobs.hold(conn, job_id=job_id, claim=claim)  # still ours: a redelivered job never writes twice
                 embedding_index.assert_model(conn, embedder.identity, embedder.dimension)
                 documents.replace_chunks(
                     conn,
@@ -241,8 +245,11 @@ def run_job(
                 document_id, "ready", parsed.pages, len(parent_rows), len(child_rows), ended - started,
                 stage_seconds={s: round(b - a, 3) for s, a, b in zip(stage_started, marks, marks[1:], strict=False)},
             )
+        except jobs.JobCancelled as exc:
+            log.info("job %s stopped: %s", job_id, exc)
+            return JobOutcome(document_id, "cancelled", seconds=time.perf_counter() - started, error=str(exc))
         except Exception as exc:
-            if isinstance(exc, JobCancelled) or jobs.job_target(conn, job_id=job_id) is None:
+            if jobs.job_target(conn, job_id=job_id) is None:
                 # a delete during ingestion (its file or rows went first): a cancellation, not an error
                 log.info("job %s cancelled: its document was deleted", job_id)
                 return JobOutcome(document_id, "cancelled", seconds=time.perf_counter() - started)
@@ -252,7 +259,8 @@ def run_job(
                 log.exception("job %s failed", job_id)
             else:
                 log.warning("job %s failed: %s", job_id, reason)
-            jobs.fail_job(conn, job_id=job_id, reason=reason)
+            jobs.fail_job(conn, job_id=job_id, reason=reason, claim=claim)
             return JobOutcome(document_id, "failed", seconds=time.perf_counter() - started, error=reason)
         finally:
-            jobs.release(conn, job_id=job_id)
+            lease.stop()
+            jobs.release(conn, job_id=job_id, claim=claim)

@@ -143,7 +143,8 @@ class TorchEmbedder(Embedder):
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         if not texts:
             return []
-        enc = self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+        with self._lock:  # a fast tokenizer used from two threads at once fails ("Already borrowed")
+            enc = self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
         return [len(ids) for ids in enc]
 
     def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:

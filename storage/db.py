@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
+import psycopg.conninfo
 from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool
 
@@ -18,15 +19,33 @@ from sql import MIGRATIONS_DIR
 
 log = logging.getLogger(__name__)
 
-MIGRATION_LOCK = 7_160_001  # advisory lock key: one migrator at a time
+MIGRATION_LOCK = 7_160_001  # advisory lock key (transaction-scoped): one migrator at a time
+ROW_SECURITY = "099_row_security.sql"  # run again after later migrations (see the file)
 
 
 def _configure(conn: psycopg.Connection) -> None:
+    # No session state here (no SET, no session advisory lock): behind a transaction pooler the next
+    # transaction may run on another server connection. Search settings are set per transaction
+    # (storage/search.py), job ownership is a lease row (storage/jobs.py).
     register_vector(conn)
-    # A filtered HNSW scan keeps walking the graph until enough rows pass the filter (pgvector 0.8).
-    conn.execute("set hnsw.iterative_scan = relaxed_order")
-    conn.execute("set hnsw.ef_search = 100")
     conn.commit()
+
+
+def transaction_pooler(settings: Settings, uri: str) -> bool:
+    """Whether `uri` goes through a transaction-mode pooler (Supabase's port 6543, PgBouncer in
+    transaction mode): DATABASE_POOLER=transaction says so, `auto` reads the port."""
+    if settings.database_pooler != "auto":
+        return settings.database_pooler == "transaction"
+    try:
+        return psycopg.conninfo.conninfo_to_dict(uri).get("port") == "6543"
+    except psycopg.ProgrammingError:
+        return False
+
+
+def connect_kwargs(settings: Settings, uri: str) -> dict:
+    """psycopg connection options: prepared statements off behind a transaction pooler, where a
+    statement prepared on one server connection is unknown to the next."""
+    return {"prepare_threshold": None} if transaction_pooler(settings, uri) else {}
 
 
 def migration_files() -> list[Path]:
@@ -63,6 +82,9 @@ def migrate(conn: psycopg.Connection) -> list[str]:
                 (path.name, checksum),
             )
             applied.append(path.name)
+        if applied and ROW_SECURITY in {p.name for p in migration_files()} and applied[-1] != ROW_SECURITY:
+            # tables and functions added after the lock-down migration are locked down too
+            conn.execute((MIGRATIONS_DIR / ROW_SECURITY).read_text())
     return applied
 
 
@@ -121,12 +143,13 @@ def open_database(settings: Settings) -> Database:
     """Start or connect, migrate, and return a pooled Database (one per URI and pool size per process)."""
     with _opening:
         uri, mode = resolve_uri(settings)
-        return _database(uri, mode, settings.db_pool_size)
+        return _database(uri, mode, settings.db_pool_size, transaction_pooler(settings, uri))
 
 
 @functools.cache
-def _database(uri: str, mode: str, pool_size: int) -> Database:
-    with psycopg.connect(uri, autocommit=False) as conn:
+def _database(uri: str, mode: str, pool_size: int, pooled: bool) -> Database:
+    extra = {"prepare_threshold": None} if pooled else {}  # see connect_kwargs
+    with psycopg.connect(uri, autocommit=False, **extra) as conn:
         applied = migrate(conn)
         if applied:
             log.info("migrations applied: %s", ", ".join(applied))
@@ -135,7 +158,7 @@ def _database(uri: str, mode: str, pool_size: int) -> Database:
         min_size=1,
         max_size=pool_size,
         configure=_configure,
-        kwargs={"autocommit": True},
+        kwargs={"autocommit": True, **extra},
         open=True,
     )
     pool.wait(timeout=30)

@@ -134,10 +134,22 @@ def assert_model(conn: psycopg.Connection, identity: str, dimension: int) -> Non
                             "and must be restarted")
 
 
-def hold(uri: str) -> psycopg.Connection:
-    """A connection holding the shared model lock until it is closed: no swap while this process runs."""
+class _Unheld:
+    def close(self) -> None:
+        pass
+
+
+def hold(uri: str, *, pooled: bool = False) -> psycopg.Connection | _Unheld:
+    """A connection holding the shared model lock until it is closed: no swap while this process runs.
+
+    Behind a transaction pooler a session lock would stay on whichever server connection ran it, held
+    for no one: nothing is held then, and a swap must wait until servers and workers are stopped."""
+    if pooled:
+        log.warning("behind a transaction pooler the model lock is not held: stop servers and workers "
+                    "before `thotqen reindex` swaps the embedding model")
+        return _Unheld()
     conn = psycopg.connect(uri, autocommit=True)
-    conn.execute("select pg_advisory_lock_shared(%s)", (MODEL_LOCK,))
+    conn.execute("select pg_advisory_lock_shared(%s)", (MODEL_LOCK,))  # session-scoped on purpose: see above
     return conn
 
 

@@ -83,7 +83,33 @@ def search(
     if params.fusion not in FUSIONS:
         raise ValueError(f"fusion must be one of {', '.join(FUSIONS)}")
     docs = [uuid.UUID(str(d)) for d in document_ids] if document_ids else None
-    rows = conn.execute(
+    with conn.transaction():
+        # Per transaction, not per connection, so a transaction pooler keeps them: a filtered HNSW
+        # scan keeps walking the graph until enough rows pass the filter (pgvector 0.8).
+        conn.execute(SEARCH_SETTINGS)
+        rows = _run(conn, owner_id, query_text, query_embedding, params, docs)
+    hits = [Hit(*row) for row in rows]
+    if not hits:
+        return hits
+    extra = {
+        child_id: (label, ocr, boxes)
+        for child_id, label, ocr, boxes in conn.execute(
+            "select id, coalesce(page_label, 'page ' || page), ocr, boxes from child_chunks"
+            " where owner_id = %s and id = any(%s)",
+            (owner_id, [h.child_id for h in hits]),
+        ).fetchall()
+    }
+    return [replace(h, page_label=extra[h.child_id][0], ocr=extra[h.child_id][1], boxes=extra[h.child_id][2])
+            if h.child_id in extra else h for h in hits]
+
+
+SEARCH_SETTINGS = ("select set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+                   " set_config('hnsw.ef_search', '100', true)")
+
+
+def _run(conn: psycopg.Connection, owner_id: int, query_text: str, query_embedding: np.ndarray | None,
+         params: SearchParams, docs: list[uuid.UUID] | None) -> list[tuple]:
+    return conn.execute(
         SEARCH_SQL,
         {
             "owner": owner_id,
@@ -102,16 +128,3 @@ def search(
             "heading_weight": params.heading_weight,
         },
     ).fetchall()
-    hits = [Hit(*row) for row in rows]
-    if not hits:
-        return hits
-    extra = {
-        child_id: (label, ocr, boxes)
-        for child_id, label, ocr, boxes in conn.execute(
-            "select id, coalesce(page_label, 'page ' || page), ocr, boxes from child_chunks"
-            " where owner_id = %s and id = any(%s)",
-            (owner_id, [h.child_id for h in hits]),
-        ).fetchall()
-    }
-    return [replace(h, page_label=extra[h.child_id][0], ocr=extra[h.child_id][1], boxes=extra[h.child_id][2])
-            if h.child_id in extra else h for h in hits]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import numpy as np
@@ -275,61 +276,107 @@ def test_dense_search_uses_the_hnsw_index(db, make_user) -> None:  # noqa: ANN00
         assert len(hits) == 40
 
 
-def recover_until(db, job_id, outcome: str, max_attempts: int = 3) -> None:  # noqa: ANN001
-    """Run recovery until it reports the job: a closed connection's backend (and its lock) ends
-    asynchronously, a few milliseconds after the client hangs up."""
-    import time
-
-    deadline = time.monotonic() + 10
-    while True:
-        with db.connection() as conn:
-            requeued, failed = jobs.recover_interrupted(conn, max_attempts=max_attempts)
-        if job_id in (requeued if outcome == "requeued" else failed):
-            return
-        assert time.monotonic() < deadline, f"job {job_id} was never {outcome}"
-        time.sleep(0.1)
+def crashed_claim(conn, job_id, max_attempts: int = 3):  # noqa: ANN001, ANN201
+    """A worker claims the job and "dies": its lease runs out without a heartbeat."""
+    token = jobs.claim(conn, job_id=job_id, lease_s=0.05, max_attempts=max_attempts)
+    time.sleep(0.1)
+    return token
 
 
 def test_interrupted_job_is_requeued_then_failed(db, settings, make_user, report) -> None:  # noqa: ANN001
     _, owner = make_user()
     sub = submit_pdf(db, settings, owner_id=owner, name="report.pdf", data=report)
-    # A worker claims the job, then "crashes": its connection (and so its lock) goes away.
-    with psycopg.connect(db.uri, autocommit=True) as worker:
-        assert jobs.try_claim(worker, job_id=sub.job_id)
-        with db.connection() as conn:  # while the worker lives, recovery leaves the job alone
-            requeued, failed = jobs.recover_interrupted(conn, max_attempts=3)
-            assert sub.job_id not in requeued + failed
-    recover_until(db, sub.job_id, "requeued")
     with db.connection() as conn:
+        # a live worker's job (lease still running) is left alone by recovery and by other claims
+        assert jobs.claim(conn, job_id=sub.job_id, lease_s=60, max_attempts=3) is not None
+        requeued, failed = jobs.recover_interrupted(conn, max_attempts=3)
+        assert sub.job_id not in requeued + failed
+        assert jobs.claim(conn, job_id=sub.job_id, lease_s=60, max_attempts=3) is None
+        conn.execute("update document_jobs set lease_until = now() - interval '1 second' where id = %s",
+                     (sub.job_id,))  # ... until its lease runs out: the worker died
+        requeued, failed = jobs.recover_interrupted(conn, max_attempts=3)
+        assert sub.job_id in requeued
         job = jobs.get_job(conn, owner_id=owner, job_id=sub.job_id)
         assert job["status"] == "queued"
-        # the queue hands it out again (other tests' queued jobs may come first; recovery re-queues them)
-        while (claimed := jobs.claim_next(conn)) is not None and claimed.job_id != sub.job_id:
-            pass
-        assert claimed == jobs.JobTarget(sub.job_id, sub.document_id, owner, "report.pdf", sub.content_hash)
-        assert jobs.get_job(conn, owner_id=owner, job_id=sub.job_id)["status"] == "processing"
-    # Crash it twice more: after max_attempts it is failed, never left processing.
-    with psycopg.connect(db.uri, autocommit=True) as worker:
-        assert jobs.try_claim(worker, job_id=sub.job_id)
-    recover_until(db, sub.job_id, "requeued")
-    with psycopg.connect(db.uri, autocommit=True) as worker:
-        assert jobs.try_claim(worker, job_id=sub.job_id)  # the third attempt
-    recover_until(db, sub.job_id, "failed")
-    with db.connection() as conn:
+        # the queue offers it again (other tests' jobs may come first)
+        seen = set()
+        while (nxt := jobs.next_claimable(conn)) is not None and nxt.job_id != sub.job_id and nxt.job_id not in seen:
+            seen.add(nxt.job_id)
+            jobs.fail_job(conn, job_id=nxt.job_id, reason="cleared by a test")
+        assert nxt == jobs.JobTarget(sub.job_id, sub.document_id, owner, "report.pdf", sub.content_hash)
+        # second attempt dies too; a dead worker's job is claimable again without recovery (attempt 3) ...
+        assert crashed_claim(conn, sub.job_id) is not None
+        assert crashed_claim(conn, sub.job_id) is not None
+        assert jobs.get_job(conn, owner_id=owner, job_id=sub.job_id)["attempts"] == 3
+        # ... and after max_attempts the next claim fails it with the stage it died in
+        assert jobs.claim(conn, job_id=sub.job_id, lease_s=60, max_attempts=3) is None
         job = jobs.get_job(conn, owner_id=owner, job_id=sub.job_id)
-        assert job["status"] == "failed" and "interrupted" in job["error"]
+        assert job["status"] == "failed" and "interrupted 3 times" in job["error"] and "starting" in job["error"]
         doc_status = conn.execute("select status from documents where id = %s", (sub.document_id,)).fetchone()[0]
         assert doc_status == "failed"
+
+
+def test_recovery_fails_an_exhausted_job(db, settings, make_user, report) -> None:  # noqa: ANN001
+    _, owner = make_user()
+    sub = submit_pdf(db, settings, owner_id=owner, name="report.pdf", data=report)
+    with db.connection() as conn:
+        crashed_claim(conn, sub.job_id, max_attempts=1)
+        requeued, failed = jobs.recover_interrupted(conn, max_attempts=1)
+        assert sub.job_id in failed and sub.job_id not in requeued
+        assert "interrupted 1 times" in jobs.get_job(conn, owner_id=owner, job_id=sub.job_id)["error"]
 
 
 def test_requeued_job_runs_to_the_end(db, settings, embedder, make_user, report) -> None:  # noqa: ANN001
     _, owner = make_user()
     sub = submit_pdf(db, settings, owner_id=owner, name="report.pdf", data=report)
-    with psycopg.connect(db.uri, autocommit=True) as worker:
-        jobs.try_claim(worker, job_id=sub.job_id)
-    recover_until(db, sub.job_id, "requeued")
+    with db.connection() as conn:
+        crashed_claim(conn, sub.job_id)
+        jobs.recover_interrupted(conn, max_attempts=3)
     outcome = run_job(db, settings, embedder, sub.job_id)
     assert outcome.status == "ready" and outcome.children > 0
+    # run again (a redelivery): the job is done, nothing is claimed and nothing is written twice
+    with pytest.raises(jobs.JobBusy):
+        run_job(db, settings, embedder, sub.job_id)
+    with db.connection() as conn:
+        assert conn.execute("select count(*) from child_chunks where document_id = %s",
+                            (sub.document_id,)).fetchone()[0] == outcome.children
+
+
+def test_a_taken_over_job_writes_nothing(db, settings, embedder, make_user, report) -> None:  # noqa: ANN001
+    """A worker that lost its lease (stalled, then another worker took over) stores nothing: the
+    store transaction checks the claim first, so a document's chunks are written once."""
+    _, owner = make_user()
+    sub = submit_pdf(db, settings, owner_id=owner, name="report.pdf", data=report)
+    with db.connection() as conn:
+        stale = crashed_claim(conn, sub.job_id)
+        fresh = jobs.claim(conn, job_id=sub.job_id, lease_s=60, max_attempts=3)
+        assert fresh is not None and fresh != stale
+        with pytest.raises(jobs.JobCancelled), conn.transaction():
+            jobs.hold(conn, job_id=sub.job_id, claim=stale)
+        assert not jobs.set_progress(conn, job_id=sub.job_id, stage="embedding", percent=50, claim=stale)
+        assert not jobs.fail_job(conn, job_id=sub.job_id, reason="from the stale worker", claim=stale)
+        assert jobs.get_job(conn, owner_id=owner, job_id=sub.job_id)["status"] == "processing"
+
+
+def test_deleting_the_document_cancels_its_running_job(db, settings, embedder, make_user, report) -> None:  # noqa: ANN001
+    """Delete during embedding: the job stops at its next progress report, with no foreign-key error."""
+    from storage.documents import delete_document
+
+    _, owner = make_user()
+    sub = submit_pdf(db, settings, owner_id=owner, name="report.pdf", data=report)
+    seen: list[str] = []
+
+    def progress(stage: str, percent: float) -> None:
+        seen.append(stage)
+        if stage == "embedding" and seen.count("embedding") == 2:
+            with db.connection() as conn:
+                assert delete_document(conn, owner_id=owner, document_id=sub.document_id)
+
+    outcome = run_job(db, settings, embedder, sub.job_id, progress)
+    assert outcome.status == "cancelled" and "storing" not in seen
+    with db.connection() as conn:
+        assert conn.execute("select count(*) from parent_chunks where document_id = %s",
+                            (sub.document_id,)).fetchone()[0] == 0
 
 
 def test_a_crashed_job_fails_with_its_document(db, settings, make_user, report, monkeypatch) -> None:  # noqa: ANN001

@@ -26,6 +26,7 @@ LAYERS: list[set[str]] = [
     {"graph", "ingestion"},
     {"answering"},
     {"api", "doctor"},
+    {"jobqueue"},  # where jobs run: the server's threads (api.worker) or Celery workers; cli/server pick one
     {"cli", "server"},
     {"evals"},
     {"tests"},  # may import evals, never the other way

@@ -113,12 +113,14 @@ class _Jwks:
 def test_supabase_tokens_hs256_and_jwks(start_server, server_settings) -> None:  # noqa: ANN001
     jwks = _Jwks()
     secret = "supabase-project-jwt-secret-" + uuid.uuid4().hex
+    issuer = "https://project-ref.supabase.co/auth/v1"
     live = start_server(server_settings.model_copy(update={
+        "supabase_auth": True, "supabase_issuer": issuer,
         "supabase_jwt_secret": SecretStr(secret), "supabase_jwks_url": jwks.url}))
     now = datetime.now(UTC)
     sub = str(uuid.uuid4())
     claims = {"sub": sub, "email": f"ann-{sub[:6]}@example.com", "aud": "authenticated", "role": "authenticated",
-              "iat": now, "exp": now + timedelta(hours=1)}
+              "iss": issuer, "iat": now, "exp": now + timedelta(hours=1)}
     hs = jwt.encode(claims, secret, algorithm="HS256")
     es = jwt.encode(claims, jwks.key, algorithm="ES256", headers={"kid": "k1"})
     with live.client() as c:
@@ -128,13 +130,31 @@ def test_supabase_tokens_hs256_and_jwks(start_server, server_settings) -> None: 
         second = c.get("/api/auth/me", headers={"Authorization": f"Bearer {es}"}).json()
         assert second["id"] == first.json()["id"]  # one user per Supabase identity, whichever key signed
         assert c.get("/api/documents", headers={"Authorization": f"Bearer {es}"}).json() == {"documents": []}
+        no_iss = {k: v for k, v in claims.items() if k != "iss"}
         for bad in [jwt.encode({**claims, "aud": "anon"}, secret, algorithm="HS256"),
+                    jwt.encode({**claims, "iss": "https://other-project.supabase.co/auth/v1"}, secret,
+                               algorithm="HS256"),  # another project's token, signed with a shared secret
+                    jwt.encode(no_iss, secret, algorithm="HS256"),
                     jwt.encode({**claims, "exp": now - timedelta(minutes=1)}, secret, algorithm="HS256"),
                     jwt.encode(claims, "wrong-secret-" + "x" * 30, algorithm="HS256"),
                     jwt.encode(claims, ec.generate_private_key(ec.SECP256R1()), algorithm="ES256",
                                headers={"kid": "k1"})]:
             assert c.get("/api/auth/me", headers={"Authorization": f"Bearer {bad}"}).status_code == 401
+    # Supabase Storage settings alone (SUPABASE_URL) accept no Supabase token: auth is its own switch
+    storage_only = start_server(server_settings.model_copy(update={
+        "supabase_url": "https://project-ref.supabase.co", "supabase_jwt_secret": SecretStr(secret)}))
+    with storage_only.client() as c:
+        assert c.get("/api/auth/me", headers={"Authorization": f"Bearer {hs}"}).status_code == 401
     jwks.server.shutdown()
+
+
+def test_supabase_auth_needs_an_issuer(tmp_path) -> None:  # noqa: ANN001
+    from settings import Settings
+
+    with pytest.raises(ValueError, match="issuer"):
+        Settings(_env_file=None, thotqen_home=tmp_path, supabase_auth=True, supabase_jwt_secret="x" * 40)
+    ok = Settings(_env_file=None, thotqen_home=tmp_path, supabase_auth=True, supabase_url="https://p.supabase.co/")
+    assert ok.supabase_token_issuer == "https://p.supabase.co/auth/v1"
 
 
 def test_admin_metrics(live, owner_with_report) -> None:  # noqa: ANN001

@@ -48,5 +48,9 @@ def test_dockerfile_base_user_health_and_copies() -> None:
     run = " ".join(rest for word, rest in ins if word == "RUN")
     assert "pip install" in run and re.search(r"pip install [^&]*\s\.(\s|$)", run)
     assert "download.pytorch.org/whl/cpu" in run
+    # the local model's llama.cpp library needs the OpenMP runtime, which the slim image lacks
+    assert re.search(r"apt-get install [^&]*\blibgomp1\b", run)
+    # the image runs the product only: no dev, evals or Studio extras
+    assert not re.search(r"pip install [^&]*\.\[", run)
     ignored = (ROOT / ".dockerignore").read_text().split()
     assert ".venv" in ignored and ".thotqen" in ignored

@@ -1,0 +1,198 @@
+"""The Celery application: one ingestion task, and the periodic upkeep beat schedules.
+
+Delivery is at least once, made safe:
+- `acks_late`: a task's message is acknowledged when the task ends, so a worker that dies mid-job
+  (kill -9, OOM) leaves it unacknowledged and the broker hands it to another worker (RabbitMQ at
+  once when the connection drops; Redis after CELERY_VISIBILITY_TIMEOUT_S).
+- The task is idempotent: it claims the job row before working (storage/jobs.py) and stores its
+  chunks in one transaction that first checks the claim is still its own, after deleting any the
+  document had; a job already done, failed or deleted is a no-op; a job a live worker holds (an
+  early redelivery) is looked at again when that worker's lease would run out.
+- A job whose workers keep dying (a poison file) is failed with the stage it died in once it has
+  been tried JOB_MAX_ATTEMPTS times, instead of going round forever.
+Tasks run in the `threads` pool: the embedding model is loaded once per process, and the
+connection to the broker keeps answering heartbeats while a long job runs.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+import logging
+import socket
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from celery import Celery
+
+from settings import Settings, get_settings
+
+log = logging.getLogger(__name__)
+
+INGEST = "thotqen.ingest"
+SWEEP = "thotqen.sweep_jobs"
+RETENTION = "thotqen.retention"
+QUEUE = "thotqen"
+
+
+@dataclass
+class Runtime:
+    """What a worker process needs to run jobs: built once per process, on first use."""
+
+    settings: Settings
+    db: Any
+    worker: Any  # api.worker.IngestWorker, not started: its `run` is the one the server's threads call
+    model_lock: Any  # held for the process's life
+
+
+@functools.cache
+def runtime() -> Runtime:
+    from api.files import make_file_store
+    from api.worker import IngestWorker
+    from providers.embeddings import get_embedder
+    from storage import embedding_index
+    from storage.db import open_database, transaction_pooler
+
+    settings = get_settings()
+    db = open_database(settings)
+    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
+    # As the server does: refuse to store another model's vectors, and hold the model lock so no
+    # `thotqen reindex` swaps the model while this worker embeds (storage/embedding_index.py).
+    with db.connection() as conn:
+        embedding_index.check_model(conn, embedder.identity, embedder.dimension)
+    model_lock = embedding_index.hold(db.uri, pooled=transaction_pooler(settings, db.uri))
+    return Runtime(settings, db, IngestWorker(db, settings, make_file_store(settings), embedder=embedder), model_lock)
+
+
+_apps: dict[tuple, Celery] = {}
+
+
+def make_app(settings: Settings) -> Celery:
+    """The Celery app for these settings (one per broker and timing settings per process)."""
+    if not settings.celery_broker_url:
+        raise RuntimeError("CELERY_BROKER_URL is not set (amqp://... for RabbitMQ, redis://... for Redis)")
+    key = (settings.celery_broker_url, settings.celery_visibility_timeout_s, settings.celery_publish_timeout_s,
+           settings.job_lease_s, settings.maintenance_interval_s)
+    if key not in _apps:
+        _apps[key] = _build(settings)
+    return _apps[key]
+
+
+def _build(settings: Settings) -> Celery:
+    app = Celery("thotqen", broker=settings.celery_broker_url, set_as_current=False)
+    app.conf.update(
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,  # a pool child that dies puts its task back (prefork pools)
+        worker_prefetch_multiplier=1,  # a worker holds one job at a time: the others stay for idle workers
+        worker_cancel_long_running_tasks_on_connection_loss=False,  # the job's lease decides, not the link
+        task_ignore_result=True,  # progress and outcome live in document_jobs
+        task_default_queue=QUEUE,
+        broker_connection_retry_on_startup=True,
+        # connections an API process keeps for publishing: a burst of uploads should not queue for one
+        broker_pool_limit=32,
+        broker_connection_timeout=settings.celery_publish_timeout_s,
+        broker_transport_options={"visibility_timeout": settings.celery_visibility_timeout_s,
+                                  "socket_connect_timeout": settings.celery_publish_timeout_s},
+        worker_hijack_root_logger=True,
+        beat_schedule={
+            "sweep-jobs": {"task": SWEEP, "schedule": max(settings.job_lease_s, 30.0)},
+            "retention": {"task": RETENTION, "schedule": settings.maintenance_interval_s},
+        },
+    )
+
+    @app.task(name=INGEST, bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
+    def ingest(self: Any, job_id: str) -> str:  # noqa: ANN401
+        return run_ingest(self, uuid.UUID(job_id))
+
+    @app.task(name=SWEEP)
+    def sweep() -> dict[str, int]:
+        from jobqueue.maintenance import sweep_jobs
+
+        rt = runtime()
+        return sweep_jobs(rt.db, rt.settings, publish=lambda job_id: publish(app, job_id, db=rt.db))
+
+    @app.task(name=RETENTION)
+    def retention() -> dict[str, int]:
+        from jobqueue.maintenance import purge
+
+        rt = runtime()
+        return purge(rt.db, rt.settings)
+
+    return app
+
+
+def run_ingest(task: Any, job_id: uuid.UUID) -> str:  # noqa: ANN401 - a bound Celery task
+    """One delivery of a job. Returns what happened (for the worker's log)."""
+    from storage import jobs
+
+    rt = runtime()
+    with rt.db.connection() as conn:
+        state = jobs.job_state(conn, job_id=job_id)
+        target = jobs.job_target(conn, job_id=job_id)
+    if state is None or target is None:
+        log.info("job %s: gone (its document was deleted); nothing to do", job_id)
+        return "gone"
+    if state.status in ("done", "failed"):
+        log.info("job %s: already %s; nothing to do", job_id, state.status)
+        return state.status
+    if state.status == "processing" and (state.lease_left_s or 0) > 0:
+        # Redelivered while its worker is alive: look again when that worker's lease would run out.
+        log.info("job %s: running elsewhere; looking again in %.0fs", job_id, state.lease_left_s)
+        raise task.retry(countdown=state.lease_left_s + 1)
+    outcome = rt.worker.run(target)
+    if outcome is None:
+        return "busy"
+    return outcome.status
+
+
+_publishers = concurrent.futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="publish")
+
+
+def publish(app: Celery, job_id: uuid.UUID, *, timeout_s: float | None = None, db: Any = None) -> None:  # noqa: ANN401
+    """Send the job's task; raise when the broker did not take it.
+
+    A broker that refuses connections fails within about `timeout_s` (the connect timeout, two quick
+    retries); one that accepts but never answers is cut off after 4 x `timeout_s` (at least 30 s),
+    so a slow publish under a burst of uploads is not mistaken for an outage."""
+
+    def send() -> None:
+        app.send_task(INGEST, args=[str(job_id)], queue=QUEUE, retry=True,
+                      retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.5,
+                                    "interval_max": 1.0})
+
+    if timeout_s is None:
+        send()
+    else:
+        _publishers.submit(send).result(timeout=max(30.0, 4 * timeout_s))
+    if db is not None:
+        from storage import jobs
+
+        with db.connection() as conn:
+            jobs.mark_published(conn, job_ids=[job_id])
+
+
+def run_worker(concurrency: int = 1, beat: bool = False, loglevel: str = "INFO") -> None:
+    """`thotqen worker`: recover what dead workers left, then consume jobs until stopped."""
+    from jobqueue.maintenance import sweep_jobs
+
+    settings = get_settings()
+    app = make_app(settings)
+    rt = runtime()  # opens the database (migrating it) and loads the embedder before the first job
+    swept = sweep_jobs(rt.db, settings, publish=lambda job_id: publish(app, job_id, db=rt.db))
+    if any(swept.values()):
+        log.warning("at start: %s", swept)
+    argv = ["worker", "--pool", "threads", "--concurrency", str(max(concurrency, 1)), "--loglevel", loglevel,
+            "--queues", QUEUE, "--hostname", f"thotqen-{uuid.uuid4().hex[:6]}@{socket.gethostname()}",
+            "--without-gossip", "--without-mingle"]
+    if beat:
+        argv += ["--beat", "--schedule", str(settings.home / "celerybeat-schedule")]
+    app.worker_main(argv)
+
+
+def run_beat(loglevel: str = "INFO") -> None:
+    """`thotqen beat`: the one scheduler of the periodic tasks (run exactly one per deployment)."""
+    settings = get_settings()
+    settings.home.mkdir(parents=True, exist_ok=True)
+    make_app(settings).start(["beat", "--schedule", str(settings.home / "celerybeat-schedule"),
+                              "--loglevel", loglevel])

@@ -1,0 +1,240 @@
+"""Supabase as a target, checked on the embedded Postgres: the migrations `supabase db push` would
+apply are sql/'s, Supabase's API roles read nothing, and nothing needs a session a pooler would lose."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+
+import numpy as np
+import psycopg
+import psycopg.conninfo
+import pytest
+
+from sql import mirror
+from storage.db import ROW_SECURITY, connect_kwargs, migrate, transaction_pooler
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# What a Supabase project does before any migration: API roles, and default privileges that grant
+# them everything created in `public` (so a table is readable through PostgREST unless locked).
+SUPABASE_ROLES = """
+do $$ begin
+    if not exists (select 1 from pg_roles where rolname = 'anon') then create role anon nologin; end if;
+    if not exists (select 1 from pg_roles where rolname = 'authenticated') then create role authenticated nologin;
+    end if;
+end $$;
+"""
+SUPABASE_GRANTS = """
+grant usage on schema public to anon, authenticated;
+alter default privileges in schema public grant all on tables to anon, authenticated;
+alter default privileges in schema public grant all on functions to anon, authenticated;
+alter default privileges in schema public grant all on sequences to anon, authenticated;
+"""
+
+
+def test_supabase_migrations_equal_sql() -> None:
+    assert mirror.actual() == mirror.expected(), "run `python -m sql.mirror`"
+    assert ROW_SECURITY in {p.name for p in mirror.MIGRATIONS_DIR.glob("*.sql")}
+
+
+@pytest.fixture
+def fresh_database(db):  # noqa: ANN001, ANN201
+    """A new, empty database in the embedded cluster, with Supabase's roles and default grants."""
+    name = f"supa_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(db.uri, autocommit=True) as admin:
+        admin.execute(SUPABASE_ROLES)
+        admin.execute(f"create database {name}")
+    uri = psycopg.conninfo.make_conninfo(db.uri, dbname=name)
+    with psycopg.connect(uri, autocommit=True) as conn:
+        conn.execute(SUPABASE_GRANTS)
+    yield uri
+    with psycopg.connect(db.uri, autocommit=True) as admin:
+        admin.execute(f"drop database {name} with (force)")
+
+
+def test_api_roles_read_nothing(fresh_database: str) -> None:
+    # `supabase db push`: each file of supabase/migrations in order, in its own transaction
+    with psycopg.connect(fresh_database) as conn:
+        for path in sorted(mirror.SUPABASE_DIR.glob("*.sql")):
+            with conn.transaction():
+                conn.execute(path.read_text())
+        # then Thotqen starts on the pushed database: its own migrator re-applies (idempotently)
+        assert migrate(conn)
+        conn.commit()
+        owner = conn.execute("insert into users (username) values ('alice') returning id").fetchone()[0]
+        doc = conn.execute("insert into documents (owner_id, name, content_hash, size_bytes, status, children)"
+                           " values (%s, 'a.pdf', 'h', 1, 'ready', 1) returning id", (owner,)).fetchone()[0]
+        parent = conn.execute("insert into parent_chunks (document_id, owner_id, ord, page_start, page_end, text)"
+                              " values (%s, %s, 0, 1, 1, 'secret revenue') returning id", (doc, owner)).fetchone()[0]
+        vec = np.ones(384, dtype=np.float32) / np.sqrt(384)
+        conn.execute("insert into child_chunks (parent_id, document_id, owner_id, ord, page, text, embedding)"
+                     " values (%s, %s, %s, 0, 1, 'secret revenue', %s::vector)", (parent, doc, owner, vec.tolist()))
+        conn.execute("insert into query_log (owner_id, source) values (%s, 'chat')", (owner,))
+        conn.commit()
+        tables = [r[0] for r in conn.execute(
+            "select c.relname from pg_class c where c.relnamespace = 'public'::regnamespace and c.relkind = 'r'"
+            " and not exists (select 1 from pg_depend d where d.objid = c.oid and d.deptype = 'e')").fetchall()]
+        assert {"users", "documents", "child_chunks", "query_log", "refresh_tokens", "schema_migrations"} <= set(tables)
+        unlocked = conn.execute(
+            "select relname from pg_class where relnamespace = 'public'::regnamespace and relkind = 'r'"
+            " and not relrowsecurity and relname = any(%s)", (tables,)).fetchall()
+        assert unlocked == []
+        # the owner (the app) still reads and searches
+        assert conn.execute("select count(*) from child_chunks").fetchone()[0] == 1
+        assert conn.execute("select count(*) from hybrid_search(%s, %s::vector, 'revenue')",
+                            (owner, vec.tolist())).fetchone()[0] == 1
+        conn.commit()
+        for role in ("anon", "authenticated"):
+            for table in tables:
+                conn.execute(f"set role {role}")
+                try:
+                    rows = conn.execute(f'select count(*) from "{table}"').fetchone()[0]
+                    assert rows == 0, f"{role} reads {rows} rows of {table}"
+                except psycopg.errors.InsufficientPrivilege:
+                    pass
+                finally:
+                    conn.rollback()
+            conn.execute(f"set role {role}")
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute("select * from hybrid_search(%s, %s::vector, 'revenue')", (owner, vec.tolist()))
+            conn.rollback()
+            conn.execute(f"set role {role}")
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute("insert into users (username) values ('mallory')")
+            conn.rollback()
+
+
+def test_transaction_pooler_turns_prepared_statements_off(settings) -> None:  # noqa: ANN001
+    pooler = "postgresql://postgres.ref:pw@aws-0-eu-west-1.pooler.supabase.com:6543/postgres"
+    session = "postgresql://postgres.ref:pw@aws-0-eu-west-1.pooler.supabase.com:5432/postgres"
+    assert transaction_pooler(settings, pooler) and connect_kwargs(settings, pooler) == {"prepare_threshold": None}
+    assert not transaction_pooler(settings, session) and connect_kwargs(settings, session) == {}
+    forced = settings.model_copy(update={"database_pooler": "transaction"})
+    assert transaction_pooler(forced, session)
+    assert not transaction_pooler(settings.model_copy(update={"database_pooler": "none"}), pooler)
+
+
+def test_no_session_state_in_the_code() -> None:
+    """A transaction pooler hands each transaction to any server connection: no session advisory lock,
+    no plain SET, no LISTEN, no temporary table may be relied on (transaction-scoped ones are fine)."""
+    banned = re.compile(r"pg_(try_)?advisory_lock(_shared)?\(|[\"']set (?!local)|\blisten\b|temporary table|"
+                        r"temp table", re.IGNORECASE)
+    offenders = []
+    for folder in ("storage", "ingestion", "api", "jobqueue", "answering", "graph"):
+        for path in (ROOT / folder).rglob("*.py"):
+            for n, line in enumerate(path.read_text().splitlines(), 1):
+                # the embedding-model lock is session-scoped on purpose and not taken behind a pooler
+                if banned.search(line) and not line.lstrip().startswith("#") and "on purpose" not in line:
+                    offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert offenders == []
+
+
+class PgBouncer:
+    """PgBouncer (Debian's package, installed by .ci/run) in transaction mode in front of the embedded
+    Postgres: the kind of pooler Supabase's port 6543 is. It runs as the embedded server's system user
+    (pgserver runs Postgres as `pgserver` when started by root), which can reach its unix socket."""
+
+    def __init__(self, db_uri: str, workdir: Path) -> None:
+        import os
+        import pwd
+        import shutil
+        import socket
+        import subprocess
+        import time
+
+        info = psycopg.conninfo.conninfo_to_dict(db_uri)
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        workdir.mkdir(parents=True, exist_ok=True)
+        (workdir / "users.txt").write_text(f'"{info.get("user", "postgres")}" ""\n')
+        (workdir / "pgbouncer.ini").write_text(
+            "[databases]\n"
+            f"* = host={info['host']} port={info.get('port', '5432')} user={info.get('user', 'postgres')}\n"
+            "[pgbouncer]\n"
+            f"listen_addr = 127.0.0.1\nlisten_port = {self.port}\nunix_socket_dir =\n"
+            f"auth_type = trust\nauth_file = {workdir / 'users.txt'}\npool_mode = transaction\n"
+            "default_pool_size = 4\nmax_client_conn = 200\nignore_startup_parameters = extra_float_digits,options\n"
+            f"logfile = {workdir / 'pgbouncer.log'}\npidfile = {workdir / 'pgbouncer.pid'}\n")
+        args = [shutil.which("pgbouncer"), str(workdir / "pgbouncer.ini")]
+        if os.getuid() == 0:  # PgBouncer refuses to run as root
+            user = pwd.getpwnam("pgserver")
+            for path in [workdir, *workdir.iterdir()]:
+                os.chown(path, user.pw_uid, user.pw_gid)
+            args[1:1] = ["-u", "pgserver"]
+        self.workdir = workdir
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with psycopg.connect(self.uri(info.get("dbname", "postgres")), connect_timeout=2,
+                                     prepare_threshold=None) as conn:
+                    conn.execute("select 1")
+                return
+            except psycopg.OperationalError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    log = (workdir / "pgbouncer.log")
+                    raise RuntimeError(f"pgbouncer did not start: {self.proc.stderr.read()} "
+                                       f"{log.read_text() if log.exists() else ''}") from None
+                time.sleep(0.2)
+
+    def uri(self, dbname: str) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{dbname}"
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+@pytest.mark.skipif(not __import__("shutil").which("pgbouncer"), reason="pgbouncer not installed (.ci/run installs it)")
+def test_everything_works_through_a_transaction_pooler(db, settings, embedder) -> None:  # noqa: ANN001
+    """Migrations, uploads, a job (claim, lease heartbeats, progress, the store transaction, vacuum),
+    recovery, search and retention, from several threads, all through PgBouncer in transaction mode."""
+    import concurrent.futures
+    import shutil
+    import tempfile
+
+    from evals.pdfs import AURORA_TOPICS, long_report
+    from ingestion.pipeline import run_job, submit_pdf
+    from jobqueue.maintenance import purge, sweep_jobs
+    from storage import jobs
+    from storage.db import open_database
+    from storage.search import SearchParams, search
+    from storage.users import get_or_create_user
+
+    workdir = Path(tempfile.mkdtemp(prefix="thq-pgb-", dir="/tmp"))  # not under root's 0700 pytest folders
+    bouncer = PgBouncer(db.uri, workdir)
+    try:
+        dbname = psycopg.conninfo.conninfo_to_dict(db.uri).get("dbname", "postgres")
+        pooled = settings.model_copy(update={"database_url": bouncer.uri(dbname), "database_pooler": "transaction",
+                                             "job_lease_s": 1.0, "db_pool_size": 6})
+        pdb = open_database(pooled)
+        try:
+            with pdb.connection() as conn:
+                assert conn.prepare_threshold is None
+                owner = get_or_create_user(conn, f"pooled-{uuid.uuid4().hex[:8]}")
+
+            def ingest(n: int) -> str:
+                sub = submit_pdf(pdb, pooled, owner_id=owner, name=f"r{n}.pdf",
+                                 data=long_report([f"{t} (pooled {n})" for t in AURORA_TOPICS], pages_per_topic=2))
+                return run_job(pdb, pooled, embedder, sub.job_id).status
+
+            with concurrent.futures.ThreadPoolExecutor(3) as pool:
+                assert list(pool.map(ingest, range(3))) == ["ready"] * 3
+            query = embedder.embed_query("How many people did Aurora Widgets employ?")
+            for _ in range(8):  # past psycopg's prepare threshold, had it been on
+                with pdb.connection() as conn:
+                    hits = search(conn, owner_id=owner, query_text="employ people", query_embedding=query,
+                                  params=SearchParams(k=3))
+                assert hits and "5,300" in hits[0].parent_text
+            assert set(purge(pdb, pooled)) == {"refresh_tokens", "login_attempts", "query_log", "answer_cache"}
+            assert sweep_jobs(pdb, pooled)["failed"] >= 0
+            with pdb.connection() as conn:
+                assert jobs.recover_interrupted(conn, max_attempts=3) is not None
+        finally:
+            pdb.close()
+    finally:
+        bouncer.close()
+        shutil.rmtree(workdir, ignore_errors=True)
