@@ -25,8 +25,9 @@ LAYERS: list[set[str]] = [
     {"providers", "storage"},  # models; SQL. Neither knows the other: storage never makes vectors
     {"graph", "ingestion"},
     {"answering"},
-    {"api", "doctor"},
+    {"api"},
     {"jobqueue"},  # where jobs run: the server's threads (api.worker) or Celery workers; cli/server pick one
+    {"doctor"},  # checks every part, the broker included
     {"cli", "server"},
     {"evals"},
     {"tests"},  # may import evals, never the other way
