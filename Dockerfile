@@ -23,6 +23,7 @@ COPY providers ./providers
 COPY ingestion ./ingestion
 COPY storage ./storage
 COPY sql ./sql
+COPY web ./web
 
 # The CPU build of torch (the same version pyproject pins); PyPI's default build carries CUDA (GBs).
 RUN pip install --extra-index-url https://download.pytorch.org/whl/cpu . \

@@ -282,8 +282,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
+    print(f"Thotqen: open http://{shown}:{args.port}/ in a browser (API reference: /docs)", file=sys.stderr,
+          flush=True)
     # Several worker processes: one process's Python tops out at one core (evals/results/loadtest.md).
-    uvicorn.run("server:app", host=args.host, port=args.port, workers=args.workers, log_level="info")
+    from settings import get_settings, uvicorn_options
+
+    uvicorn.run("server:app", host=args.host, port=args.port, workers=args.workers, log_level="info",
+                **uvicorn_options(get_settings()))
     return 0
 
 

@@ -10,14 +10,21 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import psycopg
+import pydantic
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
+from answering import accounting
+from api.text import printable
 from providers.runtime import configure_process
 from settings import Settings, get_settings
 from storage import jobs
@@ -26,9 +33,11 @@ from storage.db import Database, open_database
 log = logging.getLogger("thotqen.server")
 
 DESCRIPTION = """Corrective RAG over your PDFs. Sign up or log in under `/api/auth`, send
-`Authorization: Bearer <access_token>` everywhere else, upload PDFs to `/api/documents`, follow
-`/api/jobs/{id}/events`, then ask in a chat (`/api/chats/{id}/messages`, Server-Sent Events) or call
-the graph directly under `/rag` (LangServe)."""
+`Authorization: Bearer <access_token>` everywhere else (the **Authorize** button), upload PDFs to
+`/api/documents`, follow `/api/jobs/{id}/events`, then ask in a chat (`/api/chats/{id}/messages`,
+Server-Sent Events), call the graph directly under `/rag` (LangServe), or use any OpenAI client
+against `/v1`. The web app at `/` signs in with an HttpOnly session cookie (`/api/session`); a
+state-changing request that the cookie authenticates must carry the `X-CSRF-Token` header."""
 
 
 class OriginSecretMiddleware:
@@ -69,6 +78,8 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
             requeued, failed = jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
         if requeued or failed:
             log.warning("recovered interrupted jobs: %d re-queued, %d failed", len(requeued), len(failed))
+        if stale := accounting.sweep_stale(db):
+            log.warning("%d question(s) left running by a stopped server ended as errors", stale)
         embedder = getattr(services, "embedder", None)
         if embedder is None:  # load it now, not under the first burst of questions
             from providers.embeddings import get_embedder
@@ -99,7 +110,9 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
         worker.stop(timeout=10)
         model_lock.close()
 
-    app = FastAPI(title="Thotqen", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
+    # /docs is served offline by api/web.py; ReDoc would need a CDN
+    app = FastAPI(title="Thotqen", version="0.1.0", description=DESCRIPTION, lifespan=lifespan, docs_url=None,
+                  redoc_url=None)
     app.state.settings = settings
     app.state.services = services
 
@@ -112,6 +125,30 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
     if settings.origin_secret is not None:
         app.add_middleware(OriginSecretMiddleware, header=settings.origin_secret_header,
                            secret=settings.origin_secret.get_secret_value())
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's own handler, but the offending input echoed back may hold what UTF-8 cannot encode
+        return JSONResponse({"detail": printable(jsonable_encoder(exc.errors()))}, status_code=422)
+
+    @app.exception_handler(pydantic.ValidationError)
+    async def invalid_input(request: Request, exc: pydantic.ValidationError) -> JSONResponse:
+        # LangServe validates each input of a batch outside FastAPI's request validation
+        errors = [{"type": e["type"], "loc": ["body", *e["loc"]], "msg": e["msg"]} for e in exc.errors()]
+        return JSONResponse({"detail": printable(jsonable_encoder(errors))}, status_code=422)
+
+    @app.exception_handler(accounting.QuestionLimit)
+    async def question_limit(request: Request, exc: accounting.QuestionLimit) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=429,
+                            headers={"Retry-After": str(max(1, math.ceil(exc.retry_after_s)))})
+
+    @app.exception_handler(psycopg.DataError)
+    async def unstorable(request: Request, exc: psycopg.DataError) -> JSONResponse:
+        # the last line behind api/text.py: a value the database refused is the request's fault, not
+        # the server's; logged, since it means a field escaped the validation layer
+        log.warning("%s %s: the database refused a value: %s", request.method, request.url.path, exc)
+        return JSONResponse({"detail": "a value in the request cannot be stored (invalid characters or out of "
+                                       "range)"}, status_code=422)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
@@ -129,11 +166,13 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
                                 status_code=503)
         return JSONResponse({"status": "ok", "database": db.mode})
 
-    from api import admin, auth, chats, documents, rag
+    from api import admin, auth, chats, documents, openai_compat, pages, rag, session, web
 
-    for module in (auth, documents, chats, admin):
+    for module in (auth, session, documents, pages, chats, admin):
         app.include_router(module.router)
     rag.mount(app)
+    openai_compat.mount(app)
+    web.mount(app)  # last: the web app answers what no route above does
     return app
 
 

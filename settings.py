@@ -144,6 +144,9 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     upload_max_mb: float = 50.0
     # Browser origins allowed by CORS, comma-separated ("*" is refused outside development).
     cors_origins: str = ""
+    # Proxies whose X-Forwarded-For/-Proto are believed (comma-separated addresses or networks, "*" for
+    # any); empty: none, the client address is the TCP peer's. `thotqen serve` hands it to uvicorn.
+    forwarded_allow_ips: str = ""
     # Shared secret a fronting proxy/CDN adds to every request; when set, requests without it get 403
     # (except /api/health, so load balancers can probe).
     origin_secret: SecretStr | None = None
@@ -189,6 +192,13 @@ class Settings(Tunables, ServerTunables, BaseSettings):
         if "*" in self.cors_origins.split(","):
             raise ValueError("CORS_ORIGINS='*' is only allowed in development; list the origins")
         return self
+
+
+def uvicorn_options(settings: Settings) -> dict[str, object]:
+    """How uvicorn treats X-Forwarded-For/-Proto: believed only from FORWARDED_ALLOW_IPS (none by
+    default; uvicorn's own default trusts loopback, so anyone on the host could pick their address)."""
+    trusted = settings.forwarded_allow_ips.strip()
+    return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None}
 
 
 @lru_cache

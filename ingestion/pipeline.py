@@ -50,10 +50,14 @@ class Submission:
     format: str = "pdf"
 
 
+class JobCancelled(Exception):
+    """The job's document was deleted while it ran: stop, and leave nothing behind."""
+
+
 @dataclass
 class JobOutcome:
     document_id: uuid.UUID
-    status: str  # ready | failed
+    status: str  # ready | failed | cancelled (its document was deleted meanwhile)
     pages: int = 0
     parents: int = 0
     children: int = 0
@@ -97,10 +101,12 @@ def submit_document(db: Database, settings: Settings, *, owner_id: int, name: st
     path = stored_file_path(settings, owner_id, content_hash, fmt)
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists():
-        tmp = path.with_suffix(".part")
+        tmp = path.with_name(f"{path.stem}.{uuid.uuid4().hex}.part")  # one per writer: uploads may race
         tmp.write_bytes(data)
         tmp.replace(path)  # atomic: a crash never leaves a half-written file under the real name
     with db.connection() as conn, conn.transaction():
+        # identical uploads in parallel: the first creates the document, the others wait here and find it
+        documents.lock_content(conn, owner_id=owner_id, content_hash=content_hash)
         existing = documents.find_by_hash(conn, owner_id=owner_id, content_hash=content_hash)
         if existing and existing["status"] == "ready":
             return Submission(existing["id"], None, True, content_hash, format=fmt)
@@ -155,7 +161,8 @@ def run_job(
             now = time.monotonic()
             # Throttle writes: a progress row per half second is plenty for any reader.
             if fraction >= 1.0 or now - last_report[0] > 0.5 or stage != last_report[1]:
-                jobs.set_progress(conn, job_id=job_id, stage=stage, percent=percent)
+                if not jobs.set_progress(conn, job_id=job_id, stage=stage, percent=percent):
+                    raise JobCancelled  # the row is gone: its document was deleted
                 last_report[:] = [now, stage]
 
         try:
@@ -216,6 +223,10 @@ def run_job(
                 stage_seconds={s: round(b - a, 3) for s, a, b in zip(stage_started, marks, marks[1:], strict=False)},
             )
         except Exception as exc:
+            if isinstance(exc, JobCancelled) or jobs.job_target(conn, job_id=job_id) is None:
+                # a delete during ingestion (its file or rows went first): a cancellation, not an error
+                log.info("job %s cancelled: its document was deleted", job_id)
+                return JobOutcome(document_id, "cancelled", seconds=time.perf_counter() - started)
             known = isinstance(exc, IngestError | embedding_index.ModelMismatch)  # reasons a user can act on
             reason = str(exc) if known else f"internal error: {exc!r}"
             if not known:

@@ -54,6 +54,12 @@ DOCUMENT_COLUMNS = (
 )
 
 
+def lock_content(conn: psycopg.Connection, *, owner_id: int, content_hash: str) -> None:
+    """Serialise submissions of the same file by the same owner until the caller's transaction ends."""
+    conn.execute("select pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                 (f"thotqen:content:{owner_id}:{content_hash}",))
+
+
 def find_by_hash(conn: psycopg.Connection, *, owner_id: int, content_hash: str) -> dict[str, Any] | None:
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(

@@ -107,11 +107,12 @@ def release(conn: psycopg.Connection, *, job_id: uuid.UUID) -> None:
     conn.execute("select pg_advisory_unlock(%s)", (lock_key(job_id),))
 
 
-def set_progress(conn: psycopg.Connection, *, job_id: uuid.UUID, stage: str, percent: float) -> None:
-    conn.execute(
+def set_progress(conn: psycopg.Connection, *, job_id: uuid.UUID, stage: str, percent: float) -> bool:
+    """False when the job no longer exists (its document was deleted: the job should stop)."""
+    return conn.execute(
         "update document_jobs set stage = %s, percent = %s, updated_at = now() where id = %s",
         (stage, round(min(max(percent, 0.0), 100.0), 1), job_id),
-    )
+    ).rowcount == 1
 
 
 def finish_job(conn: psycopg.Connection, *, job_id: uuid.UUID) -> None:
