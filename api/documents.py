@@ -267,7 +267,9 @@ def delete_document(document_id: str, user: CurrentUser, db: DbDep, request: Req
     return Response(status_code=204)
 
 
-@router.get("/api/documents/{document_id}/pages/{page}", responses={404: {"description": "no such document or page"}})
+# `{page:int}`: digits only, so `/pages/3.png` (api/pages.py, the page image) is not taken for a unit.
+@router.get("/api/documents/{document_id}/pages/{page:int}",
+            responses={404: {"description": "no such document or page"}})
 def get_page(document_id: str, page: int, user: CurrentUser, db: DbDep) -> dict[str, Any]:
     """One page-like unit of a ready document: its label (what a citation names), title, whether its
     text was recognised by OCR, and its text. A citation's `page` is this number; a PDF page can

@@ -22,6 +22,7 @@ from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import FileResponse
 
 from api.deps import CurrentUser, DbDep
+from api.files import CONTENT_TYPES
 from storage import documents
 
 router = APIRouter(prefix="/api/documents", tags=["documents"])
@@ -121,11 +122,11 @@ def _owned(db: Any, owner_id: int, document_id: str) -> dict[str, Any]:  # noqa:
 def _local_file(request: Request, owner_id: int, doc: dict[str, Any]) -> Path:
     files = request.app.state.files
     try:
-        files.ensure_local(owner_id, doc["content_hash"])  # Supabase: fetch the durable copy back
+        files.ensure_local(owner_id, doc["content_hash"], doc["format"])  # Supabase: fetch the durable copy back
     except Exception:  # noqa: BLE001 - the store is down: say so, do not 500
         raise HTTPException(503, "the stored file is unavailable right now; try again later",
                             headers={"Retry-After": "30"}) from None
-    path = files.path(owner_id, doc["content_hash"])
+    path = files.path(owner_id, doc["content_hash"], doc["format"])
     if not path.exists():
         raise HTTPException(404, "the original file of this document is no longer stored")
     return path
@@ -142,6 +143,9 @@ async def page_image(document_id: str, page: int, request: Request, user: Curren
                      width: int = Query(1000, ge=200, le=2000, description="image width in pixels")) -> Response:
     """A page of the document as a PNG, with `highlight` marked where it appears on the page."""
     doc = await asyncio.to_thread(_owned, db, user.id, document_id)
+    if doc["format"] != "pdf":  # a slide, sheet block or section has its text, not an image
+        raise HTTPException(404, f"a {doc['format']} document has no page images; "
+                                 f"GET /api/documents/{document_id}/pages/{page} gives the unit's text")
     passage = highlight.strip()
     etag = '"' + hashlib.sha256("\x00".join([RENDER_VERSION, doc["content_hash"], str(page), passage,
                                              str(width)]).encode()).hexdigest()[:32] + '"'
@@ -162,11 +166,12 @@ async def page_image(document_id: str, page: int, request: Request, user: Curren
 
 
 @router.get("/{document_id}/file", response_class=FileResponse, responses={
-    200: {"content": {"application/pdf": {}}, "description": "the PDF as uploaded"},
+    200: {"content": {"application/pdf": {}}, "description": "the file as uploaded (PDF or another format)"},
     404: {"description": "no such document"}, 503: {"description": "file storage unavailable"}})
 async def download(document_id: str, request: Request, user: CurrentUser, db: DbDep) -> FileResponse:
-    """The original PDF, as an attachment under its uploaded name."""
+    """The original file, as an attachment under its uploaded name."""
     doc = await asyncio.to_thread(_owned, db, user.id, document_id)
     path = await asyncio.to_thread(_local_file, request, user.id, doc)
-    return FileResponse(path, media_type="application/pdf", filename=doc["name"],
+    return FileResponse(path, media_type=CONTENT_TYPES.get(doc["format"], "application/octet-stream"),
+                        filename=doc["name"],
                         headers={"Cache-Control": "private, no-cache"})

@@ -36,6 +36,11 @@ def test_a_word_file_under_a_pdf_name_is_read_as_word_and_cited_by_section(live,
         assert unit["label"] == "section 2" and unit["title"] == "Revenue" and "412 million" in unit["text"]
         assert unit["format"] == "docx" and unit["ocr"] is False
         assert c.get(f"/api/documents/{doc['id']}/pages/9", headers=h).status_code == 404
+        image = c.get(f"/api/documents/{doc['id']}/pages/3.png", headers=h)  # no page image for a section
+        assert image.status_code == 404 and "/pages/3 gives the unit's text" in image.json()["detail"]
+        original = c.get(f"/api/documents/{doc['id']}/file", headers=h)
+        assert original.status_code == 200 and original.headers["content-type"].startswith(
+            "application/vnd.openxmlformats-officedocument.wordprocessingml")
         stranger = signup(c, "stranger")["headers"]
         assert c.get(f"/api/documents/{doc['id']}/pages/3", headers=stranger).status_code == 404
 
@@ -56,11 +61,14 @@ def test_a_scan_reports_ocr_as_a_stage_and_is_marked(live, user) -> None:  # noq
         events = follow_job(c, h, res.json()["job_id"])
         assert events[-1][0] == "done", events[-1]
         stages = [data["stage"] for event, data in events if event == "progress"]
-        assert "ocr" in stages and stages.index("ocr") < stages.index("embedding")
+        # polled every 0.2 s, a stage as short as embedding two chunks may pass unseen; OCR takes seconds
+        assert "ocr" in stages and "parsing" not in stages[stages.index("ocr"):]
         doc = c.get(f"/api/documents/{res.json()['document_id']}", headers=h).json()
         assert doc["ocr_pages"] == 1
         unit = c.get(f"/api/documents/{doc['id']}/pages/1", headers=h).json()
         assert unit["ocr"] is True and unit["label"] == "page 1" and "5,300 people" in unit["text"]
+        image = c.get(f"/api/documents/{doc['id']}/pages/1.png", headers=h)  # the unit route leaves this alone
+        assert image.status_code == 200 and image.headers["content-type"] == "image/png"
 
 
 def _foreign_zip() -> bytes:
