@@ -125,6 +125,12 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
         return JSONResponse({"detail": str(exc)}, status_code=429,
                             headers={"Retry-After": str(max(1, math.ceil(exc.retry_after_s)))})
 
+    from api.rag import GraphFailed
+
+    @app.exception_handler(GraphFailed)
+    async def graph_failed(request: Request, exc: GraphFailed) -> JSONResponse:
+        return JSONResponse({"detail": "the answer could not be produced; please try again"}, status_code=500)
+
     @app.exception_handler(psycopg.DataError)
     async def unstorable(request: Request, exc: psycopg.DataError) -> JSONResponse:
         # the last line behind api/text.py: a value the database refused is the request's fault, not

@@ -98,6 +98,11 @@ def _with_callback(config: RunnableConfig | None, handler: BaseCallbackHandler) 
     return config  # type: ignore[return-value]
 
 
+class GraphFailed(Exception):
+    """The graph raised while answering; its question is already logged as an error (the server
+    answers 500 without the internals, and keeps the connection)."""
+
+
 Admit = Callable[[RunnableConfig | None, int], list[accounting.Ticket]]
 
 
@@ -134,10 +139,14 @@ def served_graph(graph: Any, settings: Settings, admit: Admit | None = None) -> 
             [ticket] = await tickets(config, 1) or [None]
             if ticket is None:
                 return await super().ainvoke(input, config, **kwargs)
-            with ticket:
-                out = await super().ainvoke(input, config, **kwargs)
-                await finish(ticket, out if isinstance(out, dict) else None)
-                return out
+            try:
+                with ticket:
+                    out = await super().ainvoke(input, config, **kwargs)
+                    await finish(ticket, out if isinstance(out, dict) else None)
+                    return out
+            except Exception as exc:
+                log.exception("/rag: the graph failed")
+                raise GraphFailed from exc
 
         async def abatch(self, inputs: list[Any], config: RunnableConfig | list[RunnableConfig] | None = None,  # noqa: ANN401
                          *, return_exceptions: bool = False, **kwargs: Any) -> list[Any]:  # noqa: ANN401
@@ -158,7 +167,8 @@ def served_graph(graph: Any, settings: Settings, admit: Admit | None = None) -> 
                 except Exception as exc:
                     if return_exceptions:
                         return exc
-                    raise
+                    log.exception("/rag batch: the graph failed")
+                    raise GraphFailed from exc
 
             try:
                 return await gather_with_concurrency(BATCH_CONCURRENCY, *(one(i) for i in range(len(inputs))))
