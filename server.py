@@ -120,6 +120,11 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
         errors = [{"type": e["type"], "loc": ["body", *e["loc"]], "msg": e["msg"]} for e in exc.errors()]
         return JSONResponse({"detail": printable(jsonable_encoder(errors))}, status_code=422)
 
+    @app.exception_handler(UnicodeDecodeError)
+    async def not_utf8(request: Request, exc: UnicodeDecodeError) -> JSONResponse:
+        # LangServe reads /rag bodies itself and lets a body that is not UTF-8 escape
+        return JSONResponse({"detail": "the body is not UTF-8 JSON"}, status_code=400)
+
     @app.exception_handler(accounting.QuestionLimit)
     async def question_limit(request: Request, exc: accounting.QuestionLimit) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=429,
@@ -160,7 +165,50 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
     for module in (auth, documents, chats, admin):
         app.include_router(module.router)
     rag.mount(app)
+    document_errors(app)
     return app
+
+
+PUBLIC = {"/api/health", "/api/auth/signup", "/api/auth/login", "/api/auth/refresh"}
+QUESTIONS = ("/messages", "/invoke", "/batch", "/stream", "/stream_log", "/stream_events", "/chat/completions")
+ERRORS = {
+    400: "a body that is not JSON (or not UTF-8), a malformed multipart body, or a bad LangServe config hash",
+    401: "no or bad bearer token (WWW-Authenticate: Bearer)",
+    403: "not allowed: admins only, or a LangServe endpoint this server turns off",
+    422: "a field is missing, malformed, out of bounds, or holds text that cannot be stored; `detail` names it",
+    429: "a rate limit: the hourly question limit, or login/signup attempts per address; see Retry-After",
+}
+
+
+def document_errors(app: FastAPI) -> None:
+    """The OpenAPI document lists the errors every route can answer (the attack suite holds the server
+    to it): 401 wherever a token is needed, 422 wherever there is input, 429 where limits apply."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema:
+            return app.openapi_schema
+        spec = build()
+        for path, operations in spec.get("paths", {}).items():
+            for op in operations.values():
+                responses = op.setdefault("responses", {})
+                codes = []
+                if path not in PUBLIC:
+                    codes.append(401)
+                if path.startswith("/api/admin") or path.endswith("_feedback"):
+                    codes.append(403)
+                if op.get("requestBody") or "{config_hash}" in path:
+                    codes.append(400)
+                if op.get("parameters") or op.get("requestBody"):
+                    codes.append(422)
+                if path.endswith(QUESTIONS) or path in ("/api/auth/signup", "/api/auth/login"):
+                    codes.append(429)
+                for code in codes:
+                    responses.setdefault(str(code), {"description": ERRORS[code]})
+        app.openapi_schema = spec
+        return spec
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 app = create_app()

@@ -122,7 +122,8 @@ UPLOAD_BODY = {"requestBody": {"required": True, "content": {"multipart/form-dat
 
 
 @router.post("/api/documents", status_code=202, openapi_extra=UPLOAD_BODY,
-             responses={413: {"description": "larger than UPLOAD_MAX_MB"}, 415: {"description": "not a PDF"},
+             responses={400: {"description": "a malformed multipart body"},
+                        413: {"description": "larger than UPLOAD_MAX_MB"}, 415: {"description": "not a PDF"},
                         422: {"description": "empty, truncated, encrypted or unreadable PDF"},
                         503: {"description": "file storage (Supabase) failed; nothing was kept"}})
 async def upload_document(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str, Any]:

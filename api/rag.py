@@ -20,12 +20,13 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableBinding, RunnableConfig
 from langchain_core.runnables.utils import gather_with_concurrency
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, with_config
 from pydantic.fields import FieldInfo
+from typing_extensions import TypedDict
 
 from answering import accounting
 from api.deps import current_user
-from api.text import MAX, ChatId, DocumentIds, Turn, question_type
+from api.text import MAX, ChatId, DocumentIds, Turn, question_type, unprocessable
 from graph.outcome import Outcome
 from settings import Settings
 from tunables import Tunables
@@ -51,8 +52,9 @@ def served_config(settings: Settings) -> type[BaseModel]:
     return create_model("RagConfig", configurable=(tunables, tunables()))
 
 
-class HistoryTurn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+@with_config(ConfigDict(extra="forbid"))
+class HistoryTurn(TypedDict):
+    # a TypedDict, not a model: LangServe hands nested models on as objects, the graph wants dicts
     role: Literal["user", "assistant"]
     content: Turn
 
@@ -213,8 +215,7 @@ def checked_configurable(configurable: dict[str, Any] | None) -> dict[str, Any]:
         return Tunables.model_validate(configurable or {}).model_dump(exclude_unset=True)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(x) for x in first["loc"])
-        raise HTTPException(422, f"configurable.{where}: {first['msg']}") from None
+        raise unprocessable(["config", "configurable", *first["loc"]], first["msg"]) from None
 
 
 async def rag_config(config: dict[str, Any], request: Request) -> dict[str, Any]:
