@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: setup run test test-all lint gate
+.PHONY: setup run test test-all lint gate screenshots browser-note
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,15 @@ lint: setup
 
 test: setup lint
 	$(BIN)/python -m pytest -m "not slow"
+	@$(MAKE) --no-print-directory browser-note
+
+# The browser tests (tests/web/) need Debian's Chromium; without it they are skipped, and said so.
+browser-note:
+	@test -x /usr/bin/chromium || echo "NOTE: the browser tests (tests/web/) were SKIPPED: no /usr/bin/chromium (apt-get install chromium; .ci/run installs it)"
+
+# Every screen at desktop and phone width, taken by the browser tests, into docs/screenshots/.
+screenshots: setup
+	THOTQEN_SCREENSHOTS=docs/screenshots $(BIN)/python -m pytest tests/web -q
 
 test-all: setup lint
 	$(BIN)/python -m pytest

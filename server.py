@@ -11,33 +11,33 @@ import asyncio
 import hmac
 import logging
 import math
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch/llama.cpp start OpenMP (see cli.py)
+import psycopg
+import pydantic
+from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
 
-import psycopg  # noqa: E402
-import pydantic  # noqa: E402
-from fastapi import FastAPI, Request  # noqa: E402
-from fastapi.encoders import jsonable_encoder  # noqa: E402
-from fastapi.exceptions import RequestValidationError  # noqa: E402
-from fastapi.middleware.cors import CORSMiddleware  # noqa: E402
-from fastapi.responses import JSONResponse  # noqa: E402
-
-from answering import accounting  # noqa: E402
-from api.text import printable  # noqa: E402
-from settings import Settings, get_settings  # noqa: E402
-from storage import jobs  # noqa: E402
-from storage.db import Database, open_database  # noqa: E402
+from answering import accounting
+from api.text import printable
+from providers.runtime import configure_process
+from settings import Settings, get_settings
+from storage import jobs
+from storage.db import Database, open_database
 
 log = logging.getLogger("thotqen.server")
 
 DESCRIPTION = """Corrective RAG over your PDFs. Sign up or log in under `/api/auth`, send
-`Authorization: Bearer <access_token>` everywhere else, upload PDFs to `/api/documents`, follow
-`/api/jobs/{id}/events`, then ask in a chat (`/api/chats/{id}/messages`, Server-Sent Events) or call
-the graph directly under `/rag` (LangServe)."""
+`Authorization: Bearer <access_token>` everywhere else (the **Authorize** button), upload PDFs to
+`/api/documents`, follow `/api/jobs/{id}/events`, then ask in a chat (`/api/chats/{id}/messages`,
+Server-Sent Events), call the graph directly under `/rag` (LangServe), or use any OpenAI client
+against `/v1`. The web app at `/` signs in with an HttpOnly session cookie (`/api/session`); a
+state-changing request that the cookie authenticates must carry the `X-CSRF-Token` header."""
 
 
 class OriginSecretMiddleware:
@@ -62,6 +62,7 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
                start_worker: bool = True) -> FastAPI:
     """The app. `services` (graph.services.Services) replaces the graph's defaults: tests inject
     their fake LLM chain this way; production leaves it None."""
+    configure_process()  # before the start-up loads torch or llama.cpp
     settings = settings or get_settings()
 
     @asynccontextmanager
@@ -79,10 +80,23 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
             log.warning("recovered interrupted jobs: %d re-queued, %d failed", len(requeued), len(failed))
         if stale := accounting.sweep_stale(db):
             log.warning("%d question(s) left running by a stopped server ended as errors", stale)
-        if getattr(services, "embedder", None) is None:  # load it now, not under the first burst of questions
+        embedder = getattr(services, "embedder", None)
+        if embedder is None:  # load it now, not under the first burst of questions
             from providers.embeddings import get_embedder
 
-            await asyncio.to_thread(get_embedder, settings.embedding_model_path, settings.embedding_batch_size)
+            embedder = await asyncio.to_thread(get_embedder, settings.embedding_model_path,
+                                               settings.embedding_batch_size)
+        # Refuse to serve questions against another model's vectors (storage/embedding_index.py), and
+        # hold the model lock so no reindex swaps them while this process runs.
+        from storage import embedding_index
+
+        try:
+            with db.connection() as conn:
+                embedding_index.check_model(conn, embedder.identity, embedder.dimension)
+        except embedding_index.ModelMismatch as exc:
+            log.error("refusing to start: %s", exc)
+            raise
+        model_lock = embedding_index.hold(db.uri)
         files = make_file_store(settings)
         worker = IngestWorker(db, settings, files, embedder=getattr(services, "embedder", None))
         app.state.db = db
@@ -94,8 +108,11 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
             worker.start(settings.ingest_workers)
         yield
         worker.stop(timeout=10)
+        model_lock.close()
 
-    app = FastAPI(title="Thotqen", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
+    # /docs is served offline by api/web.py; ReDoc would need a CDN
+    app = FastAPI(title="Thotqen", version="0.1.0", description=DESCRIPTION, lifespan=lifespan, docs_url=None,
+                  redoc_url=None)
     app.state.settings = settings
     app.state.services = services
 
@@ -160,41 +177,39 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
                                 status_code=503)
         return JSONResponse({"status": "ok", "database": db.mode})
 
-    from api import admin, auth, chats, documents, rag
+    from api import admin, auth, chats, documents, openai_compat, pages, rag, session, web
 
-    for module in (auth, documents, chats, admin):
+    for module in (auth, session, documents, pages, chats, admin):
         app.include_router(module.router)
     rag.mount(app)
-    document_errors(app)
+    openai_compat.mount(app)
+    web.mount(app)  # last: the web app answers what no route above does
+    document_input_errors(app)
     return app
 
 
-PUBLIC = {"/api/health", "/api/auth/signup", "/api/auth/login", "/api/auth/refresh"}
 QUESTIONS = ("/messages", "/invoke", "/batch", "/stream", "/stream_log", "/stream_events", "/chat/completions")
 ERRORS = {
     400: "a body that is not JSON (or not UTF-8), a malformed multipart body, or a bad LangServe config hash",
-    401: "no or bad bearer token (WWW-Authenticate: Bearer)",
     403: "not allowed: admins only, or a LangServe endpoint this server turns off",
     422: "a field is missing, malformed, out of bounds, or holds text that cannot be stored; `detail` names it",
     429: "a rate limit: the hourly question limit, or login/signup attempts per address; see Retry-After",
 }
 
 
-def document_errors(app: FastAPI) -> None:
-    """The OpenAPI document lists the errors every route can answer (the attack suite holds the server
-    to it): 401 wherever a token is needed, 422 wherever there is input, 429 where limits apply."""
+def document_input_errors(app: FastAPI) -> None:
+    """The OpenAPI document lists the input errors every route can answer, on top of the auth and
+    not-found ones api/web.py adds (the attack suite holds the server to all of them): 400 and 422
+    wherever there is input, 403 for admins' routes, 429 where limits apply."""
     build = app.openapi
 
     def openapi() -> dict[str, Any]:
-        if app.openapi_schema:
-            return app.openapi_schema
-        spec = build()
+        spec = build()  # cached by the builder; adding to it again changes nothing
         for path, operations in spec.get("paths", {}).items():
             for op in operations.values():
-                responses = op.setdefault("responses", {})
+                if not isinstance(op, dict) or "responses" not in op:
+                    continue
                 codes = []
-                if path not in PUBLIC:
-                    codes.append(401)
                 if path.startswith("/api/admin") or path.endswith("_feedback"):
                     codes.append(403)
                 if op.get("requestBody") or "{config_hash}" in path:
@@ -204,8 +219,7 @@ def document_errors(app: FastAPI) -> None:
                 if path.endswith(QUESTIONS) or path in ("/api/auth/signup", "/api/auth/login"):
                     codes.append(429)
                 for code in codes:
-                    responses.setdefault(str(code), {"description": ERRORS[code]})
-        app.openapi_schema = spec
+                    op["responses"].setdefault(str(code), {"description": ERRORS[code]})
         return spec
 
     app.openapi = openapi  # type: ignore[method-assign]

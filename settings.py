@@ -1,4 +1,4 @@
-"""Settings read from the environment (and an optional `.env`), documented in the README."""
+"""Settings read from the environment (and an optional `.env`), documented in docs/configuration.md."""
 
 from __future__ import annotations
 
@@ -43,9 +43,23 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # Jobs
     job_max_attempts: int = 3
 
+    # Reading files (ingestion/sandbox.py, docs/formats.md): each file is parsed in a child process
+    # with this memory cap and deadline; past either its job fails with the reason.
+    ingest_memory_mb: int = 4096
+    ingest_timeout_s: float = 3600.0
+    # OCR of PDF pages without a usable text layer (RapidOCR, packaged models). A page takes
+    # seconds on 2 cores (evals/results/ocr.md), so a document with more pages to recognise
+    # than ocr_max_pages fails at once with the reason instead of occupying the worker for hours.
+    ocr: bool = True
+    ocr_dpi: int = 150
+    ocr_max_pages: int = 200
+    # Office files: what their ZIP parts may unpack to (zip bombs), and the rows a workbook may hold.
+    office_max_unpacked_mb: float = 200.0
+    sheet_max_rows: int = 100_000
+
     default_user: str = "local"
 
-    # --- LLM providers (providers/llm): an ordered fallback chain, documented in the README ---
+    # --- LLM providers (providers/llm): an ordered fallback chain, documented in docs/providers.md ---
     # Link order; a name may repeat (each repeat of "openrouter" is a fresh free-model draw).
     # Links without credentials are left out; "local" (the embedded model) needs none.
     llm_order: str = "nvidia,groq2,gemini2,openrouter,openrouter,groq1,gemini1,vllm,local"
@@ -53,10 +67,11 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     llm_cheap_skip: str = "nvidia"
     # Hard cut-off per cloud call, enforced by a ThreadPoolExecutor (SDK timeouts not trusted).
     llm_timeout_s: float = 18.0
-    # Cut-off for the local model and vLLM: CPU prompt processing runs at ~90 tokens/s here.
+    # Cut-off for the local model and vLLM: a CPU reads a long prompt in minutes
+    # (evals/results/local_llm_1_5b.md).
     local_llm_timeout_s: float = 300.0
     llm_temperature: float = 0.0
-    # Bounds the local model's time (~28 tokens/s on 2 cores); a cited answer needs ~150 tokens.
+    # Bounds the local model's time (its speed: evals/results/local_llm_1_5b.md); a cited answer needs far fewer.
     llm_max_tokens: int = 512
 
     nvidia_api_key: SecretStr | None = None

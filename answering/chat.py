@@ -36,11 +36,12 @@ class Turn:
 
     owner_id: int
     username: str
-    chat_id: uuid.UUID
+    chat_id: uuid.UUID | None  # None: a stateless question (the OpenAI-compatible endpoint), nothing saved
     scope: list[str] | None
     question: str
     emit: Emit
     ticket: Ticket
+    source: str = "chat"  # the query log's source, for traces
     history: list[dict[str, str]] = field(default_factory=list)
 
 
@@ -74,6 +75,20 @@ class ChatAnswerer:
                 reason = "the answer could not be produced; please try again"
                 self._save(turn, answer=reason, status="error", citations=[], meta={"error": type(exc).__name__},
                            error=f"{type(exc).__name__}: {exc}")
+
+    def ask_stateless(self, *, owner_id: int, username: str, question: str, history: list[dict[str, str]],
+                      scope: list[str] | None, source: str, emit: Emit, ticket: Ticket) -> None:
+        """The same path for an admitted question that belongs to no chat (the caller keeps the
+        history): cache, graph and query log as in `ask`; no message is saved."""
+        turns = history[-2 * self.settings.history_turns:] if self.settings.history_turns else []
+        turn = Turn(owner_id, username, None, scope, question, emit, ticket, source=source, history=turns)
+        with ticket:
+            try:
+                self._answer(turn)
+            except Exception as exc:  # noqa: BLE001 - say so, never leave the client hanging
+                log.exception("%s question: answering failed", source)
+                self._save(turn, answer="the answer could not be produced; please try again", status="error",
+                           citations=[], meta={"error": type(exc).__name__}, error=f"{type(exc).__name__}: {exc}")
 
     def _embedder(self) -> Any:  # noqa: ANN401
         if self.services is not None and self.services.embedder is not None:
@@ -123,15 +138,17 @@ class ChatAnswerer:
     def _run_graph(self, turn: Turn) -> Outcome:
         from graph.stream import run_graph
 
-        inputs: dict[str, Any] = {"question": turn.question, "chat_history": turn.history,
-                                  "chat_id": str(turn.chat_id)}
+        inputs: dict[str, Any] = {"question": turn.question, "chat_history": turn.history}
+        if turn.chat_id is not None:
+            inputs["chat_id"] = str(turn.chat_id)
         if turn.scope:
             inputs["document_ids"] = turn.scope
         configurable: dict[str, Any] = {"owner_id": turn.owner_id, "user": turn.username}
         if self.services is not None:
             configurable["services"] = self.services
         config = {"configurable": configurable, "run_name": "thotqen chat",
-                  "metadata": {"chat_id": str(turn.chat_id), "owner_id": turn.owner_id}}
+                  "metadata": {"chat_id": str(turn.chat_id) if turn.chat_id else None, "owner_id": turn.owner_id,
+                               "source": turn.source}}
         streamed = False
         for kind, data in run_graph(inputs, config):
             if kind == "sources":
@@ -156,9 +173,11 @@ class ChatAnswerer:
         meta = {**meta, "latency_ms": turn.ticket.elapsed_ms()}
         with self.db.connection() as conn, conn.transaction():
             message_id = chats.add_message(conn, owner_id=turn.owner_id, chat_id=turn.chat_id, role="assistant",
-                                           content=answer, status=status, citations=citations, meta=meta)
+                                           content=answer, status=status, citations=citations,
+                                           meta=meta) if turn.chat_id is not None else None
             turn.ticket.finish(status=status, conn=conn, provider=provider, cached=cached, tokens=tokens, error=error)
-        payload: dict[str, Any] = {"message_id": message_id, "answer": answer, **meta}
+        payload: dict[str, Any] = {"message_id": message_id, "answer": answer, **meta,
+                                   "usage": {"input_tokens": tokens[0], "output_tokens": tokens[1]}}
         if status == "ok":
             payload["citations"] = citations
         elif status == "blocked":

@@ -48,6 +48,12 @@ class MeOut(BaseModel):
 @router.post("/signup", response_model=TokenOut, status_code=201,
              responses={409: {"description": "username taken"}, 429: {"description": "too many attempts"}})
 def signup(body: SignupIn, request: Request, db: DbDep, settings: SettingsDep, tokens: TokensDep) -> dict[str, Any]:
+    return create_account(body, request, db, settings, tokens)
+
+
+def create_account(body: SignupIn, request: Request, db: Any, settings: Any, tokens: Any,  # noqa: ANN401
+                   csrf: str | None = None) -> dict[str, Any]:
+    """The signup, shared with the web session (api/session.py), which binds a CSRF token into the tokens."""
     ip = client_ip(request)
     limits.check_login_ip(db, settings, ip)
     password_hash = hash_password(body.password)
@@ -57,7 +63,7 @@ def signup(body: SignupIn, request: Request, db: DbDep, settings: SettingsDep, t
             user_id = accounts.create_password_user(conn, username=body.username, password_hash=password_hash)
             if user_id is None:
                 raise HTTPException(409, "that username is taken")
-            out = tokens.issue(conn, User(user_id, body.username))
+            out = tokens.issue(conn, User(user_id, body.username), csrf)
     log.info("signup user_id=%s", user_id)
     return out
 
@@ -66,6 +72,12 @@ def signup(body: SignupIn, request: Request, db: DbDep, settings: SettingsDep, t
              responses={401: {"description": "wrong username or password"},
                         429: {"description": "locked after repeated failures, or too many attempts from this IP"}})
 def login(body: LoginIn, request: Request, db: DbDep, settings: SettingsDep, tokens: TokensDep) -> dict[str, Any]:
+    return check_login(body, request, db, settings, tokens)
+
+
+def check_login(body: LoginIn, request: Request, db: Any, settings: Any, tokens: Any,  # noqa: ANN401
+                csrf: str | None = None) -> dict[str, Any]:
+    """The login with its lockouts, shared with the web session (api/session.py)."""
     ip = client_ip(request)
     limits.check_login_ip(db, settings, ip)
     window_s = settings.login_lock_minutes * 60
@@ -87,7 +99,7 @@ def login(body: LoginIn, request: Request, db: DbDep, settings: SettingsDep, tok
             raise HTTPException(401, "wrong username or password", headers={"WWW-Authenticate": "Bearer"})
         if new_hash:
             accounts.set_password_hash(conn, user_id=found[0], password_hash=new_hash)
-        return tokens.issue(conn, User(found[0], body.username))
+        return tokens.issue(conn, User(found[0], body.username), csrf)
 
 
 @router.post("/refresh", response_model=TokenOut, responses={401: {"description": "invalid or spent refresh token"}})

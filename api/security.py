@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import secrets
@@ -36,6 +37,7 @@ class User:
     id: int
     username: str
     source: str = "local"  # local | supabase
+    csrf: str | None = None  # hash of the CSRF token a cookie session is bound to (api/session.py)
 
 
 def hash_password(password: str) -> str:
@@ -77,6 +79,11 @@ def resolve_jwt_secret(settings: Settings) -> str:
     return path.read_text().strip()
 
 
+def csrf_hash(token: str) -> str:
+    """What a token carries of its session's CSRF token: a leaked JWT does not reveal the token itself."""
+    return hashlib.sha256(token.encode()).hexdigest()[:32]
+
+
 class Tokens:
     """Issues and checks the server's tokens; verifies Supabase tokens when configured."""
 
@@ -85,17 +92,20 @@ class Tokens:
         self._secret = secret
         self._supabase = SupabaseVerifier(settings) if settings.supabase_jwt_secret or settings.supabase_url else None
 
-    def issue(self, conn: Any, user: User) -> dict[str, Any]:  # noqa: ANN401 - a psycopg connection
+    def issue(self, conn: Any, user: User, csrf: str | None = None) -> dict[str, Any]:  # noqa: ANN401 - psycopg
+        """Access and refresh tokens; `csrf` (a cookie session's CSRF token) is bound into both, hashed."""
         now = datetime.now(UTC)
+        bound = {"csrf": csrf_hash(csrf)} if csrf else {}
         version = accounts.token_version(conn, user.id) or 0
         access = jwt.encode({"sub": str(user.id), "name": user.username, "typ": "access", "iss": ISSUER,
                              "ver": version, "iat": now,
-                             "exp": now + timedelta(minutes=self.settings.access_token_minutes)},
+                             "exp": now + timedelta(minutes=self.settings.access_token_minutes), **bound},
                             self._secret, algorithm="HS256")
         jti = uuid.uuid4()
         refresh_exp = now + timedelta(days=self.settings.refresh_token_days)
         refresh = jwt.encode({"sub": str(user.id), "name": user.username, "typ": "refresh", "iss": ISSUER,
-                              "jti": str(jti), "iat": now, "exp": refresh_exp}, self._secret, algorithm="HS256")
+                              "jti": str(jti), "iat": now, "exp": refresh_exp, **bound}, self._secret,
+                             algorithm="HS256")
         accounts.store_refresh_token(conn, jti=jti, user_id=user.id, expires_at=refresh_exp)
         return {"access_token": access, "refresh_token": refresh, "token_type": "bearer",
                 "expires_in": self.settings.access_token_minutes * 60}
@@ -121,7 +131,7 @@ class Tokens:
             raise AuthError("the token is not valid") from None
         if unverified.get("iss") == ISSUER:
             claims = self._decode_own(token, "access")
-            user = User(int(claims["sub"]), str(claims.get("name") or ""))
+            user = User(int(claims["sub"]), str(claims.get("name") or ""), csrf=claims.get("csrf"))
             with db.connection() as conn:
                 current = accounts.token_version(conn, user.id)
             if current is None:
@@ -138,7 +148,11 @@ class Tokens:
         jti = uuid.UUID(str(claims.get("jti")))
         if not accounts.spend_refresh_token(conn, jti=jti, user_id=int(claims["sub"])):
             raise AuthError("the refresh token was already used or revoked; log in again")
-        return User(int(claims["sub"]), str(claims.get("name") or ""))
+        return User(int(claims["sub"]), str(claims.get("name") or ""), csrf=claims.get("csrf"))
+
+    def refresh_claims(self, token: str) -> dict[str, Any]:
+        """A refresh token's claims (signature and expiry checked, not whether it was spent)."""
+        return self._decode_own(token, "refresh")
 
 
 class SupabaseVerifier:

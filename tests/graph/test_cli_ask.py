@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from evals.fake_openai import FakeOpenAI, grades_json, subprocess_env
+from evals.fake_openai import FakeOpenAI, grades_json
 from graph import prompts
-from tests.cli_run import ingest_report, run_cli
+from tests.cli_run import env_with_report, run_cli
 
 
 def script(kind: str, prompt: str) -> str:
@@ -24,17 +22,14 @@ def script(kind: str, prompt: str) -> str:
 
 @pytest.fixture(scope="module")
 def provider() -> Iterator[FakeOpenAI]:
-    p = FakeOpenAI(script, model="scripted")
-    yield p
-    p.close()
+    with FakeOpenAI(script, model="scripted") as p:
+        yield p
 
 
 @pytest.fixture(scope="module")
 def cli_env(provider: FakeOpenAI, tmp_path_factory) -> dict[str, str]:  # noqa: ANN001
-    home = Path(tempfile.mkdtemp(prefix="thq-ask-", dir="/tmp"))  # short: Postgres sockets live here
-    env = subprocess_env(provider, str(home), GRAPH_HYDE="true")
-    env["_DOC"] = ingest_report(env, tmp_path_factory.mktemp("pdf"), "ann")
-    return env
+    env, document_id = env_with_report(provider, tmp_path_factory.mktemp("pdf"), "ann", GRAPH_HYDE="true")
+    return {**env, "_DOC": document_id}
 
 
 def test_ask_json_contract(cli_env: dict[str, str]) -> None:
@@ -48,7 +43,8 @@ def test_ask_json_contract(cli_env: dict[str, str]) -> None:
     assert out["route"][0] == "guardrail" and out["route"][-1] == "generate"
     assert set(out["timings"]) == set(out["route"]) and all(v >= 0 for v in out["timings"].values())
     first = out["citations"][0]
-    assert set(first) == {"n", "document_id", "name", "page", "url", "text"}
+    assert set(first) == {"n", "document_id", "name", "page", "page_label", "ocr", "boxes", "url", "text"}
+    assert first["page_label"] == f"page {first['page']}" and first["ocr"] is False
     assert first["n"] == 1 and first["document_id"] == cli_env["_DOC"] and first["name"] == "aurora.pdf"
     assert first["page"] in (1, 2) and first["url"] is None and "412 million" in first["text"]
 
@@ -56,7 +52,7 @@ def test_ask_json_contract(cli_env: dict[str, str]) -> None:
 def test_ask_text_and_scope(cli_env: dict[str, str]) -> None:
     res = run_cli(cli_env, "ask", "What was total revenue in fiscal 2023?", "--user", "ann")
     assert res.returncode == 0, res.stderr
-    assert "412 million dollars [1]" in res.stdout and "aurora.pdf p." in res.stdout
+    assert "412 million dollars [1]" in res.stdout and "aurora.pdf, page " in res.stdout
     # another user owns nothing: an honest non-answer, no sources
     res = run_cli(cli_env, "ask", "What was total revenue in fiscal 2023?", "--user", "bob", "--json")
     out = json.loads(res.stdout)

@@ -1,0 +1,237 @@
+"""An OpenAI-compatible surface, so any OpenAI client or chat front end can use Thotqen as a model.
+
+- `GET /v1/models`: one model, `thotqen`.
+- `POST /v1/chat/completions`, streamed (`"stream": true`, Server-Sent Events of
+  `chat.completion.chunk`, then `[DONE]`) or not. The last user message is the question, earlier
+  user/assistant turns are the history (system messages are the server's business and ignored).
+  The answer carries [n] markers; the cited sources follow it in the message text and come as an
+  extra field `citations` (n, document_id, name, page, text). An optional extra field
+  `document_ids` limits retrieval to some of the caller's documents.
+
+A question goes the same way as a chat's (admitted by `answering.accounting`: the hourly limit
+and one query-log row with source `openai`; then answering.chat.ChatAnswerer.ask_stateless: the
+answer cache, the graph), only nothing is saved as a chat. Authentication is the bearer token of /api/auth (the session
+cookie works too, with its CSRF header). Errors come in OpenAI's shape: {"error": {"message", ...}}.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, HTTPException, Request
+from fastapi.exception_handlers import http_exception_handler, request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from answering import accounting
+from answering.chat import ChatAnswerer
+from api.deps import CurrentUser, DbDep, SettingsDep
+from storage import chats
+
+router = APIRouter(prefix="/v1", tags=["openai-compatible"])
+MODEL_ID = "thotqen"
+CREATED = 1_767_225_600  # 2026-01-01: a fixed date for the model list
+_SOURCES = re.compile(r"\n\nSources:\n(?:\[\d+\].*(?:\n|$))+\s*$")
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: str
+    content: str | list[dict[str, Any]] | None = None
+
+
+class CompletionIn(BaseModel):
+    """OpenAI's request body; sampling fields (temperature, max_tokens ...) are accepted and ignored:
+    the server's providers and their settings write the answer."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str
+    messages: list[Message] = Field(min_length=1, max_length=200)
+    stream: bool = False
+    stream_options: dict[str, Any] | None = None
+    document_ids: list[str] | None = Field(default=None, max_length=500,
+                                           description="Thotqen extra: limit retrieval to these documents")
+
+
+def _text(content: str | list[dict[str, Any]] | None) -> str:
+    if isinstance(content, list):  # content parts: keep the text ones
+        return "".join(str(p.get("text") or "") for p in content if p.get("type") == "text")
+    return content or ""
+
+
+def split_messages(messages: list[Message]) -> tuple[str, list[dict[str, str]]]:
+    """(question, history): the last message must be the user's; earlier turns become the history,
+    assistant turns without the sources block this endpoint appended."""
+    if messages[-1].role != "user":
+        raise HTTPException(400, "the last message must be the user's question")
+    question = _text(messages[-1].content).strip()
+    if not question:
+        raise HTTPException(400, "the last user message is empty")
+    history = []
+    for m in messages[:-1]:
+        if m.role in ("user", "assistant") and (text := _SOURCES.sub("", _text(m.content)).strip()):
+            history.append({"role": m.role, "content": text})
+    return question, history
+
+
+def sources_text(citations: list[dict[str, Any]], cited: list[int]) -> str:
+    used = [c for c in citations if c.get("n") in set(cited)] if cited else []
+    if not used:
+        return ""
+    lines = [f"[{c['n']}] {c.get('name') or c.get('url') or 'source'}"
+             + (f", page {c['page']}" if c.get("page") else "") for c in used]
+    return "\n\nSources:\n" + "\n".join(lines)
+
+
+def _error(status: int, message: str, kind: str, code: str | None = None,
+           headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": {"message": message, "type": kind, "param": None, "code": code}},
+                        status_code=status, headers=headers)
+
+
+@router.get("/models", responses={401: {"description": "not signed in"}})
+def list_models(_user: CurrentUser) -> dict[str, Any]:
+    return {"object": "list", "data": [{"id": MODEL_ID, "object": "model", "created": CREATED,
+                                        "owned_by": "thotqen"}]}
+
+
+@router.post("/chat/completions", responses={
+    200: {"description": "a chat.completion, or text/event-stream of chat.completion.chunk when stream is true",
+          "content": {"text/event-stream": {}}},
+    400: {"description": "no user question last, or too long"}, 401: {"description": "not signed in"},
+    404: {"description": "unknown model, or a document in document_ids that is not the caller's"},
+    429: {"description": "hourly question limit; see Retry-After"}})
+async def chat_completions(body: CompletionIn, request: Request, user: CurrentUser, db: DbDep,
+                           settings: SettingsDep) -> Any:  # noqa: ANN401 - JSON or a stream
+    """Answer the last user message from the caller's documents, with [n] citations."""
+    if body.model != MODEL_ID:
+        raise HTTPException(404, f"the model `{body.model}` does not exist; use `{MODEL_ID}`")
+    question, history = split_messages(body.messages)
+    if len(question) > settings.question_max_chars:
+        raise HTTPException(400, f"the question is longer than {settings.question_max_chars} characters")
+
+    def prepare() -> tuple[list[str] | None, accounting.Ticket]:
+        scope = None
+        if body.document_ids:
+            with db.connection() as conn:
+                owned = chats.owned_document_ids(conn, owner_id=user.id, document_ids=body.document_ids)
+            if len(owned) != len(set(body.document_ids)):
+                raise HTTPException(404, "no such document in document_ids")
+            scope = [str(d) for d in owned]
+        [ticket] = accounting.admit(db, settings, owner_id=user.id, source="openai")
+        return scope, ticket
+
+    scope, ticket = await asyncio.to_thread(prepare)
+    answerer: ChatAnswerer = request.app.state.answerer
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
+
+    def emit(event: str, data: dict[str, Any]) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is gone: the thread still logs the answer
+            loop.call_soon_threadsafe(queue.put_nowait, (event, data))
+
+    def work() -> None:
+        try:
+            answerer.ask_stateless(owner_id=user.id, username=user.username, question=question, history=history,
+                                   scope=scope, source="openai", emit=emit, ticket=ticket)
+        finally:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(queue.put_nowait, None)
+
+    threading.Thread(target=work, name=f"v1-{user.id}", daemon=True).start()
+    completion_id = f"chatcmpl-{uuid.uuid4().hex}"
+    created = int(time.time())
+    if body.stream:
+        include_usage = bool((body.stream_options or {}).get("include_usage"))
+        return StreamingResponse(_stream(queue, completion_id, created, include_usage), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    final: tuple[str, dict[str, Any]] | None = None
+    while (item := await queue.get()) is not None:
+        if item[0] in ("done", "blocked", "error"):
+            final = item
+    if final is None or final[0] == "error":
+        return _error(503, (final[1].get("error") if final else None) or "the answer could not be produced; "
+                      "please try again", "server_error")
+    event, data = final
+    content = data.get("answer") or ""
+    citations = data.get("citations") or []
+    content += sources_text(citations, data.get("cited") or [])
+    return {"id": completion_id, "object": "chat.completion", "created": created, "model": MODEL_ID,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                         "finish_reason": "content_filter" if event == "blocked" else "stop"}],
+            "usage": _usage(data), "citations": citations, **_extra(event, data)}
+
+
+def _usage(data: dict[str, Any]) -> dict[str, int]:
+    usage = data.get("usage") or {}
+    tin, tout = int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
+    return {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout}
+
+
+def _extra(event: str, data: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"thotqen": {k: data.get(k) for k in ("route", "provider", "cached", "cited")}}
+    if event == "blocked":
+        out["thotqen"]["blocked"] = True
+        out["thotqen"]["block_reason"] = data.get("reason")
+    return out
+
+
+async def _stream(queue: asyncio.Queue, completion_id: str, created: int,
+                  include_usage: bool) -> AsyncIterator[str]:
+    base = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": MODEL_ID}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:  # noqa: ANN401
+        payload = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+        return f"data: {json.dumps(payload, default=str)}\n\n"
+
+    yield chunk({"role": "assistant", "content": ""})
+    while (item := await queue.get()) is not None:
+        event, data = item
+        if event == "token":
+            yield chunk({"content": data.get("token") or ""})
+        elif event == "reset":  # what streamed cannot be taken back: say that the answer starts over
+            yield chunk({"content": "\n\n(The model failed mid-answer; another one starts over.)\n\n"})
+        elif event == "error":
+            error = {"message": data.get("error") or "the answer could not be produced", "type": "server_error"}
+            yield f"data: {json.dumps({'error': error})}\n\n"
+        elif event in ("done", "blocked"):
+            citations = data.get("citations") or []
+            if tail := sources_text(citations, data.get("cited") or []):
+                yield chunk({"content": tail})
+            yield chunk({}, "content_filter" if event == "blocked" else "stop", citations=citations,
+                        **_extra(event, data))
+            if include_usage:
+                yield f"data: {json.dumps({**base, 'choices': [], 'usage': _usage(data)})}\n\n"
+    yield "data: [DONE]\n\n"
+
+
+def mount(app: FastAPI) -> None:
+    """The routes, and errors under /v1 in OpenAI's shape (every other path keeps the app's handlers)."""
+    app.include_router(router)
+    earlier_http = app.exception_handlers.get(HTTPException, http_exception_handler)
+    earlier_invalid = app.exception_handlers.get(RequestValidationError, request_validation_exception_handler)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        if not request.url.path.startswith("/v1/"):
+            return await earlier_http(request, exc)
+        kind = {401: "authentication_error", 403: "permission_error", 404: "not_found_error",
+                429: "rate_limit_exceeded"}.get(exc.status_code, "invalid_request_error")
+        return _error(exc.status_code, str(exc.detail), kind, headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        if not request.url.path.startswith("/v1/"):
+            return await earlier_invalid(request, exc)
+        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+        where = ".".join(str(x) for x in first.get("loc", ()) if x != "body")
+        return _error(400, f"{where}: {first.get('msg')}" if where else str(first.get("msg")), "invalid_request_error")

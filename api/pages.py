@@ -1,0 +1,172 @@
+"""A document's page as a PNG (the passage a citation quotes highlighted) and the original file.
+
+Owner-scoped like every route: a stranger's document id answers 404, exactly like a missing one.
+The image is rendered by PyMuPDF on demand and cached twice: the browser keeps it
+(`Cache-Control: private` + an ETag for revalidation) and the server keeps the last renders in
+memory, so a citation clicked again costs nothing (timings: evals/results/page_image.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import hashlib
+import re
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+from fastapi import APIRouter, HTTPException, Query, Request, Response
+from fastapi.responses import FileResponse
+
+from api.deps import CurrentUser, DbDep
+from storage import documents
+
+router = APIRouter(prefix="/api/documents", tags=["documents"])
+
+RENDER_VERSION = "1"  # part of the ETag: bump when the drawing changes
+HIGHLIGHT_FILL = (1.0, 0.78, 0.0)  # amber, drawn with the Multiply blend of a highlight annotation
+MIN_RUN = 3  # words in a row that must match for a stretch of the page to count as the passage
+_WORD = re.compile(r"[\w$%.,-]+")
+
+
+def _norm(word: str) -> str:
+    return word.lower().strip(".,;:()[]\"'")
+
+
+def passage_rects(page: pymupdf.Page, passage: str) -> list[pymupdf.Rect]:
+    """The page's word boxes that spell the passage, one box per line.
+
+    The excerpt a citation quotes is chunk text (whitespace normalised, cut mid-word at both ends,
+    sometimes running onto the next page), so it is aligned word by word with the page's words
+    instead of searched as one string; runs of MIN_RUN words or more count.
+    """
+    words = page.get_text("words", sort=True)  # (x0, y0, x1, y1, word, block, line, word_no)
+    if not words or not passage.strip():
+        return []
+    page_words = [_norm(w[4]) for w in words]
+    wanted = [_norm(w) for w in _WORD.findall(passage)]
+    matcher = difflib.SequenceMatcher(None, page_words, wanted, autojunk=False)
+    lines: dict[tuple[int, int], pymupdf.Rect] = {}
+    for block in matcher.get_matching_blocks():
+        if block.size < MIN_RUN:
+            continue
+        for w in words[block.a:block.a + block.size]:
+            key = (w[5], w[6])
+            box = pymupdf.Rect(w[:4])
+            lines[key] = lines[key] | box if key in lines else box
+    return list(lines.values())
+
+
+def render_page(path: Path, page_no: int, passage: str, width: int) -> tuple[bytes, int, str]:
+    """(PNG bytes, number of highlighted lines, the highlight's box as "top,left,bottom,right"
+    fractions of the page or ""); KeyError when the page does not exist."""
+    with pymupdf.open(path) as doc:
+        if not 1 <= page_no <= doc.page_count:
+            raise KeyError(page_no)
+        page = doc[page_no - 1]
+        rects = passage_rects(page, passage) if passage else []
+        for rect in rects:  # in memory only: the stored file is never written
+            annot = page.add_highlight_annot(rect)
+            annot.set_colors(stroke=HIGHLIGHT_FILL)
+            annot.update(opacity=0.45)
+        zoom = width / page.rect.width
+        pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
+        box = ""
+        if rects:
+            union = pymupdf.Rect(rects[0])
+            for rect in rects[1:]:
+                union |= rect
+            w, h = page.rect.width, page.rect.height
+            box = ",".join(f"{v:.4f}" for v in (union.y0 / h, union.x0 / w, union.y1 / h, union.x1 / w))
+        return pix.tobytes("png"), len(rects), box
+
+
+class _Renders:
+    """The last renders, by ETag (which names the file's content hash, page, passage and width)."""
+
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self._items: OrderedDict[str, tuple[bytes, int, str]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> tuple[bytes, int, str] | None:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        return None
+
+    def put(self, key: str, value: tuple[bytes, int, str]) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+_renders = _Renders()
+
+
+def _owned(db: Any, owner_id: int, document_id: str) -> dict[str, Any]:  # noqa: ANN401
+    with db.connection() as conn:
+        doc = documents.get_document(conn, owner_id=owner_id, document_id=document_id)
+    if doc is None:
+        raise HTTPException(404, "no such document")
+    return doc
+
+
+def _local_file(request: Request, owner_id: int, doc: dict[str, Any]) -> Path:
+    files = request.app.state.files
+    try:
+        files.ensure_local(owner_id, doc["content_hash"])  # Supabase: fetch the durable copy back
+    except Exception:  # noqa: BLE001 - the store is down: say so, do not 500
+        raise HTTPException(503, "the stored file is unavailable right now; try again later",
+                            headers={"Retry-After": "30"}) from None
+    path = files.path(owner_id, doc["content_hash"])
+    if not path.exists():
+        raise HTTPException(404, "the original file of this document is no longer stored")
+    return path
+
+
+@router.get("/{document_id}/pages/{page}.png", response_class=Response, responses={
+    200: {"content": {"image/png": {}}, "description": "the page; X-Highlighted-Lines says how many lines of "
+                                                        "the passage were found and marked, X-Highlight-Box where "
+                                                        "(top,left,bottom,right as fractions of the page)"},
+    304: {"description": "not modified (If-None-Match)"},
+    404: {"description": "no such document or page"}, 503: {"description": "file storage unavailable"}})
+async def page_image(document_id: str, page: int, request: Request, user: CurrentUser, db: DbDep,
+                     highlight: str = Query("", max_length=4000, description="passage to mark (a citation's text)"),
+                     width: int = Query(1000, ge=200, le=2000, description="image width in pixels")) -> Response:
+    """A page of the document as a PNG, with `highlight` marked where it appears on the page."""
+    doc = await asyncio.to_thread(_owned, db, user.id, document_id)
+    passage = highlight.strip()
+    etag = '"' + hashlib.sha256("\x00".join([RENDER_VERSION, doc["content_hash"], str(page), passage,
+                                             str(width)]).encode()).hexdigest()[:32] + '"'
+    headers = {"ETag": etag, "Cache-Control": "private, max-age=86400"}
+    if etag in [t.strip() for t in request.headers.get("if-none-match", "").split(",")]:
+        return Response(status_code=304, headers=headers)
+    cached = _renders.get(etag)
+    if cached is None:
+        path = await asyncio.to_thread(_local_file, request, user.id, doc)
+        try:
+            cached = await asyncio.to_thread(render_page, path, page, passage, width)
+        except KeyError:
+            raise HTTPException(404, f"the document has no page {page}") from None
+        _renders.put(etag, cached)
+    png, lines, box = cached
+    extra = {"X-Highlighted-Lines": str(lines), **({"X-Highlight-Box": box} if box else {})}
+    return Response(png, media_type="image/png", headers={**headers, **extra})
+
+
+@router.get("/{document_id}/file", response_class=FileResponse, responses={
+    200: {"content": {"application/pdf": {}}, "description": "the PDF as uploaded"},
+    404: {"description": "no such document"}, 503: {"description": "file storage unavailable"}})
+async def download(document_id: str, request: Request, user: CurrentUser, db: DbDep) -> FileResponse:
+    """The original PDF, as an attachment under its uploaded name."""
+    doc = await asyncio.to_thread(_owned, db, user.id, document_id)
+    path = await asyncio.to_thread(_local_file, request, user.id, doc)
+    return FileResponse(path, media_type="application/pdf", filename=doc["name"],
+                        headers={"Cache-Control": "private, no-cache"})

@@ -1,0 +1,89 @@
+"""The cited page as an image: owner-scoped, cached (ETag, Cache-Control), the passage highlighted;
+and the original file to download."""
+
+from __future__ import annotations
+
+import pymupdf
+
+from tests.server.conftest import signup
+
+AMBER = (255, 199, 0)
+
+
+def amber_pixels(png: bytes) -> int:
+    """Pixels the highlight tints: a strong yellow-orange (the page is otherwise black on white)."""
+    pix = pymupdf.Pixmap(png)
+    data, n = pix.samples, pix.n
+    return sum(1 for i in range(0, len(data), n) if data[i] > 200 and 150 < data[i + 1] < 235 and data[i + 2] < 140)
+
+
+def test_page_image_highlights_the_cited_passage(live, owner_with_report) -> None:  # noqa: ANN001
+    h = owner_with_report["headers"]
+    doc = owner_with_report["document_id"]
+    with live.client() as c:
+        answer = c.post("/rag/invoke", headers=h, json={"input": {"question": "How many people did Aurora Widgets "
+                                                                               "employ at the end of fiscal 2023?"}})
+        citation = answer.json()["output"]["citations"][0]
+        url = f"/api/documents/{doc}/pages/{citation['page']}.png"
+        res = c.get(url, params={"highlight": citation["text"], "width": 600}, headers=h)
+        assert res.status_code == 200 and res.headers["content-type"] == "image/png"
+        assert int(res.headers["x-highlighted-lines"]) >= 3
+        top, left, bottom, right = map(float, res.headers["x-highlight-box"].split(","))
+        assert 0 <= top < bottom <= 1 and 0 <= left < right <= 1
+        assert res.headers["cache-control"].startswith("private") and res.headers["etag"]
+        marked = amber_pixels(res.content)
+        plain = c.get(url, params={"width": 600}, headers=h)
+        assert plain.headers["x-highlighted-lines"] == "0" and amber_pixels(plain.content) == 0
+        assert marked > 2000, marked  # several highlighted lines at 600 px
+        assert pymupdf.Pixmap(res.content).width == 600
+        # the browser revalidates with the ETag and gets 304 without a body
+        again = c.get(url, params={"highlight": citation["text"], "width": 600},
+                      headers={**h, "If-None-Match": res.headers["etag"]})
+        assert again.status_code == 304 and again.content == b""
+        # another passage is another image
+        other = c.get(url, params={"highlight": "nothing like this is on the page at all", "width": 600}, headers=h)
+        assert other.headers["etag"] != res.headers["etag"] and other.headers["x-highlighted-lines"] == "0"
+
+
+def test_page_image_and_file_are_owner_scoped(live, owner_with_report, report_pdf) -> None:  # noqa: ANN001
+    doc = owner_with_report["document_id"]
+    with live.client() as c:
+        stranger = signup(c, "stranger")
+        for path in (f"/api/documents/{doc}/pages/1.png", f"/api/documents/{doc}/file"):
+            mine = c.get(path, headers=owner_with_report["headers"])
+            assert mine.status_code == 200, path
+            theirs = c.get(path, headers=stranger["headers"])
+            missing = c.get(path.replace(doc, "00000000-0000-0000-0000-000000000000"), headers=stranger["headers"])
+            assert theirs.status_code == missing.status_code == 404
+            assert theirs.json() == missing.json()
+            assert c.get(path).status_code == 401
+        pdf = c.get(f"/api/documents/{doc}/file", headers=owner_with_report["headers"])
+        assert pdf.content == report_pdf and pdf.headers["content-type"] == "application/pdf"
+        assert 'filename="aurora-report.pdf"' in pdf.headers["content-disposition"]
+
+
+def test_bad_page_requests_are_clear_errors(live, owner_with_report) -> None:  # noqa: ANN001
+    h = owner_with_report["headers"]
+    doc = owner_with_report["document_id"]
+    with live.client() as c:
+        assert c.get(f"/api/documents/{doc}/pages/99.png", headers=h).status_code == 404
+        assert c.get(f"/api/documents/{doc}/pages/0.png", headers=h).status_code == 404
+        assert c.get(f"/api/documents/{doc}/pages/one.png", headers=h).status_code == 422
+        assert c.get(f"/api/documents/{doc}/pages/1.png", params={"width": 5}, headers=h).status_code == 422
+        too_long = {"highlight": "x" * 5000}
+        assert c.get(f"/api/documents/{doc}/pages/1.png", params=too_long, headers=h).status_code == 422
+        assert c.get("/api/documents/not-a-uuid/pages/1.png", headers=h).status_code == 404
+
+
+def test_deleting_the_document_removes_its_pages(live, report_pdf) -> None:  # noqa: ANN001
+    from tests.server.conftest import follow_job, upload
+
+    with live.client() as c:
+        user = signup(c, "deleter")
+        res = upload(c, user["headers"], "gone.pdf", report_pdf)
+        follow_job(c, user["headers"], res.json()["job_id"])
+        doc = res.json()["document_id"]
+        assert c.get(f"/api/documents/{doc}/pages/1.png", headers=user["headers"]).status_code == 200
+        assert c.delete(f"/api/documents/{doc}", headers=user["headers"]).status_code == 204
+        assert c.get(f"/api/documents/{doc}/pages/1.png", headers=user["headers"]).status_code == 404
+        assert c.get(f"/api/documents/{doc}/file", headers=user["headers"]).status_code == 404

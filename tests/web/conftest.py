@@ -1,0 +1,166 @@
+"""Browser tests: Debian's Chromium (/usr/bin/chromium, installed by .ci/run) driven by Playwright
+for Python, against a live server on the embedded Postgres with the scripted model server.
+
+Without Chromium or Playwright every test here is skipped with the reason in pytest's summary
+(and `make test` says so). Each page records console errors and any request that leaves the
+server's origin; the tests assert both lists are empty. Screenshots go to THOTQEN_SCREENSHOTS
+(`make screenshots` sets docs/screenshots) or to a temporary folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evals.fake_openai import FakeOpenAI
+from tests.server.conftest import script, start_server  # noqa: F401 - start_server: a fixture for this package
+
+CHROMIUM = os.environ.get("THOTQEN_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+DESKTOP = {"width": 1280, "height": 860}
+PHONE = {"width": 390, "height": 844}
+PASSWORD = "correct horse battery"
+
+
+def _skip_reason() -> str | None:
+    if not Path(CHROMIUM).exists():
+        return f"browser tests skipped: no Chromium at {CHROMIUM} (apt-get install chromium; .ci/run does)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "browser tests skipped: playwright is not installed (pip install -e '.[dev]')"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    reason = _skip_reason()
+    if reason:
+        for item in items:
+            if "tests/web/" in str(item.fspath).replace(os.sep, "/"):
+                item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(scope="session")
+def shots_dir() -> Iterator[Path]:
+    target = os.environ.get("THOTQEN_SCREENSHOTS")
+    if target:
+        path = Path(target)
+        path.mkdir(parents=True, exist_ok=True)
+        yield path
+    else:
+        path = Path(tempfile.mkdtemp(prefix="thq-shots-"))
+        yield path
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="package")
+def web_admin() -> str:
+    return f"web-admin-{uuid.uuid4().hex[:6]}"
+
+
+@pytest.fixture(scope="package")
+def web_settings(settings, web_admin: str):  # noqa: ANN001, ANN201
+    # 1 MB uploads so the 413 path is cheap to reach; a question limit far away (its own test lowers it)
+    return settings.model_copy(update={"upload_max_mb": 1.0, "login_ip_limit": 100_000, "questions_per_hour": 10_000,
+                                       "thotqen_admins": web_admin, "web_search": False, "answer_cache": False})
+
+
+@pytest.fixture(scope="package")
+def services(db, embedder) -> Iterator[Any]:  # noqa: ANN001
+    """The real LLMChain over HTTP to the scripted model server, which streams its pieces 40 ms
+    apart so the page can be seen writing the answer token by token."""
+    from graph.services import Services
+    from providers.llm import LLMChain
+    from providers.reranker import NoReranker
+    from tests.graph.fakes import FakeWeb
+    from tests.providers.conftest import make_settings
+
+    fake = FakeOpenAI(script, token_delay_s=0.04)
+    chain = LLMChain(make_settings(vllm_base_url=f"{fake.url}/v1", vllm_model="fake-model", llm_order="vllm",
+                                   llm_cheap_skip=""))
+    yield Services(chain=chain, embedder=embedder, reranker=NoReranker(), web=FakeWeb([]), database=db)
+    fake.close()
+
+
+@pytest.fixture(scope="package")
+def web_live(start_server, web_settings):  # noqa: ANN001, ANN201, F811
+    return start_server(web_settings)
+
+
+@pytest.fixture(scope="package")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+class Watched:
+    """A page with what it logged as errors and every request that left the server's origin."""
+
+    def __init__(self, page: Any, origin: str) -> None:  # noqa: ANN401
+        self.page = page
+        self.errors: list[str] = []
+        self.foreign: list[str] = []
+        page.on("console", lambda m: self.errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+
+        def on_request(req: Any) -> None:  # noqa: ANN401
+            url = req.url
+            if not (url.startswith(origin) or url.startswith("data:") or url.startswith("blob:")):
+                self.foreign.append(url)
+
+        page.on("request", on_request)
+
+    def clean(self, allowed: Callable[[str], bool] = lambda _e: False) -> None:
+        errors = [e for e in self.errors if not allowed(e)]
+        assert not errors, errors
+        assert not self.foreign, f"requests left the origin: {self.foreign}"
+
+
+@pytest.fixture
+def open_page(browser, web_live) -> Iterator[Callable[..., Watched]]:  # noqa: ANN001
+    """open_page(phone=False) -> a Watched page in a fresh context (its own cookies)."""
+    contexts = []
+
+    def open_(phone: bool = False) -> Watched:
+        ctx = browser.new_context(viewport=PHONE if phone else DESKTOP, device_scale_factor=1,
+                                  is_mobile=phone, has_touch=phone, base_url=web_live.url)
+        ctx.set_default_timeout(30_000)
+        contexts.append(ctx)
+        return Watched(ctx.new_page(), web_live.url)
+
+    yield open_
+    for ctx in contexts:
+        ctx.close()
+
+
+@pytest.fixture
+def shot(shots_dir: Path) -> Callable[[Any, str], Path]:
+    def take(page: Any, name: str) -> Path:  # noqa: ANN401
+        path = shots_dir / f"{name}.png"
+        page.screenshot(path=str(path), full_page=False)
+        return path
+
+    return take
+
+
+def sign_up(page: Any, username: str | None = None, password: str = PASSWORD) -> str:  # noqa: ANN401
+    """Sign up through the page; returns the username."""
+    username = username or f"web-{uuid.uuid4().hex[:8]}"
+    page.goto("/#/signup")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Create account").click()
+    page.get_by_role("heading", name="Chats").wait_for()
+    return username

@@ -1,0 +1,355 @@
+// Chats: the list, a new chat over all documents or a chosen few, rename, delete, and the
+// conversation: answers stream token by token; [n] markers link to the cited page.
+import { api, readEvents, request } from "./api.js";
+import { append, banner, confirmDialog, h, waitText, when } from "./dom.js";
+import { go } from "./main.js";
+import { openCitation, prefetchCitation } from "./viewer.js";
+
+const MARK = /\[(\d+(?:\s*,\s*\d+)*)\]/g;
+let docsById = new Map();
+
+export async function renderChats(main, chatId) {
+  const [{ chats }, { documents }] = await Promise.all([api("/api/chats"), api("/api/documents")]);
+  docsById = new Map(documents.map((d) => [d.id, d]));
+  const side = h("aside", { class: "chat-side", "aria-labelledby": "chats-heading" },
+    h("div", { class: "side-head" },
+      h(chatId ? "h2" : "h1", { id: "chats-heading" }, "Chats"),
+      h("button", { type: "button", class: "btn btn-primary", onclick: () => newChatDialog(main, documents) },
+        "New chat")),
+    chats.length ? h("ul", { class: "chat-list" }, chats.map((c) => h("li", {},
+      h("a", { href: `#/chats/${c.id}`, "aria-current": c.id === chatId ? "page" : null },
+        h("span", { class: "chat-title" }, c.title || "Untitled chat"),
+        h("span", { class: "chat-meta" }, scopeText(c), " · ", when(c.updated_at))))))
+      : h("p", { class: "empty" }, "No chats yet."));
+  const pane = h("section", { class: "chat-pane", "aria-label": "Conversation" });
+  main.append(h("div", { class: `chats-layout${chatId ? " has-chat" : ""}` }, side, pane));
+  if (chatId) await renderConversation(pane, chatId, documents);
+  else {
+    pane.append(h("div", { class: "empty-pane" },
+      documents.length
+        ? [h("p", {}, "Choose a chat, or start a new one to ask about your documents."),
+           h("button", { type: "button", class: "btn btn-primary", onclick: () => newChatDialog(main, documents) },
+             "Start a new chat")]
+        : [h("p", {}, "Upload a PDF first: answers come from your documents."),
+           h("a", { class: "btn btn-primary", href: "#/documents" }, "Upload documents")]));
+  }
+}
+
+function scopeText(chat) {
+  const n = chat.document_ids ? chat.document_ids.length : 0;
+  return n ? `${n} document${n > 1 ? "s" : ""}` : "All documents";
+}
+
+function newChatDialog(main, documents) {
+  const ready = documents.filter((d) => d.status === "ready");
+  const title = h("input", { id: "new-title", maxLength: 200, placeholder: "e.g. Annual report questions" });
+  const all = h("input", { type: "radio", name: "scope", id: "scope-all", value: "all", checked: true });
+  const some = h("input", { type: "radio", name: "scope", id: "scope-some", value: "some", disabled: !ready.length });
+  const boxes = ready.map((d) => h("input", { type: "checkbox", name: "doc", value: d.id, id: `doc-${d.id}` }));
+  const picks = h("fieldset", { class: "doc-picks", disabled: true },
+    h("legend", { class: "visually-hidden" }, "Documents"),
+    boxes.map((box, i) => h("div", { class: "check" }, box, h("label", { for: box.id }, ready[i].name))));
+  const error = h("p", { class: "error-box", role: "alert", hidden: true });
+  const dialog = h("dialog", { class: "new-chat", "aria-labelledby": "new-chat-title" });
+  for (const r of [all, some]) r.addEventListener("change", () => { picks.disabled = !some.checked; });
+  const form = h("form", { method: "dialog" },
+    h("h2", { id: "new-chat-title" }, "New chat"),
+    h("label", { for: "new-title" }, "Title (optional)"), title,
+    h("fieldset", {}, h("legend", {}, "Answer from"),
+      h("div", { class: "check" }, all, h("label", { for: "scope-all" }, "All my documents")),
+      h("div", { class: "check" }, some, h("label", { for: "scope-some" }, "Only the documents I choose")),
+      picks),
+    error,
+    h("div", { class: "row-end" },
+      h("button", { type: "button", class: "btn", onclick: () => dialog.close() }, "Cancel"),
+      h("button", { type: "submit", class: "btn btn-primary" }, "Create chat")));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const chosen = boxes.filter((b) => b.checked).map((b) => b.value);
+    if (some.checked && !chosen.length) {
+      error.textContent = "Choose at least one document, or answer from all of them.";
+      error.hidden = false;
+      return;
+    }
+    try {
+      const chat = await api("/api/chats", { method: "POST",
+        json: { title: title.value.trim(), document_ids: some.checked ? chosen : null } });
+      dialog.close();
+      go(`#/chats/${chat.id}`);
+    } catch (err) {
+      error.textContent = `The chat could not be created: ${err.detail}`;
+      error.hidden = false;
+    }
+  });
+  dialog.append(form);
+  dialog.addEventListener("close", () => dialog.remove());
+  main.append(dialog);
+  dialog.showModal();
+  title.focus();
+}
+
+async function renderConversation(pane, chatId, documents) {
+  let chat;
+  try {
+    chat = await api(`/api/chats/${encodeURIComponent(chatId)}`);
+  } catch (err) {
+    if (err.status !== 404) throw err;
+    pane.append(h("h1", {}, "Chat not found"),
+      h("p", {}, "It was deleted, or the link is wrong. ", h("a", { href: "#/chats" }, "Back to your chats")));
+    return;
+  }
+  const heading = h("h1", { class: "chat-heading" }, chat.title || "Untitled chat");
+  const list = h("ol", { class: "messages", "aria-label": "Messages" });
+  const live = h("p", { class: "visually-hidden", role: "status", "aria-live": "polite" });
+  const question = h("textarea", { id: "question", rows: 2, required: true, maxLength: 4000,
+                                   placeholder: "Ask about your documents…", "aria-describedby": "ask-hint" });
+  const send = h("button", { type: "submit", class: "btn btn-primary" }, "Send");
+  const composer = h("form", { class: "composer" },
+    h("label", { for: "question", class: "visually-hidden" }, "Your question"), question, send,
+    h("p", { class: "hint", id: "ask-hint" }, "Enter sends, Shift+Enter starts a new line."));
+  const header = h("div", { class: "chat-head" },
+    h("a", { href: "#/chats", class: "back-link" }, "‹ Chats"),
+    heading,
+    h("span", { class: "muted scope" }, scopeLine(chat)),
+    h("div", { class: "chat-actions" },
+      h("button", { type: "button", class: "btn btn-small", onclick: () => rename(chat, heading) }, "Rename"),
+      h("button", { type: "button", class: "btn btn-small btn-danger", onclick: () => removeChat(chat) }, "Delete")));
+  append(pane, [header, list, live, documents.length ? null
+    : h("p", { class: "warn-box" }, "You have no documents yet. ", h("a", { href: "#/documents" }, "Upload PDFs"),
+        " to get answers."), composer]);
+  for (const m of chat.messages) list.append(renderMessage(m));
+  const latest = chat.messages.filter((m) => m.role === "assistant" && m.status === "ok").at(-1);
+  if (latest) prefetchCited(latest.citations || [], (latest.meta || {}).cited || []);
+  if (!chat.messages.length) list.append(h("li", { class: "msg-hint" }, "Ask a first question below."));
+  list.lastElementChild?.scrollIntoView({ block: "end" });
+
+  question.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); composer.requestSubmit(); }
+  });
+  composer.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const text = question.value.trim();
+    if (!text) return;
+    question.value = "";
+    send.disabled = question.disabled = true;
+    try {
+      await ask(chat, text, list, live, question);
+      if (!chat.title) {  // name an untitled chat after its first question
+        chat.title = text.length > 60 ? `${text.slice(0, 57)}…` : text;
+        heading.textContent = chat.title;
+        api(`/api/chats/${chat.id}`, { method: "PATCH", json: { title: chat.title } }).then(refreshSide, () => {});
+      }
+    } finally {
+      send.disabled = question.disabled = false;
+      question.focus();
+    }
+  });
+  question.focus();
+}
+
+function refreshSide() {
+  const link = document.querySelector(".chat-list a[aria-current='page'] .chat-title");
+  const heading = document.querySelector(".chat-heading");
+  if (link && heading) link.textContent = heading.textContent;
+}
+
+function scopeLine(chat) {
+  if (!chat.document_ids) return "Answers from all your documents";
+  const names = chat.document_ids.map((id) => docsById.get(id)?.name || "a deleted document");
+  return `Answers from ${names.join(", ")}`;
+}
+
+async function rename(chat, heading) {
+  const input = h("input", { id: "rename", value: chat.title, maxLength: 200, "aria-label": "New title" });
+  const form = h("form", { class: "rename-form" }, input,
+    h("button", { type: "submit", class: "btn btn-small btn-primary" }, "Save"),
+    h("button", { type: "button", class: "btn btn-small", onclick: () => form.replaceWith(heading) }, "Cancel"));
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const updated = await api(`/api/chats/${chat.id}`, { method: "PATCH", json: { title: input.value.trim() } });
+      chat.title = updated.title;
+      heading.textContent = chat.title || "Untitled chat";
+      form.replaceWith(heading);
+      refreshSide();
+      heading.focus();
+    } catch (err) {
+      banner(`Could not rename the chat: ${err.detail}`, "error");
+    }
+  });
+  input.addEventListener("keydown", (e) => { if (e.key === "Escape") form.replaceWith(heading); });
+  heading.replaceWith(form);
+  input.focus();
+  input.select();
+}
+
+async function removeChat(chat) {
+  const ok = await confirmDialog({ title: `Delete “${chat.title || "Untitled chat"}”?`,
+                                   text: "The conversation is deleted for good; your documents stay." });
+  if (!ok) return;
+  try {
+    await api(`/api/chats/${chat.id}`, { method: "DELETE" });
+    banner("The chat was deleted.", "info");
+  } catch (err) {
+    if (err.status !== 404) { banner(`Could not delete the chat: ${err.detail}`, "error"); return; }
+  }
+  go("#/chats");
+}
+
+// ---- messages ------------------------------------------------------------------------------------
+
+function citationLink(c, label) {
+  if (c.document_id) {
+    const doc = docsById.get(c.document_id);
+    if (!doc) {
+      return h("span", { class: "cite cite-gone", title: "The cited document was deleted" }, label,
+               h("span", { class: "visually-hidden" }, " (source deleted)"));
+    }
+    const href = `/api/documents/${c.document_id}/pages/${c.page}.png`;
+    return h("a", { class: "cite", href, dataset: { n: c.n },
+                    "aria-label": `Source ${c.n}: ${doc.name}, page ${c.page}`,
+                    onpointerenter: () => prefetchCitation(c, doc), onfocus: () => prefetchCitation(c, doc),
+                    onclick: (e) => { e.preventDefault(); openCitation(c, doc); } }, label);
+  }
+  if (c.url) return h("a", { class: "cite", href: c.url, target: "_blank", rel: "noopener noreferrer" }, label);
+  return h("span", { class: "cite" }, label);
+}
+
+function answerBody(text, citations) {
+  const byN = new Map(citations.map((c) => [c.n, c]));
+  const p = h("div", { class: "answer-text" });
+  let last = 0;
+  for (const m of text.matchAll(MARK)) {
+    p.append(text.slice(last, m.index));
+    const ns = m[1].split(",").map((x) => Number(x.trim()));
+    ns.forEach((n, i) => {
+      const c = byN.get(n);
+      p.append(c ? citationLink(c, `[${n}]`) : `[${n}]`);
+      if (i < ns.length - 1) p.append(" ");
+    });
+    last = m.index + m[0].length;
+  }
+  p.append(text.slice(last));
+  return p;
+}
+
+function sourcesList(citations, cited) {
+  const shown = cited && cited.length ? citations.filter((c) => cited.includes(c.n)) : citations;
+  if (!shown.length) return null;
+  return h("div", { class: "sources" }, h("h3", {}, "Sources"), h("ol", {}, shown.map((c) => {
+    const doc = c.document_id ? docsById.get(c.document_id) : null;
+    const where = c.document_id ? `${doc ? doc.name : c.name}, page ${c.page}` : (c.name || c.url);
+    return h("li", { value: c.n }, citationLink(c, where),
+             c.document_id && !doc ? h("span", { class: "muted" }, " — deleted") : null);
+  })));
+}
+
+export function renderMessage(m) {
+  if (m.role === "user") return h("li", { class: "msg msg-user" }, h("p", {}, m.content));
+  const meta = m.meta || {};
+  const citations = m.citations || [];
+  if (m.status === "blocked") {
+    return h("li", { class: "msg msg-blocked" }, h("p", { class: "msg-label" }, "Question blocked"),
+      h("p", {}, m.content), meta.block_reason ? h("p", { class: "muted" }, `Reason: ${meta.block_reason}`) : null);
+  }
+  if (m.status === "error") {
+    return h("li", { class: "msg msg-error" }, h("p", { class: "msg-label" }, "No answer"),
+      h("p", {}, m.content || "The answer could not be produced."),
+      h("p", { class: "muted" }, "Ask again in a moment; if it keeps failing, the model provider may be down."));
+  }
+  const unanswered = !citations.length && !(meta.cited || []).length;
+  return h("li", { class: `msg msg-assistant${unanswered ? " msg-nodata" : ""}` },
+    unanswered ? h("p", { class: "msg-label" }, "Not in your documents") : null,
+    answerBody(m.content, citations),
+    sourcesList(citations, meta.cited),
+    meta.cached ? h("p", { class: "muted small" }, "Answered from a recent identical question.") : null);
+}
+
+function pending() {
+  const status = h("p", { class: "thinking" }, h("span", { class: "spinner", "aria-hidden": "true" }),
+                   "Searching your documents…");
+  const text = document.createTextNode("");
+  const li = h("li", { class: "msg msg-assistant msg-streaming", "aria-busy": "true" }, status,
+               h("div", { class: "answer-text" }, text));
+  return { li, status, text };
+}
+
+async function ask(chat, question, list, live, input) {
+  list.querySelector(".msg-hint")?.remove();
+  list.append(renderMessage({ role: "user", content: question }));
+  const p = pending();
+  list.append(p.li);
+  p.li.scrollIntoView({ block: "end" });
+  live.textContent = "Searching your documents…";
+  let res;
+  try {
+    res = await request(`/api/chats/${chat.id}/messages`, { method: "POST", json: { question } });
+  } catch (err) {
+    p.li.replaceWith(refused(err));
+    input.value = question;  // nothing typed is lost
+    live.textContent = "The question was not sent.";
+    return;
+  }
+  let text = "";
+  let firstToken = true;
+  let final = null;
+  try {
+    for await (const { event, data, receivedAt } of readEvents(res)) {
+      if (event === "sources") {
+        p.status.lastChild.textContent = "Writing the answer…";
+      } else if (event === "token") {
+        text += data.token;
+        p.text.data = text;
+        if (firstToken) {
+          firstToken = false;
+          p.status.lastChild.textContent = "Writing the answer…";
+          requestAnimationFrame(() => window.__thotqen.tokenDelays.push(performance.now() - receivedAt));
+          live.textContent = "Writing the answer…";
+        }
+      } else if (event === "reset") {
+        text = "";
+        p.text.data = "";
+        p.status.lastChild.textContent = "The model failed mid-answer; another one starts over…";
+      } else if (["done", "blocked", "error"].includes(event)) {
+        final = { event, data };
+      }
+    }
+  } catch {
+    final = null;
+  }
+  if (!final) {
+    p.li.replaceWith(h("li", { class: "msg msg-error" }, h("p", { class: "msg-label" }, "Connection lost"),
+      h("p", {}, "The answer is still saved in this chat when it is ready. "),
+      h("button", { type: "button", class: "btn btn-small", onclick: () => go(`#/chats/${chat.id}?r=${Date.now()}`) },
+        "Reload the chat")));
+    live.textContent = "The connection was lost.";
+    return;
+  }
+  const { event, data } = final;
+  const status = event === "done" ? "ok" : event;
+  p.li.replaceWith(renderMessage({ role: "assistant", content: data.answer ?? data.error ?? "", status,
+                                   citations: data.citations || [], meta: { ...data, block_reason: data.reason } }));
+  if (status === "ok") prefetchCited(data.citations || [], data.cited || []);
+  list.lastElementChild.scrollIntoView({ block: "end" });
+  live.textContent = status === "ok" ? "Answer ready." : status === "blocked" ? "The question was blocked."
+    : "No answer could be produced.";
+}
+
+// The pages an answer cites (at most two): the reader's likely next click.
+function prefetchCited(citations, cited) {
+  const used = cited.length ? citations.filter((c) => cited.includes(c.n)) : citations;
+  for (const c of used.slice(0, 2)) {
+    const doc = c.document_id && docsById.get(c.document_id);
+    if (doc) prefetchCitation(c, doc);
+  }
+}
+
+function refused(err) {
+  let text;
+  if (err.status === 429) text = `You have reached the hourly question limit. Try again ${waitText(err.retryAfter)}.`;
+  else if (err.status === 422) text = `The question was not accepted: ${err.detail}.`;
+  else if (err.status === 404) text = "This chat no longer exists.";
+  else if (!err.status) text = "The server could not be reached. Check your connection and send again.";
+  else text = `The question could not be sent (${err.detail}). Try again.`;
+  return h("li", { class: "msg msg-error", role: "alert" }, h("p", { class: "msg-label" }, "Not sent"), h("p", {}, text));
+}

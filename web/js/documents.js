@@ -1,0 +1,203 @@
+// Documents: upload several PDFs (picker or drag and drop), one live stepper per upload fed by the
+// job's Server-Sent Events, and the list with status, pages, chunks and delete.
+import { api, refreshSession, uploadFile } from "./api.js";
+import { banner, bytes, confirmDialog, h, waitText, when } from "./dom.js";
+
+const STEPS = [
+  ["upload", "Upload"], ["parsing", "Read"], ["chunking", "Split"], ["embedding", "Index"], ["done", "Ready"],
+];
+const STAGE_TEXT = {
+  queued: "Waiting for its turn…", starting: "Starting…", parsing: "Reading the pages…",
+  chunking: "Splitting into passages…", embedding: "Indexing the passages…", storing: "Saving…",
+  done: "Ready to ask about.",
+};
+
+// Uploads survive navigation between views while the page is open.
+const uploads = [];
+let listEl = null;
+let uploadsEl = null;
+
+export async function renderDocuments(main) {
+  const input = h("input", { type: "file", id: "file-input", class: "visually-hidden", multiple: true,
+                             accept: "application/pdf,.pdf", "aria-describedby": "drop-hint" });
+  input.addEventListener("change", () => { startUploads([...input.files]); input.value = ""; });
+  const zone = h("label", { class: "dropzone", for: "file-input", id: "dropzone" },
+    h("span", { class: "dropzone-title" }, "Drop PDFs here, or ", h("u", {}, "choose files")),
+    h("span", { class: "hint", id: "drop-hint" }, "Several at once is fine. Each is read, split and indexed."));
+  for (const type of ["dragenter", "dragover"]) {
+    zone.addEventListener(type, (e) => { e.preventDefault(); zone.classList.add("dragging"); });
+  }
+  for (const type of ["dragleave", "drop"]) zone.addEventListener(type, () => zone.classList.remove("dragging"));
+  zone.addEventListener("drop", (e) => { e.preventDefault(); startUploads([...e.dataTransfer.files]); });
+
+  uploadsEl = h("ul", { class: "uploads", "aria-label": "Uploads" });
+  listEl = h("div", { class: "doc-list", "aria-live": "polite" });
+  main.append(h("section", { class: "page" },
+    h("h1", {}, "Documents"),
+    input, zone, uploadsEl,
+    h("h2", {}, "Your documents"), listEl));
+  for (const u of uploads) uploadsEl.append(u.el);
+  await refreshList();
+}
+
+export async function refreshList() {
+  if (!listEl || !listEl.isConnected) return;
+  const { documents } = await api("/api/documents");
+  listEl.replaceChildren(documents.length ? table(documents)
+    : h("p", { class: "empty" }, "No documents yet. Upload a PDF to start asking questions."));
+}
+
+function table(documents) {
+  const rows = documents.map((d) => h("tr", { dataset: { id: d.id } },
+    h("th", { scope: "row", "data-label": "Name" }, h("span", { class: "doc-name" }, d.name)),
+    h("td", { "data-label": "Status" }, statusBadge(d)),
+    h("td", { "data-label": "Pages", class: "num" }, d.pages ?? "–"),
+    h("td", { "data-label": "Chunks", class: "num" }, d.chunks ?? "–"),
+    h("td", { "data-label": "Size", class: "num" }, bytes(d.size_bytes)),
+    h("td", { "data-label": "Added" }, when(d.created_at)),
+    h("td", { class: "actions" }, h("div", {},
+      h("a", { class: "btn btn-small", href: `/api/documents/${d.id}/file`, download: d.name,
+               "aria-label": `Download ${d.name}` }, "Download"),
+      h("button", { type: "button", class: "btn btn-small btn-danger", "aria-label": `Delete ${d.name}`,
+                    onclick: () => remove(d) }, "Delete")))));
+  return h("table", { class: "docs" },
+    h("caption", { class: "visually-hidden" }, "Your documents"),
+    h("thead", {}, h("tr", {}, ...["Name", "Status", "Pages", "Chunks", "Size", "Added"].map(
+      (t) => h("th", { scope: "col" }, t)), h("th", { scope: "col" }, h("span", { class: "visually-hidden" },
+      "Actions")))),
+    h("tbody", {}, rows));
+}
+
+function statusBadge(d) {
+  const label = { ready: "Ready", processing: "Indexing", queued: "Queued", failed: "Failed" }[d.status] || d.status;
+  return h("span", { class: `badge badge-${d.status}`, title: d.error || "" }, label,
+           d.error ? h("span", { class: "visually-hidden" }, `: ${d.error}`) : null);
+}
+
+async function remove(d) {
+  const ok = await confirmDialog({
+    title: `Delete ${d.name}?`,
+    text: "Its passages are removed from search, and answers that cited it lose those citations. "
+      + "This cannot be undone.",
+  });
+  if (!ok) return;
+  try {
+    await api(`/api/documents/${d.id}`, { method: "DELETE" });
+    banner(`${d.name} was deleted.`, "info");
+  } catch (err) {
+    banner(err.status === 404 ? `${d.name} was already deleted.` : `Could not delete ${d.name}: ${err.detail}`,
+           "error");
+  }
+  await refreshList();
+}
+
+function startUploads(files) {
+  for (const file of files) {
+    const u = makeCard(file);
+    uploads.unshift(u);
+    uploadsEl?.prepend(u.el);
+    run(u);
+  }
+}
+
+function makeCard(file) {
+  const steps = STEPS.map(([key, label]) => h("li", { dataset: { step: key } }, h("span", { class: "dot" }), label));
+  const bar = h("progress", { max: 100, value: 0, "aria-label": `Progress of ${file.name}` });
+  const status = h("p", { class: "upload-status", role: "status" }, "Uploading…");
+  const close = h("button", { type: "button", class: "btn btn-quiet btn-small", hidden: true,
+                              "aria-label": `Dismiss ${file.name}` }, "Dismiss");
+  const el = h("li", { class: "upload", dataset: { name: file.name } },
+    h("div", { class: "upload-head" }, h("strong", {}, file.name), h("span", { class: "muted" }, bytes(file.size)), close),
+    h("ol", { class: "stepper", "aria-label": `Steps for ${file.name}` }, steps), bar, status);
+  const u = { file, el, steps, bar, status, state: "upload" };
+  close.addEventListener("click", () => { el.remove(); uploads.splice(uploads.indexOf(u), 1); });
+  u.close = close;
+  return u;
+}
+
+function setStep(u, key, percent, text, state = "active") {
+  const order = STEPS.map(([k]) => k);
+  const at = order.indexOf(key === "storing" ? "embedding" : key);
+  u.steps.forEach((li, i) => {
+    li.className = i < at || (state === "done" && i <= at) ? "done" : i === at ? state : "";
+    if (i === at && state !== "done") li.setAttribute("aria-current", "step"); else li.removeAttribute("aria-current");
+  });
+  if (percent != null) u.bar.value = percent;
+  u.status.textContent = text;
+  u.el.dataset.state = state === "done" && key === "done" ? "done" : state === "failed" ? "failed" : "working";
+}
+
+function fail(u, text) {
+  const order = STEPS.map(([k]) => k);
+  const current = u.steps.findIndex((li) => li.className === "active");
+  setStep(u, order[Math.max(current, 0)], null, text, "failed");
+  u.close.hidden = false;
+}
+
+export function refusal(err) {
+  switch (err.status) {
+    case 413: return `Too large: ${err.detail}. Split the PDF or compress it, then upload it again.`;
+    case 415: return `Not a PDF${err.detail.replace(/^not a PDF:?/i, "")}. Only PDF files can be uploaded.`;
+    case 422: return `This PDF cannot be used: ${err.detail}.`;
+    case 429: return `Too many requests: ${err.detail}. Try again ${waitText(err.retryAfter)}.`;
+    case 503: return `Storage is unavailable: ${err.detail}.`;
+    case 0: return "The upload failed: the server could not be reached. Check your connection and try again.";
+    default: return `The upload failed (${err.status}): ${err.detail}.`;
+  }
+}
+
+async function run(u) {
+  setStep(u, "upload", 0, "Uploading…");
+  let sub;
+  try {
+    sub = await uploadFile(u.file, (f) => setStep(u, "upload", Math.round(f * 8), `Uploading… ${Math.round(f * 100)}%`));
+  } catch (err) {
+    fail(u, refusal(err));
+    return;
+  }
+  if (sub.reused) {
+    setStep(u, "done", 100, "Already uploaded: this file is in your documents.", "done");
+    u.close.hidden = false;
+    refreshList();
+    return;
+  }
+  follow(u, sub.job_id, 0);
+}
+
+function follow(u, jobId, attempt) {
+  const source = new EventSource(`/api/jobs/${jobId}/events`);
+  let finished = false;
+  source.addEventListener("progress", (e) => {
+    const { stage, percent } = JSON.parse(e.data);
+    if (stage === "done") return;
+    setStep(u, ["queued", "starting"].includes(stage) ? "parsing" : stage, percent,
+            `${STAGE_TEXT[stage] || stage} ${Math.round(percent)}%`);
+  });
+  source.addEventListener("done", (e) => {
+    finished = true;
+    source.close();
+    const d = JSON.parse(e.data);
+    setStep(u, "done", 100, `Ready: ${d.pages} pages, ${d.chunks} passages.`, "done");
+    u.close.hidden = false;
+    refreshList();
+  });
+  source.addEventListener("failed", (e) => {
+    finished = true;
+    source.close();
+    fail(u, `Failed: ${JSON.parse(e.data).error}.`);
+    refreshList();
+  });
+  source.onerror = async () => {
+    if (finished) return;
+    source.close();
+    // the access cookie may have expired mid-job: refresh and listen again; the job runs on regardless
+    if (attempt < 3) {
+      await refreshSession();
+      setTimeout(() => follow(u, jobId, attempt + 1), 500 * (attempt + 1));
+    } else {
+      fail(u, "Lost contact with the server; the document keeps indexing. Reload the page to see its status.");
+    }
+  };
+  u.source = source;
+  refreshList();
+}

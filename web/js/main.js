@@ -1,0 +1,112 @@
+// The app shell: who is signed in, the hash routes, the header. Views live in their own modules.
+import { api, csrfToken, request, scheduleRefresh, stopRefresh, refreshSession } from "./api.js";
+import { banner, focusMain } from "./dom.js";
+import { renderSignIn } from "./auth.js";
+import { renderDocuments } from "./documents.js";
+import { renderChats } from "./chats.js";
+import { renderMetrics } from "./metrics.js";
+
+// First-token and page-image timings, read by the browser tests and evals/page_latency.py.
+window.__thotqen = { tokenDelays: [], pageImages: [] };
+
+export const session = { user: null };
+const main = document.getElementById("main");
+let lastView = null;
+
+function route() {
+  const [path, query = ""] = (location.hash.replace(/^#/, "") || "/").split("?");
+  const parts = path.split("/").filter(Boolean);
+  return { name: parts[0] || "", id: parts[1] ? decodeURIComponent(parts[1]) : null,
+           params: new URLSearchParams(query) };
+}
+
+export function go(hash) {
+  if (location.hash === hash) render(); else location.hash = hash;
+}
+
+function showHeader() {
+  const signedIn = Boolean(session.user);
+  document.getElementById("nav").hidden = !signedIn;
+  document.getElementById("account").hidden = !signedIn;
+  document.getElementById("nav-metrics").hidden = !(session.user && session.user.admin);
+  document.getElementById("who").textContent = signedIn ? session.user.username : "";
+  const current = route().name;
+  for (const link of document.querySelectorAll("[data-nav]")) {
+    if (link.dataset.nav === current) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+}
+
+export function signedIn(body) {
+  session.user = body.user;
+  scheduleRefresh(body.expires_in);
+  banner("");
+}
+
+async function render() {
+  const r = route();
+  if (!session.user && !["signin", "signup"].includes(r.name)) {
+    location.hash = "#/signin";
+    return;
+  }
+  if (session.user && ["signin", "signup", ""].includes(r.name)) {
+    location.hash = "#/chats";
+    return;
+  }
+  showHeader();
+  const view = `${r.name}/${r.id || ""}`;
+  const moved = lastView !== null && view !== lastView; // not on load: the skip link comes first
+  lastView = view;
+  main.replaceChildren();
+  try {
+    if (r.name === "signin" || r.name === "signup") await renderSignIn(main, r.name, r.params);
+    else if (r.name === "documents") await renderDocuments(main);
+    else if (r.name === "chats") await renderChats(main, r.id);
+    else if (r.name === "metrics" && session.user.admin) await renderMetrics(main);
+    else main.append(Object.assign(document.createElement("h1"), { textContent: "Page not found" }));
+  } catch (err) {
+    if (err.status === 401) return; // session-ended handles it
+    const p = document.createElement("p");
+    p.className = "error-box";
+    p.setAttribute("role", "alert");
+    p.textContent = `This page could not be loaded: ${err.message}. Reload the page to try again.`;
+    main.append(p);
+  }
+  if (moved) focusMain();
+}
+
+window.addEventListener("hashchange", render);
+
+window.addEventListener("session-ended", () => {
+  if (!session.user) return;
+  session.user = null;
+  stopRefresh();
+  banner("Your session has ended. Sign in again to continue.", "warn", true);
+  location.hash = "#/signin";
+  render();
+});
+
+document.getElementById("sign-out").addEventListener("click", async () => {
+  try {
+    await request("/api/session", { method: "DELETE" });
+  } catch { /* the cookies are cleared either way */ }
+  session.user = null;
+  stopRefresh();
+  banner("You are signed out.", "info");
+  location.hash = "#/signin";
+});
+
+async function start() {
+  if (!csrfToken()) { render(); return; } // no session cookie: nothing to ask the server
+  try {
+    session.user = (await api("/api/session", { retry: false })).user;
+    scheduleRefresh(60); // refresh soon: the cookie's access token may be near its end
+  } catch {
+    if (await refreshSession()) {
+      try { session.user = (await api("/api/session", { retry: false })).user; } catch { session.user = null; }
+    }
+  }
+  render();
+}
+
+start();

@@ -1,0 +1,142 @@
+// The cited page: the PDF page rendered by the server as an image, the cited passage highlighted,
+// with the page's neighbours one click away and the original file to download.
+import { request } from "./api.js";
+
+const dialog = document.getElementById("viewer");
+const img = document.getElementById("viewer-img");
+const title = document.getElementById("viewer-title");
+const where = document.getElementById("viewer-where");
+const status = document.getElementById("viewer-status");
+const download = document.getElementById("viewer-download");
+const quote = document.getElementById("viewer-quote");
+const quoteBox = document.getElementById("viewer-quote-box");
+const prev = document.getElementById("viewer-prev");
+const next = document.getElementById("viewer-next");
+const zoom = document.getElementById("viewer-zoom");
+const frame = document.getElementById("viewer-page");
+
+let current = null; // { citation, doc, page }
+let objectUrl = null;
+let loadToken = 0;
+let box = null; // the highlight: [top, left, bottom, right] as fractions of the page
+
+function setZoom(on) {
+  frame.classList.toggle("zoomed", on);
+  zoom.setAttribute("aria-pressed", String(on));
+  zoom.textContent = on ? "Fit the page" : "Zoom in";
+  showHighlight();
+}
+
+// Scroll the page so the highlighted passage is in view (the page is taller than the dialog).
+function showHighlight() {
+  if (!box || img.hidden) return;
+  const [top, left] = box;
+  frame.scrollTop = Math.max(0, top * img.clientHeight - 40);
+  frame.scrollLeft = Math.max(0, left * img.clientWidth - 20);
+}
+
+zoom.addEventListener("click", () => setZoom(!frame.classList.contains("zoomed")));
+
+dialog.querySelector("[data-close]").addEventListener("click", () => dialog.close());
+dialog.addEventListener("click", (e) => { if (e.target === dialog) dialog.close(); }); // backdrop
+prev.addEventListener("click", () => show(current.page - 1));
+next.addEventListener("click", () => show(current.page + 1));
+dialog.addEventListener("keydown", (e) => {
+  if (e.key === "ArrowLeft" && !prev.disabled) show(current.page - 1);
+  if (e.key === "ArrowRight" && !next.disabled) show(current.page + 1);
+});
+
+// One of a few widths, so the browser's and the server's caches are shared between clicks.
+function imageWidth() {
+  const want = Math.min(window.innerWidth, 900) * (window.devicePixelRatio || 1);
+  return want <= 700 ? 600 : want <= 1100 ? 1000 : 1400;
+}
+
+// Page images fetched or being fetched, by URL: a click while a prefetch is under way waits for
+// the same request instead of asking the server to render the page a second time.
+const images = new Map();
+
+function imageUrl(doc, page, text) {
+  const params = new URLSearchParams({ width: String(imageWidth()) });
+  if (text) params.set("highlight", text);
+  return `/api/documents/${doc.id}/pages/${page}.png?${params}`;
+}
+
+function load(url) {
+  if (!images.has(url)) {
+    const pending = request(url).then(async (res) => ({
+      blob: await res.blob(),
+      lines: Number(res.headers.get("X-Highlighted-Lines") || 0),
+      where: res.headers.get("X-Highlight-Box"),
+    }));
+    pending.catch(() => images.delete(url)); // a failure is not remembered
+    images.set(url, pending);
+    while (images.size > 24) images.delete(images.keys().next().value);
+  }
+  return images.get(url);
+}
+
+// Render the cited page ahead of the click (an answer just written, a pointer over a marker), so
+// the click finds it ready: the server takes ~0.1-0.3 s to render a page (evals/results/page_latency.md).
+export function prefetchCitation(citation, doc) {
+  if (window.__thotqen.noPrefetch) return; // evals/page_latency.py measures the click without it too
+  if (doc && citation.page) load(imageUrl(doc, citation.page, citation.text)).catch(() => {});
+}
+
+export function openCitation(citation, doc) {
+  current = { citation, doc, page: citation.page };
+  title.textContent = `${doc.name}`;
+  download.href = `/api/documents/${doc.id}/file`;
+  download.setAttribute("download", doc.name);
+  quote.textContent = citation.text || "";
+  quoteBox.hidden = !citation.text;
+  if (!dialog.open) dialog.showModal();
+  setZoom(window.innerWidth < 720); // a phone starts zoomed in: the page's text is readable at once
+  show(citation.page, performance.now());
+}
+
+async function show(page, clickedAt = performance.now()) {
+  const { citation, doc } = current;
+  const pages = doc.pages || page;
+  if (page < 1 || page > pages) return;
+  current.page = page;
+  const cited = page === citation.page;
+  where.textContent = `Page ${page} of ${pages}${cited ? " (cited)" : ""}`;
+  prev.disabled = page <= 1;
+  next.disabled = page >= pages;
+  status.textContent = "Loading the page…";
+  status.className = "viewer-status";
+  const token = ++loadToken;
+  try {
+    const { blob, lines, where } = await load(imageUrl(doc, page, cited ? citation.text : ""));
+    if (token !== loadToken) return;
+    if (objectUrl) URL.revokeObjectURL(objectUrl);
+    objectUrl = URL.createObjectURL(blob);
+    img.onload = () => {
+      if (token !== loadToken) return;
+      if (cited) window.__thotqen.pageImages.push(performance.now() - clickedAt);
+      img.hidden = false;
+      box = cited && where ? where.split(",").map(Number) : null;
+      showHighlight();
+      status.textContent = !cited ? "" : lines ? "The cited passage is highlighted."
+        : "The cited passage could not be located on the page image; it is quoted below.";
+      dialog.dataset.loaded = `${doc.id}:${page}`;
+    };
+    img.alt = `Page ${page} of ${doc.name}${cited && lines ? ", with the cited passage highlighted" : ""}`;
+    img.src = objectUrl;
+  } catch (err) {
+    if (token !== loadToken) return;
+    img.hidden = true;
+    status.className = "viewer-status error-box";
+    status.textContent = err.status === 404 ? "This document or page no longer exists (it may have been deleted)."
+      : `The page could not be shown: ${err.detail}`;
+  }
+}
+
+dialog.addEventListener("close", () => {
+  loadToken++;
+  img.hidden = true;
+  img.removeAttribute("src");
+  delete dialog.dataset.loaded;
+  if (objectUrl) { URL.revokeObjectURL(objectUrl); objectUrl = null; }
+});
