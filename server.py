@@ -148,10 +148,21 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
         errors = [{"type": e["type"], "loc": ["body", *e["loc"]], "msg": e["msg"]} for e in exc.errors()]
         return JSONResponse({"detail": printable(jsonable_encoder(errors))}, status_code=422)
 
+    @app.exception_handler(UnicodeDecodeError)
+    async def not_utf8(request: Request, exc: UnicodeDecodeError) -> JSONResponse:
+        # LangServe reads /rag bodies itself and lets a body that is not UTF-8 escape
+        return JSONResponse({"detail": "the body is not UTF-8 JSON"}, status_code=400)
+
     @app.exception_handler(accounting.QuestionLimit)
     async def question_limit(request: Request, exc: accounting.QuestionLimit) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=429,
                             headers={"Retry-After": str(max(1, math.ceil(exc.retry_after_s)))})
+
+    from api.rag import GraphFailed
+
+    @app.exception_handler(GraphFailed)
+    async def graph_failed(request: Request, exc: GraphFailed) -> JSONResponse:
+        return JSONResponse({"detail": "the answer could not be produced; please try again"}, status_code=500)
 
     @app.exception_handler(psycopg.DataError)
     async def unstorable(request: Request, exc: psycopg.DataError) -> JSONResponse:
@@ -184,7 +195,45 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
     rag.mount(app)
     openai_compat.mount(app)
     web.mount(app)  # last: the web app answers what no route above does
+    document_input_errors(app)
     return app
+
+
+QUESTIONS = ("/messages", "/invoke", "/batch", "/stream", "/stream_log", "/stream_events", "/chat/completions")
+ERRORS = {
+    400: "a body that is not JSON (or not UTF-8), a malformed multipart body, or a bad LangServe config hash",
+    403: "not allowed: admins only, or a LangServe endpoint this server turns off",
+    422: "a field is missing, malformed, out of bounds, or holds text that cannot be stored; `detail` names it",
+    429: "a rate limit: the hourly question limit, or login/signup attempts per address; see Retry-After",
+}
+
+
+def document_input_errors(app: FastAPI) -> None:
+    """The OpenAPI document lists the input errors every route can answer, on top of the auth and
+    not-found ones api/web.py adds (the attack suite holds the server to all of them): 400 and 422
+    wherever there is input, 403 for admins' routes, 429 where limits apply."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        spec = build()  # cached by the builder; adding to it again changes nothing
+        for path, operations in spec.get("paths", {}).items():
+            for op in operations.values():
+                if not isinstance(op, dict) or "responses" not in op:
+                    continue
+                codes = []
+                if path.startswith("/api/admin") or path.endswith("_feedback"):
+                    codes.append(403)
+                if op.get("requestBody") or "{config_hash}" in path:
+                    codes.append(400)
+                if op.get("parameters") or op.get("requestBody"):
+                    codes.append(422)
+                if path.endswith(QUESTIONS) or path in ("/api/auth/signup", "/api/auth/login"):
+                    codes.append(429)
+                for code in codes:
+                    op["responses"].setdefault(str(code), {"description": ERRORS[code]})
+        return spec
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 app = create_app()

@@ -126,7 +126,8 @@ UPLOAD_BODY = {"requestBody": {"required": True, "content": {"multipart/form-dat
 
 
 @router.post("/api/documents", status_code=202, openapi_extra=UPLOAD_BODY,
-             responses={413: {"description": "larger than UPLOAD_MAX_MB"},
+             responses={400: {"description": "a malformed multipart body"},
+                        413: {"description": "larger than UPLOAD_MAX_MB"},
                         415: {"description": f"none of: {ACCEPTED} (told by content, not by name)"},
                         422: {"description": "empty, truncated, encrypted, damaged or over-large (zip bomb) file"},
                         503: {"description": "file storage (Supabase) or the job broker failed; nothing was kept"}})

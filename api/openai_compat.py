@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from answering import accounting
 from answering.chat import ChatAnswerer
 from api.deps import CurrentUser, DbDep, SettingsDep
+from api.text import DocumentIds, unstorable
 from storage import chats
 
 router = APIRouter(prefix="/v1", tags=["openai-compatible"])
@@ -58,8 +59,8 @@ class CompletionIn(BaseModel):
     messages: list[Message] = Field(min_length=1, max_length=200)
     stream: bool = False
     stream_options: dict[str, Any] | None = None
-    document_ids: list[str] | None = Field(default=None, max_length=500,
-                                           description="Thotqen extra: limit retrieval to these documents")
+    document_ids: DocumentIds | None = Field(default=None,
+                                             description="Thotqen extra: limit retrieval to these documents")
 
 
 def _text(content: str | list[dict[str, Any]] | None) -> str:
@@ -118,6 +119,9 @@ async def chat_completions(body: CompletionIn, request: Request, user: CurrentUs
     question, history = split_messages(body.messages)
     if len(question) > settings.question_max_chars:
         raise HTTPException(400, f"the question is longer than {settings.question_max_chars} characters")
+    for text in [question, *(turn["content"] for turn in history)]:  # api/text.py's rule, in OpenAI's 400
+        if (problem := unstorable(text)) is not None:
+            raise HTTPException(400, f"messages: contains {problem}, which cannot be stored")
 
     def prepare() -> tuple[list[str] | None, accounting.Ticket]:
         scope = None

@@ -20,12 +20,13 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableBinding, RunnableConfig
 from langchain_core.runnables.utils import gather_with_concurrency
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, with_config
 from pydantic.fields import FieldInfo
+from typing_extensions import TypedDict
 
 from answering import accounting
 from api.deps import current_user
-from api.text import MAX, ChatId, DocumentIds, Turn, question_type
+from api.text import MAX, ChatId, DocumentIds, Turn, question_type, unprocessable
 from graph.outcome import Outcome
 from settings import Settings
 from tunables import Tunables
@@ -51,8 +52,9 @@ def served_config(settings: Settings) -> type[BaseModel]:
     return create_model("RagConfig", configurable=(tunables, tunables()))
 
 
-class HistoryTurn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+@with_config(ConfigDict(extra="forbid"))
+class HistoryTurn(TypedDict):
+    # a TypedDict, not a model: LangServe hands nested models on as objects, the graph wants dicts
     role: Literal["user", "assistant"]
     content: Turn
 
@@ -98,6 +100,11 @@ def _with_callback(config: RunnableConfig | None, handler: BaseCallbackHandler) 
     return config  # type: ignore[return-value]
 
 
+class GraphFailed(Exception):
+    """The graph raised while answering; its question is already logged as an error (the server
+    answers 500 without the internals, and keeps the connection)."""
+
+
 Admit = Callable[[RunnableConfig | None, int], list[accounting.Ticket]]
 
 
@@ -134,10 +141,14 @@ def served_graph(graph: Any, settings: Settings, admit: Admit | None = None) -> 
             [ticket] = await tickets(config, 1) or [None]
             if ticket is None:
                 return await super().ainvoke(input, config, **kwargs)
-            with ticket:
-                out = await super().ainvoke(input, config, **kwargs)
-                await finish(ticket, out if isinstance(out, dict) else None)
-                return out
+            try:
+                with ticket:
+                    out = await super().ainvoke(input, config, **kwargs)
+                    await finish(ticket, out if isinstance(out, dict) else None)
+                    return out
+            except Exception as exc:
+                log.exception("/rag: the graph failed")
+                raise GraphFailed from exc
 
         async def abatch(self, inputs: list[Any], config: RunnableConfig | list[RunnableConfig] | None = None,  # noqa: ANN401
                          *, return_exceptions: bool = False, **kwargs: Any) -> list[Any]:  # noqa: ANN401
@@ -158,7 +169,8 @@ def served_graph(graph: Any, settings: Settings, admit: Admit | None = None) -> 
                 except Exception as exc:
                     if return_exceptions:
                         return exc
-                    raise
+                    log.exception("/rag batch: the graph failed")
+                    raise GraphFailed from exc
 
             try:
                 return await gather_with_concurrency(BATCH_CONCURRENCY, *(one(i) for i in range(len(inputs))))
@@ -203,8 +215,7 @@ def checked_configurable(configurable: dict[str, Any] | None) -> dict[str, Any]:
         return Tunables.model_validate(configurable or {}).model_dump(exclude_unset=True)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(x) for x in first["loc"])
-        raise HTTPException(422, f"configurable.{where}: {first['msg']}") from None
+        raise unprocessable(["config", "configurable", *first["loc"]], first["msg"]) from None
 
 
 async def rag_config(config: dict[str, Any], request: Request) -> dict[str, Any]:

@@ -248,9 +248,9 @@ def main() -> None:
               f"{results['held_out_filings']['altered']:.1%} altered, {held_dropped} dropped |")
     md.append(f"\nThreshold {threshold:.3f}: the lowest (≥ 0.5) with at most {MAX_CLEAN_ALTERED:.0%} of clean BIPIA "
               f"contexts and {MAX_FILING_ALTERED:.0%} of training-filing windows altered (out-of-fold). "
-              f"Cost: {ms:.1f} ms per excerpt, no model call. A flagged sentence (or line of one) is replaced by a "
-              "marker; an "
-              "excerpt is dropped only when nothing of substance is left. The held-out test split was not used.")
+              f"Cost: {ms:.1f} ms per excerpt, no model call. A flagged sentence (or line of one) is replaced by "
+              "a marker; an excerpt is dropped only when nothing of substance is left. The held-out test split "
+              "was not used.")
     write_result("screen", results, "# Chunk screening: injected instructions in retrieved text\n\n" + "\n".join(md))
     print("\n".join(md))
 

@@ -35,4 +35,21 @@ class Configuration(Tunables, ServerTunables):
         values["user"] = settings.default_user
         configurable = (config or {}).get("configurable") or {}
         values.update({k: v for k, v in configurable.items() if k in cls.model_fields and v is not None})
+        verified = platform_user(configurable)
+        if verified is not None:  # a LangGraph server verified the token: the caller's owner/user do not count
+            values["owner_id"], values["user"] = verified
         return cls.model_validate(values)
+
+
+def platform_user(configurable: dict[str, Any]) -> tuple[int, str] | None:
+    """(owner id, name) of the user a LangGraph server verified with api/langgraph_auth.py, if any.
+    Other identities (Studio's local one under `langgraph dev`) are not ours: None."""
+    user = configurable.get("langgraph_auth_user")
+    if user is None:
+        return None
+    try:
+        if "thotqen:user" not in list(user["permissions"]):
+            return None
+        return int(user["owner_id"]), str(user["display_name"])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None

@@ -221,3 +221,16 @@ def test_identity_in_the_rag_body_is_422(live, extra) -> None:  # noqa: ANN001
         user = signup(c, "ident")
         res = c.post("/rag/invoke", headers=user["headers"], json={"input": {"question": QUESTION, **extra}})
         assert res.status_code == 422 and next(iter(extra)) in res.text, res.text
+
+
+def test_the_openai_endpoint_follows_the_same_text_rules(live, db) -> None:  # noqa: ANN001
+    with live.client() as c:
+        user = signup(c, "v1nul")
+        h = user["headers"]
+        res = send(c, "POST", "/v1/chat/completions",
+                   {"model": "thotqen", "messages": [{"role": "user", "content": "Revenue\u0000?"}]}, h)
+        assert res.status_code == 400 and "NUL" in res.text, res.text
+        res = send(c, "POST", "/v1/chat/completions", {"model": "thotqen", "document_ids": ["not-a-uuid"],
+                                                       "messages": [{"role": "user", "content": "Revenue?"}]}, h)
+        assert res.status_code in (400, 422) and "document_ids" in res.text, res.text
+        assert log_rows(db, user_id(c, h)) == []

@@ -95,7 +95,7 @@ def test_malformed_json_long_and_empty_questions(live, owner_with_report) -> Non
                      content=b'{"question": ')
         assert res.status_code == 422
         res = c.post(f"/api/chats/{chat}/messages", headers=h, json={"question": "x" * 100_000})
-        assert res.status_code == 422 and "longer than" in res.json()["detail"]
+        assert res.status_code == 422 and "longer than" in res.text
         for q in ["", "   "]:
             assert c.post(f"/api/chats/{chat}/messages", headers=h, json={"question": q}).status_code == 422
         assert c.post(f"/api/chats/{chat}/messages", headers=h, json={}).status_code == 422

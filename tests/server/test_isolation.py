@@ -54,8 +54,14 @@ def test_malformed_or_unknown_ids_are_404_never_500(live, bad) -> None:  # noqa:
                              ("GET", f"/api/chats/{bad}"), ("DELETE", f"/api/chats/{bad}")]:
             res = c.request(method, path, headers=h)
             assert res.status_code == 404, (method, path, res.status_code)
+        # in a body an id is typed (a UUID): a malformed one is a bad request, an unknown one is absent
         res = c.post("/api/chats", headers=h, json={"document_ids": [bad]})
-        assert res.status_code == 404
+        try:
+            uuid.UUID(bad)
+        except ValueError:
+            assert res.status_code == 422 and "document_ids" in res.text, res.text
+        else:
+            assert res.status_code == 404
 
 
 def test_owner_scoped_chat_and_delete(live, owner_with_report) -> None:  # noqa: ANN001

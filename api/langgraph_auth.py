@@ -1,0 +1,63 @@
+"""Authentication for a LangGraph Platform deployment of the graph (langgraph.json's `auth`).
+
+LangGraph's server (Platform, or `langgraph dev`) calls `authenticate` on every request: the bearer
+token is verified exactly as the Thotqen server verifies it (signature, expiry, token version, or a
+Supabase token), and the verified user becomes the run's `langgraph_auth_user`. The graph then takes
+the owner from that user and ignores any `configurable.owner_id`/`user` the caller sent
+(graph/configuration.py), so retrieval is scoped to the token's user. Crons, the store and
+user-made assistants are refused. Threads are NOT yet scoped per user: under `langgraph dev`
+(langgraph-api 0.16.7) owner stamps on threads did not take effect, so a deployment should use
+stateless runs (docs/protection.md). Studio's own sign-in is disabled in langgraph.json
+(`disable_studio_auth`): Studio needs the same bearer token (its connection settings take headers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from functools import cache
+from typing import Any
+
+from langgraph_sdk import Auth
+
+from api.security import AuthError, Tokens, User, resolve_jwt_secret
+from settings import get_settings
+
+auth = Auth()
+PERMISSION = "thotqen:user"  # marks an identity this handler verified (graph/configuration.py trusts only these)
+
+
+@cache
+def _verifier() -> tuple[Tokens, Any]:
+    from storage.db import open_database
+
+    settings = get_settings()
+    return Tokens(settings, resolve_jwt_secret(settings)), open_database(settings)
+
+
+def verify(authorization: str | None) -> User:
+    scheme, _, token = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Auth.exceptions.HTTPException(status_code=401, detail="send Authorization: Bearer <access_token>")
+    tokens, db = _verifier()
+    try:
+        return tokens.authenticate(token.strip(), db)
+    except AuthError as exc:
+        raise Auth.exceptions.HTTPException(status_code=401, detail=str(exc)) from None
+
+
+@auth.authenticate
+async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
+    user = await asyncio.to_thread(verify, authorization)
+    return {"identity": str(user.id), "display_name": user.username, "owner_id": user.id,  # type: ignore[typeddict-unknown-key]
+            "permissions": [PERMISSION], "is_authenticated": True}
+
+
+@auth.on.crons
+@auth.on.store
+@auth.on.assistants.create
+@auth.on.assistants.update
+@auth.on.assistants.delete
+async def not_offered(ctx: Auth.types.AuthContext, value: Any) -> bool:  # noqa: ANN401
+    """The graph needs no crons, no store and no user-made assistants (an assistant's config could
+    carry settings the server keeps to itself): refused."""
+    return False
