@@ -7,12 +7,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    # before torch/llama.cpp start OpenMP: passive waits (see README, OMP_WAIT_POLICY)
-    OMP_WAIT_POLICY=PASSIVE \
-    # models ship inside packages; never reach for the hub
-    HF_HUB_OFFLINE=1 \
-    TRANSFORMERS_OFFLINE=1 \
     THOTQEN_HOME=/data
+# OMP_WAIT_POLICY, HF_HUB_OFFLINE and friends: `thotqen` sets them at start (providers/runtime.py).
 
 RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin thotqen \
     && mkdir -p /data && chown thotqen:thotqen /data

@@ -9,16 +9,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 import time
 import uuid
 from pathlib import Path
 from typing import Any
-
-# OpenMP reads this once, when torch or llama.cpp first starts it: set it before any import of them.
-# Passive waits keep their threads from starving each other on busy cores (providers/README).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 log = logging.getLogger("thotqen")
 
@@ -289,6 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from providers.runtime import configure_process
+
+    configure_process()  # before any command loads torch or llama.cpp
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(

@@ -10,20 +10,18 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch/llama.cpp start OpenMP (see cli.py)
+from fastapi import FastAPI, Request
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
 
-from fastapi import FastAPI, Request  # noqa: E402
-from fastapi.middleware.cors import CORSMiddleware  # noqa: E402
-from fastapi.responses import JSONResponse  # noqa: E402
-
-from settings import Settings, get_settings  # noqa: E402
-from storage import jobs  # noqa: E402
-from storage.db import Database, open_database  # noqa: E402
+from providers.runtime import configure_process
+from settings import Settings, get_settings
+from storage import jobs
+from storage.db import Database, open_database
 
 log = logging.getLogger("thotqen.server")
 
@@ -57,6 +55,7 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
                start_worker: bool = True) -> FastAPI:
     """The app. `services` (graph.services.Services) replaces the graph's defaults: tests inject
     their fake LLM chain this way; production leaves it None."""
+    configure_process()  # before the start-up loads torch or llama.cpp
     settings = settings or get_settings()
 
     @asynccontextmanager

@@ -1,4 +1,4 @@
-"""Settings read from the environment (and an optional `.env`), documented in the README."""
+"""Settings read from the environment (and an optional `.env`), documented in docs/configuration.md."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
 
     default_user: str = "local"
 
-    # --- LLM providers (providers/llm): an ordered fallback chain, documented in the README ---
+    # --- LLM providers (providers/llm): an ordered fallback chain, documented in docs/providers.md ---
     # Link order; a name may repeat (each repeat of "openrouter" is a fresh free-model draw).
     # Links without credentials are left out; "local" (the embedded model) needs none.
     llm_order: str = "nvidia,groq2,gemini2,openrouter,openrouter,groq1,gemini1,vllm,local"
@@ -53,10 +53,11 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     llm_cheap_skip: str = "nvidia"
     # Hard cut-off per cloud call, enforced by a ThreadPoolExecutor (SDK timeouts not trusted).
     llm_timeout_s: float = 18.0
-    # Cut-off for the local model and vLLM: CPU prompt processing runs at ~90 tokens/s here.
+    # Cut-off for the local model and vLLM: a CPU reads a long prompt in minutes
+    # (evals/results/local_llm_1_5b.md).
     local_llm_timeout_s: float = 300.0
     llm_temperature: float = 0.0
-    # Bounds the local model's time (~28 tokens/s on 2 cores); a cited answer needs ~150 tokens.
+    # Bounds the local model's time (its speed: evals/results/local_llm_1_5b.md); a cited answer needs far fewer.
     llm_max_tokens: int = 512
 
     nvidia_api_key: SecretStr | None = None

@@ -11,6 +11,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 RESULTS = Path(__file__).parent / "results"
+
+
+def configure_eval_process() -> None:
+    """What every eval script sets first: the product's process environment, and no RAGAS analytics."""
+    from providers.runtime import configure_process
+
+    configure_process()
+    os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+
+
+configure_eval_process()  # evals are scripts that all import this module first: their process entry
 FINANCEBENCH = Path(
     os.environ.get("FINANCEBENCH_DIR", Path(__file__).resolve().parents[2] / "shared/eval/financebench")
 )

@@ -19,8 +19,10 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from evals import local_http
+from evals.local_http import JSONHandler
 
 Script = Callable[[str, str], str]
 
@@ -68,42 +70,28 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JSONHandler):
             protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:  # noqa: ANN401
-                pass
 
             def do_GET(self) -> None:  # noqa: N802
                 if self.path.rstrip("/").endswith("/models"):
-                    self._json(200, {"object": "list", "data": [{"id": fake.model, "object": "model"}]})
+                    self.send_json(200, {"object": "list", "data": [{"id": fake.model, "object": "model"}]})
                 else:
-                    self._json(404, {"error": {"message": "not found"}})
+                    self.send_json(404, {"error": {"message": "not found"}})
 
             def do_POST(self) -> None:  # noqa: N802
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if not self.path.rstrip("/").endswith("/chat/completions"):
-                    self._json(404, {"error": {"message": "not found"}})
+                    self.send_json(404, {"error": {"message": "not found"}})
                     return
                 body = json.loads(raw or b"{}")
                 fake.reply(self, body)
 
-            def _json(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = local_http.serve(Handler)
 
     @property
     def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+        return local_http.url(self.server)
 
     def kinds(self) -> list[str]:
         with self._lock:
@@ -114,8 +102,13 @@ class FakeOpenAI:
             return [r["prompt"] for r in self.requests if r["kind"] == kind]
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        local_http.stop(self.server)
+
+    def __enter__(self) -> FakeOpenAI:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def reply(self, h: Any, body: dict[str, Any]) -> None:  # noqa: ANN401
         messages = body.get("messages") or []
@@ -130,7 +123,7 @@ class FakeOpenAI:
         usage = {"prompt_tokens": max(1, len(prompt) // 4), "completion_tokens": max(1, len(text) // 4)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         if not stream:
-            h._json(200, {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+            h.send_json(200, {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
                           "model": self.model, "usage": usage,
                           "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                                        "finish_reason": "stop"}]})

@@ -38,8 +38,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evals import scoring  # noqa: E402
 from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
 
-os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
-
 OWN_METRICS = ("correct", "refusal", "citation_precision", "numbers_grounded")
 LLM_METRICS = ("faithfulness", "answer_relevancy", "llm_context_precision_with_reference", "context_recall")
 NON_LLM_METRICS = ("non_llm_context_precision_with_reference", "non_llm_context_recall",

@@ -13,7 +13,6 @@ instead of prose that RAGAS's output parser (and its fix-the-format retry) would
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -24,8 +23,6 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import BaseModel, ConfigDict, Field
-
-os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # no usage analytics from evaluation runs
 
 _SCHEMA_MARK = re.compile(r"following schema as specified in JSON Schema:\s*")
 

@@ -36,7 +36,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import load_jsonl, write_result  # noqa: E402
 
-os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 DATA = Path(__file__).parent / "data"
 PERSONA = ("Financial analyst", "An equity analyst who reads annual reports and asks precise questions about "
            "reported figures, line items, segments, risks and accounting policies.")

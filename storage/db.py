@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import threading
@@ -112,37 +113,30 @@ def resolve_uri(settings: Settings) -> tuple[str, str]:
     return start_embedded_postgres(settings.home / "pg"), "embedded"
 
 
-_lock = threading.Lock()
-_databases: dict[str, Database] = {}
+# Concurrent first callers (lazy graph services) must not start the server or migrate twice.
+_opening = threading.Lock()
 
 
-def open_database(settings: Settings, *, run_migrations: bool = True) -> Database:
-    """Start or connect, migrate, and return a pooled Database (one per URI per process)."""
-    with _lock:
+def open_database(settings: Settings) -> Database:
+    """Start or connect, migrate, and return a pooled Database (one per URI and pool size per process)."""
+    with _opening:
         uri, mode = resolve_uri(settings)
-        if uri in _databases:
-            return _databases[uri]
-        if run_migrations:
-            with psycopg.connect(uri, autocommit=False) as conn:
-                applied = migrate(conn)
-                if applied:
-                    log.info("migrations applied: %s", ", ".join(applied))
-        pool = ConnectionPool(
-            uri,
-            min_size=1,
-            max_size=settings.db_pool_size,
-            configure=_configure,
-            kwargs={"autocommit": True},
-            open=True,
-        )
-        pool.wait(timeout=30)
-        db = Database(pool=pool, mode=mode, uri=uri)
-        _databases[uri] = db
-        return db
+        return _database(uri, mode, settings.db_pool_size)
 
 
-def close_all() -> None:
-    with _lock:
-        for db in _databases.values():
-            db.close()
-        _databases.clear()
+@functools.cache
+def _database(uri: str, mode: str, pool_size: int) -> Database:
+    with psycopg.connect(uri, autocommit=False) as conn:
+        applied = migrate(conn)
+        if applied:
+            log.info("migrations applied: %s", ", ".join(applied))
+    pool = ConnectionPool(
+        uri,
+        min_size=1,
+        max_size=pool_size,
+        configure=_configure,
+        kwargs={"autocommit": True},
+        open=True,
+    )
+    pool.wait(timeout=30)
+    return Database(pool=pool, mode=mode, uri=uri)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from evals import pdfs
+from evals.fake_openai import FakeOpenAI, subprocess_env
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,3 +27,11 @@ def ingest_report(env: dict[str, str], directory: Path, user: str) -> str:
     res = run_cli(env, "ingest", str(pdf), "--user", user)
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)["document_id"]
+
+
+def env_with_report(provider: FakeOpenAI, pdf_dir: Path, user: str, **extra: str) -> tuple[dict[str, str], str]:
+    """A fresh THOTQEN_HOME answered by `provider`, with the Aurora report ingested for `user`:
+    (the subprocess environment, the report's document id)."""
+    home = tempfile.mkdtemp(prefix="thq-cli-", dir="/tmp")  # short: Postgres sockets live here
+    env = subprocess_env(provider, home, **extra)
+    return env, ingest_report(env, pdf_dir, user)

@@ -15,13 +15,14 @@ _HOME = Path(tempfile.mkdtemp(prefix="thq-", dir="/tmp"))
 os.environ["THOTQEN_HOME"] = str(_HOME)
 os.environ.pop("DATABASE_URL", None)
 
+from providers.runtime import configure_process  # noqa: E402
+
+configure_process()  # what `thotqen` and the server set at their entry
+
 
 @pytest.fixture(scope="session")
 def home() -> Iterator[Path]:
     yield _HOME
-    from storage.db import close_all
-
-    close_all()
     shutil.rmtree(_HOME, ignore_errors=True)
 
 
@@ -37,7 +38,9 @@ def settings(home: Path):  # noqa: ANN201
 def db(settings):  # noqa: ANN001, ANN201
     from storage.db import open_database
 
-    return open_database(settings)
+    database = open_database(settings)
+    yield database
+    database.close()  # before `home` removes the data directory
 
 
 @pytest.fixture(scope="session")

@@ -14,9 +14,8 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -68,22 +67,23 @@ def rule_hits(text: str) -> list[str]:
 # --- the packaged SecureVector Guardian -------------------------------------------------------
 THREATS = ("prompt_injection", "jailbreak", "data_exfiltration", "social_engineering", "harmful_content",
            "model_attack", "pii")
-_guardian: Any = None
-_guardian_lock = threading.Lock()
+
+
+@cache
+def guardian() -> Any:  # noqa: ANN401 - svguardian's PureGuardian
+    """The packaged Guardian, loaded once per process (a failed load is retried on the next call)."""
+    from svguardian import resolve_runtime
+    from svguardian.model.pure_infer import PureGuardian
+
+    return PureGuardian.load(resolve_runtime())
 
 
 def guardian_scores(text: str) -> dict[str, Any]:
     """Guardian's verdict: {"risk": 0..1, "threat": type or "benign"}; never raises."""
-    global _guardian
     try:
-        from svguardian import resolve_runtime
-        from svguardian.model.pure_infer import PureGuardian
         from svguardian.serve import analyze
 
-        with _guardian_lock:
-            if _guardian is None:
-                _guardian = PureGuardian.load(resolve_runtime())
-        result = analyze(text, _guardian)
+        result = analyze(text, guardian())
         return {"risk": float(result.get("risk_score", 0)) / 100.0,
                 "threat": str(result.get("threat_type") or "benign") if result.get("is_threat") else "benign"}
     except Exception as exc:  # noqa: BLE001 - the guardrail must not fail a question on its own bug

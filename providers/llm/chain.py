@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -209,18 +210,14 @@ class LLMChain:
         return failure
 
 
-_default: LLMChain | None = None
-_default_lock = threading.Lock()
-
-
 def get_chain(settings: Settings | None = None) -> LLMChain:
     """A chain for `settings`; with none, the process-wide chain built from the environment."""
-    global _default
-    if settings is not None:
-        return LLMChain(settings)
-    with _default_lock:
-        if _default is None:
-            from settings import get_settings
+    return LLMChain(settings) if settings is not None else default_chain()
 
-            _default = LLMChain(get_settings())
-        return _default
+
+@functools.cache
+def default_chain() -> LLMChain:
+    """The process-wide chain from the environment (settings.py), built on first use."""
+    from settings import get_settings
+
+    return LLMChain(get_settings())

@@ -7,15 +7,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from evals.fake_openai import FakeOpenAI, grades_json, subprocess_env
+from evals.fake_openai import FakeOpenAI, grades_json
 from evals.pdfs import AURORA_TOPICS as TOPICS
-from tests.cli_run import ingest_report
+from tests.cli_run import env_with_report
 from tests.evals.fakes import schema_reply
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,18 +43,15 @@ def script(kind: str, prompt: str) -> str:
 
 @pytest.fixture(scope="module")
 def provider() -> Iterator[FakeOpenAI]:
-    p = FakeOpenAI(script, model="scripted")
-    yield p
-    p.close()
+    with FakeOpenAI(script, model="scripted") as p:
+        yield p
 
 
 @pytest.fixture(scope="module")
 def env(provider: FakeOpenAI, tmp_path_factory) -> dict[str, str]:  # noqa: ANN001
-    home = Path(tempfile.mkdtemp(prefix="thq-ev-", dir="/tmp"))  # short: Postgres sockets live here
-    env = subprocess_env(provider, str(home), RAGAS_DO_NOT_TRACK="true")
+    env, _doc = env_with_report(provider, tmp_path_factory.mktemp("pdf"), "bench", RAGAS_DO_NOT_TRACK="true")
     for key in ("OPENAI_API_KEY", "LANGSMITH_TRACING"):
         env.pop(key, None)
-    ingest_report(env, tmp_path_factory.mktemp("pdf"), "bench")
     return env
 
 

@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, Field
 
+from evals import local_http
 from evals.fake_openai import kind_of
 from providers.llm import LLMChain
 from tests.providers.conftest import make_settings
@@ -102,9 +103,9 @@ class FakeLangSmith:
                  page_size: int = 2) -> None:
         import email.parser
         import json
-        import threading
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
         from urllib.parse import parse_qs, urlparse
+
+        from evals.local_http import JSONHandler
 
         self.parts: list[tuple[str, dict[str, Any]]] = []
         self.paths: list[str] = []
@@ -112,17 +113,9 @@ class FakeLangSmith:
         self.stored_runs = stored_runs or []
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:  # noqa: ANN401
-                pass
-
+        class Handler(JSONHandler):
             def _reply(self, payload: dict[str, Any] | list[Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self.send_json(200, payload)
 
             def do_GET(self) -> None:  # noqa: N802
                 outer.paths.append(f"GET {self.path}")
@@ -174,14 +167,11 @@ class FakeLangSmith:
 
             do_PATCH = do_POST  # noqa: N815
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = local_http.serve(Handler)
 
     @property
     def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+        return local_http.url(self.server)
 
     def runs(self) -> dict[str, dict[str, Any]]:
         merged: dict[str, dict[str, Any]] = {}
@@ -195,5 +185,4 @@ class FakeLangSmith:
         return merged
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        local_http.stop(self.server)

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from evals.fake_openai import FakeOpenAI, grades_json, subprocess_env
+from evals.fake_openai import FakeOpenAI, grades_json
 from graph import prompts
-from tests.cli_run import ingest_report, run_cli
+from tests.cli_run import env_with_report, run_cli
 
 
 def script(kind: str, prompt: str) -> str:
@@ -24,17 +22,14 @@ def script(kind: str, prompt: str) -> str:
 
 @pytest.fixture(scope="module")
 def provider() -> Iterator[FakeOpenAI]:
-    p = FakeOpenAI(script, model="scripted")
-    yield p
-    p.close()
+    with FakeOpenAI(script, model="scripted") as p:
+        yield p
 
 
 @pytest.fixture(scope="module")
 def cli_env(provider: FakeOpenAI, tmp_path_factory) -> dict[str, str]:  # noqa: ANN001
-    home = Path(tempfile.mkdtemp(prefix="thq-ask-", dir="/tmp"))  # short: Postgres sockets live here
-    env = subprocess_env(provider, str(home), GRAPH_HYDE="true")
-    env["_DOC"] = ingest_report(env, tmp_path_factory.mktemp("pdf"), "ann")
-    return env
+    env, document_id = env_with_report(provider, tmp_path_factory.mktemp("pdf"), "ann", GRAPH_HYDE="true")
+    return {**env, "_DOC": document_id}
 
 
 def test_ask_json_contract(cli_env: dict[str, str]) -> None:

@@ -23,8 +23,10 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from evals import local_http
+from evals.local_http import JSONHandler
 
 
 @dataclass
@@ -61,15 +63,12 @@ class FakeProvider:
     def __post_init__(self) -> None:
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JSONHandler):
             protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:  # quiet
-                pass
 
             def do_GET(self) -> None:  # noqa: N802 - http.server API
                 fake.requests.append(Recorded(self.path, dict(self.headers), {}))
-                self._json(200, {"object": "list", "data": [{"id": fake.model, "object": "model"}]})
+                self.send_json(200, {"object": "list", "data": [{"id": fake.model, "object": "model"}]})
 
             def do_POST(self) -> None:  # noqa: N802 - http.server API
                 length = int(self.headers.get("Content-Length") or 0)
@@ -79,27 +78,15 @@ class FakeProvider:
                 fake.requests.append(record)
                 fake.handle(self, body, raw, fake.by_key.get(record.key, fake.behaviour))
 
-            def _json(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = local_http.serve(Handler)
 
     @property
     def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+        return local_http.url(self.server)
 
     def close(self) -> None:
         self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
+        local_http.stop(self.server)
 
     # -- protocol ---------------------------------------------------------------------------
     def handle(self, h: Any, body: dict[str, Any], raw: bytes, b: str) -> None:  # noqa: ANN401
@@ -109,12 +96,12 @@ class FakeProvider:
             self.release.wait(60)
             return
         if b in ("429", "500", "401"):
-            h._json(int(b), {"error": {"message": f"fake {b}", "type": "fake", "code": int(b),
+            h.send_json(int(b), {"error": {"message": f"fake {b}", "type": "fake", "code": int(b),
                                        "status": "FAKE"}})
             return
         if h.path == "/search":  # Tavily
             query = body.get("query")
-            h._json(200, {"query": query, "results": [
+            h.send_json(200, {"query": query, "results": [
                 {"title": f"{self.text} {i}", "url": f"https://example.com/{i}", "content": f"about {query}",
                  "score": 0.9} for i in range(int(body.get("max_results") or 5))]})
             return
@@ -137,7 +124,7 @@ class FakeProvider:
             message: dict[str, Any] = {"role": "assistant", "content": content}
             if b == "refusal":
                 message = {"role": "assistant", "content": None, "refusal": "I can't help with that."}
-            h._json(200, {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": self.model,
+            h.send_json(200, {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": self.model,
                           "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                           "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}})
             return
@@ -168,7 +155,7 @@ class FakeProvider:
                     "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 2, "totalTokenCount": 7}}
 
         if not stream:
-            h._json(200, candidate(texts[0] if texts else None, True))
+            h.send_json(200, candidate(texts[0] if texts else None, True))
             return
         self._sse_start(h)
         for i, text in enumerate(texts):
@@ -188,11 +175,11 @@ class FakeProvider:
         try:
             response = urllib.request.urlopen(request, timeout=120)
         except urllib.error.HTTPError as exc:  # hand the upstream's error back as it came
-            h._json(exc.code, json.loads(exc.read() or b"{}"))
+            h.send_json(exc.code, json.loads(exc.read() or b"{}"))
             return
         with response:
             if not stream:
-                h._json(response.status, json.loads(response.read()))
+                h.send_json(response.status, json.loads(response.read()))
                 return
             self._sse_start(h)
             for line in response:

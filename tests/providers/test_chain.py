@@ -214,7 +214,7 @@ def test_default_chain_is_shared_and_metadata_is_json_safe(fake, monkeypatch) ->
 
     import providers.llm.chain as chain_module
 
-    monkeypatch.setattr(chain_module, "_default", None)
+    chain_module.default_chain.cache_clear()
     assert chain_module.get_chain() is chain_module.get_chain()
     oa = fake("ok", by_key={"a": "500"})
     result = LLMChain(make_settings(groq_api_key="b", groq_api_key_2="a", groq_base_url=oa.url,

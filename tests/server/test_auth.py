@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-import threading
 import uuid
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 from pydantic import SecretStr, ValidationError
 
+from evals import local_http
+from evals.local_http import JSONHandler
 from tests.server.conftest import ADMIN, ask, signup, unique_ip
 
 
@@ -100,22 +100,14 @@ class _Jwks:
     def __init__(self) -> None:
         self.key = ec.generate_private_key(ec.SECP256R1())
         jwk = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(self.key.public_key()))
-        body = json.dumps({"keys": [{**jwk, "kid": "k1", "alg": "ES256", "use": "sig"}]}).encode()
+        keys = {"keys": [{**jwk, "kid": "k1", "alg": "ES256", "use": "sig"}]}
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:  # noqa: ANN002
-                pass
-
+        class Handler(JSONHandler):
             def do_GET(self) -> None:  # noqa: N802
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self.send_json(200, keys)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/auth/v1/.well-known/jwks.json"
+        self.server = local_http.serve(Handler)
+        self.url = f"{local_http.url(self.server)}/auth/v1/.well-known/jwks.json"
 
 
 def test_supabase_tokens_hs256_and_jwks(start_server, server_settings) -> None:  # noqa: ANN001

@@ -3,12 +3,12 @@ here against a local HTTP server that speaks the Storage API's object routes."""
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 from pydantic import SecretStr
 
 from api.files import LocalFiles, SupabaseFiles, make_file_store
+from evals import local_http
 from tests.server.conftest import signup, upload
 
 # A syntactically valid service-role JWT (the client checks the shape, not the signature).
@@ -70,9 +70,8 @@ class FakeStorage:
                     outer.objects.pop(f"{bucket}/{prefix}", None)
                 self._reply(200, b"[]")
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.server = local_http.serve(Handler)
+        self.url = local_http.url(self.server)
 
 
 def test_local_store_is_the_default(settings) -> None:  # noqa: ANN001
