@@ -46,7 +46,12 @@ def test_refused_uploads_blocked_and_unanswerable_questions(open_page, shot) -> 
     shot(page, "desktop-10-refused-uploads")
 
     nav(page, "Chats")
-    new_chat(page, "Edge cases")
+    new_chat(page, "Edge casez")
+    page.get_by_role("button", name="Rename").click()  # a typo mended in place
+    page.get_by_label("New title").fill("Edge cases")
+    page.get_by_role("button", name="Save").click()
+    page.get_by_role("heading", name="Edge cases").wait_for()
+    expect(page.locator(".chat-list a[aria-current=page]")).to_contain_text("Edge cases")
     unanswered = ask(page, "What was Aurora Widgets' total revenue in fiscal 2023?")
     expect(unanswered).to_have_class("msg msg-assistant msg-nodata")
     expect(unanswered).to_contain_text("Not in your documents")
