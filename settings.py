@@ -43,6 +43,20 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # Jobs
     job_max_attempts: int = 3
 
+    # Reading files (ingestion/sandbox.py, docs/formats.md): each file is parsed in a child process
+    # with this memory cap and deadline; past either its job fails with the reason.
+    ingest_memory_mb: int = 4096
+    ingest_timeout_s: float = 3600.0
+    # OCR of PDF pages without a usable text layer (RapidOCR, packaged models). A page takes
+    # seconds on 2 cores (evals/results/ocr.md), so a document with more pages to recognise
+    # than ocr_max_pages fails at once with the reason instead of occupying the worker for hours.
+    ocr: bool = True
+    ocr_dpi: int = 150
+    ocr_max_pages: int = 200
+    # Office files: what their ZIP parts may unpack to (zip bombs), and the rows a workbook may hold.
+    office_max_unpacked_mb: float = 200.0
+    sheet_max_rows: int = 100_000
+
     default_user: str = "local"
 
     # --- LLM providers (providers/llm): an ordered fallback chain, documented in docs/providers.md ---
@@ -130,6 +144,9 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     upload_max_mb: float = 50.0
     # Browser origins allowed by CORS, comma-separated ("*" is refused outside development).
     cors_origins: str = ""
+    # Proxies whose X-Forwarded-For/-Proto are believed (comma-separated addresses or networks, "*" for
+    # any); empty: none, the client address is the TCP peer's. `thotqen serve` hands it to uvicorn.
+    forwarded_allow_ips: str = ""
     # Shared secret a fronting proxy/CDN adds to every request; when set, requests without it get 403
     # (except /api/health, so load balancers can probe).
     origin_secret: SecretStr | None = None
@@ -175,6 +192,13 @@ class Settings(Tunables, ServerTunables, BaseSettings):
         if "*" in self.cors_origins.split(","):
             raise ValueError("CORS_ORIGINS='*' is only allowed in development; list the origins")
         return self
+
+
+def uvicorn_options(settings: Settings) -> dict[str, object]:
+    """How uvicorn treats X-Forwarded-For/-Proto: believed only from FORWARDED_ALLOW_IPS (none by
+    default; uvicorn's own default trusts loopback, so anyone on the host could pick their address)."""
+    trusted = settings.forwarded_allow_ips.strip()
+    return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None}
 
 
 @lru_cache

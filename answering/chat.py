@@ -1,8 +1,10 @@
 """Answering a chat question: semantic cache, then the graph, streamed as events; saved either way.
 
-`ChatAnswerer.ask` runs in its own thread and pushes (event, data) pairs to `emit`. The answer,
-the messages and the query-log row are written by this thread, not by the HTTP response, so a
-client that disconnects mid-answer loses nothing: the answer is in the chat when it comes back.
+`ChatAnswerer.ask` runs in its own thread and pushes (event, data) pairs to `emit`. The caller
+admitted the question first (answering/accounting.py: the hourly limit and its query-log row).
+The answer, the messages and the row's final state are written by this thread, not by the HTTP
+response, so a client that disconnects mid-answer loses nothing: the answer is in the chat when it
+comes back. Whatever fails, the row ends in a final state and the client gets a final event.
 Events: `sources` (numbered like the final answer's [n]), `token`..., `reset`, then one of
 `done`, `blocked` or `error`.
 """
@@ -10,15 +12,15 @@ Events: `sources` (numbered like the final answer's [n]), `token`..., `reset`, t
 from __future__ import annotations
 
 import logging
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from answering.accounting import Ticket
 from graph.outcome import Outcome
 from settings import Settings
-from storage import answer_cache, chats, query_log
+from storage import answer_cache, chats
 from storage.db import Database
 
 log = logging.getLogger(__name__)
@@ -38,10 +40,9 @@ class Turn:
     scope: list[str] | None
     question: str
     emit: Emit
-    source: str = "chat"  # the query log's source
-    log_id: int = 0
+    ticket: Ticket
+    source: str = "chat"  # the query log's source, for traces
     history: list[dict[str, str]] = field(default_factory=list)
-    started: float = field(default_factory=time.perf_counter)
 
 
 class ChatAnswerer:
@@ -50,34 +51,44 @@ class ChatAnswerer:
         self.settings = settings
         self.services = services  # graph.services.Services for tests; None: the product's defaults
 
-    def ask(self, *, owner_id: int, username: str, chat: dict[str, Any], question: str, emit: Emit) -> None:
+    def ask(self, *, owner_id: int, username: str, chat: dict[str, Any], question: str, emit: Emit,
+            ticket: Ticket) -> None:
+        """Answer an admitted question (`ticket`); its row always ends in a final state."""
         scope = [str(d) for d in chat["document_ids"]] if chat["document_ids"] else None
-        turn = Turn(owner_id, username, chat["id"], scope, question, emit)
-        with self.db.connection() as conn:
-            turn.log_id = query_log.start(conn, owner_id=owner_id, source="chat", chat_id=turn.chat_id)
-            turn.history = chats.history(conn, owner_id=owner_id, chat_id=turn.chat_id,
-                                         turns=self.settings.history_turns)
-            chats.add_message(conn, owner_id=owner_id, chat_id=turn.chat_id, role="user", content=question)
-        self._run(turn)
+        turn = Turn(owner_id, username, chat["id"], scope, question, emit, ticket)
+        with ticket:
+            try:
+                with self.db.connection() as conn:
+                    turn.history = chats.history(conn, owner_id=owner_id, chat_id=turn.chat_id,
+                                                 turns=self.settings.history_turns)
+                    chats.add_message(conn, owner_id=owner_id, chat_id=turn.chat_id, role="user", content=question)
+            except Exception as exc:  # noqa: BLE001 - nothing was saved: refuse the turn with the reason
+                log.exception("chat %s: the question could not be saved", turn.chat_id)
+                ticket.finish(status="error", error=f"{type(exc).__name__}: {exc}")
+                emit("error", {"message_id": None, "answer": "", "error": "the question could not be saved; "
+                                                                          "nothing was kept, please try again"})
+                return
+            try:
+                self._answer(turn)
+            except Exception as exc:  # noqa: BLE001 - say so, save it, never leave the client hanging
+                log.exception("chat %s: answering failed", turn.chat_id)
+                reason = "the answer could not be produced; please try again"
+                self._save(turn, answer=reason, status="error", citations=[], meta={"error": type(exc).__name__},
+                           error=f"{type(exc).__name__}: {exc}")
 
     def ask_stateless(self, *, owner_id: int, username: str, question: str, history: list[dict[str, str]],
-                      scope: list[str] | None, source: str, emit: Emit) -> None:
-        """The same path for a question that belongs to no chat (the caller keeps the history):
-        cache, graph and query log as in `ask`; no message is saved."""
-        turn = Turn(owner_id, username, None, scope, question, emit, source=source,
-                    history=history[-2 * self.settings.history_turns:] if self.settings.history_turns else [])
-        with self.db.connection() as conn:
-            turn.log_id = query_log.start(conn, owner_id=owner_id, source=source)
-        self._run(turn)
-
-    def _run(self, turn: Turn) -> None:
-        try:
-            self._answer(turn)
-        except Exception as exc:  # noqa: BLE001 - say so, save it, never leave the client hanging
-            log.exception("chat %s: answering failed", turn.chat_id)
-            reason = "the answer could not be produced; please try again"
-            self._save(turn, answer=reason, status="error", citations=[], meta={"error": type(exc).__name__},
-                       error=f"{type(exc).__name__}: {exc}")
+                      scope: list[str] | None, source: str, emit: Emit, ticket: Ticket) -> None:
+        """The same path for an admitted question that belongs to no chat (the caller keeps the
+        history): cache, graph and query log as in `ask`; no message is saved."""
+        turns = history[-2 * self.settings.history_turns:] if self.settings.history_turns else []
+        turn = Turn(owner_id, username, None, scope, question, emit, ticket, source=source, history=turns)
+        with ticket:
+            try:
+                self._answer(turn)
+            except Exception as exc:  # noqa: BLE001 - say so, never leave the client hanging
+                log.exception("%s question: answering failed", source)
+                self._save(turn, answer="the answer could not be produced; please try again", status="error",
+                           citations=[], meta={"error": type(exc).__name__}, error=f"{type(exc).__name__}: {exc}")
 
     def _embedder(self) -> Any:  # noqa: ANN401
         if self.services is not None and self.services.embedder is not None:
@@ -159,14 +170,12 @@ class ChatAnswerer:
               provider: str | None = None, cached: bool = False, tokens: tuple[int, int] = (0, 0),
               error: str | None = None) -> None:
         """The assistant message and the finished query-log row, in one transaction; then the final event."""
-        latency_ms = round((time.perf_counter() - turn.started) * 1000, 1)
-        meta = {**meta, "latency_ms": latency_ms}
+        meta = {**meta, "latency_ms": turn.ticket.elapsed_ms()}
         with self.db.connection() as conn, conn.transaction():
             message_id = chats.add_message(conn, owner_id=turn.owner_id, chat_id=turn.chat_id, role="assistant",
                                            content=answer, status=status, citations=citations,
                                            meta=meta) if turn.chat_id is not None else None
-            query_log.finish(conn, turn.log_id, status=status, latency_ms=latency_ms, provider=provider,
-                             cached=cached, input_tokens=tokens[0], output_tokens=tokens[1], error=error)
+            turn.ticket.finish(status=status, conn=conn, provider=provider, cached=cached, tokens=tokens, error=error)
         payload: dict[str, Any] = {"message_id": message_id, "answer": answer, **meta,
                                    "usage": {"input_tokens": tokens[0], "output_tokens": tokens[1]}}
         if status == "ok":

@@ -3,35 +3,32 @@
 from __future__ import annotations
 
 import logging
-from typing import Annotated, Any
+from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
-from pydantic import BaseModel, StringConstraints
+from pydantic import BaseModel
 
 from api import limits
 from api.deps import CurrentUser, DbDep, SettingsDep, TokensDep, client_ip
 from api.security import AuthError, User, hash_password, verify_password
+from api.text import LoginName, LoginPassword, Password, RefreshToken, Username
 from storage import accounts
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/auth", tags=["auth"])
 
-Username = Annotated[str, StringConstraints(strip_whitespace=True, min_length=3, max_length=64,
-                                            pattern=r"^[A-Za-z0-9][A-Za-z0-9_.@+-]*$")]
-
-
 class SignupIn(BaseModel):
     username: Username
-    password: Annotated[str, StringConstraints(min_length=8, max_length=1024)]
+    password: Password
 
 
 class LoginIn(BaseModel):
-    username: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=256)]
-    password: Annotated[str, StringConstraints(min_length=1, max_length=1024)]
+    username: LoginName
+    password: LoginPassword
 
 
 class RefreshIn(BaseModel):
-    refresh_token: Annotated[str, StringConstraints(min_length=1, max_length=4096)]
+    refresh_token: RefreshToken
 
 
 class TokenOut(BaseModel):

@@ -14,9 +14,10 @@ from fastapi import APIRouter, HTTPException, Request, Response
 from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 
-from answering.chat import ChatAnswerer
-from api import limits
+from answering import accounting
+from answering.chat import FINAL_EVENT, ChatAnswerer
 from api.deps import CurrentUser, DbDep, SettingsDep
+from api.text import DocumentIds, Title, check_question
 from storage import chats
 
 log = logging.getLogger(__name__)
@@ -24,15 +25,15 @@ router = APIRouter(prefix="/api/chats", tags=["chats"])
 
 
 class ChatIn(BaseModel):
-    title: str = Field(default="", max_length=200)
-    document_ids: list[str] | None = Field(default=None, max_length=500,
-                                           description="limit the chat to these documents; omit for all")
+    title: Title = ""
+    document_ids: DocumentIds | None = Field(default=None, description="limit the chat to these documents; "
+                                                                        "omit for all")
 
 
 class ChatPatch(BaseModel):
-    title: str | None = Field(default=None, max_length=200)
-    document_ids: list[str] | None = Field(default=None, max_length=500,
-                                           description="new scope; an empty list means all documents")
+    title: Title | None = None
+    document_ids: DocumentIds | None = Field(default=None, description="new scope; an empty list means all "
+                                                                        "documents")
 
 
 class QuestionIn(BaseModel):
@@ -55,7 +56,7 @@ def _message_out(m: dict[str, Any]) -> dict[str, Any]:
 
 def _owned_scope(conn: Any, owner_id: int, document_ids: list[str]) -> list[Any]:  # noqa: ANN401
     owned = chats.owned_document_ids(conn, owner_id=owner_id, document_ids=document_ids)
-    if len(owned) != len(set(document_ids)):
+    if len(set(owned)) != len(set(document_ids)):
         raise HTTPException(404, "no such document in document_ids")  # a stranger's id looks absent
     return owned
 
@@ -65,7 +66,7 @@ def create_chat(user: CurrentUser, db: DbDep, body: ChatIn | None = None) -> dic
     body = body or ChatIn()
     with db.connection() as conn:
         scope = _owned_scope(conn, user.id, body.document_ids) if body.document_ids else None
-        return _chat_out(chats.create_chat(conn, owner_id=user.id, title=body.title.strip(), document_ids=scope))
+        return _chat_out(chats.create_chat(conn, owner_id=user.id, title=body.title, document_ids=scope))
 
 
 @router.get("")
@@ -92,7 +93,7 @@ def patch_chat(chat_id: str, body: ChatPatch, user: CurrentUser, db: DbDep) -> d
             raise HTTPException(404, "no such chat")
         scope = _owned_scope(conn, user.id, body.document_ids) if body.document_ids else None
         chat = chats.update_chat(conn, owner_id=user.id, chat_id=chat_id,
-                                 title=body.title.strip() if body.title is not None else None,
+                                 title=body.title,
                                  document_ids=scope, scope_all=body.document_ids == [])
     if chat is None:
         raise HTTPException(404, "no such chat")
@@ -115,38 +116,49 @@ def delete_chat(chat_id: str, user: CurrentUser, db: DbDep) -> Response:
 async def ask(chat_id: str, body: QuestionIn, request: Request, user: CurrentUser, db: DbDep,
               settings: SettingsDep) -> EventSourceResponse:
     """Ask a question in the chat; the answer streams as Server-Sent Events and is saved with the chat."""
-    question = body.question.strip()
-    if not question:
-        raise HTTPException(422, "the question is empty")
-    if len(question) > settings.question_max_chars:
-        raise HTTPException(422, f"the question is longer than {settings.question_max_chars} characters")
+    question = check_question(body.question, settings.question_max_chars)
 
-    def prepare() -> dict[str, Any]:
+    def prepare() -> tuple[dict[str, Any], accounting.Ticket]:
         with db.connection() as conn:
             chat = chats.get_chat(conn, owner_id=user.id, chat_id=chat_id)
         if chat is None:
             raise HTTPException(404, "no such chat")
-        limits.check_questions(db, settings, user.id)
-        return chat
+        [ticket] = accounting.admit(db, settings, owner_id=user.id, source="chat", chat_id=chat["id"])
+        return chat, ticket
 
-    chat = await asyncio.to_thread(prepare)
+    chat, ticket = await asyncio.to_thread(prepare)
     answerer: ChatAnswerer = request.app.state.answerer
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
 
+    finals = set(FINAL_EVENT.values())
+    ended: list[str] = []
+
     def emit(event: str, data: dict[str, Any]) -> None:
+        if event in finals:
+            ended.append(event)
         # the loop may be gone (server stopping): the answer is saved by the thread all the same
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(queue.put_nowait, (event, data))
 
     def work() -> None:
         try:
-            answerer.ask(owner_id=user.id, username=user.username, chat=chat, question=question, emit=emit)
+            answerer.ask(owner_id=user.id, username=user.username, chat=chat, question=question, emit=emit,
+                         ticket=ticket)
+        except Exception:  # noqa: BLE001 - the ticket recorded it; the client still gets a final event
+            log.exception("chat %s: the answer could not be saved", chat["id"])
         finally:
+            if not ended:
+                emit("error", {"message_id": None, "answer": "",
+                               "error": "the answer could not be saved; please try again"})
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(queue.put_nowait, None)
 
-    threading.Thread(target=work, name=f"chat-{chat['id']}", daemon=True).start()
+    try:
+        threading.Thread(target=work, name=f"chat-{chat['id']}", daemon=True).start()
+    except BaseException:
+        ticket.close("the answering thread could not start")
+        raise
 
     async def events() -> AsyncIterator[dict[str, str]]:
         while (item := await queue.get()) is not None:

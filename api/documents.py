@@ -1,5 +1,5 @@
 """Documents and ingestion jobs: streaming upload (size cap, type by content), list, show, delete,
-job status and job progress as Server-Sent Events."""
+one page-like unit's text, job status and job progress as Server-Sent Events."""
 
 from __future__ import annotations
 
@@ -17,31 +17,32 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from sse_starlette import EventSourceResponse
 
 from api.deps import CurrentUser, DbDep, SettingsDep
-from ingestion.errors import IngestError
-from ingestion.parse import PDF_MAGIC, precheck_pdf
-from ingestion.pipeline import submit_pdf
+from ingestion.errors import IngestError, UnsupportedFormat
+from ingestion.formats.sniff import ACCEPTED, early_refusal
+from ingestion.parse import precheck_pdf
+from ingestion.pipeline import check_file, submit_document
 from storage import documents, jobs
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["documents"])
 
 MULTIPART_OVERHEAD = 64 * 1024  # boundaries, part headers and small fields on top of the file
-SNIFF_BYTES = 1024  # a PDF's header must appear within its first kilobyte
+SNIFF_BYTES = 1024  # the first kilobyte tells a binary nobody accepts from a candidate (checked in full later)
 
 
 class _TooLarge(Exception):
     pass
 
 
-class _NotPdf(Exception):
-    pass
+class _NotAccepted(Exception):
+    """The first bytes already show a format that is refused (the message says which)."""
 
 
 def clean_filename(raw: str | None) -> str:
     name = (raw or "").replace("\\", "/").rsplit("/", 1)[-1]
     name = "".join(ch for ch in unicodedata.normalize("NFC", name) if unicodedata.category(ch)[0] != "C")
     name = re.sub(r"\s+", " ", name).strip()[:200]
-    return name or "document.pdf"
+    return name or "document"
 
 
 class _FilePart:
@@ -99,12 +100,14 @@ class _FilePart:
 
     def _sniff(self) -> None:
         self._sniffed = True
-        if not bytes(self.data[:SNIFF_BYTES]).lstrip().startswith(PDF_MAGIC):
-            raise _NotPdf
+        refusal = early_refusal(bytes(self.data[:SNIFF_BYTES]))
+        if refusal is not None:
+            raise _NotAccepted(str(refusal))
 
 
 def _document_out(doc: dict[str, Any]) -> dict[str, Any]:
-    return {"id": str(doc["id"]), "name": doc["name"], "status": doc["status"], "pages": doc["pages"],
+    return {"id": str(doc["id"]), "name": doc["name"], "format": doc["format"], "status": doc["status"],
+            "pages": doc["pages"], "ocr_pages": doc["ocr_pages"],
             "chunks": doc["children"], "parents": doc["parents"], "size_bytes": doc["size_bytes"],
             "error": doc["error"], "created_at": doc["created_at"].isoformat(),
             "updated_at": doc["updated_at"].isoformat()}
@@ -118,15 +121,17 @@ def _job_out(job: dict[str, Any]) -> dict[str, Any]:
 
 UPLOAD_BODY = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
     "type": "object", "required": ["file"],
-    "properties": {"file": {"type": "string", "format": "binary", "description": "a PDF"}}}}}}}
+    "properties": {"file": {"type": "string", "format": "binary", "description": ACCEPTED}}}}}}}
 
 
 @router.post("/api/documents", status_code=202, openapi_extra=UPLOAD_BODY,
-             responses={413: {"description": "larger than UPLOAD_MAX_MB"}, 415: {"description": "not a PDF"},
-                        422: {"description": "empty, truncated, encrypted or unreadable PDF"},
+             responses={413: {"description": "larger than UPLOAD_MAX_MB"},
+                        415: {"description": f"none of: {ACCEPTED} (told by content, not by name)"},
+                        422: {"description": "empty, truncated, encrypted, damaged or over-large (zip bomb) file"},
                         503: {"description": "file storage (Supabase) failed; nothing was kept"}})
 async def upload_document(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str, Any]:
-    """Upload a PDF (multipart field `file`); ingestion runs in the background.
+    """Upload a document (multipart field `file`): PDF, Word, PowerPoint, Excel, HTML, Markdown or
+    text, told by its content. Ingestion runs in the background.
 
     Answers `{document_id, job_id, reused}`: follow `/api/jobs/{job_id}/events`. An identical file
     already ingested is reused (its job is already done).
@@ -134,7 +139,7 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
     cap = int(settings.upload_max_mb * 1024 * 1024)
     ctype, params = parse_options_header(request.headers.get("content-type"))
     if ctype != b"multipart/form-data":
-        raise HTTPException(415, "send multipart/form-data with the PDF in the field `file`")
+        raise HTTPException(415, "send multipart/form-data with the document in the field `file`")
     boundary = params.get(b"boundary")
     if not boundary:
         raise HTTPException(400, "multipart body without a boundary")
@@ -153,8 +158,8 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
         parser.finalize()
     except _TooLarge:
         raise HTTPException(413, f"the file is larger than {settings.upload_max_mb:g} MB") from None
-    except _NotPdf:
-        raise HTTPException(415, "not a PDF (the file does not start with %PDF-)") from None
+    except _NotAccepted as exc:
+        raise HTTPException(415, str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - python-multipart raises on malformed bodies
         raise HTTPException(400, f"malformed multipart body: {type(exc).__name__}") from None
     if not part.found:
@@ -162,16 +167,22 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
     data = bytes(part.data)
     if not data:
         raise HTTPException(422, "the file is empty")
-    try:
-        await asyncio.to_thread(precheck_pdf, data)
-    except IngestError as exc:
-        status = 415 if "not a PDF" in str(exc) else 422
-        raise HTTPException(status, str(exc)) from None
     name = clean_filename(part.filename)
+
+    def precheck() -> None:
+        if check_file(settings, name, data) == "pdf":
+            precheck_pdf(data)
+
+    try:
+        await asyncio.to_thread(precheck)
+    except UnsupportedFormat as exc:
+        raise HTTPException(415, str(exc)) from None
+    except IngestError as exc:
+        raise HTTPException(422, str(exc)) from None
     files = request.app.state.files
 
     def submit() -> dict[str, Any]:
-        sub = submit_pdf(db, settings, owner_id=user.id, name=name, data=data)
+        sub = submit_document(db, settings, owner_id=user.id, name=name, data=data)
         job_id = sub.job_id
         if sub.reused:  # a finished job, so clients follow one flow for every upload
             with db.connection() as conn:
@@ -179,11 +190,11 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
                 jobs.finish_job(conn, job_id=job_id)
         elif sub.created:  # a document seen before already has its durable copy
             try:
-                files.saved(user.id, sub.content_hash)
+                files.saved(user.id, sub.content_hash, sub.format)
             except Exception as exc:  # the durable copy failed: undo the upload rather than keep half of it
                 with db.connection() as conn:
                     documents.delete_document(conn, owner_id=user.id, document_id=str(sub.document_id))
-                files.path(user.id, sub.content_hash).unlink(missing_ok=True)
+                files.path(user.id, sub.content_hash, sub.format).unlink(missing_ok=True)
                 log.warning("upload user_id=%s: file storage (%s) failed, upload undone: %s", user.id, files.kind,
                             type(exc).__name__)
                 raise _StorageDown from exc
@@ -229,10 +240,22 @@ def delete_document(document_id: str, user: CurrentUser, db: DbDep, request: Req
         if doc is None or not documents.delete_document(conn, owner_id=user.id, document_id=document_id):
             raise HTTPException(404, "no such document")
     try:
-        request.app.state.files.delete(user.id, doc["content_hash"])
+        request.app.state.files.delete(user.id, doc["content_hash"], doc["format"])
     except Exception:  # noqa: BLE001 - the rows are gone; a stale file is logged, not fatal
         log.warning("document %s: stored file could not be deleted", document_id)
     return Response(status_code=204)
+
+
+@router.get("/api/documents/{document_id}/pages/{page}", responses={404: {"description": "no such document or page"}})
+def get_page(document_id: str, page: int, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    """One page-like unit of a ready document: its label (what a citation names), title, whether its
+    text was recognised by OCR, and its text. A citation's `page` is this number; a PDF page can
+    also be shown as an image of the stored file, a slide, sheet block or section only as this text."""
+    with db.connection() as conn:
+        unit = documents.get_page(conn, owner_id=user.id, document_id=document_id, page=page)
+    if unit is None:
+        raise HTTPException(404, "no such document or page")
+    return {"document_id": document_id, **unit}
 
 
 @router.get("/api/jobs/{job_id}", responses={404: {"description": "no such job"}})

@@ -1,7 +1,7 @@
-"""Where raw PDFs live: local disk under THOTQEN_HOME (default) or Supabase Storage.
+"""Where raw files live: local disk under THOTQEN_HOME (default) or Supabase Storage.
 
 Ingestion reads the file from its local path (ingestion.pipeline.stored_file_path), and
-`submit_pdf` writes it there. With Supabase the bucket is the durable copy: the upload goes to the
+`submit_document` writes it there. With Supabase the bucket is the durable copy: the upload goes to the
 bucket, the worker downloads a missing local copy before ingesting, and removes it afterwards.
 """
 
@@ -10,10 +10,17 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ingestion.pipeline import stored_file_path
+from ingestion.pipeline import SUFFIXES, stored_file_path
 from settings import Settings
 
 log = logging.getLogger(__name__)
+
+CONTENT_TYPES = {
+    "pdf": "application/pdf", "html": "text/html", "markdown": "text/markdown", "text": "text/plain",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+}
 
 
 class LocalFiles:
@@ -22,20 +29,20 @@ class LocalFiles:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
-    def path(self, owner_id: int, content_hash: str):  # noqa: ANN201 - pathlib.Path
-        return stored_file_path(self.settings, owner_id, content_hash)
+    def path(self, owner_id: int, content_hash: str, fmt: str = "pdf"):  # noqa: ANN201 - pathlib.Path
+        return stored_file_path(self.settings, owner_id, content_hash, fmt)
 
-    def saved(self, owner_id: int, content_hash: str) -> None:
-        """Called after submit_pdf wrote the local copy."""
+    def saved(self, owner_id: int, content_hash: str, fmt: str = "pdf") -> None:
+        """Called after submit_document wrote the local copy."""
 
-    def ensure_local(self, owner_id: int, content_hash: str) -> None:
+    def ensure_local(self, owner_id: int, content_hash: str, fmt: str = "pdf") -> None:
         """Make the local copy exist before ingestion reads it."""
 
-    def ingested(self, owner_id: int, content_hash: str) -> None:
+    def ingested(self, owner_id: int, content_hash: str, fmt: str = "pdf") -> None:
         """Called after a job ended (ready or failed)."""
 
-    def delete(self, owner_id: int, content_hash: str) -> None:
-        self.path(owner_id, content_hash).unlink(missing_ok=True)
+    def delete(self, owner_id: int, content_hash: str, fmt: str = "pdf") -> None:
+        self.path(owner_id, content_hash, fmt).unlink(missing_ok=True)
 
 
 class SupabaseFiles(LocalFiles):
@@ -52,31 +59,31 @@ class SupabaseFiles(LocalFiles):
         self.bucket = client.storage.from_(settings.supabase_bucket)
 
     @staticmethod
-    def key(owner_id: int, content_hash: str) -> str:
-        return f"{owner_id}/{content_hash}.pdf"
+    def key(owner_id: int, content_hash: str, fmt: str = "pdf") -> str:
+        return f"{owner_id}/{content_hash}.{SUFFIXES.get(fmt, 'bin')}"
 
-    def saved(self, owner_id: int, content_hash: str) -> None:
-        data = self.path(owner_id, content_hash).read_bytes()
-        self.bucket.upload(self.key(owner_id, content_hash), data,
-                           {"content-type": "application/pdf", "upsert": "true"})
+    def saved(self, owner_id: int, content_hash: str, fmt: str = "pdf") -> None:
+        data = self.path(owner_id, content_hash, fmt).read_bytes()
+        self.bucket.upload(self.key(owner_id, content_hash, fmt), data,
+                           {"content-type": CONTENT_TYPES.get(fmt, "application/octet-stream"), "upsert": "true"})
 
-    def ensure_local(self, owner_id: int, content_hash: str) -> None:
-        path = self.path(owner_id, content_hash)
+    def ensure_local(self, owner_id: int, content_hash: str, fmt: str = "pdf") -> None:
+        path = self.path(owner_id, content_hash, fmt)
         if path.exists():
             return
-        data = self.bucket.download(self.key(owner_id, content_hash))
+        data = self.bucket.download(self.key(owner_id, content_hash, fmt))
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".part")
         tmp.write_bytes(data)
         tmp.replace(path)
 
-    def ingested(self, owner_id: int, content_hash: str) -> None:
+    def ingested(self, owner_id: int, content_hash: str, fmt: str = "pdf") -> None:
         # the bucket holds the durable copy; the local one was only for parsing
-        self.path(owner_id, content_hash).unlink(missing_ok=True)
+        self.path(owner_id, content_hash, fmt).unlink(missing_ok=True)
 
-    def delete(self, owner_id: int, content_hash: str) -> None:
-        super().delete(owner_id, content_hash)
-        self.bucket.remove([self.key(owner_id, content_hash)])
+    def delete(self, owner_id: int, content_hash: str, fmt: str = "pdf") -> None:
+        super().delete(owner_id, content_hash, fmt)
+        self.bucket.remove([self.key(owner_id, content_hash, fmt)])
 
 
 def make_file_store(settings: Settings) -> LocalFiles:

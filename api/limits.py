@@ -1,4 +1,6 @@
-"""Rate limits kept in Postgres (they hold across restarts and server processes): 429 + Retry-After."""
+"""Login and signup limits kept in Postgres (they hold across restarts and processes): 429 + Retry-After.
+
+The hourly question limit is answering/accounting.py's (one path for every way to ask)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import math
 from fastapi import HTTPException
 
 from settings import Settings
-from storage import accounts, query_log
+from storage import accounts
 from storage.db import Database
 
 
@@ -21,10 +23,3 @@ def check_login_ip(db: Database, settings: Settings, ip: str) -> None:
                                          window_s=settings.login_ip_window_s)
     if wait:
         raise too_many("too many login or signup attempts from this address; try again later", wait)
-
-
-def check_questions(db: Database, settings: Settings, owner_id: int) -> None:
-    with db.connection() as conn:
-        wait = query_log.retry_after_s(conn, owner_id=owner_id, limit=settings.questions_per_hour)
-    if wait:
-        raise too_many(f"hourly question limit reached ({settings.questions_per_hour} per hour)", wait)

@@ -8,9 +8,9 @@
   extra field `citations` (n, document_id, name, page, text). An optional extra field
   `document_ids` limits retrieval to some of the caller's documents.
 
-A question goes the same way as a chat's (the hourly limit checked by `limits.check_questions`,
-then answering.chat.ChatAnswerer.ask_stateless: the answer cache, the graph, one query-log row
-with source `openai`), only nothing is saved as a chat. Authentication is the bearer token of /api/auth (the session
+A question goes the same way as a chat's (admitted by `answering.accounting`: the hourly limit
+and one query-log row with source `openai`; then answering.chat.ChatAnswerer.ask_stateless: the
+answer cache, the graph), only nothing is saved as a chat. Authentication is the bearer token of /api/auth (the session
 cookie works too, with its CSRF header). Errors come in OpenAI's shape: {"error": {"message", ...}}.
 """
 
@@ -32,8 +32,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from answering import accounting
 from answering.chat import ChatAnswerer
-from api import limits
 from api.deps import CurrentUser, DbDep, SettingsDep
 from storage import chats
 
@@ -119,7 +119,7 @@ async def chat_completions(body: CompletionIn, request: Request, user: CurrentUs
     if len(question) > settings.question_max_chars:
         raise HTTPException(400, f"the question is longer than {settings.question_max_chars} characters")
 
-    def prepare() -> list[str] | None:
+    def prepare() -> tuple[list[str] | None, accounting.Ticket]:
         scope = None
         if body.document_ids:
             with db.connection() as conn:
@@ -127,10 +127,10 @@ async def chat_completions(body: CompletionIn, request: Request, user: CurrentUs
             if len(owned) != len(set(body.document_ids)):
                 raise HTTPException(404, "no such document in document_ids")
             scope = [str(d) for d in owned]
-        limits.check_questions(db, settings, user.id)
-        return scope
+        [ticket] = accounting.admit(db, settings, owner_id=user.id, source="openai")
+        return scope, ticket
 
-    scope = await asyncio.to_thread(prepare)
+    scope, ticket = await asyncio.to_thread(prepare)
     answerer: ChatAnswerer = request.app.state.answerer
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
@@ -142,7 +142,7 @@ async def chat_completions(body: CompletionIn, request: Request, user: CurrentUs
     def work() -> None:
         try:
             answerer.ask_stateless(owner_id=user.id, username=user.username, question=question, history=history,
-                                   scope=scope, source="openai", emit=emit)
+                                   scope=scope, source="openai", emit=emit, ticket=ticket)
         finally:
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(queue.put_nowait, None)
@@ -215,13 +215,15 @@ async def _stream(queue: asyncio.Queue, completion_id: str, created: int,
 
 
 def mount(app: FastAPI) -> None:
-    """The routes, and errors under /v1 in OpenAI's shape (every other path keeps FastAPI's)."""
+    """The routes, and errors under /v1 in OpenAI's shape (every other path keeps the app's handlers)."""
     app.include_router(router)
+    earlier_http = app.exception_handlers.get(HTTPException, http_exception_handler)
+    earlier_invalid = app.exception_handlers.get(RequestValidationError, request_validation_exception_handler)
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
         if not request.url.path.startswith("/v1/"):
-            return await http_exception_handler(request, exc)
+            return await earlier_http(request, exc)
         kind = {401: "authentication_error", 403: "permission_error", 404: "not_found_error",
                 429: "rate_limit_exceeded"}.get(exc.status_code, "invalid_request_error")
         return _error(exc.status_code, str(exc.detail), kind, headers=getattr(exc, "headers", None))
@@ -229,7 +231,7 @@ def mount(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         if not request.url.path.startswith("/v1/"):
-            return await request_validation_exception_handler(request, exc)
+            return await earlier_invalid(request, exc)
         first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
         where = ".".join(str(x) for x in first.get("loc", ()) if x != "body")
         return _error(400, f"{where}: {first.get('msg')}" if where else str(first.get("msg")), "invalid_request_error")

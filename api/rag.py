@@ -1,34 +1,40 @@
-"""The graph over LangServe at /rag: invoke, batch, stream, stream_events, schemas, playground.
+"""The graph over LangServe at /rag: invoke, batch, stream, stream_log, stream_events, schemas, playground.
 
 Every route needs a bearer token. The caller's identity goes into the graph's configuration here
-(never from the body): retrieval is scoped to their documents in SQL. Callers may tune retrieval
-per request within the bounds below; the rest of the configuration is the server's.
+(never from the body: an identity field in the input answers 422, like any unknown field):
+retrieval is scoped to their documents in SQL. Callers may tune retrieval per request within the
+bounds of tunables.py; the rest of the configuration is the server's. The input is validated by
+the same text rules as every other route (api/text.py), and every run is a question admitted and
+finished by answering/accounting.py: one per input of a batch, streams included.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, Literal
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.runnables import RunnableBinding
-from pydantic import BaseModel, ValidationError, create_model
+from langchain_core.runnables import RunnableBinding, RunnableConfig
+from langchain_core.runnables.utils import gather_with_concurrency
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
-from api import limits
+from answering import accounting
 from api.deps import current_user
+from api.text import MAX, ChatId, DocumentIds, Turn, question_type
 from graph.outcome import Outcome
 from settings import Settings
-from storage import query_log
-from storage.db import Database
 from tunables import Tunables
 
 log = logging.getLogger(__name__)
+
+BATCH_CONCURRENCY = 4  # graphs of one batch running at once
+STREAMS = ("/stream", "/stream_log", "/stream_events")
+
 
 def served_tunables(settings: Settings) -> type[Tunables]:
     """The per-request tunables with this server's values as defaults: the playground's form starts
@@ -45,16 +51,148 @@ def served_config(settings: Settings) -> type[BaseModel]:
     return create_model("RagConfig", configurable=(tunables, tunables()))
 
 
-def served_graph(graph: Any, settings: Settings) -> RunnableBinding:  # noqa: ANN401
+class HistoryTurn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["user", "assistant"]
+    content: Turn
+
+
+def served_input(settings: Settings) -> type[BaseModel]:
+    """What a caller may send: the graph's input fields, text rules from api/text.py, nothing else
+    (an identity, or any unknown field, answers 422)."""
+    return create_model(
+        "RagInput", __config__=ConfigDict(extra="forbid"),
+        question=(question_type(settings.question_max_chars), ...),
+        chat_history=(list[HistoryTurn], Field(default_factory=list, max_length=MAX["history"],
+                                               description="earlier turns, oldest first")),
+        chat_id=(ChatId | None, Field(default=None, description="your thread id, for logs and traces")),
+        document_ids=(DocumentIds | None, Field(default=None, description="limit retrieval to these documents")))
+
+
+class _FinalState(BaseCallbackHandler):
+    """Keeps the root run's final state, from which a streamed run's outcome is read."""
+
+    def __init__(self) -> None:
+        self.root: uuid.UUID | None = None
+        self.state: dict[str, Any] | None = None
+
+    def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: uuid.UUID,  # noqa: ANN401
+                       parent_run_id: uuid.UUID | None = None, **kwargs: Any) -> None:  # noqa: ANN401
+        if parent_run_id is None and self.root is None:
+            self.root = run_id
+
+    def on_chain_end(self, outputs: Any, *, run_id: uuid.UUID, **kwargs: Any) -> None:  # noqa: ANN401
+        if run_id == self.root and isinstance(outputs, dict):
+            self.state = outputs
+
+
+def _with_callback(config: RunnableConfig | None, handler: BaseCallbackHandler) -> RunnableConfig:
+    config = dict(config or {})
+    callbacks = config.get("callbacks")
+    if callbacks is None or isinstance(callbacks, list):
+        config["callbacks"] = [*(callbacks or []), handler]
+    else:  # a callback manager
+        callbacks = callbacks.copy()
+        callbacks.add_handler(handler, inherit=True)
+        config["callbacks"] = callbacks
+    return config  # type: ignore[return-value]
+
+
+Admit = Callable[[RunnableConfig | None, int], list[accounting.Ticket]]
+
+
+def served_graph(graph: Any, settings: Settings, admit: Admit | None = None) -> RunnableBinding:  # noqa: ANN401
     """The graph as LangServe sees it: its configuration schema is the caller's tunables only (with
-    the server's values), so LangServe validates them (422 with the field and bound) and the
-    playground shows just these."""
+    the server's values), its input schema the caller's fields only, so LangServe validates both
+    (422 naming the field) and the playground shows just these. With `admit`, every run is an
+    accounted question (invoke, each input of a batch, each stream)."""
     schema = served_config(settings)
+    input_schema = served_input(settings)
+
+    async def tickets(config: RunnableConfig | None, count: int) -> list[accounting.Ticket]:
+        if admit is None:
+            return []
+        return await asyncio.to_thread(admit, config, count)
+
+    async def finish(ticket: accounting.Ticket | None, state: dict[str, Any] | None) -> None:
+        if ticket is None:
+            return
+        if state is None:
+            await asyncio.to_thread(ticket.finish, status="error", error="the graph ended without a final state")
+        else:
+            await asyncio.to_thread(ticket.finish_outcome, Outcome.from_state(state))
 
     class ServedGraph(RunnableBinding):
         # a class per app, not a field: LangServe re-creates the binding with `self.__class__(...)`
         def config_schema(self, *, include: Sequence[str] | None = None) -> type[BaseModel]:
             return schema
+
+        def get_input_schema(self, config: RunnableConfig | None = None) -> type[BaseModel]:
+            return input_schema
+
+        async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: ANN401, A002
+            [ticket] = await tickets(config, 1) or [None]
+            if ticket is None:
+                return await super().ainvoke(input, config, **kwargs)
+            with ticket:
+                out = await super().ainvoke(input, config, **kwargs)
+                await finish(ticket, out if isinstance(out, dict) else None)
+                return out
+
+        async def abatch(self, inputs: list[Any], config: RunnableConfig | list[RunnableConfig] | None = None,  # noqa: ANN401
+                         *, return_exceptions: bool = False, **kwargs: Any) -> list[Any]:  # noqa: ANN401
+            if not inputs:
+                return []
+            configs = config if isinstance(config, list) else [config] * len(inputs)
+            admitted = await tickets(configs[0], len(inputs))  # all of the batch fits in the hour, or none runs
+
+            async def one(i: int) -> Any:  # noqa: ANN401
+                ticket = admitted[i] if admitted else None
+                try:
+                    if ticket is None:
+                        return await super(ServedGraph, self).ainvoke(inputs[i], configs[i], **kwargs)
+                    with ticket:
+                        out = await super(ServedGraph, self).ainvoke(inputs[i], configs[i], **kwargs)
+                        await finish(ticket, out if isinstance(out, dict) else None)
+                        return out
+                except Exception as exc:
+                    if return_exceptions:
+                        return exc
+                    raise
+
+            try:
+                return await gather_with_concurrency(BATCH_CONCURRENCY, *(one(i) for i in range(len(inputs))))
+            finally:
+                for ticket in admitted:  # inputs that never started (another one failed first)
+                    ticket.close("the batch stopped before this input ran", status="cancelled")
+
+        async def astream(self, input: Any, config: RunnableConfig | None = None,  # noqa: ANN401, A002
+                          **kwargs: Any) -> AsyncIterator[Any]:  # noqa: ANN401
+            [ticket] = await tickets(config, 1) or [None]
+            final = _FinalState()
+            if ticket is None:
+                async for chunk in super().astream(input, config, **kwargs):
+                    yield chunk
+                return
+            with ticket:
+                async for chunk in super().astream(input, _with_callback(config, final), **kwargs):
+                    yield chunk
+                await finish(ticket, final.state)
+
+        async def astream_events(self, input: Any, config: RunnableConfig | None = None,  # noqa: ANN401, A002
+                                 **kwargs: Any) -> AsyncIterator[Any]:  # noqa: ANN401
+            # the binding hands astream_events straight to the graph (not through astream): account here
+            [ticket] = await tickets(config, 1) or [None]
+            final = _FinalState()
+            stream = super().astream_events(input, _with_callback(config, final) if ticket else config, **kwargs)
+            if ticket is None:
+                async for event in stream:
+                    yield event
+                return
+            with ticket:
+                async for event in stream:
+                    yield event
+                await finish(ticket, final.state)
 
     return ServedGraph(bound=graph, kwargs={}, config={})
 
@@ -69,51 +207,18 @@ def checked_configurable(configurable: dict[str, Any] | None) -> dict[str, Any]:
         raise HTTPException(422, f"configurable.{where}: {first['msg']}") from None
 
 
-class QueryLogCallback(BaseCallbackHandler):
-    """One query-log row per root run (a batch has several), finished with status, provider, tokens."""
-
-    def __init__(self, db: Database, owner_id: int) -> None:
-        self.db = db
-        self.owner_id = owner_id
-        self._runs: dict[uuid.UUID, tuple[int, float]] = {}
-
-    def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: uuid.UUID,  # noqa: ANN401
-                       parent_run_id: uuid.UUID | None = None, **kwargs: Any) -> None:  # noqa: ANN401
-        if parent_run_id is None:
-            with self.db.connection() as conn:
-                self._runs[run_id] = (query_log.start(conn, owner_id=self.owner_id, source="rag"), time.perf_counter())
-
-    def on_chain_end(self, outputs: Any, *, run_id: uuid.UUID, **kwargs: Any) -> None:  # noqa: ANN401
-        entry = self._runs.pop(run_id, None)
-        if entry is None:
-            return
-        outcome = Outcome.from_state(outputs if isinstance(outputs, dict) else {})
-        with self.db.connection() as conn:
-            query_log.finish(conn, entry[0], status=outcome.status, latency_ms=(time.perf_counter() - entry[1]) * 1000,
-                             provider=outcome.provider, input_tokens=outcome.input_tokens,
-                             output_tokens=outcome.output_tokens)
-
-    def on_chain_error(self, error: BaseException, *, run_id: uuid.UUID, **kwargs: Any) -> None:  # noqa: ANN401
-        entry = self._runs.pop(run_id, None)
-        if entry is None:
-            return
-        with self.db.connection() as conn:
-            query_log.finish(conn, entry[0], status="error", latency_ms=(time.perf_counter() - entry[1]) * 1000,
-                             error=f"{type(error).__name__}: {error}")
-
-
 async def rag_config(config: dict[str, Any], request: Request) -> dict[str, Any]:
-    """LangServe per-request modifier: bounds, identity from the token, the hourly limit, the query log."""
+    """LangServe per-request modifier: bounds, identity from the token, and for a stream an early 429
+    (its response starts before the run is admitted; the admission itself stays atomic)."""
     user = getattr(request.state, "user", None) or await current_user(request)
     app = request.app
     configurable = checked_configurable(config.get("configurable"))
     configurable.update(owner_id=user.id, user=user.username)
     if app.state.services is not None:
         configurable["services"] = app.state.services
-    await asyncio.to_thread(limits.check_questions, app.state.db, app.state.settings, user.id)
-    callbacks = list(config.get("callbacks") or [])
-    callbacks.append(QueryLogCallback(app.state.db, user.id))
-    return {**config, "configurable": configurable, "callbacks": callbacks}
+    if request.url.path.endswith(STREAMS):
+        await asyncio.to_thread(accounting.check, app.state.db, app.state.settings, owner_id=user.id)
+    return {**config, "configurable": configurable}
 
 
 def mount(app: FastAPI) -> None:
@@ -121,6 +226,12 @@ def mount(app: FastAPI) -> None:
 
     from graph.builder import graph
 
-    add_routes(app, served_graph(graph, app.state.settings), path="/rag", per_req_config_modifier=rag_config,
+    def admit(config: RunnableConfig | None, count: int) -> list[accounting.Ticket]:
+        owner_id = ((config or {}).get("configurable") or {}).get("owner_id")
+        if owner_id is None:  # rag_config always sets it; refuse rather than run unaccounted
+            raise HTTPException(401, "not signed in")
+        return accounting.admit(app.state.db, app.state.settings, owner_id=owner_id, source="rag", count=count)
+
+    add_routes(app, served_graph(graph, app.state.settings, admit), path="/rag", per_req_config_modifier=rag_config,
                dependencies=[Depends(current_user)], enable_feedback_endpoint=False,
                enable_public_trace_link_endpoint=False)

@@ -96,8 +96,10 @@ class Tokens:
         """Access and refresh tokens; `csrf` (a cookie session's CSRF token) is bound into both, hashed."""
         now = datetime.now(UTC)
         bound = {"csrf": csrf_hash(csrf)} if csrf else {}
+        version = accounts.token_version(conn, user.id) or 0
         access = jwt.encode({"sub": str(user.id), "name": user.username, "typ": "access", "iss": ISSUER,
-                             "iat": now, "exp": now + timedelta(minutes=self.settings.access_token_minutes), **bound},
+                             "ver": version, "iat": now,
+                             "exp": now + timedelta(minutes=self.settings.access_token_minutes), **bound},
                             self._secret, algorithm="HS256")
         jti = uuid.uuid4()
         refresh_exp = now + timedelta(days=self.settings.refresh_token_days)
@@ -121,14 +123,22 @@ class Tokens:
         return claims
 
     def authenticate(self, token: str, db: Any) -> User:  # noqa: ANN401 - storage.db.Database
-        """The user an access token (ours or Supabase's) belongs to, or AuthError."""
+        """The user an access token (ours or Supabase's) belongs to, or AuthError. Our tokens are
+        checked against the user's token version (one primary-key read per request)."""
         try:
             unverified = jwt.decode(token, options={"verify_signature": False})
         except jwt.PyJWTError:
             raise AuthError("the token is not valid") from None
         if unverified.get("iss") == ISSUER:
             claims = self._decode_own(token, "access")
-            return User(int(claims["sub"]), str(claims.get("name") or ""), csrf=claims.get("csrf"))
+            user = User(int(claims["sub"]), str(claims.get("name") or ""), csrf=claims.get("csrf"))
+            with db.connection() as conn:
+                current = accounts.token_version(conn, user.id)
+            if current is None:
+                raise AuthError("the account no longer exists")
+            if claims.get("ver") != current:  # revoked: a refresh token was reused (it leaked)
+                raise AuthError("the token was revoked; log in again")
+            return user
         if self._supabase is None:
             raise AuthError("the token is not valid")
         return self._supabase.authenticate(token, db)

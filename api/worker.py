@@ -73,9 +73,9 @@ class IngestWorker:
             self.run(claimed)
 
     def run(self, job: jobs.JobTarget) -> None:
-        job_id, owner_id, content_hash = job.job_id, job.owner_id, job.content_hash
+        job_id, owner_id, content_hash, fmt = job.job_id, job.owner_id, job.content_hash, job.format
         try:
-            self.files.ensure_local(owner_id, content_hash)
+            self.files.ensure_local(owner_id, content_hash, fmt)
         except Exception as exc:  # noqa: BLE001 - a storage outage fails this job with a reason
             log.warning("job %s: stored file unavailable: %s", job_id, type(exc).__name__)
         try:
@@ -87,6 +87,6 @@ class IngestWorker:
                 jobs.fail_job(conn, job_id=job_id, reason="internal error while ingesting; upload the file again")
         finally:
             try:
-                self.files.ingested(owner_id, content_hash)
+                self.files.ingested(owner_id, content_hash, fmt)
             except Exception:  # noqa: BLE001
                 log.warning("job %s: could not tidy the local copy", job_id)

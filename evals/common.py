@@ -90,3 +90,37 @@ def open_bench(home: Path | None, user: str, *, create_user: bool = True):  # no
         owner = get_or_create_user(conn, user) if create_user else find_user(conn, user)
         docs = ready_documents(conn, owner_id=owner)
     return settings, db, embedder, owner, docs
+
+
+def rasterise(data: bytes, pages: set[int] | None = None, dpi: int = 150) -> bytes:
+    """The PDF with the given 1-based pages (all when None) replaced by an image of themselves at
+    `dpi`: a scan of the page with no text layer."""
+    import pymupdf
+
+    src = pymupdf.open(stream=data, filetype="pdf")
+    out = pymupdf.open()
+    for index, page in enumerate(src):
+        if pages is None or index + 1 in pages:
+            pix = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY)
+            new = out.new_page(width=page.rect.width, height=page.rect.height)
+            new.insert_image(new.rect, stream=pix.tobytes("png"))
+        else:
+            out.insert_pdf(src, from_page=index, to_page=index)
+    result = out.tobytes(garbage=3, deflate=True)
+    out.close()
+    src.close()
+    return result
+
+
+def pdf_pages(data: bytes, pages: list[int]) -> bytes:
+    """A PDF of the given 1-based pages of `data`, in that order."""
+    import pymupdf
+
+    src = pymupdf.open(stream=data, filetype="pdf")
+    out = pymupdf.open()
+    for page in pages:
+        out.insert_pdf(src, from_page=page - 1, to_page=page - 1)
+    result = out.tobytes(garbage=3, deflate=True)
+    out.close()
+    src.close()
+    return result

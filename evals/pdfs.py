@@ -86,3 +86,10 @@ def image_only_pdf() -> bytes:
     data = doc.tobytes()
     doc.close()
     return data
+
+
+def rasterised(data: bytes, pages: set[int] | None = None, dpi: int = 150) -> bytes:
+    """The PDF with the given 1-based pages (all when None) replaced by an image of themselves."""
+    from evals.common import rasterise
+
+    return rasterise(data, pages, dpi)

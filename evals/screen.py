@@ -1,6 +1,7 @@
 """Chunk screening: train the sentence classifier and measure it on BIPIA and on real filings.
 
-    python evals/screen.py
+    python evals/screen.py            # train, write the weights, measure
+    python evals/screen.py --measure  # measure the screen node as shipped (no training)
 
 Data: ../shared/eval/guardrail/bipia.train.jsonl (400 clean contexts and the same 400 with one
 attack string inserted) and the FinanceBench filings (clean text the product must not damage).
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import sys
 import time
 from pathlib import Path
@@ -88,9 +90,71 @@ def context_score(text: str, model: sc.SentenceModel) -> float:
     return best
 
 
+def node_view(text: str, model: sc.SentenceModel | None) -> str | None:
+    """What the screen node shows the model of an excerpt; None when it drops it."""
+    if hasattr(sc, "screen_excerpt"):
+        return sc.screen_excerpt(text, model)[0]
+    clean, removed = sc.screen_text(text, model)  # the node before issue 17: dropped when over half flagged
+    return None if removed and sc.mostly_instructions(text, removed) else clean
+
+
 def dropped(text: str, model: sc.SentenceModel) -> bool:
-    _, removed = sc.screen_text(text, model)
-    return sc.mostly_instructions(text, removed)
+    return node_view(text, model) is None
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def measure() -> None:
+    """The node as shipped (weights in graph/nodes): on BIPIA's poisoned contexts, how often the attack
+    is gone from what the model sees (detected: its text removed, or the excerpt dropped) and how much
+    of the real text stays; on clean contexts and held-out filings, how often text is altered or lost."""
+    rows = load_jsonl(DATA)
+    model = sc.sentence_model()
+    poisoned = [r for r in rows if r["label"] == "injection"]
+    clean = [r for r in rows if r["label"] == "benign"]
+    neutralised = dropped_p = 0
+    kept_share = []
+    for r in poisoned:
+        view = node_view(r["text"], model)
+        attack = " ".join(_words(r["attack_str"]))
+        if view is None:
+            neutralised += 1
+            dropped_p += 1
+            kept_share.append(0.0)
+            continue
+        if attack not in " ".join(_words(view.replace(sc.MARKER, " "))):
+            neutralised += 1
+        real = _words(r["text"].replace(r["attack_str"], " "))
+        seen = set(_words(view.replace(sc.MARKER, " ")))
+        kept_share.append(sum(w in seen for w in real) / max(1, len(real)))
+    altered = sum(node_view(r["text"], model) != r["text"] for r in clean)
+    dropped_c = sum(node_view(r["text"], model) is None for r in clean)
+    rng = random.Random(0)
+    docs = sorted({r["doc_name"] for r in load_jsonl(FINANCEBENCH / "documents.jsonl")})
+    docs = [d for d in docs if (FINANCEBENCH / "pdfs" / f"{d}.pdf").is_file()]
+    held = filing_windows(docs[1::2], 60, rng)
+    held_views = [node_view(w, model) for w in held]
+    results = {
+        "bipia_poisoned": len(poisoned), "attack_gone": neutralised / len(poisoned),
+        "poisoned_dropped": dropped_p, "real_words_kept": float(np.mean(kept_share)),
+        "bipia_clean": len(clean), "clean_altered": altered / len(clean), "clean_dropped": dropped_c,
+        "filing_windows": len(held), "filings_altered": sum(v != w for v, w in zip(held_views, held, strict=True))
+        / len(held), "filings_dropped": sum(v is None for v in held_views),
+    }
+    md = ["| set | attack gone from the model's view | excerpts dropped | real words kept | text altered |",
+          "|---|---|---|---|---|",
+          f"| BIPIA poisoned ({len(poisoned)}, in-sample weights) | {results['attack_gone']:.1%} | {dropped_p} | "
+          f"{results['real_words_kept']:.1%} | – |",
+          f"| BIPIA clean ({len(clean)}) | – | {dropped_c} | – | {results['clean_altered']:.1%} |",
+          f"| held-out filings ({len(held)} windows) | – | {results['filings_dropped']} | – | "
+          f"{results['filings_altered']:.1%} |"]
+    name = sys.argv[sys.argv.index("--name") + 1] if "--name" in sys.argv else "screen_node"
+    write_result(name, results, "# The screen node as shipped: attacks removed, facts kept\n\n" + "\n".join(md)
+                 + "\n\nThe weights are the shipped ones, trained on these BIPIA contexts (in-sample): this "
+                 "measures the node's cutting, not the classifier's generalisation (screen.md does that).")
+    print("\n".join(md))
 
 
 def main() -> None:
@@ -184,11 +248,12 @@ def main() -> None:
               f"{results['held_out_filings']['altered']:.1%} altered, {held_dropped} dropped |")
     md.append(f"\nThreshold {threshold:.3f}: the lowest (≥ 0.5) with at most {MAX_CLEAN_ALTERED:.0%} of clean BIPIA "
               f"contexts and {MAX_FILING_ALTERED:.0%} of training-filing windows altered (out-of-fold). "
-              f"Cost: {ms:.1f} ms per excerpt, no model call. A flagged sentence is replaced by a marker; an "
-              "excerpt is dropped only when flagged text is over half of it. The held-out test split was not used.")
+              f"Cost: {ms:.1f} ms per excerpt, no model call. A flagged sentence (or line of one) is replaced by a "
+              "marker; an "
+              "excerpt is dropped only when nothing of substance is left. The held-out test split was not used.")
     write_result("screen", results, "# Chunk screening: injected instructions in retrieved text\n\n" + "\n".join(md))
     print("\n".join(md))
 
 
 if __name__ == "__main__":
-    main()
+    measure() if "--measure" in sys.argv else main()

@@ -27,6 +27,7 @@ _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=\d))*(?:[.!?]+(?!\d)|\n|$)")
 def citations_of(excerpts: list[Excerpt]) -> list[Citation]:
     """The excerpts as the model saw them, numbered from 1: `[n]` in an answer is entry n."""
     return [Citation(n=n, document_id=e.get("document_id"), name=str(e.get("name") or ""), page=e.get("page"),
+                     page_label=e.get("page_label"), ocr=bool(e.get("ocr")), boxes=e.get("boxes"),
                      url=e.get("url"), text=str(e.get("text") or "")) for n, e in enumerate(excerpts, 1)]
 
 

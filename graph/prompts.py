@@ -70,7 +70,7 @@ def excerpt_block(excerpts: list[dict], question: str, history: list[tuple[str, 
         if ex.get("source") == "web":
             where = f"web: {ex.get('name') or ''} <{ex.get('url')}>"
         else:
-            where = f"{ex.get('name')}, page {ex.get('page')}"
+            where = f"{ex.get('name')}, {ex.get('page_label') or 'page ' + str(ex.get('page'))}"
         parts.append(f"[{n}] ({where})\n{ex.get('text', '').strip()}")
     turns = ""
     if history:

@@ -25,7 +25,10 @@ class Excerpt(TypedDict, total=False):
     key: str  # "doc:<parent_id>" or "web:<url>": dedupes across rounds
     document_id: str | None
     name: str  # document name or page title
-    page: int | None  # 1-based page of the matched child (documents)
+    page: int | None  # 1-based page (or page-like unit: slide, sheet block, section) of the matched child
+    page_label: str  # what a citation names: "page 4", "slide 4", "sheet Revenue", "section 2.1"
+    ocr: bool  # the page's text was recognised by OCR
+    boxes: list[list[float]] | None  # the matched child's line boxes on a PDF page (points), to highlight
     url: str | None  # web pages
     text: str  # what the model sees (screened)
     score: float  # retrieval score
@@ -33,11 +36,14 @@ class Excerpt(TypedDict, total=False):
     screened: list[str]  # sentences removed as injected instructions
 
 
-class Citation(TypedDict):
+class Citation(TypedDict, total=False):
     n: int
     document_id: str | None
     name: str
-    page: int | None
+    page: int | None  # the unit's number: GET /api/documents/{id}/pages/{page} shows its text
+    page_label: str | None  # "page 4", "slide 4", "sheet Revenue", "section 2.1" (None for web pages)
+    ocr: bool
+    boxes: list[list[float]] | None
     url: str | None
     text: str
 

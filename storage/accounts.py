@@ -114,5 +114,18 @@ def spend_refresh_token(conn: psycopg.Connection, *, jti: uuid.UUID, user_id: in
         return True
     reused = conn.execute("select 1 from refresh_tokens where jti = %s and used_at is not null", (jti,)).fetchone()
     if reused:
-        conn.execute("update refresh_tokens set used_at = now() where user_id = %s and used_at is null", (user_id,))
+        revoke_tokens(conn, user_id=user_id)
     return False
+
+
+def revoke_tokens(conn: psycopg.Connection, *, user_id: int) -> None:
+    """Every token of the user stops working: live refresh tokens are spent, and the token version
+    moves on, so access tokens issued before answer 401 too."""
+    conn.execute("update refresh_tokens set used_at = now() where user_id = %s and used_at is null", (user_id,))
+    conn.execute("update users set token_version = token_version + 1 where id = %s", (user_id,))
+
+
+def token_version(conn: psycopg.Connection, user_id: int) -> int | None:
+    """The version the user's access tokens must carry; None when the user no longer exists."""
+    row = conn.execute("select token_version from users where id = %s", (user_id,)).fetchone()
+    return row[0] if row else None

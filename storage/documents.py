@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import psycopg
 from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
 
 from storage import parse_uuid
 
@@ -28,13 +30,34 @@ class ChildRow:
     page: int
     heading: str
     text: str
+    page_label: str | None = None  # what a citation names; None: "page N"
+    ocr: bool = False
+    boxes: list[list[float]] | None = None  # line boxes on a PDF page, in points
+
+
+@dataclass(frozen=True)
+class PageRow:
+    """One page-like unit of a document (a PDF page, a slide, a sheet block, a section)."""
+
+    page: int
+    label: str
+    title: str
+    ocr: bool
+    text: str
 
 
 DOCUMENT_COLUMNS = (
     "d.id, d.name, d.content_hash, d.size_bytes, d.status, d.pages, d.error, d.created_at, d.updated_at,"
+    " d.format, d.ocr_pages, d.embedding_model,"
     " (select count(*) from parent_chunks p where p.document_id = d.id) as parents,"
     " d.children"  # stored by replace_chunks in the same transaction as the chunks
 )
+
+
+def lock_content(conn: psycopg.Connection, *, owner_id: int, content_hash: str) -> None:
+    """Serialise submissions of the same file by the same owner until the caller's transaction ends."""
+    conn.execute("select pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                 (f"thotqen:content:{owner_id}:{content_hash}",))
 
 
 def find_by_hash(conn: psycopg.Connection, *, owner_id: int, content_hash: str) -> dict[str, Any] | None:
@@ -46,13 +69,27 @@ def find_by_hash(conn: psycopg.Connection, *, owner_id: int, content_hash: str) 
 
 
 def create_document(
-    conn: psycopg.Connection, *, owner_id: int, name: str, content_hash: str, size_bytes: int
+    conn: psycopg.Connection, *, owner_id: int, name: str, content_hash: str, size_bytes: int, fmt: str = "pdf"
 ) -> uuid.UUID:
     return conn.execute(
-        "insert into documents (owner_id, name, content_hash, size_bytes) values (%s, %s, %s, %s)"
+        "insert into documents (owner_id, name, content_hash, size_bytes, format) values (%s, %s, %s, %s, %s)"
         " returning id",
-        (owner_id, name, content_hash, size_bytes),
+        (owner_id, name, content_hash, size_bytes, fmt),
     ).fetchone()[0]
+
+
+def get_page(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str, page: int) -> dict | None:
+    """One unit of the owner's document with its text; None for a stranger's or a missing one."""
+    doc_uuid = parse_uuid(document_id)
+    if doc_uuid is None:
+        return None
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            "select p.page, p.label, p.title, p.ocr, p.text, d.format from document_pages p"
+            " join documents d on d.id = p.document_id"
+            " where d.owner_id = %s and p.owner_id = %s and p.document_id = %s and p.page = %s",
+            (owner_id, owner_id, doc_uuid, page),
+        ).fetchone()
 
 
 def get_document(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str) -> dict | None:
@@ -147,9 +184,13 @@ def replace_chunks(
     parents: list[ParentRow],
     children: list[ChildRow],
     embeddings: np.ndarray,
+    model: str,
+    pages: Sequence[PageRow],
 ) -> None:
-    """Write all chunks of a document; call inside the caller's transaction (all or nothing)."""
+    """Write all chunks of a document, made by embedding `model`; call inside the caller's
+    transaction (all or nothing)."""
     conn.execute("delete from parent_chunks where document_id = %s", (document_id,))
+    conn.execute("delete from document_pages where document_id = %s", (document_id,))
     parent_ids: dict[int, int] = {}
     with conn.cursor() as cur:
         cur.executemany(
@@ -164,15 +205,22 @@ def replace_chunks(
             if not cur.nextset():
                 break
     with conn.cursor() as cur, cur.copy(
-        "copy child_chunks (parent_id, document_id, owner_id, ord, page, heading, text, embedding)"
-        " from stdin with (format binary)"
+        "copy child_chunks (parent_id, document_id, owner_id, ord, page, heading, text, embedding,"
+        " page_label, ocr, boxes) from stdin with (format binary)"
     ) as copy:
-        copy.set_types(["int8", "uuid", "int8", "int4", "int4", "text", "text", "vector"])
+        copy.set_types(["int8", "uuid", "int8", "int4", "int4", "text", "text", "vector", "text", "bool", "jsonb"])
         for child, vec in zip(children, embeddings, strict=True):
             copy.write_row(
                 (parent_ids[child.parent_ord], document_id, owner_id, child.ord, child.page,
-                 child.heading, child.text, vec)
+                 child.heading, child.text, vec, child.page_label, child.ocr,
+                 Jsonb(child.boxes) if child.boxes else None)
             )
+    with conn.cursor() as cur, cur.copy(
+        "copy document_pages (document_id, owner_id, page, label, title, ocr, text) from stdin"
+    ) as copy:
+        for unit in pages:
+            copy.write_row((document_id, owner_id, unit.page, unit.label, unit.title, unit.ocr,
+                            unit.text.replace("\x00", " ")))
     # Per-document lexeme frequencies for the sparse side's IDF (sql/002_sparse_terms.sql).
     conn.execute("delete from term_stats where document_id = %s", (document_id,))
     conn.execute(
@@ -181,4 +229,7 @@ def replace_chunks(
         " from ts_stat(format('select tsv from child_chunks where document_id = %%L', %s::text))",
         (document_id, owner_id, str(document_id)),
     )
-    conn.execute("update documents set children = %s where id = %s", (len(children), document_id))
+    conn.execute(
+        "update documents set children = %s, embedding_model = %s, ocr_pages = %s where id = %s",
+        (len(children), model, sum(1 for u in pages if u.ocr), document_id),
+    )

@@ -56,18 +56,19 @@ def active_job(conn: psycopg.Connection, *, document_id: uuid.UUID) -> uuid.UUID
 
 @dataclass(frozen=True)
 class JobTarget:
-    """What a job works on: its document, that document's owner, name and stored file's hash."""
+    """What a job works on: its document, that document's owner, name, stored file's hash and format."""
 
     job_id: uuid.UUID
     document_id: uuid.UUID
     owner_id: int
     name: str
     content_hash: str
+    format: str = "pdf"
 
 
 def job_target(conn: psycopg.Connection, *, job_id: uuid.UUID) -> JobTarget | None:
     row = conn.execute(
-        "select j.id, j.document_id, j.owner_id, d.name, d.content_hash from document_jobs j"
+        "select j.id, j.document_id, j.owner_id, d.name, d.content_hash, d.format from document_jobs j"
         " join documents d on d.id = j.document_id where j.id = %s",
         (job_id,),
     ).fetchone()
@@ -85,7 +86,7 @@ def claim_next(conn: psycopg.Connection) -> JobTarget | None:
         " where j.id = (select id from document_jobs where status = 'queued' order by created_at"
         "               for update skip locked limit 1)"
         " and d.id = j.document_id"
-        " returning j.id, j.document_id, j.owner_id, d.name, d.content_hash"
+        " returning j.id, j.document_id, j.owner_id, d.name, d.content_hash, d.format"
     ).fetchone()
     return JobTarget(*row) if row else None
 
@@ -106,11 +107,12 @@ def release(conn: psycopg.Connection, *, job_id: uuid.UUID) -> None:
     conn.execute("select pg_advisory_unlock(%s)", (lock_key(job_id),))
 
 
-def set_progress(conn: psycopg.Connection, *, job_id: uuid.UUID, stage: str, percent: float) -> None:
-    conn.execute(
+def set_progress(conn: psycopg.Connection, *, job_id: uuid.UUID, stage: str, percent: float) -> bool:
+    """False when the job no longer exists (its document was deleted: the job should stop)."""
+    return conn.execute(
         "update document_jobs set stage = %s, percent = %s, updated_at = now() where id = %s",
         (stage, round(min(max(percent, 0.0), 100.0), 1), job_id),
-    )
+    ).rowcount == 1
 
 
 def finish_job(conn: psycopg.Connection, *, job_id: uuid.UUID) -> None:

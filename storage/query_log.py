@@ -7,38 +7,67 @@ from typing import Any
 
 import psycopg
 
+FINAL = ("ok", "blocked", "error", "cancelled")
 
-def start(conn: psycopg.Connection, *, owner_id: int, source: str, chat_id: uuid.UUID | None = None) -> int:
-    return conn.execute("insert into query_log (owner_id, source, chat_id) values (%s, %s, %s) returning id",
-                        (owner_id, source, chat_id)).fetchone()[0]
+
+def admit(conn: psycopg.Connection, *, owner_id: int, source: str, limit: int, count: int = 1,
+          chat_id: uuid.UUID | None = None, window_s: float = 3600.0) -> tuple[list[int], float]:
+    """Start `count` questions if they fit in the owner's hourly limit: (their row ids, 0), else ([], seconds
+    until they fit). Checked and inserted under a per-owner lock in one transaction, so parallel requests
+    cannot all pass the check before any of them is counted."""
+    with conn.transaction():
+        conn.execute("select pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"thotqen:admit:{owner_id}",))
+        wait = retry_after_s(conn, owner_id=owner_id, limit=limit, window_s=window_s, adding=count)
+        if wait:
+            return [], wait
+        rows = conn.execute(
+            "insert into query_log (owner_id, source, chat_id) select %s, %s, %s from generate_series(1, %s)"
+            " returning id", (owner_id, source, chat_id, count)).fetchall()
+    return [r[0] for r in rows], 0.0
 
 
 def finish(conn: psycopg.Connection, log_id: int, *, status: str, latency_ms: float, provider: str | None = None,
-           cached: bool = False, input_tokens: int = 0, output_tokens: int = 0, error: str | None = None) -> None:
-    conn.execute(
+           cached: bool = False, input_tokens: int = 0, output_tokens: int = 0, error: str | None = None) -> bool:
+    """Give a running row its final state; False when it already had one (the first final state stays)."""
+    return conn.execute(
         "update query_log set status = %s, latency_ms = %s, provider = %s, cached = %s, input_tokens = %s,"
-        " output_tokens = %s, error = %s, finished_at = now() where id = %s",
+        " output_tokens = %s, error = %s, finished_at = now() where id = %s and status = 'running'",
         (status, latency_ms, provider, cached, input_tokens, output_tokens, (error or "")[:500] or None, log_id),
-    )
+    ).rowcount == 1
 
 
-def retry_after_s(conn: psycopg.Connection, *, owner_id: int, limit: int, window_s: float = 3600.0) -> float:
-    """Seconds until the owner may ask again when `limit` questions fall in the window; else 0."""
+def abandon_stale(conn: psycopg.Connection, *, older_than_s: float) -> int:
+    """Rows left running by a process that died (no question runs this long): finished as errors."""
+    return conn.execute(
+        "update query_log set status = 'error', error = 'interrupted: the server stopped while answering',"
+        " finished_at = now() where status = 'running' and created_at < now() - make_interval(secs => %s)",
+        (older_than_s,)).rowcount
+
+
+def retry_after_s(conn: psycopg.Connection, *, owner_id: int, limit: int, window_s: float = 3600.0,
+                  adding: int = 1) -> float:
+    """Seconds until `adding` more questions fit under `limit` in the window (0: they fit now; a number
+    above the window when they never can)."""
+    if adding > limit:
+        return window_s + 1.0
+    keep = limit - adding  # questions of the window that may remain alongside the new ones
     count, remaining = conn.execute(
         "with recent as (select created_at from query_log where owner_id = %(o)s"
-        "                and created_at > now() - make_interval(secs => %(w)s) order by created_at desc limit %(n)s)"
+        "                and created_at > now() - make_interval(secs => %(w)s) order by created_at desc"
+        "                limit %(n)s)"
         " select count(*), extract(epoch from (min(created_at) + make_interval(secs => %(w)s) - now())) from recent",
-        {"o": owner_id, "w": window_s, "n": limit},
+        {"o": owner_id, "w": window_s, "n": keep + 1},
     ).fetchone()
-    return max(float(remaining or 0.0), 1.0) if count >= limit else 0.0
+    return max(float(remaining or 0.0), 1.0) if count > keep else 0.0
 
 
 def metrics(conn: psycopg.Connection, *, hours: float) -> dict[str, Any]:
     """Counts, success rate, latency percentiles, tokens and answers per provider over the last `hours`."""
     window = {"h": hours}
-    total, ok, blocked, errors, running, cached, users, tin, tout = conn.execute(
+    total, ok, blocked, errors, cancelled, running, cached, users, tin, tout = conn.execute(
         "select count(*), count(*) filter (where status = 'ok'), count(*) filter (where status = 'blocked'),"
-        " count(*) filter (where status = 'error'), count(*) filter (where status = 'running'),"
+        " count(*) filter (where status = 'error'), count(*) filter (where status = 'cancelled'),"
+        " count(*) filter (where status = 'running'),"
         " count(*) filter (where cached), count(distinct owner_id),"
         " coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0)"
         " from query_log where created_at > now() - %(h)s * interval '1 hour'",
@@ -71,6 +100,7 @@ def metrics(conn: psycopg.Connection, *, hours: float) -> dict[str, Any]:
         "ok": ok,
         "blocked": blocked,
         "errors": errors,
+        "cancelled": cancelled,
         "in_flight": running,
         "success_rate": round(ok / finished, 4) if finished else None,
         "cache_hits": cached,

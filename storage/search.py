@@ -1,10 +1,11 @@
-"""Calls `hybrid_search()` (sql/005_hybrid_search.sql, with 007 and 008 on top) for one owner."""
+"""Calls `hybrid_search()` (sql/005_hybrid_search.sql, with 007 and 008 on top) for one owner, then
+reads what a citation shows of each hit's unit (label, OCR mark, line boxes; sql/009)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import get_args
 
 import numpy as np
@@ -31,6 +32,9 @@ class Hit:
     dense_rank: int | None
     sparse_rank: int | None
     heading_rank: int | None  # rank on the statement-heading leg (sql/008_heading_leg.sql)
+    page_label: str = ""  # what a citation names: "page 4", "slide 4", "sheet Revenue", "section 2.1"
+    ocr: bool = False  # the page's text was recognised by OCR
+    boxes: list[list[float]] | None = None  # the child's line boxes on a PDF page, in points
 
 
 _DEFAULTS = Tunables()
@@ -98,4 +102,16 @@ def search(
             "heading_weight": params.heading_weight,
         },
     ).fetchall()
-    return [Hit(*row) for row in rows]
+    hits = [Hit(*row) for row in rows]
+    if not hits:
+        return hits
+    extra = {
+        child_id: (label, ocr, boxes)
+        for child_id, label, ocr, boxes in conn.execute(
+            "select id, coalesce(page_label, 'page ' || page), ocr, boxes from child_chunks"
+            " where owner_id = %s and id = any(%s)",
+            (owner_id, [h.child_id for h in hits]),
+        ).fetchall()
+    }
+    return [replace(h, page_label=extra[h.child_id][0], ocr=extra[h.child_id][1], boxes=extra[h.child_id][2])
+            if h.child_id in extra else h for h in hits]

@@ -76,3 +76,21 @@ def ingest(db, settings, embedder):  # noqa: ANN001, ANN201
         return sub, outcome
 
     return run
+
+
+@pytest.fixture(scope="session")
+def model_128(tmp_path_factory) -> str:  # noqa: ANN001
+    """A second real embedding model: the packaged MiniLM with a fixed random 384->128 projection on top,
+    saved as a sentence-transformers folder named minilm-128 (identity minilm-128:128:torch)."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer import modules as models
+
+    from providers.embeddings import packaged_model_path
+
+    torch.manual_seed(7)
+    base = SentenceTransformer(packaged_model_path(), device="cpu")
+    dense = models.Dense(in_features=384, out_features=128, bias=False, activation_function=torch.nn.Identity())
+    path = tmp_path_factory.mktemp("models") / "minilm-128"
+    SentenceTransformer(modules=[*base, dense], device="cpu").save(str(path))
+    return str(path)

@@ -13,8 +13,8 @@ import pytest
 from evals import pdfs
 
 
-def thotqen(*args: str, home: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "THOTQEN_HOME": str(home)}
+def thotqen(*args: str, home: Path, **env_extra: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "THOTQEN_HOME": str(home), **env_extra}
     env.pop("DATABASE_URL", None)
     return subprocess.run([sys.executable, "-m", "cli", *args], capture_output=True, text=True, env=env,
                           cwd=Path(__file__).resolve().parents[1], timeout=300)
@@ -32,7 +32,7 @@ def test_ingest_search_documents(cli_home: Path, tmp_path: Path) -> None:
     good = tmp_path / "Quarterly_Report.pdf"
     good.write_bytes(pdfs.long_report(["Hurricane damage to warehouses", "Quarterly dividend policy"]))
     bad = tmp_path / "notes.pdf"
-    bad.write_bytes(b"just some text")
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64))  # an image with a PDF name
     res = thotqen("ingest", str(good), str(bad), str(tmp_path / "missing.pdf"), home=cli_home)
     assert res.returncode == 1, res.stderr
     lines = [json.loads(line) for line in res.stdout.splitlines()]
@@ -40,7 +40,7 @@ def test_ingest_search_documents(cli_home: Path, tmp_path: Path) -> None:
     ok, not_pdf, missing = lines
     assert ok["status"] == "ready" and ok["pages"] == 4 and ok["children"] > 0 and ok["parents"] > 0
     assert set(ok) >= {"name", "document_id", "pages", "parents", "children", "seconds", "status"}
-    assert not_pdf["status"] == "failed" and "not a PDF" in not_pdf["error"]
+    assert not_pdf["status"] == "failed" and "not a supported format" in not_pdf["error"]
     assert missing["status"] == "failed" and "no such file" in missing["error"]
 
     again = thotqen("ingest", str(good), home=cli_home)
@@ -51,8 +51,8 @@ def test_ingest_search_documents(cli_home: Path, tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     hits = json.loads(res.stdout)["hits"]
     assert 0 < len(hits) <= 3
-    assert set(hits[0]) == {"document_id", "name", "page", "text", "score", "dense_rank", "sparse_rank",
-                            "heading_rank"}
+    assert set(hits[0]) == {"document_id", "name", "page", "page_label", "ocr", "text", "score", "dense_rank",
+                            "sparse_rank", "heading_rank"}
     assert hits[0]["page"] in (3, 4) and hits[0]["document_id"] == ok["document_id"]
 
     res = thotqen("search", "dividend policy", "--json", "--mode", "sparse", "--document", ok["document_id"],
@@ -76,7 +76,7 @@ def test_doctor_reports_mode_and_checks(cli_home: Path) -> None:
     res = thotqen("doctor", home=cli_home)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "mode: embedded Postgres" in res.stdout
-    for check in ("database", "pgvector", "schema", "embedding model"):
+    for check in ("database", "pgvector", "schema", "embedding model", "embedding index"):
         assert f"[  ok] {check}:" in res.stdout
 
 
@@ -104,3 +104,44 @@ def test_serve_passes_host_port_and_workers_to_uvicorn(monkeypatch: pytest.Monke
     assert cli.main(["serve", "--port", "8123", "--workers", "2"]) == 0
     assert seen["app"] == "server:app" and seen["port"] == 8123 and seen["workers"] == 2
     assert seen["host"] == "127.0.0.1"
+
+
+def test_serve_trusts_forwarded_headers_only_from_configured_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 17 row 8: uvicorn's default believes X-Forwarded-For from loopback; serve must not."""
+    import uvicorn
+
+    import cli
+    from settings import get_settings
+
+    seen: dict = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(app=app, **kw))
+    monkeypatch.delenv("FORWARDED_ALLOW_IPS", raising=False)
+    get_settings.cache_clear()
+    try:
+        assert cli.main(["serve"]) == 0
+        assert seen["proxy_headers"] is False and seen["forwarded_allow_ips"] is None
+        monkeypatch.setenv("FORWARDED_ALLOW_IPS", "10.0.0.5,10.0.1.0/24")
+        get_settings.cache_clear()
+        assert cli.main(["serve"]) == 0
+        assert seen["proxy_headers"] is True and seen["forwarded_allow_ips"] == "10.0.0.5,10.0.1.0/24"
+    finally:
+        get_settings.cache_clear()
+
+
+def test_another_model_is_refused_until_reindex(cli_home: Path, model_128: str) -> None:
+    """The filing ingested above holds MiniLM vectors: a 128-d model is refused with the fix, reindex
+    re-embeds owner by owner with a progress bar, then the new model searches and the old is refused."""
+    other = {"EMBEDDING_MODEL_PATH": model_128}
+    res = thotqen("search", "dividend policy", home=cli_home, **other)
+    assert res.returncode == 3
+    assert "all-MiniLM-L6-v2:384:torch" in res.stderr and "thotqen reindex" in res.stderr
+    res = thotqen("doctor", home=cli_home, **other)
+    assert res.returncode == 1 and "[FAIL] embedding index" in res.stdout and "thotqen reindex" in res.stdout
+    res = thotqen("reindex", home=cli_home, **other)
+    assert res.returncode == 0, res.stderr
+    done = json.loads(res.stdout)
+    assert done["model"] == "minilm-128:128:torch" and done["chunks"] == done["index_chunks"] > 0
+    assert "owner local" in res.stderr and "chunk" in res.stderr  # the progress bar
+    res = thotqen("search", "dividend policy", "--json", home=cli_home, **other)
+    assert res.returncode == 0 and json.loads(res.stdout)["hits"][0]["page"] in (3, 4)
+    assert thotqen("search", "dividend policy", home=cli_home).returncode == 3

@@ -36,10 +36,10 @@ def test_table_rows_share_one_table_id() -> None:
         (b"PK\x03\x04 this is a zip file", "not a PDF"),
         (b"hello world, plain text", "not a PDF"),
         (pdfs.encrypted_pdf(), "encrypted"),
-        (pdfs.image_only_pdf(), "no text layer"),
+        (pdfs.image_only_pdf(), "no text found"),
         (pdfs.text_pdf(["some text that will be cut"] * 3)[:400], "truncated"),
     ],
-    ids=["empty", "zip", "text", "encrypted", "no-text-layer", "truncated"],
+    ids=["empty", "zip", "text", "encrypted", "nothing-to-read", "truncated"],
 )
 def test_bad_files_fail_with_a_clear_reason(data: bytes, reason: str) -> None:
     with pytest.raises(IngestError, match=reason):

@@ -168,8 +168,8 @@ def test_document_filter_limits_the_search(db, embedder, make_user, ingest) -> N
 
 @pytest.mark.parametrize(
     ("data", "reason"),
-    [(pdfs.encrypted_pdf(), "encrypted"), (pdfs.image_only_pdf(), "no text layer")],
-    ids=["encrypted", "no-text-layer"],
+    [(pdfs.encrypted_pdf(), "encrypted"), (pdfs.image_only_pdf(), "no text found")],
+    ids=["encrypted", "nothing-to-read"],
 )
 def test_bad_pdf_fails_clearly_and_leaves_no_chunks(db, make_user, ingest, data, reason) -> None:  # noqa: ANN001
     _, owner = make_user()
@@ -184,9 +184,10 @@ def test_bad_pdf_fails_clearly_and_leaves_no_chunks(db, make_user, ingest, data,
     assert job[0] == "failed" and reason in job[1]
 
 
-@pytest.mark.parametrize("data", [b"not a pdf", b"", pdfs.text_pdf(["cut short"] * 4)[:300]],
-                         ids=["text", "empty", "truncated"])
-def test_non_pdf_is_refused_before_any_row(db, settings, make_user, data) -> None:  # noqa: ANN001
+@pytest.mark.parametrize("data", [b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64), b"",
+                                  pdfs.text_pdf(["cut short"] * 4)[:300]],
+                         ids=["image", "empty", "truncated"])
+def test_unaccepted_or_broken_file_is_refused_before_any_row(db, settings, make_user, data) -> None:  # noqa: ANN001
     _, owner = make_user()
     with pytest.raises(IngestError):
         submit_pdf(db, settings, owner_id=owner, name="x.pdf", data=data)

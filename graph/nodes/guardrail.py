@@ -152,6 +152,15 @@ def assess(text: str, embedder: Any) -> Verdict:  # noqa: ANN401
     return Verdict(blocked, f"classifier: p={p:.2f}" if blocked else "", probability=p)
 
 
+def classifier_embedder(embedder: Any) -> Any:  # noqa: ANN401
+    """The classifier was trained on the packaged MiniLM's features: with another retrieval model
+    configured (EMBEDDING_MODEL_PATH), its features still come from the packaged one."""
+    from providers.embeddings import PACKAGED_NAME, get_embedder
+
+    identity = str(getattr(embedder, "identity", ""))
+    return embedder if identity.startswith(f"{PACKAGED_NAME}:384:") else get_embedder()
+
+
 class GuardReply(BaseModel):
     reason: str = ""
     unsafe: str
@@ -163,7 +172,7 @@ def guardrail(state: State, config: RunnableConfig) -> dict[str, Any]:
     services = get_services(config, cfg)
     question = str(state.get("question") or "").strip()
     out: dict[str, Any] = {"blocked": False, "block_reason": ""}
-    verdict = assess(question, services.embedder)
+    verdict = assess(question, classifier_embedder(services.embedder))
     if not verdict.blocked and cfg.guardrail_llm:
         try:
             result = services.chain.invoke([("system", prompts.GUARD_SYSTEM), ("human", question)], cheap=True,

@@ -70,6 +70,7 @@ def retrieve(state: State, config: RunnableConfig) -> dict[str, Any]:
         keys.add(key)
         documents.append(Excerpt(source="document", key=key, document_id=str(hit.document_id),
                                  name=hit.document_name, page=hit.page, url=None,
+                                 page_label=hit.page_label or f"page {hit.page}", ocr=hit.ocr, boxes=hit.boxes,
                                  text=excerpt_text(hit.parent_text, hit.child_text, cfg.excerpt_chars),
                                  score=float(hit.score), rerank_score=0.0, screened=[]))
         if len(documents) >= cfg.retrieve_k:

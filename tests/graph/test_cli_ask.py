@@ -43,7 +43,8 @@ def test_ask_json_contract(cli_env: dict[str, str]) -> None:
     assert out["route"][0] == "guardrail" and out["route"][-1] == "generate"
     assert set(out["timings"]) == set(out["route"]) and all(v >= 0 for v in out["timings"].values())
     first = out["citations"][0]
-    assert set(first) == {"n", "document_id", "name", "page", "url", "text"}
+    assert set(first) == {"n", "document_id", "name", "page", "page_label", "ocr", "boxes", "url", "text"}
+    assert first["page_label"] == f"page {first['page']}" and first["ocr"] is False
     assert first["n"] == 1 and first["document_id"] == cli_env["_DOC"] and first["name"] == "aurora.pdf"
     assert first["page"] in (1, 2) and first["url"] is None and "412 million" in first["text"]
 
@@ -51,7 +52,7 @@ def test_ask_json_contract(cli_env: dict[str, str]) -> None:
 def test_ask_text_and_scope(cli_env: dict[str, str]) -> None:
     res = run_cli(cli_env, "ask", "What was total revenue in fiscal 2023?", "--user", "ann")
     assert res.returncode == 0, res.stderr
-    assert "412 million dollars [1]" in res.stdout and "aurora.pdf p." in res.stdout
+    assert "412 million dollars [1]" in res.stdout and "aurora.pdf, page " in res.stdout
     # another user owns nothing: an honest non-answer, no sources
     res = run_cli(cli_env, "ask", "What was total revenue in fiscal 2023?", "--user", "bob", "--json")
     out = json.loads(res.stdout)

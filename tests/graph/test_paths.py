@@ -102,6 +102,7 @@ def test_web_fallback_cites_urls(report_owner, make_config) -> None:  # noqa: AN
     assert out["rounds"] == 2
     assert web.queries == ["Aurora Widgets revenue 2024"]
     assert out["citations"] == [{"n": 1, "document_id": None, "name": "Aurora Widgets 2024 results", "page": None,
+                                 "page_label": None, "ocr": False, "boxes": None,
                                  "url": "https://example.com/aurora-2024",
                                  "text": "Aurora Widgets said 2024 revenue reached 480 million dollars."}]
     assert out["cited"] == [1]

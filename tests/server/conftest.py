@@ -49,12 +49,16 @@ class LiveServer:
     def __init__(self, app: Any) -> None:  # noqa: ANN401
         import uvicorn
 
+        from settings import uvicorn_options
+
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             port = sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{port}"
         self.app = app
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+        # the proxy settings `thotqen serve` uses (tests that act as a proxy configure 127.0.0.1)
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                                    **uvicorn_options(app.state.settings)))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
         deadline = time.monotonic() + 120
@@ -113,8 +117,10 @@ def services(fake_llm: FakeOpenAI, db, embedder):  # noqa: ANN001, ANN201
 
 @pytest.fixture(scope="session")
 def server_settings(settings):  # noqa: ANN001, ANN201
+    # the tests' client acts as the proxy in front: unique_ip() addresses come in X-Forwarded-For
     return settings.model_copy(update={"upload_max_mb": 1.0, "login_ip_limit": 100_000, "questions_per_hour": 10_000,
-                                       "thotqen_admins": ADMIN, "web_search": False})
+                                       "thotqen_admins": ADMIN, "web_search": False,
+                                       "forwarded_allow_ips": "127.0.0.1"})
 
 
 @pytest.fixture(scope="package")
@@ -147,7 +153,7 @@ def client(live: LiveServer) -> Iterator[httpx.Client]:
 
 
 def unique_ip() -> str:
-    """A client address of its own (uvicorn trusts X-Forwarded-For from 127.0.0.1), so per-IP limits
+    """A client address of its own (the test servers trust X-Forwarded-For from 127.0.0.1), so per-IP limits
     counted in the shared database do not mix between tests."""
     n = uuid.uuid4().int
     return f"10.{n % 250}.{(n >> 8) % 250}.{(n >> 16) % 250 + 1}"

@@ -17,11 +17,11 @@ def user(live):  # noqa: ANN001, ANN201
         return signup(c, "bad")
 
 
-def test_non_pdf_is_415_even_with_a_pdf_name(live, user) -> None:  # noqa: ANN001
+def test_unaccepted_content_is_415_even_with_a_pdf_name(live, user) -> None:  # noqa: ANN001
     with live.client() as c:
-        res = upload(c, user["headers"], "report.pdf", b"<html>" + b"x" * 5000)
-        assert res.status_code == 415 and "not a PDF" in res.json()["detail"]
-        res = upload(c, user["headers"], "tiny.pdf", b"hello")  # shorter than the sniffing window
+        res = upload(c, user["headers"], "report.pdf", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + b"x" * 5000)
+        assert res.status_code == 415 and "not a supported format" in res.json()["detail"]
+        res = upload(c, user["headers"], "tiny.pdf", b"\x00\x01hello")  # shorter than the sniffing window
         assert res.status_code == 415
         res = c.post("/api/documents", headers=user["headers"], content=pdfs.text_pdf(["raw body"]),
                      )

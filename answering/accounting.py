@@ -1,0 +1,114 @@
+"""The one accounting path for questions: every way to ask (a chat, /rag invoke, batch and streams,
+the OpenAI-compatible endpoint, any later one) admits its questions here and finishes them here.
+
+`admit` checks the hourly limit and starts one query-log row per question, atomically (parallel
+requests cannot all pass the check before any is counted); over the limit it raises
+`QuestionLimit`, which the server answers 429 with Retry-After. Each admitted question is a
+`Ticket`: the first final state written wins (ok, blocked, error, or cancelled when the caller went
+away), and `Ticket.close` gives a row that never got one an error, so no row stays 'running'.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from graph.outcome import Outcome
+from settings import Settings
+from storage import query_log
+from storage.db import Database
+
+log = logging.getLogger(__name__)
+
+STALE_S = 3600.0  # a row still running after an hour belongs to a process that died
+
+
+class QuestionLimit(Exception):
+    """The owner's hourly question limit is reached."""
+
+    def __init__(self, limit: int, retry_after_s: float) -> None:
+        super().__init__(f"hourly question limit reached ({limit} per hour)")
+        self.limit = limit
+        self.retry_after_s = retry_after_s
+
+
+@dataclass
+class Ticket:
+    """One admitted question and its query-log row."""
+
+    db: Database
+    log_id: int
+    started: float = field(default_factory=time.perf_counter)
+    done: bool = False
+
+    def elapsed_ms(self) -> float:
+        return round((time.perf_counter() - self.started) * 1000, 1)
+
+    def finish(self, *, status: str, conn: Any = None, provider: str | None = None, cached: bool = False,  # noqa: ANN401
+               tokens: tuple[int, int] = (0, 0), error: str | None = None) -> None:
+        """Write the final state (in the caller's transaction when `conn` is given)."""
+        values = {"status": status, "latency_ms": self.elapsed_ms(), "provider": provider, "cached": cached,
+                  "input_tokens": tokens[0], "output_tokens": tokens[1], "error": error}
+        if conn is not None:
+            query_log.finish(conn, self.log_id, **values)
+        else:
+            with self.db.connection() as own:
+                query_log.finish(own, self.log_id, **values)
+        self.done = True
+
+    def finish_outcome(self, outcome: Outcome, conn: Any = None) -> None:  # noqa: ANN401
+        self.finish(status=outcome.status, conn=conn, provider=outcome.provider if outcome.status == "ok" else None,
+                    tokens=(outcome.input_tokens, outcome.output_tokens),
+                    error=outcome.answer if outcome.status == "error" else None)
+
+    def __enter__(self) -> Ticket:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:  # noqa: ANN401
+        """Around a running question: an exception ends its row as an error, the caller going away
+        (a cancelled task, a closed stream) as cancelled, and a body that returned without a final
+        state as an error too."""
+        if kind is not None and issubclass(kind, (GeneratorExit, asyncio.CancelledError)):
+            self.close("the client disconnected", status="cancelled")
+        elif exc is not None:
+            self.close(f"{type(exc).__name__}: {exc}")
+        self.close()
+
+    def close(self, reason: str = "the question ended without an answer", status: str = "error") -> None:
+        """The last word: a row without a final state gets `status`; never raises (it runs in finally)."""
+        if self.done:
+            return
+        try:
+            self.finish(status=status, error=reason)
+        except Exception:  # noqa: BLE001 - the database is gone; the stale sweep finishes the row at restart
+            log.warning("query log %s: could not record its end (%s)", self.log_id, reason)
+
+
+def admit(db: Database, settings: Settings, *, owner_id: int, source: str, count: int = 1,
+          chat_id: uuid.UUID | None = None) -> list[Ticket]:
+    """Start `count` questions, or raise QuestionLimit when they do not all fit in the hour."""
+    with db.connection() as conn:
+        ids, wait = query_log.admit(conn, owner_id=owner_id, source=source, count=count, chat_id=chat_id,
+                                    limit=settings.questions_per_hour)
+    if wait:
+        raise QuestionLimit(settings.questions_per_hour, wait)
+    return [Ticket(db, log_id) for log_id in ids]
+
+
+def check(db: Database, settings: Settings, *, owner_id: int) -> None:
+    """Raise QuestionLimit when the owner cannot ask now. Advisory only (an early 429 before a response
+    starts streaming): `admit` is what enforces the limit."""
+    with db.connection() as conn:
+        wait = query_log.retry_after_s(conn, owner_id=owner_id, limit=settings.questions_per_hour)
+    if wait:
+        raise QuestionLimit(settings.questions_per_hour, wait)
+
+
+def sweep_stale(db: Database) -> int:
+    """At start-up: rows a dead process left running end as errors (they can no longer finish)."""
+    with db.connection() as conn:
+        return query_log.abandon_stale(conn, older_than_s=STALE_S)

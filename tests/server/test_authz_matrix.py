@@ -1,0 +1,178 @@
+"""The standing attack suite, part 2: the authorization matrix, walked from the OpenAPI document.
+
+For every operation the server publishes that takes an id (in its path, or a `*_id`/`*_ids` field
+of its body), a second user sends the owner's real ids and then ids that exist nowhere: the two
+answers must be the same (status and body), and the owner's objects must be untouched. A new
+route with an id joins by construction; an id this file does not know how to make fails the test
+until it is added to ID_KINDS (or NOT_IDS when it names no one's object).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from typing import Any
+
+import pytest
+
+from tests.server.conftest import FACTS, follow_job, read_sse, signup, upload
+
+QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
+# path parameters that name an owned object: how the owner's real one is found (keys of `owned`)
+ID_KINDS = {"document_id": "document_id", "chat_id": "chat_id", "job_id": "job_id"}
+# path parameters that are not an owned object, with a valid value
+NOT_IDS = {"config_hash": "N4XyA", "page": "1"}  # config_hash: LangServe's compressed "{}"
+# a valid body for operations that need one, so the request reaches the id check
+BODIES: dict[tuple[str, str], Any] = {
+    ("POST", "/api/chats"): {"title": "matrix"},
+    ("PATCH", "/api/chats/{chat_id}"): {"title": "renamed by a stranger"},
+    ("POST", "/api/chats/{chat_id}/messages"): {"question": QUESTION},
+    ("POST", "/v1/chat/completions"): {"model": "thotqen", "messages": [{"role": "user", "content": QUESTION}]},
+}
+RAG_BODY = {"input": {"question": QUESTION}}
+RAG_BATCH = {"inputs": [{"question": QUESTION}]}
+
+
+def deref(spec: dict[str, Any], node: Any) -> Any:  # noqa: ANN401
+    if isinstance(node, dict) and "$ref" in node:
+        target: Any = spec
+        for part in node["$ref"].split("/")[1:]:
+            target = target[part]
+        return deref(spec, target)
+    return node
+
+
+def id_fields(spec: dict[str, Any], schema: Any, path: tuple = (), depth: int = 0) -> list[tuple]:  # noqa: ANN401
+    """Paths (tuples of keys, "[]" for list items) to `*_id`/`*_ids` properties of a request body."""
+    schema = deref(spec, schema)
+    if not isinstance(schema, dict) or depth > 6:
+        return []
+    found: list[tuple] = []
+    for key, sub in (schema.get("properties") or {}).items():
+        if re.fullmatch(r"\w+_ids?", key) and key not in ("chat_id",):  # /rag's chat_id is a free thread label
+            found.append((*path, key))
+        else:
+            found += id_fields(spec, sub, (*path, key), depth + 1)
+    for sub in schema.get("anyOf", []) + schema.get("allOf", []) + schema.get("oneOf", []):
+        found += id_fields(spec, sub, path, depth + 1)
+    if schema.get("type") == "array":
+        found += id_fields(spec, schema.get("items"), (*path, "[]"), depth + 1)
+    return sorted(set(found))
+
+
+def operations(spec: dict[str, Any]) -> list[tuple[str, str, dict]]:
+    return [(method.upper(), path, op) for path, ops in spec["paths"].items() for method, op in ops.items()
+            if method in ("get", "post", "put", "patch", "delete")]
+
+
+def with_field(body: Any, path: tuple, value: Any) -> Any:  # noqa: ANN401
+    body = json.loads(json.dumps(body))
+    node = body
+    for key in path[:-1]:
+        node = node[0] if key == "[]" else node.setdefault(key, {})
+    node[path[-1]] = value
+    return body
+
+
+VOLATILE = {"run_id", "run_ids", "id", "created", "timings", "latency_ms", "llm_elapsed_s", "first_token_s",
+            "timestamp", "message_id", "metadata", "parent_ids", "elapsed", "llm_calls", "start_time", "end_time"}
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def without_volatile(value: Any) -> Any:  # noqa: ANN401
+    """`value` with run ids, timings and model-call records dropped, ids masked, at any depth."""
+    if isinstance(value, dict):
+        if str(value.get("path", "")).rsplit("/", 1)[-1] in VOLATILE:  # a stream_log patch setting a timestamp
+            return {**value, "value": "_"}
+        return {k: without_volatile(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [without_volatile(v) for v in value]
+    return UUID.sub("<uuid>", value) if isinstance(value, str) else value
+
+
+def first_difference(a: str, b: str) -> str:
+    at = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    return f"...{a[max(0, at - 300):at + 200]!r} vs ...{b[max(0, at - 300):at + 200]!r}"
+
+
+def answer_of(res: Any) -> Any:  # noqa: ANN401
+    """What a response says, for comparison: JSON (minus run ids and timings), or an SSE stream's
+    data without them."""
+    if res.headers.get("content-type", "").startswith("text/event-stream"):
+        events = []
+        for name, data in read_sse(res):
+            if name == "metadata":
+                continue
+            try:
+                events.append((name, without_volatile(json.loads(data) if isinstance(data, str) else data)))
+            except json.JSONDecodeError:
+                events.append((name, UUID.sub("<uuid>", data)))
+        return json.dumps(events, sort_keys=True)
+    try:
+        return json.dumps(without_volatile(res.json()), sort_keys=True)
+    except ValueError:
+        return UUID.sub("<uuid>", res.text)
+
+
+@pytest.fixture(scope="module")
+def owned(live, report_pdf):  # noqa: ANN001, ANN201
+    """A user who owns one of each kind of object: a document, its job, a chat."""
+    with live.client() as c:
+        owner = signup(c, "matrix-owner")
+        res = upload(c, owner["headers"], "aurora-report.pdf", report_pdf)
+        assert follow_job(c, owner["headers"], res.json()["job_id"])[-1][0] == "done"
+        chat = c.post("/api/chats", headers=owner["headers"], json={"title": "mine"}).json()["id"]
+        return {**owner, "document_id": res.json()["document_id"], "job_id": res.json()["job_id"], "chat_id": chat}
+
+
+def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None:  # noqa: ANN001
+    spec = live.app.openapi()
+    checked = []
+    with live.client() as c:
+        stranger = signup(c, "matrix-stranger")
+        for method, path, op in operations(spec):
+            params = re.findall(r"{(\w+)}", path)
+            unknown = [p for p in params if p not in ID_KINDS and p not in NOT_IDS]
+            assert not unknown, f"{method} {path}: add {unknown} to ID_KINDS or NOT_IDS in this file"
+            body_schema = ((op.get("requestBody") or {}).get("content") or {}).get("application/json", {})
+            fields = id_fields(spec, body_schema.get("schema")) if body_schema else []
+            if not [p for p in params if p in ID_KINDS] and not fields:
+                continue
+            base = BODIES.get((method, path))
+            if base is None and path.startswith("/rag/"):
+                base = RAG_BATCH if path.endswith("/batch") else RAG_BODY
+            if body_schema and base is None:
+                pytest.fail(f"{method} {path} takes a body with ids {fields}: add a valid body to BODIES")
+
+            def call(real: bool, method: str = method, path: str = path, params: list = params,
+                     fields: list = fields, base: Any = base) -> Any:  # noqa: ANN401
+                url = path
+                for p in params:
+                    value = NOT_IDS.get(p) or (owned[ID_KINDS[p]] if real else str(uuid.uuid4()))
+                    url = url.replace("{" + p + "}", value)
+                body = base
+                for field in fields:
+                    value = owned["document_id"] if real else str(uuid.uuid4())
+                    body = with_field(body, field, [value] if field[-1].endswith("_ids") else value)
+                with c.stream(method, url, headers=stranger["headers"],
+                              **({"json": body} if body is not None else {})) as res:
+                    res.read()
+                    return res.status_code, answer_of(res)
+
+            for variant in ["path", "body"] if params and fields else ["path" if params else "body"]:
+                real, missing = call(True), call(False)
+                assert real == missing, f"{method} {path} ({variant}): a stranger's id differs from a missing id: " + \
+                    first_difference(real[1], missing[1]) + f" (statuses {real[0]}, {missing[0]})"
+                assert real[0] < 500, (method, path, real)
+                assert FACTS["revenue"] not in real[1], f"{method} {path}: the owner's text leaked"
+            checked.append(f"{method} {path}")
+        # the owner's objects are untouched
+        h = owned["headers"]
+        assert c.get(f"/api/documents/{owned['document_id']}", headers=h).status_code == 200
+        chat = c.get(f"/api/chats/{owned['chat_id']}", headers=h).json()
+        assert chat["title"] == "mine" and chat["messages"] == []
+        assert c.get(f"/api/jobs/{owned['job_id']}", headers=h).json()["status"] == "done"
+    # the walk found the routes that take ids (a sanity floor, not a list to keep in sync)
+    assert {"GET /api/documents/{document_id}", "DELETE /api/chats/{chat_id}", "GET /api/jobs/{job_id}/events",
+            "POST /api/chats", "POST /rag/invoke", "POST /rag/stream_events"} <= set(checked), checked
