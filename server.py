@@ -190,7 +190,8 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
 
     from api import admin, auth, chats, documents, openai_compat, pages, rag, session, web
 
-    for module in (auth, session, documents, pages, chats, admin):
+    # pages before documents: its `{page}.png` is more specific than documents' `{page}`
+    for module in (auth, session, pages, documents, chats, admin):
         app.include_router(module.router)
     rag.mount(app)
     openai_compat.mount(app)

@@ -1,4 +1,4 @@
-"""A document's page as a PNG (the passage a citation quotes highlighted) and the original file.
+"""A PDF's page as a PNG (the passage a citation quotes highlighted) and any document's original file.
 
 Owner-scoped like every route: a stranger's document id answers 404, exactly like a missing one.
 The image is rendered by PyMuPDF on demand and cached twice: the browser keeps it
@@ -22,7 +22,6 @@ from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import FileResponse
 
 from api.deps import CurrentUser, DbDep
-from api.files import CONTENT_TYPES
 from storage import documents
 
 router = APIRouter(prefix="/api/documents", tags=["documents"])
@@ -30,6 +29,13 @@ router = APIRouter(prefix="/api/documents", tags=["documents"])
 RENDER_VERSION = "1"  # part of the ETag: bump when the drawing changes
 HIGHLIGHT_FILL = (1.0, 0.78, 0.0)  # amber, drawn with the Multiply blend of a highlight annotation
 MIN_RUN = 3  # words in a row that must match for a stretch of the page to count as the passage
+MEDIA_TYPES = {
+    "pdf": "application/pdf", "html": "text/html; charset=utf-8", "markdown": "text/markdown; charset=utf-8",
+    "text": "text/plain; charset=utf-8",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+}
 _WORD = re.compile(r"[\w$%.,-]+")
 
 
@@ -119,14 +125,19 @@ def _owned(db: Any, owner_id: int, document_id: str) -> dict[str, Any]:  # noqa:
     return doc
 
 
+def _format(doc: dict[str, Any]) -> str:
+    return doc.get("format") or "pdf"
+
+
 def _local_file(request: Request, owner_id: int, doc: dict[str, Any]) -> Path:
     files = request.app.state.files
+    fmt = _format(doc)
     try:
-        files.ensure_local(owner_id, doc["content_hash"], doc["format"])  # Supabase: fetch the durable copy back
+        files.ensure_local(owner_id, doc["content_hash"], fmt)  # Supabase: fetch the durable copy back
     except Exception:  # noqa: BLE001 - the store is down: say so, do not 500
         raise HTTPException(503, "the stored file is unavailable right now; try again later",
                             headers={"Retry-After": "30"}) from None
-    path = files.path(owner_id, doc["content_hash"], doc["format"])
+    path = files.path(owner_id, doc["content_hash"], fmt)
     if not path.exists():
         raise HTTPException(404, "the original file of this document is no longer stored")
     return path
@@ -143,9 +154,8 @@ async def page_image(document_id: str, page: int, request: Request, user: Curren
                      width: int = Query(1000, ge=200, le=2000, description="image width in pixels")) -> Response:
     """A page of the document as a PNG, with `highlight` marked where it appears on the page."""
     doc = await asyncio.to_thread(_owned, db, user.id, document_id)
-    if doc["format"] != "pdf":  # a slide, sheet block or section has its text, not an image
-        raise HTTPException(404, f"a {doc['format']} document has no page images; "
-                                 f"GET /api/documents/{document_id}/pages/{page} gives the unit's text")
+    if _format(doc) != "pdf":  # slides, sheets, web pages and text have no page to draw: the quote is the source
+        raise HTTPException(404, f"a {_format(doc)} document has no page images; its cited text is the excerpt")
     passage = highlight.strip()
     etag = '"' + hashlib.sha256("\x00".join([RENDER_VERSION, doc["content_hash"], str(page), passage,
                                              str(width)]).encode()).hexdigest()[:32] + '"'
@@ -166,12 +176,11 @@ async def page_image(document_id: str, page: int, request: Request, user: Curren
 
 
 @router.get("/{document_id}/file", response_class=FileResponse, responses={
-    200: {"content": {"application/pdf": {}}, "description": "the file as uploaded (PDF or another format)"},
+    200: {"content": {"application/pdf": {}}, "description": "the file as uploaded (PDF, Office, HTML, text)"},
     404: {"description": "no such document"}, 503: {"description": "file storage unavailable"}})
 async def download(document_id: str, request: Request, user: CurrentUser, db: DbDep) -> FileResponse:
     """The original file, as an attachment under its uploaded name."""
     doc = await asyncio.to_thread(_owned, db, user.id, document_id)
     path = await asyncio.to_thread(_local_file, request, user.id, doc)
-    return FileResponse(path, media_type=CONTENT_TYPES.get(doc["format"], "application/octet-stream"),
-                        filename=doc["name"],
-                        headers={"Cache-Control": "private, no-cache"})
+    return FileResponse(path, media_type=MEDIA_TYPES.get(_format(doc), "application/octet-stream"),
+                        filename=doc["name"], headers={"Cache-Control": "private, no-cache"})

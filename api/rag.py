@@ -67,8 +67,10 @@ def served_input(settings: Settings) -> type[BaseModel]:
         question=(question_type(settings.question_max_chars), ...),
         chat_history=(list[HistoryTurn], Field(default_factory=list, max_length=MAX["history"],
                                                description="earlier turns, oldest first")),
-        chat_id=(ChatId | None, Field(default=None, description="your thread id, for logs and traces")),
-        document_ids=(DocumentIds | None, Field(default=None, description="limit retrieval to these documents")))
+        # empty defaults, not None: the playground's form cannot render a {"type": "null"} branch
+        chat_id=(ChatId, Field(default="", description="your thread id, for logs and traces")),
+        document_ids=(DocumentIds, Field(default_factory=list,
+                                         description="limit retrieval to these documents (empty: all of yours)")))
 
 
 class _FinalState(BaseCallbackHandler):

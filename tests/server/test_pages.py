@@ -26,7 +26,7 @@ def test_page_image_highlights_the_cited_passage(live, owner_with_report) -> Non
         citation = answer.json()["output"]["citations"][0]
         url = f"/api/documents/{doc}/pages/{citation['page']}.png"
         res = c.get(url, params={"highlight": citation["text"], "width": 600}, headers=h)
-        assert res.status_code == 200 and res.headers["content-type"] == "image/png"
+        assert res.status_code == 200 and res.headers["content-type"] == "image/png", res.text
         assert int(res.headers["x-highlighted-lines"]) >= 3
         top, left, bottom, right = map(float, res.headers["x-highlight-box"].split(","))
         assert 0 <= top < bottom <= 1 and 0 <= left < right <= 1
@@ -87,3 +87,20 @@ def test_deleting_the_document_removes_its_pages(live, report_pdf) -> None:  # n
         assert c.delete(f"/api/documents/{doc}", headers=user["headers"]).status_code == 204
         assert c.get(f"/api/documents/{doc}/pages/1.png", headers=user["headers"]).status_code == 404
         assert c.get(f"/api/documents/{doc}/file", headers=user["headers"]).status_code == 404
+
+
+def test_a_document_without_pages_has_no_page_image_but_its_file(live) -> None:  # noqa: ANN001
+    from tests.server.conftest import follow_job, upload
+
+    text = b"# Notes\n\nAurora Widgets reported total revenue of 412 million dollars in fiscal 2023.\n"
+    with live.client() as c:
+        user = signup(c, "notes")
+        res = upload(c, user["headers"], "notes.md", text, "text/markdown")
+        assert res.status_code == 202, res.text
+        follow_job(c, user["headers"], res.json()["job_id"])
+        doc = res.json()["document_id"]
+        page = c.get(f"/api/documents/{doc}/pages/1.png", headers=user["headers"])
+        assert page.status_code == 404 and "no page images" in page.json()["detail"]
+        original = c.get(f"/api/documents/{doc}/file", headers=user["headers"])
+        assert original.status_code == 200 and original.content == text
+        assert original.headers["content-type"].startswith("text/markdown")

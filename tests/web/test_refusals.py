@@ -31,22 +31,27 @@ def test_refused_uploads_blocked_and_unanswerable_questions(open_page, shot) -> 
     nav(page, "Documents")
     page.locator("#file-input").set_input_files([
         pdf_file("huge.pdf", b"%PDF-1.4\n" + os.urandom(1_300_000)),
-        pdf_file("notes.pdf", b"just some notes, not a PDF at all\n" * 40, "text/plain"),
+        pdf_file("photo.pdf", b"\x89PNG\r\n\x1a\n" + os.urandom(4000), "image/png"),
         pdf_file("locked.pdf", encrypted_pdf()),
         pdf_file("empty.pdf", b""),
     ])
     expect(page.locator(".upload[data-state=failed]")).to_have_count(4, timeout=60_000)
     cards = {name: page.locator(f".upload[data-name='{name}'] .upload-status")
-             for name in ("huge.pdf", "notes.pdf", "locked.pdf", "empty.pdf")}
+             for name in ("huge.pdf", "photo.pdf", "locked.pdf", "empty.pdf")}
     expect(cards["huge.pdf"]).to_contain_text("Too large: the file is larger than 1 MB")
-    expect(cards["notes.pdf"]).to_contain_text("Not a PDF")
+    expect(cards["photo.pdf"]).to_contain_text("Not a document Thotqen can read")
     expect(cards["locked.pdf"]).to_contain_text("encrypted")
     expect(cards["empty.pdf"]).to_contain_text("the file is empty")
     expect(page.get_by_text("No documents yet.")).to_be_visible()  # nothing half-kept
     shot(page, "desktop-10-refused-uploads")
 
     nav(page, "Chats")
-    new_chat(page, "Edge cases")
+    new_chat(page, "Edge casez")
+    page.get_by_role("button", name="Rename").click()  # a typo mended in place
+    page.get_by_label("New title").fill("Edge cases")
+    page.get_by_role("button", name="Save").click()
+    page.get_by_role("heading", name="Edge cases").wait_for()
+    expect(page.locator(".chat-list a[aria-current=page]")).to_contain_text("Edge cases")
     unanswered = ask(page, "What was Aurora Widgets' total revenue in fiscal 2023?")
     expect(unanswered).to_have_class("msg msg-assistant msg-nodata")
     expect(unanswered).to_contain_text("Not in your documents")

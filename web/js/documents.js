@@ -19,11 +19,12 @@ let uploadsEl = null;
 
 export async function renderDocuments(main) {
   const input = h("input", { type: "file", id: "file-input", class: "visually-hidden", multiple: true,
-                             accept: "application/pdf,.pdf", "aria-describedby": "drop-hint" });
+                             accept: ".pdf,.docx,.pptx,.xlsx,.html,.htm,.md,.markdown,.txt", "aria-describedby": "drop-hint" });
   input.addEventListener("change", () => { startUploads([...input.files]); input.value = ""; });
   const zone = h("label", { class: "dropzone", for: "file-input", id: "dropzone" },
-    h("span", { class: "dropzone-title" }, "Drop PDFs here, or ", h("u", {}, "choose files")),
-    h("span", { class: "hint", id: "drop-hint" }, "Several at once is fine. Each is read, split and indexed."));
+    h("span", { class: "dropzone-title" }, "Drop documents here, or ", h("u", {}, "choose files")),
+    h("span", { class: "hint", id: "drop-hint" },
+      "PDF, Word, PowerPoint, Excel, HTML, Markdown or text; several at once. Each is read, split and indexed."));
   for (const type of ["dragenter", "dragover"]) {
     zone.addEventListener(type, (e) => { e.preventDefault(); zone.classList.add("dragging"); });
   }
@@ -137,8 +138,8 @@ function fail(u, text) {
 export function refusal(err) {
   switch (err.status) {
     case 413: return `Too large: ${err.detail}. Split the PDF or compress it, then upload it again.`;
-    case 415: return `Not a PDF${err.detail.replace(/^not a PDF:?/i, "")}. Only PDF files can be uploaded.`;
-    case 422: return `This PDF cannot be used: ${err.detail}.`;
+    case 415: return `Not a document Thotqen can read: ${err.detail}.`;
+    case 422: return `This file cannot be used: ${err.detail}.`;
     case 429: return `Too many requests: ${err.detail}. Try again ${waitText(err.retryAfter)}.`;
     case 503: return `Storage is unavailable: ${err.detail}.`;
     case 0: return "The upload failed: the server could not be reached. Check your connection and try again.";

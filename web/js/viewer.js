@@ -128,7 +128,8 @@ async function show(page, clickedAt = performance.now()) {
     if (token !== loadToken) return;
     img.hidden = true;
     status.className = "viewer-status error-box";
-    status.textContent = err.status === 404 ? "This document or page no longer exists (it may have been deleted)."
+    quoteBox.open = true; // the passage as text is then the way to read the source
+    status.textContent = err.status === 404 ? `The page cannot be shown: ${err.detail}.`
       : `The page could not be shown: ${err.detail}`;
   }
 }
