@@ -122,7 +122,8 @@ def test_the_server_refuses_to_start_with_another_model(fresh, embedder, model_1
     with database.connection() as conn:
         owner = get_or_create_user(conn, "carol")
     ingest(database, settings, embedder, owner, "minutes.txt", b"The board approved a dividend of 18 cents.")
-    app = create_app(settings.model_copy(update={"embedding_model_path": model_128}), start_worker=False)
+    app = create_app(settings.model_copy(update={"embedding_model_path": model_128, "embedding_backend": "torch"}),
+                     start_worker=False)
     with pytest.raises(embedding_index.ModelMismatch, match="thotqen reindex"), TestClient(app):
         pass
     with TestClient(create_app(settings, start_worker=False)) as client:  # the recorded model starts
