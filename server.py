@@ -85,7 +85,7 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
             from providers.embeddings import get_embedder
 
             embedder = await asyncio.to_thread(get_embedder, settings.embedding_model_path,
-                                               settings.embedding_batch_size)
+                                               settings.embedding_batch_size, None, settings.embedding_backend)
         # Refuse to serve questions against another model's vectors (storage/embedding_index.py), and
         # hold the model lock so no reindex swaps them while this process runs.
         from storage import embedding_index
