@@ -49,7 +49,8 @@ def _embedder(settings, db, *, hold: bool = False):  # noqa: ANN001, ANN202 - (e
     from providers.embeddings import get_embedder
     from storage import embedding_index
 
-    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
+    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
+                            backend=settings.embedding_backend)
     with db.connection() as conn:
         embedding_index.check_model(conn, embedder.identity, embedder.dimension)
     return embedder, (embedding_index.hold(db.uri) if hold else None)
@@ -265,7 +266,8 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     from storage import embedding_index
 
     settings, db = _open()
-    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
+    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
+                            backend=settings.embedding_backend)
     with db.connection() as conn:
         before = embedding_index.state(conn)
     print(f"re-embedding with {embedder.identity} (the index holds {before.model or 'no recorded model'}, "

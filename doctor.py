@@ -104,7 +104,8 @@ def run_checks() -> int:
     def embedder() -> str:
         from providers.embeddings import get_embedder
 
-        model = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
+        model = get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
+                             backend=settings.embedding_backend)
         dims = len(model.embed_query("doctor"))
         where = ""
         if hasattr(model, "directory"):  # an ONNX backend: its export, re-hashed against the manifest
@@ -139,7 +140,8 @@ def run_checks() -> int:
             from providers.embeddings import get_embedder
             from storage import embedding_index
 
-            model = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
+            model = get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
+                                 backend=settings.embedding_backend)
             with psycopg.connect(uri_holder[0]) as conn:
                 now = embedding_index.state(conn)
             if now.chunks and now.model and now.model != model.identity:

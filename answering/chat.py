@@ -95,7 +95,8 @@ class ChatAnswerer:
             return self.services.embedder
         from providers.embeddings import get_embedder
 
-        return get_embedder(self.settings.embedding_model_path, self.settings.embedding_batch_size)
+        return get_embedder(self.settings.embedding_model_path, self.settings.embedding_batch_size,
+                            backend=self.settings.embedding_backend)
 
     def _answer(self, turn: Turn) -> None:
         s = self.settings

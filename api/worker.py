@@ -43,7 +43,8 @@ class IngestWorker:
         if self._embedder is None:
             from providers.embeddings import get_embedder
 
-            self._embedder = get_embedder(self.settings.embedding_model_path, self.settings.embedding_batch_size)
+            self._embedder = get_embedder(self.settings.embedding_model_path, self.settings.embedding_batch_size,
+                                          backend=self.settings.embedding_backend)
         return self._embedder
 
     def start(self, threads: int = 1) -> None:

@@ -58,7 +58,8 @@ def child_parts() -> None:
     t = mark("open database", t)
     from providers.embeddings import get_embedder
 
-    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
+    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
+                            backend=settings.embedding_backend)
     embedder.embed_query("What was the capital expenditure in 2019?")
     t = mark(f"embedder ({embedder.backend}) + one query", t)
     from graph.nodes import guardrail as g

@@ -156,7 +156,8 @@ def run_retrieval(args: argparse.Namespace) -> int:
 
     settings = get_settings()
     db = open_database(settings)
-    embedder = CachingEmbedder(get_embedder(settings.embedding_model_path, settings.embedding_batch_size))
+    embedder = CachingEmbedder(get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
+                                            backend=settings.embedding_backend))
     questions = load_jsonl(FINANCEBENCH / "questions.jsonl")
     filings = sorted({q["doc_name"] for q in questions})
     if args.only:
@@ -225,7 +226,8 @@ def run_speed(args: argparse.Namespace) -> int:
 
     settings = get_settings()
     db = open_database(settings)
-    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
+    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
+                            backend=settings.embedding_backend)
     embedder.embed_documents(["warm up"] * 8)
     base = pdf_pages((FINANCEBENCH / "pdfs" / f"{args.filing}.pdf").read_bytes(),
                      list(range(args.first, args.first + args.pages)))

@@ -85,7 +85,8 @@ def open_bench(home: Path | None, user: str, *, create_user: bool = True):  # no
 
     settings = get_settings()
     db = open_database(settings)
-    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
+    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
+                            backend=settings.embedding_backend)
     with db.connection() as conn:
         owner = get_or_create_user(conn, user) if create_user else find_user(conn, user)
         docs = ready_documents(conn, owner_id=owner)

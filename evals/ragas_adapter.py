@@ -100,7 +100,7 @@ class MiniLMEmbeddings(Embeddings):
             from settings import get_settings
 
             s = get_settings()
-            embedder = get_embedder(s.embedding_model_path, s.embedding_batch_size)
+            embedder = get_embedder(s.embedding_model_path, s.embedding_batch_size, backend=s.embedding_backend)
         self.embedder = embedder
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:  # type: ignore[override]

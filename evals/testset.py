@@ -188,7 +188,8 @@ def open_user(user: str):  # noqa: ANN201
         owner_id = find_user(conn, user)
     if owner_id is None:
         raise SystemExit(f"no user {user!r} under THOTQEN_HOME={settings.home}; ingest first")
-    return db, get_embedder(settings.embedding_model_path, settings.embedding_batch_size), owner_id
+    return db, get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
+                            backend=settings.embedding_backend), owner_id
 
 
 def cmd_generate(args: argparse.Namespace) -> int:

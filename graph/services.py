@@ -62,7 +62,7 @@ class _Resolved:
         from settings import get_settings
 
         s = get_settings()
-        return get_embedder(s.embedding_model_path, s.embedding_batch_size)
+        return get_embedder(s.embedding_model_path, s.embedding_batch_size, backend=s.embedding_backend)
 
     @property
     def reranker(self) -> Any:  # noqa: ANN401

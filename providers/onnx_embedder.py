@@ -203,8 +203,7 @@ def ensure_exported(root: Path, model_path: str | Path) -> Path:
     return directory
 
 
-SUPPORTED_MODULES = {"sentence_transformers.models.Transformer", "sentence_transformers.models.Pooling",
-                     "sentence_transformers.models.Normalize"}
+SUPPORTED_MODULES = {"Transformer", "Pooling", "Normalize"}  # class names; their module paths vary by version
 
 
 def check_supported(model_path: Path) -> None:
@@ -216,7 +215,7 @@ def check_supported(model_path: Path) -> None:
     except (OSError, ValueError) as exc:
         raise ExportError(f"{model_path} is not a sentence-transformers folder the ONNX backend can export: {exc}"
                           ) from exc
-    others = sorted({m.get("type", "?") for m in modules} - SUPPORTED_MODULES)
+    others = sorted({str(m.get("type", "?")).rsplit(".", 1)[-1] for m in modules} - SUPPORTED_MODULES)
     if others or not pooling.get("pooling_mode_mean_tokens") or pooling.get("pooling_mode_cls_token"):
         raise ExportError(f"the ONNX backends export mean-pooled transformer models only; {model_path.name} has "
                           f"{', '.join(others) or 'another pooling'}: set EMBEDDING_BACKEND=torch")

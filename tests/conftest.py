@@ -49,7 +49,8 @@ def db(settings):  # noqa: ANN001, ANN201
 def embedder(settings):  # noqa: ANN001, ANN201
     from providers.embeddings import get_embedder
 
-    return get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
+    return get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
+                        backend=settings.embedding_backend)
 
 
 @pytest.fixture

@@ -95,3 +95,11 @@ def test_onnx_embeds_each_text_alone(embedder) -> None:  # noqa: ANN001
 def test_unknown_backend_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="unknown embedding backend"):
         build_embedder("tensorflow")
+
+
+def test_a_model_the_export_does_not_cover_is_refused(model_128) -> None:  # noqa: ANN001
+    from providers.onnx_embedder import ExportError, check_supported
+
+    check_supported(Path(packaged_model_path()))  # Transformer, mean Pooling, Normalize
+    with pytest.raises(ExportError, match="EMBEDDING_BACKEND=torch"):
+        check_supported(Path(model_128))  # a Dense projection after pooling
