@@ -120,9 +120,9 @@ def run_checks() -> int:
     if settings.celery_broker_url:
 
         def broker() -> str:
-            from jobqueue.app import make_app
+            from kombu import Connection  # Celery's messaging library, without building the app
 
-            with make_app(settings).connection_for_write() as conn:
+            with Connection(settings.celery_broker_url, connect_timeout=settings.celery_publish_timeout_s) as conn:
                 conn.ensure_connection(max_retries=1, timeout=settings.celery_publish_timeout_s)
             return f"reachable ({mask_url(settings.celery_broker_url)}); run `thotqen worker` to ingest"
 
