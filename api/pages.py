@@ -155,7 +155,8 @@ async def page_image(document_id: str, page: int, request: Request, user: Curren
     """A page of the document as a PNG, with `highlight` marked where it appears on the page."""
     doc = await asyncio.to_thread(_owned, db, user.id, document_id)
     if _format(doc) != "pdf":  # slides, sheets, web pages and text have no page to draw: the quote is the source
-        raise HTTPException(404, f"a {_format(doc)} document has no page images; its cited text is the excerpt")
+        raise HTTPException(404, f"a {_format(doc)} document has no page images; "
+                                 f"GET /api/documents/{document_id}/pages/{page} gives the unit's text")
     passage = highlight.strip()
     etag = '"' + hashlib.sha256("\x00".join([RENDER_VERSION, doc["content_hash"], str(page), passage,
                                              str(width)]).encode()).hexdigest()[:32] + '"'
