@@ -19,7 +19,8 @@ from typing import Any
 
 import psycopg
 import pydantic
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
@@ -141,6 +142,15 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         # FastAPI's own handler, but the offending input echoed back may hold what UTF-8 cannot encode
         return JSONResponse({"detail": printable(jsonable_encoder(exc.errors()))}, status_code=422)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse | Any:  # noqa: ANN401
+        if exc.status_code == 422 and isinstance(exc.detail, str):
+            # LangServe refuses some bodies (a batch's config list of the wrong length) with a plain
+            # string; every 422 keeps the shape the OpenAPI document promises (a list of errors)
+            return JSONResponse({"detail": [{"type": "value_error", "loc": ["body"], "msg": exc.detail}]},
+                                status_code=422, headers=exc.headers)
+        return await http_exception_handler(request, exc)
 
     @app.exception_handler(pydantic.ValidationError)
     async def invalid_input(request: Request, exc: pydantic.ValidationError) -> JSONResponse:

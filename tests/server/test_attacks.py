@@ -112,6 +112,16 @@ def test_row4_an_oversized_rag_question_is_422(live, db) -> None:  # noqa: ANN00
         assert log_rows(db, user_id(c, user["headers"])) == []
 
 
+def test_a_batch_whose_configs_do_not_match_its_inputs_is_a_documented_422(live) -> None:  # noqa: ANN001
+    # LangServe refuses it with a plain-string detail; the OpenAPI document promises a list of errors
+    with live.client() as c:
+        user = signup(c, "configs")
+        res = c.post("/rag/batch", headers=user["headers"], json={"inputs": [{"question": "ok?"}] * 2, "config": []})
+        assert res.status_code == 422, res.text
+        [error] = res.json()["detail"]
+        assert error["loc"] == ["body"] and "Number of configs (0)" in error["msg"]
+
+
 @pytest.mark.parametrize("ids", [["not-a-uuid"], ["12345"], [7], "not-a-list"])
 def test_row5_a_malformed_document_id_in_rag_is_422(live, ids) -> None:  # noqa: ANN001
     with live.client() as c:
