@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 import numpy as np
@@ -48,7 +49,7 @@ class PageRow:
 
 DOCUMENT_COLUMNS = (
     "d.id, d.name, d.content_hash, d.size_bytes, d.status, d.pages, d.error, d.created_at, d.updated_at,"
-    " d.format, d.ocr_pages, d.embedding_model,"
+    " d.format, d.ocr_pages, d.embedding_model, d.company, d.form, d.period, d.period_end,"
     " (select count(*) from parent_chunks p where p.document_id = d.id) as parents,"
     " d.children"  # stored by replace_chunks in the same transaction as the chunks
 )
@@ -132,6 +133,15 @@ def set_document_status(
         "update documents set status = %s, error = %s, pages = coalesce(%s, pages), updated_at = now()"
         " where id = %s",
         (status, error, pages, document_id),
+    )
+
+
+def set_document_context(conn: psycopg.Connection, *, document_id: uuid.UUID, company: str, form: str,
+                         period: str, period_end: date | None) -> None:
+    """What the document says it is (ingestion/context.py); empty values are stored as NULL."""
+    conn.execute(
+        "update documents set company = %s, form = %s, period = %s, period_end = %s where id = %s",
+        (company or None, form or None, period or None, period_end, document_id),
     )
 
 
