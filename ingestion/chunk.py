@@ -99,13 +99,17 @@ def _page_titles(
         return " — ".join([title, *firsts.get(page, [])])
 
     heads = {page: head(page) for page in pages}
-    # Trim to the heading budget by words (a heading is context, not content).
     counts = dict(zip(heads, count_tokens(list(heads.values())), strict=True))
-    for page, n in counts.items():
-        if n > HEADING_TOKENS:
-            words = heads[page].split()
-            heads[page] = " ".join(words[: max(4, int(len(words) * HEADING_TOKENS / n))])
-    return heads
+    return {page: trim_heading(heads[page], n) for page, n in counts.items()}
+
+
+def trim_heading(heading: str, tokens: int) -> str:
+    """`heading` (of `tokens` word pieces) cut by words to the heading budget: a heading is context,
+    not content, and its front (the document's context) is what is kept."""
+    if tokens <= HEADING_TOKENS:
+        return heading
+    words = heading.split()
+    return " ".join(words[: max(4, int(len(words) * HEADING_TOKENS / tokens))])
 
 
 def chunk_rows(

@@ -197,7 +197,10 @@ def _add_months(day: date, months: int) -> date:
 def _fiscal_year(year_end: date, text: str) -> int:
     """A fiscal year is named for the calendar year it ends in, except that some retailers whose
     year ends in January or February name it for the year it starts in: then the document's own
-    "fiscal 2022" mentions decide between the two."""
+    "fiscal 2022" mentions decide between the two. A 52/53-week year ending in the first days of
+    January is the year before's ("fiscal year ended January 1, 2022" is fiscal 2021)."""
+    if year_end.month == 1 and year_end.day <= 7:
+        return year_end.year - 1
     if year_end.month > 3:
         return year_end.year
     named = Counter(int(y) for y in _FISCAL_NAMED.findall(text))
