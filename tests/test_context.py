@@ -170,10 +170,10 @@ def test_the_context_leads_every_heading_within_the_budget() -> None:
     assert "download" not in heading and len(heading.split()) <= HEADING_TOKENS
 
 
-@pytest.mark.parametrize(("value", "parsed"), [("FY2022", (2022, None, None)), ("fiscal 2022", (2022, None, None)),
-                                               ("Q2 2023", (2023, 2, None)), ("second quarter of 2023", (2023, 2, None)),
-                                               ("FY22", (2022, None, None)), ("2023-07-01", (None, None, date(2023, 7, 1))),
-                                               ("Q3", (None, 3, None)), ("last year", (None, None, None))])
+@pytest.mark.parametrize(("value", "parsed"), [
+    ("FY2022", (2022, None, None)), ("fiscal 2022", (2022, None, None)), ("Q2 2023", (2023, 2, None)),
+    ("second quarter of 2023", (2023, 2, None)), ("FY22", (2022, None, None)),
+    ("2023-07-01", (None, None, date(2023, 7, 1))), ("Q3", (None, 3, None)), ("last year", (None, None, None))])
 def test_period_filters_are_read_the_ways_people_write_them(value: str, parsed: tuple) -> None:
     assert parse_period(value) == parsed
 
