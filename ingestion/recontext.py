@@ -45,6 +45,9 @@ def new_heading(old: str, previous_fronts: list[str], front: str) -> str | None:
             return front
         if old.startswith(f"{prev} — "):
             return f"{front} — {old[len(prev) + 3:]}"
+    first, sep, rest = old.partition(" — ")
+    if " · " in first:  # a context written by another version ("company · form · period"): replaced
+        return f"{front}{sep}{rest}"
     return f"{front} — {old}"  # a heading cut inside a long file name: keep what there is after the front
 
 

@@ -123,6 +123,7 @@ def test_new_heading_swaps_the_file_name_front() -> None:
     assert new_heading("report 2022 — Item 7", ["report 2022"], front) == f"{front} — Item 7"
     assert new_heading("report 2022", ["report 2022"], front) == front
     assert new_heading(f"{front} — Item 7", ["report 2022"], front) is None
+    assert new_heading("Northwind · 10-K · 2022 — Item 7", ["report 2022"], front) == f"{front} — Item 7"
 
 
 def test_reindex_context_gives_old_documents_their_context(db, embedder, make_user, ingest) -> None:  # noqa: ANN001
