@@ -134,7 +134,14 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- search
 
 
+def _filter_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--company", default="", help="only documents whose cover names this company (part of its name)")
+    p.add_argument("--form", default="", help="only documents of this form: 10-K, 10-Q, 8-K, earnings release")
+    p.add_argument("--period", default="", help="only documents of this period: FY2022, fiscal 2022, Q2 2023, 2023")
+
+
 def cmd_search(args: argparse.Namespace) -> int:
+    from storage.document_filter import DocumentFilter
     from storage.search import SearchParams, search
 
     settings, db = _open()
@@ -145,7 +152,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     params = SearchParams.from_tunables(settings, k=args.k, mode=args.mode)
     with db.connection() as conn:
         hits = search(conn, owner_id=owner_id, query_text=args.query, query_embedding=embedding, params=params,
-                      document_ids=args.document)
+                      document_ids=args.document, where=DocumentFilter(args.company, args.form, args.period))
     if args.json:
         _print_json({"hits": [
             {"document_id": str(h.document_id), "name": h.document_name, "page": h.page, "page_label": h.page_label,
@@ -195,6 +202,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     inputs: dict[str, Any] = {"question": args.question}
     if args.document:
         inputs["document_ids"] = args.document
+    inputs.update({k: v for k in ("company", "form", "period") if (v := getattr(args, k).strip())})
     config = {"configurable": {"user": args.user, "owner_id": owner_id}, "run_name": "thotqen ask"}
     streamed: list[str] = []
     outcome = None
@@ -249,12 +257,37 @@ def cmd_documents(args: argparse.Namespace) -> int:
         for d in docs:
             extra = f"  error: {d['error']}" if d["error"] else ""
             ocr = f" ({d['ocr_pages']} OCR)" if d["ocr_pages"] else ""
+            said = " · ".join(str(d[k]) for k in ("company", "form", "period") if d[k])
             print(f"{d['id']}  {d['status']:<10} {d['format']:<8} {d['pages'] or 0:>4} units{ocr} {d['children']:>6} "
-                  f"chunks  {d['name']}{extra}")
+                  f"chunks  {d['name']}{f'  [{said}]' if said else ''}{extra}")
     return 0
 
 
 # ---------------------------------------------------------------- reindex
+
+
+def _reindex_context(settings, db) -> int:  # noqa: ANN001
+    """`thotqen reindex --context`: documents stored before contextual headings get them."""
+    from tqdm import tqdm
+
+    from ingestion.recontext import recontext
+
+    embedder, lock = _embedder(settings, db, hold=True)  # the index's own model, and no swap meanwhile
+    bar = tqdm(desc="documents", unit="doc", file=sys.stderr)
+
+    def progress(_owner: str, done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    try:
+        outcome = recontext(db, embedder, progress)
+    finally:
+        bar.close()
+        if lock is not None:
+            lock.close()
+    _print_json({"documents": outcome.documents, "changed": outcome.changed, "chunks": outcome.chunks})
+    return 0
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
@@ -266,6 +299,8 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     from storage import embedding_index
 
     settings, db = _open()
+    if args.context:
+        return _reindex_context(settings, db)
     embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
                             backend=settings.embedding_backend)
     with db.connection() as conn:
@@ -441,6 +476,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="limit to this document (repeatable)")
     p.add_argument("--k", type=int, default=get_settings().search_k, choices=range(1, 101), metavar="N")
     p.add_argument("--mode", choices=["hybrid", "dense", "sparse"], default="hybrid")
+    _filter_arguments(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_search)
 
@@ -449,6 +485,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--user", default=default_user)
     p.add_argument("--document", action="append", metavar="ID", type=_document_id,
                    help="limit to this document (repeatable)")
+    _filter_arguments(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_ask)
 
@@ -459,6 +496,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("reindex", help="re-embed every document with the configured embedding model "
                                        "(resumable; needed after changing the model)")
+    p.add_argument("--context", action="store_true",
+                   help="instead: read each document's company, form and period again from its stored text and put "
+                        "them at the front of its chunks' headings (for documents ingested before that existed)")
     p.set_defaults(func=cmd_reindex)
 
     p = sub.add_parser("doctor", help="check the database, schema and models; print fixes")

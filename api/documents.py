@@ -111,7 +111,10 @@ def _document_out(doc: dict[str, Any]) -> dict[str, Any]:
             "pages": doc["pages"], "ocr_pages": doc["ocr_pages"],
             "chunks": doc["children"], "parents": doc["parents"], "size_bytes": doc["size_bytes"],
             "error": doc["error"], "created_at": doc["created_at"].isoformat(),
-            "updated_at": doc["updated_at"].isoformat()}
+            "updated_at": doc["updated_at"].isoformat(),
+            # what the document says it is (ingestion/context.py); null where it does not say
+            "company": doc["company"], "form": doc["form"], "period": doc["period"],
+            "period_end": doc["period_end"].isoformat() if doc["period_end"] else None}
 
 
 def _job_out(job: dict[str, Any]) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from typing_extensions import TypedDict
 
 from answering import accounting
 from api.deps import current_user
-from api.text import MAX, ChatId, DocumentIds, Turn, question_type, unprocessable
+from api.text import MAX, ChatId, DocumentIds, FilterText, Turn, question_type, unprocessable
 from graph.outcome import Outcome
 from settings import Settings
 from tunables import Tunables
@@ -70,7 +70,13 @@ def served_input(settings: Settings) -> type[BaseModel]:
         # empty defaults, not None: the playground's form cannot render a {"type": "null"} branch
         chat_id=(ChatId, Field(default="", description="your thread id, for logs and traces")),
         document_ids=(DocumentIds, Field(default_factory=list,
-                                         description="limit retrieval to these documents (empty: all of yours)")))
+                                         description="limit retrieval to these documents (empty: all of yours)")),
+        company=(FilterText, Field(default="", description="only your documents whose cover names this company "
+                                                            "(part of its name, any case; empty: any)")),
+        form=(FilterText, Field(default="", description="only documents of this form: 10-K, 10-Q, 8-K, "
+                                                         "earnings release (empty: any)")),
+        period=(FilterText, Field(default="", description="only documents of this period: FY2022, fiscal 2022, "
+                                                           "Q2 2023, 2023 or a date (empty: any)")))
 
 
 class _FinalState(BaseCallbackHandler):

@@ -27,6 +27,7 @@ MAX = {
     "history": 50,  # turns in a /rag chat_history
     "document_ids": 500,  # ids in one scope
     "chat_id": 200,  # a caller's thread id in /rag (logs and traces only)
+    "document_filter": 200,  # a company, form or period that narrows the documents searched
 }
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -80,6 +81,7 @@ LoginPassword = text(MAX["password"], min_chars=1)
 RefreshToken = text(MAX["token"], min_chars=1)
 Turn = text(MAX["turn"])
 ChatId = text(MAX["chat_id"])
+FilterText = text(MAX["document_filter"], strip=True)
 
 
 def _canonical_uuid(value: Any) -> Any:  # noqa: ANN401

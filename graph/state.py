@@ -55,6 +55,10 @@ class InputState(TypedDict, total=False):
     chat_history: list[Turn]  # earlier turns, oldest first
     chat_id: str  # the caller's chat/thread id, for logs and traces
     document_ids: list[str]  # limit retrieval to these documents (all of the owner's when empty)
+    # ... and to those whose own cover page names this company, form or period ("" = any; storage/document_filter.py)
+    company: str
+    form: str
+    period: str
 
 
 class OutputState(TypedDict, total=False):

@@ -17,7 +17,9 @@ from ingestion.units import Box, Row
 
 TokenCounter = Callable[[Sequence[str]], list[int]]
 
-HEADING_TOKENS = 28
+# A child's heading: the document's context (ingestion/context.py, ~10-20 tokens) and its page's
+# title. CHILD_TOKENS (220) + 32 stays within MiniLM's 256 positions, [CLS] and [SEP] included.
+HEADING_TOKENS = 32
 # A row seen on this share of pages is a running header/footer, not a page title.
 RUNNING_ROW_SHARE = 0.2
 
@@ -89,15 +91,25 @@ def _page_titles(
         chosen = firsts.setdefault(r.page, [])
         if len(chosen) < 2 and r.text not in running and any(ch.isalpha() for ch in r.text) and r.table is None:
             chosen.append(r.text)
-    heads = {page: " — ".join([title, unit_titles[page]] if unit_titles.get(page) else [title, *firsts.get(page, [])])
-             for page in pages}
-    # Trim to the heading budget by words (a heading is context, not content).
+
+    def head(page: int) -> str:
+        own = unit_titles.get(page)
+        if own:  # a unit's title that is the document's own title (its first heading) is said once
+            return title if own == title else f"{title} — {own}"
+        return " — ".join([title, *firsts.get(page, [])])
+
+    heads = {page: head(page) for page in pages}
     counts = dict(zip(heads, count_tokens(list(heads.values())), strict=True))
-    for page, n in counts.items():
-        if n > HEADING_TOKENS:
-            words = heads[page].split()
-            heads[page] = " ".join(words[: max(4, int(len(words) * HEADING_TOKENS / n))])
-    return heads
+    return {page: trim_heading(heads[page], n) for page, n in counts.items()}
+
+
+def trim_heading(heading: str, tokens: int) -> str:
+    """`heading` (of `tokens` word pieces) cut by words to the heading budget: a heading is context,
+    not content, and its front (the document's context) is what is kept."""
+    if tokens <= HEADING_TOKENS:
+        return heading
+    words = heading.split()
+    return " ".join(words[: max(4, int(len(words) * HEADING_TOKENS / tokens))])
 
 
 def chunk_rows(

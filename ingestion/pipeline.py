@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ingestion.chunk import chunk_rows
+from ingestion.context import DocumentContext, extract_context
 from ingestion.errors import IngestError
 from ingestion.formats import Limits, sniff
 from ingestion.parse import OcrOptions, check_pdf_bytes
@@ -74,6 +75,12 @@ def stored_file_path(settings: Settings, owner_id: int, content_hash: str, fmt: 
 def display_title(name: str) -> str:
     stem = name.rsplit(".", 1)[0] if "." in name.strip(".") else name
     return " ".join(stem.replace("_", " ").split())
+
+
+def heading_title(context: DocumentContext, name: str) -> str:
+    """What every chunk's heading starts with: what the document says it is ("3M · 10-K · FY2018
+    (fiscal 2018)"), or its own title; the file name only when it says neither."""
+    return context.header() or display_title(name)
 
 
 def embedding_text(heading: str, text: str) -> str:
@@ -198,14 +205,16 @@ def run_job(
                                  progress=lambda stage, done, total: report(stage, done / max(total, 1)))
             report("chunking", 0.0)
             units = {u.page: u for u in parsed.units}
+            unit_titles = {u.page: u.title for u in parsed.units if u.title}
+            context = extract_context(parsed.rows, unit_titles)
             chunks = chunk_rows(
                 parsed.rows,
                 embedder.count_tokens,
-                title=display_title(name),
+                title=heading_title(context, name),
                 child_tokens=settings.child_tokens,
                 overlap_tokens=settings.child_overlap_tokens,
                 parent_tokens=settings.parent_tokens,
-                unit_titles={u.page: u.title for u in parsed.units if u.title},
+                unit_titles=unit_titles,
             )
             children = chunks.children
             report("embedding", 0.0)
@@ -234,6 +243,9 @@ def run_job(
                     model=embedder.identity,
                     pages=[PageRow(u.page, u.label, u.title, u.ocr, u.text) for u in parsed.units],
                 )
+                documents.set_document_context(conn, document_id=document_id, company=context.company,
+                                               form=context.form, period=context.period,
+                                               period_end=context.period_end)
                 documents.set_document_status(conn, document_id=document_id, status="ready", pages=parsed.pages)
                 jobs.finish_job(conn, job_id=job_id)
             documents.refresh_term_index(conn)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 import numpy as np
@@ -48,7 +49,7 @@ class PageRow:
 
 DOCUMENT_COLUMNS = (
     "d.id, d.name, d.content_hash, d.size_bytes, d.status, d.pages, d.error, d.created_at, d.updated_at,"
-    " d.format, d.ocr_pages, d.embedding_model,"
+    " d.format, d.ocr_pages, d.embedding_model, d.company, d.form, d.period, d.period_end,"
     " (select count(*) from parent_chunks p where p.document_id = d.id) as parents,"
     " d.children"  # stored by replace_chunks in the same transaction as the chunks
 )
@@ -132,6 +133,15 @@ def set_document_status(
         "update documents set status = %s, error = %s, pages = coalesce(%s, pages), updated_at = now()"
         " where id = %s",
         (status, error, pages, document_id),
+    )
+
+
+def set_document_context(conn: psycopg.Connection, *, document_id: uuid.UUID, company: str, form: str,
+                         period: str, period_end: date | None) -> None:
+    """What the document says it is (ingestion/context.py); empty values are stored as NULL."""
+    conn.execute(
+        "update documents set company = %s, form = %s, period = %s, period_end = %s where id = %s",
+        (company or None, form or None, period or None, period_end, document_id),
     )
 
 
@@ -227,3 +237,41 @@ def replace_chunks(
         "update documents set children = %s, embedding_model = %s, ocr_pages = %s where id = %s",
         (len(children), model, sum(1 for u in pages if u.ocr), document_id),
     )
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    owner_id: int
+    username: str
+    document_id: uuid.UUID
+    name: str
+    children: int
+
+
+def ready_documents_of_all(conn: psycopg.Connection) -> list[StoredDocument]:
+    """Every ready document, owner by owner (for `thotqen reindex --context`, an operator's command)."""
+    return [StoredDocument(*row) for row in conn.execute(
+        "select d.owner_id, u.username, d.id, d.name, d.children from documents d join users u on u.id = d.owner_id"
+        " where d.status = 'ready' order by d.owner_id, d.created_at, d.id").fetchall()]
+
+
+def stored_units(conn: psycopg.Connection, *, document_id: uuid.UUID) -> list[tuple[int, str, str]]:
+    """(page, title, text) of a document's stored units, in order: what its context is read from again."""
+    return conn.execute("select page, title, text from document_pages where document_id = %s order by page",
+                        (document_id,)).fetchall()
+
+
+def child_headings(conn: psycopg.Connection, *, document_id: uuid.UUID) -> list[tuple[int, str, str]]:
+    """(child id, heading, text) of a document's chunks, in order."""
+    return conn.execute("select id, heading, text from child_chunks where document_id = %s order by ord",
+                        (document_id,)).fetchall()
+
+
+def replace_headings(conn: psycopg.Connection, *, document_id: uuid.UUID, child_ids: Sequence[int],
+                     headings: Sequence[str], embeddings: np.ndarray) -> None:
+    """New headings and their vectors for some of a document's chunks; the trigger re-weights their
+    full text and the document's sparse postings are rebuilt. Call inside the caller's transaction."""
+    with conn.cursor() as cur:
+        cur.executemany("update child_chunks set heading = %s, embedding = %s where id = %s and document_id = %s",
+                        [(h, v, i, document_id) for i, h, v in zip(child_ids, headings, embeddings, strict=True)])
+    conn.execute("select refresh_term_postings(%s)", (document_id,))

@@ -11,6 +11,7 @@ from typing import get_args
 import numpy as np
 import psycopg
 
+from storage.document_filter import DocumentFilter, matching_documents
 from tunables import Fusion, Mode, Tunables
 
 MODES: tuple[Mode, ...] = get_args(Mode)
@@ -77,12 +78,19 @@ def search(
     query_embedding: np.ndarray | None,
     params: SearchParams,
     document_ids: Sequence[uuid.UUID | str] | None = None,
+    where: DocumentFilter | None = None,
 ) -> list[Hit]:
+    """The best `params.k` hits among the owner's documents (those of `document_ids`, and those
+    matching `where`'s company / form / period, when given: no match, no hits)."""
     if params.mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}")
     if params.fusion not in FUSIONS:
         raise ValueError(f"fusion must be one of {', '.join(FUSIONS)}")
     docs = [uuid.UUID(str(d)) for d in document_ids] if document_ids else None
+    if where:
+        docs = matching_documents(conn, owner_id=owner_id, where=where, document_ids=docs)
+        if not docs:
+            return []
     with conn.transaction():
         # Per transaction, not per connection, so a transaction pooler keeps them: a filtered HNSW
         # scan keeps walking the graph until enough rows pass the filter (pgvector 0.8).

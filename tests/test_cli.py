@@ -67,6 +67,11 @@ def test_ingest_search_documents(cli_home: Path, tmp_path: Path) -> None:
     res = thotqen("documents", "--json", home=cli_home)
     docs = json.loads(res.stdout)["documents"]
     assert [d["name"] for d in docs] == ["Quarterly_Report.pdf"] and docs[0]["status"] == "ready"
+    # a report with no cover page says no company, form or period; a filter on them then matches nothing
+    assert {k: docs[0][k] for k in ("company", "form", "period", "period_end")} == dict.fromkeys(
+        ("company", "form", "period", "period_end"))
+    res = thotqen("search", "dividend policy", "--json", "--form", "10-K", "--period", "FY2022", home=cli_home)
+    assert res.returncode == 0 and json.loads(res.stdout)["hits"] == []
 
     res = thotqen("search", "x", "--document", "not-a-uuid", home=cli_home)
     assert res.returncode == 2 and "not a document id" in res.stderr

@@ -47,6 +47,7 @@ def owner_of(conn: Any, cfg: Configuration) -> int:  # noqa: ANN401
 
 @node("retrieve")
 def retrieve(state: State, config: RunnableConfig) -> dict[str, Any]:
+    from storage.document_filter import DocumentFilter
     from storage.search import SearchParams, search
 
     cfg = Configuration.from_runnable_config(config)
@@ -60,7 +61,9 @@ def retrieve(state: State, config: RunnableConfig) -> dict[str, Any]:
     with services.database.connection() as conn:
         owner_id = owner_of(conn, cfg)
         hits = search(conn, owner_id=owner_id, query_text=query, query_embedding=embedding, params=params,
-                      document_ids=state.get("document_ids") or None)
+                      document_ids=state.get("document_ids") or None,
+                      where=DocumentFilter(state.get("company") or "", state.get("form") or "",
+                                           state.get("period") or ""))
     documents: list[Excerpt] = []
     keys: set[str] = set()
     for hit in hits:

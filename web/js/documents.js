@@ -48,9 +48,16 @@ export async function refreshList() {
     : h("p", { class: "empty" }, "No documents yet. Upload a PDF to start asking questions."));
 }
 
+// What the document says it is (company · form · period, read from its cover page), when it says.
+function context(d) {
+  const said = [d.company, d.form, d.period].filter(Boolean).join(" · ");
+  return said ? [h("span", { class: "doc-context muted" }, said)] : [];
+}
+
 function table(documents) {
   const rows = documents.map((d) => h("tr", { dataset: { id: d.id } },
-    h("th", { scope: "row", "data-label": "Name" }, h("span", { class: "doc-name" }, d.name)),
+    h("th", { scope: "row", "data-label": "Name" }, h("span", { class: "doc-name" }, d.name),
+      ...context(d)),
     h("td", { "data-label": "Status" }, statusBadge(d)),
     h("td", { "data-label": "Pages", class: "num" }, d.pages ?? "–"),
     h("td", { "data-label": "Chunks", class: "num" }, d.chunks ?? "–"),

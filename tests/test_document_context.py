@@ -1,0 +1,157 @@
+"""Against the real embedded Postgres: ingestion stores what a filing says it is, every chunk heading
+starts with it (embedded and full-text indexed), searches narrow by it for the caller's own documents
+only, a question naming a period finds that period's filing first, and `thotqen reindex --context`
+gives documents stored the old way their context."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import numpy as np
+import pytest
+
+from evals import pdfs
+from ingestion.pipeline import display_title, embedding_text
+from ingestion.recontext import new_heading, recontext
+from storage.document_filter import DocumentFilter, matching_documents
+from storage.search import SearchParams, search
+from tests.test_context import COVER_10K, COVER_10Q, STATEMENTS_Q2
+
+BODY = ("Results of operations. Net sales of the Lighting segment rose because of strong demand for lamps "
+        "and fixtures in Europe, while freight costs fell. ") * 8
+
+
+def filing(cover: str, *pages: str) -> bytes:
+    return pdfs.text_pdf([cover, *pages])
+
+
+def ten_k(year: int) -> bytes:
+    cover = COVER_10K.replace("December 31, 2022", f"December 31, {year}")
+    return filing(cover, f"Item 7. Management's discussion. {BODY}", f"Item 8. Financial statements. {BODY}")
+
+
+@pytest.fixture(scope="module")
+def ten_q() -> bytes:
+    return filing(COVER_10Q, STATEMENTS_Q2, f"Item 2. Management's discussion. {BODY}")
+
+
+def document_row(db, document_id):  # noqa: ANN001, ANN201
+    with db.connection() as conn:
+        return conn.execute("select company, form, period, period_end from documents where id = %s",
+                            (document_id,)).fetchone()
+
+
+def headings(db, document_id) -> list[str]:  # noqa: ANN001
+    with db.connection() as conn:
+        return [r[0] for r in conn.execute("select heading from child_chunks where document_id = %s order by ord",
+                                           (document_id,)).fetchall()]
+
+
+def test_ingestion_stores_the_context_and_heads_every_chunk_with_it(db, make_user, ingest) -> None:  # noqa: ANN001
+    _name, owner = make_user("ctx")
+    sub, outcome = ingest(owner, "download (3).pdf", ten_k(2022))
+    assert outcome.status == "ready"
+    assert document_row(db, sub.document_id) == ("Northwind Traders, Inc.", "10-K", "FY2022", date(2022, 12, 31))
+    heads = headings(db, sub.document_id)
+    assert heads and all(h.startswith("Northwind Traders · 10-K · FY2022 (fiscal 2022)") for h in heads)
+    assert not any("download" in h for h in heads)
+    with db.connection() as conn:  # the heading is in the full-text index with weight A
+        weighted = conn.execute(
+            "select count(*) from child_chunks where document_id = %s and tsv @@ to_tsquery('english', 'fy2022:A')"
+            " and tsv @@ to_tsquery('english', 'northwind:A')", (sub.document_id,)).fetchone()[0]
+    assert weighted == len(heads)
+
+
+def test_a_document_that_says_nothing_keeps_its_file_name(db, make_user, ingest) -> None:  # noqa: ANN001
+    _name, owner = make_user("plain")
+    sub, _ = ingest(owner, "lamp_notes.pdf", pdfs.text_pdf([f"Some notes. {BODY}", BODY]))
+    assert document_row(db, sub.document_id) == (None, None, None, None)
+    assert all(h.startswith("lamp notes") or h.startswith("Some notes") for h in headings(db, sub.document_id))
+
+
+def test_filters_match_the_owners_documents_only(db, embedder, make_user, ingest, ten_q) -> None:  # noqa: ANN001
+    _a, alice = make_user("alice")
+    _b, bob = make_user("bob")
+    k22, _ = ingest(alice, "a.pdf", ten_k(2022))
+    q2, _ = ingest(alice, "b.pdf", ten_q)
+    bobs, _ = ingest(bob, "c.pdf", ten_k(2022))  # the same filing, his own copy
+
+    def ids(owner: int, docs=None, **where: str) -> set:  # noqa: ANN001
+        with db.connection() as conn:
+            return set(matching_documents(conn, owner_id=owner, where=DocumentFilter(**where), document_ids=docs))
+
+    assert ids(alice, company="northwind") == {k22.document_id}
+    assert ids(alice, company="CONTOSO", form="10q") == {q2.document_id}
+    assert ids(alice, period="fiscal 2022") == {k22.document_id}
+    assert ids(alice, period="FY22", form="10-K") == {k22.document_id}
+    assert ids(alice, period="Q2 2023") == {q2.document_id}  # the quarter ended July 1, 2023
+    assert ids(alice, period="2023") == {q2.document_id}
+    assert ids(alice, period="Q3 2023") == set()
+    assert ids(alice, company="northwind", form="8-K") == set()
+    assert ids(bob, company="northwind") == {bobs.document_id}
+    assert ids(alice, docs=[bobs.document_id], company="northwind") == set()  # a stranger's id never matches
+    assert ids(alice, company="100%_") == set()  # LIKE characters are literal
+
+    query = "net sales of the Lighting segment"
+    with db.connection() as conn:
+        def hits(owner: int, docs=None, **where: str) -> list:  # noqa: ANN001
+            return search(conn, owner_id=owner, query_text=query, query_embedding=embedder.embed_query(query),
+                          params=SearchParams(k=5), document_ids=docs, where=DocumentFilter(**where))
+
+        assert {h.document_id for h in hits(alice)} == {k22.document_id, q2.document_id}
+        assert {h.document_id for h in hits(alice, form="10-Q")} == {q2.document_id}
+        assert hits(alice, company="no such company") == []
+        assert hits(alice, docs=[bobs.document_id], form="10-K") == []
+        assert {h.document_id for h in hits(bob, company="northwind")} == {bobs.document_id}
+
+
+def test_a_question_naming_a_period_finds_that_filing_first(db, embedder, make_user, ingest) -> None:  # noqa: ANN001
+    _name, owner = make_user("periods")
+    # the same text in two years' filings, under names that say nothing
+    older, _ = ingest(owner, "download (1).pdf", ten_k(2021))
+    newer, _ = ingest(owner, "download (2).pdf", ten_k(2022))
+    for query, wanted in [("Northwind Traders FY2021 net sales of the Lighting segment", older),
+                          ("Lighting segment net sales in fiscal 2022", newer)]:
+        with db.connection() as conn:
+            top = search(conn, owner_id=owner, query_text=query, query_embedding=embedder.embed_query(query),
+                         params=SearchParams(k=3))
+        assert top[0].document_id == wanted.document_id, (query, [h.document_name for h in top])
+
+
+def test_new_heading_swaps_the_file_name_front() -> None:
+    front = "Northwind Traders · 10-K · FY2022 (fiscal 2022)"
+    assert new_heading("report 2022 — Item 7", ["report 2022"], front) == f"{front} — Item 7"
+    assert new_heading("report 2022", ["report 2022"], front) == front
+    assert new_heading(f"{front} — Item 7", ["report 2022"], front) is None
+    assert new_heading("Northwind · 10-K · 2022 — Item 7", ["report 2022"], front) == f"{front} — Item 7"
+
+
+def test_reindex_context_gives_old_documents_their_context(db, embedder, make_user, ingest) -> None:  # noqa: ANN001
+    _name, owner = make_user("old")
+    sub, _ = ingest(owner, "northwind_2022.pdf", ten_k(2022))
+    new_heads = headings(db, sub.document_id)
+    old_front = display_title("northwind_2022.pdf")
+    with db.connection() as conn:  # as ingestion wrote it before: the file name in front, no context
+        conn.execute("update documents set company = null, form = null, period = null, period_end = null"
+                     " where id = %s", (sub.document_id,))
+        conn.execute("update child_chunks set heading = %s || substr(heading, position(' — ' in heading))"
+                     " where document_id = %s and position(' — ' in heading) > 0", (old_front, sub.document_id))
+        conn.execute("select refresh_term_postings(%s)", (sub.document_id,))
+    assert all(h.startswith(old_front) for h in headings(db, sub.document_id))
+
+    outcome = recontext(db, embedder)
+    assert outcome.documents >= 1 and outcome.chunks >= len(new_heads)
+    assert document_row(db, sub.document_id) == ("Northwind Traders, Inc.", "10-K", "FY2022", date(2022, 12, 31))
+    redone = headings(db, sub.document_id)  # the context in front again; the page title as far as the budget goes
+    assert all(h.startswith("Northwind Traders · 10-K · FY2022") and fresh.startswith(h)
+               for h, fresh in zip(redone, new_heads, strict=True))
+    with db.connection() as conn:
+        heading, text, vector = conn.execute(
+            "select heading, text, embedding from child_chunks where document_id = %s order by ord limit 1",
+            (sub.document_id,)).fetchone()
+        postings = conn.execute("select count(*) from term_stats where document_id = %s and lexeme = 'fy2022'",
+                                (sub.document_id,)).fetchone()[0]
+    assert np.allclose(vector.to_numpy(), embedder.embed_documents([embedding_text(heading, text)])[0], atol=1e-3)
+    assert postings == 1
+    again = recontext(db, embedder)  # done once: nothing to re-embed
+    assert again.chunks == 0
