@@ -2,7 +2,7 @@
 evidence pages, and what OCR costs ingestion.
 
     python evals/bench_ocr.py cer [--limit N] [--dpi 150]
-    python evals/bench_ocr.py retrieval [--filings N | --only A,B] [--home DIR]
+    python evals/bench_ocr.py retrieval [--filings N | --only A,B] [--home DIR | --reuse HOME --user bench]
     python evals/bench_ocr.py speed [--pages 20] [--filing 3M_2018_10K]
 
 cer: each evidence page is rasterised at --dpi into an image-only page (no text layer), recognised as
@@ -13,6 +13,9 @@ retrieval: each filing is ingested twice, as it is and with its evidence pages r
 every question of those filings is searched within its filing (hybrid, the product's defaults):
 hit@5 on the evidence page, text layer against OCR. Chunks whose text is unchanged reuse the vector
 of the text-layer run (same model, same text, same vector) so only OCR'd pages cost embedding time.
+With --reuse HOME the text-layer run is the documents --user already has in an ingested home
+(evals/bench_ingest.py): the home is copied (never written), its vectors seed the reuse, and only
+the rasterised variants are ingested.
 speed: --pages pages of one filing ingested end to end with 0, 10, 50 and 100% of them rasterised.
 """
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -141,8 +145,45 @@ class CachingEmbedder:
         return np.stack([self.cache[t] for t in texts]) if texts else np.zeros((0, self.dimension), np.float32)
 
 
+def copy_home(source: Path) -> Path:
+    """A copy of an ingested home in a fresh folder, so a run never writes into the original. Its
+    database must be stopped: a running Postgres's files are not a consistent copy."""
+    pid_file = source / "pg" / "postmaster.pid"
+    if pid_file.exists():
+        try:
+            os.kill(int(pid_file.read_text().split()[0]), 0)
+        except (ProcessLookupError, ValueError, IndexError):
+            pass  # a stale pid file: the server is not running
+        else:
+            raise SystemExit(f"the database in {source} is running; wait until the process using it ends")
+    target = Path(tempfile.mkdtemp(prefix="thq-ocr-", dir="/tmp"))
+    for entry in source.iterdir():
+        if entry.name == "run":  # the embedded server's bookkeeping of who uses it: not copied
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, target / entry.name, symlinks=True)
+        else:
+            shutil.copy2(entry, target / entry.name)
+    (target / "pg" / "postmaster.pid").unlink(missing_ok=True)
+    return target
+
+
+def seed_cache(conn, embedder: CachingEmbedder, owner: int, document_id) -> int:  # noqa: ANN001
+    """Put a stored document's vectors in the cache under the text they were made from."""
+    from ingestion.pipeline import embedding_text
+
+    rows = conn.execute("select heading, text, embedding from child_chunks where owner_id = %s and document_id = %s",
+                        (owner, document_id)).fetchall()
+    for heading, text, vec in rows:
+        embedder.cache.setdefault(embedding_text(heading, text), vec)
+    return len(rows)
+
+
 def run_retrieval(args: argparse.Namespace) -> int:
-    home = args.home or Path(tempfile.mkdtemp(prefix="thq-ocr-", dir="/tmp"))
+    if args.reuse and args.home:
+        raise SystemExit("--reuse copies an ingested home; --home names a fresh one: give one of them")
+    home = copy_home(args.reuse) if args.reuse else args.home or Path(tempfile.mkdtemp(prefix="thq-ocr-", dir="/tmp"))
+    print(f"home: {home}", file=sys.stderr)
     os.environ["THOTQEN_HOME"] = str(home)
     os.environ.pop("DATABASE_URL", None)
     from evals.retrieval import evidence_pages as question_pages
@@ -151,8 +192,9 @@ def run_retrieval(args: argparse.Namespace) -> int:
     from providers.embeddings import get_embedder
     from settings import get_settings
     from storage.db import open_database
+    from storage.documents import ready_documents
     from storage.search import SearchParams
-    from storage.users import get_or_create_user
+    from storage.users import find_user, get_or_create_user
 
     settings = get_settings()
     db = open_database(settings)
@@ -171,10 +213,22 @@ def run_retrieval(args: argparse.Namespace) -> int:
     ocr_pages = 0
     with db.connection() as conn:
         owners = {kind: get_or_create_user(conn, f"ocr-bench-{kind}") for kind in docs}
+        if args.reuse:  # the text-layer run is the documents the home already holds
+            owners["text"] = find_user(conn, args.user)
+            held = ready_documents(conn, owner_id=owners["text"]) if owners["text"] is not None else {}
+            missing = [f for f in filings if f"{f}.pdf" not in held]
+            if missing:
+                raise SystemExit(f"{args.reuse} has no ready {', '.join(missing)} for user {args.user!r}")
+            docs["text"] = {f"{f}.pdf": held[f"{f}.pdf"] for f in filings}
     for filing in filings:
         data = (FINANCEBENCH / "pdfs" / f"{filing}.pdf").read_bytes()
         scanned = {p for q in questions if q["doc_name"] == filing for p in question_pages(q)}
-        for kind, body in (("text", data), ("ocr", rasterise(data, scanned, dpi=args.dpi))):
+        variants = [("text", data), ("ocr", rasterise(data, scanned, dpi=args.dpi))]
+        if args.reuse:
+            with db.connection() as conn:
+                seed_cache(conn, embedder, owners["text"], docs["text"][f"{filing}.pdf"])
+            variants = variants[1:]
+        for kind, body in variants:
             started = time.perf_counter()
             sub = submit_document(db, settings, owner_id=owners[kind], name=f"{filing}.pdf", data=body)
             if sub.job_id:
@@ -191,7 +245,10 @@ def run_retrieval(args: argparse.Namespace) -> int:
                               " where owner_id = %s and ocr", (owners["ocr"],)).fetchone()[0]
     params = SearchParams.from_tunables(settings, k=10, mode="hybrid")
     results: dict = {"filings": len(filings), "questions": len(questions), "rasterised_pages": ocr_pages,
-                     "pages_marked_ocr": marked, "dpi": args.dpi, "runs": {}, "per_question": []}
+                     "pages_marked_ocr": marked, "dpi": args.dpi, "chunks_embedded": embedder.embedded,
+                     "ingest_seconds": {k: round(v, 1) for k, v in timings.items()},
+                     "text_run": f"user {args.user!r} of a copy of {args.reuse}" if args.reuse else "ingested here",
+                     "runs": {}, "per_question": []}
     ranks = {}
     for kind in docs:
         out = question_ranks(db, embedder.inner, owners[kind], docs[kind], questions, params, "within_document")
@@ -208,6 +265,10 @@ def run_retrieval(args: argparse.Namespace) -> int:
         + f"\nhit@5 difference (OCR - text layer): {o['hit@5'] - t['hit@5']:+.3f} on {len(questions)} questions of "
         f"{len(filings)} filings; {ocr_pages} evidence pages rasterised at {args.dpi} dpi, {marked} pages "
         "stored as OCR'd. Within-filing hybrid search with the product's defaults, k=10.\n"
+        + (f"\nText-layer run: the filings user `{args.user}` holds in a copy of `{args.reuse}` (ingested "
+           "earlier by evals/bench_ingest.py); OCR run: those filings ingested again with their evidence pages "
+           f"rasterised, {embedder.embedded} chunks embedded (the rest reuse the stored vectors of identical "
+           f"texts), {timings['ocr']:.0f} s.\n" if args.reuse else "")
     )
     write_result(args.name or "ocr_retrieval", results, md)
     print(md)
@@ -270,6 +331,9 @@ def main() -> int:
     parser.add_argument("--filings", type=int, default=0, help="retrieval: only the first N filings")
     parser.add_argument("--only", default="", help="retrieval: these filings (comma-separated names)")
     parser.add_argument("--home", type=Path, default=None, help="retrieval: data directory (default: fresh)")
+    parser.add_argument("--reuse", type=Path, default=None,
+                        help="retrieval: an ingested home to copy; its --user's documents are the text-layer run")
+    parser.add_argument("--user", default="bench", help="retrieval: the user of --reuse holding the filings")
     parser.add_argument("--pages", type=int, default=20, help="speed: pages ingested per variant")
     parser.add_argument("--first", type=int, default=40, help="speed: first page taken from the filing")
     parser.add_argument("--filing", default="3M_2018_10K", help="speed: the filing the pages come from")
