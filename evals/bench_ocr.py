@@ -1,8 +1,9 @@
 """OCR on the FinanceBench development filings: quality against the text layer, retrieval on scanned
 evidence pages, and what OCR costs ingestion.
 
-    python evals/bench_ocr.py cer [--limit N] [--dpi 150]
+    python evals/bench_ocr.py cer [--limit N] [--dpi 150] [--keep-lines FILE]
     python evals/bench_ocr.py retrieval [--filings N | --only A,B] [--home DIR | --reuse HOME --user bench]
+        [--lines FILE]
     python evals/bench_ocr.py speed [--pages 20] [--filing 3M_2018_10K]
 
 cer: each evidence page is rasterised at --dpi into an image-only page (no text layer), recognised as
@@ -15,7 +16,9 @@ hit@5 on the evidence page, text layer against OCR. Chunks whose text is unchang
 of the text-layer run (same model, same text, same vector) so only OCR'd pages cost embedding time.
 With --reuse HOME the text-layer run is the documents --user already has in an ingested home
 (evals/bench_ingest.py): the home is copied (never written), its vectors seed the reuse, and only
-the rasterised variants are ingested.
+the rasterised variants are ingested. With --lines FILE (from `cer --keep-lines FILE`) a page whose
+image is the one recognised in that run gets the lines recognised there (same image, same engine)
+instead of being recognised again: then a change to row grouping is re-measured in minutes.
 speed: --pages pages of one filing ingested end to end with 0, 10, 50 and 100% of them rasterised.
 """
 
@@ -42,6 +45,44 @@ def normalise(text: str) -> str:
     return " ".join(text.replace(" | ", " ").split())
 
 
+def page_key(page, dpi: int) -> str:  # noqa: ANN001 - a pymupdf.Page
+    """What OCR sees of a page: the hash of its grey rendering at `dpi` (recognise_page's input)."""
+    import hashlib
+
+    import pymupdf
+
+    zoom = dpi / 72
+    pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), colorspace=pymupdf.csGRAY, alpha=False)
+    return hashlib.sha256(pix.samples).hexdigest()
+
+
+def reuse_lines(path: Path) -> dict[str, int]:
+    """Make ingestion.ocr.recognise_page answer from a `cer --keep-lines` file when the page image is
+    the one recognised there (same rendering, same engine: the same lines), and recognise otherwise.
+    Returns the counters {"reused", "recognised"}; only for parsing in this process."""
+    import json
+
+    from ingestion import ocr
+
+    known = {}
+    for line in path.read_text().splitlines():
+        item = json.loads(line)
+        known[item["image"]] = [tuple(x) for x in item["lines"]]
+    counts = {"reused": 0, "recognised": 0}
+    recognise = ocr.recognise_page
+
+    def cached(page, dpi: int):  # noqa: ANN001, ANN202
+        key = page_key(page, dpi)
+        if key in known:
+            counts["reused"] += 1
+            return known[key]
+        counts["recognised"] += 1
+        return recognise(page, dpi)
+
+    ocr.recognise_page = cached
+    return counts
+
+
 def evidence_pages() -> list[tuple[str, int]]:
     """(filing, 1-based page) of every evidence page of the development questions, sorted."""
     pairs = set()
@@ -52,12 +93,18 @@ def evidence_pages() -> list[tuple[str, int]]:
 
 
 def run_cer(args: argparse.Namespace) -> int:
+    import json
+
     from rapidfuzz.distance import Levenshtein
 
-    from ingestion.ocr import engine
+    from ingestion import ocr
     from ingestion.parse import parse_pdf
 
-    engine()  # loaded once, outside the timings
+    ocr.engine()  # loaded once, outside the timings
+    kept: list = []
+    if args.keep_lines:  # the recognised lines, for studying row grouping and for `retrieval --lines`
+        recognise = ocr.recognise_page
+        ocr.recognise_page = lambda page, dpi: kept.append((page_key(page, dpi), recognise(page, dpi))) or kept[-1][1]
     rows = []
     pages = evidence_pages()
     if args.limit:
@@ -80,6 +127,10 @@ def run_cer(args: argparse.Namespace) -> int:
                      "cpu_seconds": round(cpu, 2),
                      "ocr": recognised.units[0].ocr})
         print(f"{doc} p{page}: CER {rows[-1]['cer']:.3f}, {seconds:.1f} s", file=sys.stderr)
+        if args.keep_lines:
+            with args.keep_lines.open("a") as out:
+                key, lines = kept.pop()
+                out.write(json.dumps({"filing": doc, "page": page, "image": key, "lines": lines}) + "\n")
     total_ref = sum(r["ref_chars"] for r in rows)
     total_dist = sum(r["distance"] for r in rows)
     cers = sorted(r["cer"] for r in rows)
@@ -188,7 +239,9 @@ def run_retrieval(args: argparse.Namespace) -> int:
     os.environ.pop("DATABASE_URL", None)
     from evals.retrieval import evidence_pages as question_pages
     from evals.retrieval import question_ranks, summarise
-    from ingestion.pipeline import run_job, submit_document
+    from ingestion.parse import parse_pdf
+    from ingestion.pipeline import limits, run_job, submit_document
+    from ingestion.prefetch import Prepared
     from providers.embeddings import get_embedder
     from settings import get_settings
     from storage.db import open_database
@@ -196,6 +249,7 @@ def run_retrieval(args: argparse.Namespace) -> int:
     from storage.search import SearchParams
     from storage.users import find_user, get_or_create_user
 
+    counts = reuse_lines(args.lines) if args.lines else None
     settings = get_settings()
     db = open_database(settings)
     embedder = CachingEmbedder(get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
@@ -232,7 +286,10 @@ def run_retrieval(args: argparse.Namespace) -> int:
             started = time.perf_counter()
             sub = submit_document(db, settings, owner_id=owners[kind], name=f"{filing}.pdf", data=body)
             if sub.job_id:
-                outcome = run_job(db, settings, embedder, sub.job_id)
+                prepared = None
+                if counts is not None and kind == "ocr":  # parsed here, where recognised lines are reused
+                    prepared = Prepared(sub.content_hash, parse_pdf(body, ocr=limits(settings).ocr))
+                outcome = run_job(db, settings, embedder, sub.job_id, prepared=prepared)
                 if outcome.status != "ready":
                     raise SystemExit(f"{filing} ({kind}): {outcome.error}")
             timings[kind] += time.perf_counter() - started
@@ -248,6 +305,7 @@ def run_retrieval(args: argparse.Namespace) -> int:
                      "pages_marked_ocr": marked, "dpi": args.dpi, "chunks_embedded": embedder.embedded,
                      "ingest_seconds": {k: round(v, 1) for k, v in timings.items()},
                      "text_run": f"user {args.user!r} of a copy of {args.reuse}" if args.reuse else "ingested here",
+                     "ocr_pages_reused_from": str(args.lines) if args.lines else None, "ocr_page_counts": counts,
                      "runs": {}, "per_question": []}
     ranks = {}
     for kind in docs:
@@ -269,6 +327,9 @@ def run_retrieval(args: argparse.Namespace) -> int:
            "earlier by evals/bench_ingest.py); OCR run: those filings ingested again with their evidence pages "
            f"rasterised, {embedder.embedded} chunks embedded (the rest reuse the stored vectors of identical "
            f"texts), {timings['ocr']:.0f} s.\n" if args.reuse else "")
+        + (f"\nRecognised lines: {counts['reused']} pages answered from `{args.lines}` (a `cer --keep-lines` run: "
+           "the same page image, hashed, read by the same engine), {counts['recognised']} recognised here; "
+           "the OCR variants were parsed in this process (not the sandboxed child) for that.\n" if counts else "")
     )
     write_result(args.name or "ocr_retrieval", results, md)
     print(md)
@@ -327,12 +388,16 @@ def run_speed(args: argparse.Namespace) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("part", choices=["cer", "retrieval", "speed"])
+    parser.add_argument("--keep-lines", type=Path, default=None, help="cer: append each page's recognised lines "
+                        "(JSON lines) to this file")
     parser.add_argument("--limit", type=int, default=0, help="cer: at most N evidence pages, spread over filings")
     parser.add_argument("--filings", type=int, default=0, help="retrieval: only the first N filings")
     parser.add_argument("--only", default="", help="retrieval: these filings (comma-separated names)")
     parser.add_argument("--home", type=Path, default=None, help="retrieval: data directory (default: fresh)")
     parser.add_argument("--reuse", type=Path, default=None,
                         help="retrieval: an ingested home to copy; its --user's documents are the text-layer run")
+    parser.add_argument("--lines", type=Path, default=None,
+                        help="retrieval: reuse recognised lines a `cer --keep-lines` run kept for the same page images")
     parser.add_argument("--user", default="bench", help="retrieval: the user of --reuse holding the filings")
     parser.add_argument("--pages", type=int, default=20, help="speed: pages ingested per variant")
     parser.add_argument("--first", type=int, default=40, help="speed: first page taken from the filing")
