@@ -27,8 +27,8 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -209,24 +209,23 @@ def copy_home(source: Path) -> Path:
             raise SystemExit(f"the database in {source} is running; wait until the process using it ends")
     target = Path(tempfile.mkdtemp(prefix="thq-ocr-", dir="/tmp"))
     for entry in source.iterdir():
-        if entry.name == "run":  # the embedded server's bookkeeping of who uses it: not copied
-            continue
-        if entry.is_dir():
-            shutil.copytree(entry, target / entry.name, symlinks=True)
-        else:
-            shutil.copy2(entry, target / entry.name)
+        if entry.name != "run":  # the embedded server's bookkeeping of who uses it: not copied
+            # cp -a keeps owners too: the database files belong to the user Postgres runs as
+            subprocess.run(["cp", "-a", str(entry), str(target / entry.name)], check=True)
     (target / "pg" / "postmaster.pid").unlink(missing_ok=True)
     return target
 
 
 def seed_cache(conn, embedder: CachingEmbedder, owner: int, document_id) -> int:  # noqa: ANN001
     """Put a stored document's vectors in the cache under the text they were made from."""
+    import numpy as np
+
     from ingestion.pipeline import embedding_text
 
     rows = conn.execute("select heading, text, embedding from child_chunks where owner_id = %s and document_id = %s",
                         (owner, document_id)).fetchall()
-    for heading, text, vec in rows:
-        embedder.cache.setdefault(embedding_text(heading, text), vec)
+    for heading, text, vec in rows:  # float4 in the database: the embedder's float32 vector exactly
+        embedder.cache.setdefault(embedding_text(heading, text), np.asarray(vec.to_numpy(), dtype=np.float32))
     return len(rows)
 
 
@@ -328,7 +327,7 @@ def run_retrieval(args: argparse.Namespace) -> int:
            f"rasterised, {embedder.embedded} chunks embedded (the rest reuse the stored vectors of identical "
            f"texts), {timings['ocr']:.0f} s.\n" if args.reuse else "")
         + (f"\nRecognised lines: {counts['reused']} pages answered from `{args.lines}` (a `cer --keep-lines` run: "
-           "the same page image, hashed, read by the same engine), {counts['recognised']} recognised here; "
+           f"the same page image, hashed, read by the same engine), {counts['recognised']} recognised here; "
            "the OCR variants were parsed in this process (not the sandboxed child) for that.\n" if counts else "")
     )
     write_result(args.name or "ocr_retrieval", results, md)
