@@ -18,7 +18,7 @@ With --reuse HOME the text-layer run is the documents --user already has in an i
 (evals/bench_ingest.py): the home is copied (never written), its vectors seed the reuse, and only
 the rasterised variants are ingested. With --lines FILE (from `cer --keep-lines FILE`) a page whose
 image is the one recognised in that run gets the lines recognised there (same image, same engine)
-instead of being recognised again: then a change to row grouping is re-measured in minutes.
+instead of being recognised again (a page whose image hash differs is recognised as usual).
 speed: --pages pages of one filing ingested end to end with 0, 10, 50 and 100% of them rasterised.
 """
 
