@@ -4,6 +4,8 @@ Owner-scoped like every route: a stranger's document id answers 404, exactly lik
 The image is rendered by PyMuPDF on demand and cached twice: the browser keeps it
 (`Cache-Control: private` + an ETag for revalidation) and the server keeps the last renders in
 memory, so a citation clicked again costs nothing (timings: evals/results/page_image.md).
+An OCR'd page is an image with no words to find the passage in: there the line boxes its
+recognised chunks stored at ingestion (child_chunks.boxes) mark the lines of the chunks the passage quotes.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import hashlib
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +29,7 @@ from storage import documents
 
 router = APIRouter(prefix="/api/documents", tags=["documents"])
 
-RENDER_VERSION = "1"  # part of the ETag: bump when the drawing changes
+RENDER_VERSION = "2"  # part of the ETag: bump when the drawing changes
 HIGHLIGHT_FILL = (1.0, 0.78, 0.0)  # amber, drawn with the Multiply blend of a highlight annotation
 MIN_RUN = 3  # words in a row that must match for a stretch of the page to count as the passage
 MEDIA_TYPES = {
@@ -67,14 +70,34 @@ def passage_rects(page: pymupdf.Page, passage: str) -> list[pymupdf.Rect]:
     return list(lines.values())
 
 
-def render_page(path: Path, page_no: int, passage: str, width: int) -> tuple[bytes, int, str]:
+def recognised_rects(passage: str, chunks: Sequence[tuple[str, list[list[float]]]]) -> list[pymupdf.Rect]:
+    """On an OCR'd page (an image, no words to align with): the line boxes of the recognised chunks
+    the passage quotes, i.e. those sharing a run of MIN_RUN words or more with it, the same test
+    passage_rects applies to the page's words. Each box is one recognised line, as there."""
+    wanted = [_norm(w) for w in _WORD.findall(passage)]
+    rects: dict[tuple[float, ...], pymupdf.Rect] = {}
+    for text, boxes in chunks:
+        words = [_norm(w) for w in _WORD.findall(text)]
+        matcher = difflib.SequenceMatcher(None, words, wanted, autojunk=False)
+        if any(block.size >= MIN_RUN for block in matcher.get_matching_blocks()):
+            for box in boxes:  # neighbouring chunks overlap by a few rows: each line once
+                rects.setdefault(tuple(box[:4]), pymupdf.Rect(box[:4]))
+    return list(rects.values())
+
+
+def render_page(path: Path, page_no: int, passage: str, width: int,
+                recognised: Sequence[tuple[str, list[list[float]]]] = ()) -> tuple[bytes, int, str]:
     """(PNG bytes, number of highlighted lines, the highlight's box as "top,left,bottom,right"
-    fractions of the page or ""); KeyError when the page does not exist."""
+    fractions of the page or ""); KeyError when the page does not exist. `recognised`: the page's
+    OCR'd chunks (text, line boxes), used when the page itself has no text that spells the passage."""
     with pymupdf.open(path) as doc:
         if not 1 <= page_no <= doc.page_count:
             raise KeyError(page_no)
         page = doc[page_no - 1]
         rects = passage_rects(page, passage) if passage else []
+        if passage and not rects and recognised:
+            rects = [r & page.rect for r in recognised_rects(passage, recognised)]
+            rects = [r for r in rects if not r.is_empty]
         for rect in rects:  # in memory only: the stored file is never written
             annot = page.add_highlight_annot(rect)
             annot.set_colors(stroke=HIGHLIGHT_FILL)
@@ -125,6 +148,11 @@ def _owned(db: Any, owner_id: int, document_id: str) -> dict[str, Any]:  # noqa:
     return doc
 
 
+def _recognised(db: Any, owner_id: int, document_id: str, page: int) -> list[tuple[str, list[list[float]]]]:  # noqa: ANN401
+    with db.connection() as conn:
+        return documents.recognised_chunks(conn, owner_id=owner_id, document_id=document_id, page=page)
+
+
 def _format(doc: dict[str, Any]) -> str:
     return doc.get("format") or "pdf"
 
@@ -166,8 +194,10 @@ async def page_image(document_id: str, page: int, request: Request, user: Curren
     cached = _renders.get(etag)
     if cached is None:
         path = await asyncio.to_thread(_local_file, request, user.id, doc)
+        ocr = bool(passage and doc.get("ocr_pages"))  # only a document with OCR'd pages has line boxes to use
+        recognised = await asyncio.to_thread(_recognised, db, user.id, document_id, page) if ocr else []
         try:
-            cached = await asyncio.to_thread(render_page, path, page, passage, width)
+            cached = await asyncio.to_thread(render_page, path, page, passage, width, recognised)
         except KeyError:
             raise HTTPException(404, f"the document has no page {page}") from None
         _renders.put(etag, cached)

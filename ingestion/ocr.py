@@ -1,7 +1,7 @@
 """OCR of a rendered PDF page with RapidOCR and the ONNX models its wheel ships.
 
-rapidocr 3.x carries PP-OCRv6 small detection and recognition models and the PP-OCR v2.0 mobile
-angle classifier inside the wheel (Apache-2.0, converted from PaddleOCR; the wheel's
+rapidocr 3.x carries PP-OCRv6 small detection and recognition models (and an angle classifier,
+not used here) inside the wheel (Apache-2.0, converted from PaddleOCR; the wheel's
 MODEL_LICENSES.md and docs/formats.md), so nothing is downloaded: the image goes in as an array,
 never as a path or URL (RapidOCR fetches URLs it is given). Lines come back with their boxes,
 which are mapped back to PDF points so a citation can highlight them on the page image.
@@ -29,7 +29,10 @@ def engine() -> Any:  # noqa: ANN401 - rapidocr.RapidOCR
     with memcap.lifted():  # the library and its models are trusted: loaded above a parsing child's cap
         from rapidocr import RapidOCR
 
-        return RapidOCR(params={"Global.log_level": "warning"})
+        # No per-line 180° classifier: on rendered pages every line is upright (PyMuPDF applies the
+        # page's /Rotate), and the classifier flips some long upright lines, which then read as
+        # letter soup ("it t e a ses i it sin"; evals/results/ocr.md).
+        return RapidOCR(params={"Global.log_level": "warning", "Global.use_cls": False})
 
 
 def recognise_page(page: pymupdf.Page, dpi: int) -> list[tuple[float, float, float, float, str]]:

@@ -31,6 +31,8 @@ SCAN_MAX_TEXT_CHARS = 200
 # Section labels inside a statement ("Cash Flows from Investing Activities") do not end a table.
 MAX_LABEL_ROWS_IN_TABLE = 2
 LEADER_RE = re.compile(r"([^\w\s])\1{2,}")  # dot leaders and rules are not words
+# An OCR box this many times the page's median line height spans more than one printed row.
+TALL_LINE = 1.6
 
 Line = tuple[float, float, float, float, str]  # x0, y0, x1, y1, text
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -85,9 +87,16 @@ def text_lines(page: pymupdf.Page) -> list[Line]:
     return lines
 
 
-def visual_rows(lines: list[Line]) -> list[tuple[list[str], list[Box]]]:
-    """Group lines into rows by vertical overlap, top to bottom: (cells, line boxes) per row."""
+def visual_rows(lines: list[Line], recognised: bool = False) -> list[tuple[list[str], list[Box]]]:
+    """Group lines into rows by vertical overlap, top to bottom: (cells, line boxes) per row.
+
+    `recognised`: the lines come from OCR, whose detector sometimes boxes two short values stacked in
+    a column as one line. Such a box (taller than TALL_LINE times the page's median line) still
+    joins the row it overlaps, but does not stretch that row's band: stretched, the band would reach
+    the next printed row and chain the rows below into one."""
     lines = sorted(lines, key=lambda item: ((item[1] + item[3]) / 2, item[0]))
+    heights = sorted(max(y1 - y0, 1.0) for _x0, y0, _x1, y1, _t in lines)
+    tall = TALL_LINE * heights[len(heights) // 2] if recognised and heights else float("inf")
     rows: list[list[Line]] = []
     row_top = row_bottom = 0.0
     for item in lines:
@@ -97,10 +106,14 @@ def visual_rows(lines: list[Line]) -> list[tuple[list[str], list[Box]]]:
             overlap = min(row_bottom, y1) - max(row_top, y0)
             if overlap >= 0.5 * min(height, row_bottom - row_top or height):
                 rows[-1].append(item)
-                row_top, row_bottom = min(row_top, y0), max(row_bottom, y1)
+                if height <= tall:
+                    row_top, row_bottom = min(row_top, y0), max(row_bottom, y1)
                 continue
         rows.append([item])
         row_top, row_bottom = y0, y1
+        if height > tall:  # a row started by such a box gets one line's band, around its middle
+            middle, half = (y0 + y1) / 2, tall / TALL_LINE / 2
+            row_top, row_bottom = middle - half, middle + half
     return [_row_cells(row) for row in rows]
 
 
@@ -187,7 +200,7 @@ def parse_pdf(data: bytes, *, ocr: OcrOptions | None = None, progress: Progress 
         units: list[PageUnit] = []
         table_count = 0
         for index, lines in enumerate(page_lines):
-            page_rows = visual_rows(lines)
+            page_rows = visual_rows(lines, recognised=index in recognised)
             tables = _table_ids([cells for cells, _boxes in page_rows], first_id=table_count + 1)
             table_count = max([table_count, *(t for t in tables if t is not None)])
             texts = [" | ".join(cells) for cells, _boxes in page_rows]

@@ -93,6 +93,18 @@ def get_page(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID 
         ).fetchone()
 
 
+def recognised_chunks(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str,
+                      page: int) -> list[tuple[str, list[list[float]]]]:
+    """(text, line boxes in points) of each child chunk on an OCR'd page of the owner's document: the
+    page image has no text to find a passage in, so a citation is highlighted with these boxes."""
+    doc_uuid = parse_uuid(document_id)
+    if doc_uuid is None:
+        return []
+    return [(text, boxes) for text, boxes in conn.execute(
+        "select text, boxes from child_chunks where owner_id = %s and document_id = %s and page = %s and ocr"
+        " and boxes is not null order by ord", (owner_id, doc_uuid, page)).fetchall()]
+
+
 def get_document(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str) -> dict | None:
     """The document if `owner_id` owns it; None otherwise (a stranger's id looks absent)."""
     doc_uuid = parse_uuid(document_id)

@@ -104,3 +104,45 @@ def test_a_document_without_pages_has_no_page_image_but_its_file(live) -> None: 
         original = c.get(f"/api/documents/{doc}/file", headers=user["headers"])
         assert original.status_code == 200 and original.content == text
         assert original.headers["content-type"].startswith("text/markdown")
+
+
+STAFF_PAGE = ("Aurora Widgets annual report for fiscal 2023.\n"
+              "Aurora Widgets employed 5,300 people at the end of fiscal 2023, up from 4,900 a year earlier.\n"
+              "Most of them work in the plants at Tampere and Oulu; about 600 work in sales offices abroad.")
+
+
+def _cited_highlight(c, name: str, data: bytes) -> tuple[dict, list[float], int]:  # noqa: ANN001
+    """A new user uploads `data`, asks about it and opens the cited page: (citation, highlight box, lines)."""
+    from tests.server.conftest import follow_job, upload
+
+    user = signup(c, "cite")
+    h = user["headers"]
+    res = upload(c, h, name, data)
+    assert res.status_code == 202, res.text
+    assert follow_job(c, h, res.json()["job_id"])[-1][0] == "done"
+    answer = c.post("/rag/invoke", headers=h, json={"input": {"question": "How many people did Aurora Widgets "
+                                                                           "employ at the end of fiscal 2023?"}})
+    citation = answer.json()["output"]["citations"][0]
+    assert citation["page"] == 1 and "5,300" in citation["text"], citation
+    image = c.get(f"/api/documents/{res.json()['document_id']}/pages/1.png",
+                  params={"highlight": citation["text"], "width": 600}, headers=h)
+    assert image.status_code == 200, image.text
+    assert amber_pixels(image.content) > 1000
+    box = [float(v) for v in image.headers["x-highlight-box"].split(",")]
+    return citation, box, int(image.headers["x-highlighted-lines"])
+
+
+def test_an_ocr_page_highlights_the_cited_passage_like_its_text_layer(live) -> None:  # noqa: ANN001
+    """The same page as typed text and as a scan: the scan's citation is OCR'd text with line boxes,
+    and its page image marks the same stretch of the page the text layer's does."""
+    from evals.pdfs import rasterised, text_pdf
+
+    typed = text_pdf([STAFF_PAGE])
+    with live.client() as c:
+        text_citation, text_box, text_lines = _cited_highlight(c, "staff.pdf", typed)
+        ocr_citation, ocr_box, ocr_lines = _cited_highlight(c, "staff-scan.pdf", rasterised(typed))
+    assert text_citation["ocr"] is False and ocr_citation["ocr"] is True and ocr_citation["boxes"]
+    assert text_lines >= 3 and ocr_lines >= 3
+    # top, left, bottom, right as fractions of the page: recognised line boxes sit within a few points
+    # of the text layer's
+    assert all(abs(a - b) < 0.02 for a, b in zip(text_box, ocr_box, strict=True)), (text_box, ocr_box)

@@ -240,6 +240,8 @@ function sourcesList(citations, cited) {
     const doc = c.document_id ? docsById.get(c.document_id) : null;
     const where = c.document_id ? `${doc ? doc.name : c.name}, page ${c.page}` : (c.name || c.url);
     return h("li", { value: c.n }, citationLink(c, where),
+             c.ocr ? h("span", { class: "muted", title: "The page is an image; its text was recognised (OCR)" },
+                       " — recognised text") : null,
              c.document_id && !doc ? h("span", { class: "muted" }, " — deleted") : null);
   })));
 }
