@@ -26,6 +26,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +36,8 @@ from providers.embeddings import Embedder
 log = logging.getLogger(__name__)
 
 # Bump when the export recipe changes: old exports are then re-made, not trusted.
-EXPORT_VERSION = 2
+# 3: residual adds and layer norms left apart (no SkipLayerNormalization): faster on CPU.
+EXPORT_VERSION = 3
 OPSET = 17
 FILES = {"onnx": "model.onnx", "onnx-int8": "model_int8.onnx"}
 
@@ -135,6 +137,7 @@ def _export(model_path: Path, directory: Path, source_sha: str) -> None:
     import onnx
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.transformers.fusion_options import FusionOptions
     from onnxruntime.transformers.optimizer import optimize_model
     from transformers import AutoModel
 
@@ -154,11 +157,16 @@ def _export(model_path: Path, directory: Path, source_sha: str) -> None:
             opset_version=OPSET, dynamo=False,
         )
     # Fuse attention, layer norms and GELU into onnxruntime's BERT kernels (same numbers, fewer ops).
+    # Not the residual add into the layer norm: onnxruntime's CPU SkipLayerNormalization took a
+    # quarter of an int8 run, more than Add + LayerNormalization (embed_backends_ln.md).
     raw = tmp / "raw.onnx"
     (tmp / FILES["onnx"]).rename(raw)
     config = model.config
+    fusions = FusionOptions("bert")
+    fusions.enable_skip_layer_norm = False
     optimize_model(str(raw), model_type="bert", num_heads=config.num_attention_heads,
-                   hidden_size=config.hidden_size, opt_level=1).save_model_to_file(str(tmp / FILES["onnx"]))
+                   hidden_size=config.hidden_size, opt_level=1,
+                   optimization_options=fusions).save_model_to_file(str(tmp / FILES["onnx"]))
     raw.unlink()
     # int8 weights, one scale per output channel (one scale per tensor moved vectors to cosine
     # 0.94 of PyTorch's; per channel keeps 0.99), activations quantized on the fly.
@@ -250,10 +258,14 @@ class OnnxEmbedder(Embedder):
             return ort.InferenceSession(str(directory / FILES[self.backend]), opts,
                                         providers=["CPUExecutionProvider"])
 
-        self._batch_session = session(self.batch_threads)
+        # Documents: one single-threaded run per text, `workers` texts at a time (ONNX Runtime releases
+        # the GIL). On two cores this beat one text at a time on two intra-op threads, whose hand-offs
+        # (no spinning) cost more than a 220-token text's matrices gain (embed_backends_*.md).
+        self.workers = max(1, self.batch_threads)
+        self._doc_session = session(1)
         # One short query: one thread (hand-offs between two threads cost more than they save).
-        self._query_session = session(1) if self.batch_threads > 1 else self._batch_session
-        self._input_names = {i.name for i in self._batch_session.get_inputs()}
+        self._query_session = self._doc_session
+        self._input_names = {i.name for i in self._doc_session.get_inputs()}
         self._counter = Tokenizer.from_file(str(directory / "tokenizer.json"))
         self._counter.no_truncation()
         self._counter.no_padding()
@@ -286,8 +298,27 @@ class OnnxEmbedder(Embedder):
         return (pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)).astype(np.float32)
 
     def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
-        with self._lock:
-            return self._run(self._encode(texts), self._batch_session)
+        return self._run(self._encode(texts), self._doc_session)
+
+    def embed_documents(self, texts: Sequence[str], progress=None) -> np.ndarray:  # noqa: ANN001
+        """Each text alone (see __init__), `workers` at a time, longest first so that the workers
+        finish together; one tokenisation pass; vectors in the input order."""
+        total = len(texts)
+        out = np.zeros((total, self.dimension), dtype=np.float32)
+        if not total:
+            return out
+        encodings = self._encode(texts)
+        order = sorted(range(total), key=lambda i: -len(encodings[i].ids))
+
+        def one(i: int) -> np.ndarray:
+            return self._run([encodings[i]], self._doc_session)[0]
+
+        with self._lock, ThreadPoolExecutor(min(self.workers, total)) as pool:
+            for done, (i, vec) in enumerate(zip(order, pool.map(one, order), strict=True), start=1):
+                out[i] = vec
+                if progress is not None:
+                    progress(done, total)
+        return out
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._run(self._encode([text]), self._query_session)[0]
