@@ -36,10 +36,15 @@ from providers.embeddings import Embedder
 log = logging.getLogger(__name__)
 
 # Bump when the export recipe changes: old exports are then re-made, not trusted.
-# 3: residual adds and layer norms left apart (no SkipLayerNormalization): faster on CPU.
+# 3: no SkipLayerNormalization or BiasGelu fusion (see DISABLED_FUSIONS).
 EXPORT_VERSION = 3
 OPSET = 17
 FILES = {"onnx": "model.onnx", "onnx-int8": "model_int8.onnx"}
+# onnxruntime's CPU kernels for these two fusions were slower than the ops they replace: the residual
+# add into the layer norm took a quarter of an int8 run, and Add + LayerNormalization, Gelu with its
+# bias folded into the matrix multiply cut the CPU time per chunk from 28 to 21 ms, same vectors
+# (embed_backends_speed.md). Neither the export nor the session's own optimizer makes them.
+DISABLED_FUSIONS = ("SkipLayerNormFusion", "BiasGeluFusion")
 
 
 class ExportError(RuntimeError):
@@ -156,14 +161,14 @@ def _export(model_path: Path, directory: Path, source_sha: str) -> None:
             dynamic_axes={n: {0: "batch", 1: "sequence"} for n in [*names, "last_hidden_state"]},
             opset_version=OPSET, dynamo=False,
         )
-    # Fuse attention, layer norms and GELU into onnxruntime's BERT kernels (same numbers, fewer ops).
-    # Not the residual add into the layer norm: onnxruntime's CPU SkipLayerNormalization took a
-    # quarter of an int8 run, more than Add + LayerNormalization (embed_backends_ln.md).
+    # Fuse attention, layer norms and GELU into onnxruntime's BERT kernels (same numbers, fewer ops),
+    # except those of DISABLED_FUSIONS.
     raw = tmp / "raw.onnx"
     (tmp / FILES["onnx"]).rename(raw)
     config = model.config
     fusions = FusionOptions("bert")
     fusions.enable_skip_layer_norm = False
+    fusions.enable_bias_gelu = False
     optimize_model(str(raw), model_type="bert", num_heads=config.num_attention_heads,
                    hidden_size=config.hidden_size, opt_level=1,
                    optimization_options=fusions).save_model_to_file(str(tmp / FILES["onnx"]))
@@ -229,12 +234,28 @@ def check_supported(model_path: Path) -> None:
                           f"{', '.join(others) or 'another pooling'}: set EMBEDDING_BACKEND=torch")
 
 
+def open_session(path: Path, threads: int = 1, optimized_to: Path | None = None):  # noqa: ANN201
+    """An onnxruntime CPU session on `threads` intra-op threads (1: the caller's thread alone);
+    `optimized_to` also saves the graph it runs (tests check which kernels it holds)."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # Spinning worker threads steal the core other processes (Postgres, the LLM) need.
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    if optimized_to is not None:
+        opts.optimized_model_filepath = str(optimized_to)
+    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"],
+                                disabled_optimizers=list(DISABLED_FUSIONS))
+
+
 class OnnxEmbedder(Embedder):
     """Same interface and vectors as the PyTorch embedder; `quantized` picks the int8 model."""
 
     def __init__(self, model_path: str, export_root: Path, *, quantized: bool, threads: int | None = None,
                  max_tokens: int | None = None) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         self.backend = "onnx-int8" if quantized else "onnx"
@@ -248,22 +269,12 @@ class OnnxEmbedder(Embedder):
         super().__init__(model_path, 1, max_tokens)
         self.batch_threads = threads or os.cpu_count() or 1
 
-        def session(n_threads: int) -> ort.InferenceSession:
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = n_threads
-            opts.inter_op_num_threads = 1
-            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            # Spinning worker threads steal the core other processes (Postgres, the LLM) need.
-            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            return ort.InferenceSession(str(directory / FILES[self.backend]), opts,
-                                        providers=["CPUExecutionProvider"])
-
         # Documents: one single-threaded run per text, `workers` texts at a time (ONNX Runtime releases
         # the GIL). On two cores this beat one text at a time on two intra-op threads, whose hand-offs
-        # (no spinning) cost more than a 220-token text's matrices gain (embed_backends_*.md).
+        # (no spinning) cost more than a 220-token text's matrices gain (embed_backends_speed.md).
         self.workers = max(1, self.batch_threads)
-        self._doc_session = session(1)
-        # One short query: one thread (hand-offs between two threads cost more than they save).
+        self._doc_session = open_session(directory / FILES[self.backend])
+        # One short query: one thread as well (hand-offs between two threads cost more than they save).
         self._query_session = self._doc_session
         self._input_names = {i.name for i in self._doc_session.get_inputs()}
         self._counter = Tokenizer.from_file(str(directory / "tokenizer.json"))
