@@ -40,10 +40,10 @@ log = logging.getLogger(__name__)
 EXPORT_VERSION = 3
 OPSET = 17
 FILES = {"onnx": "model.onnx", "onnx-int8": "model_int8.onnx"}
-# onnxruntime's CPU kernels for these two fusions were slower than the ops they replace: the residual
-# add into the layer norm took a quarter of an int8 run, and Add + LayerNormalization, Gelu with its
-# bias folded into the matrix multiply cut the CPU time per chunk from 28 to 21 ms, same vectors
-# (embed_backends_speed.md). Neither the export nor the session's own optimizer makes them.
+# onnxruntime's CPU kernels for these two fusions ran slower than the ops they replace (profiled, the
+# fused residual add + layer norm took a quarter of an int8 run); without them the bias adds fold
+# into the matrix multiplies instead, and the vectors stay the same (evals/bench_onnx_fusions.py,
+# onnx_fusions.md). Neither the export nor the session's own optimizer may make them.
 DISABLED_FUSIONS = ("SkipLayerNormFusion", "BiasGeluFusion")
 
 
@@ -271,7 +271,7 @@ class OnnxEmbedder(Embedder):
 
         # Documents: one single-threaded run per text, `workers` texts at a time (ONNX Runtime releases
         # the GIL). On two cores this beat one text at a time on two intra-op threads, whose hand-offs
-        # (no spinning) cost more than a 220-token text's matrices gain (embed_backends_speed.md).
+        # (no spinning) cost more than a 220-token text's matrices gain (onnx_fusions.md).
         self.workers = max(1, self.batch_threads)
         self._doc_session = open_session(directory / FILES[self.backend])
         # One short query: one thread as well (hand-offs between two threads cost more than they save).
