@@ -124,11 +124,15 @@ def main() -> int:
                                                                     VARIANTS[default][1]),
                    f"{cores} single-threaded texts at a time": sessions[default]}
         load_start = os.getloadavg()
-        cosine = {}
+        cosine, vectors = {}, {}
         for name, s in sessions.items():
-            vecs = np.stack([pooled(s.run(None, f)[0]) for f in feeds])
-            cos = (vecs * reference).sum(axis=1)
-            cosine[name] = {"mean": round(float(cos.mean()), 4), "min": round(float(cos.min()), 4)}
+            vectors[name] = np.stack([pooled(s.run(None, f)[0]) for f in feeds])
+            cos = (vectors[name] * reference).sum(axis=1)
+            # an index embedded with the model before keeps its identity: how far its vectors moved
+            moved = (vectors[name] * vectors[next(iter(sessions))]).sum(axis=1)
+            cosine[name] = {"mean": round(float(cos.mean()), 4), "min": round(float(cos.min()), 4),
+                            "to_before_mean": round(float(moved.mean()), 4),
+                            "to_before_min": round(float(moved.min()), 4)}
         cpu_ms: dict[str, list[float]] = {n: [] for n in sessions}
         rates: dict[str, list[float]] = {n: [] for n in layouts}
         order = sorted(range(len(feeds)), key=lambda i: -feeds[i]["input_ids"].shape[1])
@@ -149,11 +153,12 @@ def main() -> int:
                 rates[name].append(len(feeds) / (time.perf_counter() - t0))
         load_end = os.getloadavg()
 
-    lines = ["| int8 model | CPU ms per chunk, one thread (median; rounds) | cosine to torch mean / min |",
-             "|---|---|---|"]
+    lines = ["| int8 model | CPU ms per chunk, one thread (median; rounds) | cosine to torch mean / min "
+             "| cosine to the model before mean / min |", "|---|---|---|---|"]
     for name in sessions:
         lines.append(f"| {name} | {statistics.median(cpu_ms[name]):.1f} ({', '.join(f'{c:.1f}' for c in cpu_ms[name])})"
-                     f" | {cosine[name]['mean']} / {cosine[name]['min']} |")
+                     f" | {cosine[name]['mean']} / {cosine[name]['min']} "
+                     f"| {cosine[name]['to_before_mean']} / {cosine[name]['to_before_min']} |")
     lines += ["", "| layout, default model | chunks/s (median; rounds) |", "|---|---|"]
     lines += [f"| {name} | {statistics.median(r):.1f} ({', '.join(f'{x:.1f}' for x in r)}) |"
               for name, r in rates.items()]
