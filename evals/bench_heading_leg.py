@@ -74,6 +74,8 @@ def main() -> int:
         docs = dict(conn.execute("select name, id from documents where owner_id = %s and status = 'ready'",
                                  (owner,)).fetchall())
         total = conn.execute("select count(*) from child_chunks").fetchone()[0]
+        rows, mb = conn.execute("select count(*), pg_total_relation_size('heading_postings') / 1048576.0"
+                                " from heading_postings").fetchone()
     questions = [q for q in load_jsonl(FINANCEBENCH / "questions.jsonl") if q["doc_name"] + ".pdf" in docs]
     vectors = {q["question"]: embedder.embed_query(q["question"]).tolist() for q in questions}
     ms: dict[str, list[float]] = {}
@@ -108,9 +110,11 @@ def main() -> int:
         f"nearest matching chunks), {args.repeats} timed passes after one warm-up. The leg matched something for "
         f"{matched['within_document']} questions within the filing and {matched['all_filings']} across; "
         f"the two definitions ranked differently in {len(differ)} of {2 * len(questions)} question scopes. "
+        f"heading_postings: {rows:,} rows, {float(mb):.1f} MB for the whole table. "
         f"Load average {load_start[0]:.1f} at start, {load_end[0]:.1f} at end (2 cores shared with other "
         f"sessions).\n")
-    write_result(args.name, {"child_chunks": total, "questions": len(questions), "matched": matched,
+    write_result(args.name, {"child_chunks": total, "heading_postings": {"rows": rows, "mb": round(float(mb), 1)},
+                             "questions": len(questions), "matched": matched,
                              "differ": differ, "latency": summary,
                              "load_average": {"start": load_start, "end": load_end}}, md)
     print(md)
