@@ -152,6 +152,26 @@ def main() -> int:
                         list(pool.map(lambda i, s=s: s.run(None, feeds[i]), order))
                 rates[name].append(len(feeds) / (time.perf_counter() - t0))
         load_end = os.getloadavg()
+        # where the default model's time goes: onnxruntime's own per-kernel profile, one pass
+        import json
+
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = 1
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.enable_profiling = True
+        opts.profile_file_prefix = str(Path(tmp) / "profile")
+        prof_session = ort.InferenceSession(str(Path(tmp) / f"v{len(VARIANTS) - 1}.onnx"), opts,
+                                            providers=["CPUExecutionProvider"],
+                                            disabled_optimizers=list(VARIANTS[default][1]))
+        for f in feeds:
+            prof_session.run(None, f)
+        kernel_us: dict[str, int] = {}
+        for event in json.loads(Path(prof_session.end_profiling()).read_text()):
+            if event.get("cat") == "Node" and event["name"].endswith("_kernel_time"):
+                op = event["args"]["op_name"]
+                kernel_us[op] = kernel_us.get(op, 0) + int(event["dur"])
 
     lines = ["| int8 model | CPU ms per chunk, one thread (median; rounds) | cosine to torch mean / min "
              "| cosine to the model before mean / min |", "|---|---|---|---|"]
@@ -162,12 +182,17 @@ def main() -> int:
     lines += ["", "| layout, default model | chunks/s (median; rounds) |", "|---|---|"]
     lines += [f"| {name} | {statistics.median(r):.1f} ({', '.join(f'{x:.1f}' for x in r)}) |"
               for name, r in rates.items()]
+    all_us = sum(kernel_us.values()) or 1
+    lines += ["", "| kernel (default model, one thread) | share of kernel time |", "|---|---|"]
+    lines += [f"| {op} | {100 * us / all_us:.1f}% |"
+              for op, us in sorted(kernel_us.items(), key=lambda kv: -kv[1]) if us / all_us >= 0.005]
     md = "\n".join(lines) + (
         f"\n\n{len(texts)} child chunks of the first {len(files)} filings, {args.rounds} interleaved rounds. Load "
         f"average {load_start[0]:.1f} at start, {load_end[0]:.1f} at end ({cores} cores shared with other "
         f"sessions: CPU ms per chunk changes least with load; wall-clock rates depend on it).\n")
     write_result(args.name, {"texts": len(texts), "rounds": args.rounds, "cpu_ms_per_chunk": cpu_ms,
                              "cosine_to_torch": cosine, "layout_chunks_per_s": rates,
+                             "kernel_us": kernel_us,
                              "load_average": {"start": load_start, "end": load_end}}, md)
     print(md)
     return 0
