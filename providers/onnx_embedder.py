@@ -26,6 +26,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -35,9 +36,15 @@ from providers.embeddings import Embedder
 log = logging.getLogger(__name__)
 
 # Bump when the export recipe changes: old exports are then re-made, not trusted.
-EXPORT_VERSION = 2
+# 3: no SkipLayerNormalization or BiasGelu fusion (see DISABLED_FUSIONS).
+EXPORT_VERSION = 3
 OPSET = 17
 FILES = {"onnx": "model.onnx", "onnx-int8": "model_int8.onnx"}
+# onnxruntime's CPU kernels for these two fusions ran slower than the ops they replace; without them
+# the bias adds fold into the matrix multiplies instead: 27.6 -> 21.0 ms of CPU per int8 chunk, the
+# same cosine to torch (evals/results/onnx_fusions.md). Neither the export nor the session's own
+# optimizer may make them.
+DISABLED_FUSIONS = ("SkipLayerNormFusion", "BiasGeluFusion")
 
 
 class ExportError(RuntimeError):
@@ -135,6 +142,7 @@ def _export(model_path: Path, directory: Path, source_sha: str) -> None:
     import onnx
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.transformers.fusion_options import FusionOptions
     from onnxruntime.transformers.optimizer import optimize_model
     from transformers import AutoModel
 
@@ -153,12 +161,17 @@ def _export(model_path: Path, directory: Path, source_sha: str) -> None:
             dynamic_axes={n: {0: "batch", 1: "sequence"} for n in [*names, "last_hidden_state"]},
             opset_version=OPSET, dynamo=False,
         )
-    # Fuse attention, layer norms and GELU into onnxruntime's BERT kernels (same numbers, fewer ops).
+    # Fuse attention, layer norms and GELU into onnxruntime's BERT kernels (same numbers, fewer ops),
+    # except those of DISABLED_FUSIONS.
     raw = tmp / "raw.onnx"
     (tmp / FILES["onnx"]).rename(raw)
     config = model.config
+    fusions = FusionOptions("bert")
+    fusions.enable_skip_layer_norm = False
+    fusions.enable_bias_gelu = False
     optimize_model(str(raw), model_type="bert", num_heads=config.num_attention_heads,
-                   hidden_size=config.hidden_size, opt_level=1).save_model_to_file(str(tmp / FILES["onnx"]))
+                   hidden_size=config.hidden_size, opt_level=1,
+                   optimization_options=fusions).save_model_to_file(str(tmp / FILES["onnx"]))
     raw.unlink()
     # int8 weights, one scale per output channel (one scale per tensor moved vectors to cosine
     # 0.94 of PyTorch's; per channel keeps 0.99), activations quantized on the fly.
@@ -221,12 +234,28 @@ def check_supported(model_path: Path) -> None:
                           f"{', '.join(others) or 'another pooling'}: set EMBEDDING_BACKEND=torch")
 
 
+def open_session(path: Path, threads: int = 1, optimized_to: Path | None = None):  # noqa: ANN201
+    """An onnxruntime CPU session on `threads` intra-op threads (1: the caller's thread alone);
+    `optimized_to` also saves the graph it runs (tests check which kernels it holds)."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # Spinning worker threads steal the core other processes (Postgres, the LLM) need.
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    if optimized_to is not None:
+        opts.optimized_model_filepath = str(optimized_to)
+    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"],
+                                disabled_optimizers=list(DISABLED_FUSIONS))
+
+
 class OnnxEmbedder(Embedder):
     """Same interface and vectors as the PyTorch embedder; `quantized` picks the int8 model."""
 
     def __init__(self, model_path: str, export_root: Path, *, quantized: bool, threads: int | None = None,
                  max_tokens: int | None = None) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         self.backend = "onnx-int8" if quantized else "onnx"
@@ -240,20 +269,14 @@ class OnnxEmbedder(Embedder):
         super().__init__(model_path, 1, max_tokens)
         self.batch_threads = threads or os.cpu_count() or 1
 
-        def session(n_threads: int) -> ort.InferenceSession:
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = n_threads
-            opts.inter_op_num_threads = 1
-            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            # Spinning worker threads steal the core other processes (Postgres, the LLM) need.
-            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            return ort.InferenceSession(str(directory / FILES[self.backend]), opts,
-                                        providers=["CPUExecutionProvider"])
-
-        self._batch_session = session(self.batch_threads)
-        # One short query: one thread (hand-offs between two threads cost more than they save).
-        self._query_session = session(1) if self.batch_threads > 1 else self._batch_session
-        self._input_names = {i.name for i in self._batch_session.get_inputs()}
+        # Documents: one single-threaded run per text, `workers` texts at a time (ONNX Runtime releases
+        # the GIL). On two cores this beat one text at a time on two intra-op threads, whose hand-offs
+        # (no spinning) cost more than a 220-token text's matrices gain (onnx_fusions.md).
+        self.workers = max(1, self.batch_threads)
+        self._doc_session = open_session(directory / FILES[self.backend])
+        # One short query: one thread as well (hand-offs between two threads cost more than they save).
+        self._query_session = self._doc_session
+        self._input_names = {i.name for i in self._doc_session.get_inputs()}
         self._counter = Tokenizer.from_file(str(directory / "tokenizer.json"))
         self._counter.no_truncation()
         self._counter.no_padding()
@@ -286,8 +309,27 @@ class OnnxEmbedder(Embedder):
         return (pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)).astype(np.float32)
 
     def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
-        with self._lock:
-            return self._run(self._encode(texts), self._batch_session)
+        return self._run(self._encode(texts), self._doc_session)
+
+    def embed_documents(self, texts: Sequence[str], progress=None) -> np.ndarray:  # noqa: ANN001
+        """Each text alone (see __init__), `workers` at a time, longest first so that the workers
+        finish together; one tokenisation pass; vectors in the input order."""
+        total = len(texts)
+        out = np.zeros((total, self.dimension), dtype=np.float32)
+        if not total:
+            return out
+        encodings = self._encode(texts)
+        order = sorted(range(total), key=lambda i: -len(encodings[i].ids))
+
+        def one(i: int) -> np.ndarray:
+            return self._run([encodings[i]], self._doc_session)[0]
+
+        with self._lock, ThreadPoolExecutor(min(self.workers, total)) as pool:
+            for done, (i, vec) in enumerate(zip(order, pool.map(one, order), strict=True), start=1):
+                out[i] = vec
+                if progress is not None:
+                    progress(done, total)
+        return out
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._run(self._encode([text]), self._query_session)[0]

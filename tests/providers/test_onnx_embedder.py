@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from providers.embeddings import Embedder, build_embedder, get_embedder, packaged_model_path
-from providers.onnx_embedder import FILES, ensure_exported, verify
+from providers.onnx_embedder import DISABLED_FUSIONS, FILES, ensure_exported, open_session, verify
 
 TEXTS = [
     "Capital expenditures were $1,577 million in 2018, up from $1,373 million.",
@@ -90,6 +90,29 @@ def test_onnx_embeds_each_text_alone(embedder) -> None:  # noqa: ANN001
     assert embedder.batches([5, 6, 7]) == [[0], [1], [2]]
     vecs = embedder.embed_documents(TEXTS[:3])
     assert float(vecs[1] @ embedder.embed_documents([TEXTS[1]])[0]) > 0.99999
+
+
+def test_documents_run_in_parallel_in_input_order(embedder) -> None:  # noqa: ANN001
+    # workers take the longest texts first; every vector lands back at its text's index
+    seen: list[tuple[int, int]] = []
+    vecs = embedder.embed_documents(TEXTS, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(n, len(TEXTS)) for n in range(1, len(TEXTS) + 1)]
+    for text, vec in zip(TEXTS, vecs, strict=True):
+        assert float(vec @ embedder.embed_documents([text])[0]) > 0.99999
+    assert embedder.embed_documents([]).shape == (0, embedder.dimension)
+
+
+def test_the_slow_fusions_stay_apart(embedder, tmp_path) -> None:  # noqa: ANN001
+    import onnx
+
+    # onnxruntime accepts an unknown name in disabled_optimizers silently: check the graph it runs
+    assert DISABLED_FUSIONS == ("SkipLayerNormFusion", "BiasGeluFusion")
+    for name in FILES.values():
+        open_session(embedder.directory / name, optimized_to=tmp_path / name)
+        ops = {n.op_type for n in onnx.load(str(tmp_path / name)).graph.node}
+        assert not ops & {"SkipLayerNormalization", "BiasGelu", "SkipSimplifiedLayerNormalization"}, name
+        assert {"LayerNormalization", "Gelu"} <= ops, name
+        assert ops & {"Attention", "QAttention"}, name
 
 
 def test_unknown_backend_is_a_clear_error() -> None:
