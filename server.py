@@ -145,9 +145,9 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse | Any:  # noqa: ANN401
-        if exc.status_code == 422 and isinstance(exc.detail, str):
+        if exc.status_code == 422 and isinstance(exc.detail, str) and request.url.path.startswith("/rag/"):
             # LangServe refuses some bodies (a batch's config list of the wrong length) with a plain
-            # string; every 422 keeps the shape the OpenAPI document promises (a list of errors)
+            # string where its OpenAPI document promises FastAPI's list of errors
             return JSONResponse({"detail": [{"type": "value_error", "loc": ["body"], "msg": exc.detail}]},
                                 status_code=422, headers=exc.headers)
         return await http_exception_handler(request, exc)

@@ -60,11 +60,14 @@ def recontext_document(db: Database, embedder: Embedder, doc: documents.StoredDo
     context = extract_context(rows, {page: title for page, title, _text in units if title})
     front = heading_title(context, doc.name)
     changed: list[tuple[int, str, str]] = []
+    old = {cid: heading for cid, heading, _text in children}
     fresh = [(cid, new_heading(heading, [display_title(doc.name)], front), text) for cid, heading, text in children]
     fresh = [(cid, heading, text) for cid, heading, text in fresh if heading is not None]
     if fresh:
         counts = embedder.count_tokens([h for _c, h, _t in fresh])
         changed = [(cid, trim_heading(h, n), text) for (cid, h, text), n in zip(fresh, counts, strict=True)]
+        # a context longer than the heading budget is cut where ingestion cut it: already done
+        changed = [(cid, h, text) for cid, h, text in changed if h != old[cid]]
     vectors = embedder.embed_documents([embedding_text(h, t) for _c, h, t in changed]) if changed else None
     with db.connection() as conn, conn.transaction():
         documents.set_document_context(conn, document_id=doc.document_id, company=context.company,
