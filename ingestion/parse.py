@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import pymupdf
 
 from ingestion.errors import IngestError
+from ingestion.tables import with_column_years
 from ingestion.units import Box, PageUnit, Parsed, Row
 
 PDF_MAGIC = b"%PDF-"
@@ -203,7 +204,8 @@ def parse_pdf(data: bytes, *, ocr: OcrOptions | None = None, progress: Progress 
             page_rows = visual_rows(lines, recognised=index in recognised)
             tables = _table_ids([cells for cells, _boxes in page_rows], first_id=table_count + 1)
             table_count = max([table_count, *(t for t in tables if t is not None)])
-            texts = [" | ".join(cells) for cells, _boxes in page_rows]
+            cells = with_column_years([cells for cells, _boxes in page_rows], tables)
+            texts = [" | ".join(row) for row in cells]
             rows.extend(Row(index + 1, text, table, tuple(boxes))
                         for text, (_cells, boxes), table in zip(texts, page_rows, tables, strict=True))
             units.append(PageUnit(index + 1, f"page {index + 1}", "", index in recognised,
