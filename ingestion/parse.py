@@ -18,7 +18,6 @@ from dataclasses import dataclass
 import pymupdf
 
 from ingestion.errors import IngestError
-from ingestion.tables import with_column_years
 from ingestion.units import Box, PageUnit, Parsed, Row
 
 PDF_MAGIC = b"%PDF-"
@@ -204,8 +203,7 @@ def parse_pdf(data: bytes, *, ocr: OcrOptions | None = None, progress: Progress 
             page_rows = visual_rows(lines, recognised=index in recognised)
             tables = _table_ids([cells for cells, _boxes in page_rows], first_id=table_count + 1)
             table_count = max([table_count, *(t for t in tables if t is not None)])
-            cells = with_column_years([cells for cells, _boxes in page_rows], tables)
-            texts = [" | ".join(row) for row in cells]
+            texts = [" | ".join(cells) for cells, _boxes in page_rows]
             rows.extend(Row(index + 1, text, table, tuple(boxes))
                         for text, (_cells, boxes), table in zip(texts, page_rows, tables, strict=True))
             units.append(PageUnit(index + 1, f"page {index + 1}", "", index in recognised,

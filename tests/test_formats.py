@@ -130,7 +130,7 @@ def test_ocr_reads_a_page_without_text_layer_next_to_one_with_it() -> None:
 def test_ocr_keeps_a_table_a_table_and_can_be_switched_off() -> None:
     scan = pdfs.rasterised(pdfs.table_page())
     rows = parse_pdf(scan).rows
-    assert "Purchases of property, plant and equipment | 2018: (1,577) | 2017: (1,373)" in [r.text for r in rows]
+    assert "Purchases of property, plant and equipment | (1,577) | (1,373)" in [r.text for r in rows]
     assert len({r.table for r in rows[1:]}) == 1 and rows[1].table is not None
     with pytest.raises(IngestError, match="OCR is switched off"):
         parse_pdf(scan, ocr=OcrOptions(enabled=False))
