@@ -29,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result  # noqa: E402
+from evals.retrieval import evidence_pages, first_hit_rank  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 SYNTHETIC = DATA / "synthetic_questions.jsonl"
@@ -49,11 +50,8 @@ class Question:
 
 
 def financebench_questions() -> list[Question]:
-    out = []
-    for q in load_jsonl(FINANCEBENCH / "questions.jsonl"):
-        pages = frozenset(e["evidence_page_num"] + 1 for e in q["evidence"] if e["doc_name"] == q["doc_name"])
-        out.append(Question(q["financebench_id"], q["company"], q["doc_name"], q["question"], pages))
-    return out
+    return [Question(q["financebench_id"], q["company"], q["doc_name"], q["question"], frozenset(evidence_pages(q)))
+            for q in load_jsonl(FINANCEBENCH / "questions.jsonl")]
 
 
 def synthetic_questions(path: Path = SYNTHETIC) -> list[Question]:
@@ -120,9 +118,7 @@ def rank_all(db, embedder, owner: int, docs: dict, questions: list[Question], po
                     ids = [docs[f"{q.doc_name}.pdf"]] if scope == "within_document" else None
                     hits = search(conn, owner_id=owner, query_text=q.text, query_embedding=vectors[q.id],
                                   params=params, document_ids=ids)
-                    ranks[point, scope, q.id] = next(
-                        (r for r, h in enumerate(hits, 1)
-                         if h.document_name == f"{q.doc_name}.pdf" and h.page in q.pages), None)
+                    ranks[point, scope, q.id] = first_hit_rank(hits, q.doc_name, q.pages)
                     if scope == "all_filings":
                         ranks[point, "filing", q.id] = next(
                             (r for r, h in enumerate(hits, 1) if h.document_name == f"{q.doc_name}.pdf"), None)
