@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: setup run test test-all lint gate screenshots browser-note
+.PHONY: setup run test test-all lint gate screenshots skip-notes
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,11 +24,13 @@ lint: setup
 
 test: setup lint
 	$(BIN)/python -m pytest -m "not slow"
-	@$(MAKE) --no-print-directory browser-note
+	@$(MAKE) --no-print-directory skip-notes
 
-# The browser tests (tests/web/) need Debian's Chromium; without it they are skipped, and said so.
-browser-note:
+# Tests that need a Debian package (.ci/run installs them) are skipped without it, and said so here.
+skip-notes:
 	@test -x /usr/bin/chromium || echo "NOTE: the browser tests (tests/web/) were SKIPPED: no /usr/bin/chromium (apt-get install chromium; .ci/run installs it)"
+	@command -v pgbouncer >/dev/null || echo "NOTE: the transaction-pooler test (tests/test_supabase.py) was SKIPPED: no pgbouncer (apt-get install pgbouncer; .ci/run installs it)"
+	@test -x /usr/lib/rabbitmq/bin/rabbitmq-server || echo "NOTE: the RabbitMQ broker tests were SKIPPED (Redis ran): no rabbitmq-server (apt-get install rabbitmq-server; .ci/run installs it)"
 
 # Every screen at desktop and phone width, taken by the browser tests, into docs/screenshots/.
 screenshots: setup

