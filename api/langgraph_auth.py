@@ -5,10 +5,9 @@ token is verified exactly as the Thotqen server verifies it (signature, expiry, 
 Supabase token), and the verified user becomes the run's `langgraph_auth_user`. The graph then takes
 the owner from that user and ignores any `configurable.owner_id`/`user` the caller sent
 (graph/configuration.py), so retrieval is scoped to the token's user. Crons, the store and
-user-made assistants are refused. Threads are NOT yet scoped per user: under `langgraph dev`
-(langgraph-api 0.16.7) owner stamps on threads did not take effect, so a deployment should use
-stateless runs (docs/protection.md). Studio's own sign-in is disabled in langgraph.json
-(`disable_studio_auth`): Studio needs the same bearer token (its connection settings take headers).
+user-made assistants are refused. A thread is its creator's alone (`own_threads`). Studio's own
+sign-in is disabled in langgraph.json (`disable_studio_auth`): Studio needs the same bearer token
+(its connection settings take headers).
 """
 
 from __future__ import annotations
@@ -61,3 +60,16 @@ async def not_offered(ctx: Auth.types.AuthContext, value: Any) -> bool:  # noqa:
     """The graph needs no crons, no store and no user-made assistants (an assistant's config could
     carry settings the server keeps to itself): refused."""
     return False
+
+
+@auth.on.threads
+async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:  # noqa: ANN401
+    """A thread belongs to the user who created it: stamped with its owner on create, on update (so
+    nobody stamps a thread as someone else's) and on a run (a stateless run's thread is made from
+    the run's metadata); every action on threads (read, search, update, delete, a run on one) sees
+    only the caller's, so a stranger's thread answers like a missing one."""
+    owner = ctx.user.identity
+    metadata = value.get("metadata")
+    if ctx.action in ("create", "update", "create_run") and isinstance(metadata, dict):
+        metadata["owner"] = owner
+    return {"owner": owner}
