@@ -71,6 +71,7 @@ class RedisServer:
 
 
 RABBITMQ_SERVER = "/usr/lib/rabbitmq/bin/rabbitmq-server"  # Debian's; /usr/sbin's wrapper switches user
+RABBITMQCTL = "/usr/lib/rabbitmq/bin/rabbitmqctl"
 EPMD = "/usr/bin/epmd"
 
 
@@ -83,13 +84,14 @@ class RabbitMQServer:
 
     kind = "rabbitmq"
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, extra_env: dict[str, str] | None = None) -> None:
         if not rabbitmq_available():
             raise RuntimeError(f"RabbitMQ is not installed ({RABBITMQ_SERVER}): apt-get install rabbitmq-server")
         self.workdir = workdir / "rabbitmq"
         self.workdir.mkdir(parents=True, exist_ok=True)
         (self.workdir / "enabled_plugins").write_text("[].\n")
         self.port, self.dist_port, self.epmd_port = free_port(), free_port(), free_port()
+        self.extra_env = extra_env or {}
         self.proc: subprocess.Popen | None = None
         self.start()
 
@@ -106,7 +108,15 @@ class RabbitMQServer:
                 "RABBITMQ_ENABLED_PLUGINS_FILE": str(d / "enabled_plugins"),
                 "RABBITMQ_CONFIG_FILE": str(d / "rabbitmq"),
                 "RABBITMQ_ADVANCED_CONFIG_FILE": str(d / "advanced.config"),
-                "RABBITMQ_CONF_ENV_FILE": str(d / "rabbitmq-env.conf")}
+                "RABBITMQ_CONF_ENV_FILE": str(d / "rabbitmq-env.conf"), **self.extra_env}
+
+    def ctl(self, *args: str) -> str:
+        """`rabbitmqctl` against this node (its cookie and port mapper); the command's output."""
+        out = subprocess.run([RABBITMQCTL, *args], env=self.env(),
+                             capture_output=True, text=True, timeout=60)
+        if out.returncode != 0:
+            raise RuntimeError(f"rabbitmqctl {' '.join(args)}: {out.stdout}{out.stderr}")
+        return out.stdout
 
     def start(self) -> None:
         self.proc = subprocess.Popen([RABBITMQ_SERVER], env=self.env(), stdout=(self.workdir / "server.log").open("a"),
