@@ -83,7 +83,9 @@ def test_kill_9_mid_embedding_another_worker_finishes(broker_api, broker_db, sta
         assert job_row(broker_db, job_id)["status"] == "processing"  # nobody finished it for the victim
         # the broker hands the unacknowledged task to the survivor (RabbitMQ when the connection drops,
         # Redis after its visibility timeout), which takes it over once the dead worker's lease ran out
-        done = wait_for(lambda: (j := job_row(broker_db, job_id))["status"] in ("done", "failed") and j, 240,
+        # within 90 s: Redis workers look for a dead worker's task every quarter of the visibility
+        # timeout (jobqueue/app.py), not at kombu's default ~100 s cadence
+        done = wait_for(lambda: (j := job_row(broker_db, job_id))["status"] in ("done", "failed") and j, 90,
                         "another worker to finish the job")
         assert done["status"] == "done", done
         assert done["worker"].endswith(f":{survivor.pid}") and done["attempts"] == 2
