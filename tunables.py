@@ -64,6 +64,9 @@ class Tunables(_Declared):
     candidates: int = tunable(50, "candidates per search side before fusion", "CANDIDATES", ge=1, le=500)
     max_df: float = tunable(0.4, "drop question words held by more than this share of the chunks in scope",
                             "MAX_DF", ge=0.01, le=1.0)
+    scope_from_question: bool = tunable(
+        True, "a question naming some of the documents' companies (and fiscal years) searches only theirs",
+        "SCOPE_FROM_QUESTION")
     hyde: bool = tunable(False, "embed a hypothetical answer for the dense search", "GRAPH_HYDE")
     distinct_pages: bool = tunable(False, "keep excerpts from different pages where the candidates allow",
                                    "GRAPH_DISTINCT_PAGES")

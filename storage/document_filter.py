@@ -4,6 +4,9 @@ The values are what ingestion read from each document (ingestion/context.py): `c
 cover page writes it, `form` ("10-K", "10-Q", "8-K", "earnings release"), `period` ("FY2022",
 "Q2 FY2024", or a date) and `period_end`. A filter is written the ways people write them: "best buy",
 "10k", "fiscal 2022", "FY22", "Q2 2023", "2023"; a value that matches nothing narrows to nothing.
+
+`named_documents` does the same from a question's own words: the documents of the companies it
+names, by the names people use (evals/results/scope_from_question.md).
 """
 
 from __future__ import annotations
@@ -99,3 +102,62 @@ def matching_documents(conn: psycopg.Connection, *, owner_id: int, where: Docume
     rows = conn.execute(f"select id from documents where {' and '.join(clauses)} order by created_at, id",
                         args).fetchall()
     return [r[0] for r in rows]
+
+
+# Legal forms left out of a company's name as people say it ("Best Buy" for "Best Buy Co., Inc.").
+_LEGAL_FORMS = frozenset({"the", "inc", "incorporated", "corp", "corporation", "co", "company", "companies",
+                          "plc", "ltd", "limited", "llc", "lp", "sa", "nv", "ag", "se"})
+
+
+def _words(text: str) -> list[str]:
+    text = re.sub(r"\.com\b", "", text.lower().replace("&", " and "))  # "Amazon.com, Inc." -> amazon
+    return re.findall(r"[a-z0-9]+", text)
+
+
+def company_names(company: str) -> set[str]:
+    """How people name a company: without its legal form ("best buy"), and for a name of three
+    words or more also its first two ("mgm resorts") and its initials ("amd")."""
+    words = [w for w in _words(company) if w not in _LEGAL_FORMS]
+    if not words:
+        return set()
+    names = {" ".join(words)}
+    if len(words) >= 3:
+        names |= {" ".join(words[:2]), "".join(w[0] for w in words)}
+    return names
+
+
+def years_named(text: str) -> set[int]:
+    years = {int(y) for y in _YEAR.findall(text)}
+    return years | {2000 + int(y) for y in _SHORT_YEAR.findall(text)}
+
+
+def _in_year(period: str | None, period_end: date | None, years: set[int]) -> bool:
+    """The fiscal year its label names, or the calendar year the period ended in (as a filter)."""
+    return any(re.search(rf"(^|[^0-9]){y}([^0-9]|$)", period or "") for y in years) or (
+        period_end is not None and period_end.year in years)
+
+
+def named_documents(conn: psycopg.Connection, *, owner_id: int, question: str,
+                    document_ids: Sequence[uuid.UUID] | None = None) -> list[uuid.UUID] | None:
+    """The owner's documents (among `document_ids`, when given) that `question` points at: those of
+    the companies it names, and of those the ones of the fiscal years it names where there are
+    any. Documents that do not say their company stay in (they may be about anything). None when
+    nothing narrows: no company named, or every one named and no year singled out."""
+    clauses, args = "owner_id = %(owner)s", {"owner": owner_id}
+    if document_ids is not None:
+        clauses += " and id = any(%(docs)s)"
+        args["docs"] = list(document_ids)
+    rows = conn.execute(f"select id, company, period, period_end from documents where {clauses}"
+                        " order by created_at, id", args).fetchall()
+    asked = f" {' '.join(_words(question))} "
+    companies = {company for _, company, _, _ in rows if company}
+    named = {c for c in companies if any(f" {name} " in asked for name in company_names(c))}
+    if not named:
+        return None
+    chosen = [row for row in rows if row[1] in named]
+    years = years_named(question)
+    in_years = [row for row in chosen if _in_year(row[2], row[3], years)]
+    if not in_years and named == companies:
+        return None
+    unknown = [row for row in rows if not row[1]]
+    return [row[0] for row in (in_years or chosen) + unknown]

@@ -11,7 +11,7 @@ from typing import get_args
 import numpy as np
 import psycopg
 
-from storage.document_filter import DocumentFilter, matching_documents
+from storage.document_filter import DocumentFilter, matching_documents, named_documents
 from tunables import Fusion, Mode, Tunables
 
 MODES: tuple[Mode, ...] = get_args(Mode)
@@ -55,6 +55,7 @@ class SearchParams:
     candidates: int = _DEFAULTS.candidates
     max_df: float = _DEFAULTS.max_df
     fusion: Fusion = _DEFAULTS.fusion
+    scope_from_question: bool = _DEFAULTS.scope_from_question
 
     @classmethod
     def from_tunables(cls, source: Tunables, **overrides: object) -> SearchParams:
@@ -81,7 +82,9 @@ def search(
     where: DocumentFilter | None = None,
 ) -> list[Hit]:
     """The best `params.k` hits among the owner's documents (those of `document_ids`, and those
-    matching `where`'s company / form / period, when given: no match, no hits)."""
+    matching `where`'s company / form / period, when given: no match, no hits). Without `where`,
+    a query that names some of those documents' companies searches theirs alone
+    (`params.scope_from_question`, storage/document_filter.py)."""
     if params.mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}")
     if params.fusion not in FUSIONS:
@@ -91,6 +94,8 @@ def search(
         docs = matching_documents(conn, owner_id=owner_id, where=where, document_ids=docs)
         if not docs:
             return []
+    elif params.scope_from_question:
+        docs = named_documents(conn, owner_id=owner_id, question=query_text, document_ids=docs) or docs
     with conn.transaction():
         # Per transaction, not per connection, so a transaction pooler keeps them: a filtered HNSW
         # scan keeps walking the graph until enough rows pass the filter (pgvector 0.8).

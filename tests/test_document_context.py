@@ -1,6 +1,7 @@
 """Against the real embedded Postgres: ingestion stores what a filing says it is, every chunk heading
 starts with it (embedded and full-text indexed), searches narrow by it for the caller's own documents
-only, a question naming a period finds that period's filing first, and `thotqen reindex --context`
+only, a question naming a period finds that period's filing first, a question naming a company
+searches that company's filings, and `thotqen reindex --context`
 gives documents stored the old way their context."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from evals import pdfs
 from ingestion.pipeline import display_title, embedding_text
 from ingestion.recontext import new_heading, recontext, recontext_document
 from storage import documents
-from storage.document_filter import DocumentFilter, matching_documents
+from storage.document_filter import DocumentFilter, company_names, matching_documents, named_documents
 from storage.search import SearchParams, search
 from tests.test_context import COVER_10K, COVER_10Q, STATEMENTS_Q2
 
@@ -176,3 +177,50 @@ def test_reindex_context_leaves_a_context_cut_by_the_heading_budget_alone(db, em
     before = headings(db, sub.document_id)
     assert rerun(db, embedder, sub.document_id) == 0
     assert headings(db, sub.document_id) == before
+
+
+def test_company_names_are_the_names_people_use() -> None:
+    assert company_names("Best Buy Co., Inc.") == {"best buy"}
+    assert company_names("Amazon.com, Inc.") == {"amazon"}
+    assert company_names("3M Company") == {"3m"}
+    assert company_names("The Coca-Cola Company") == {"coca cola"}
+    assert company_names("Advanced Micro Devices, Inc.") == {"advanced micro devices", "advanced micro", "amd"}
+    assert company_names("Inc.") == set()
+
+
+def test_a_question_naming_a_company_searches_that_companys_filings(db, embedder, make_user, ingest,  # noqa: ANN001
+                                                                    ten_q) -> None:
+    _name, owner = make_user("named")
+    _other, stranger = make_user("named-other")
+    older, _ = ingest(owner, "n1.pdf", ten_k(2021))
+    newer, _ = ingest(owner, "n2.pdf", ten_k(2022))
+    contoso, _ = ingest(owner, "c.pdf", ten_q)
+    plain, _ = ingest(owner, "notes.pdf", pdfs.text_pdf([f"Some notes. {BODY}", BODY]))  # says no company
+    theirs, _ = ingest(stranger, "s.pdf", ten_k(2022))
+
+    def named(question: str, owner_id: int = owner, docs=None) -> set | None:  # noqa: ANN001
+        with db.connection() as conn:
+            found = named_documents(conn, owner_id=owner_id, question=question, document_ids=docs)
+        return None if found is None else set(found)
+
+    northwind = {older.document_id, newer.document_id, plain.document_id}
+    assert named("What were Northwind Traders' net sales of lamps?") == northwind
+    assert named("Northwind Traders net sales in FY2021") == {older.document_id, plain.document_id}
+    assert named("Northwind Traders net sales in FY2019") == northwind  # no such year: the company's
+    assert named("contoso corp. quarterly net sales") == {contoso.document_id, plain.document_id}
+    assert named("Net sales of the Lighting segment") is None  # no company named
+    assert named("Compare Northwind Traders with Contoso") is None  # every company named
+    assert named("Northwind Traders and Contoso in fiscal 2022") == {newer.document_id, plain.document_id}
+    assert named("Northwind Traders", docs=[older.document_id, contoso.document_id]) == {older.document_id}
+    assert named("Northwind Traders", docs=[theirs.document_id]) is None  # a stranger's id never counts
+    assert named("Northwind Traders net sales", owner_id=stranger) is None  # his only company
+
+    query = "Northwind Traders net sales of the Lighting segment"
+    with db.connection() as conn:
+        def found(on: bool) -> set:
+            hits = search(conn, owner_id=owner, query_text=query, query_embedding=embedder.embed_query(query),
+                          params=SearchParams(k=10, scope_from_question=on))
+            return {h.document_id for h in hits}
+
+        assert contoso.document_id in found(False)  # the same text is in Contoso's filing
+        assert found(True) <= northwind and found(True)
