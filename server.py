@@ -212,7 +212,8 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
 
 QUESTIONS = ("/messages", "/invoke", "/batch", "/stream", "/stream_log", "/stream_events", "/chat/completions")
 ERRORS = {
-    400: "a body that is not JSON (or not UTF-8), a malformed multipart body, or a bad LangServe config hash",
+    400: "a malformed HTTP request (bad header values or body framing, refused before any route), a body that "
+         "is not JSON (or not UTF-8), a malformed multipart body, or a bad LangServe config hash",
     403: "not allowed: admins only, or a LangServe endpoint this server turns off",
     422: "a field is missing, malformed, out of bounds, or holds text that cannot be stored; `detail` names it",
     429: "a rate limit: the hourly question limit, or login/signup attempts per address; see Retry-After",
@@ -221,8 +222,9 @@ ERRORS = {
 
 def document_input_errors(app: FastAPI) -> None:
     """The OpenAPI document lists the input errors every route can answer, on top of the auth and
-    not-found ones api/web.py adds (the attack suite holds the server to all of them): 400 and 422
-    wherever there is input, 403 for admins' routes, 429 where limits apply."""
+    not-found ones api/web.py adds (the attack suite holds the server to all of them): 400 everywhere
+    (the HTTP server refuses a malformed request, e.g. a `Transfer-Encoding` it cannot parse, before
+    any route), 422 wherever there is input, 403 for admins' routes, 429 where limits apply."""
     build = app.openapi
 
     def openapi() -> dict[str, Any]:
@@ -234,8 +236,7 @@ def document_input_errors(app: FastAPI) -> None:
                 codes = []
                 if path.startswith("/api/admin") or path.endswith("_feedback"):
                     codes.append(403)
-                if op.get("requestBody") or "{config_hash}" in path:
-                    codes.append(400)
+                codes.append(400)
                 if op.get("parameters") or op.get("requestBody"):
                     codes.append(422)
                 if path.endswith(QUESTIONS) or path in ("/api/auth/signup", "/api/auth/login"):
