@@ -118,6 +118,8 @@ def company_names(company: str) -> set[str]:
     """How people name a company: without its legal form ("best buy"), and for a name of three
     words or more also its first two ("mgm resorts") and its initials ("amd")."""
     words = [w for w in _words(company) if w not in _LEGAL_FORMS]
+    while words and words[-1] == "and":  # "JPMorgan Chase & Co." -> jpmorgan chase
+        words.pop()
     if not words:
         return set()
     names = {" ".join(words)}
@@ -150,8 +152,12 @@ def named_documents(conn: psycopg.Connection, *, owner_id: int, question: str,
     rows = conn.execute(f"select id, company, period, period_end from documents where {clauses}"
                         " order by created_at, id", args).fetchall()
     asked = f" {' '.join(_words(question))} "
+    # A one-word name counts only as a name is written, capitalised ("Target", "Block", "3M"), so
+    # "the target ratio" or "a block of shares" names nobody.
+    written = {w.lower() for w in re.findall(r"[A-Za-z0-9]+", question) if w[0].isupper() or w[0].isdigit()}
     companies = {company for _, company, _, _ in rows if company}
-    named = {c for c in companies if any(f" {name} " in asked for name in company_names(c))}
+    named = {c for c in companies
+             if any((name in written) if " " not in name else (f" {name} " in asked) for name in company_names(c))}
     if not named:
         return None
     chosen = [row for row in rows if row[1] in named]

@@ -185,6 +185,7 @@ def test_company_names_are_the_names_people_use() -> None:
     assert company_names("3M Company") == {"3m"}
     assert company_names("The Coca-Cola Company") == {"coca cola"}
     assert company_names("Advanced Micro Devices, Inc.") == {"advanced micro devices", "advanced micro", "amd"}
+    assert company_names("JPMorgan Chase & Co.") == {"jpmorgan chase"}
     assert company_names("Inc.") == set()
 
 
@@ -207,7 +208,8 @@ def test_a_question_naming_a_company_searches_that_companys_filings(db, embedder
     assert named("What were Northwind Traders' net sales of lamps?") == northwind
     assert named("Northwind Traders net sales in FY2021") == {older.document_id, plain.document_id}
     assert named("Northwind Traders net sales in FY2019") == northwind  # no such year: the company's
-    assert named("contoso corp. quarterly net sales") == {contoso.document_id, plain.document_id}
+    assert named("Contoso corp. quarterly net sales") == {contoso.document_id, plain.document_id}
+    assert named("contoso quarterly net sales") is None  # a one-word name is written capitalised
     assert named("Net sales of the Lighting segment") is None  # no company named
     assert named("Compare Northwind Traders with Contoso") is None  # every company named
     assert named("Northwind Traders and Contoso in fiscal 2022") == {newer.document_id, plain.document_id}
