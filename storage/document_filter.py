@@ -133,12 +133,6 @@ def years_named(text: str) -> set[int]:
     return years | {2000 + int(y) for y in _SHORT_YEAR.findall(text)}
 
 
-def _in_year(period: str | None, period_end: date | None, years: set[int]) -> bool:
-    """The fiscal year its label names, or the calendar year the period ended in (as a filter)."""
-    return any(re.search(rf"(^|[^0-9]){y}([^0-9]|$)", period or "") for y in years) or (
-        period_end is not None and period_end.year in years)
-
-
 def named_documents(conn: psycopg.Connection, *, owner_id: int, question: str,
                     document_ids: Sequence[uuid.UUID] | None = None) -> list[uuid.UUID] | None:
     """The owner's documents (among `document_ids`, when given) that `question` points at: those of
@@ -149,21 +143,23 @@ def named_documents(conn: psycopg.Connection, *, owner_id: int, question: str,
     if document_ids is not None:
         clauses += " and id = any(%(docs)s)"
         args["docs"] = list(document_ids)
-    rows = conn.execute(f"select id, company, period, period_end from documents where {clauses}"
-                        " order by created_at, id", args).fetchall()
+    rows = conn.execute(f"select id, company from documents where {clauses} order by created_at, id",
+                        args).fetchall()
     asked = f" {' '.join(_words(question))} "
     # A one-word name counts only as a name is written, capitalised ("Target", "Block", "3M"), so
     # "the target ratio" or "a block of shares" names nobody.
     written = {w.lower() for w in re.findall(r"[A-Za-z0-9]+", question) if w[0].isupper() or w[0].isdigit()}
-    companies = {company for _, company, _, _ in rows if company}
+    companies = {company for _, company in rows if company}
     named = {c for c in companies
              if any((name in written) if " " not in name else (f" {name} " in asked) for name in company_names(c))}
     if not named:
         return None
-    chosen = [row for row in rows if row[1] in named]
-    years = years_named(question)
-    in_years = [row for row in chosen if _in_year(row[2], row[3], years)]
+    chosen = [doc for doc, company in rows if company in named]
+    # a year's documents as the --period filter finds them (its fiscal-year label or its end date)
+    of_years = {doc for year in years_named(question) for doc in matching_documents(
+        conn, owner_id=owner_id, where=DocumentFilter(period=str(year)), document_ids=chosen)}
+    in_years = [doc for doc in chosen if doc in of_years]
     if not in_years and named == companies:
         return None
-    unknown = [row for row in rows if not row[1]]
-    return [row[0] for row in (in_years or chosen) + unknown]
+    unknown = [doc for doc, company in rows if not company]
+    return (in_years or chosen) + unknown
