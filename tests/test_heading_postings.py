@@ -6,16 +6,10 @@ from __future__ import annotations
 import pytest
 
 from evals import pdfs
+from evals.bench_heading_leg import HEADING_QUERY
 
 # The leg as sql/011_term_postings.sql defined it: weight-A phrase matches over child_chunks.tsv.
-OLD_LEG = """
-with heading_query as (
-    select string_agg('(' || regexp_replace(phraseto_tsquery('english', h.phrase)::text,
-                                            '''([^'']+)''', '''\\1'':A', 'g') || ')', ' | ')::tsquery as q
-    from (select distinct unnest(g.headings) as phrase
-          from query_glossary g
-          where %(text)s ~* g.pattern) h
-)
+OLD_LEG = HEADING_QUERY + """
 select h.id, row_number() over (order by h.distance nulls last, h.id)::integer as rnk
 from (
     select c.id, c.embedding <=> %(vec)s::vector as distance
