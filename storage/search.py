@@ -94,7 +94,7 @@ def search(
         docs = matching_documents(conn, owner_id=owner_id, where=where, document_ids=docs)
         if not docs:
             return []
-    elif params.scope_from_question:
+    elif params.scope_from_question and (docs is None or len(docs) > 1):  # one document: nothing to narrow
         docs = named_documents(conn, owner_id=owner_id, question=query_text, document_ids=docs) or docs
     with conn.transaction():
         # Per transaction, not per connection, so a transaction pooler keeps them: a filtered HNSW
