@@ -16,6 +16,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from runtime import Runtime, build_runtime
+from settings import Settings
+
 log = logging.getLogger("thotqen")
 
 
@@ -32,25 +35,15 @@ def _print_json(obj: Any) -> None:
     sys.stdout.flush()
 
 
-def _open():  # noqa: ANN202 - (settings, database)
-    from settings import get_settings
-    from storage.db import open_database
-
-    settings = get_settings()
-    return settings, open_database(settings)
-
-
 EXIT_MODEL_MISMATCH = 3
 
 
-def _embedder(settings, db, *, hold: bool = False):  # noqa: ANN001, ANN202 - (embedder, lock connection or None)
+def _embedder(rt: Runtime, *, hold: bool = False):  # noqa: ANN202 - (embedder, lock connection or None)
     """The configured embedder, once the index is known to hold its vectors (or none). With `hold`,
     a connection keeps the shared model lock so no reindex swaps vectors under this process."""
-    from providers.embeddings import get_embedder
     from storage import embedding_index
 
-    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
-                            backend=settings.embedding_backend)
+    embedder, db = rt.embedder, rt.database
     with db.connection() as conn:
         embedding_index.check_model(conn, embedder.identity, embedder.dimension)
     return embedder, (embedding_index.hold(db.uri) if hold else None)
@@ -66,14 +59,14 @@ def _user_id(db, username: str) -> int:  # noqa: ANN001
 # ---------------------------------------------------------------- ingest
 
 
-def cmd_ingest(args: argparse.Namespace) -> int:
+def cmd_ingest(args: argparse.Namespace, rt: Runtime) -> int:
     from tqdm import tqdm
 
     from ingestion.errors import IngestError
     from ingestion.pipeline import make_prefetcher, run_job, submit_document
     from storage import documents, jobs
 
-    settings, db = _open()
+    settings, db = rt.settings, rt.database
     owner_id = _user_id(db, args.user)
     with db.connection() as conn:
         jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
@@ -97,7 +90,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                             status="reused")
             else:
                 if embedder is None:
-                    embedder, lock = _embedder(settings, db, hold=True)
+                    embedder, lock = _embedder(rt, hold=True)
                 prefetcher = prefetcher or make_prefetcher(settings)
                 prepared = prefetcher.take(path, submission.content_hash)
                 following = Path(args.files[n + 1]) if n + 1 < len(args.files) else None
@@ -140,15 +133,15 @@ def _filter_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--period", default="", help="only documents of this period: FY2022, fiscal 2022, Q2 2023, 2023")
 
 
-def cmd_search(args: argparse.Namespace) -> int:
+def cmd_search(args: argparse.Namespace, rt: Runtime) -> int:
     from storage.document_filter import DocumentFilter
     from storage.search import SearchParams, search
 
-    settings, db = _open()
+    settings, db = rt.settings, rt.database
     owner_id = _user_id(db, args.user)
     embedding = None
     if args.mode != "sparse":
-        embedding = _embedder(settings, db)[0].embed_query(args.query)
+        embedding = _embedder(rt)[0].embed_query(args.query)
     params = SearchParams.from_tunables(settings, k=args.k, mode=args.mode)
     with db.connection() as conn:
         hits = search(conn, owner_id=owner_id, query_text=args.query, query_embedding=embedding, params=params,
@@ -192,11 +185,11 @@ def _say_which_local_model(settings) -> None:  # noqa: ANN001
               "it loaded (and its prompt cache warm) between questions", file=sys.stderr)
 
 
-def cmd_ask(args: argparse.Namespace) -> int:
+def cmd_ask(args: argparse.Namespace, rt: Runtime) -> int:
     from graph.stream import run_graph
 
-    settings, db = _open()
-    _embedder(settings, db)  # the graph embeds the question with the same, checked model
+    settings, db = rt.settings, rt.database
+    _embedder(rt)  # the graph embeds the question with the same, checked model
     owner_id = _user_id(db, args.user)
     _say_which_local_model(settings)
     inputs: dict[str, Any] = {"question": args.question}
@@ -242,10 +235,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- documents
 
 
-def cmd_documents(args: argparse.Namespace) -> int:
+def cmd_documents(args: argparse.Namespace, rt: Runtime) -> int:
     from storage.documents import list_documents
 
-    _settings, db = _open()
+    db = rt.database
     owner_id = _user_id(db, args.user)
     with db.connection() as conn:
         docs = list_documents(conn, owner_id=owner_id)
@@ -266,13 +259,13 @@ def cmd_documents(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- reindex
 
 
-def _reindex_context(settings, db) -> int:  # noqa: ANN001
+def _reindex_context(rt: Runtime) -> int:
     """`thotqen reindex --context`: documents stored before contextual headings get them."""
     from tqdm import tqdm
 
     from ingestion.recontext import recontext
 
-    embedder, lock = _embedder(settings, db, hold=True)  # the index's own model, and no swap meanwhile
+    embedder, lock = _embedder(rt, hold=True)  # the index's own model, and no swap meanwhile
     bar = tqdm(desc="documents", unit="doc", file=sys.stderr)
 
     def progress(_owner: str, done: int, total: int) -> None:
@@ -281,7 +274,7 @@ def _reindex_context(settings, db) -> int:  # noqa: ANN001
         bar.refresh()
 
     try:
-        outcome = recontext(db, embedder, progress)
+        outcome = recontext(rt.database, embedder, progress)
     finally:
         bar.close()
         if lock is not None:
@@ -290,19 +283,17 @@ def _reindex_context(settings, db) -> int:  # noqa: ANN001
     return 0
 
 
-def cmd_reindex(args: argparse.Namespace) -> int:
+def cmd_reindex(args: argparse.Namespace, rt: Runtime) -> int:
     """Re-embed every stored chunk with the configured model; resumable (run it again after a stop)."""
     from tqdm import tqdm
 
     from ingestion.reindex import reindex
-    from providers.embeddings import get_embedder
     from storage import embedding_index
 
-    settings, db = _open()
+    db = rt.database
     if args.context:
-        return _reindex_context(settings, db)
-    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
-                            backend=settings.embedding_backend)
+        return _reindex_context(rt)
+    embedder = rt.embedder
     with db.connection() as conn:
         before = embedding_index.state(conn)
     print(f"re-embedding with {embedder.identity} (the index holds {before.model or 'no recorded model'}, "
@@ -334,37 +325,36 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- doctor
 
 
-def cmd_doctor(args: argparse.Namespace) -> int:
+def cmd_doctor(args: argparse.Namespace, rt: Runtime) -> int:
     from doctor import run_checks
 
-    return run_checks()
+    return run_checks(rt)
 
 
 # ---------------------------------------------------------------- serve
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
+def cmd_serve(args: argparse.Namespace, rt: Runtime) -> int:
     import uvicorn
 
     shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
     print(f"Thotqen: open http://{shown}:{args.port}/ in a browser (API reference: /docs)", file=sys.stderr,
           flush=True)
     # Several worker processes: one process's Python tops out at one core (evals/results/loadtest.md).
-    from settings import get_settings, uvicorn_options
+    from settings import uvicorn_options
 
     uvicorn.run("server:app", host=args.host, port=args.port, workers=args.workers, log_level="info",
-                **uvicorn_options(get_settings()))
+                **uvicorn_options(rt.settings))
     return 0
 
 
-def cmd_model_server(args: argparse.Namespace) -> int:
+def cmd_model_server(args: argparse.Namespace, rt: Runtime) -> int:
     import signal
     import threading
 
     from providers.local_model import endpoint_file, serve_kept_alive
-    from settings import get_settings
 
-    settings = get_settings()
+    settings = rt.settings
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -385,14 +375,13 @@ def cmd_model_server(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- worker, beat, maintenance, migrate
 
 
-def cmd_migrate(args: argparse.Namespace) -> int:
+def cmd_migrate(args: argparse.Namespace, rt: Runtime) -> int:
     """Apply the migrations and exit (compose's one-shot `migrate` service runs this before the rest)."""
     import psycopg
 
-    from settings import get_settings
     from storage.db import connect_kwargs, migrate, resolve_uri
 
-    settings = get_settings()
+    settings = rt.settings
     uri, _mode = resolve_uri(settings)
     with psycopg.connect(uri, **connect_kwargs(settings, uri)) as conn:
         applied = migrate(conn)
@@ -400,40 +389,37 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_worker(args: argparse.Namespace) -> int:
+def cmd_worker(args: argparse.Namespace, rt: Runtime) -> int:
     from jobqueue.app import run_worker
-    from settings import get_settings
 
-    if not get_settings().celery_broker_url:
+    if not rt.settings.celery_broker_url:
         print("error: `thotqen worker` needs CELERY_BROKER_URL (amqp://user:pass@host:5672// for RabbitMQ, "
               "redis://host:6379/0 for Redis); without it `thotqen serve` ingests in process", file=sys.stderr)
         return 2
-    run_worker(concurrency=args.concurrency, beat=args.beat, loglevel=args.loglevel)
+    run_worker(rt, concurrency=args.concurrency, beat=args.beat, loglevel=args.loglevel)
     return 0
 
 
-def cmd_beat(args: argparse.Namespace) -> int:
+def cmd_beat(args: argparse.Namespace, rt: Runtime) -> int:
     from jobqueue.app import run_beat
-    from settings import get_settings
 
-    if not get_settings().celery_broker_url:
+    if not rt.settings.celery_broker_url:
         print("error: `thotqen beat` needs CELERY_BROKER_URL; without a broker `thotqen serve` runs the "
               "periodic upkeep itself", file=sys.stderr)
         return 2
-    run_beat(loglevel=args.loglevel)
+    run_beat(rt.settings, loglevel=args.loglevel)
     return 0
 
 
-def cmd_maintenance(args: argparse.Namespace) -> int:
+def cmd_maintenance(args: argparse.Namespace, rt: Runtime) -> int:
     from jobqueue.maintenance import purge, sweep_jobs
 
-    settings, db = _open()
+    settings, db = rt.settings, rt.database
     publish = None
     if settings.celery_broker_url:
-        from jobqueue.app import make_app
         from jobqueue.app import publish as send
 
-        app = make_app(settings)
+        app = rt.celery_app
 
         def publish(job_id: uuid.UUID) -> None:
             send(app, job_id, timeout_s=settings.celery_publish_timeout_s, db=db)
@@ -455,10 +441,8 @@ def _document_id(value: str) -> str:
         raise argparse.ArgumentTypeError(f"{value!r} is not a document id (a UUID)") from None
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from settings import get_settings
-
-    default_user = get_settings().default_user
+def build_parser(settings: Settings) -> argparse.ArgumentParser:
+    default_user = settings.default_user
     parser = argparse.ArgumentParser(prog="thotqen", description="Corrective-RAG over your documents.")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -474,7 +458,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--user", default=default_user)
     p.add_argument("--document", action="append", metavar="ID", type=_document_id,
                    help="limit to this document (repeatable)")
-    p.add_argument("--k", type=int, default=get_settings().search_k, choices=range(1, 101), metavar="N")
+    p.add_argument("--k", type=int, default=settings.search_k, choices=range(1, 101), metavar="N")
     p.add_argument("--mode", choices=["hybrid", "dense", "sparse"], default="hybrid")
     _filter_arguments(p)
     p.add_argument("--json", action="store_true")
@@ -539,15 +523,23 @@ def main(argv: list[str] | None = None) -> int:
     from providers.runtime import configure_process
 
     configure_process()  # before any command loads torch or llama.cpp
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        settings = Settings()
+    except ValueError as exc:  # pydantic's ValidationError: a setting in the environment is malformed
+        print(f"error: the settings are not valid:\n{exc}", file=sys.stderr)
+        return 2
+    args = build_parser(settings).parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
     try:
-        return args.func(args)
+        rt = build_runtime(settings)
+        try:
+            return args.func(args, rt)
+        finally:
+            rt.close()
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # the last line of defence: a clear message, not a traceback

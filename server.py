@@ -13,8 +13,8 @@ import asyncio
 import hmac
 import logging
 import math
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import psycopg
@@ -27,11 +27,15 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
 from answering import accounting
+from answering.chat import ChatAnswerer
+from api import admin, auth, chats, documents, openai_compat, pages, rag, session, web
 from api.text import printable
+from jobqueue.maintenance import MaintenanceThread
 from providers.runtime import configure_process
-from settings import Settings, get_settings
-from storage import jobs
-from storage.db import Database, open_database, transaction_pooler
+from runtime import Runtime, build_runtime
+from settings import Settings
+from storage import embedding_index, jobs
+from storage.db import Database, transaction_pooler
 
 log = logging.getLogger("thotqen.server")
 
@@ -61,24 +65,30 @@ class OriginSecretMiddleware:
         await self.app(scope, receive, send)
 
 
-def create_app(settings: Settings | None = None, services: Any = None,  # noqa: ANN401
-               start_worker: bool = True) -> FastAPI:
-    """The app. `services` (graph.services.Services) replaces the graph's defaults: tests inject
-    their fake LLM chain this way; production leaves it None."""
+def create_app(settings: Settings | None = None, runtime: Runtime | None = None, start_worker: bool = True) -> FastAPI:
+    """The app: its route groups over one runtime's parts. `runtime` None builds the real one from
+    `settings` (None: the environment); tests hand in a runtime with fakes."""
     configure_process()  # before the start-up loads torch or llama.cpp
-    settings = settings or get_settings()
+    rt = runtime if runtime is not None else build_runtime(settings)
+    # /docs is served offline by api/web.py; ReDoc would need a CDN
+    app = FastAPI(title="Thotqen", version="0.1.0", description=DESCRIPTION, lifespan=lifespan(rt, start_worker),
+                  docs_url=None, redoc_url=None)
+    app.state.settings = rt.settings
+    app.state.runtime = rt
+    add_middleware(app, rt.settings)
+    add_error_handlers(app)
+    add_routes(app)
+    return app
+
+
+def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """Start-up and shut-down: open and check the parts before the first request, stop the threads after."""
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        from answering.chat import ChatAnswerer
-        from api.files import make_file_store
-        from api.security import Tokens, resolve_jwt_secret
-        from api.worker import IngestWorker
-        from jobqueue import dispatch
-        from jobqueue.maintenance import MaintenanceThread
-
-        secret = resolve_jwt_secret(settings)  # refuses to start in production without a real secret
-        db = await asyncio.to_thread(open_database, settings)
+    async def run(app: FastAPI) -> AsyncIterator[None]:
+        settings = rt.settings
+        tokens = rt.tokens  # refuses to start in production without a real secret
+        db = await asyncio.to_thread(lambda: rt.database)
         broker = bool(settings.celery_broker_url)
         if not broker:  # with a broker, `thotqen worker` and beat recover jobs (jobqueue/app.py)
             with db.connection() as conn:
@@ -87,16 +97,9 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
                 log.warning("recovered interrupted jobs: %d re-queued, %d failed", len(requeued), len(failed))
         if stale := accounting.sweep_stale(db):
             log.warning("%d question(s) left running by a stopped server ended as errors", stale)
-        embedder = getattr(services, "embedder", None)
-        if embedder is None:  # load it now, not under the first burst of questions
-            from providers.embeddings import get_embedder
-
-            embedder = await asyncio.to_thread(get_embedder, settings.embedding_model_path,
-                                               settings.embedding_batch_size, backend=settings.embedding_backend)
+        embedder = await asyncio.to_thread(lambda: rt.embedder)  # now, not under the first burst of questions
         # Refuse to serve questions against another model's vectors (storage/embedding_index.py), and
         # hold the model lock so no reindex swaps them while this process runs.
-        from storage import embedding_index
-
         try:
             with db.connection() as conn:
                 embedding_index.check_model(conn, embedder.identity, embedder.dimension)
@@ -104,30 +107,26 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
             log.error("refusing to start: %s", exc)
             raise
         model_lock = embedding_index.hold(db.uri, pooled=transaction_pooler(settings, db.uri))
-        files = make_file_store(settings)
-        worker = IngestWorker(db, settings, files, embedder=getattr(services, "embedder", None))
         app.state.db = db
-        app.state.tokens = Tokens(settings, secret)
-        app.state.files = files
-        app.state.worker = worker
-        app.state.jobs = dispatch.Celery(settings, db) if broker else dispatch.InProcess(worker)
-        app.state.answerer = ChatAnswerer(db, settings, services)
+        app.state.tokens = tokens
+        app.state.files = rt.files
+        app.state.worker = rt.ingest_worker
+        app.state.jobs = rt.jobs
+        app.state.answerer = ChatAnswerer(db, settings, rt)
         maintenance = MaintenanceThread(db, settings)
         if start_worker and not broker:  # with a broker, ingestion and upkeep run in `thotqen worker`/beat
-            worker.start(settings.ingest_workers)
+            rt.ingest_worker.start(settings.ingest_workers)
             maintenance.start()
         log.info("ingestion: %s", app.state.jobs.kind)
         yield
-        worker.stop(timeout=10)
+        rt.ingest_worker.stop(timeout=10)
         maintenance.stop()
         model_lock.close()
 
-    # /docs is served offline by api/web.py; ReDoc would need a CDN
-    app = FastAPI(title="Thotqen", version="0.1.0", description=DESCRIPTION, lifespan=lifespan, docs_url=None,
-                  redoc_url=None)
-    app.state.settings = settings
-    app.state.services = services
+    return run
 
+
+def add_middleware(app: FastAPI, settings: Settings) -> None:
     origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
     if origins:
         # bearer tokens, not cookies: no credentials mode
@@ -137,6 +136,10 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
     if settings.origin_secret is not None:
         app.add_middleware(OriginSecretMiddleware, header=settings.origin_secret_header,
                            secret=settings.origin_secret.get_secret_value())
+
+
+def add_error_handlers(app: FastAPI) -> None:
+    """Every failure a request can meet answers with a status and a message, never a bare 500."""
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -168,10 +171,8 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
         return JSONResponse({"detail": str(exc)}, status_code=429,
                             headers={"Retry-After": str(max(1, math.ceil(exc.retry_after_s)))})
 
-    from api.rag import GraphFailed
-
-    @app.exception_handler(GraphFailed)
-    async def graph_failed(request: Request, exc: GraphFailed) -> JSONResponse:
+    @app.exception_handler(rag.GraphFailed)
+    async def graph_failed(request: Request, exc: rag.GraphFailed) -> JSONResponse:
         return JSONResponse({"detail": "the answer could not be produced; please try again"}, status_code=500)
 
     @app.exception_handler(psycopg.DataError)
@@ -187,6 +188,8 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         return JSONResponse({"detail": "internal error"}, status_code=500)
 
+
+def add_routes(app: FastAPI) -> None:
     @app.get("/api/health", tags=["health"])
     async def health(request: Request) -> JSONResponse:
         """Database reachability within a 2 s deadline."""
@@ -198,8 +201,6 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
                                 status_code=503)
         return JSONResponse({"status": "ok", "database": db.mode})
 
-    from api import admin, auth, chats, documents, openai_compat, pages, rag, session, web
-
     # pages before documents: its `{page}.png` is more specific than documents' `{page}`
     for module in (auth, session, pages, documents, chats, admin):
         app.include_router(module.router)
@@ -207,7 +208,6 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
     openai_compat.mount(app)
     web.mount(app)  # last: the web app answers what no route above does
     document_input_errors(app)
-    return app
 
 
 QUESTIONS = ("/messages", "/invoke", "/batch", "/stream", "/stream_log", "/stream_events", "/chat/completions")

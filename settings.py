@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
@@ -252,8 +251,3 @@ def uvicorn_options(settings: Settings) -> dict[str, object]:
     default; uvicorn's own default trusts loopback, so anyone on the host could pick their address)."""
     trusted = settings.forwarded_allow_ips.strip()
     return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None}
-
-
-@lru_cache
-def get_settings() -> Settings:
-    return Settings()

@@ -7,62 +7,59 @@ the owner from that user and ignores any `configurable.owner_id`/`user` the call
 (graph/configuration.py), so retrieval is scoped to the token's user. Crons, the store and
 user-made assistants are refused. A thread is its creator's alone (`own_threads`). Studio's own
 sign-in is disabled in langgraph.json (`disable_studio_auth`): Studio needs the same bearer token
-(its connection settings take headers).
+(its connection settings take headers). `make_auth` builds the handler over the parts an entry
+point made (studio.py: the runtime's token verifier and database).
 """
 
 from __future__ import annotations
 
 import asyncio
-from functools import cache
+from collections.abc import Callable
 from typing import Any
 
 from langgraph_sdk import Auth
 
-from api.security import AuthError, Tokens, User, resolve_jwt_secret
-from settings import get_settings
+from api.security import AuthError, Tokens, User
+from storage.db import Database
 
-auth = Auth()
 PERMISSION = "thotqen:user"  # marks an identity this handler verified (graph/configuration.py trusts only these)
 
 
-@cache
-def _verifier() -> tuple[Tokens, Any]:
-    from storage.db import open_database
-
-    settings = get_settings()
-    return Tokens(settings, resolve_jwt_secret(settings)), open_database(settings)
-
-
-def verify(authorization: str | None) -> User:
+def verify(authorization: str | None, tokens: Tokens, db: Database) -> User:
     scheme, _, token = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Auth.exceptions.HTTPException(status_code=401, detail="send Authorization: Bearer <access_token>")
-    tokens, db = _verifier()
     try:
         return tokens.authenticate(token.strip(), db)
     except AuthError as exc:
         raise Auth.exceptions.HTTPException(status_code=401, detail=str(exc)) from None
 
 
-@auth.authenticate
-async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
-    user = await asyncio.to_thread(verify, authorization)
-    return {"identity": str(user.id), "display_name": user.username, "owner_id": user.id,  # type: ignore[typeddict-unknown-key]
-            "permissions": [PERMISSION], "is_authenticated": True}
+def make_auth(verifier: Callable[[], tuple[Tokens, Database]]) -> Auth:
+    """The handler; `verifier` gives the token verifier and the database (built on the first request)."""
+    auth = Auth()
+
+    @auth.authenticate
+    async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
+        user = await asyncio.to_thread(lambda: verify(authorization, *verifier()))
+        return {"identity": str(user.id), "display_name": user.username,  # type: ignore[typeddict-unknown-key]
+                "owner_id": user.id, "permissions": [PERMISSION], "is_authenticated": True}
+
+    auth.on.crons(not_offered)
+    auth.on.store(not_offered)
+    auth.on.assistants.create(not_offered)
+    auth.on.assistants.update(not_offered)
+    auth.on.assistants.delete(not_offered)
+    auth.on.threads(own_threads)
+    return auth
 
 
-@auth.on.crons
-@auth.on.store
-@auth.on.assistants.create
-@auth.on.assistants.update
-@auth.on.assistants.delete
 async def not_offered(ctx: Auth.types.AuthContext, value: Any) -> bool:  # noqa: ANN401
     """The graph needs no crons, no store and no user-made assistants (an assistant's config could
     carry settings the server keeps to itself): refused."""
     return False
 
 
-@auth.on.threads
 async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:  # noqa: ANN401
     """A thread belongs to the user who created it: stamped with its owner on create, on update (so
     nobody stamps a thread as someone else's) and on a run (a stateless run's thread is made from

@@ -1,6 +1,7 @@
 """The wiring: nodes, conditional edges and the compiled `graph` (served by `langgraph dev`).
 
-The only module that imports the nodes; nodes import state, configuration, prompts and services.
+The only module that imports the nodes; nodes import state, context, configuration and prompts.
+The running parts come with each run as LangGraph's runtime context (graph/context.py).
 
     begin → guardrail ─blocked→ refuse
         │ history → condense → (hyde) → retrieve → rerank → screen → grade → route
@@ -10,13 +11,12 @@ The only module that imports the nodes; nodes import state, configuration, promp
 
 from __future__ import annotations
 
-import warnings
 from typing import Literal
 
-from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 
-from graph.configuration import Configuration
+from graph.context import Context, context_of
 from graph.nodes.begin import begin
 from graph.nodes.condense import condense
 from graph.nodes.generate import generate
@@ -32,27 +32,21 @@ from graph.nodes.web_search import web_search
 from graph.state import InputState, OutputState, State
 
 
-def _hyde_on(config: RunnableConfig) -> bool:
-    return Configuration.from_runnable_config(config).hyde
-
-
-def after_guardrail(state: State, config: RunnableConfig) -> Literal["refuse", "condense", "hyde", "retrieve"]:
+def after_guardrail(state: State, runtime: Runtime[Context]) -> Literal["refuse", "condense", "hyde", "retrieve"]:
     if state.get("blocked"):
         return "refuse"
     if state.get("chat_history"):
         return "condense"
-    return "hyde" if _hyde_on(config) else "retrieve"
+    return after_condense(state, runtime)
 
 
-def after_condense(state: State, config: RunnableConfig) -> Literal["hyde", "retrieve"]:
-    return "hyde" if _hyde_on(config) else "retrieve"
+def after_condense(state: State, runtime: Runtime[Context]) -> Literal["hyde", "retrieve"]:
+    return "hyde" if context_of(runtime).hyde else "retrieve"
 
 
-def build() -> StateGraph:
-    with warnings.catch_warnings():
-        # config_schema is deprecated in LangGraph 1.x but is what gives Studio its configuration form
-        warnings.simplefilter("ignore")
-        builder = StateGraph(State, input_schema=InputState, output_schema=OutputState, config_schema=Configuration)
+def build(context_schema: type[Context] = Context) -> StateGraph:
+    """The graph's wiring; `context_schema` is what each run is handed (Studio's entry gives a subclass)."""
+    builder = StateGraph(State, context_schema=context_schema, input_schema=InputState, output_schema=OutputState)
     for name, fn in [("begin", begin), ("guardrail", guardrail), ("refuse", refuse), ("condense", condense),
                      ("hyde", hyde), ("retrieve", retrieve), ("rerank", rerank), ("screen", screen), ("grade", grade),
                      ("route", route), ("rewrite", rewrite), ("web_search", web_search), ("generate", generate)]:

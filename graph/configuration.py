@@ -1,19 +1,20 @@
-"""One configuration object, read from the RunnableConfig in every node.
+"""The run's knobs: the tunables declared in tunables.py plus who is asking.
 
-Its knobs are the ones declared in tunables.py; their values come from the environment
-(settings), and a run overrides any of them through `config["configurable"]` (Studio's form,
-LangServe's config, tests). Objects that cannot travel as JSON (a test's scripted chat model, a
-database) go in `configurable["services"]` (graph/services.py).
+Their defaults are the deployment's settings (`Configuration.from_settings`); a run overrides any
+of them (LangServe's `configurable`, Studio's context form, the CLI's flags, tests).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict
 
+from settings import Settings
 from tunables import ServerTunables, Tunables
+
+TUNABLE_FIELDS = frozenset(Tunables.model_fields) | frozenset(ServerTunables.model_fields)
 
 
 class Configuration(Tunables, ServerTunables):
@@ -22,26 +23,23 @@ class Configuration(Tunables, ServerTunables):
     # who is asking: the server sets this from auth; the CLI from --user
     user: str = "local"
     owner_id: int | None = None
-    # providers: "" keeps LLM_ORDER from the environment
+    # the LLM links to try, in order (names from LLM_LINKS); "" keeps the deployment's order
     llm_order: str = ""
 
     @classmethod
-    def from_runnable_config(cls, config: RunnableConfig | None = None) -> Configuration:
-        from settings import get_settings
-
-        settings = get_settings()
-        values: dict[str, Any] = settings.model_dump(include=set(Tunables.model_fields) | set(
-            ServerTunables.model_fields))
+    def defaults(cls, settings: Settings) -> dict[str, Any]:
+        """The deployment's values of every knob (what a run starts from)."""
+        values: dict[str, Any] = settings.model_dump(include=set(TUNABLE_FIELDS))
         values["user"] = settings.default_user
-        configurable = (config or {}).get("configurable") or {}
-        values.update({k: v for k, v in configurable.items() if k in cls.model_fields and v is not None})
-        verified = platform_user(configurable)
-        if verified is not None:  # a LangGraph server verified the token: the caller's owner/user do not count
-            values["owner_id"], values["user"] = verified
-        return cls.model_validate(values)
+        return values
+
+    @classmethod
+    def overrides(cls, configurable: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The knobs a run's `configurable` (or context dict) sets: known names, not None."""
+        return {k: v for k, v in (configurable or {}).items() if k in cls.model_fields and v is not None}
 
 
-def platform_user(configurable: dict[str, Any]) -> tuple[int, str] | None:
+def platform_user(configurable: Mapping[str, Any]) -> tuple[int, str] | None:
     """(owner id, name) of the user a LangGraph server verified with api/langgraph_auth.py, if any.
     Other identities (Studio's local one under `langgraph dev`) are not ours: None."""
     user = configurable.get("langgraph_auth_user")

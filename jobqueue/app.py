@@ -17,16 +17,18 @@ connection to the broker keeps answering heartbeats while a long job runs.
 from __future__ import annotations
 
 import concurrent.futures
-import functools
 import logging
 import socket
 import uuid
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from celery import Celery
 
-from settings import Settings, get_settings
+from api.worker import IngestWorker
+from jobqueue.maintenance import purge, sweep_jobs
+from settings import Settings
+from storage import embedding_index, jobs
+from storage.db import Database, transaction_pooler
 
 log = logging.getLogger(__name__)
 
@@ -36,50 +38,34 @@ RETENTION = "thotqen.retention"
 QUEUE = "thotqen"
 
 
-@dataclass
-class Runtime:
-    """What a worker process needs to run jobs: built once per process, on first use."""
+class WorkerParts(Protocol):
+    """What a worker process runs jobs with (runtime.Runtime is one): built once by its entry point."""
 
-    settings: Settings
-    db: Any
-    worker: Any  # api.worker.IngestWorker, not started: its `run` is the one the server's threads call
-    model_lock: Any  # held for the process's life
+    @property
+    def settings(self) -> Settings: ...
 
+    @property
+    def database(self) -> Database: ...
 
-@functools.cache
-def runtime() -> Runtime:
-    from api.files import make_file_store
-    from api.worker import IngestWorker
-    from providers.embeddings import get_embedder
-    from storage import embedding_index
-    from storage.db import open_database, transaction_pooler
-
-    settings = get_settings()
-    db = open_database(settings)
-    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size)
-    # As the server does: refuse to store another model's vectors, and hold the model lock so no
-    # `thotqen reindex` swaps the model while this worker embeds (storage/embedding_index.py).
-    with db.connection() as conn:
-        embedding_index.check_model(conn, embedder.identity, embedder.dimension)
-    model_lock = embedding_index.hold(db.uri, pooled=transaction_pooler(settings, db.uri))
-    return Runtime(settings, db, IngestWorker(db, settings, make_file_store(settings), embedder=embedder), model_lock)
+    @property
+    def ingest_worker(self) -> IngestWorker: ...
 
 
-_apps: dict[tuple, Celery] = {}
-
-
-def make_app(settings: Settings) -> Celery:
-    """The Celery app for these settings (one per broker and timing settings per process)."""
+def make_app(settings: Settings, parts: WorkerParts | None = None) -> Celery:
+    """The Celery app for these settings. A publisher (the API, `thotqen maintenance`) needs no `parts`;
+    a worker's tasks run with them."""
     if not settings.celery_broker_url:
         raise RuntimeError("CELERY_BROKER_URL is not set (amqp://... for RabbitMQ, redis://... for Redis)")
-    key = (settings.celery_broker_url, settings.celery_visibility_timeout_s, settings.celery_publish_timeout_s,
-           settings.job_lease_s, settings.maintenance_interval_s)
-    if key not in _apps:
-        _apps[key] = _build(settings)
-    return _apps[key]
+    return _build(settings, parts)
 
 
-def _build(settings: Settings) -> Celery:
+def _parts(parts: WorkerParts | None) -> WorkerParts:
+    if parts is None:
+        raise RuntimeError("this Celery app only publishes; `thotqen worker` runs the tasks")
+    return parts
+
+
+def _build(settings: Settings, parts: WorkerParts | None) -> Celery:
     app = Celery("thotqen", broker=settings.celery_broker_url, set_as_current=False)
     app.conf.update(
         task_acks_late=True,
@@ -104,21 +90,17 @@ def _build(settings: Settings) -> Celery:
 
     @app.task(name=INGEST, bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
     def ingest(self: Any, job_id: str) -> str:  # noqa: ANN401
-        return run_ingest(self, uuid.UUID(job_id))
+        return run_ingest(_parts(parts), self, uuid.UUID(job_id))
 
     @app.task(name=SWEEP)
     def sweep() -> dict[str, int]:
-        from jobqueue.maintenance import sweep_jobs
-
-        rt = runtime()
-        return sweep_jobs(rt.db, rt.settings, publish=lambda job_id: publish(app, job_id, db=rt.db))
+        rt = _parts(parts)
+        return sweep_jobs(rt.database, rt.settings, publish=lambda job_id: publish(app, job_id, db=rt.database))
 
     @app.task(name=RETENTION)
     def retention() -> dict[str, int]:
-        from jobqueue.maintenance import purge
-
-        rt = runtime()
-        return purge(rt.db, rt.settings)
+        rt = _parts(parts)
+        return purge(rt.database, rt.settings)
 
     return app
 
@@ -133,12 +115,9 @@ def redis_restore_options(visibility_timeout_s: float) -> dict[str, int]:
             "unacked_restore_interval": int(min(10, max(1, visibility_timeout_s // 4)))}
 
 
-def run_ingest(task: Any, job_id: uuid.UUID) -> str:  # noqa: ANN401 - a bound Celery task
+def run_ingest(rt: WorkerParts, task: Any, job_id: uuid.UUID) -> str:  # noqa: ANN401 - a bound Celery task
     """One delivery of a job. Returns what happened (for the worker's log)."""
-    from storage import jobs
-
-    rt = runtime()
-    with rt.db.connection() as conn:
+    with rt.database.connection() as conn:
         state = jobs.job_state(conn, job_id=job_id)
         target = jobs.job_target(conn, job_id=job_id)
     if state is None or target is None:
@@ -151,7 +130,7 @@ def run_ingest(task: Any, job_id: uuid.UUID) -> str:  # noqa: ANN401 - a bound C
         # Redelivered while its worker is alive: look again when that worker's lease would run out.
         log.info("job %s: running elsewhere; looking again in %.0fs", job_id, state.lease_left_s)
         raise task.retry(countdown=state.lease_left_s + 1)
-    outcome = rt.worker.run(target)
+    outcome = rt.ingest_worker.run(target)
     if outcome is None:
         return "busy"
     return outcome.status
@@ -177,20 +156,22 @@ def publish(app: Celery, job_id: uuid.UUID, *, timeout_s: float | None = None, d
     else:
         _publishers.submit(send).result(timeout=max(30.0, 4 * timeout_s))
     if db is not None:
-        from storage import jobs
-
         with db.connection() as conn:
             jobs.mark_published(conn, job_ids=[job_id])
 
 
-def run_worker(concurrency: int = 1, beat: bool = False, loglevel: str = "INFO") -> None:
+def run_worker(rt: WorkerParts, concurrency: int = 1, beat: bool = False, loglevel: str = "INFO") -> None:
     """`thotqen worker`: recover what dead workers left, then consume jobs until stopped."""
-    from jobqueue.maintenance import sweep_jobs
-
-    settings = get_settings()
-    app = make_app(settings)
-    rt = runtime()  # opens the database (migrating it) and loads the embedder before the first job
-    swept = sweep_jobs(rt.db, settings, publish=lambda job_id: publish(app, job_id, db=rt.db))
+    settings = rt.settings
+    app = make_app(settings, rt)
+    db = rt.database  # opens the database (migrating it) and loads the embedder before the first job
+    embedder = rt.ingest_worker.embedder
+    # As the server does: refuse to store another model's vectors, and hold the model lock so no
+    # `thotqen reindex` swaps the model while this worker embeds (storage/embedding_index.py).
+    with db.connection() as conn:
+        embedding_index.check_model(conn, embedder.identity, embedder.dimension)
+    model_lock = embedding_index.hold(db.uri, pooled=transaction_pooler(settings, db.uri))  # noqa: F841 - held for life
+    swept = sweep_jobs(db, settings, publish=lambda job_id: publish(app, job_id, db=db))
     if any(swept.values()):
         log.warning("at start: %s", swept)
     argv = ["worker", "--pool", "threads", "--concurrency", str(max(concurrency, 1)), "--loglevel", loglevel,
@@ -201,9 +182,8 @@ def run_worker(concurrency: int = 1, beat: bool = False, loglevel: str = "INFO")
     app.worker_main(argv)
 
 
-def run_beat(loglevel: str = "INFO") -> None:
+def run_beat(settings: Settings, loglevel: str = "INFO") -> None:
     """`thotqen beat`: the one scheduler of the periodic tasks (run exactly one per deployment)."""
-    settings = get_settings()
     settings.home.mkdir(parents=True, exist_ok=True)
     make_app(settings).start(["beat", "--schedule", str(settings.home / "celerybeat-schedule"),
                               "--loglevel", loglevel])

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any
 
-from api.worker import QueueUnavailable
+from celery import Celery as CeleryApp
+
+from api.worker import IngestWorker, QueueUnavailable
+from jobqueue.app import publish
 from settings import Settings
+from storage.db import Database
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +24,7 @@ class InProcess:
 
     kind = "in-process"
 
-    def __init__(self, worker: Any) -> None:  # noqa: ANN401 - api.worker.IngestWorker
+    def __init__(self, worker: IngestWorker) -> None:
         self.worker = worker
 
     def submit(self, job_id: uuid.UUID) -> None:
@@ -33,16 +36,12 @@ class Celery:
 
     kind = "celery"
 
-    def __init__(self, settings: Settings, db: Any = None) -> None:  # noqa: ANN401
-        from jobqueue.app import make_app
-
+    def __init__(self, settings: Settings, app: CeleryApp, db: Database | None = None) -> None:
         self.settings = settings
         self.db = db
-        self.app = make_app(settings)
+        self.app = app
 
     def submit(self, job_id: uuid.UUID) -> None:
-        from jobqueue.app import publish
-
         try:
             publish(self.app, job_id, timeout_s=self.settings.celery_publish_timeout_s, db=self.db)
         except Exception as exc:

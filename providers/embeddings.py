@@ -8,7 +8,6 @@ Speed and retrieval quality of each: evals/results/embed_backends.md.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import os
@@ -168,45 +167,23 @@ class TorchEmbedder(Embedder):
             )[0]
 
 
-def build_embedder(backend: str, model_path: str | None = None, batch_size: int = 64, threads: int | None = None,
-                   export_root: Path | None = None) -> Embedder:
-    """A new embedder of `backend` (no caching; get_embedder is the process-wide one). `export_root`:
-    where ONNX exports live (None: the settings' embedding_export_root)."""
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown embedding backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-    if backend == "torch":
-        return TorchEmbedder(model_path, batch_size, threads)
-    from providers.onnx_embedder import OnnxEmbedder
-
-    if export_root is None:
-        from settings import get_settings
-
-        export_root = get_settings().embedding_export_root
-    return OnnxEmbedder(model_path or packaged_model_path(), export_root, quantized=backend == "onnx-int8",
-                        threads=threads)
-
-
-# Concurrent first requests (a server just started) each built a model, and parallel loads failed in
-# torch ("Cannot copy out of meta tensor", seen in the load test): the first load holds this lock.
+# Concurrent first loads (a server just started, a reranker loading beside the embedder) failed in
+# torch ("Cannot copy out of meta tensor", seen in the load test): one load at a time.
 _loading = threading.Lock()
 
 
-def get_embedder(model_path: str | None = None, batch_size: int = 64, threads: int | None = None,
-                 backend: str | None = None) -> Embedder:
-    """One embedder per configuration and process; `backend` None: the EMBEDDING_BACKEND setting."""
-    export_root = None
-    if backend != "torch":
-        from settings import get_settings
-
-        settings = get_settings()
-        backend = backend or settings.embedding_backend
-        export_root = settings.embedding_export_root
+def build_embedder(backend: str, model_path: str | None = None, batch_size: int = 64, threads: int | None = None,
+                   export_root: Path | None = None) -> Embedder:
+    """A new embedder of `backend`; the composition root (runtime.py) builds the process's one.
+    `export_root`: where ONNX exports live (the settings' embedding_export_root), needed by the ONNX backends."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown embedding backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     with _loading:
-        return _embedder(model_path, batch_size, threads, backend, export_root)
+        if backend == "torch":
+            return TorchEmbedder(model_path, batch_size, threads)
+        if export_root is None:
+            raise ValueError(f"the {backend} embedding backend needs export_root (EMBEDDING_EXPORT_DIR)")
+        from providers.onnx_embedder import OnnxEmbedder  # onnxruntime: only when an ONNX backend is asked for
 
-
-@functools.cache
-def _embedder(model_path: str | None, batch_size: int, threads: int | None, backend: str,
-              export_root: Path | None) -> Embedder:
-    log.info("loading the %s embedding model from %s", backend, model_path or "the packaged all-MiniLM-L6-v2")
-    return build_embedder(backend, model_path, batch_size, threads, export_root)
+        return OnnxEmbedder(model_path or packaged_model_path(), export_root, quantized=backend == "onnx-int8",
+                            threads=threads)

@@ -258,7 +258,7 @@ _server: LocalServer | KeptAliveServer | None = None
 _broken: ModelUnavailable | None = None  # a bad model is not re-assembled on every call
 
 
-def get_local_server(settings: Settings | None = None) -> LocalServer | KeptAliveServer:
+def get_local_server(settings: Settings) -> LocalServer | KeptAliveServer:
     """The process-wide local server: a kept-alive one when it is there, else assembled and started
     in this process on first call."""
     global _server, _broken
@@ -266,10 +266,6 @@ def get_local_server(settings: Settings | None = None) -> LocalServer | KeptAliv
         if _broken is not None:
             raise _broken
         if _server is None:
-            if settings is None:
-                from settings import get_settings
-
-                settings = get_settings()
             try:
                 path = _model_path(settings)
             except ModelUnavailable as exc:

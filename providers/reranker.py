@@ -16,18 +16,16 @@ RERANKER_FALLBACK, chosen by measurement (evals/results/):
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import math
 import threading
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from settings import Settings
+from providers.protocols import LocalEndpoint
 
 log = logging.getLogger(__name__)
 
@@ -97,10 +95,7 @@ class LLMReranker:
 
     name = "llm"
 
-    def __init__(self, settings: Settings | None = None, max_chars: int = 1500) -> None:
-        from providers.local_model import get_local_server
-
-        server = get_local_server(settings)
+    def __init__(self, server: LocalEndpoint, max_chars: int = 1500) -> None:
         self._base_url = server.base_url
         self._headers = {"Content-Type": "application/json", "Authorization": f"Bearer {server.api_key}"}
         self.max_chars = max_chars
@@ -141,37 +136,26 @@ def bge_weights_present(model: str) -> bool:
     return isinstance(found, str)
 
 
-def build_reranker(mode: str, *, model: str) -> Reranker:
-    """The reranker called `mode`; `model` is the BGE weights (a local path or a cached hub id)."""
+def build_reranker(mode: str, *, model: str, local: Callable[[], LocalEndpoint] | None = None) -> Reranker:
+    """The reranker called `mode`; `model` is the BGE weights (a local path or a cached hub id); `local`
+    starts or finds the embedded model's server (the llm reranker asks it)."""
     mode = mode.strip().lower()
     if mode == "bge":
         return BGEReranker(model)
     if mode == "dense":
         return DenseReranker()
     if mode == "llm":
-        return LLMReranker()  # the process-wide local model
+        if local is None:
+            raise ValueError("the llm reranker needs the local model's server")
+        return LLMReranker(local())
     if mode == "none":
         return NoReranker()
     raise ValueError(f"unknown reranker {mode!r}: use auto, bge, dense, llm or none")
 
 
-# Two first questions must not load two cross-encoders at once (parallel torch loads fail; see
-# providers/embeddings.py): the first load holds this lock.
-_loading = threading.Lock()
-
-
-def get_reranker(settings: Settings | None = None) -> Reranker:
-    """The configured reranker (see the module docstring), built once per process."""
-    if settings is None:
-        from settings import get_settings
-
-        settings = get_settings()
-    with _loading:
-        return _reranker(settings.reranker, settings.reranker_model, settings.reranker_fallback)
-
-
-@functools.cache
-def _reranker(mode: str, model: str, fallback: str) -> Reranker:
+def make_reranker(mode: str, *, model: str, fallback: str,
+                  local: Callable[[], LocalEndpoint] | None = None) -> Reranker:
+    """The reranker RERANKER names; "auto" is BGE where its weights are present, else `fallback`."""
     mode = mode.strip().lower()
     if mode == "auto":
         if bge_weights_present(model):
@@ -180,4 +164,4 @@ def _reranker(mode: str, model: str, fallback: str) -> Reranker:
             mode = fallback
             log.warning("BGE reranker weights not found (RERANKER_MODEL=%s; no package ships them); "
                         "reranking with %r instead (RERANKER_FALLBACK)", model, mode)
-    return build_reranker(mode, model=model)
+    return build_reranker(mode, model=model, local=local)

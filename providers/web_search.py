@@ -70,11 +70,3 @@ class WebSearch:
         rows = DDGS(timeout=max(1, int(self.timeout_s))).text(query, max_results=k, backend=self._ddgs_backend)
         return [WebResult(title=str(r.get("title", "")), url=str(r.get("href", "")),
                           content=str(r.get("body", ""))) for r in rows or []]
-
-
-def get_web_search(settings: Settings | None = None) -> WebSearch:
-    if settings is None:
-        from settings import get_settings
-
-        settings = get_settings()
-    return WebSearch(settings)

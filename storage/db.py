@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import logging
 import threading
@@ -135,19 +134,19 @@ def resolve_uri(settings: Settings) -> tuple[str, str]:
     return start_embedded_postgres(settings.home / "pg"), "embedded"
 
 
-# Concurrent first callers (lazy graph services) must not start the server or migrate twice.
+# Two openings at once in one process (tests, a CLI command beside its runtime) must not start the
+# embedded server twice.
 _opening = threading.Lock()
 
 
 def open_database(settings: Settings) -> Database:
-    """Start or connect, migrate, and return a pooled Database (one per URI and pool size per process)."""
+    """Start or connect, migrate, and return a new pooled Database (runtime.py opens the process's one)."""
     with _opening:
         uri, mode = resolve_uri(settings)
-        return _database(uri, mode, settings.db_pool_size, transaction_pooler(settings, uri))
+        return _connect(uri, mode, settings.db_pool_size, transaction_pooler(settings, uri))
 
 
-@functools.cache
-def _database(uri: str, mode: str, pool_size: int, pooled: bool) -> Database:
+def _connect(uri: str, mode: str, pool_size: int, pooled: bool) -> Database:
     extra = {"prepare_threshold": None} if pooled else {}  # see connect_kwargs
     with psycopg.connect(uri, autocommit=False, **extra) as conn:
         applied = migrate(conn)

@@ -27,8 +27,9 @@ LAYERS: list[set[str]] = [
     {"answering"},
     {"api"},
     {"jobqueue"},  # where jobs run: the server's threads (api.worker) or Celery workers; cli/server pick one
+    {"runtime"},  # the composition root: builds every running part once per process
     {"doctor"},  # checks every part, the broker included
-    {"cli", "server"},
+    {"cli", "server", "studio"},  # the entry points, each building one runtime
     {"evals"},
     {"tests"},  # may import evals, never the other way
 ]

@@ -8,10 +8,12 @@ from collections.abc import Callable
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
+from graph.context import Context
 from graph.state import State
 
-Node = Callable[[State, RunnableConfig], dict[str, Any]]
+Node = Callable[[State, RunnableConfig, Runtime[Context]], dict[str, Any]]
 
 
 def node(name: str) -> Callable[[Node], Node]:
@@ -23,9 +25,9 @@ def node(name: str) -> Callable[[Node], Node]:
 
     def wrap(fn: Node) -> Node:
         @functools.wraps(fn)
-        def run(state: State, config: RunnableConfig) -> dict[str, Any]:
+        def run(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
             started = time.perf_counter()
-            out = fn(state, config)
+            out = fn(state, config, runtime)
             elapsed = time.perf_counter() - started
             timings = dict(state.get("timings") or {})
             timings[name] = round(timings.get(name, 0.0) + elapsed, 4)

@@ -19,12 +19,12 @@ import time
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
 from graph import prompts
 from graph.citations import citations_of, clean_markers, repair_citations, ungrounded
-from graph.configuration import Configuration
+from graph.context import Context, context_of
 from graph.nodes.common import history, llm_failed, node
-from graph.services import get_services
 from graph.state import Excerpt, State
 
 log = logging.getLogger("thotqen.generate")
@@ -64,11 +64,11 @@ def _turns(state: State, answer: str) -> list[dict[str, str]]:
 
 
 @node("generate")
-def generate(state: State, config: RunnableConfig) -> dict[str, Any]:
+def generate(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     from providers.classifier import classify
     from providers.llm import ChainResult, StreamReset
 
-    cfg = Configuration.from_runnable_config(config)
+    cfg = context_of(runtime, config)
     excerpts, relevant = shown_excerpts(state)
     question = state.get("standalone_question") or state["question"]
     if not relevant:
@@ -83,7 +83,7 @@ def generate(state: State, config: RunnableConfig) -> dict[str, Any]:
     started, first_token = time.perf_counter(), None
     result: ChainResult | None = None
     try:
-        for item in get_services(config, cfg).chain.stream(messages, cheap=classify(question) == "cheap",
+        for item in cfg.running.chain(cfg.llm_order).stream(messages, cheap=classify(question) == "cheap",
                                                            config=config):
             if isinstance(item, str):
                 if first_token is None:

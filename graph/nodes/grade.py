@@ -19,12 +19,12 @@ import re
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 from pydantic import BaseModel, ValidationError, create_model
 
 from graph import prompts
-from graph.configuration import Configuration
+from graph.context import Context, context_of
 from graph.nodes.common import llm_call, llm_failed, node
-from graph.services import get_services
 from graph.state import State
 
 
@@ -87,8 +87,8 @@ def parse_grades(text: str, count: int) -> dict[int, bool]:
 
 
 @node("grade")
-def grade(state: State, config: RunnableConfig) -> dict[str, Any]:
-    cfg = Configuration.from_runnable_config(config)
+def grade(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
+    cfg = context_of(runtime, config)
     documents = list(state.get("documents") or [])
     seen = [*(state.get("seen") or []), *[d["key"] for d in documents]]
     relevant = list(state.get("relevant") or [])
@@ -102,7 +102,7 @@ def grade(state: State, config: RunnableConfig) -> dict[str, Any]:
     question = state.get("standalone_question") or state["question"]
     messages = [("system", prompts.EXCERPTS_SYSTEM),
                 ("human", prompts.excerpt_block(documents, question) + prompts.GRADE_TASK)]
-    chain = get_services(config, cfg).chain
+    chain = cfg.running.chain(cfg.llm_order)
     try:
         result = chain.invoke(messages, cheap=True, structured=verdicts_model(len(documents)), config=config)
         parsed = result.parsed.model_dump() if result.parsed is not None else {}

@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
 from graph import prompts
-from graph.configuration import Configuration
+from graph.context import Context, context_of
 from graph.nodes.common import llm_call, llm_failed, node
-from graph.services import get_services
 from graph.state import State
 
 log = logging.getLogger(__name__)
@@ -167,16 +167,16 @@ class GuardReply(BaseModel):
 
 
 @node("guardrail")
-def guardrail(state: State, config: RunnableConfig) -> dict[str, Any]:
-    cfg = Configuration.from_runnable_config(config)
-    services = get_services(config, cfg)
+def guardrail(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
+    cfg = context_of(runtime, config)
+    parts = cfg.running
     question = str(state.get("question") or "").strip()
     out: dict[str, Any] = {"blocked": False, "block_reason": ""}
-    verdict = assess(question, classifier_embedder(services.embedder))
+    verdict = assess(question, classifier_embedder(parts.embedder))
     if not verdict.blocked and cfg.guardrail_llm:
         try:
-            result = services.chain.invoke([("system", prompts.GUARD_SYSTEM), ("human", question)], cheap=True,
-                                           structured=GuardReply, config=config)
+            messages = [("system", prompts.GUARD_SYSTEM), ("human", question)]
+            result = parts.chain(cfg.llm_order).invoke(messages, cheap=True, structured=GuardReply, config=config)
             out["llm_calls"] = llm_call(state, "guardrail", result)
             if str(result.parsed.unsafe).strip().lower().startswith("y"):
                 verdict = Verdict(True, f"llm: {result.parsed.reason}"[:200])
@@ -189,5 +189,5 @@ def guardrail(state: State, config: RunnableConfig) -> dict[str, Any]:
 
 
 @node("refuse")
-def refuse(state: State, config: RunnableConfig) -> dict[str, Any]:
+def refuse(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     return {"answer": prompts.REFUSAL, "citations": [], "cited": []}

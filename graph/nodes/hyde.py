@@ -6,22 +6,22 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
 from graph import prompts
-from graph.configuration import Configuration
+from graph.context import Context, context_of
 from graph.nodes.common import llm_call, llm_failed, node
-from graph.services import get_services
 from graph.state import State
 
 
 @node("hyde")
-def hyde(state: State, config: RunnableConfig) -> dict[str, Any]:
-    cfg = Configuration.from_runnable_config(config)
+def hyde(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
+    cfg = context_of(runtime, config)
     question = state.get("standalone_question") or state["question"]
     if not cfg.hyde:
         return {"hyde": ""}
     try:
-        result = get_services(config, cfg).chain.invoke(prompts.HYDE.format(question=question), cheap=True,
+        result = cfg.running.chain(cfg.llm_order).invoke(prompts.HYDE.format(question=question), cheap=True,
                                                         config=config)
     except Exception as exc:  # noqa: BLE001 - retrieval goes on with the question's own embedding
         return {"hyde": "", "llm_calls": llm_failed(state, "hyde", exc)}

@@ -10,21 +10,21 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
-from graph.configuration import Configuration
+from graph.context import Context, context_of
 from graph.nodes.common import node
-from graph.services import get_services
 from graph.state import Excerpt, State
 
 
 @node("rerank")
-def rerank(state: State, config: RunnableConfig) -> dict[str, Any]:
-    cfg = Configuration.from_runnable_config(config)
+def rerank(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
+    cfg = context_of(runtime, config)
     documents = list(state.get("documents") or [])
     if not documents:
         return {"documents": []}
     query = state.get("standalone_question") or state["question"]
-    scores = get_services(config, cfg).reranker.rerank(query, [d["text"] for d in documents])
+    scores = cfg.running.reranker(cfg.reranker).rerank(query, [d["text"] for d in documents])
     ranked = sorted(zip(scores, range(len(documents)), documents, strict=True), key=lambda t: (-t[0], t[1]))
     kept = [{**d, "rerank_score": float(s)} for s, _, d in ranked]
     return {"documents": one_per_page(kept, cfg.top_k) if cfg.distinct_pages else kept[: cfg.top_k]}

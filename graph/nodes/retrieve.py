@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
 from graph.configuration import Configuration
+from graph.context import Context, context_of
 from graph.nodes.common import node
-from graph.services import get_services
 from graph.state import Excerpt, State
 
 
@@ -46,19 +47,19 @@ def owner_of(conn: Any, cfg: Configuration) -> int:  # noqa: ANN401
 
 
 @node("retrieve")
-def retrieve(state: State, config: RunnableConfig) -> dict[str, Any]:
+def retrieve(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     from storage.document_filter import DocumentFilter
     from storage.search import SearchParams, search
 
-    cfg = Configuration.from_runnable_config(config)
-    services = get_services(config, cfg)
+    cfg = context_of(runtime, config)
+    parts = cfg.running
     query = state.get("query") or state.get("standalone_question") or state["question"]
     # HyDE applies to the first search; a rewritten query is embedded as it is.
     dense_text = f"{query}\n{state['hyde']}" if state.get("hyde") and not state.get("rounds") else query
-    embedding = services.embedder.embed_query(dense_text) if cfg.mode != "sparse" else None
+    embedding = parts.embedder.embed_query(dense_text) if cfg.mode != "sparse" else None
     seen = set(state.get("seen") or [])
     params = SearchParams.from_tunables(cfg, k=cfg.retrieve_k + len(seen))
-    with services.database.connection() as conn:
+    with parts.database.connection() as conn:
         owner_id = owner_of(conn, cfg)
         hits = search(conn, owner_id=owner_id, query_text=query, query_embedding=embedding, params=params,
                       document_ids=state.get("document_ids") or None,

@@ -11,8 +11,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
 from graph.configuration import Configuration
+from graph.context import Context, context_of
 from graph.nodes.common import node
 from graph.state import State
 
@@ -38,8 +40,8 @@ def decide(state: State, cfg: Configuration) -> tuple[Next, int]:
 
 
 @node("route")
-def route(state: State, config: RunnableConfig) -> dict[str, Any]:
-    nxt, rounds = decide(state, Configuration.from_runnable_config(config))
+def route(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
+    nxt, rounds = decide(state, context_of(runtime, config))
     return {"next": nxt, "rounds": rounds}
 
 

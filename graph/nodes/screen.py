@@ -24,8 +24,9 @@ from typing import Any
 
 import numpy as np
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
-from graph.configuration import Configuration
+from graph.context import Context, context_of
 from graph.nodes.common import node
 from graph.state import State
 
@@ -181,8 +182,8 @@ def screen_excerpt(text: str, model: SentenceModel | None = None) -> tuple[str |
 
 
 @node("screen")
-def screen(state: State, config: RunnableConfig) -> dict[str, Any]:
-    cfg = Configuration.from_runnable_config(config)
+def screen(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
+    cfg = context_of(runtime, config)
     documents = list(state.get("documents") or [])
     if not cfg.screen_chunks:
         return {"documents": documents}

@@ -5,18 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
-from graph.configuration import Configuration
+from graph.context import Context, context_of
 from graph.nodes.common import node
-from graph.services import get_services
 from graph.state import Excerpt, State
 
 
 @node("web_search")
-def web_search(state: State, config: RunnableConfig) -> dict[str, Any]:
-    cfg = Configuration.from_runnable_config(config)
+def web_search(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
+    cfg = context_of(runtime, config)
     query = state.get("query") or state.get("standalone_question") or state["question"]
-    web = get_services(config, cfg).web
+    web = cfg.running.web
     results = web.search(query, k=cfg.top_k) if cfg.web_search else []
     seen = set(state.get("seen") or [])
     documents = []

@@ -1,7 +1,6 @@
 """The LLM fallback chain: one call, many providers, one answer that says who gave it.
 
-    from providers.llm import get_chain
-    chain = get_chain()                       # from the environment (settings.py)
+    chain = LLMChain(settings, local=...)     # runtime.py builds the process's chains
     result = chain.invoke(messages, cheap=False, structured=None, config=None)
     result.text, result.parsed, result.provider, result.model, result.failures, result.metadata()
     for item in chain.stream(messages, cheap=False):
@@ -23,7 +22,7 @@
 - Every link failed: `AllLinksFailed` with `.failures`.
 """
 
-from providers.llm.chain import LLMChain, get_chain
+from providers.llm.chain import LLMChain
 from providers.llm.errors import LinkError, LinkTimeout
 from providers.llm.links import KNOWN_LINKS, LinkSpec
 from providers.llm.result import AllLinksFailed, ChainResult, LinkFailure, StreamReset
@@ -38,5 +37,4 @@ __all__ = [
     "LinkSpec",
     "LinkTimeout",
     "StreamReset",
-    "get_chain",
 ]

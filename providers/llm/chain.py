@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -21,6 +20,7 @@ from providers.llm.cutoff import run_with_cutoff, stream_with_cutoff
 from providers.llm.errors import LinkError, describe, refusal_reason
 from providers.llm.links import LinkSpec, build_specs, make_chat_model
 from providers.llm.result import AllLinksFailed, ChainResult, LinkFailure, StreamReset
+from providers.protocols import LocalEndpoint
 
 if TYPE_CHECKING:
     from settings import Settings
@@ -64,8 +64,11 @@ def _first_model(base_url: str, api_key: str) -> str:
 class LLMChain:
     """Ordered provider links; see the package docstring for the contract."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, local: Callable[[], LocalEndpoint] | None = None) -> None:
+        """`local` starts or finds the embedded model's server (the `local` link asks it); without it
+        that link fails with a reason."""
         self.settings = settings
+        self._local = local
         self.specs, self.left_out = build_specs(settings)
         self._models: dict[str, BaseChatModel] = {}
         self._lock = threading.Lock()
@@ -87,9 +90,9 @@ class LLMChain:
             return model
         base_url = spec.base_url
         if spec.local:
-            from providers.local_model import get_local_server
-
-            server = get_local_server(self.settings)
+            if self._local is None:
+                raise LinkError("no local model server was given to this chain")
+            server = self._local()
             base_url = server.base_url
             spec = LinkSpec(**{**spec.__dict__, "api_key": server.api_key})
         if spec.model is None:
@@ -208,16 +211,3 @@ class LLMChain:
         failure = LinkFailure(spec.name, describe(exc), time.monotonic() - t0)
         log.warning("LLM link %s failed after %.1fs: %s", spec.name, failure.elapsed_s, failure.reason)
         return failure
-
-
-def get_chain(settings: Settings | None = None) -> LLMChain:
-    """A chain for `settings`; with none, the process-wide chain built from the environment."""
-    return LLMChain(settings) if settings is not None else default_chain()
-
-
-@functools.cache
-def default_chain() -> LLMChain:
-    """The process-wide chain from the environment (settings.py), built on first use."""
-    from settings import get_settings
-
-    return LLMChain(get_settings())

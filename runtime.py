@@ -1,0 +1,156 @@
+"""The composition root: every running part of a process is built here, once, from one Settings.
+
+Each entry point builds one `Runtime` with `build_runtime(settings)` and hands it down: the server
+(server.py: FastAPI routes get its parts through `Depends`, api/deps.py), the CLI (cli.py), the
+Celery worker (`thotqen worker`, jobqueue/app.py) and `langgraph dev` (studio.py). The graph gets
+it as LangGraph's runtime context (graph/context.py). Nothing else builds a provider or reads the
+environment (tests/test_runtime.py holds the code to that).
+
+A part is built on first use, so `thotqen documents` never loads a model, and at most once per
+runtime. Tests pass fakes for any part by keyword; what they leave out is the real thing.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from celery import Celery
+
+from api.files import LocalFiles, make_file_store
+from api.security import Tokens, resolve_jwt_secret
+from api.worker import IngestWorker
+from jobqueue import dispatch
+from jobqueue.app import make_app
+from providers.embeddings import Embedder, build_embedder
+from providers.llm.chain import LLMChain
+from providers.local_model import KeptAliveServer, LocalServer, get_local_server
+from providers.protocols import ChatChain, DocumentEmbedder, Reranker, WebSearcher
+from providers.reranker import make_reranker
+from providers.web_search import WebSearch
+from settings import Settings
+from storage.db import Database, open_database
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class Runtime:
+    """The process's parts, built lazily and once each (a lock per part: a slow model load does not
+    hold up the database)."""
+
+    def __init__(self, settings: Settings, *, database: Database | None = None,
+                 embedder: DocumentEmbedder | None = None, chain: ChatChain | None = None,
+                 reranker: Reranker | None = None, web: WebSearcher | None = None,
+                 files: LocalFiles | None = None, guard: Any = None, screen: Any = None) -> None:  # noqa: ANN401
+        self.settings = settings
+        self._given: dict[str, Any] = {name: part for name, part in {
+            "database": database, "embedder": embedder, "chain": chain, "reranker": reranker, "web": web,
+            "files": files, "guard": guard, "screen": screen}.items() if part is not None}
+        self._built: dict[str, Any] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._locks_lock = threading.Lock()
+
+    def _once(self, key: str, build: Callable[[], T]) -> T:
+        if key in self._built:
+            return self._built[key]
+        with self._locks_lock:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            if key not in self._built:
+                self._built[key] = build()
+            return self._built[key]
+
+    def _part(self, name: str, build: Callable[[], T]) -> T:
+        return self._given[name] if name in self._given else self._once(name, build)
+
+    # -- the parts ---------------------------------------------------------------------------
+    @property
+    def database(self) -> Database:
+        """Postgres (embedded when DATABASE_URL is unset), migrated, pooled."""
+        return self._part("database", lambda: open_database(self.settings))
+
+    @property
+    def embedder(self) -> DocumentEmbedder:
+        return self._part("embedder", self._build_embedder)
+
+    def chain(self, order: str = "") -> ChatChain:
+        """The LLM fallback chain for a link order a run asked for ("": the deployment's LLM_ORDER)."""
+        if "chain" in self._given:
+            return self._given["chain"]
+        settings = self.settings if not order else self.settings.model_copy(update={"llm_order": order})
+        return self._once(f"chain:{order}", lambda: LLMChain(settings, local=self.local_model))
+
+    def reranker(self, name: str = "") -> Reranker:
+        """The reranker a run asked for by name ("": the deployment's RERANKER)."""
+        if "reranker" in self._given:
+            return self._given["reranker"]
+        name = name or self.settings.reranker
+        return self._once(f"reranker:{name}", lambda: make_reranker(
+            name, model=self.settings.reranker_model, fallback=self.settings.reranker_fallback,
+            local=self.local_model))
+
+    def local_model(self) -> LocalServer | KeptAliveServer:
+        """The embedded model's server: the one `thotqen model-server` keeps alive, else started here."""
+        return get_local_server(self.settings)
+
+    @property
+    def web(self) -> WebSearcher:
+        return self._part("web", lambda: WebSearch(self.settings))
+
+    @property
+    def files(self) -> LocalFiles:
+        """Where uploaded files live: the data directory, or Supabase Storage when configured."""
+        return self._part("files", lambda: make_file_store(self.settings))
+
+    @property
+    def guard(self) -> Any:  # noqa: ANN401 - the guardrail's classifier
+        return self._given.get("guard")
+
+    @property
+    def screen(self) -> Any:  # noqa: ANN401 - the screen's classifier
+        return self._given.get("screen")
+
+    @property
+    def tokens(self) -> Tokens:
+        """Signs and verifies access tokens (refuses a placeholder secret outside development)."""
+        return self._once("tokens", lambda: Tokens(self.settings, resolve_jwt_secret(self.settings)))
+
+    @property
+    def ingest_worker(self) -> IngestWorker:
+        """What runs one ingestion job (the server's threads and Celery tasks both call its `run`)."""
+        return self._once("ingest_worker", lambda: IngestWorker(self.database, self.settings, self.files,
+                                                                embedder=self.embedder))
+
+    @property
+    def jobs(self) -> dispatch.InProcess | dispatch.Celery:
+        """Where a queued job goes: the server's own threads, or the Celery broker when one is set."""
+        if self.settings.celery_broker_url:
+            return self._once("jobs", lambda: dispatch.Celery(self.settings, self.celery_app, self.database))
+        return self._once("jobs", lambda: dispatch.InProcess(self.ingest_worker))
+
+    @property
+    def celery_app(self) -> Celery:
+        """The broker's Celery app, for publishing jobs (a worker builds its own, with tasks: jobqueue/app.py)."""
+        return self._once("celery_app", lambda: make_app(self.settings))
+
+    def _build_embedder(self) -> Embedder:
+        s = self.settings
+        log.info("loading the %s embedding model from %s", s.embedding_backend,
+                 s.embedding_model_path or "the packaged all-MiniLM-L6-v2")
+        return build_embedder(s.embedding_backend, s.embedding_model_path, s.embedding_batch_size, None,
+                              s.embedding_export_root)
+
+    def close(self) -> None:
+        """Release what holds resources (the connection pool); parts not built are not built now."""
+        database = self._built.get("database")
+        if database is not None:
+            database.close()
+
+
+def build_runtime(settings: Settings | None = None, **parts: Any) -> Runtime:  # noqa: ANN401
+    """The one place a process's parts are made; `settings` None reads the environment."""
+    return Runtime(settings if settings is not None else Settings(), **parts)
