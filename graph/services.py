@@ -1,4 +1,4 @@
-"""The things nodes call: the LLM chain, embedder, reranker, web search, database.
+"""The things nodes call: the LLM chain, embedder, reranker, web search, database, classifiers.
 
 Built lazily from settings and shared by the process. A caller may hand its own in
 `config["configurable"]["services"]` (tests pass scripted chat models this way); any field left
@@ -14,6 +14,8 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from graph.configuration import Configuration
+from providers.classifiers.injection import InjectionClassifier
+from providers.classifiers.instruction import InstructionClassifier
 
 
 @dataclass
@@ -23,6 +25,8 @@ class Services:
     reranker: Any = None  # rerank(query, texts) -> scores
     web: Any = None  # search(query, k) -> [{title, url, content}]
     database: Any = None  # storage.db.Database
+    guard: InjectionClassifier | None = None  # the guardrail's: is the question an attack?
+    screen: InstructionClassifier | None = None  # the screen's: is a retrieved sentence an instruction?
 
 
 @functools.cache
@@ -35,6 +39,18 @@ def _chain(order: str) -> Any:  # noqa: ANN401
     from settings import get_settings
 
     return get_chain(get_settings().model_copy(update={"llm_order": order}))
+
+
+@functools.cache
+def _guard() -> InjectionClassifier:
+    """The shipped guardrail classifier, loaded once per process (its Guardian on first use)."""
+    return InjectionClassifier.load()
+
+
+@functools.cache
+def _screen() -> InstructionClassifier:
+    """The shipped screening classifier, loaded once per process."""
+    return InstructionClassifier.load()
 
 
 def get_services(config: RunnableConfig | None, cfg: Configuration) -> Services:
@@ -89,3 +105,11 @@ class _Resolved:
         from storage.db import open_database
 
         return open_database(get_settings())
+
+    @property
+    def guard(self) -> InjectionClassifier:
+        return self._given.guard if self._given.guard is not None else _guard()
+
+    @property
+    def screen(self) -> InstructionClassifier:
+        return self._given.screen if self._given.screen is not None else _screen()
