@@ -77,7 +77,7 @@ class LLMChain:
         return [spec.name for spec in self.specs]
 
     def links_for(self, cheap: bool) -> list[LinkSpec]:
-        return [spec for spec in self.specs if not (cheap and spec.skip_when_cheap)]
+        return [spec for spec in self.specs if not (cheap and spec.complex_only)]
 
     # -- building models (lazily, inside the worker, so a local start counts against the cut-off)
     def _chat_model(self, spec: LinkSpec) -> BaseChatModel:
