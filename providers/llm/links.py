@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -54,16 +54,16 @@ def _names(csv: str) -> list[str]:
 def _spec_for(link: LLMLink, name: str, settings: Settings) -> LinkSpec | None:
     """The link as the chain runs it, or None when it lacks what its kind needs to be called."""
     timeout = link.timeout_s
-    if not isinstance(timeout, float | int):
+    if isinstance(timeout, str):
         timeout = settings.local_llm_timeout_s if timeout == "local" else settings.llm_timeout_s
-    common = {"name": name, "kind": link.kind, "timeout_s": float(timeout), "complex_only": link.complex_only,
-              "native_json_schema": link.native_json_schema}
+    spec = LinkSpec(name=name, kind=link.kind, model=link.model, base_url=link.base_url, timeout_s=timeout,
+                    complex_only=link.complex_only, native_json_schema=link.native_json_schema)
     if link.kind == "local":
-        return LinkSpec(model="local", api_key="local", **common) if settings.local_llm else None
+        return replace(spec, model="local", api_key="local") if settings.local_llm else None
     key = link.key.get_secret_value().strip() if link.key is not None else ""
     if not key or (link.kind == "openai-compatible" and not link.base_url):
         return None
-    return LinkSpec(model=link.model, api_key=key, base_url=link.base_url, **common)
+    return replace(spec, api_key=key)
 
 
 def build_specs(settings: Settings) -> tuple[list[LinkSpec], list[str]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,16 @@ def test_links_are_checked_where_they_are_configured() -> None:
     assert chain.links == ["local", "acme", "local#2"]
     assert LLMChain(make_settings(llm_links=[{"name": "acme", "kind": "openai-compatible", "key": "k"}])).left_out \
         == ["acme"]  # an OpenAI-compatible link without a base URL has nowhere to go
+
+
+def test_the_example_in_the_providers_docs_configures_what_it_says(bare_env: pytest.MonkeyPatch) -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "providers.md").read_text()
+    example = re.search(r"^LLM_LINKS='(.*?)'$", doc, re.MULTILINE | re.DOTALL)
+    assert example, "docs/providers.md shows an LLM_LINKS example"
+    bare_env.setenv("LLM_LINKS", example.group(1))
+    bare_env.setenv("GROQ_API_KEY", "k1")
+    chain = LLMChain(Settings(_env_file=None))
+    assert chain.links == ["groq1", "groq3", "together", "local"]
+    together = chain.specs[2]
+    assert (together.kind, together.base_url, together.timeout_s) == ("openai-compatible",
+                                                                     "https://api.together.xyz/v1", 18.0)
