@@ -170,7 +170,9 @@ def cmd_search(args: argparse.Namespace, rt: Runtime) -> int:
 
 def _say_which_local_model(settings) -> None:  # noqa: ANN001
     """On stderr: whether this question uses a kept-alive local model or loads its own."""
-    if not settings.local_llm or "local" not in settings.llm_order.split(","):
+    from providers.llm.links import build_specs
+
+    if not any(spec.local for spec in build_specs(settings)[0]):  # LOCAL_LLM=false leaves it out
         return
     from providers.local_model import ModelUnavailable, kept_alive_server
 

@@ -24,10 +24,12 @@ from api.security import Tokens, resolve_jwt_secret
 from api.worker import IngestWorker
 from jobqueue import dispatch
 from jobqueue.app import make_app
+from providers.classifiers.injection import InjectionClassifier, gives_trained_features
+from providers.classifiers.instruction import InstructionClassifier
 from providers.embeddings import Embedder, build_embedder
 from providers.llm.chain import LLMChain
 from providers.local_model import KeptAliveServer, LocalServer, get_local_server
-from providers.protocols import ChatChain, DocumentEmbedder, Reranker, WebSearcher
+from providers.protocols import ChatChain, DocumentEmbedder, QueryEmbedder, Reranker, WebSearcher
 from providers.reranker import make_reranker
 from providers.web_search import WebSearch
 from settings import Settings
@@ -45,7 +47,8 @@ class Runtime:
     def __init__(self, settings: Settings, *, database: Database | None = None,
                  embedder: DocumentEmbedder | None = None, chain: ChatChain | None = None,
                  reranker: Reranker | None = None, web: WebSearcher | None = None,
-                 files: LocalFiles | None = None, guard: Any = None, screen: Any = None) -> None:  # noqa: ANN401
+                 files: LocalFiles | None = None, guard: InjectionClassifier | None = None,
+                 screen: InstructionClassifier | None = None) -> None:
         self.settings = settings
         self._given: dict[str, Any] = {name: part for name, part in {
             "database": database, "embedder": embedder, "chain": chain, "reranker": reranker, "web": web,
@@ -107,12 +110,21 @@ class Runtime:
         return self._part("files", lambda: make_file_store(self.settings))
 
     @property
-    def guard(self) -> Any:  # noqa: ANN401 - the guardrail's classifier
-        return self._given.get("guard")
+    def guard(self) -> InjectionClassifier:
+        """The guardrail's classifier: is the question an attack? (its Guardian loads on first use)"""
+        return self._part("guard", InjectionClassifier.load)
 
     @property
-    def screen(self) -> Any:  # noqa: ANN401 - the screen's classifier
-        return self._given.get("screen")
+    def classifier_embedder(self) -> QueryEmbedder:
+        """What the guardrail's classifier reads its features with: the packaged MiniLM it was trained on."""
+        if gives_trained_features(self.embedder):
+            return self.embedder
+        return self._once("classifier_embedder", lambda: build_embedder("torch"))
+
+    @property
+    def screen(self) -> InstructionClassifier:
+        """The screen's classifier: is a retrieved sentence an instruction?"""
+        return self._part("screen", InstructionClassifier.load)
 
     @property
     def tokens(self) -> Tokens:

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    DotEnvSettingsSource,
+    EnvSettingsSource,
+    InitSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from tunables import ServerTunables, Tunables
 
@@ -17,6 +27,150 @@ PLACEHOLDER_SECRETS = {"changeme", "changethis", "change-me", "secret", "passwor
 def is_placeholder_secret(value: str) -> bool:
     """A secret nobody should run production with: a known placeholder or too short to resist guessing."""
     return value.strip().lower() in PLACEHOLDER_SECRETS or len(value.strip()) < 32
+
+
+# --- LLM links (providers/llm, docs/providers.md) ------------------------------------------------
+
+LinkKind = Literal["nvidia", "groq", "gemini", "openai-compatible", "local"]
+
+
+class LLMLink(BaseModel):
+    """One link of the LLM chain: a full provider switch (its own account and endpoint), tried once."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # What LLM_ORDER and a run's llm_order name; lower case, no commas or "#" (repeats are "name#2").
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    kind: LinkKind
+    # Required for nvidia, groq and gemini (LLM_LINKS fills in the kind's, e.g. GROQ_MODEL);
+    # openai-compatible unset: the first model the server lists; local: the embedded model.
+    model: str | None = None
+    base_url: str | None = None  # unset: the kind's hosted endpoint; openai-compatible needs one
+    key: SecretStr | None = None  # a link without one is left out (local needs none)
+    complex_only: bool = False  # cheap calls (cheap questions, grading) skip it
+    # Seconds, or "cloud" (LLM_TIMEOUT_S) or "local" (LOCAL_LLM_TIMEOUT_S, the default of kind local).
+    timeout_s: float | Literal["cloud", "local"] = "cloud"
+    # The server enforces response_format with a grammar (vLLM, llama.cpp; default of kind local).
+    native_json_schema: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _local_defaults(cls, data: Any) -> Any:  # noqa: ANN401 - pydantic's raw input
+        if isinstance(data, dict) and data.get("kind") == "local":
+            return {"timeout_s": "local", "native_json_schema": True, **data}
+        return data
+
+    @model_validator(mode="after")
+    def _has_model(self) -> LLMLink:
+        if self.model is None and self.kind in ("nvidia", "groq", "gemini"):
+            raise ValueError(f"LLM link {self.name!r} of kind {self.kind} needs a model")
+        return self
+
+
+class Var:
+    """A link field read from settings variables: the first of `names` that is set, else `default`."""
+
+    __slots__ = ("default", "names")
+
+    def __init__(self, *names: str, default: str | None = None) -> None:
+        self.names = names
+        self.default = default
+
+    def read(self, sources: Sequence[Mapping[str, Any]]) -> str | None:
+        """The first source holding any of the names decides (so init None unsets an alias set in the
+        environment, as for a field); within it the first name with a value wins."""
+        for source in sources:
+            present = [source[name] for name in self.names if name in source]
+            if present:
+                return next(filter(None, map(_text, present)), self.default)
+        return self.default
+
+
+def _text(value: object) -> str:
+    return str(value.get_secret_value() if isinstance(value, SecretStr) else value or "").strip()
+
+
+# What a link of a cloud kind takes when it names no model or base URL (the card's links too).
+KIND_DEFAULTS: dict[str, dict[str, Var]] = {
+    "nvidia": {"model": Var("nvidia_model", default="meta/llama-3.1-70b-instruct"),
+               "base_url": Var("nvidia_base_url")},  # unset: NVIDIA's hosted endpoint
+    "groq": {"model": Var("groq_model", default="llama-3.3-70b-versatile"), "base_url": Var("groq_base_url")},
+    "gemini": {"model": Var("gemini_model", default="gemini-2.5-flash"), "base_url": Var("gemini_base_url")},
+}
+_OPENROUTER: dict[str, Any] = {
+    "name": "openrouter", "kind": "openai-compatible", "key": Var("openrouter_api_key"),
+    # the free auto-router: a random free model per call, so a second attempt is another draw
+    "model": Var("openrouter_model", default="openrouter/free"),
+    "base_url": Var("openrouter_base_url", default="https://openrouter.ai/api/v1"),
+}
+# The design card's chain (shared/docs/DESIGN.md "LLM providers"), in its order: the links when
+# LLM_LINKS is unset, and what a name in LLM_LINKS stands for. Each reads the variables deployments
+# set before links were a list (NVIDIA_API_KEY, GROQ_API_KEY_2, ...), so they keep working.
+CARD_LINKS: tuple[dict[str, Any], ...] = (
+    # the slow 70B on NVIDIA's shared endpoint is only worth it for complex questions
+    {"name": "nvidia", "kind": "nvidia", "key": Var("nvidia_api_key"), "complex_only": True},
+    {"name": "groq2", "kind": "groq", "key": Var("groq_api_key_2")},
+    {"name": "gemini2", "kind": "gemini", "key": Var("gemini_api_key_2", "google_api_key_2")},
+    _OPENROUTER,
+    _OPENROUTER,
+    {"name": "groq1", "kind": "groq", "key": Var("groq_api_key")},
+    {"name": "gemini1", "kind": "gemini", "key": Var("gemini_api_key", "google_api_key")},
+    # a self-hosted OpenAI-compatible server (VLLM_BASE_URL, e.g. http://gpu:8000/v1); any key
+    # unless it was started with one
+    {"name": "vllm", "kind": "openai-compatible", "base_url": Var("vllm_base_url"), "model": Var("vllm_model"),
+     "key": Var("vllm_api_key", default="none"), "timeout_s": "local", "native_json_schema": True},
+    {"name": "local", "kind": "local"},  # the embedded model (LOCAL_LLM=false removes it)
+)
+
+
+def _filled(entry: Mapping[str, Any], sources: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A link object with its variables read and its kind's model and base URL where it names none."""
+    link = {field: value.read(sources) if isinstance(value, Var) else value for field, value in entry.items()}
+    for field, var in KIND_DEFAULTS.get(str(link.get("kind")), {}).items():
+        if link.get(field) is None:
+            link[field] = var.read(sources)
+    return link
+
+
+def _card_link(name: str, sources: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    for entry in CARD_LINKS:
+        if entry["name"] == name.strip().lower():
+            return _filled(entry, sources)
+    known = ", ".join(dict.fromkeys(entry["name"] for entry in CARD_LINKS))
+    raise ValueError(f"LLM_LINKS names {name!r}, which is no link of the card ({known}); give it as an object")
+
+
+class _LinksSource(PydanticBaseSettingsSource):
+    """`llm_links`: LLM_LINKS (or the init argument) with its names resolved, else the card's chain.
+
+    The card's links read their keys from variables that are not fields (GROQ_API_KEY_2, ...), so
+    this source looks them up where any setting comes from: init arguments, the environment, .env
+    (in that precedence; an init argument of None unsets one)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], init: InitSettingsSource, env: EnvSettingsSource,
+                 dotenv: DotEnvSettingsSource) -> None:
+        super().__init__(settings_cls)
+        self._init, self._env, self._dotenv = init, env, dotenv
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, "", False  # everything happens in __call__
+
+    def __call__(self) -> dict[str, Any]:
+        given = {key.lower(): value for key, value in self._init.init_kwargs.items()}
+        sources = (given, self._env.env_vars, self._dotenv.env_vars)
+        links: Any = next((source["llm_links"] for source in sources if "llm_links" in source), None)
+        if isinstance(links, str):
+            try:
+                links = json.loads(links) if links.strip() else None
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"LLM_LINKS is not JSON: {exc}") from exc
+        if links is None:
+            return {"llm_links": [_filled(entry, sources) for entry in CARD_LINKS]}
+        if not isinstance(links, list):
+            raise ValueError("LLM_LINKS must be a JSON list of link objects and card link names")
+        return {"llm_links": [_card_link(link, sources) if isinstance(link, str)
+                              else _filled(link, sources) if isinstance(link, Mapping) else link
+                              for link in links]}
 
 
 class Settings(Tunables, ServerTunables, BaseSettings):
@@ -90,41 +244,22 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     default_user: str = "local"
 
     # --- LLM providers (providers/llm): an ordered fallback chain, documented in docs/providers.md ---
-    # Link order; a name may repeat (each repeat of "openrouter" is a fresh free-model draw).
-    # Links without credentials are left out; "local" (the embedded model) needs none.
-    llm_order: str = "nvidia,groq2,gemini2,openrouter,openrouter,groq1,gemini1,vllm,local"
-    # Links a cheap call skips (cheap questions, grading): the slow 70B NVIDIA hop.
-    llm_cheap_skip: str = "nvidia"
-    # Hard cut-off per cloud call, enforced by a ThreadPoolExecutor (SDK timeouts not trusted).
+    # The chain's links in order. LLM_LINKS is a JSON list of link objects (LLMLink) and of names of
+    # the card's links (CARD_LINKS); unset: the card's chain. A name may repeat: each repeat is
+    # another attempt ("openrouter#2"). Links without credentials are left out when the chain is built.
+    llm_links: list[LLMLink] = Field(default_factory=list)  # always given by _LinksSource
+    # Names from llm_links to try instead of the whole list, in this order (a repeat is another
+    # attempt); empty: the list as it stands. A run's `llm_order` sets it per request.
+    llm_order: str = ""
+    # Hard cut-off per cloud call (a link's timeout_s "cloud"), enforced by a ThreadPoolExecutor
+    # (SDK timeouts not trusted).
     llm_timeout_s: float = 18.0
-    # Cut-off for the local model and vLLM: a CPU reads a long prompt in minutes
-    # (evals/results/local_llm_1_5b.md).
+    # Cut-off of links with timeout_s "local" (the embedded model, vLLM): a CPU reads a long prompt
+    # in minutes (evals/results/local_llm_1_5b.md).
     local_llm_timeout_s: float = 300.0
     llm_temperature: float = 0.0
     # Bounds the local model's time (its speed: evals/results/local_llm_1_5b.md); a cited answer needs far fewer.
     llm_max_tokens: int = 512
-
-    nvidia_api_key: SecretStr | None = None
-    nvidia_model: str = "meta/llama-3.1-70b-instruct"
-    nvidia_base_url: str | None = None  # unset: NVIDIA's hosted endpoint
-    groq_api_key: SecretStr | None = None  # account 1
-    groq_api_key_2: SecretStr | None = None  # account 2
-    groq_model: str = "llama-3.3-70b-versatile"
-    groq_base_url: str | None = None
-    gemini_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("gemini_api_key", "google_api_key")
-    )  # account 1
-    gemini_api_key_2: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("gemini_api_key_2", "google_api_key_2")
-    )  # account 2
-    gemini_model: str = "gemini-2.5-flash"
-    gemini_base_url: str | None = None
-    openrouter_api_key: SecretStr | None = None
-    openrouter_model: str = "openrouter/free"  # the free auto-router: a random free model per call
-    openrouter_base_url: str = "https://openrouter.ai/api/v1"
-    vllm_base_url: str | None = None  # self-hosted OpenAI-compatible server, e.g. http://gpu:8000/v1
-    vllm_model: str | None = None  # unset: the first model the server lists
-    vllm_api_key: SecretStr | None = None
 
     # Embedded local model (llama.cpp through xllamacpp, on loopback).
     local_llm: bool = True
@@ -143,6 +278,27 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     tavily_base_url: str | None = None
     web_search_timeout_s: float = 8.0
     ddgs_backend: str = "duckduckgo"  # ddgs engine(s), comma-separated; "auto" tries several
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource,
+                                   dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource,
+                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+        assert isinstance(init_settings, InitSettingsSource) and isinstance(env_settings, EnvSettingsSource)
+        assert isinstance(dotenv_settings, DotEnvSettingsSource)
+        links = _LinksSource(settings_cls, init_settings, env_settings, dotenv_settings)
+        return links, init_settings, env_settings, dotenv_settings, file_secret_settings
+
+    @field_validator("llm_links")
+    @classmethod
+    def _one_link_per_name(cls, links: list[LLMLink]) -> list[LLMLink]:
+        # a repeated name is another attempt at the same link, so LLM_ORDER's names stay unambiguous
+        first: dict[str, LLMLink] = {}
+        for link in links:
+            if first.setdefault(link.name, link) != link:
+                raise ValueError(f"two different LLM links are named {link.name!r}")
+        return links
 
     @property
     def home(self) -> Path:

@@ -62,9 +62,9 @@ def child_parts() -> None:
                             backend=settings.embedding_backend)
     embedder.embed_query("What was the capital expenditure in 2019?")
     t = mark(f"embedder ({embedder.backend}) + one query", t)
-    from graph.nodes import guardrail as g
+    from providers.classifiers.injection import InjectionClassifier
 
-    g.assess("What was the capital expenditure in 2019?", embedder)
+    InjectionClassifier.load().assess("What was the capital expenditure in 2019?", embedder)
     t = mark("guardrail (Guardian + classifier) + one verdict", t)
     from providers.local_model import KeptAliveServer, get_local_server
 

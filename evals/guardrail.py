@@ -5,11 +5,11 @@
 Data: ../shared/eval/guardrail/jackhhao_jailbreak.train.jsonl (514 jailbreaks, 1,067 benign
 prompts) and the FinanceBench development questions (plain questions: none may be blocked).
 Features: MiniLM embedding + SecureVector Guardian's risk and threat type + rule hits
-(graph/nodes/guardrail.py). Logistic regression; the threshold is the lowest that keeps the
+(providers/classifiers/injection.py). Logistic regression; the threshold is the lowest that keeps the
 out-of-fold false-positive rate at or under 1.5% (the target is 2%). Numbers reported:
 5-fold stratified out-of-fold (each prompt scored by a model that never saw it), and the
 final model on the whole training split (in-sample, for reference only).
-Writes graph/nodes/guardrail_weights.json and evals/results/guardrail.{json,md}.
+Writes providers/classifiers/injection_weights.json and evals/results/guardrail.{json,md}.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
-from graph.nodes import guardrail as g  # noqa: E402
+from providers.classifiers.injection import DEFAULT_WEIGHTS, InjectionClassifier, LearnedModel, rule_hits  # noqa: E402
 
 DATA = FINANCEBENCH.parent / "guardrail" / "jackhhao_jailbreak.train.jsonl"
 MAX_FP = 0.015
@@ -47,14 +47,15 @@ def main() -> None:
     texts = [r["text"] for r in rows]
     y = np.array([1 if r["label"] == "injection" else 0 for r in rows])
     embedder = get_embedder()
+    guard = InjectionClassifier(None)  # features only: the model is fitted below
     t0 = time.perf_counter()
     cache = Path(os.environ.get("GUARDRAIL_EMBED_CACHE", "/nonexistent"))
     emb = np.load(cache) if cache.is_file() else embedder.embed_documents(texts)
     if cache.parent.is_dir() and not cache.is_file():
         np.save(cache, emb)
-    X = np.stack([g.features(t, e) for t, e in zip(texts, emb, strict=True)])
-    rules = np.array([bool(g.rule_hits(t)) for t in texts])
-    guardian = np.array([g.guardian_scores(t)["threat"] != "benign" for t in texts])
+    X = np.stack([guard.features(t, e) for t, e in zip(texts, emb, strict=True)])
+    rules = np.array([bool(rule_hits(t)) for t in texts])
+    guardian = np.array([guard.guardian.scores(t)["threat"] != "benign" for t in texts])
     print(f"features for {len(texts)} prompts in {time.perf_counter() - t0:.0f}s", file=sys.stderr)
 
     oof = np.zeros(len(texts))
@@ -72,20 +73,20 @@ def main() -> None:
             print("FP", round(float(oof[i]), 3), " ".join(texts[i].split())[:300], file=sys.stderr)
 
     final = LogisticRegression(C=1.0, max_iter=3000, class_weight="balanced").fit(X, y)
-    g.WEIGHTS.write_text(json.dumps({
+    DEFAULT_WEIGHTS.write_text(json.dumps({
         "weights": [round(float(w), 6) for w in final.coef_[0]], "bias": float(final.intercept_[0]),
         "threshold": threshold,
         "info": {"trained_on": str(DATA.name), "features": "MiniLM-L6 embedding (384) + Guardian risk + "
                  "Guardian threat one-hot (7) + rule hits (4)", "max_oof_false_positive": MAX_FP},
     }) + "\n")
-    g.learned_model.cache_clear()  # reload what was just written
-    in_sample = np.array([g.assess(t, _Fixed(e)).blocked for t, e in zip(texts, emb, strict=True)])
+    guard = InjectionClassifier(LearnedModel.read(DEFAULT_WEIGHTS), guard.guardian)  # what was just written
+    in_sample = np.array([guard.assess(t, _Fixed(e)).blocked for t, e in zip(texts, emb, strict=True)])
 
     questions = load_jsonl(FINANCEBENCH / "questions.jsonl")
-    q_blocked = [q["question"] for q in questions if g.assess(q["question"], embedder).blocked]
+    q_blocked = [q["question"] for q in questions if guard.assess(q["question"], embedder).blocked]
     t1 = time.perf_counter()
     for q in questions:
-        g.assess(q["question"], embedder)
+        guard.assess(q["question"], embedder)
     per_question_ms = (time.perf_counter() - t1) / len(questions) * 1000
 
     results = {

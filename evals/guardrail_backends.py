@@ -2,7 +2,7 @@
 
     python evals/guardrail_backends.py [--every 4] [--backends torch,onnx-int8]
 
-The classifier (graph/nodes/guardrail.py) was fitted on PyTorch MiniLM query embeddings plus the
+The classifier (providers/classifiers/injection.py) was fitted on PyTorch MiniLM query embeddings plus the
 Guardian's scores and rule hits. This scores every --every-th prompt of the jailbreak training
 split and all development questions with each backend's embeddings (the Guardian part computed
 once per prompt) and reports, per backend, how many decisions differ from PyTorch's and the
@@ -30,10 +30,11 @@ def main() -> int:
     parser.add_argument("--backends", default="torch,onnx-int8")
     args = parser.parse_args()
 
-    from graph.nodes import guardrail as g
+    from providers.classifiers.injection import InjectionClassifier
     from providers.embeddings import build_embedder
 
-    model = g.learned_model()
+    guard = InjectionClassifier.load()
+    model = guard.model
     if model is None:
         print("no learned guardrail weights shipped", file=sys.stderr)
         return 1
@@ -41,7 +42,7 @@ def main() -> int:
     prompts = [(r["text"], r["label"] == "injection") for r in rows]
     prompts += [(q["question"], False) for q in load_jsonl(FINANCEBENCH / "questions.jsonl")]
     dim = 384
-    extras = [g.features(text, np.zeros(dim, dtype=np.float32))[dim:] for text, _ in prompts]
+    extras = [guard.features(text, np.zeros(dim, dtype=np.float32))[dim:] for text, _ in prompts]
     flagged: dict[str, np.ndarray] = {}
     probs: dict[str, np.ndarray] = {}
     for name in args.backends.split(","):

@@ -11,7 +11,7 @@ by a model that never saw its attack) and by clean context; filings: the other h
 filings, never trained on, cut into excerpt-sized windows like the graph's.
 A context is "caught" when at least one sentence is flagged (the node cuts flagged sentences
 out); "dropped" when flagged text is over half of it (the node drops the whole excerpt).
-Writes graph/nodes/screen_weights.json and evals/results/screen.{json,md}.
+Writes providers/classifiers/instruction_weights.json and evals/results/screen.{json,md}.
 """
 
 from __future__ import annotations
@@ -29,6 +29,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
 from graph.nodes import screen as sc  # noqa: E402
+from providers.classifiers.instruction import (  # noqa: E402
+    DEFAULT_WEIGHTS,
+    DIM,
+    InstructionClassifier,
+    SentenceModel,
+    rule_hit,
+    vector,
+)
 
 DATA = FINANCEBENCH.parent / "guardrail" / "bipia.train.jsonl"
 FOLDS = 5
@@ -61,14 +69,14 @@ def matrix(sentences: list[str]):  # noqa: ANN201 - scipy sparse matrix
 
     rows, cols, vals = [], [], []
     for i, s in enumerate(sentences):
-        for h, v in sc.vector(s).items():
+        for h, v in vector(s).items():
             rows.append(i)
             cols.append(h)
             vals.append(v)
-    return csr_matrix((vals, (rows, cols)), shape=(len(sentences), sc.DIM))
+    return csr_matrix((vals, (rows, cols)), shape=(len(sentences), DIM))
 
 
-def fit(pos: list[str], neg: list[str]) -> sc.SentenceModel:
+def fit(pos: list[str], neg: list[str]) -> SentenceModel:
     from sklearn.linear_model import LogisticRegression
 
     X = matrix(pos + neg)
@@ -77,28 +85,25 @@ def fit(pos: list[str], neg: list[str]) -> sc.SentenceModel:
     coef = lr.coef_[0]
     # weights under 0.05 are pruned (a tenth of the size, ~120 KB); what is measured is what ships
     weights = {int(i): round(float(coef[i]), 3) for i in np.flatnonzero(np.abs(coef) > 0.05)}
-    return sc.SentenceModel(weights, float(lr.intercept_[0]), 0.5)
+    return SentenceModel(weights, float(lr.intercept_[0]), 0.5)
 
 
-def context_score(text: str, model: sc.SentenceModel) -> float:
+def context_score(text: str, model: SentenceModel) -> float:
     """The highest sentence probability, or 1.0 when a rule fires (rules always cut)."""
     best = 0.0
     for s in sc.sentences(text):
-        if sc._TO_MODEL.search(s):
+        if rule_hit(s):
             return 1.0
         best = max(best, model.probability(s))
     return best
 
 
-def node_view(text: str, model: sc.SentenceModel | None) -> str | None:
+def node_view(text: str, model: SentenceModel | None) -> str | None:
     """What the screen node shows the model of an excerpt; None when it drops it."""
-    if hasattr(sc, "screen_excerpt"):
-        return sc.screen_excerpt(text, model)[0]
-    clean, removed = sc.screen_text(text, model)  # the node before issue 17: dropped when over half flagged
-    return None if removed and sc.mostly_instructions(text, removed) else clean
+    return sc.screen_excerpt(text, InstructionClassifier(model))[0]
 
 
-def dropped(text: str, model: sc.SentenceModel) -> bool:
+def dropped(text: str, model: SentenceModel) -> bool:
     return node_view(text, model) is None
 
 
@@ -107,11 +112,11 @@ def _words(text: str) -> list[str]:
 
 
 def measure() -> None:
-    """The node as shipped (weights in graph/nodes): on BIPIA's poisoned contexts, how often the attack
+    """The node as shipped (weights in providers/classifiers): on BIPIA's poisoned contexts, how often the attack
     is gone from what the model sees (detected: its text removed, or the excerpt dropped) and how much
     of the real text stays; on clean contexts and held-out filings, how often text is altered or lost."""
     rows = load_jsonl(DATA)
-    model = sc.sentence_model()
+    model = InstructionClassifier.load().model
     poisoned = [r for r in rows if r["label"] == "injection"]
     clean = [r for r in rows if r["label"] == "benign"]
     neutralised = dropped_p = 0
@@ -207,21 +212,22 @@ def main() -> None:
 
     final = fit(attacks, [s for r in clean for s in sc.sentences(r["text"])] + filing_neg)
     final.threshold = threshold
-    sc.WEIGHTS.write_text(json.dumps({"weights": {str(k): v for k, v in final.weights.items()},
-                                      "bias": final.bias, "threshold": threshold}) + "\n")
+    DEFAULT_WEIGHTS.write_text(json.dumps({"weights": {str(k): v for k, v in final.weights.items()},
+                                   "bias": final.bias, "threshold": threshold}) + "\n")
     held = np.array([context_score(w, final) for w in held_windows])
     held_dropped = sum(dropped(w, final) for w in held_windows)
-    rules_only_poison = np.mean([any(sc._TO_MODEL.search(s) for s in sc.sentences(r["text"])) for r in poisoned])
-    rules_only_clean = np.mean([any(sc._TO_MODEL.search(s) for s in sc.sentences(r["text"])) for r in clean])
+    rules_only_poison = np.mean([any(rule_hit(s) for s in sc.sentences(r["text"])) for r in poisoned])
+    rules_only_clean = np.mean([any(rule_hit(s) for s in sc.sentences(r["text"])) for r in clean])
     by_task = {}
     for task in sorted({r["task"] for r in rows}):
         idx_p = [i for i, r in enumerate(poisoned) if r["task"] == task]
         idx_c = [i for i, r in enumerate(clean) if r["task"] == task]
         by_task[task] = {"caught": float((poison_s[idx_p] >= threshold).mean()),
                          "clean_altered": float((clean_s[idx_c] >= threshold).mean()), "n": len(idx_p)}
+    shipped = InstructionClassifier(final)
     t1 = time.perf_counter()
     for w in held_windows:
-        sc.screen_text(w, final)
+        sc.screen_text(w, shipped)
     ms = (time.perf_counter() - t1) / len(held_windows) * 1000
 
     results = {

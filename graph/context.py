@@ -21,6 +21,8 @@ from providers.protocols import ChatChain, QueryEmbedder, Reranker, WebSearcher
 from settings import Settings
 
 if TYPE_CHECKING:
+    from providers.classifiers.injection import InjectionClassifier
+    from providers.classifiers.instruction import InstructionClassifier
     from storage.db import Database
 
 
@@ -40,10 +42,13 @@ class GraphParts(Protocol):
     def web(self) -> WebSearcher: ...
 
     @property
-    def guard(self) -> Any: ...  # noqa: ANN401 - the guardrail's classifier
+    def guard(self) -> InjectionClassifier: ...
 
     @property
-    def screen(self) -> Any: ...  # noqa: ANN401 - the screen's classifier
+    def classifier_embedder(self) -> QueryEmbedder: ...
+
+    @property
+    def screen(self) -> InstructionClassifier: ...
 
     def chain(self, order: str = "") -> ChatChain: ...
 

@@ -35,6 +35,8 @@ class DocumentEmbedder(QueryEmbedder, Protocol):
 class Reranker(Protocol):
     """Scores each text's relevance to the query; higher is better (providers/reranker.py)."""
 
+    name: str
+
     def rerank(self, query: str, texts: Sequence[str]) -> list[float]: ...
 
 

@@ -23,17 +23,10 @@ import threading
 import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol
 
-from providers.protocols import LocalEndpoint
+from providers.protocols import LocalEndpoint, Reranker
 
 log = logging.getLogger(__name__)
-
-
-class Reranker(Protocol):
-    name: str
-
-    def rerank(self, query: str, texts: Sequence[str]) -> list[float]: ...
 
 
 class NoReranker:

@@ -30,27 +30,29 @@ def home() -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def settings(home: Path):  # noqa: ANN201
-    from settings import get_settings
+    from settings import Settings
 
-    get_settings.cache_clear()
-    return get_settings()
-
-
-@pytest.fixture(scope="session")
-def db(settings):  # noqa: ANN001, ANN201
-    from storage.db import open_database
-
-    database = open_database(settings)
-    yield database
-    database.close()  # before `home` removes the data directory
+    return Settings()
 
 
 @pytest.fixture(scope="session")
-def embedder(settings):  # noqa: ANN001, ANN201
-    from providers.embeddings import get_embedder
+def runtime(settings):  # noqa: ANN001, ANN201
+    """The real composition root over the test home: one database and one embedder for the run."""
+    from runtime import build_runtime
 
-    return get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
-                        backend=settings.embedding_backend)
+    rt = build_runtime(settings)
+    yield rt
+    rt.close()  # before `home` removes the data directory
+
+
+@pytest.fixture(scope="session")
+def db(runtime):  # noqa: ANN001, ANN201
+    return runtime.database
+
+
+@pytest.fixture(scope="session")
+def embedder(runtime):  # noqa: ANN001, ANN201
+    return runtime.embedder
 
 
 @pytest.fixture

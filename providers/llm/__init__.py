@@ -7,14 +7,15 @@
         str -> a piece of text; StreamReset -> discard what was shown; ChainResult -> the end
 
 - `messages`: anything LangChain chat models accept (a string, (role, text) tuples, messages).
-- Links, in LLM_ORDER: nvidia, groq2, gemini2, openrouter (twice: two free draws), groq1,
-  gemini1, vllm, local. A link without credentials is left out; `local` needs none, so a
-  fresh install answers with no keys at all.
-- Each call runs in a worker thread cut off after LLM_TIMEOUT_S (18 s; LOCAL_LLM_TIMEOUT_S for
-  vllm/local). A timeout, any HTTP error (429, 5xx, 401, ...), a refusal (content filter,
+- Links: settings.llm_links (LLM_LINKS), by default the card's nvidia, groq2, gemini2,
+  openrouter (twice: two free draws), groq1, gemini1, vllm, local; LLM_ORDER (or a run's
+  llm_order) picks names from it. A link without credentials is left out; `local` needs none,
+  so a fresh install answers with no keys at all.
+- Each call runs in a worker thread cut off after the link's timeout (LLM_TIMEOUT_S, 18 s;
+  LOCAL_LLM_TIMEOUT_S for vllm/local). A timeout, any HTTP error (429, 5xx, 401, ...), a refusal (content filter,
   `refusal` field, blocked prompt), empty output or, with `structured=Model`, output that does
   not validate, moves on to the next link: a full provider switch, never a retry of the same one.
-- `cheap=True` skips the links in LLM_CHEAP_SKIP (NVIDIA's 70B by default).
+- `cheap=True` skips the complex-only links (NVIDIA's 70B by default).
 - `structured=SomePydanticModel` returns the validated object in `result.parsed`.
 - Streaming: the first token must arrive within the cut-off, and so must each next one. A link
   that fails before its first token is replaced silently; one that fails mid-stream yields a
@@ -24,11 +25,10 @@
 
 from providers.llm.chain import LLMChain
 from providers.llm.errors import LinkError, LinkTimeout
-from providers.llm.links import KNOWN_LINKS, LinkSpec
+from providers.llm.links import LinkSpec
 from providers.llm.result import AllLinksFailed, ChainResult, LinkFailure, StreamReset
 
 __all__ = [
-    "KNOWN_LINKS",
     "AllLinksFailed",
     "ChainResult",
     "LLMChain",

@@ -8,6 +8,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -54,7 +55,7 @@ def _usage(message: BaseMessage) -> dict[str, int] | None:
 
 
 def _first_model(base_url: str, api_key: str) -> str:
-    """The first model an OpenAI-compatible server lists (for VLLM_MODEL unset)."""
+    """The first model an OpenAI-compatible server lists (for a link that names no model)."""
     request = urllib.request.Request(f"{base_url.rstrip('/')}/models",
                                      headers={"Authorization": f"Bearer {api_key}"})
     with urllib.request.urlopen(request, timeout=5.0) as response:
@@ -80,7 +81,7 @@ class LLMChain:
         return [spec.name for spec in self.specs]
 
     def links_for(self, cheap: bool) -> list[LinkSpec]:
-        return [spec for spec in self.specs if not (cheap and spec.skip_when_cheap)]
+        return [spec for spec in self.specs if not (cheap and spec.complex_only)]
 
     # -- building models (lazily, inside the worker, so a local start counts against the cut-off)
     def _chat_model(self, spec: LinkSpec) -> BaseChatModel:
@@ -94,10 +95,10 @@ class LLMChain:
                 raise LinkError("no local model server was given to this chain")
             server = self._local()
             base_url = server.base_url
-            spec = LinkSpec(**{**spec.__dict__, "api_key": server.api_key})
+            spec = replace(spec, api_key=server.api_key)
         if spec.model is None:
             assert base_url is not None
-            spec = LinkSpec(**{**spec.__dict__, "model": _first_model(base_url, spec.api_key)})
+            spec = replace(spec, model=_first_model(base_url, spec.api_key))
         model = make_chat_model(spec, base_url=base_url, temperature=self.settings.llm_temperature,
                                 max_tokens=self.settings.llm_max_tokens)
         with self._lock:

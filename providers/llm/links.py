@@ -1,4 +1,5 @@
-"""The chain's links: which providers exist, which are configured, how each chat model is built.
+"""The chain's links: which of the configured links (settings.llm_links) can run, how each chat
+model is built.
 
 A link is a full provider switch (its own account, endpoint and SDK); the chain never retries
 inside one, so every SDK is built with its own retries off and a timeout a little past the
@@ -9,99 +10,83 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
 if TYPE_CHECKING:
-    from settings import Settings
+    from settings import LinkKind, LLMLink, Settings
 
 log = logging.getLogger(__name__)
 
-Kind = Literal["nvidia", "groq", "gemini", "openai"]
-KNOWN_LINKS = ("nvidia", "groq2", "gemini2", "openrouter", "groq1", "gemini1", "vllm", "local")
 # seconds past the cut-off before an SDK gives up on its own, so an abandoned thread ends
 SDK_GRACE_S = 2.0
 
 
 @dataclass(frozen=True)
 class LinkSpec:
-    """Everything needed to build one link's chat model; `name` is unique within a chain."""
+    """One configured link as the chain runs it; `name` is unique within a chain ("openrouter#2")."""
 
     name: str
-    kind: Kind
+    kind: LinkKind
     model: str | None
     api_key: str = ""
     base_url: str | None = None
     timeout_s: float = 18.0
-    skip_when_cheap: bool = False
+    complex_only: bool = False  # cheap calls skip it
     native_json_schema: bool = False  # OpenAI-compatible servers that enforce response_format
-    local: bool = False  # base URL comes from the embedded model, started on first use
 
     @property
     def provider(self) -> str:
         return self.name.split("#", 1)[0]
 
-
-def _secret(value: object) -> str:
-    if value is None:
-        return ""
-    getter = getattr(value, "get_secret_value", None)
-    return str(getter() if getter else value).strip()
+    @property
+    def local(self) -> bool:
+        """The embedded model: its base URL and key come from the server, started on first use."""
+        return self.kind == "local"
 
 
 def _names(csv: str) -> list[str]:
     return [part.strip().lower() for part in csv.split(",") if part.strip()]
 
 
-def _spec_for(provider: str, settings: Settings) -> LinkSpec | None:
-    """The link for `provider` as configured, or None when it has no credentials."""
-    cloud = settings.llm_timeout_s
-    if provider == "nvidia":
-        key = _secret(settings.nvidia_api_key)
-        return LinkSpec("nvidia", "nvidia", settings.nvidia_model, key, settings.nvidia_base_url,
-                        cloud) if key else None
-    if provider in ("groq1", "groq2"):
-        key = _secret(settings.groq_api_key if provider == "groq1" else settings.groq_api_key_2)
-        return LinkSpec(provider, "groq", settings.groq_model, key, settings.groq_base_url,
-                        cloud) if key else None
-    if provider in ("gemini1", "gemini2"):
-        key = _secret(settings.gemini_api_key if provider == "gemini1" else settings.gemini_api_key_2)
-        return LinkSpec(provider, "gemini", settings.gemini_model, key, settings.gemini_base_url,
-                        cloud) if key else None
-    if provider == "openrouter":
-        key = _secret(settings.openrouter_api_key)
-        return LinkSpec("openrouter", "openai", settings.openrouter_model, key,
-                        settings.openrouter_base_url, cloud) if key else None
-    if provider == "vllm":
-        if not settings.vllm_base_url:
-            return None
-        return LinkSpec("vllm", "openai", settings.vllm_model, _secret(settings.vllm_api_key) or "none",
-                        settings.vllm_base_url, settings.local_llm_timeout_s, native_json_schema=True)
-    if provider == "local":
-        if not settings.local_llm:
-            return None
-        return LinkSpec("local", "openai", "local", "local", None, settings.local_llm_timeout_s,
-                        native_json_schema=True, local=True)
-    raise ValueError(f"unknown LLM link {provider!r} in LLM_ORDER; known: {', '.join(KNOWN_LINKS)}")
+def _spec_for(link: LLMLink, name: str, settings: Settings) -> LinkSpec | None:
+    """The link as the chain runs it, or None when it lacks what its kind needs to be called."""
+    timeout = link.timeout_s
+    if isinstance(timeout, str):
+        timeout = settings.local_llm_timeout_s if timeout == "local" else settings.llm_timeout_s
+    spec = LinkSpec(name=name, kind=link.kind, model=link.model, base_url=link.base_url, timeout_s=timeout,
+                    complex_only=link.complex_only, native_json_schema=link.native_json_schema)
+    if link.kind == "local":
+        return replace(spec, model="local", api_key="local") if settings.local_llm else None
+    key = link.key.get_secret_value().strip() if link.key is not None else ""
+    if not key or (link.kind == "openai-compatible" and not link.base_url):
+        return None
+    return replace(spec, api_key=key)
 
 
 def build_specs(settings: Settings) -> tuple[list[LinkSpec], list[str]]:
-    """Links in configured order, and the names left out for lack of credentials."""
-    cheap_skip = set(_names(settings.llm_cheap_skip))
+    """Links in configured order (LLM_ORDER's names, else the list), and those left out for lack
+    of credentials."""
+    by_name: dict[str, LLMLink] = {}
+    for link in settings.llm_links:
+        by_name.setdefault(link.name, link)
+    order = _names(settings.llm_order) or [link.name for link in settings.llm_links]
     seen: Counter[str] = Counter()
     specs: list[LinkSpec] = []
     left_out: list[str] = []
-    for provider in _names(settings.llm_order):
-        seen[provider] += 1
-        name = provider if seen[provider] == 1 else f"{provider}#{seen[provider]}"
-        spec = _spec_for(provider, settings)
+    for base in order:
+        link = by_name.get(base)
+        if link is None:
+            raise ValueError(f"unknown LLM link {base!r} in LLM_ORDER; known: {', '.join(by_name) or 'none'}")
+        seen[base] += 1
+        name = base if seen[base] == 1 else f"{base}#{seen[base]}"
+        spec = _spec_for(link, name, settings)
         if spec is None:
             left_out.append(name)
-            continue
-        specs.append(LinkSpec(**{**spec.__dict__, "name": name,
-                                 "skip_when_cheap": provider in cheap_skip}))
+        else:
+            specs.append(spec)
     return specs, left_out
 
 

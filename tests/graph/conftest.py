@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from graph.services import Services
 
 from evals.pdfs import AURORA_TOPICS as TOPICS
 from evals.pdfs import long_report
-from graph.services import Services
 from providers.reranker import NoReranker
 
 

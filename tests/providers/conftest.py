@@ -10,8 +10,10 @@ import pytest
 from settings import Settings
 from tests.providers.fakes import FakeProvider
 
-# every credential/endpoint field, so a key in the CI environment cannot leak into a test
+# the card's links as listed (LLM_LINKS, LLM_ORDER unset) and every variable they read, and the
+# other providers' credentials, so a key in the CI environment cannot leak into a test
 _CLEAN: dict[str, Any] = {
+    "llm_links": None, "llm_order": "",
     "nvidia_api_key": None, "nvidia_base_url": None,
     "groq_api_key": None, "groq_api_key_2": None, "groq_base_url": None,
     "gemini_api_key": None, "gemini_api_key_2": None, "gemini_base_url": None,

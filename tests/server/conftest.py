@@ -106,6 +106,7 @@ def fake_llm() -> Iterator[FakeOpenAI]:
 def services(fake_llm: FakeOpenAI, db, embedder):  # noqa: ANN001, ANN201
     """The real LLMChain with one `vllm` link: langchain-openai over HTTP to the fake."""
     from graph.services import Services
+
     from providers.llm import LLMChain
     from providers.reranker import NoReranker
     from tests.providers.conftest import make_settings

@@ -78,6 +78,7 @@ def services(db, embedder) -> Iterator[Any]:  # noqa: ANN001
     """The real LLMChain over HTTP to the scripted model server, which streams its pieces 40 ms
     apart so the page can be seen writing the answer token by token."""
     from graph.services import Services
+
     from providers.llm import LLMChain
     from providers.reranker import NoReranker
     from tests.graph.fakes import FakeWeb
