@@ -4,6 +4,7 @@ keep the order, suffixes and types they had before the registry."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import zipfile
 from collections.abc import Iterator
@@ -117,8 +118,8 @@ def test_without_its_registration_the_same_file_is_refused() -> None:
 
 
 def test_a_zip_no_package_format_claims_is_refused_naming_the_package_formats() -> None:
-    package = Format(**{**THROWAWAY.__dict__, "name": "odt", "label": "OpenDocument", "container": "zip",
-                        "sniff": lambda sample: False})
+    package = dataclasses.replace(THROWAWAY, name="odt", label="OpenDocument", container="zip",
+                                  sniff=lambda sample: False)
     registry.register(package, before="zip")
     try:
         out = io.BytesIO()
