@@ -198,10 +198,10 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
                                 status_code=503)
         return JSONResponse({"status": "ok", "database": db.mode})
 
-    from api import admin, auth, chats, documents, openai_compat, pages, rag, session, web
+    from api import admin, auth, chats, documents, formats, openai_compat, pages, rag, session, web
 
     # pages before documents: its `{page}.png` is more specific than documents' `{page}`
-    for module in (auth, session, pages, documents, chats, admin):
+    for module in (auth, session, pages, documents, formats, chats, admin):
         app.include_router(module.router)
     rag.mount(app)
     openai_compat.mount(app)
