@@ -29,7 +29,7 @@ from providers.classifiers.instruction import InstructionClassifier
 from providers.embeddings import Embedder, build_embedder
 from providers.llm.chain import LLMChain
 from providers.local_model import KeptAliveServer, LocalServer, get_local_server
-from providers.protocols import ChatChain, DocumentEmbedder, QueryEmbedder, Reranker, WebSearcher
+from providers.protocols import ChatChain, DocumentEmbedder, Reranker, WebSearcher
 from providers.reranker import make_reranker
 from providers.web_search import WebSearch
 from settings import Settings
@@ -94,7 +94,7 @@ class Runtime:
         name = name or self.settings.reranker
         return self._once(f"reranker:{name}", lambda: make_reranker(
             name, model=self.settings.reranker_model, fallback=self.settings.reranker_fallback,
-            local=self.local_model))
+            local=self.local_model, packaged=lambda: self.packaged_embedder))
 
     def local_model(self) -> LocalServer | KeptAliveServer:
         """The embedded model's server: the one `thotqen model-server` keeps alive, else started here."""
@@ -115,11 +115,12 @@ class Runtime:
         return self._part("guard", InjectionClassifier.load)
 
     @property
-    def classifier_embedder(self) -> QueryEmbedder:
-        """What the guardrail's classifier reads its features with: the packaged MiniLM it was trained on."""
+    def packaged_embedder(self) -> DocumentEmbedder:
+        """The packaged MiniLM, whatever EMBEDDING_MODEL_PATH says: the guardrail's classifier was trained
+        on its features and the dense reranker compares with it (the retrieval embedder when it is that model)."""
         if gives_trained_features(self.embedder):
             return self.embedder
-        return self._once("classifier_embedder", lambda: build_embedder("torch"))
+        return self._once("packaged_embedder", lambda: build_embedder("torch"))
 
     @property
     def screen(self) -> InstructionClassifier:

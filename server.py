@@ -28,7 +28,7 @@ from fastapi.responses import JSONResponse
 
 from answering import accounting
 from answering.chat import ChatAnswerer
-from api import admin, auth, chats, documents, openai_compat, pages, rag, session, web
+from api import admin, auth, chats, documents, formats, openai_compat, pages, rag, session, web
 from api.text import printable
 from jobqueue.maintenance import MaintenanceThread
 from providers.runtime import configure_process
@@ -202,7 +202,7 @@ def add_routes(app: FastAPI) -> None:
         return JSONResponse({"status": "ok", "database": db.mode})
 
     # pages before documents: its `{page}.png` is more specific than documents' `{page}`
-    for module in (auth, session, pages, documents, chats, admin):
+    for module in (auth, session, pages, documents, formats, chats, admin):
         app.include_router(module.router)
     rag.mount(app)
     openai_compat.mount(app)

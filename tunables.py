@@ -50,7 +50,7 @@ class _Declared(BaseModel):
 class Tunables(_Declared):
     """What a deployment sets and a caller may override per request (`/rag`'s `configurable`)."""
 
-    # retrieval: sql/005_hybrid_search.sql, 007_score_fusion.sql, 008_heading_leg.sql
+    # retrieval: sql/functions/hybrid_search.sql
     retrieve_k: int = tunable(10, "candidates retrieved per round, before the reranker cuts them to top_k",
                               "GRAPH_RETRIEVE_K", ge=1, le=50)
     top_k: int = tunable(3, "excerpts graded and shown to the model", "GRAPH_TOP_K", ge=1, le=20)

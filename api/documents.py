@@ -19,8 +19,8 @@ from sse_starlette import EventSourceResponse
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.worker import QueueUnavailable
 from ingestion.errors import IngestError, UnsupportedFormat
+from ingestion.formats import registry
 from ingestion.formats.sniff import ACCEPTED, early_refusal
-from ingestion.parse import precheck_pdf
 from ingestion.pipeline import check_file, submit_document
 from storage import documents, jobs
 
@@ -175,8 +175,9 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
     name = clean_filename(part.filename)
 
     def precheck() -> None:
-        if check_file(settings, name, data) == "pdf":
-            precheck_pdf(data)
+        opened = registry.get(check_file(settings, name, data)).precheck
+        if opened is not None:
+            opened(data)
 
     try:
         await asyncio.to_thread(precheck)

@@ -10,17 +10,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ingestion.pipeline import SUFFIXES, stored_file_path
+from ingestion.formats import registry
+from ingestion.pipeline import stored_file_path
 from settings import Settings
 
 log = logging.getLogger(__name__)
-
-CONTENT_TYPES = {
-    "pdf": "application/pdf", "html": "text/html", "markdown": "text/markdown", "text": "text/plain",
-    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-    "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-}
 
 
 class LocalFiles:
@@ -60,12 +54,12 @@ class SupabaseFiles(LocalFiles):
 
     @staticmethod
     def key(owner_id: int, content_hash: str, fmt: str = "pdf") -> str:
-        return f"{owner_id}/{content_hash}.{SUFFIXES.get(fmt, 'bin')}"
+        return f"{owner_id}/{content_hash}.{registry.suffix(fmt)}"
 
     def saved(self, owner_id: int, content_hash: str, fmt: str = "pdf") -> None:
         data = self.path(owner_id, content_hash, fmt).read_bytes()
         self.bucket.upload(self.key(owner_id, content_hash, fmt), data,
-                           {"content-type": CONTENT_TYPES.get(fmt, "application/octet-stream"), "upsert": "true"})
+                           {"content-type": registry.media_type(fmt), "upsert": "true"})
 
     def ensure_local(self, owner_id: int, content_hash: str, fmt: str = "pdf") -> None:
         path = self.path(owner_id, content_hash, fmt)

@@ -25,6 +25,7 @@ from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import FileResponse
 
 from api.deps import CurrentUser, DbDep
+from ingestion.formats import registry
 from storage import documents
 
 router = APIRouter(prefix="/api/documents", tags=["documents"])
@@ -32,13 +33,6 @@ router = APIRouter(prefix="/api/documents", tags=["documents"])
 RENDER_VERSION = "2"  # part of the ETag: bump when the drawing changes
 HIGHLIGHT_FILL = (1.0, 0.78, 0.0)  # amber, drawn with the Multiply blend of a highlight annotation
 MIN_RUN = 3  # words in a row that must match for a stretch of the page to count as the passage
-MEDIA_TYPES = {
-    "pdf": "application/pdf", "html": "text/html; charset=utf-8", "markdown": "text/markdown; charset=utf-8",
-    "text": "text/plain; charset=utf-8",
-    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-    "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-}
 _WORD = re.compile(r"[\w$%.,-]+")
 
 
@@ -182,7 +176,8 @@ async def page_image(document_id: str, page: int, request: Request, user: Curren
                      width: int = Query(1000, ge=200, le=2000, description="image width in pixels")) -> Response:
     """A page of the document as a PNG, with `highlight` marked where it appears on the page."""
     doc = await asyncio.to_thread(_owned, db, user.id, document_id)
-    if _format(doc) != "pdf":  # slides, sheets, web pages and text have no page to draw: the quote is the source
+    known = registry.find(_format(doc))
+    if known is None or not known.page_images:  # slides, sheets, web pages, text: the quote is the source
         raise HTTPException(404, f"a {_format(doc)} document has no page images; "
                                  f"GET /api/documents/{document_id}/pages/{page} gives the unit's text")
     passage = highlight.strip()
@@ -207,11 +202,11 @@ async def page_image(document_id: str, page: int, request: Request, user: Curren
 
 
 @router.get("/{document_id}/file", response_class=FileResponse, responses={
-    200: {"content": {"application/pdf": {}}, "description": "the file as uploaded (PDF, Office, HTML, text)"},
+    200: {"content": {f.media_type: {} for f in registry.formats()}, "description": "the file as uploaded"},
     404: {"description": "no such document"}, 503: {"description": "file storage unavailable"}})
 async def download(document_id: str, request: Request, user: CurrentUser, db: DbDep) -> FileResponse:
     """The original file, as an attachment under its uploaded name."""
     doc = await asyncio.to_thread(_owned, db, user.id, document_id)
     path = await asyncio.to_thread(_local_file, request, user.id, doc)
-    return FileResponse(path, media_type=MEDIA_TYPES.get(_format(doc), "application/octet-stream"),
+    return FileResponse(path, media_type=registry.served_type(_format(doc)),
                         filename=doc["name"], headers={"Cache-Control": "private, no-cache"})

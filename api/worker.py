@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
 
 from api.files import LocalFiles
 from ingestion.pipeline import JobOutcome, run_job
+from providers.protocols import DocumentEmbedder
 from settings import Settings
 from storage import jobs
 from storage.db import Database
@@ -27,25 +27,16 @@ class QueueUnavailable(Exception):
 
 
 class IngestWorker:
-    def __init__(self, db: Database, settings: Settings, files: LocalFiles, embedder: Any = None,  # noqa: ANN401
+    def __init__(self, db: Database, settings: Settings, files: LocalFiles, embedder: DocumentEmbedder,
                  poll_s: float = 2.0) -> None:
         self.db = db
         self.settings = settings
         self.files = files
-        self._embedder = embedder
+        self.embedder = embedder
         self.poll_s = poll_s
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
-
-    @property
-    def embedder(self) -> Any:  # noqa: ANN401
-        if self._embedder is None:
-            from providers.embeddings import get_embedder
-
-            self._embedder = get_embedder(self.settings.embedding_model_path, self.settings.embedding_batch_size,
-                                          backend=self.settings.embedding_backend)
-        return self._embedder
 
     def start(self, threads: int = 1) -> None:
         for n in range(max(threads, 1)):

@@ -19,8 +19,8 @@ from pathlib import Path
 from ingestion.chunk import chunk_rows
 from ingestion.context import DocumentContext, extract_context
 from ingestion.errors import IngestError
-from ingestion.formats import Limits, sniff
-from ingestion.parse import OcrOptions, check_pdf_bytes
+from ingestion.formats import Limits, registry, sniff
+from ingestion.parse import OcrOptions
 from ingestion.prefetch import Prefetcher, Prepared
 from ingestion.sandbox import extract
 from providers.embeddings import Embedder
@@ -38,8 +38,6 @@ Progress = Callable[[str, float], None]
 STAGES = {"parsing": (0, 3), "chunking": (3, 10), "embedding": (10, 92), "storing": (92, 100)}
 STAGES_WITH_OCR = {"parsing": (0, 3), "ocr": (3, 70), "chunking": (70, 71), "embedding": (71, 97),
                    "storing": (97, 100)}
-SUFFIXES = {"pdf": "pdf", "docx": "docx", "pptx": "pptx", "xlsx": "xlsx", "html": "html", "markdown": "md",
-            "text": "txt"}
 
 
 @dataclass
@@ -69,7 +67,7 @@ class JobOutcome:
 
 
 def stored_file_path(settings: Settings, owner_id: int, content_hash: str, fmt: str = "pdf") -> Path:
-    return settings.home / "files" / str(owner_id) / f"{content_hash}.{SUFFIXES.get(fmt, 'bin')}"
+    return settings.home / "files" / str(owner_id) / f"{content_hash}.{registry.suffix(fmt)}"
 
 
 def display_title(name: str) -> str:
@@ -97,8 +95,9 @@ def check_file(settings: Settings, name: str, data: bytes) -> str:
     """The file's format, after the checks that need no parsing; IngestError (UnsupportedFormat for
     what is not accepted) with the reason otherwise."""
     fmt = sniff(data, name, max_unpacked_mb=settings.office_max_unpacked_mb)
-    if fmt == "pdf":
-        check_pdf_bytes(data)
+    check = registry.get(fmt).check
+    if check is not None:
+        check(data)
     return fmt
 
 

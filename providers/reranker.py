@@ -1,6 +1,6 @@
 """Rerankers: score (query, passage) pairs; higher is more relevant.
 
-    get_reranker(settings=None) -> Reranker      (cached per process)
+    make_reranker(mode, model=..., fallback=...) -> Reranker  (runtime.py builds one per name)
     Reranker.name                                 "bge", "dense", "llm" or "none"
     Reranker.rerank(query, texts) -> list[float]  one score per text, same order
 
@@ -24,7 +24,7 @@ import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from providers.protocols import LocalEndpoint, Reranker
+from providers.protocols import DocumentEmbedder, LocalEndpoint, Reranker
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +66,8 @@ class DenseReranker:
 
     name = "dense"
 
-    def __init__(self) -> None:
-        from providers.embeddings import get_embedder
-
-        self._embedder = get_embedder()
+    def __init__(self, embedder: DocumentEmbedder) -> None:
+        self._embedder = embedder  # the packaged MiniLM
 
     def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
         if not texts:
@@ -129,14 +127,18 @@ def bge_weights_present(model: str) -> bool:
     return isinstance(found, str)
 
 
-def build_reranker(mode: str, *, model: str, local: Callable[[], LocalEndpoint] | None = None) -> Reranker:
+def build_reranker(mode: str, *, model: str, local: Callable[[], LocalEndpoint] | None = None,
+                   packaged: Callable[[], DocumentEmbedder] | None = None) -> Reranker:
     """The reranker called `mode`; `model` is the BGE weights (a local path or a cached hub id); `local`
-    starts or finds the embedded model's server (the llm reranker asks it)."""
+    starts or finds the embedded model's server (the llm reranker asks it); `packaged` gives the
+    packaged MiniLM (the dense reranker's)."""
     mode = mode.strip().lower()
     if mode == "bge":
         return BGEReranker(model)
     if mode == "dense":
-        return DenseReranker()
+        if packaged is None:
+            raise ValueError("the dense reranker needs the packaged embedder")
+        return DenseReranker(packaged())
     if mode == "llm":
         if local is None:
             raise ValueError("the llm reranker needs the local model's server")
@@ -146,8 +148,8 @@ def build_reranker(mode: str, *, model: str, local: Callable[[], LocalEndpoint] 
     raise ValueError(f"unknown reranker {mode!r}: use auto, bge, dense, llm or none")
 
 
-def make_reranker(mode: str, *, model: str, fallback: str,
-                  local: Callable[[], LocalEndpoint] | None = None) -> Reranker:
+def make_reranker(mode: str, *, model: str, fallback: str, local: Callable[[], LocalEndpoint] | None = None,
+                  packaged: Callable[[], DocumentEmbedder] | None = None) -> Reranker:
     """The reranker RERANKER names; "auto" is BGE where its weights are present, else `fallback`."""
     mode = mode.strip().lower()
     if mode == "auto":
@@ -157,4 +159,4 @@ def make_reranker(mode: str, *, model: str, fallback: str,
             mode = fallback
             log.warning("BGE reranker weights not found (RERANKER_MODEL=%s; no package ships them); "
                         "reranking with %r instead (RERANKER_FALLBACK)", model, mode)
-    return build_reranker(mode, model=model, local=local)
+    return build_reranker(mode, model=model, local=local, packaged=packaged)

@@ -1,6 +1,6 @@
 """Web search behind one interface: Tavily when TAVILY_API_KEY is set, else DuckDuckGo (ddgs).
 
-    get_web_search(settings=None) -> WebSearch
+    WebSearch(settings)                 (runtime.py builds the process's one)
     WebSearch.search(query, k=5) -> list[{"title", "url", "content"}]
     WebSearch.last_failures      -> [(backend, reason), ...] of the latest search
 

@@ -82,23 +82,5 @@ create table if not exists answer_cache (
 );
 create index if not exists answer_cache_owner_idx on answer_cache (owner_id);
 
--- A document that appears, changes status or goes away invalidates every cached answer whose scope
--- covers it: a trigger, so the CLI, the server and any other writer all keep the cache honest.
-create or replace function answer_cache_invalidate() returns trigger language plpgsql as $$
-declare
-    doc_owner bigint;
-    doc_id uuid;
-begin
-    if tg_op = 'DELETE' then
-        doc_owner := old.owner_id; doc_id := old.id;
-    else
-        doc_owner := new.owner_id; doc_id := new.id;
-    end if;
-    delete from answer_cache c
-     where c.owner_id = doc_owner and (c.document_ids is null or doc_id = any (c.document_ids));
-    return null;
-end $$;
-
-drop trigger if exists documents_answer_cache on documents;
-create trigger documents_answer_cache after insert or delete or update of status, content_hash on documents
-    for each row execute function answer_cache_invalidate();
+-- A document that appears, changes status or goes away invalidates the cached answers covering it:
+-- a trigger, sql/functions/answer_cache_invalidate.sql.

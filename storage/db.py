@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 from dataclasses import dataclass
@@ -13,13 +12,13 @@ import psycopg.conninfo
 from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool
 
+import sql
 from settings import Settings
-from sql import MIGRATIONS_DIR
+from sql import ROW_SECURITY
 
 log = logging.getLogger(__name__)
 
 MIGRATION_LOCK = 7_160_001  # advisory lock key (transaction-scoped): one migrator at a time
-ROW_SECURITY = "099_row_security.sql"  # run again after later migrations (see the file)
 
 
 def _configure(conn: psycopg.Connection) -> None:
@@ -47,19 +46,51 @@ def connect_kwargs(settings: Settings, uri: str) -> dict:
     return {"prepare_threshold": None} if transaction_pooler(settings, uri) else {}
 
 
-def migration_files() -> list[Path]:
-    return sorted(MIGRATIONS_DIR.glob("*.sql"))
+# Migrations (the rules: sql/__init__.py). Versioned files, sql/NNN_*.sql, are applied once each, by
+# name, and never again: one that changed after it was applied stops the migrator (MigrationChanged)
+# rather than run, since an edited old migration would bring back old code (issue 23). Repeatable
+# files, sql/functions/*.sql, each the one body of a function, are applied after them whenever their
+# checksum changes. Then row security runs again over whatever was created. All in one transaction
+# under a transaction-scoped advisory lock: a half-applied schema is never seen, two starts never race.
 
 
-def _checksum(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+class MigrationChanged(RuntimeError):
+    """A versioned migration differs from the one this database applied."""
+
+
+def _recorded(conn: psycopg.Connection) -> dict[str, str]:
+    exists = conn.execute("select to_regclass('schema_migrations') is not null").fetchone()[0]
+    return dict(conn.execute("select name, checksum from schema_migrations").fetchall()) if exists else {}
+
+
+def _plan(done: dict[str, str]) -> tuple[list[Path], list[Path], list[str]]:
+    """(versioned files to apply, repeatable files to apply, applied files recorded under a superseded
+    checksum, to record under their released one). Raises MigrationChanged before anything runs."""
+    superseded = sql.manifest()["superseded"]
+    versioned, adopt, changed = [], [], []
+    for path in sql.versioned_files():
+        name, checksum = sql.migration_name(path), sql.checksum(path)
+        recorded = done.get(name)
+        if recorded is None:
+            versioned.append(path)
+        elif recorded in superseded.get(name, ()):
+            adopt.append(name)
+        elif recorded != checksum:
+            changed.append(name)
+    if changed:
+        raise MigrationChanged(
+            f"migrations changed since this database applied them: {', '.join(changed)}. A released"
+            " migration is never applied twice: restore the file (git checkout sql/) and put the change"
+            " in a new sql/NNN_*.sql, or, for a function, in sql/functions/. Only if the migration was"
+            " never released (a local draft), delete its row from schema_migrations to apply it again."
+        )
+    repeatable = [p for p in sql.repeatable_files() if done.get(sql.migration_name(p)) != sql.checksum(p)]
+    return versioned, repeatable, adopt
 
 
 def migrate(conn: psycopg.Connection) -> list[str]:
-    """Apply every migration that is new or changed since it was applied. Idempotent.
-
-    Migration files are written to be re-runnable (`if not exists`, `create or replace`).
-    """
+    """Apply the versioned migrations not yet applied, then the repeatable files that changed, and
+    return their names. Idempotent; raises MigrationChanged when an applied migration was edited."""
     applied: list[str] = []
     with conn.transaction():
         conn.execute("select pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
@@ -68,29 +99,33 @@ def migrate(conn: psycopg.Connection) -> list[str]:
             " name text primary key, checksum text not null,"
             " applied_at timestamptz not null default now())"
         )
-        done = dict(conn.execute("select name, checksum from schema_migrations").fetchall())
-        for path in migration_files():
-            checksum = _checksum(path)
-            if done.get(path.name) == checksum:
-                continue
-            log.info("applying migration %s", path.name)
+        versioned, repeatable, adopt = _plan(_recorded(conn))
+        for name in adopt:
+            log.info("migration %s: recording its released checksum (its functions moved to sql/functions)", name)
+            _record(conn, sql.MIGRATIONS_DIR / name)
+        for path in [*versioned, *repeatable]:
+            log.info("applying migration %s", sql.migration_name(path))
             conn.execute(path.read_text())
-            conn.execute(
-                "insert into schema_migrations (name, checksum) values (%s, %s)"
-                " on conflict (name) do update set checksum = excluded.checksum, applied_at = now()",
-                (path.name, checksum),
-            )
-            applied.append(path.name)
-        if applied and ROW_SECURITY in {p.name for p in migration_files()} and applied[-1] != ROW_SECURITY:
-            # tables and functions added after the lock-down migration are locked down too
-            conn.execute((MIGRATIONS_DIR / ROW_SECURITY).read_text())
+            _record(conn, path)
+            applied.append(sql.migration_name(path))
+        if applied and applied[-1] != ROW_SECURITY and (sql.MIGRATIONS_DIR / ROW_SECURITY).exists():
+            # tables and functions created after the lock-down migration are locked down too
+            conn.execute((sql.MIGRATIONS_DIR / ROW_SECURITY).read_text())
     return applied
 
 
+def _record(conn: psycopg.Connection, path: Path) -> None:
+    conn.execute(
+        "insert into schema_migrations (name, checksum) values (%s, %s)"
+        " on conflict (name) do update set checksum = excluded.checksum, applied_at = now()",
+        (sql.migration_name(path), sql.checksum(path)),
+    )
+
+
 def pending_migrations(conn: psycopg.Connection) -> list[str]:
-    exists = conn.execute("select to_regclass('schema_migrations') is not null").fetchone()[0]
-    done = dict(conn.execute("select name, checksum from schema_migrations").fetchall()) if exists else {}
-    return [p.name for p in migration_files() if done.get(p.name) != _checksum(p)]
+    """What migrate() would apply; raises MigrationChanged as it would."""
+    versioned, repeatable, _ = _plan(_recorded(conn))
+    return [sql.migration_name(p) for p in [*versioned, *repeatable]]
 
 
 def server_version(conn: psycopg.Connection) -> str:

@@ -1,4 +1,4 @@
-"""Calls `hybrid_search()` (sql/005_hybrid_search.sql, with 007 and 008 on top) for one owner, then
+"""Calls `hybrid_search()` (its one body: sql/functions/hybrid_search.sql) for one owner, then
 reads what a citation shows of each hit's unit (label, OCR mark, line boxes; sql/009)."""
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import psycopg
 import psycopg.conninfo
 import pytest
 
+import sql
 from sql import mirror
 from storage.db import ROW_SECURITY, connect_kwargs, migrate, transaction_pooler
 
@@ -36,7 +37,23 @@ alter default privileges in schema public grant all on sequences to anon, authen
 
 def test_supabase_migrations_equal_sql() -> None:
     assert mirror.actual() == mirror.expected(), "run `python -m sql.mirror`"
-    assert ROW_SECURITY in {p.name for p in mirror.MIGRATIONS_DIR.glob("*.sql")}
+    assert ROW_SECURITY in {p.name for p in sql.versioned_files()}
+    functions = [name for name in mirror.actual() if mirror.FUNCTIONS.fullmatch(name)]
+    assert functions and functions == sorted(mirror.actual())[-len(functions):]  # after every versioned one
+
+
+def test_a_changed_function_is_mirrored_as_the_next_generation() -> None:
+    """The CLI applies a version once and refuses a database holding a version the folder lacks: a
+    changed function gets a new, later version, and the version it replaces stays, emptied."""
+    have = mirror.actual()
+    (current,) = [name for name in have if mirror.FUNCTIONS.fullmatch(name) and have[name] != mirror.STUB]
+    generation = int(mirror.FUNCTIONS.fullmatch(current).group(1))
+    following = f"{mirror.FUNCTIONS_PREFIX}{generation + 1:03d}_functions.sql"
+    pushed = {**have, current: have[current].replace("create function hybrid_search", "create function old_search")}
+    want = mirror.expected(pushed)
+    assert want[current] == mirror.STUB and want[following] == mirror.functions_migration()
+    assert set(want) == set(have) | {following}
+    assert mirror.expected(want) == want  # regenerating again changes nothing
 
 
 @pytest.fixture
@@ -60,6 +77,12 @@ def test_api_roles_read_nothing(fresh_database: str) -> None:
         for path in sorted(mirror.SUPABASE_DIR.glob("*.sql")):
             with conn.transaction():
                 conn.execute(path.read_text())
+        # the pushed functions are locked already: the functions migration ends with row security
+        for role in ("anon", "authenticated"):
+            conn.execute(f"set role {role}")
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute("select * from hybrid_search(1, null::vector, 'revenue')")
+            conn.rollback()
         # then Thotqen starts on the pushed database: its own migrator re-applies (idempotently)
         assert migrate(conn)
         conn.commit()

@@ -37,7 +37,7 @@ def guardrail(state: State, config: RunnableConfig, runtime: Runtime[Context]) -
     parts = cfg.running
     question = str(state.get("question") or "").strip()
     out: dict[str, Any] = {"blocked": False, "block_reason": ""}
-    verdict = parts.guard.assess(question, parts.classifier_embedder)
+    verdict = parts.guard.assess(question, parts.packaged_embedder)
     if not verdict.blocked and cfg.guardrail_llm:
         try:
             messages = [("system", prompts.GUARD_SYSTEM), ("human", question)]

@@ -13,8 +13,8 @@ from __future__ import annotations
 from bs4 import BeautifulSoup, CData, Comment, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag
 
 from ingestion.errors import IngestError
+from ingestion.formats.base import decode_text
 from ingestion.formats.sections import Block, Heading, Para, TableRow, build_sections, clean
-from ingestion.formats.sniff import decode_text
 from ingestion.units import Parsed, UnitBuilder
 
 DROP = {"script", "style", "noscript", "template", "iframe", "frame", "frameset", "object", "embed", "applet",

@@ -67,14 +67,4 @@ create index if not exists child_chunks_embedding_idx
     on child_chunks using hnsw (embedding vector_cosine_ops) with (m = 16, ef_construction = 64);
 create index if not exists child_chunks_tsv_idx on child_chunks using gin (tsv);
 
--- The full-text vector follows the text: a trigger, so no writer can forget it.
-create or replace function child_chunks_tsv_update() returns trigger language plpgsql as $$
-begin
-    new.tsv := setweight(to_tsvector('english', coalesce(new.heading, '')), 'A')
-            || setweight(to_tsvector('english', new.text), 'B');
-    return new;
-end $$;
-
-drop trigger if exists child_chunks_tsv on child_chunks;
-create trigger child_chunks_tsv before insert or update of text, heading on child_chunks
-    for each row execute function child_chunks_tsv_update();
+-- The full-text vector follows the text: a trigger, sql/functions/child_chunks_tsv_update.sql.

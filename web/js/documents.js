@@ -1,4 +1,4 @@
-// Documents: upload several PDFs (picker or drag and drop), one live stepper per upload fed by the
+// Documents: upload several documents (picker or drag and drop), one live stepper per upload fed by the
 // job's Server-Sent Events, and the list with status, pages, chunks and delete.
 import { api, refreshSession, uploadFile } from "./api.js";
 import { banner, bytes, confirmDialog, h, waitText, when } from "./dom.js";
@@ -17,14 +17,28 @@ const uploads = [];
 let listEl = null;
 let uploadsEl = null;
 
+// What the server accepts, from its format registry (GET /api/formats), asked once per page load.
+let formatsOnce = null;
+
+function acceptedFormats() {
+  formatsOnce ??= api("/api/formats").catch(() => { formatsOnce = null; return null; });
+  return formatsOnce;
+}
+
+function orList(words) {
+  return words.length > 1 ? `${words.slice(0, -1).join(", ")} or ${words[words.length - 1]}` : words.join("");
+}
+
 export async function renderDocuments(main) {
+  const known = await acceptedFormats();
+  // Without the list the picker offers every file: the server still tells each one by its content.
   const input = h("input", { type: "file", id: "file-input", class: "visually-hidden", multiple: true,
-                             accept: ".pdf,.docx,.pptx,.xlsx,.html,.htm,.md,.markdown,.txt", "aria-describedby": "drop-hint" });
+                             ...(known ? { accept: known.accept } : {}), "aria-describedby": "drop-hint" });
   input.addEventListener("change", () => { startUploads([...input.files]); input.value = ""; });
+  const kinds = known ? `${orList(known.formats.map((f) => f.label))}; several at once.` : "Several at once.";
   const zone = h("label", { class: "dropzone", for: "file-input", id: "dropzone" },
     h("span", { class: "dropzone-title" }, "Drop documents here, or ", h("u", {}, "choose files")),
-    h("span", { class: "hint", id: "drop-hint" },
-      "PDF, Word, PowerPoint, Excel, HTML, Markdown or text; several at once. Each is read, split and indexed."));
+    h("span", { class: "hint", id: "drop-hint" }, `${kinds} Each is read, split and indexed.`));
   for (const type of ["dragenter", "dragover"]) {
     zone.addEventListener(type, (e) => { e.preventDefault(); zone.classList.add("dragging"); });
   }
