@@ -188,7 +188,7 @@ def _say_which_local_model(settings) -> None:  # noqa: ANN001
 
 
 def cmd_ask(args: argparse.Namespace, rt: Runtime) -> int:
-    from graph.stream import run_graph
+    from graph.stream import run_config, run_graph
 
     settings, db = rt.settings, rt.database
     _embedder(rt)  # the graph embeds the question with the same, checked model
@@ -198,7 +198,7 @@ def cmd_ask(args: argparse.Namespace, rt: Runtime) -> int:
     if args.document:
         inputs["document_ids"] = args.document
     inputs.update({k: v for k in ("company", "form", "period") if (v := getattr(args, k).strip())})
-    config = {"configurable": {"user": args.user, "owner_id": owner_id}, "run_name": "thotqen ask"}
+    config = run_config(owner_id=owner_id, user=args.user, run_name="thotqen ask")
     streamed: list[str] = []
     outcome = None
     for kind, data in run_graph(inputs, config):

@@ -6,6 +6,9 @@ requests cannot all pass the check before any is counted); over the limit it rai
 `QuestionLimit`, which the server answers 429 with Retry-After. Each admitted question is a
 `Ticket`: the first final state written wins (ok, blocked, error, or cancelled when the caller went
 away), and `Ticket.close` gives a row that never got one an error, so no row stays 'running'.
+A ticket is used as a context manager around its question: by the chat service in its thread
+(answering/chat.py, which writes the answer and the row in one transaction), and through
+`running` around a run of the graph in async code (api/rag.py).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import asyncio
 import logging
 import time
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +70,14 @@ class Ticket:
                     tokens=(outcome.input_tokens, outcome.output_tokens),
                     error=outcome.answer if outcome.status == "error" else None)
 
+    def finish_state(self, state: Any) -> None:  # noqa: ANN401
+        """The final state from the graph's last state; anything but a state dict (the run never
+        reached its end) is an error."""
+        if isinstance(state, dict):
+            self.finish_outcome(Outcome.from_state(state))
+        else:
+            self.finish(status="error", error="the graph ended without a final state")
+
     def __enter__(self) -> Ticket:
         return self
 
@@ -86,6 +99,24 @@ class Ticket:
             self.finish(status=status, error=reason)
         except Exception:  # noqa: BLE001 - the database is gone; the stale sweep finishes the row at restart
             log.warning("query log %s: could not record its end (%s)", self.log_id, reason)
+
+
+@dataclass
+class Run:
+    """What the body of `running` reports: the graph's final state, once it has one."""
+
+    state: Any = None
+
+
+@asynccontextmanager
+async def running(ticket: Ticket) -> AsyncIterator[Run]:
+    """Around one admitted run of the graph in async code (/rag's invoke, batch and streams): the
+    body stores the graph's final state in `run.state`, from which the row is finished; the row
+    ends as `Ticket.__exit__` says when the body raises or the caller goes away."""
+    run = Run()
+    with ticket:
+        yield run
+        await asyncio.to_thread(ticket.finish_state, run.state)
 
 
 def admit(db: Database, settings: Settings, *, owner_id: int, source: str, count: int = 1,

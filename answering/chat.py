@@ -19,6 +19,7 @@ from typing import Any
 
 from answering.accounting import Ticket
 from graph.outcome import Outcome
+from graph.stream import run_config, run_graph
 from settings import Settings
 from storage import answer_cache, chats
 from storage.db import Database
@@ -137,19 +138,15 @@ class ChatAnswerer:
         return True
 
     def _run_graph(self, turn: Turn) -> Outcome:
-        from graph.stream import run_graph
-
         inputs: dict[str, Any] = {"question": turn.question, "chat_history": turn.history}
         if turn.chat_id is not None:
             inputs["chat_id"] = str(turn.chat_id)
         if turn.scope:
             inputs["document_ids"] = turn.scope
-        configurable: dict[str, Any] = {"owner_id": turn.owner_id, "user": turn.username}
-        if self.services is not None:
-            configurable["services"] = self.services
-        config = {"configurable": configurable, "run_name": "thotqen chat",
-                  "metadata": {"chat_id": str(turn.chat_id) if turn.chat_id else None, "owner_id": turn.owner_id,
-                               "source": turn.source}}
+        config = run_config(owner_id=turn.owner_id, user=turn.username, services=self.services,
+                            run_name="thotqen chat",
+                            metadata={"chat_id": str(turn.chat_id) if turn.chat_id else None,
+                                      "owner_id": turn.owner_id, "source": turn.source})
         streamed = False
         for kind, data in run_graph(inputs, config):
             if kind == "sources":

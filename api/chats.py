@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import logging
-import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,12 +12,12 @@ from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 
 from answering import accounting
-from answering.chat import FINAL_EVENT, ChatAnswerer
+from answering.bridge import answer_in_thread
+from answering.chat import ChatAnswerer
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.text import DocumentIds, Title, check_question
 from storage import chats
 
-log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/chats", tags=["chats"])
 
 
@@ -128,41 +125,12 @@ async def ask(chat_id: str, body: QuestionIn, request: Request, user: CurrentUse
 
     chat, ticket = await asyncio.to_thread(prepare)
     answerer: ChatAnswerer = request.app.state.answerer
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
-
-    finals = set(FINAL_EVENT.values())
-    ended: list[str] = []
-
-    def emit(event: str, data: dict[str, Any]) -> None:
-        if event in finals:
-            ended.append(event)
-        # the loop may be gone (server stopping): the answer is saved by the thread all the same
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(queue.put_nowait, (event, data))
-
-    def work() -> None:
-        try:
-            answerer.ask(owner_id=user.id, username=user.username, chat=chat, question=question, emit=emit,
-                         ticket=ticket)
-        except Exception:  # noqa: BLE001 - the ticket recorded it; the client still gets a final event
-            log.exception("chat %s: the answer could not be saved", chat["id"])
-        finally:
-            if not ended:
-                emit("error", {"message_id": None, "answer": "",
-                               "error": "the answer could not be saved; please try again"})
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(queue.put_nowait, None)
-
-    try:
-        threading.Thread(target=work, name=f"chat-{chat['id']}", daemon=True).start()
-    except BaseException:
-        ticket.close("the answering thread could not start")
-        raise
+    answer = answer_in_thread(lambda emit: answerer.ask(owner_id=user.id, username=user.username, chat=chat,
+                                                        question=question, emit=emit, ticket=ticket),
+                              ticket=ticket, name=f"chat-{chat['id']}")
 
     async def events() -> AsyncIterator[dict[str, str]]:
-        while (item := await queue.get()) is not None:
-            event, data = item
+        async for event, data in answer:
             yield {"event": event, "data": json.dumps(data, default=str)}
 
     return EventSourceResponse(events(), ping=15)

@@ -8,19 +8,18 @@
   extra field `citations` (n, document_id, name, page, text). An optional extra field
   `document_ids` limits retrieval to some of the caller's documents.
 
-A question goes the same way as a chat's (admitted by `answering.accounting`: the hourly limit
-and one query-log row with source `openai`; then answering.chat.ChatAnswerer.ask_stateless: the
-answer cache, the graph), only nothing is saved as a chat. Authentication is the bearer token of /api/auth (the session
+A question goes the same way as a chat's: admitted by `answering.accounting` (the hourly limit
+and one query-log row with source `openai`), then answered by ChatAnswerer.ask_stateless (the
+answer cache, the graph) in a thread whose events reach the response through answering/bridge.py;
+only nothing is saved as a chat. Authentication is the bearer token of /api/auth (the session
 cookie works too, with its CSRF header). Errors come in OpenAI's shape: {"error": {"message", ...}}.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import re
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -33,6 +32,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from answering import accounting
+from answering.bridge import FINALS, Event, answer_in_thread
 from answering.chat import ChatAnswerer
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.text import DocumentIds, unstorable
@@ -136,31 +136,18 @@ async def chat_completions(body: CompletionIn, request: Request, user: CurrentUs
 
     scope, ticket = await asyncio.to_thread(prepare)
     answerer: ChatAnswerer = request.app.state.answerer
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
-
-    def emit(event: str, data: dict[str, Any]) -> None:
-        with contextlib.suppress(RuntimeError):  # the loop is gone: the thread still logs the answer
-            loop.call_soon_threadsafe(queue.put_nowait, (event, data))
-
-    def work() -> None:
-        try:
-            answerer.ask_stateless(owner_id=user.id, username=user.username, question=question, history=history,
-                                   scope=scope, source="openai", emit=emit, ticket=ticket)
-        finally:
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(queue.put_nowait, None)
-
-    threading.Thread(target=work, name=f"v1-{user.id}", daemon=True).start()
+    answer = answer_in_thread(lambda emit: answerer.ask_stateless(
+        owner_id=user.id, username=user.username, question=question, history=history, scope=scope,
+        source="openai", emit=emit, ticket=ticket), ticket=ticket, name=f"v1-{user.id}")
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
     created = int(time.time())
     if body.stream:
         include_usage = bool((body.stream_options or {}).get("include_usage"))
-        return StreamingResponse(_stream(queue, completion_id, created, include_usage), media_type="text/event-stream",
+        return StreamingResponse(_stream(answer, completion_id, created, include_usage), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-    final: tuple[str, dict[str, Any]] | None = None
-    while (item := await queue.get()) is not None:
-        if item[0] in ("done", "blocked", "error"):
+    final: Event | None = None
+    async for item in answer:
+        if item[0] in FINALS:
             final = item
     if final is None or final[0] == "error":
         return _error(503, (final[1].get("error") if final else None) or "the answer could not be produced; "
@@ -189,7 +176,7 @@ def _extra(event: str, data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-async def _stream(queue: asyncio.Queue, completion_id: str, created: int,
+async def _stream(answer: AsyncIterator[Event], completion_id: str, created: int,
                   include_usage: bool) -> AsyncIterator[str]:
     base = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": MODEL_ID}
 
@@ -198,8 +185,7 @@ async def _stream(queue: asyncio.Queue, completion_id: str, created: int,
         return f"data: {json.dumps(payload, default=str)}\n\n"
 
     yield chunk({"role": "assistant", "content": ""})
-    while (item := await queue.get()) is not None:
-        event, data = item
+    async for event, data in answer:
         if event == "token":
             yield chunk({"content": data.get("token") or ""})
         elif event == "reset":  # what streamed cannot be taken back: say that the answer starts over

@@ -27,7 +27,7 @@ from typing_extensions import TypedDict
 from answering import accounting
 from api.deps import current_user
 from api.text import MAX, ChatId, DocumentIds, FilterText, Turn, question_type, unprocessable
-from graph.outcome import Outcome
+from graph.stream import run_config
 from settings import Settings
 from tunables import Tunables
 
@@ -116,103 +116,88 @@ class GraphFailed(Exception):
 Admit = Callable[[RunnableConfig | None, int], list[accounting.Ticket]]
 
 
-def served_graph(graph: Any, settings: Settings, admit: Admit | None = None) -> RunnableBinding:  # noqa: ANN401
+class AccountedGraph(RunnableBinding):
+    """The graph where every run is a question admitted and finished by answering/accounting.py:
+    an invoke, each input of a batch, each stream (stream_log goes through astream)."""
+
+    async def admitted(self, config: RunnableConfig | None, count: int) -> list[accounting.Ticket]:
+        raise NotImplementedError  # served_graph's subclass knows the app
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: ANN401, A002
+        [ticket] = await self.admitted(config, 1)
+        try:
+            return await self._answer(ticket, input, config, **kwargs)
+        except Exception as exc:
+            log.exception("/rag: the graph failed")
+            raise GraphFailed from exc
+
+    async def abatch(self, inputs: list[Any], config: RunnableConfig | list[RunnableConfig] | None = None,  # noqa: ANN401
+                     *, return_exceptions: bool = False, **kwargs: Any) -> list[Any]:  # noqa: ANN401
+        if not inputs:
+            return []
+        configs = config if isinstance(config, list) else [config] * len(inputs)
+        tickets = await self.admitted(configs[0], len(inputs))  # all of the batch fits in the hour, or none runs
+
+        async def one(i: int) -> Any:  # noqa: ANN401
+            try:
+                return await self._answer(tickets[i], inputs[i], configs[i], **kwargs)
+            except Exception as exc:
+                if return_exceptions:
+                    return exc
+                log.exception("/rag batch: the graph failed")
+                raise GraphFailed from exc
+
+        try:
+            return await gather_with_concurrency(BATCH_CONCURRENCY, *(one(i) for i in range(len(inputs))))
+        finally:
+            for ticket in tickets:  # inputs that never started (another one failed first)
+                ticket.close("the batch stopped before this input ran", status="cancelled")
+
+    async def astream(self, input: Any, config: RunnableConfig | None = None,  # noqa: ANN401, A002
+                      **kwargs: Any) -> AsyncIterator[Any]:  # noqa: ANN401
+        async for chunk in self._accounted(super().astream, input, config, **kwargs):
+            yield chunk
+
+    async def astream_events(self, input: Any, config: RunnableConfig | None = None,  # noqa: ANN401, A002
+                             **kwargs: Any) -> AsyncIterator[Any]:  # noqa: ANN401
+        # the binding hands astream_events straight to the graph (not through astream): account here
+        async for event in self._accounted(super().astream_events, input, config, **kwargs):
+            yield event
+
+    async def _answer(self, ticket: accounting.Ticket, input: Any, config: RunnableConfig | None,  # noqa: ANN401, A002
+                      **kwargs: Any) -> Any:  # noqa: ANN401
+        async with accounting.running(ticket) as run:
+            run.state = await super().ainvoke(input, config, **kwargs)
+        return run.state
+
+    async def _accounted(self, stream: Callable[..., AsyncIterator[Any]], input: Any,  # noqa: ANN401, A002
+                         config: RunnableConfig | None, **kwargs: Any) -> AsyncIterator[Any]:  # noqa: ANN401
+        """One stream of the graph as one question; its outcome is read from the root run's final state."""
+        [ticket] = await self.admitted(config, 1)
+        final = _FinalState()
+        async with accounting.running(ticket) as run:
+            async for item in stream(input, _with_callback(config, final), **kwargs):
+                yield item
+            run.state = final.state
+
+
+def served_graph(graph: Any, settings: Settings, admit: Admit) -> RunnableBinding:  # noqa: ANN401
     """The graph as LangServe sees it: its configuration schema is the caller's tunables only (with
     the server's values), its input schema the caller's fields only, so LangServe validates both
-    (422 naming the field) and the playground shows just these. With `admit`, every run is an
-    accounted question (invoke, each input of a batch, each stream)."""
+    (422 naming the field) and the playground shows just these; every run is accounted (`admit`)."""
     schema = served_config(settings)
     input_schema = served_input(settings)
 
-    async def tickets(config: RunnableConfig | None, count: int) -> list[accounting.Ticket]:
-        if admit is None:
-            return []
-        return await asyncio.to_thread(admit, config, count)
-
-    async def finish(ticket: accounting.Ticket | None, state: dict[str, Any] | None) -> None:
-        if ticket is None:
-            return
-        if state is None:
-            await asyncio.to_thread(ticket.finish, status="error", error="the graph ended without a final state")
-        else:
-            await asyncio.to_thread(ticket.finish_outcome, Outcome.from_state(state))
-
-    class ServedGraph(RunnableBinding):
-        # a class per app, not a field: LangServe re-creates the binding with `self.__class__(...)`
+    class ServedGraph(AccountedGraph):
+        # a class per app, not fields: LangServe re-creates the binding with `self.__class__(...)`
         def config_schema(self, *, include: Sequence[str] | None = None) -> type[BaseModel]:
             return schema
 
         def get_input_schema(self, config: RunnableConfig | None = None) -> type[BaseModel]:
             return input_schema
 
-        async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: ANN401, A002
-            [ticket] = await tickets(config, 1) or [None]
-            if ticket is None:
-                return await super().ainvoke(input, config, **kwargs)
-            try:
-                with ticket:
-                    out = await super().ainvoke(input, config, **kwargs)
-                    await finish(ticket, out if isinstance(out, dict) else None)
-                    return out
-            except Exception as exc:
-                log.exception("/rag: the graph failed")
-                raise GraphFailed from exc
-
-        async def abatch(self, inputs: list[Any], config: RunnableConfig | list[RunnableConfig] | None = None,  # noqa: ANN401
-                         *, return_exceptions: bool = False, **kwargs: Any) -> list[Any]:  # noqa: ANN401
-            if not inputs:
-                return []
-            configs = config if isinstance(config, list) else [config] * len(inputs)
-            admitted = await tickets(configs[0], len(inputs))  # all of the batch fits in the hour, or none runs
-
-            async def one(i: int) -> Any:  # noqa: ANN401
-                ticket = admitted[i] if admitted else None
-                try:
-                    if ticket is None:
-                        return await super(ServedGraph, self).ainvoke(inputs[i], configs[i], **kwargs)
-                    with ticket:
-                        out = await super(ServedGraph, self).ainvoke(inputs[i], configs[i], **kwargs)
-                        await finish(ticket, out if isinstance(out, dict) else None)
-                        return out
-                except Exception as exc:
-                    if return_exceptions:
-                        return exc
-                    log.exception("/rag batch: the graph failed")
-                    raise GraphFailed from exc
-
-            try:
-                return await gather_with_concurrency(BATCH_CONCURRENCY, *(one(i) for i in range(len(inputs))))
-            finally:
-                for ticket in admitted:  # inputs that never started (another one failed first)
-                    ticket.close("the batch stopped before this input ran", status="cancelled")
-
-        async def astream(self, input: Any, config: RunnableConfig | None = None,  # noqa: ANN401, A002
-                          **kwargs: Any) -> AsyncIterator[Any]:  # noqa: ANN401
-            [ticket] = await tickets(config, 1) or [None]
-            final = _FinalState()
-            if ticket is None:
-                async for chunk in super().astream(input, config, **kwargs):
-                    yield chunk
-                return
-            with ticket:
-                async for chunk in super().astream(input, _with_callback(config, final), **kwargs):
-                    yield chunk
-                await finish(ticket, final.state)
-
-        async def astream_events(self, input: Any, config: RunnableConfig | None = None,  # noqa: ANN401, A002
-                                 **kwargs: Any) -> AsyncIterator[Any]:  # noqa: ANN401
-            # the binding hands astream_events straight to the graph (not through astream): account here
-            [ticket] = await tickets(config, 1) or [None]
-            final = _FinalState()
-            stream = super().astream_events(input, _with_callback(config, final) if ticket else config, **kwargs)
-            if ticket is None:
-                async for event in stream:
-                    yield event
-                return
-            with ticket:
-                async for event in stream:
-                    yield event
-                await finish(ticket, final.state)
+        async def admitted(self, config: RunnableConfig | None, count: int) -> list[accounting.Ticket]:
+            return await asyncio.to_thread(admit, config, count)
 
     return ServedGraph(bound=graph, kwargs={}, config={})
 
@@ -231,13 +216,11 @@ async def rag_config(config: dict[str, Any], request: Request) -> dict[str, Any]
     (its response starts before the run is admitted; the admission itself stays atomic)."""
     user = getattr(request.state, "user", None) or await current_user(request)
     app = request.app
-    configurable = checked_configurable(config.get("configurable"))
-    configurable.update(owner_id=user.id, user=user.username)
-    if app.state.services is not None:
-        configurable["services"] = app.state.services
+    run = run_config(owner_id=user.id, user=user.username, services=app.state.services,
+                     tunables=checked_configurable(config.get("configurable")))
     if request.url.path.endswith(STREAMS):
         await asyncio.to_thread(accounting.check, app.state.db, app.state.settings, owner_id=user.id)
-    return {**config, "configurable": configurable}
+    return {**config, **run}
 
 
 def mount(app: FastAPI) -> None:

@@ -33,10 +33,13 @@ import sys
 import time
 from pathlib import Path
 
+from langchain_core.runnables import RunnableConfig
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result  # noqa: E402
 from evals.retrieval import evidence_pages  # noqa: E402
+from graph.stream import run_config  # noqa: E402
 
 VARIANTS: dict[str, dict] = {
     "baseline": {},
@@ -54,13 +57,13 @@ LLM_BEFORE_RANKING = {"hyde", "rerank_llm"}
 RETRIEVAL_SAME_AS_BASELINE = {"no_grading", "k5"}  # they change what happens after the top 5
 
 
-def retrieval_hit(question: dict, doc_id: str, configurable: dict) -> bool:
-    """Evidence page among the first five excerpts of the graph's own retrieval nodes."""
+def retrieval_hit(question: dict, doc_id: str, config: RunnableConfig) -> bool:
+    """Evidence page among the first five excerpts of the graph's own retrieval nodes (`config`:
+    the variant's run configuration with top_k 5)."""
     from graph.nodes.hyde import hyde
     from graph.nodes.rerank import rerank
     from graph.nodes.retrieve import retrieve
 
-    config = {"configurable": {**configurable, "top_k": 5}}
     state: dict = {"question": question["question"], "document_ids": [doc_id]}
     if config["configurable"].get("hyde"):
         state |= hyde(state, config)
@@ -70,13 +73,13 @@ def retrieval_hit(question: dict, doc_id: str, configurable: dict) -> bool:
     return any(d.get("page") in pages for d in state["documents"][:5])
 
 
-def graph_row(graph, question: dict, doc_id: str, configurable: dict) -> dict:  # noqa: ANN001
+def graph_row(question: dict, doc_id: str, config: RunnableConfig) -> dict:
     """One graph run, scored like evals/quality.py (figures within 2%; prose left unscored here:
     judging it would add a local-model call per question to every variant)."""
     from evals.bench_graph import ask
     from evals.quality import score_answer
 
-    row = ask(graph, question, doc_id, {"configurable": configurable})
+    row = ask(question, doc_id, config)
     row.update(score_answer(row, question, tolerance=0.02))
     return row
 
@@ -117,12 +120,10 @@ def main() -> int:
     os.environ.setdefault("WEB_SEARCH", "false")
     settings, db, embedder, owner, docs = open_bench(args.home, args.user, create_user=False)
 
-    from graph.builder import graph
-
     questions = [q for q in load_jsonl(FINANCEBENCH / "questions.jsonl") if q["doc_name"] + ".pdf" in docs]
     retrieval_qs = questions[: args.retrieval_questions] if args.retrieval_questions else questions
     graph_qs = questions[:: args.stride][: args.graph_questions]
-    base = {"user": args.user, "owner_id": owner, "web_search": False}
+    base = {"web_search": False}
     rows_path = Path(args.rows)
     done = load_jsonl(rows_path) if args.resume and rows_path.is_file() else []
     if not args.resume:
@@ -137,17 +138,19 @@ def main() -> int:
     load_start = os.getloadavg()
     started = time.perf_counter()
     for variant in args.variants.split(","):
-        configurable = {**base, **VARIANTS[variant]}
+        tunables = {**base, **VARIANTS[variant]}
+        config = run_config(owner_id=owner, user=args.user, tunables=tunables)
+        top5 = run_config(owner_id=owner, user=args.user, tunables={**tunables, "top_k": 5})
         if variant not in RETRIEVAL_SAME_AS_BASELINE:
             subset = retrieval_qs[:: max(1, len(retrieval_qs) // args.llm_questions)][: args.llm_questions] \
                 if variant in LLM_BEFORE_RANKING else retrieval_qs
             for q in subset:
                 if (variant, "retrieval", q["financebench_id"]) not in seen:
                     record({"variant": variant, "kind": "retrieval", "id": q["financebench_id"],
-                            "hit": retrieval_hit(q, str(docs[q["doc_name"] + ".pdf"]), configurable)})
+                            "hit": retrieval_hit(q, str(docs[q["doc_name"] + ".pdf"]), top5)})
         for q in graph_qs:
             if (variant, "graph", q["financebench_id"]) not in seen:
-                row = graph_row(graph, q, str(docs[q["doc_name"] + ".pdf"]), configurable)
+                row = graph_row(q, str(docs[q["doc_name"] + ".pdf"]), config)
                 record({"variant": variant, "kind": "graph", **row})
                 print(f"{variant} {q['financebench_id']} {row['total_s']}s answered={row['answered']} "
                       f"evidence={row['evidence_cited']} correct={row['correct']}", file=sys.stderr, flush=True)

@@ -172,14 +172,14 @@ def main() -> int:
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=120)
-        from graph.stream import run_graph
+        from graph.stream import run_config, run_graph
         from settings import get_settings
         from storage.db import open_database
         from storage.users import find_user
 
         with open_database(get_settings()).connection() as conn:
             owner = find_user(conn, args.user)
-        config = {"configurable": {"user": args.user, "owner_id": owner}}
+        config = run_config(owner_id=owner, user=args.user)
         warm_up = questions[-1]
         for _kind, _ in run_graph({"question": warm_up["question"],
                                   "document_ids": [str(docs[f"{warm_up['doc_name']}.pdf"])]}, config):

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
 from graph.outcome import Outcome  # noqa: E402
-from graph.stream import run_graph  # noqa: E402
+from graph.stream import run_config, run_graph  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float | None:
@@ -144,7 +144,7 @@ def main() -> None:
     if not args.resume:
         rows_path.write_text("")
     done = {r["id"] for r in rows}
-    config = {"configurable": {"user": "bench", "owner_id": owner_id, "web_search": False, **json.loads(args.config)}}
+    config = run_config(owner_id=owner_id, user="bench", tunables={"web_search": False, **json.loads(args.config)})
     for q in chosen:
         if q["financebench_id"] in done:
             continue

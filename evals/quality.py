@@ -33,10 +33,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals import scoring  # noqa: E402
 from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
+from graph.stream import run_config, run_graph  # noqa: E402
 
 OWN_METRICS = ("correct", "refusal", "citation_precision", "numbers_grounded")
 LLM_METRICS = ("faithfulness", "answer_relevancy", "llm_context_precision_with_reference", "context_recall")
@@ -148,13 +151,14 @@ def ragas_sample(question: dict, out: dict) -> dict:
 
 
 # -- running ------------------------------------------------------------------------------------
-def ask(graph: Any, question: dict, doc_ids: list[str] | None, config: dict) -> tuple[dict, float]:  # noqa: ANN401
+def ask(question: dict, doc_ids: list[str] | None, config: RunnableConfig) -> tuple[dict, float]:
+    """The graph's answer as `thotqen ask --json` prints it (answer, citations, cited, route, provider)."""
     started = time.perf_counter()
     inputs: dict[str, Any] = {"question": question["question"]}
     if doc_ids:
         inputs["document_ids"] = doc_ids
-    out = graph.invoke(inputs, config)
-    return out, time.perf_counter() - started
+    *_events, (_done, outcome) = run_graph(inputs, config)
+    return outcome.summary(), time.perf_counter() - started
 
 
 def mean(values: list) -> tuple[float | None, int]:
@@ -227,7 +231,6 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("WEB_SEARCH", "false")
 
     from graph import prompts
-    from graph.builder import graph
     from providers.llm import get_chain
     from settings import get_settings
     from storage.db import open_database
@@ -252,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         rows_path.write_text("")
     done = {r["id"] for r in rows}
     overrides = json.loads(args.config)
-    config = {"configurable": {"user": args.user, "owner_id": owner_id, "web_search": False, **overrides}}
+    config = run_config(owner_id=owner_id, user=args.user, tunables={"web_search": False, **overrides})
     chain = get_chain()
     judge_chain = chain if args.judge == "chain" else None
     llm = embeddings = None
@@ -268,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         if q["doc_name"] not in docs:
             print(f"skip {qid}: {q['doc_name']} is not ingested for {args.user}", file=sys.stderr)
             continue
-        out, seconds = ask(graph, q, [docs[q["doc_name"]]] if args.scope == "document" else None, config)
+        out, seconds = ask(q, [docs[q["doc_name"]]] if args.scope == "document" else None, config)
         row: dict[str, Any] = {"id": qid, "doc_name": q["doc_name"], "question": q["question"],
                                "expected": q["answer"], "answer": out.get("answer"), "route": out.get("route"),
                                "provider": out.get("provider"), "total_s": round(seconds, 2),

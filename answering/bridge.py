@@ -1,0 +1,66 @@
+"""The one bridge from an answer worked out in a thread to an async response (the chat route, /v1).
+
+The answer runs in its own thread (answering/chat.py is synchronous and writes the answer and its
+query-log row itself), so a client that goes away mid-answer loses nothing: the thread finishes
+whether or not anyone still reads. Its events reach the response through a queue on the event
+loop, and always end with one final event (`done`, `blocked` or `error`), even when the thread
+itself fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from answering.accounting import Ticket
+from answering.chat import FINAL_EVENT, Emit
+
+log = logging.getLogger(__name__)
+
+Event = tuple[str, dict[str, Any]]
+FINALS = frozenset(FINAL_EVENT.values())
+UNSAVED = {"message_id": None, "answer": "", "error": "the answer could not be saved; please try again"}
+
+
+def answer_in_thread(work: Callable[[Emit], None], *, ticket: Ticket, name: str) -> AsyncIterator[Event]:
+    """Start `work(emit)` in a thread now (call it on the event loop) and return its events.
+    `ticket` is the question `work` answers: if the thread cannot start, its row ends here."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[Event | None] = asyncio.Queue()
+    ended = threading.Event()
+
+    def put(item: Event | None) -> None:
+        # the loop may be gone (server stopping): the thread's answer is saved all the same
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+
+    def emit(event: str, data: dict[str, Any]) -> None:
+        if event in FINALS:
+            ended.set()
+        put((event, data))
+
+    def run() -> None:
+        try:
+            work(emit)
+        except Exception:  # noqa: BLE001 - the ticket recorded it; the client still gets a final event
+            log.exception("%s: the answer could not be saved", name)
+        finally:
+            if not ended.is_set():
+                emit("error", dict(UNSAVED))
+            put(None)
+
+    try:
+        threading.Thread(target=run, name=name, daemon=True).start()
+    except BaseException:
+        ticket.close("the answering thread could not start")
+        raise
+
+    async def events() -> AsyncIterator[Event]:
+        while (item := await queue.get()) is not None:
+            yield item
+
+    return events()
