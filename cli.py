@@ -201,7 +201,7 @@ def cmd_ask(args: argparse.Namespace, rt: Runtime) -> int:
     config = run_config(owner_id=owner_id, user=args.user, run_name="thotqen ask")
     streamed: list[str] = []
     outcome = None
-    for kind, data in run_graph(inputs, config):
+    for kind, data in run_graph(inputs, config, rt):
         if kind == "done":
             outcome = data
         elif args.json:

@@ -112,7 +112,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         app.state.files = rt.files
         app.state.worker = rt.ingest_worker
         app.state.jobs = rt.jobs
-        app.state.answerer = ChatAnswerer(db, settings, rt)
+        app.state.answerer = ChatAnswerer(rt)
         maintenance = MaintenanceThread(db, settings)
         if start_worker and not broker:  # with a broker, ingestion and upkeep run in `thotqen worker`/beat
             rt.ingest_worker.start(settings.ingest_workers)

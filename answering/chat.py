@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from answering.accounting import Ticket
+from graph.context import GraphParts
 from graph.outcome import Outcome
 from graph.stream import run_config, run_graph
 from settings import Settings
@@ -47,10 +48,10 @@ class Turn:
 
 
 class ChatAnswerer:
-    def __init__(self, db: Database, settings: Settings, services: Any = None) -> None:  # noqa: ANN401
-        self.db = db
-        self.settings = settings
-        self.services = services  # graph.services.Services for tests; None: the product's defaults
+    def __init__(self, parts: GraphParts) -> None:
+        self.parts = parts  # the runtime (runtime.py), or a test's parts with fakes
+        self.db: Database = parts.database
+        self.settings: Settings = parts.settings
 
     def ask(self, *, owner_id: int, username: str, chat: dict[str, Any], question: str, emit: Emit,
             ticket: Ticket) -> None:
@@ -91,18 +92,10 @@ class ChatAnswerer:
                 self._save(turn, answer="the answer could not be produced; please try again", status="error",
                            citations=[], meta={"error": type(exc).__name__}, error=f"{type(exc).__name__}: {exc}")
 
-    def _embedder(self) -> Any:  # noqa: ANN401
-        if self.services is not None and self.services.embedder is not None:
-            return self.services.embedder
-        from providers.embeddings import get_embedder
-
-        return get_embedder(self.settings.embedding_model_path, self.settings.embedding_batch_size,
-                            backend=self.settings.embedding_backend)
-
     def _answer(self, turn: Turn) -> None:
         s = self.settings
         # Only a first question is looked up: a follow-up means something different in each chat.
-        embedding = self._embedder().embed_query(turn.question) if s.answer_cache and not turn.history else None
+        embedding = self.parts.embedder.embed_query(turn.question) if s.answer_cache and not turn.history else None
         if embedding is not None and self._answer_from_cache(turn, embedding):
             return
         outcome = self._run_graph(turn)
@@ -148,7 +141,7 @@ class ChatAnswerer:
                             metadata={"chat_id": str(turn.chat_id) if turn.chat_id else None,
                                       "owner_id": turn.owner_id, "source": turn.source})
         streamed = False
-        for kind, data in run_graph(inputs, config):
+        for kind, data in run_graph(inputs, config, self.parts):
             if kind == "sources":
                 turn.emit("sources", {"sources": data})
             elif kind == "token":

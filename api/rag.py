@@ -27,7 +27,8 @@ from typing_extensions import TypedDict
 from answering import accounting
 from api.deps import current_user
 from api.text import MAX, ChatId, DocumentIds, FilterText, Turn, question_type, unprocessable
-from graph.stream import run_config
+from graph.context import GraphParts
+from graph.stream import run_config, run_context
 from settings import Settings
 from tunables import Tunables
 
@@ -123,6 +124,9 @@ class AccountedGraph(RunnableBinding):
     async def admitted(self, config: RunnableConfig | None, count: int) -> list[accounting.Ticket]:
         raise NotImplementedError  # served_graph's subclass knows the app
 
+    def parts(self) -> GraphParts:
+        raise NotImplementedError  # served_graph's subclass knows the app's runtime
+
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: ANN401, A002
         [ticket] = await self.admitted(config, 1)
         try:
@@ -167,7 +171,7 @@ class AccountedGraph(RunnableBinding):
     async def _answer(self, ticket: accounting.Ticket, input: Any, config: RunnableConfig | None,  # noqa: ANN401, A002
                       **kwargs: Any) -> Any:  # noqa: ANN401
         async with accounting.running(ticket) as run:
-            run.state = await super().ainvoke(input, config, **kwargs)
+            run.state = await super().ainvoke(input, config, context=run_context(self.parts(), config), **kwargs)
         return run.state
 
     async def _accounted(self, stream: Callable[..., AsyncIterator[Any]], input: Any,  # noqa: ANN401, A002
@@ -176,17 +180,19 @@ class AccountedGraph(RunnableBinding):
         [ticket] = await self.admitted(config, 1)
         final = _FinalState()
         async with accounting.running(ticket) as run:
-            async for item in stream(input, _with_callback(config, final), **kwargs):
+            async for item in stream(input, _with_callback(config, final), context=run_context(self.parts(), config),
+                                     **kwargs):
                 yield item
             run.state = final.state
 
 
-def served_graph(graph: Any, settings: Settings, admit: Admit) -> RunnableBinding:  # noqa: ANN401
+def served_graph(graph: Any, parts: GraphParts, admit: Admit) -> RunnableBinding:  # noqa: ANN401
     """The graph as LangServe sees it: its configuration schema is the caller's tunables only (with
     the server's values), its input schema the caller's fields only, so LangServe validates both
-    (422 naming the field) and the playground shows just these; every run is accounted (`admit`)."""
-    schema = served_config(settings)
-    input_schema = served_input(settings)
+    (422 naming the field) and the playground shows just these; every run is accounted (`admit`) and
+    handed the runtime's `parts` as its context."""
+    schema = served_config(parts.settings)
+    input_schema = served_input(parts.settings)
 
     class ServedGraph(AccountedGraph):
         # a class per app, not fields: LangServe re-creates the binding with `self.__class__(...)`
@@ -198,6 +204,9 @@ def served_graph(graph: Any, settings: Settings, admit: Admit) -> RunnableBindin
 
         async def admitted(self, config: RunnableConfig | None, count: int) -> list[accounting.Ticket]:
             return await asyncio.to_thread(admit, config, count)
+
+        def parts(self) -> GraphParts:
+            return parts
 
     return ServedGraph(bound=graph, kwargs={}, config={})
 
@@ -216,8 +225,7 @@ async def rag_config(config: dict[str, Any], request: Request) -> dict[str, Any]
     (its response starts before the run is admitted; the admission itself stays atomic)."""
     user = getattr(request.state, "user", None) or await current_user(request)
     app = request.app
-    run = run_config(owner_id=user.id, user=user.username, services=app.state.services,
-                     tunables=checked_configurable(config.get("configurable")))
+    run = run_config(owner_id=user.id, user=user.username, tunables=checked_configurable(config.get("configurable")))
     if request.url.path.endswith(STREAMS):
         await asyncio.to_thread(accounting.check, app.state.db, app.state.settings, owner_id=user.id)
     return {**config, **run}
@@ -234,6 +242,6 @@ def mount(app: FastAPI) -> None:
             raise HTTPException(401, "not signed in")
         return accounting.admit(app.state.db, app.state.settings, owner_id=owner_id, source="rag", count=count)
 
-    add_routes(app, served_graph(graph, app.state.settings, admit), path="/rag", per_req_config_modifier=rag_config,
+    add_routes(app, served_graph(graph, app.state.runtime, admit), path="/rag", per_req_config_modifier=rag_config,
                dependencies=[Depends(current_user)], enable_feedback_endpoint=False,
                enable_public_trace_link_endpoint=False)

@@ -1,8 +1,8 @@
 """The one way to run the graph: the configuration of a run, and the loop that runs and watches it.
 
 `run_config` is the only place a run's configuration is put together (who asks, the caller's
-tunables, the services the nodes use): the chat service, /v1, /rag, the CLI and the evals all call
-it, so how the graph receives its parts changes here alone.
+tunables) and `run_context` the only place it becomes the run's LangGraph context with the running
+parts (graph/context.py): the chat service, /v1, /rag, the CLI and the evals all call them.
 
 `run_graph` yields ("sources", citations) before the first token (numbered like the final answer's
 [n]), ("token", piece) as the answer streams, ("reset", provider) when a provider failed
@@ -18,18 +18,16 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from graph.builder import graph
+from graph.context import Context, GraphParts
 from graph.outcome import Outcome
-from graph.services import Services
 
 
-def run_config(*, owner_id: int | None, user: str, services: Services | None = None,
-               tunables: Mapping[str, Any] | None = None, run_name: str | None = None,
-               metadata: Mapping[str, Any] | None = None) -> RunnableConfig:
-    """The configuration of one run. `tunables`: per-run knobs (tunables.py names; the caller has
-    checked their bounds); `services`: the parts the nodes use (None: the process's defaults)."""
+def run_config(*, owner_id: int | None, user: str, tunables: Mapping[str, Any] | None = None,
+               run_name: str | None = None, metadata: Mapping[str, Any] | None = None) -> RunnableConfig:
+    """The configuration of one run: who asks and the per-run knobs (tunables.py names; the caller
+    has checked their bounds), as JSON that LangServe's config carries too."""
     configurable: dict[str, Any] = {**(tunables or {}), "owner_id": owner_id, "user": user}
-    if services is not None:
-        configurable["services"] = services
     config = RunnableConfig(configurable=configurable)
     if run_name is not None:
         config["run_name"] = run_name
@@ -38,11 +36,15 @@ def run_config(*, owner_id: int | None, user: str, services: Services | None = N
     return config
 
 
-def run_graph(inputs: dict[str, Any], config: RunnableConfig) -> Iterator[tuple[str, Any]]:
-    from graph.builder import graph
+def run_context(parts: GraphParts, config: RunnableConfig | None) -> Context:
+    """The runtime context of a run with this configuration: its knobs over the deployment's, and the parts."""
+    return Context.for_run(parts, (config or {}).get("configurable"))
 
+
+def run_graph(inputs: dict[str, Any], config: RunnableConfig, parts: GraphParts) -> Iterator[tuple[str, Any]]:
     out: dict[str, Any] = {}
-    for mode, chunk in graph.stream(inputs, config, stream_mode=["custom", "values"]):
+    for mode, chunk in graph.stream(inputs, config, context=run_context(parts, config),
+                                    stream_mode=["custom", "values"]):
         if mode == "values":
             out = chunk
         elif "sources" in chunk:

@@ -55,7 +55,7 @@ def cache_decorators(tree: ast.AST) -> list[int]:
             for deco in node.decorator_list:
                 target = deco.func if isinstance(deco, ast.Call) else deco
                 name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", "")
-                if name in {"cache", "lru_cache", "cached_property"}:
+                if name in {"cache", "lru_cache"}:  # a cached_property belongs to one object, not the process
                     lines.append(node.lineno)
     return lines
 
