@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import psycopg
 
 from providers.embeddings import Embedder, get_embedder
+from providers.llm.links import build_specs
 from providers.onnx_embedder import verify
 from settings import Settings, get_settings
 from storage import embedding_index
@@ -30,11 +31,9 @@ def _line(status: str, name: str, detail: str, fix: str = "") -> None:
         print(f"       fix: {fix}")
 
 
-def _describe_providers(settings) -> None:  # noqa: ANN001 - Settings
+def _describe_providers(settings: Settings) -> None:
     """Which LLM links, reranker and web search are configured: names only, never keys."""
     try:
-        from providers.llm.links import build_specs
-
         specs, left_out = build_specs(settings)
         print(f"LLM links in order: {', '.join(s.name for s in specs) or 'none'}")
         if left_out:

@@ -1,9 +1,10 @@
 """Submit a document and run its ingestion job: parse (and OCR) → chunk → embed → store (one transaction).
 
 `submit_document` tells the format from the bytes, stores the file, dedupes by content hash per
-owner and queues a job; `run_job` does the work, reporting stage and percent to `document_jobs`
-(and to a callback). Parsing runs in a child process with a memory cap and a deadline
-(ingestion/sandbox.py). Both the CLI and the server use these two functions.
+owner and queues a job; `run_job` does the work as steps (claim, parse, chunk, embed, store), a
+ProgressReport between them writing stage and percent to `document_jobs` (and to a callback).
+Parsing runs in a child process with a memory cap and a deadline (ingestion/sandbox.py). Both the
+CLI and the server use these two functions.
 """
 
 from __future__ import annotations
