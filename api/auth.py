@@ -90,7 +90,7 @@ def check_login(body: LoginIn, request: Request, db: Any, settings: Any, tokens:
                 f"this account is locked for {settings.login_lock_minutes} minutes after "
                 f"{settings.login_max_failures} failed logins", locked)
         found = accounts.credentials(conn, body.username)
-    # argon2 takes ~0.15 s: outside the connection, and a miss verifies a dummy hash (same timing)
+    # argon2 is slow on purpose: outside the connection, and a miss verifies a dummy hash (same timing)
     ok, new_hash = verify_password(body.password, found[1] if found else None)
     with db.connection() as conn:
         accounts.record_login_attempt(conn, username=body.username, ip=ip, success=ok and found is not None)

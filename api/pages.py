@@ -3,7 +3,7 @@
 Owner-scoped like every route: a stranger's document id answers 404, exactly like a missing one.
 The image is rendered by PyMuPDF on demand and cached twice: the browser keeps it
 (`Cache-Control: private` + an ETag for revalidation) and the server keeps the last renders in
-memory, so a citation clicked again costs nothing (timings: evals/results/page_image.md).
+memory, so a citation clicked again costs nothing (timings: evals/results/page_latency.md).
 An OCR'd page is an image with no words to find the passage in: there the line boxes its
 recognised chunks stored at ingestion (child_chunks.boxes) mark the lines of the chunks the passage quotes.
 """
