@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 import psycopg
 
-from providers.embeddings import Embedder, get_embedder
 from providers.llm.links import build_specs
 from providers.onnx_embedder import verify
-from settings import Settings, get_settings
+from runtime import Runtime
+from settings import Settings
 from storage import embedding_index
 from storage.db import pending_migrations, pgvector_version, resolve_uri, server_version
 
@@ -62,14 +62,13 @@ class Probe:
     """What the checks learn and pass on: the database URI once it is resolved, and whether the
     server answered (the checks that read the schema run only then)."""
 
-    settings: Settings
+    runtime: Runtime
     uri: str | None = None
     reachable: bool = False
 
-
-def _embedder(settings: Settings) -> Embedder:
-    return get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
-                        backend=settings.embedding_backend)
+    @property
+    def settings(self) -> Settings:
+        return self.runtime.settings
 
 
 def check_database(probe: Probe) -> str:
@@ -115,7 +114,7 @@ def check_broker(probe: Probe) -> str:
 
 
 def check_embedding_model(probe: Probe) -> str:
-    model = _embedder(probe.settings)
+    model = probe.runtime.embedder
     dims = len(model.embed_query("doctor"))
     where = ""
     if hasattr(model, "directory"):  # an ONNX backend: its export, re-hashed against the manifest
@@ -127,7 +126,7 @@ def check_embedding_model(probe: Probe) -> str:
 
 
 def check_embedding_index(probe: Probe) -> str:
-    model = _embedder(probe.settings)
+    model = probe.runtime.embedder
     with psycopg.connect(probe.uri) as conn:
         now = embedding_index.state(conn)
     if now.chunks and now.model and now.model != model.identity:
@@ -176,11 +175,12 @@ def run_check(check: Check, probe: Probe) -> bool:
         return False
 
 
-def run_checks(settings: Settings | None = None) -> int:
-    """Describe the setup, run every check that applies in order; 0 when all passed, else 1."""
-    settings = settings or get_settings()
+def run_checks(runtime: Runtime) -> int:
+    """Describe the setup, run every check that applies in order; 0 when all passed, else 1. The
+    database is probed directly (not through the runtime's pool) so an unreachable one is reported."""
+    settings = runtime.settings
     _describe(settings)
-    probe = Probe(settings)
+    probe = Probe(runtime)
     failures = 0
     for check in CHECKS:
         if check.applies(probe):  # after the checks before it: they fill in the probe
