@@ -18,7 +18,7 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from sse_starlette import EventSourceResponse
 
 from api.deps import CurrentUser, DbDep, SettingsDep
-from api.schemas import DocumentList, DocumentOut, InputErrorOut, JobOut, PageOut, UploadOut, error
+from api.schemas import DocumentList, DocumentOut, JobOut, PageOut, UploadOut, error
 from api.worker import QueueUnavailable
 from ingestion.errors import IngestError, UnsupportedFormat
 from ingestion.formats.sniff import ACCEPTED, early_refusal
@@ -257,8 +257,7 @@ def _upload_out(sub: Submission, job_id: uuid.UUID | None) -> dict[str, Any]:
              responses={400: {**error("a malformed multipart body"), "content": {"text/plain": {}}},
                         413: error("larger than UPLOAD_MAX_MB"),
                         415: error(f"none of: {ACCEPTED} (told by content, not by name)"),
-                        422: error("empty, truncated, encrypted, damaged or over-large (zip bomb) file",
-                                   InputErrorOut),
+                        422: error("empty, truncated, encrypted, damaged or over-large (zip bomb) file"),
                         503: error("file storage (Supabase) or the job broker failed; nothing was kept")})
 async def upload_document(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str, Any]:
     """Upload a document (multipart field `file`): PDF, Word, PowerPoint, Excel, HTML, Markdown or

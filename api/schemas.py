@@ -36,8 +36,8 @@ class FieldError(BaseModel):
 
 
 class InputErrorOut(BaseModel):
-    """A 422: FastAPI's list of invalid fields, or a sentence where the route checks the input itself
-    (an empty file, a damaged PDF)."""
+    """A 422 on a route that checks its input beyond the schema: the list of invalid fields (api/text.py
+    shapes its own checks like FastAPI's), or a sentence when the database refuses a value (server.py)."""
 
     detail: str | list[FieldError]
 
