@@ -27,6 +27,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
 from answering import accounting
+from api.schemas import HealthOut
 from api.text import printable
 from providers.runtime import configure_process
 from settings import Settings, get_settings
@@ -187,7 +188,8 @@ def create_app(settings: Settings | None = None, services: Any = None,  # noqa: 
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         return JSONResponse({"detail": "internal error"}, status_code=500)
 
-    @app.get("/api/health", tags=["health"])
+    @app.get("/api/health", tags=["health"], response_model=HealthOut,
+             responses={503: {"model": HealthOut, "description": "the database is unreachable"}})
     async def health(request: Request) -> JSONResponse:
         """Database reachability within a 2 s deadline."""
         db: Database = request.app.state.db
