@@ -23,8 +23,8 @@ def local_chain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LLMChain]:
     import providers.local_model as lm
 
     home = tmp_path_factory.mktemp("e2e-llm-home")
-    lm.get_local_server(make_settings(local_llm=True, thotqen_home=home))
-    yield LLMChain(make_settings(local_llm=True, llm_order="local", llm_max_tokens=200))
+    server = lm.get_local_server(make_settings(local_llm=True, thotqen_home=home))
+    yield LLMChain(make_settings(local_llm=True, llm_order="local", llm_max_tokens=200), local=lambda: server)
     lm.shutdown_local_server()
     shutil.rmtree(home / "models", ignore_errors=True)
 
