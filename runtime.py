@@ -120,7 +120,9 @@ class Runtime:
         on its features and the dense reranker compares with it (the retrieval embedder when it is that model)."""
         if gives_trained_features(self.embedder):
             return self.embedder
-        return self._once("packaged_embedder", lambda: build_embedder("torch"))
+        s = self.settings
+        return self._once("packaged_embedder", lambda: build_embedder(
+            s.embedding_backend, None, s.embedding_batch_size, None, s.embedding_export_root))
 
     @property
     def screen(self) -> InstructionClassifier:

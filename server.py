@@ -29,6 +29,7 @@ from fastapi.responses import JSONResponse
 from answering import accounting
 from answering.chat import ChatAnswerer
 from api import admin, auth, chats, documents, formats, openai_compat, pages, rag, session, web
+from api.schemas import HealthOut
 from api.text import printable
 from jobqueue.maintenance import MaintenanceThread
 from providers.runtime import configure_process
@@ -190,7 +191,8 @@ def add_error_handlers(app: FastAPI) -> None:
 
 
 def add_routes(app: FastAPI) -> None:
-    @app.get("/api/health", tags=["health"])
+    @app.get("/api/health", tags=["health"], response_model=HealthOut,
+             responses={503: {"model": HealthOut, "description": "the database is unreachable"}})
     async def health(request: Request) -> JSONResponse:
         """Database reachability within a 2 s deadline."""
         db: Database = request.app.state.db

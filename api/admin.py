@@ -9,6 +9,7 @@ from typing import Any
 from fastapi import APIRouter, Query
 
 from api.deps import AdminUser, DbDep, SettingsDep
+from api.schemas import MetricsOut, error
 from settings import Settings
 from storage import query_log
 
@@ -41,7 +42,9 @@ def langsmith_metrics(settings: Settings, hours: float, limit: int = 1000) -> di
             "truncated": count >= limit}
 
 
-@router.get("/metrics")
+# exclude_unset: `langsmith` is absent, not null, without LANGSMITH_API_KEY
+@router.get("/metrics", response_model=MetricsOut, response_model_exclude_unset=True,
+            responses={403: error("admin only (THOTQEN_ADMINS)")})
 def metrics(_admin: AdminUser, db: DbDep, settings: SettingsDep,
             hours: float = Query(24.0, gt=0, le=24 * 90, description="window, in hours")) -> dict[str, Any]:
     """Questions, success rate, latency percentiles, tokens and answers per provider (admins only)."""

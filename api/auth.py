@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from api import limits
 from api.deps import CurrentUser, DbDep, SettingsDep, TokensDep, client_ip
+from api.schemas import TokenOut, UserOut, error
 from api.security import AuthError, User, hash_password, verify_password
 from api.text import LoginName, LoginPassword, Password, RefreshToken, Username
 from storage import accounts
@@ -31,22 +32,8 @@ class RefreshIn(BaseModel):
     refresh_token: RefreshToken
 
 
-class TokenOut(BaseModel):
-    access_token: str
-    refresh_token: str
-    token_type: str = "bearer"
-    expires_in: int
-
-
-class MeOut(BaseModel):
-    id: int
-    username: str
-    source: str
-    admin: bool
-
-
 @router.post("/signup", response_model=TokenOut, status_code=201,
-             responses={409: {"description": "username taken"}, 429: {"description": "too many attempts"}})
+             responses={409: error("username taken"), 429: error("too many attempts")})
 def signup(body: SignupIn, request: Request, db: DbDep, settings: SettingsDep, tokens: TokensDep) -> dict[str, Any]:
     return create_account(body, request, db, settings, tokens)
 
@@ -69,8 +56,8 @@ def create_account(body: SignupIn, request: Request, db: Any, settings: Any, tok
 
 
 @router.post("/login", response_model=TokenOut,
-             responses={401: {"description": "wrong username or password"},
-                        429: {"description": "locked after repeated failures, or too many attempts from this IP"}})
+             responses={401: error("wrong username or password"),
+                        429: error("locked after repeated failures, or too many attempts from this IP")})
 def login(body: LoginIn, request: Request, db: DbDep, settings: SettingsDep, tokens: TokensDep) -> dict[str, Any]:
     return check_login(body, request, db, settings, tokens)
 
@@ -90,7 +77,7 @@ def check_login(body: LoginIn, request: Request, db: Any, settings: Any, tokens:
                 f"this account is locked for {settings.login_lock_minutes} minutes after "
                 f"{settings.login_max_failures} failed logins", locked)
         found = accounts.credentials(conn, body.username)
-    # argon2 takes ~0.15 s: outside the connection, and a miss verifies a dummy hash (same timing)
+    # argon2 is slow on purpose: outside the connection, and a miss verifies a dummy hash (same timing)
     ok, new_hash = verify_password(body.password, found[1] if found else None)
     with db.connection() as conn:
         accounts.record_login_attempt(conn, username=body.username, ip=ip, success=ok and found is not None)
@@ -102,7 +89,7 @@ def check_login(body: LoginIn, request: Request, db: Any, settings: Any, tokens:
         return tokens.issue(conn, User(found[0], body.username), csrf)
 
 
-@router.post("/refresh", response_model=TokenOut, responses={401: {"description": "invalid or spent refresh token"}})
+@router.post("/refresh", response_model=TokenOut, responses={401: error("invalid or spent refresh token")})
 def refresh(body: RefreshIn, db: DbDep, tokens: TokensDep) -> dict[str, Any]:
     """A new access and refresh token; the refresh token given is spent (single use)."""
     with db.connection() as conn:
@@ -115,7 +102,7 @@ def refresh(body: RefreshIn, db: DbDep, tokens: TokensDep) -> dict[str, Any]:
         return tokens.issue(conn, user)
 
 
-@router.get("/me", response_model=MeOut)
+@router.get("/me", response_model=UserOut)
 def me(user: CurrentUser, settings: SettingsDep) -> dict[str, Any]:
     return {"id": user.id, "username": user.username, "source": user.source,
             "admin": user.username in settings.admins}

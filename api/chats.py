@@ -15,6 +15,7 @@ from answering import accounting
 from answering.bridge import answer_in_thread
 from answering.chat import ChatAnswerer
 from api.deps import CurrentUser, DbDep, SettingsDep
+from api.schemas import ChatDetail, ChatList, ChatOut, InputErrorOut, error
 from api.text import DocumentIds, Title, check_question
 from storage import chats
 
@@ -58,7 +59,8 @@ def _owned_scope(conn: Any, owner_id: int, document_ids: list[str]) -> list[Any]
     return owned
 
 
-@router.post("", status_code=201)
+@router.post("", status_code=201, response_model=ChatOut,
+             responses={404: error("no such document in document_ids")})
 def create_chat(user: CurrentUser, db: DbDep, body: ChatIn | None = None) -> dict[str, Any]:
     body = body or ChatIn()
     with db.connection() as conn:
@@ -66,13 +68,13 @@ def create_chat(user: CurrentUser, db: DbDep, body: ChatIn | None = None) -> dic
         return _chat_out(chats.create_chat(conn, owner_id=user.id, title=body.title, document_ids=scope))
 
 
-@router.get("")
+@router.get("", response_model=ChatList)
 def list_chats(user: CurrentUser, db: DbDep) -> dict[str, Any]:
     with db.connection() as conn:
         return {"chats": [_chat_out(c) for c in chats.list_chats(conn, owner_id=user.id)]}
 
 
-@router.get("/{chat_id}", responses={404: {"description": "no such chat"}})
+@router.get("/{chat_id}", response_model=ChatDetail, responses={404: error("no such chat")})
 def get_chat(chat_id: str, user: CurrentUser, db: DbDep) -> dict[str, Any]:
     """The chat and its messages; an assistant message carries its citations and meta (route, provider)."""
     with db.connection() as conn:
@@ -83,7 +85,8 @@ def get_chat(chat_id: str, user: CurrentUser, db: DbDep) -> dict[str, Any]:
     return {**_chat_out(chat), "messages": [_message_out(m) for m in messages]}
 
 
-@router.patch("/{chat_id}", responses={404: {"description": "no such chat"}})
+@router.patch("/{chat_id}", response_model=ChatOut,
+              responses={404: error("no such chat, or no such document in document_ids")})
 def patch_chat(chat_id: str, body: ChatPatch, user: CurrentUser, db: DbDep) -> dict[str, Any]:
     with db.connection() as conn:
         if chats.get_chat(conn, owner_id=user.id, chat_id=chat_id) is None:
@@ -97,7 +100,7 @@ def patch_chat(chat_id: str, body: ChatPatch, user: CurrentUser, db: DbDep) -> d
     return _chat_out(chat)
 
 
-@router.delete("/{chat_id}", status_code=204, responses={404: {"description": "no such chat"}})
+@router.delete("/{chat_id}", status_code=204, responses={404: error("no such chat")})
 def delete_chat(chat_id: str, user: CurrentUser, db: DbDep) -> Response:
     with db.connection() as conn:
         if not chats.delete_chat(conn, owner_id=user.id, chat_id=chat_id):
@@ -105,11 +108,11 @@ def delete_chat(chat_id: str, user: CurrentUser, db: DbDep) -> Response:
     return Response(status_code=204)
 
 
-@router.post("/{chat_id}/messages", responses={
+@router.post("/{chat_id}/messages", response_class=EventSourceResponse, responses={
     200: {"description": "text/event-stream: `sources`, `token`..., then `done` {answer, citations, route, "
                          "provider, cached}; or `blocked` / `error`", "content": {"text/event-stream": {}}},
-    404: {"description": "no such chat"}, 422: {"description": "empty or too long question"},
-    429: {"description": "hourly question limit; see Retry-After"}})
+    404: error("no such chat"), 422: error("empty or too long question", InputErrorOut),
+    429: error("hourly question limit; see Retry-After")})
 async def ask(chat_id: str, body: QuestionIn, request: Request, user: CurrentUser, db: DbDep,
               settings: SettingsDep) -> EventSourceResponse:
     """Ask a question in the chat; the answer streams as Server-Sent Events and is saved with the chat."""

@@ -9,6 +9,7 @@ import logging
 import re
 import time
 import unicodedata
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -17,12 +18,15 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from sse_starlette import EventSourceResponse
 
 from api.deps import CurrentUser, DbDep, SettingsDep
+from api.schemas import DocumentList, DocumentOut, JobOut, PageOut, UploadOut, error
 from api.worker import QueueUnavailable
 from ingestion.errors import IngestError, UnsupportedFormat
 from ingestion.formats import registry
 from ingestion.formats.sniff import ACCEPTED, early_refusal
-from ingestion.pipeline import check_file, submit_document
+from ingestion.pipeline import Submission, check_file, submit_document
+from settings import Settings
 from storage import documents, jobs
+from storage.db import Database
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["documents"])
@@ -128,20 +132,16 @@ UPLOAD_BODY = {"requestBody": {"required": True, "content": {"multipart/form-dat
     "properties": {"file": {"type": "string", "format": "binary", "description": ACCEPTED}}}}}}}
 
 
-@router.post("/api/documents", status_code=202, openapi_extra=UPLOAD_BODY,
-             responses={400: {"description": "a malformed multipart body"},
-                        413: {"description": "larger than UPLOAD_MAX_MB"},
-                        415: {"description": f"none of: {ACCEPTED} (told by content, not by name)"},
-                        422: {"description": "empty, truncated, encrypted, damaged or over-large (zip bomb) file"},
-                        503: {"description": "file storage (Supabase) or the job broker failed; nothing was kept"}})
-async def upload_document(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str, Any]:
-    """Upload a document (multipart field `file`): PDF, Word, PowerPoint, Excel, HTML, Markdown or
-    text, told by its content. Ingestion runs in the background.
+class _StorageDown(Exception):
+    """The file store or the broker refused the upload (the message says which)."""
 
-    Answers `{document_id, job_id, reused}`: follow `/api/jobs/{job_id}/events`. An identical file
-    already ingested is reused (its job is already done).
-    """
-    cap = int(settings.upload_max_mb * 1024 * 1024)
+
+def _too_large(settings: Settings) -> HTTPException:
+    return HTTPException(413, f"the file is larger than {settings.upload_max_mb:g} MB")
+
+
+def _multipart_boundary(request: Request, cap: int, settings: Settings) -> bytes:
+    """The body's boundary, after the headers say it is a multipart form no larger than the cap allows."""
     ctype, params = parse_options_header(request.headers.get("content-type"))
     if ctype != b"multipart/form-data":
         raise HTTPException(415, "send multipart/form-data with the document in the field `file`")
@@ -150,9 +150,16 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
         raise HTTPException(400, "multipart body without a boundary")
     length = request.headers.get("content-length")
     if length and length.isdigit() and int(length) > cap + MULTIPART_OVERHEAD:
-        raise HTTPException(413, f"the file is larger than {settings.upload_max_mb:g} MB")
+        raise _too_large(settings)
+    return boundary
+
+
+async def read_upload(request: Request, settings: Settings) -> tuple[str, bytes]:
+    """(cleaned file name, bytes) of the form's `file` field, read as it streams in: refused as soon
+    as it outgrows UPLOAD_MAX_MB or its first kilobyte shows a format nobody accepts."""
+    cap = int(settings.upload_max_mb * 1024 * 1024)
     part = _FilePart(cap)
-    parser = MultipartParser(boundary, part.callbacks())
+    parser = MultipartParser(_multipart_boundary(request, cap, settings), part.callbacks())
     received = 0
     try:
         async for chunk in request.stream():
@@ -162,17 +169,21 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
             parser.write(chunk)
         parser.finalize()
     except _TooLarge:
-        raise HTTPException(413, f"the file is larger than {settings.upload_max_mb:g} MB") from None
+        raise _too_large(settings) from None
     except _NotAccepted as exc:
         raise HTTPException(415, str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - python-multipart raises on malformed bodies
         raise HTTPException(400, f"malformed multipart body: {type(exc).__name__}") from None
     if not part.found:
         raise HTTPException(422, "no field named `file` in the form")
-    data = bytes(part.data)
-    if not data:
+    if not part.data:
         raise HTTPException(422, "the file is empty")
-    name = clean_filename(part.filename)
+    return clean_filename(part.filename), bytes(part.data)
+
+
+async def check_upload(settings: Settings, name: str, data: bytes) -> None:
+    """415 for a format told by content that nobody accepts, 422 for a file that cannot be parsed
+    (encrypted, damaged, a zip bomb), before anything is kept."""
 
     def precheck() -> None:
         opened = registry.get(check_file(settings, name, data)).precheck
@@ -185,47 +196,86 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
         raise HTTPException(415, str(exc)) from None
     except IngestError as exc:
         raise HTTPException(422, str(exc)) from None
+
+
+def _undo(db: Database, files: Any, owner_id: int, sub: Submission) -> None:  # noqa: ANN401 - api/files.py's store
+    """Take back what this upload kept: the new document (and its files), or the redo's new job."""
+    with db.connection() as conn:
+        if sub.created:
+            documents.delete_document(conn, owner_id=owner_id, document_id=str(sub.document_id))
+        else:
+            jobs.delete_job(conn, job_id=sub.job_id)
+            documents.set_document_status(conn, document_id=sub.document_id, status="failed",
+                                          error="could not be queued; upload it again")
+    if sub.created:
+        try:
+            files.delete(owner_id, sub.content_hash, sub.format)
+        except Exception:  # noqa: BLE001 - the rows are gone; a stale file is logged, not fatal
+            log.warning("upload user_id=%s: stored file could not be removed", owner_id)
+            files.path(owner_id, sub.content_hash, sub.format).unlink(missing_ok=True)
+
+
+def store_upload(db: Database, settings: Settings, files: Any, *, owner_id: int, name: str,  # noqa: ANN401
+                 data: bytes) -> tuple[Submission, uuid.UUID | None]:
+    """The document row (deduplicated by content: a ready twin is reused) and its durable copy;
+    (the submission, the job a client follows). A reuse gets a finished job of its own, so clients
+    follow one flow for every upload."""
+    sub = submit_document(db, settings, owner_id=owner_id, name=name, data=data)
+    if sub.reused:
+        with db.connection() as conn:
+            job_id = jobs.create_job(conn, document_id=sub.document_id, owner_id=owner_id)
+            jobs.finish_job(conn, job_id=job_id)
+        return sub, job_id
+    if sub.created:  # a document seen before already has its durable copy
+        try:
+            files.saved(owner_id, sub.content_hash, sub.format)
+        except Exception as exc:  # the durable copy failed: undo the upload rather than keep half of it
+            log.warning("upload user_id=%s: file storage (%s) failed, upload undone: %s", owner_id, files.kind,
+                        type(exc).__name__)
+            _undo(db, files, owner_id, sub)
+            raise _StorageDown("file storage is unavailable") from exc
+    return sub, sub.job_id
+
+
+def enqueue_upload(db: Database, files: Any, queue: Any, *, owner_id: int, sub: Submission) -> None:  # noqa: ANN401
+    """Hand a newly queued job to the queue (the server's threads or a Celery broker); a broker that
+    refuses it takes the upload back."""
+    if not sub.queued:
+        return
+    try:
+        queue.submit(sub.job_id)
+    except QueueUnavailable as exc:
+        _undo(db, files, owner_id, sub)
+        raise _StorageDown("the job queue (broker) is unavailable") from exc
+
+
+def _upload_out(sub: Submission, job_id: uuid.UUID | None) -> dict[str, Any]:
+    return {"document_id": str(sub.document_id), "job_id": str(job_id), "reused": sub.reused}
+
+
+@router.post("/api/documents", status_code=202, openapi_extra=UPLOAD_BODY, response_model=UploadOut,
+             # text/plain 400: the HTTP server's own refusal of a malformed request, before any route
+             responses={400: {**error("a malformed multipart body"), "content": {"text/plain": {}}},
+                        413: error("larger than UPLOAD_MAX_MB"),
+                        415: error(f"none of: {ACCEPTED} (told by content, not by name)"),
+                        422: error("empty, truncated, encrypted, damaged or over-large (zip bomb) file"),
+                        503: error("file storage (Supabase) or the job broker failed; nothing was kept")})
+async def upload_document(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str, Any]:
+    """Upload a document (multipart field `file`): PDF, Word, PowerPoint, Excel, HTML, Markdown or
+    text, told by its content. Ingestion runs in the background.
+
+    Answers `{document_id, job_id, reused}`: follow `/api/jobs/{job_id}/events`. An identical file
+    already ingested is reused (its job is already done).
+    """
+    name, data = await read_upload(request, settings)
+    await check_upload(settings, name, data)
     files = request.app.state.files
     queue = request.app.state.jobs  # jobqueue.dispatch: the server's threads, or a Celery broker
 
-    def undo(sub: Any) -> None:
-        """Take back what this upload kept: the new document (and its files), or the redo's new job."""
-        with db.connection() as conn:
-            if sub.created:
-                documents.delete_document(conn, owner_id=user.id, document_id=str(sub.document_id))
-            else:
-                jobs.delete_job(conn, job_id=sub.job_id)
-                documents.set_document_status(conn, document_id=sub.document_id, status="failed",
-                                              error="could not be queued; upload it again")
-        if sub.created:
-            try:
-                files.delete(user.id, sub.content_hash, sub.format)
-            except Exception:  # noqa: BLE001 - the rows are gone; a stale file is logged, not fatal
-                log.warning("upload user_id=%s: stored file could not be removed", user.id)
-                files.path(user.id, sub.content_hash, sub.format).unlink(missing_ok=True)
-
     def submit() -> dict[str, Any]:
-        sub = submit_document(db, settings, owner_id=user.id, name=name, data=data)
-        job_id = sub.job_id
-        if sub.reused:  # a finished job, so clients follow one flow for every upload
-            with db.connection() as conn:
-                job_id = jobs.create_job(conn, document_id=sub.document_id, owner_id=user.id)
-                jobs.finish_job(conn, job_id=job_id)
-        elif sub.created:  # a document seen before already has its durable copy
-            try:
-                files.saved(user.id, sub.content_hash, sub.format)
-            except Exception as exc:  # the durable copy failed: undo the upload rather than keep half of it
-                log.warning("upload user_id=%s: file storage (%s) failed, upload undone: %s", user.id, files.kind,
-                            type(exc).__name__)
-                undo(sub)
-                raise _StorageDown("file storage is unavailable") from exc
-        if sub.queued:
-            try:
-                queue.submit(sub.job_id)
-            except QueueUnavailable as exc:
-                undo(sub)
-                raise _StorageDown("the job queue (broker) is unavailable") from exc
-        return {"document_id": str(sub.document_id), "job_id": str(job_id), "reused": sub.reused}
+        sub, job_id = store_upload(db, settings, files, owner_id=user.id, name=name, data=data)
+        enqueue_upload(db, files, queue, owner_id=user.id, sub=sub)
+        return _upload_out(sub, job_id)
 
     try:
         out = await asyncio.to_thread(submit)
@@ -239,17 +289,13 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
     return out
 
 
-class _StorageDown(Exception):
-    """The file store or the broker refused the upload (the message says which)."""
-
-
-@router.get("/api/documents")
+@router.get("/api/documents", response_model=DocumentList)
 def list_documents(user: CurrentUser, db: DbDep) -> dict[str, Any]:
     with db.connection() as conn:
         return {"documents": [_document_out(d) for d in documents.list_documents(conn, owner_id=user.id)]}
 
 
-@router.get("/api/documents/{document_id}", responses={404: {"description": "no such document"}})
+@router.get("/api/documents/{document_id}", response_model=DocumentOut, responses={404: error("no such document")})
 def get_document(document_id: str, user: CurrentUser, db: DbDep) -> dict[str, Any]:
     with db.connection() as conn:
         doc = documents.get_document(conn, owner_id=user.id, document_id=document_id)
@@ -258,7 +304,7 @@ def get_document(document_id: str, user: CurrentUser, db: DbDep) -> dict[str, An
     return _document_out(doc)
 
 
-@router.delete("/api/documents/{document_id}", status_code=204, responses={404: {"description": "no such document"}})
+@router.delete("/api/documents/{document_id}", status_code=204, responses={404: error("no such document")})
 def delete_document(document_id: str, user: CurrentUser, db: DbDep, request: Request) -> Response:
     """Delete the document, its chunks, jobs and stored file (cached answers over it go too)."""
     with db.connection() as conn:
@@ -273,8 +319,8 @@ def delete_document(document_id: str, user: CurrentUser, db: DbDep, request: Req
 
 
 # `{page:int}`: digits only, so `/pages/3.png` (api/pages.py, the page image) is not taken for a unit.
-@router.get("/api/documents/{document_id}/pages/{page:int}",
-            responses={404: {"description": "no such document or page"}})
+@router.get("/api/documents/{document_id}/pages/{page:int}", response_model=PageOut,
+            responses={404: error("no such document or page")})
 def get_page(document_id: str, page: int, user: CurrentUser, db: DbDep) -> dict[str, Any]:
     """One page-like unit of a ready document: its label (what a citation names), title, whether its
     text was recognised by OCR, and its text. A citation's `page` is this number; a PDF page can
@@ -286,7 +332,7 @@ def get_page(document_id: str, page: int, user: CurrentUser, db: DbDep) -> dict[
     return {"document_id": document_id, **unit}
 
 
-@router.get("/api/jobs/{job_id}", responses={404: {"description": "no such job"}})
+@router.get("/api/jobs/{job_id}", response_model=JobOut, responses={404: error("no such job")})
 def get_job(job_id: str, user: CurrentUser, db: DbDep) -> dict[str, Any]:
     with db.connection() as conn:
         job = jobs.get_job(conn, owner_id=user.id, job_id=job_id)
@@ -299,10 +345,11 @@ def sse(event: str, data: dict[str, Any]) -> dict[str, str]:
     return {"event": event, "data": json.dumps(data, default=str)}
 
 
-@router.get("/api/jobs/{job_id}/events", responses={
-    200: {"description": "text/event-stream: `progress` {stage, percent} ..., then `done` or `failed` {error}",
+@router.get("/api/jobs/{job_id}/events", response_class=EventSourceResponse, responses={
+    200: {"description": "text/event-stream: `progress` {stage, percent} ..., then `done` {job_id, document_id, "
+                         "pages, chunks} or `failed` {error} (with job_id and document_id while the job exists)",
           "content": {"text/event-stream": {}}},
-    404: {"description": "no such job"}})
+    404: error("no such job")})
 async def job_events(job_id: str, request: Request, user: CurrentUser, db: DbDep) -> EventSourceResponse:
     """Progress of an ingestion job as Server-Sent Events, until it is done or failed."""
 

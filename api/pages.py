@@ -3,7 +3,7 @@
 Owner-scoped like every route: a stranger's document id answers 404, exactly like a missing one.
 The image is rendered by PyMuPDF on demand and cached twice: the browser keeps it
 (`Cache-Control: private` + an ETag for revalidation) and the server keeps the last renders in
-memory, so a citation clicked again costs nothing (timings: evals/results/page_image.md).
+memory, so a citation clicked again costs nothing (timings: evals/results/page_latency.md).
 An OCR'd page is an image with no words to find the passage in: there the line boxes its
 recognised chunks stored at ingestion (child_chunks.boxes) mark the lines of the chunks the passage quotes.
 """
@@ -25,6 +25,7 @@ from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import FileResponse
 
 from api.deps import CurrentUser, DbDep
+from api.schemas import error
 from ingestion.formats import registry
 from storage import documents
 
@@ -170,7 +171,7 @@ def _local_file(request: Request, owner_id: int, doc: dict[str, Any]) -> Path:
                                                         "the passage were found and marked, X-Highlight-Box where "
                                                         "(top,left,bottom,right as fractions of the page)"},
     304: {"description": "not modified (If-None-Match)"},
-    404: {"description": "no such document or page"}, 503: {"description": "file storage unavailable"}})
+    404: error("no such document or page"), 503: error("file storage unavailable")})
 async def page_image(document_id: str, page: int, request: Request, user: CurrentUser, db: DbDep,
                      highlight: str = Query("", max_length=4000, description="passage to mark (a citation's text)"),
                      width: int = Query(1000, ge=200, le=2000, description="image width in pixels")) -> Response:
@@ -202,8 +203,10 @@ async def page_image(document_id: str, page: int, request: Request, user: Curren
 
 
 @router.get("/{document_id}/file", response_class=FileResponse, responses={
-    200: {"content": {f.media_type: {} for f in registry.formats()}, "description": "the file as uploaded"},
-    404: {"description": "no such document"}, 503: {"description": "file storage unavailable"}})
+    200: {"content": {t.split(";")[0]: {} for t in [*(f.media_type for f in registry.formats()),
+                                                      "application/octet-stream"]},
+          "description": "the file as uploaded (PDF, Office, HTML, text), in its own media type"},
+    404: error("no such document"), 503: error("file storage unavailable")})
 async def download(document_id: str, request: Request, user: CurrentUser, db: DbDep) -> FileResponse:
     """The original file, as an attachment under its uploaded name."""
     doc = await asyncio.to_thread(_owned, db, user.id, document_id)

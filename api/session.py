@@ -17,7 +17,6 @@ import secrets
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request, Response
-from pydantic import BaseModel
 
 from api.auth import LoginIn, SignupIn, check_login, create_account
 from api.deps import (
@@ -32,6 +31,7 @@ from api.deps import (
     TokensDep,
     check_csrf,
 )
+from api.schemas import SessionOut, error
 from api.security import AuthError, User
 from settings import Settings
 from storage import accounts
@@ -39,19 +39,6 @@ from storage import accounts
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/session", tags=["session"])
 REFRESH_PATH = "/api/session"
-
-
-class SessionUser(BaseModel):
-    id: int
-    username: str
-    source: str
-    admin: bool
-
-
-class SessionOut(BaseModel):
-    user: SessionUser
-    csrf_token: str
-    expires_in: int | None = None
 
 
 def _user_out(user: User, settings: Settings) -> dict[str, Any]:
@@ -87,8 +74,8 @@ def _started(response: Response, request: Request, settings: Settings, tokens: d
 
 
 @router.post("", response_model=SessionOut, responses={
-    401: {"description": "wrong username or password"},
-    429: {"description": "locked after repeated failures, or too many attempts from this IP; see Retry-After"}})
+    401: error("wrong username or password"),
+    429: error("locked after repeated failures, or too many attempts from this IP; see Retry-After")})
 def sign_in(body: LoginIn, request: Request, response: Response, db: DbDep, settings: SettingsDep,
             tokens: TokensDep) -> dict[str, Any]:
     """Sign in: sets the session cookies (the body holds no token)."""
@@ -99,7 +86,7 @@ def sign_in(body: LoginIn, request: Request, response: Response, db: DbDep, sett
 
 
 @router.post("/signup", response_model=SessionOut, status_code=201, responses={
-    409: {"description": "username taken"}, 429: {"description": "too many attempts from this IP"}})
+    409: error("username taken"), 429: error("too many attempts from this IP")})
 def sign_up(body: SignupIn, request: Request, response: Response, db: DbDep, settings: SettingsDep,
             tokens: TokensDep) -> dict[str, Any]:
     """Create an account and sign in."""
@@ -109,8 +96,8 @@ def sign_up(body: SignupIn, request: Request, response: Response, db: DbDep, set
     return _started(response, request, settings, out, csrf, user)
 
 
-@router.get("", response_model=SessionOut, responses={401: {"description": "not signed in, or the access "
-                                                                         "token expired (refresh it)"}})
+@router.get("", response_model=SessionOut, responses={
+    401: error("not signed in, or the access token expired (refresh it)")})
 def who(user: CurrentUser, request: Request, response: Response, settings: SettingsDep) -> dict[str, Any]:
     """The signed-in user and the session's CSRF token."""
     response.headers["Cache-Control"] = "no-store"
@@ -118,8 +105,8 @@ def who(user: CurrentUser, request: Request, response: Response, settings: Setti
 
 
 @router.post("/refresh", response_model=SessionOut, responses={
-    401: {"description": "no session, or its refresh token expired, was used or revoked: sign in again"},
-    403: {"description": f"missing or wrong {CSRF_HEADER}"}})
+    401: error("no session, or its refresh token expired, was used or revoked: sign in again"),
+    403: error(f"missing or wrong {CSRF_HEADER}")})
 def refresh(request: Request, response: Response, db: DbDep, settings: SettingsDep,
             tokens: TokensDep) -> Response | dict[str, Any]:
     """New session cookies for the refresh cookie (single use), without asking for the password."""
@@ -152,7 +139,7 @@ def _ended(request: Request, settings: Settings) -> Response:
     return res
 
 
-@router.delete("", status_code=204, responses={403: {"description": f"missing or wrong {CSRF_HEADER}"}})
+@router.delete("", status_code=204, responses={403: error(f"missing or wrong {CSRF_HEADER}")})
 def sign_out(request: Request, db: DbDep, settings: SettingsDep, tokens: TokensDep) -> Response:
     """Sign out: the refresh token is revoked and the cookies cleared."""
     raw = request.cookies.get(REFRESH_COOKIE)

@@ -21,6 +21,7 @@ from fastapi.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
 
 import web as web_package
+from api.schemas import ErrorOut
 
 WEB_DIR = Path(web_package.__file__).resolve().parent
 PLAYGROUND_PREFIX = "/rag/playground"
@@ -50,21 +51,32 @@ QUESTION_PATHS = ("/rag/invoke", "/rag/batch", "/rag/stream", "/rag/stream_log",
 
 def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
     """Adds to each operation the auth errors (when it has security), 404 (path parameters) and
-    429 (questions) it can answer, without overwriting what a route already says."""
+    429 (questions) it can answer, without overwriting what a route already says. Under /api the
+    body is `{"detail": ...}` (api/schemas.py's ErrorOut); /rag and /v1 keep their own shapes."""
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    components.setdefault(ErrorOut.__name__, ErrorOut.model_json_schema())
     for path, item in schema.get("paths", {}).items():
         for method, op in item.items():
             if not isinstance(op, dict) or "responses" not in op:
                 continue
             responses = op["responses"]
+            detail = path.startswith("/api/")
             if op.get("security"):
-                responses.setdefault("401", AUTH_ERRORS[401])
+                responses.setdefault("401", _error(AUTH_ERRORS[401], detail))
                 if method.upper() not in ("GET", "HEAD", "OPTIONS"):
-                    responses.setdefault("403", AUTH_ERRORS[403])
+                    responses.setdefault("403", _error(AUTH_ERRORS[403], detail))
             if "{" in path:
-                responses.setdefault("404", NOT_FOUND)
+                responses.setdefault("404", _error(NOT_FOUND, detail))
             if any(path.startswith(p) for p in QUESTION_PATHS) and method == "post":
-                responses.setdefault("429", TOO_MANY)
+                responses.setdefault("429", _error(TOO_MANY, detail))
     return schema
+
+
+def _error(entry: dict[str, Any], detail: bool) -> dict[str, Any]:
+    """The response entry, with the `{"detail": ...}` body where the route answers one."""
+    if not detail:
+        return entry
+    return {**entry, "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ErrorOut.__name__}"}}}}
 
 
 class PageHeaders:

@@ -34,12 +34,14 @@ import time
 from pathlib import Path
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result  # noqa: E402
+from evals.common import FINANCEBENCH, bench_user, eval_runtime, load_jsonl, write_result  # noqa: E402
 from evals.retrieval import evidence_pages  # noqa: E402
-from graph.stream import run_config  # noqa: E402
+from graph.context import GraphParts  # noqa: E402
+from graph.stream import run_config, run_context  # noqa: E402
 
 VARIANTS: dict[str, dict] = {
     "baseline": {},
@@ -57,29 +59,30 @@ LLM_BEFORE_RANKING = {"hyde", "rerank_llm"}
 RETRIEVAL_SAME_AS_BASELINE = {"no_grading", "k5"}  # they change what happens after the top 5
 
 
-def retrieval_hit(question: dict, doc_id: str, config: RunnableConfig) -> bool:
+def retrieval_hit(question: dict, doc_id: str, config: RunnableConfig, parts: GraphParts) -> bool:
     """Evidence page among the first five excerpts of the graph's own retrieval nodes (`config`:
-    the variant's run configuration with top_k 5)."""
+    the variant's run configuration with top_k 5), called with the runtime context the graph gives them."""
     from graph.nodes.hyde import hyde
     from graph.nodes.rerank import rerank
     from graph.nodes.retrieve import retrieve
 
+    runtime = Runtime(context=run_context(parts, config))
     state: dict = {"question": question["question"], "document_ids": [doc_id]}
     if config["configurable"].get("hyde"):
-        state |= hyde(state, config)
-    state |= retrieve(state, config)
-    state |= rerank(state, config)
+        state |= hyde(state, config, runtime)
+    state |= retrieve(state, config, runtime)
+    state |= rerank(state, config, runtime)
     pages = evidence_pages(question)
     return any(d.get("page") in pages for d in state["documents"][:5])
 
 
-def graph_row(question: dict, doc_id: str, config: RunnableConfig) -> dict:
+def graph_row(question: dict, doc_id: str, config: RunnableConfig, parts: GraphParts) -> dict:
     """One graph run, scored like evals/quality.py (figures within 2%; prose left unscored here:
     judging it would add a local-model call per question to every variant)."""
     from evals.bench_graph import ask
     from evals.quality import score_answer
 
-    row = ask(question, doc_id, config)
+    row = ask(question, doc_id, config, parts)
     row.update(score_answer(row, question, tolerance=0.02))
     return row
 
@@ -118,7 +121,8 @@ def main() -> int:
     args = parser.parse_args()
     os.environ.setdefault("LLM_ORDER", "local")
     os.environ.setdefault("WEB_SEARCH", "false")
-    settings, db, embedder, owner, docs = open_bench(args.home, args.user, create_user=False)
+    runtime = eval_runtime(args.home)
+    owner, docs = bench_user(runtime, args.user, create_user=False)
 
     questions = [q for q in load_jsonl(FINANCEBENCH / "questions.jsonl") if q["doc_name"] + ".pdf" in docs]
     retrieval_qs = questions[: args.retrieval_questions] if args.retrieval_questions else questions
@@ -147,10 +151,10 @@ def main() -> int:
             for q in subset:
                 if (variant, "retrieval", q["financebench_id"]) not in seen:
                     record({"variant": variant, "kind": "retrieval", "id": q["financebench_id"],
-                            "hit": retrieval_hit(q, str(docs[q["doc_name"] + ".pdf"]), top5)})
+                            "hit": retrieval_hit(q, str(docs[q["doc_name"] + ".pdf"]), top5, runtime)})
         for q in graph_qs:
             if (variant, "graph", q["financebench_id"]) not in seen:
-                row = graph_row(q, str(docs[q["doc_name"] + ".pdf"]), config)
+                row = graph_row(q, str(docs[q["doc_name"] + ".pdf"]), config, runtime)
                 record({"variant": variant, "kind": "graph", **row})
                 print(f"{variant} {q['financebench_id']} {row['total_s']}s answered={row['answered']} "
                       f"evidence={row['evidence_cited']} correct={row['correct']}", file=sys.stderr, flush=True)

@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
+from evals.common import FINANCEBENCH, bench_user, eval_runtime, load_jsonl, write_result  # noqa: E402
 
 
 def child_parts() -> None:
@@ -47,28 +47,21 @@ def child_parts() -> None:
     from providers.runtime import configure_process
 
     configure_process()
-    from graph.builder import graph  # noqa: F401 - the import is what is timed
+    from graph.builder import graph  # noqa: F401 - the imports are what is timed
+    from runtime import Runtime  # noqa: F401 - the composition root's imports are a cold ask's too
 
     t = mark("import graph stack", t)
-    from settings import get_settings
-    from storage.db import open_database
-
-    settings = get_settings()
-    open_database(settings)
+    rt = eval_runtime()
+    rt.database  # noqa: B018 - built on first use: the opening is what is timed
     t = mark("open database", t)
-    from providers.embeddings import get_embedder
-
-    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
-                            backend=settings.embedding_backend)
+    embedder = rt.embedder
     embedder.embed_query("What was the capital expenditure in 2019?")
     t = mark(f"embedder ({embedder.backend}) + one query", t)
-    from providers.classifiers.injection import InjectionClassifier
-
-    InjectionClassifier.load().assess("What was the capital expenditure in 2019?", embedder)
+    rt.guard.assess("What was the capital expenditure in 2019?", rt.packaged_embedder)
     t = mark("guardrail (Guardian + classifier) + one verdict", t)
-    from providers.local_model import KeptAliveServer, get_local_server
+    from providers.local_model import KeptAliveServer
 
-    server = get_local_server(settings)
+    server = rt.local_model()
     import urllib.request
 
     request = urllib.request.Request(
@@ -155,9 +148,8 @@ def main() -> int:
                                                                           "end": os.getloadavg()}},
                  render(parts, asks, load_start))
     if not args.skip_asks:
-        from evals.common import open_bench
-
-        _settings, _db, _embedder, _owner, docs = open_bench(home, args.user, create_user=False)
+        runtime = eval_runtime(home)  # the warm process's (this one's) parts
+        owner, docs = bench_user(runtime, args.user, create_user=False)
         questions = [q for q in load_jsonl(FINANCEBENCH / "questions.jsonl") if f"{q['doc_name']}.pdf" in docs]
         step = max(1, len(questions) // args.questions)
         chosen = questions[::step][: args.questions]
@@ -173,21 +165,16 @@ def main() -> int:
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=120)
         from graph.stream import run_config, run_graph
-        from settings import get_settings
-        from storage.db import open_database
-        from storage.users import find_user
 
-        with open_database(get_settings()).connection() as conn:
-            owner = find_user(conn, args.user)
         config = run_config(owner_id=owner, user=args.user)
         warm_up = questions[-1]
         for _kind, _ in run_graph({"question": warm_up["question"],
-                                  "document_ids": [str(docs[f"{warm_up['doc_name']}.pdf"])]}, config):
+                                  "document_ids": [str(docs[f"{warm_up['doc_name']}.pdf"])]}, config, runtime):
             pass
         for q in chosen:
             t0 = time.perf_counter()
             for _kind, _ in run_graph({"question": q["question"],
-                                       "document_ids": [str(docs[f"{q['doc_name']}.pdf"])]}, config):
+                                       "document_ids": [str(docs[f"{q['doc_name']}.pdf"])]}, config, runtime):
                 pass
             asks.setdefault("one warm process", []).append(time.perf_counter() - t0)
         write_result("cold_ask", {"parts": parts, "asks": asks, "load_average": {"start": load_start,

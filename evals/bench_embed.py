@@ -25,13 +25,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
 
 
-def chunk_texts(files: list[Path], counter) -> list[str]:  # noqa: ANN001
+def chunk_texts(files: list[Path], counter, settings) -> list[str]:  # noqa: ANN001
     from ingestion.chunk import chunk_rows
     from ingestion.parse import parse_pdf
     from ingestion.pipeline import display_title
-    from settings import get_settings
 
-    settings = get_settings()
     texts: list[str] = []
     for path in files:
         parsed = parse_pdf(path.read_bytes())
@@ -60,7 +58,9 @@ def main() -> int:
     import numpy as np
 
     from providers.embeddings import build_embedder
+    from settings import Settings
 
+    settings = Settings()  # the chunk sizes and, without --export-dir, the ONNX export root
     backends = args.backends.split(",")
     if "torch" not in backends:
         parser.error("the comparison is against torch: include it in --backends")
@@ -68,10 +68,10 @@ def main() -> int:
     embedders = {}
     for name in backends:
         t0 = time.perf_counter()
-        embedders[name] = build_embedder(name, export_root=args.export_dir)
+        embedders[name] = build_embedder(name, export_root=args.export_dir or settings.embedding_export_root)
         load_s[name] = round(time.perf_counter() - t0, 2)
     files = sorted(args.pdfs.glob("*.pdf"))[: args.files]
-    every = chunk_texts(files, embedders["torch"].count_tokens)
+    every = chunk_texts(files, embedders["torch"].count_tokens, settings)
     step = max(1, len(every) // args.texts)
     texts = every[::step][: args.texts]
     tokens = embedders["torch"].count_tokens(texts)

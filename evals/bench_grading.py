@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field, create_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import RESULTS, write_result  # noqa: E402
+from evals.common import RESULTS, eval_runtime, write_result  # noqa: E402
 
 
 class Reasoned(BaseModel):
@@ -120,9 +120,7 @@ def main() -> None:
     args = parser.parse_args()
     from graph import prompts
     from providers.llm.structured import instruction
-    from providers.local_model import get_local_server
-
-    server = get_local_server()
+    server = eval_runtime().local_model()
     rows = json.loads(Path(args.rows).read_text())["rows"][:: args.stride]
     source = Path(args.rows).resolve().relative_to(Path.cwd()) if Path(args.rows).resolve().is_relative_to(
         Path.cwd()) else Path(args.rows)

@@ -25,7 +25,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
+from evals.common import FINANCEBENCH, eval_runtime, load_jsonl, write_result  # noqa: E402
+from graph.context import GraphParts  # noqa: E402
 from graph.outcome import Outcome  # noqa: E402
 from graph.stream import run_config, run_graph  # noqa: E402
 
@@ -34,12 +35,12 @@ def pct(values: list[float], q: float) -> float | None:
     return round(float(np.percentile(values, q)), 2) if values else None
 
 
-def ask(question: dict, doc_id: str, config: dict) -> dict:
+def ask(question: dict, doc_id: str, config: dict, parts: GraphParts) -> dict:
     started = time.perf_counter()
     first_token = None
     shown_sources: list[dict] = []  # the excerpts the answer was written from, as numbered for it
     pieces: list[str] = []  # the model's answer as streamed, before the citation checks
-    for kind, data in run_graph({"question": question["question"], "document_ids": [doc_id]}, config):
+    for kind, data in run_graph({"question": question["question"], "document_ids": [doc_id]}, config, parts):
         if kind == "sources":
             shown_sources = data
         elif kind == "token":
@@ -124,14 +125,11 @@ def main() -> None:
     os.environ.setdefault("LLM_ORDER", "local")
     os.environ.setdefault("WEB_SEARCH", "false")
 
-    from settings import get_settings
-    from storage.db import open_database
     from storage.documents import list_documents
     from storage.users import get_or_create_user
 
-    settings = get_settings()
-    db = open_database(settings)
-    with db.connection() as conn:
+    runtime = eval_runtime()
+    with runtime.database.connection() as conn:
         owner_id = get_or_create_user(conn, "bench")
         docs = {d["name"].removesuffix(".pdf"): str(d["id"]) for d in list_documents(conn, owner_id=owner_id)}
     questions = load_jsonl(FINANCEBENCH / "questions.jsonl")
@@ -148,7 +146,7 @@ def main() -> None:
     for q in chosen:
         if q["financebench_id"] in done:
             continue
-        row = ask(q, docs[q["doc_name"]], config)
+        row = ask(q, docs[q["doc_name"]], config, runtime)
         rows.append(row)
         with rows_path.open("a") as f:
             f.write(json.dumps(row) + "\n")

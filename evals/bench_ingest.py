@@ -39,23 +39,24 @@ def main() -> int:
     args = parser.parse_args()
 
     home = args.home or Path(tempfile.mkdtemp(prefix="thq-bench-", dir="/tmp"))
-    os.environ["THOTQEN_HOME"] = str(home)
     os.environ.pop("DATABASE_URL", None)
+    if args.backend:
+        os.environ["EMBEDDING_BACKEND"] = args.backend  # the runtime's embedder ingests
 
+    from evals.common import eval_runtime
     from ingestion.pipeline import make_prefetcher, run_job, submit_document
-    from providers.embeddings import get_embedder
-    from settings import get_settings
-    from storage.db import open_database
+    from providers.embeddings import build_embedder
     from storage.documents import chunk_texts
     from storage.users import get_or_create_user
 
-    settings = get_settings()
-    db = open_database(settings)
+    runtime = eval_runtime(home)
+    settings, db, embedder = runtime.settings, runtime.database, runtime.embedder
     with db.connection() as conn:
         owner = get_or_create_user(conn, "bench")
-    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size, backend=args.backend)
-    ceilings = {name: get_embedder(settings.embedding_model_path, settings.embedding_batch_size, backend=name)
-                for name in args.ceilings.split(",")}
+    # the backends compared on purpose, one model each (the ingesting backend's is the runtime's)
+    ceilings = {name: embedder if name == embedder.backend else build_embedder(
+        name, settings.embedding_model_path, settings.embedding_batch_size, None, settings.embedding_export_root)
+        for name in args.ceilings.split(",")}
     for e in {embedder, *ceilings.values()}:
         e.embed_documents(["warm up"] * 8)
 

@@ -234,25 +234,21 @@ def run_retrieval(args: argparse.Namespace) -> int:
         raise SystemExit("--reuse copies an ingested home; --home names a fresh one: give one of them")
     home = copy_home(args.reuse) if args.reuse else args.home or Path(tempfile.mkdtemp(prefix="thq-ocr-", dir="/tmp"))
     print(f"home: {home}", file=sys.stderr)
-    os.environ["THOTQEN_HOME"] = str(home)
     os.environ.pop("DATABASE_URL", None)
+    from evals.common import eval_runtime
     from evals.retrieval import evidence_pages as question_pages
     from evals.retrieval import question_ranks, summarise
     from ingestion.parse import parse_pdf
     from ingestion.pipeline import limits, run_job, submit_document
     from ingestion.prefetch import Prepared
-    from providers.embeddings import get_embedder
-    from settings import get_settings
-    from storage.db import open_database
     from storage.documents import ready_documents
     from storage.search import SearchParams
     from storage.users import find_user, get_or_create_user
 
     counts = reuse_lines(args.lines) if args.lines else None
-    settings = get_settings()
-    db = open_database(settings)
-    embedder = CachingEmbedder(get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
-                                            backend=settings.embedding_backend))
+    runtime = eval_runtime(home)
+    settings, db = runtime.settings, runtime.database
+    embedder = CachingEmbedder(runtime.embedder)
     questions = load_jsonl(FINANCEBENCH / "questions.jsonl")
     filings = sorted({q["doc_name"] for q in questions})
     if args.only:
@@ -337,18 +333,13 @@ def run_retrieval(args: argparse.Namespace) -> int:
 
 def run_speed(args: argparse.Namespace) -> int:
     home = Path(tempfile.mkdtemp(prefix="thq-ocrspeed-", dir="/tmp"))
-    os.environ["THOTQEN_HOME"] = str(home)
     os.environ.pop("DATABASE_URL", None)
+    from evals.common import eval_runtime
     from ingestion.pipeline import run_job, submit_document
-    from providers.embeddings import get_embedder
-    from settings import get_settings
-    from storage.db import open_database
     from storage.users import get_or_create_user
 
-    settings = get_settings()
-    db = open_database(settings)
-    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
-                            backend=settings.embedding_backend)
+    runtime = eval_runtime(home)
+    settings, db, embedder = runtime.settings, runtime.database, runtime.embedder
     embedder.embed_documents(["warm up"] * 8)
     base = pdf_pages((FINANCEBENCH / "pdfs" / f"{args.filing}.pdf").read_bytes(),
                      list(range(args.first, args.first + args.pages)))

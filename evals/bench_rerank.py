@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result  # noqa: E402
+from evals.common import FINANCEBENCH, bench_user, eval_runtime, load_jsonl, write_result  # noqa: E402
 from evals.retrieval import evidence_pages  # noqa: E402
 
 
@@ -46,9 +46,11 @@ def main() -> int:
     parser.add_argument("--bge-model", default=None)
     parser.add_argument("--name", default="rerank")
     args = parser.parse_args()
-    settings, db, embedder, owner, docs = open_bench(args.home, args.user, create_user=False)
+    runtime = eval_runtime(args.home)
+    settings, db, embedder = runtime.settings, runtime.database, runtime.embedder
+    owner, docs = bench_user(runtime, args.user, create_user=False)
 
-    from providers.reranker import BGEReranker, DenseReranker, LLMReranker, NoReranker
+    from providers.reranker import BGEReranker
     from storage.search import SearchParams, search
 
     questions = [q for q in load_jsonl(FINANCEBENCH / "questions.jsonl") if q["doc_name"] + ".pdf" in docs]
@@ -62,11 +64,11 @@ def main() -> int:
                 q["question"]), params=params, document_ids=[docs[q["doc_name"] + ".pdf"]])
         pools.append((q, hits))
 
-    rerankers = {"none": NoReranker(), "dense": DenseReranker()}
+    rerankers = {"none": runtime.reranker("none"), "dense": runtime.reranker("dense")}
     if args.bge_model:
-        rerankers["bge"] = BGEReranker(args.bge_model)
+        rerankers["bge"] = BGEReranker(args.bge_model)  # these weights, not RERANKER_MODEL's
     if args.llm_questions > 0:
-        rerankers["llm"] = LLMReranker(settings)
+        rerankers["llm"] = runtime.reranker("llm")
     results: dict = {"questions": len(questions), "candidates": args.candidates, "rerankers": {}}
     lines = ["| reranker | questions | candidates | hit@1 | hit@3 | hit@5 | rerank latency p50 / max (s) |",
              "|---|---|---|---|---|---|---|"]

@@ -9,6 +9,12 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import uuid
+
+    from runtime import Runtime
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -70,27 +76,38 @@ def load_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def open_bench(home: Path | None, user: str, *, create_user: bool = True):  # noqa: ANN201
-    """Point THOTQEN_HOME at `home`, open the database and the embedder, find (or create) `user`.
-
-    Returns (settings, db, embedder, owner_id, {document name: id of its ready documents}).
-    """
+def eval_runtime(home: Path | None = None) -> Runtime:
+    """An eval's composition root: THOTQEN_HOME pointed at `home` (when given), the settings read once
+    and the runtime (runtime.py) built on them; each eval calls this once, at its entry. (Imported
+    here so that the evals needing no runtime do not load the product stack.)"""
     if home is not None:
         os.environ["THOTQEN_HOME"] = str(home)
-    from providers.embeddings import get_embedder
-    from settings import get_settings
-    from storage.db import open_database
+    from runtime import build_runtime
+    from settings import Settings
+
+    return build_runtime(Settings())
+
+
+def bench_user(runtime: Runtime, user: str, *, create_user: bool = True) -> tuple[int | None, dict[str, uuid.UUID]]:
+    """(owner id of `user`, {document name: id of its ready documents}); `create_user` False: None when absent."""
     from storage.documents import ready_documents
     from storage.users import find_user, get_or_create_user
 
-    settings = get_settings()
-    db = open_database(settings)
-    embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
-                            backend=settings.embedding_backend)
-    with db.connection() as conn:
+    with runtime.database.connection() as conn:
         owner = get_or_create_user(conn, user) if create_user else find_user(conn, user)
         docs = ready_documents(conn, owner_id=owner)
-    return settings, db, embedder, owner, docs
+    return owner, docs
+
+
+def open_bench(home: Path | None, user: str, *, create_user: bool = True):  # noqa: ANN201
+    """Point THOTQEN_HOME at `home`, build the eval's runtime, find (or create) `user`.
+
+    Returns (settings, db, embedder, owner_id, {document name: id of its ready documents}), the
+    runtime's parts (evals/ablations.py, which hands the runtime to the graph, uses eval_runtime).
+    """
+    runtime = eval_runtime(home)
+    owner, docs = bench_user(runtime, user, create_user=create_user)
+    return runtime.settings, runtime.database, runtime.embedder, owner, docs
 
 
 def rasterise(data: bytes, pages: set[int] | None = None, dpi: int = 150) -> bytes:

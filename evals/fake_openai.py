@@ -153,8 +153,9 @@ class FakeOpenAI:
         h.wfile.flush()
 
 
-# Provider and database settings a developer's shell may hold; a subprocess under test must not see them.
-CLOUD_SETTINGS = ("DATABASE_URL", "NVIDIA_API_KEY", "GROQ_API_KEY", "GROQ_API_KEY_2", "GEMINI_API_KEY",
+# Provider and database settings a developer's shell may hold; a subprocess under test must not see them
+# (LLM_LINKS would replace the card's chain, whose `vllm` link the fake answers as).
+CLOUD_SETTINGS = ("DATABASE_URL", "LLM_LINKS", "NVIDIA_API_KEY", "GROQ_API_KEY", "GROQ_API_KEY_2", "GEMINI_API_KEY",
                   "GEMINI_API_KEY_2", "GOOGLE_API_KEY", "GOOGLE_API_KEY_2", "OPENROUTER_API_KEY", "TAVILY_API_KEY")
 
 
@@ -163,7 +164,7 @@ def subprocess_env(fake: FakeOpenAI, home: str, **extra: str) -> dict[str, str]:
     import os
 
     env = {**os.environ, "THOTQEN_HOME": home, "LOCAL_LLM": "false", "LLM_ORDER": "vllm",
-           "VLLM_BASE_URL": f"{fake.url}/v1", "VLLM_MODEL": fake.model, "LLM_CHEAP_SKIP": "",
+           "VLLM_BASE_URL": f"{fake.url}/v1", "VLLM_MODEL": fake.model,
            "WEB_SEARCH": "false", "RERANKER": "none", **extra}
     for key in CLOUD_SETTINGS:
         env.pop(key, None)

@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
+from evals.common import FINANCEBENCH, eval_runtime, load_jsonl, write_result  # noqa: E402
 from providers.classifiers.injection import DEFAULT_WEIGHTS, InjectionClassifier, LearnedModel, rule_hits  # noqa: E402
 
 DATA = FINANCEBENCH.parent / "guardrail" / "jackhhao_jailbreak.train.jsonl"
@@ -41,12 +41,10 @@ def main() -> None:
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold
 
-    from providers.embeddings import get_embedder
-
     rows = load_jsonl(DATA)
     texts = [r["text"] for r in rows]
     y = np.array([1 if r["label"] == "injection" else 0 for r in rows])
-    embedder = get_embedder()
+    embedder = eval_runtime().packaged_embedder  # the features the product's guardrail sees
     guard = InjectionClassifier(None)  # features only: the model is fitted below
     t0 = time.perf_counter()
     cache = Path(os.environ.get("GUARDRAIL_EMBED_CACHE", "/nonexistent"))

@@ -19,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
+from evals.common import FINANCEBENCH, eval_runtime, load_jsonl, write_result  # noqa: E402
 
 DATA = FINANCEBENCH.parent / "guardrail" / "jackhhao_jailbreak.train.jsonl"
 
@@ -30,10 +30,10 @@ def main() -> int:
     parser.add_argument("--backends", default="torch,onnx-int8")
     args = parser.parse_args()
 
-    from providers.classifiers.injection import InjectionClassifier
     from providers.embeddings import build_embedder
 
-    guard = InjectionClassifier.load()
+    runtime = eval_runtime()
+    guard = runtime.guard
     model = guard.model
     if model is None:
         print("no learned guardrail weights shipped", file=sys.stderr)
@@ -46,7 +46,7 @@ def main() -> int:
     flagged: dict[str, np.ndarray] = {}
     probs: dict[str, np.ndarray] = {}
     for name in args.backends.split(","):
-        embedder = build_embedder(name)
+        embedder = build_embedder(name, export_root=runtime.settings.embedding_export_root)  # each on purpose
         p = np.array([model.probability(np.concatenate([embedder.embed_query(text), extra]))
                       for (text, _), extra in zip(prompts, extras, strict=True)])
         probs[name] = p

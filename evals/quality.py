@@ -38,7 +38,8 @@ from langchain_core.runnables import RunnableConfig
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals import scoring  # noqa: E402
-from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
+from evals.common import FINANCEBENCH, eval_runtime, load_jsonl, write_result  # noqa: E402
+from graph.context import GraphParts  # noqa: E402
 from graph.stream import run_config, run_graph  # noqa: E402
 
 OWN_METRICS = ("correct", "refusal", "citation_precision", "numbers_grounded")
@@ -151,13 +152,13 @@ def ragas_sample(question: dict, out: dict) -> dict:
 
 
 # -- running ------------------------------------------------------------------------------------
-def ask(question: dict, doc_ids: list[str] | None, config: RunnableConfig) -> tuple[dict, float]:
+def ask(question: dict, doc_ids: list[str] | None, config: RunnableConfig, parts: GraphParts) -> tuple[dict, float]:
     """The graph's answer as `thotqen ask --json` prints it (answer, citations, cited, route, provider)."""
     started = time.perf_counter()
     inputs: dict[str, Any] = {"question": question["question"]}
     if doc_ids:
         inputs["document_ids"] = doc_ids
-    *_events, (_done, outcome) = run_graph(inputs, config)
+    *_events, (_done, outcome) = run_graph(inputs, config, parts)
     return outcome.summary(), time.perf_counter() - started
 
 
@@ -231,18 +232,14 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("WEB_SEARCH", "false")
 
     from graph import prompts
-    from providers.llm import get_chain
-    from settings import get_settings
-    from storage.db import open_database
     from storage.documents import list_documents
     from storage.users import find_user
 
-    settings = get_settings()
-    db = open_database(settings)
-    with db.connection() as conn:
+    runtime = eval_runtime()
+    with runtime.database.connection() as conn:
         owner_id = find_user(conn, args.user)
         if owner_id is None:
-            print(f"no user {args.user!r} under THOTQEN_HOME={settings.home}; ingest first", file=sys.stderr)
+            print(f"no user {args.user!r} under THOTQEN_HOME={runtime.settings.home}; ingest first", file=sys.stderr)
             return 2
         docs = {d["name"].removesuffix(".pdf"): str(d["id"]) for d in list_documents(conn, owner_id=owner_id)
                 if d["status"] == "ready"}
@@ -256,13 +253,13 @@ def main(argv: list[str] | None = None) -> int:
     done = {r["id"] for r in rows}
     overrides = json.loads(args.config)
     config = run_config(owner_id=owner_id, user=args.user, tunables={"web_search": False, **overrides})
-    chain = get_chain()
+    chain = runtime.chain()
     judge_chain = chain if args.judge == "chain" else None
     llm = embeddings = None
     if not args.no_ragas and args.ragas_metrics != "non-llm":
         from evals.ragas_adapter import ragas_models
 
-        llm, embeddings, _chat = ragas_models(chain, grammar=not args.no_grammar)
+        llm, embeddings, _chat = ragas_models(chain, runtime.embedder, grammar=not args.no_grammar)
     refusal_texts = (prompts.CANNOT_ANSWER, prompts.REFUSAL)
     for q in chosen:
         qid = q.get("financebench_id") or q["question"][:60]
@@ -271,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
         if q["doc_name"] not in docs:
             print(f"skip {qid}: {q['doc_name']} is not ingested for {args.user}", file=sys.stderr)
             continue
-        out, seconds = ask(q, [docs[q["doc_name"]]] if args.scope == "document" else None, config)
+        out, seconds = ask(q, [docs[q["doc_name"]]] if args.scope == "document" else None, config, runtime)
         row: dict[str, Any] = {"id": qid, "doc_name": q["doc_name"], "question": q["question"],
                                "expected": q["answer"], "answer": out.get("answer"), "route": out.get("route"),
                                "provider": out.get("provider"), "total_s": round(seconds, 2),

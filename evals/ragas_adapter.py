@@ -92,15 +92,10 @@ class ChainChatModel(BaseChatModel):
 
 
 class MiniLMEmbeddings(Embeddings):
-    """The packaged all-MiniLM-L6-v2 (providers/embeddings.py) as LangChain Embeddings."""
+    """The eval's embedder (the runtime's: the packaged all-MiniLM-L6-v2 unless EMBEDDING_MODEL_PATH
+    names another) as LangChain Embeddings."""
 
-    def __init__(self, embedder: Any = None) -> None:  # noqa: ANN401
-        if embedder is None:
-            from providers.embeddings import get_embedder
-            from settings import get_settings
-
-            s = get_settings()
-            embedder = get_embedder(s.embedding_model_path, s.embedding_batch_size, backend=s.embedding_backend)
+    def __init__(self, embedder: Any) -> None:  # noqa: ANN401 - providers.protocols.DocumentEmbedder
         self.embedder = embedder
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:  # type: ignore[override]
@@ -110,17 +105,14 @@ class MiniLMEmbeddings(Embeddings):
         return list(map(float, self.embedder.embed_query(text)))
 
 
-def ragas_models(chain: Any = None, embedder: Any = None, *, grammar: bool = True):  # noqa: ANN201, ANN401
-    """(LangchainLLMWrapper, LangchainEmbeddingsWrapper, the raw ChainChatModel) for RAGAS."""
+def ragas_models(chain: Any, embedder: Any, *, grammar: bool = True):  # noqa: ANN201, ANN401
+    """(LangchainLLMWrapper, LangchainEmbeddingsWrapper, the raw ChainChatModel) for RAGAS, answering
+    through `chain` and embedding with `embedder` (the eval's runtime gives both)."""
     import warnings
 
     from ragas.embeddings import LangchainEmbeddingsWrapper
     from ragas.llms import LangchainLLMWrapper
 
-    if chain is None:
-        from providers.llm import get_chain
-
-        chain = get_chain()
     chat = ChainChatModel(chain=chain, grammar=grammar)
     with warnings.catch_warnings():  # the wrappers are deprecated in 0.4 but are what evaluate() takes
         warnings.simplefilter("ignore", DeprecationWarning)

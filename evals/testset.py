@@ -30,11 +30,15 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import load_jsonl, write_result  # noqa: E402
+from evals.common import eval_runtime, load_jsonl, write_result  # noqa: E402
+
+if TYPE_CHECKING:
+    from runtime import Runtime
+    from settings import Settings
 
 DATA = Path(__file__).parent / "data"
 PERSONA = ("Financial analyst", "An equity analyst who reads annual reports and asks precise questions about "
@@ -152,13 +156,13 @@ def _source(chunk: dict | None) -> dict:
 
 
 # -- the gate -----------------------------------------------------------------------------------
-def gate_rows(rows: list[dict], db: Any, embedder: Any, owner_id: int, k: int = 5) -> list[dict]:  # noqa: ANN401
-    """Hybrid search within each row's source document; the rank of the first result on a source page."""
-    from settings import get_settings
+def gate_rows(rows: list[dict], db: Any, embedder: Any, settings: Settings, owner_id: int,  # noqa: ANN401
+              k: int = 5) -> list[dict]:
+    """Hybrid search within each row's source document, with the deployment's search settings; the
+    rank of the first result on a source page."""
     from storage.search import SearchParams, search
 
-    s = get_settings()
-    params = SearchParams.from_tunables(s, k=k, mode="hybrid")
+    params = SearchParams.from_tunables(settings, k=k, mode="hybrid")
     out = []
     for row in rows:
         if not row.get("source_document_id"):
@@ -176,28 +180,20 @@ def gate_rows(rows: list[dict], db: Any, embedder: Any, owner_id: int, k: int = 
 
 
 # -- commands -------------------------------------------------------------------------------------
-def open_user(user: str):  # noqa: ANN201
-    from providers.embeddings import get_embedder
-    from settings import get_settings
-    from storage.db import open_database
+def open_user(runtime: Runtime, user: str) -> int:
+    """The owner id of `user`, who must exist (and have ingested)."""
     from storage.users import find_user
 
-    settings = get_settings()
-    db = open_database(settings)
-    with db.connection() as conn:
+    with runtime.database.connection() as conn:
         owner_id = find_user(conn, user)
     if owner_id is None:
-        raise SystemExit(f"no user {user!r} under THOTQEN_HOME={settings.home}; ingest first")
-    return db, get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
-                            backend=settings.embedding_backend), owner_id
+        raise SystemExit(f"no user {user!r} under THOTQEN_HOME={runtime.settings.home}; ingest first")
+    return owner_id
 
 
-def cmd_generate(args: argparse.Namespace) -> int:
-    os.environ.setdefault("LLM_ORDER", "local")
-    from providers.llm import get_chain
-
-    db, embedder, owner_id = open_user(args.user)
-    chunks = parent_chunks(db, owner_id, documents=args.documents, per_document=args.chunks or args.size,
+def cmd_generate(args: argparse.Namespace, runtime: Runtime) -> int:
+    owner_id = open_user(runtime, args.user)
+    chunks = parent_chunks(runtime.database, owner_id, documents=args.documents, per_document=args.chunks or args.size,
                            document_names=args.document or None)
     if args.max_chars:  # a 1,500-token parent in RAGAS's few-shot prompt exceeded the local model's cut-off
         chunks = [{**c, "text": c["text"][: args.max_chars]} for c in chunks]
@@ -205,9 +201,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
         print("no parent chunks to generate from", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    chain = get_chain()
+    chain = runtime.chain()
     if args.generator == "ragas":
-        rows = generate_ragas(chunks, args.size, chain, embedder, args.timeout)
+        rows = generate_ragas(chunks, args.size, chain, runtime.embedder, args.timeout)
     else:
         rows = generate_chain(chunks, args.size, chain)
     seconds = time.perf_counter() - started
@@ -231,10 +227,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0 if rows else 1
 
 
-def cmd_gate(args: argparse.Namespace) -> int:
+def cmd_gate(args: argparse.Namespace, runtime: Runtime) -> int:
     rows = load_jsonl(Path(args.testset))
-    db, embedder, owner_id = open_user(args.user)
-    ranked = gate_rows(rows, db, embedder, owner_id, k=args.k)
+    owner_id = open_user(runtime, args.user)
+    ranked = gate_rows(rows, runtime.database, runtime.embedder, runtime.settings, owner_id, k=args.k)
     n = len(ranked)
     hit = sum(1 for r in ranked if r["rank"] is not None) / n if n else 0.0
     passed = n > 0 and hit >= args.floor
@@ -255,7 +251,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
     return 0 if passed else 1
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, runtime: Runtime | None = None) -> int:
+    """The command line; `runtime`: the caller's (a test's), else this process's, built here and closed."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     g = sub.add_parser("generate", help="generate a synthetic test set from ingested documents")
@@ -280,7 +277,15 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--results-dir", default=None, help=argparse.SUPPRESS)
     t.set_defaults(func=cmd_gate)
     args = parser.parse_args(argv)
-    return args.func(args)
+    if runtime is not None:
+        return args.func(args, runtime)
+    if args.command == "generate":
+        os.environ.setdefault("LLM_ORDER", "local")  # before the settings are read
+    runtime = eval_runtime()
+    try:
+        return args.func(args, runtime)
+    finally:
+        runtime.close()
 
 
 if __name__ == "__main__":

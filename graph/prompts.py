@@ -1,4 +1,5 @@
-"""Prompts. Short on purpose: the no-key default is a 1.5B model reading ~90 tokens/s on CPU.
+"""Prompts. Short on purpose: the no-key default is a 1.5B model on CPU, where every prompt token
+costs time (evals/results/local_llm_1_5b.md).
 
 Grading and answering put the excerpts first in the user message. Grading's reply is
 grammar-constrained on the local model (one bounded verdict per excerpt): free text made the

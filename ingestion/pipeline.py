@@ -1,9 +1,10 @@
 """Submit a document and run its ingestion job: parse (and OCR) → chunk → embed → store (one transaction).
 
 `submit_document` tells the format from the bytes, stores the file, dedupes by content hash per
-owner and queues a job; `run_job` does the work, reporting stage and percent to `document_jobs`
-(and to a callback). Parsing runs in a child process with a memory cap and a deadline
-(ingestion/sandbox.py). Both the CLI and the server use these two functions.
+owner and queues a job; `run_job` does the work as steps (claim, parse, chunk, embed, store), a
+ProgressReport between them writing stage and percent to `document_jobs` (and to a callback).
+Parsing runs in a child process with a memory cap and a deadline (ingestion/sandbox.py). Both the
+CLI and the server use these two functions.
 """
 
 from __future__ import annotations
@@ -16,13 +17,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ingestion.chunk import chunk_rows
+import numpy as np
+import psycopg
+
+from ingestion.chunk import Chunks, chunk_rows
 from ingestion.context import DocumentContext, extract_context
 from ingestion.errors import IngestError
 from ingestion.formats import Limits, registry, sniff
 from ingestion.parse import OcrOptions
 from ingestion.prefetch import Prefetcher, Prepared
 from ingestion.sandbox import extract
+from ingestion.units import Parsed
 from providers.embeddings import Embedder
 from settings import Settings
 from storage import documents, embedding_index, jobs
@@ -149,6 +154,185 @@ def submit_document(db: Database, settings: Settings, *, owner_id: int, name: st
 submit_pdf = submit_document  # the name from when only PDFs were accepted
 
 
+@dataclass(frozen=True)
+class ClaimedJob:
+    """A job this worker holds: what it works on, its claim token (every write names it) and the
+    connection it writes through."""
+
+    conn: psycopg.Connection
+    target: jobs.JobTarget
+    claim: uuid.UUID
+
+    @property
+    def job_id(self) -> uuid.UUID:
+        return self.target.job_id
+
+
+class ProgressReport:
+    """A claimed job's stage and percent, written to `document_jobs` (and to the caller's callback).
+
+    Every report first checks the lease, so a deleted document stops its job within a heartbeat,
+    and a progress write that finds the job no longer ours stops it too. Percent maps a stage's
+    fraction onto the stage's share of the job (STAGES, or STAGES_WITH_OCR once OCR starts)."""
+
+    def __init__(self, job: ClaimedJob, lease: jobs.Lease, callback: Progress | None) -> None:
+        self.job, self.lease, self.callback = job, lease, callback
+        self.plan = STAGES
+        self.stage_started: dict[str, float] = {}  # perf_counter at each stage's first report
+        self._written_at, self._written_stage = 0.0, ""
+
+    def __call__(self, stage: str, fraction: float) -> None:
+        self.lease.check()
+        if stage == "ocr":
+            self.plan = STAGES_WITH_OCR
+        self.stage_started.setdefault(stage, time.perf_counter())
+        low, high = self.plan[stage]
+        percent = low + (high - low) * fraction
+        self._write(stage, percent, final=fraction >= 1.0)
+        if self.callback is not None:
+            self.callback(stage, percent)
+
+    def _write(self, stage: str, percent: float, *, final: bool) -> None:
+        now = time.monotonic()
+        # Throttle writes: a progress row per half second is plenty for any reader.
+        if final or now - self._written_at > 0.5 or stage != self._written_stage:
+            if not jobs.set_progress(self.job.conn, job_id=self.job.job_id, stage=stage, percent=percent,
+                                     claim=self.job.claim):
+                raise jobs.JobCancelled("the job was cancelled (its document was deleted) or taken over")
+            self._written_at, self._written_stage = now, stage
+
+    def done(self) -> None:
+        """The job stored its results (the job row already says done: finish_job wrote it)."""
+        if self.callback is not None:
+            self.callback("done", 100.0)
+
+    def stage_seconds(self, ended: float) -> dict[str, float]:
+        """How long each stage took, from its first report to the next stage's (the last to `ended`)."""
+        marks = [*self.stage_started.values(), ended]
+        return {s: round(b - a, 3) for s, a, b in zip(self.stage_started, marks, marks[1:], strict=False)}
+
+
+@dataclass(frozen=True)
+class Chunked:
+    """The chunk step's result: the chunks and what the document says it is (stored with them)."""
+
+    chunks: Chunks
+    context: DocumentContext
+
+
+def claim_job(conn: psycopg.Connection, settings: Settings, job_id: uuid.UUID) -> ClaimedJob:
+    """Claim step: the job's target and a fresh claim; KeyError for no such job, JobBusy when another
+    live worker holds it or it has ended (a redelivery of a finished job runs nothing)."""
+    target = jobs.job_target(conn, job_id=job_id)
+    if target is None:
+        raise KeyError(f"no job {job_id}")
+    claim = jobs.claim(conn, job_id=job_id, lease_s=settings.job_lease_s, max_attempts=settings.job_max_attempts)
+    if claim is None:
+        raise jobs.JobBusy(f"job {job_id} is already running in another process, or has ended")
+    return ClaimedJob(conn, target, claim)
+
+
+def parse_step(settings: Settings, target: jobs.JobTarget, report: ProgressReport,
+               prepared: Prepared | None) -> Parsed:
+    """Parse step: the stored file's units and rows, from the prefetcher when it parsed these very
+    bytes, else in the sandbox (whose OCR progress switches the report to the OCR plan)."""
+    report("parsing", 0.0)
+    path = stored_file_path(settings, target.owner_id, target.content_hash, target.format)
+    if not path.exists():
+        raise IngestError("the uploaded file is missing from storage; upload it again")
+    if prepared is not None and prepared.content_hash == target.content_hash:
+        return prepared.parsed
+    return extract(path, target.format, limits(settings), timeout_s=settings.ingest_timeout_s,
+                   memory_mb=settings.ingest_memory_mb,
+                   progress=lambda stage, done, total: report(stage, done / max(total, 1)))
+
+
+def chunk_step(settings: Settings, embedder: Embedder, name: str, parsed: Parsed,
+               report: ProgressReport) -> Chunked:
+    """Chunk step: what the document says it is, then parent and child chunks headed with it."""
+    report("chunking", 0.0)
+    unit_titles = {u.page: u.title for u in parsed.units if u.title}
+    context = extract_context(parsed.rows, unit_titles)
+    chunks = chunk_rows(
+        parsed.rows,
+        embedder.count_tokens,
+        title=heading_title(context, name),
+        child_tokens=settings.child_tokens,
+        overlap_tokens=settings.child_overlap_tokens,
+        parent_tokens=settings.parent_tokens,
+        unit_titles=unit_titles,
+    )
+    return Chunked(chunks, context)
+
+
+def embed_step(embedder: Embedder, chunks: Chunks, report: ProgressReport) -> np.ndarray:
+    """Embed step: one vector per child chunk, in `chunks.children` order."""
+    report("embedding", 0.0)
+    return embedder.embed_documents(
+        [embedding_text(c.heading, c.text) for c in chunks.children],
+        progress=lambda done, total: report("embedding", done / total),
+    )
+
+
+def chunk_table_rows(parsed: Parsed, chunks: Chunks) -> tuple[list[ParentRow], list[ChildRow]]:
+    """The chunks as the rows storage writes, children with their unit's label and OCR flag."""
+    units = {u.page: u for u in parsed.units}
+    parent_rows = [ParentRow(i, p.page_start, p.page_end, p.text) for i, p in enumerate(chunks.parents)]
+    child_rows: list[ChildRow] = []
+    for parent_ord, parent in enumerate(chunks.parents):
+        for child in parent.children:  # same order as `chunks.children`, so rows meet their vectors
+            unit = units[child.page]
+            child_rows.append(ChildRow(parent_ord, len(child_rows), child.page, child.heading, child.text,
+                                       unit.label, unit.ocr, [list(b) for b in child.boxes] or None))
+    return parent_rows, child_rows
+
+
+def store_step(job: ClaimedJob, embedder: Embedder, parsed: Parsed, chunked: Chunked,
+               vectors: np.ndarray, report: ProgressReport) -> tuple[int, int]:
+    """Store step: chunks, vectors, pages and context in one transaction that first checks the claim
+    is still ours, so a redelivered job never writes twice; (parents, children) written."""
+    report("storing", 0.0)
+    target = job.target
+    parent_rows, child_rows = chunk_table_rows(parsed, chunked.chunks)
+    context = chunked.context
+    with job.conn.transaction():
+        jobs.hold(job.conn, job_id=job.job_id, claim=job.claim)
+        embedding_index.assert_model(job.conn, embedder.identity, embedder.dimension)
+        documents.replace_chunks(
+            job.conn,
+            owner_id=target.owner_id,
+            document_id=target.document_id,
+            parents=parent_rows,
+            children=child_rows,
+            embeddings=vectors,
+            model=embedder.identity,
+            pages=[PageRow(u.page, u.label, u.title, u.ocr, u.text) for u in parsed.units],
+        )
+        documents.set_document_context(job.conn, document_id=target.document_id, company=context.company,
+                                       form=context.form, period=context.period, period_end=context.period_end)
+        documents.set_document_status(job.conn, document_id=target.document_id, status="ready", pages=parsed.pages)
+        jobs.finish_job(job.conn, job_id=job.job_id)
+    documents.refresh_term_index(job.conn)
+    return len(parent_rows), len(child_rows)
+
+
+def failed_outcome(job: ClaimedJob, exc: Exception, seconds: float) -> JobOutcome:
+    """A step raised: a cancellation when the job is gone (a delete removed its file or rows first),
+    else the job fails through jobs.fail_job, with the reason a user can act on where there is one."""
+    document_id = job.target.document_id
+    if jobs.job_target(job.conn, job_id=job.job_id) is None:
+        log.info("job %s cancelled: its document was deleted", job.job_id)
+        return JobOutcome(document_id, "cancelled", seconds=seconds)
+    known = isinstance(exc, IngestError | embedding_index.ModelMismatch)  # reasons a user can act on
+    reason = str(exc) if known else f"internal error: {exc!r}"
+    if known:
+        log.warning("job %s failed: %s", job.job_id, reason)
+    else:
+        log.exception("job %s failed", job.job_id)
+    jobs.fail_job(job.conn, job_id=job.job_id, reason=reason, claim=job.claim)
+    return JobOutcome(document_id, "failed", seconds=seconds, error=reason)
+
+
 def run_job(
     db: Database,
     settings: Settings,
@@ -157,121 +341,30 @@ def run_job(
     progress: Progress | None = None,
     prepared: Prepared | None = None,
 ) -> JobOutcome:
-    """Run one queued job to the end. Chunk rows are written in a single transaction. `prepared`:
-    this file parsed ahead by a Prefetcher (used only if its bytes are the job's)."""
+    """Run one queued job to the end: claim, parse, chunk, embed, store, reporting progress between
+    them while a lease keeps the claim alive. `prepared`: this file parsed ahead by a Prefetcher
+    (used only if its bytes are the job's)."""
     started = time.perf_counter()
     with db.connection() as conn:
-        target = jobs.job_target(conn, job_id=job_id)
-        if target is None:
-            raise KeyError(f"no job {job_id}")
-        document_id, owner_id, name, content_hash, fmt = (target.document_id, target.owner_id, target.name,
-                                                          target.content_hash, target.format)
-        claim = jobs.claim(conn, job_id=job_id, lease_s=settings.job_lease_s, max_attempts=settings.job_max_attempts)
-        if claim is None:
-            raise jobs.JobBusy(f"job {job_id} is already running in another process, or has ended")
-        lease = jobs.Lease(db, job_id, claim, settings.job_lease_s).start()
-        last_report: list = [0.0, ""]
-        stage_started: dict[str, float] = {}
-        plan = [STAGES]
-
-        def report(stage: str, fraction: float) -> None:
-            lease.check()  # a deleted document stops its job here, within a heartbeat
-            if stage == "ocr":
-                plan[0] = STAGES_WITH_OCR
-            stage_started.setdefault(stage, time.perf_counter())
-            low, high = plan[0][stage]
-            percent = low + (high - low) * fraction
-            now = time.monotonic()
-            # Throttle writes: a progress row per half second is plenty for any reader.
-            if fraction >= 1.0 or now - last_report[0] > 0.5 or stage != last_report[1]:
-                if not jobs.set_progress(conn, job_id=job_id, stage=stage, percent=percent, claim=claim):
-                    raise jobs.JobCancelled("the job was cancelled (its document was deleted) or taken over")
-                last_report[:] = [now, stage]
-            if progress is not None:
-                progress(stage, percent)
-
+        job = claim_job(conn, settings, job_id)
+        lease = jobs.Lease(db, job_id, job.claim, settings.job_lease_s).start()
+        report = ProgressReport(job, lease, progress)
+        document_id = job.target.document_id
         try:
             documents.set_document_status(conn, document_id=document_id, status="processing")
-            report("parsing", 0.0)
-            path = stored_file_path(settings, owner_id, content_hash, fmt)
-            if not path.exists():
-                raise IngestError("the uploaded file is missing from storage; upload it again")
-            if prepared is not None and prepared.content_hash == content_hash:
-                parsed = prepared.parsed
-            else:
-                parsed = extract(path, fmt, limits(settings), timeout_s=settings.ingest_timeout_s,
-                                 memory_mb=settings.ingest_memory_mb,
-                                 progress=lambda stage, done, total: report(stage, done / max(total, 1)))
-            report("chunking", 0.0)
-            units = {u.page: u for u in parsed.units}
-            unit_titles = {u.page: u.title for u in parsed.units if u.title}
-            context = extract_context(parsed.rows, unit_titles)
-            chunks = chunk_rows(
-                parsed.rows,
-                embedder.count_tokens,
-                title=heading_title(context, name),
-                child_tokens=settings.child_tokens,
-                overlap_tokens=settings.child_overlap_tokens,
-                parent_tokens=settings.parent_tokens,
-                unit_titles=unit_titles,
-            )
-            children = chunks.children
-            report("embedding", 0.0)
-            vectors = embedder.embed_documents(
-                [embedding_text(c.heading, c.text) for c in children],
-                progress=lambda done, total: report("embedding", done / total),
-            )
-            report("storing", 0.0)
-            parent_rows = [ParentRow(i, p.page_start, p.page_end, p.text) for i, p in enumerate(chunks.parents)]
-            child_rows: list[ChildRow] = []
-            for parent_ord, parent in enumerate(chunks.parents):
-                for child in parent.children:  # same order as `children`, so rows meet their vectors
-                    unit = units[child.page]
-                    child_rows.append(ChildRow(parent_ord, len(child_rows), child.page, child.heading, child.text,
-                                               unit.label, unit.ocr, [list(b) for b in child.boxes] or None))
-            with conn.transaction():
-                jobs.hold(conn, job_id=job_id, claim=claim)  # still ours: a redelivered job never writes twice
-                embedding_index.assert_model(conn, embedder.identity, embedder.dimension)
-                documents.replace_chunks(
-                    conn,
-                    owner_id=owner_id,
-                    document_id=document_id,
-                    parents=parent_rows,
-                    children=child_rows,
-                    embeddings=vectors,
-                    model=embedder.identity,
-                    pages=[PageRow(u.page, u.label, u.title, u.ocr, u.text) for u in parsed.units],
-                )
-                documents.set_document_context(conn, document_id=document_id, company=context.company,
-                                               form=context.form, period=context.period,
-                                               period_end=context.period_end)
-                documents.set_document_status(conn, document_id=document_id, status="ready", pages=parsed.pages)
-                jobs.finish_job(conn, job_id=job_id)
-            documents.refresh_term_index(conn)
-            if progress is not None:
-                progress("done", 100.0)
+            parsed = parse_step(settings, job.target, report, prepared)
+            chunked = chunk_step(settings, embedder, job.target.name, parsed, report)
+            vectors = embed_step(embedder, chunked.chunks, report)
+            parents, children = store_step(job, embedder, parsed, chunked, vectors, report)
+            report.done()
             ended = time.perf_counter()
-            marks = [*stage_started.values(), ended]
-            return JobOutcome(
-                document_id, "ready", parsed.pages, len(parent_rows), len(child_rows), ended - started,
-                stage_seconds={s: round(b - a, 3) for s, a, b in zip(stage_started, marks, marks[1:], strict=False)},
-            )
+            return JobOutcome(document_id, "ready", parsed.pages, parents, children, ended - started,
+                              stage_seconds=report.stage_seconds(ended))
         except jobs.JobCancelled as exc:
             log.info("job %s stopped: %s", job_id, exc)
             return JobOutcome(document_id, "cancelled", seconds=time.perf_counter() - started, error=str(exc))
         except Exception as exc:
-            if jobs.job_target(conn, job_id=job_id) is None:
-                # a delete during ingestion (its file or rows went first): a cancellation, not an error
-                log.info("job %s cancelled: its document was deleted", job_id)
-                return JobOutcome(document_id, "cancelled", seconds=time.perf_counter() - started)
-            known = isinstance(exc, IngestError | embedding_index.ModelMismatch)  # reasons a user can act on
-            reason = str(exc) if known else f"internal error: {exc!r}"
-            if not known:
-                log.exception("job %s failed", job_id)
-            else:
-                log.warning("job %s failed: %s", job_id, reason)
-            jobs.fail_job(conn, job_id=job_id, reason=reason, claim=claim)
-            return JobOutcome(document_id, "failed", seconds=time.perf_counter() - started, error=reason)
+            return failed_outcome(job, exc, time.perf_counter() - started)
         finally:
             lease.stop()
-            jobs.release(conn, job_id=job_id, claim=claim)
+            jobs.release(conn, job_id=job_id, claim=job.claim)

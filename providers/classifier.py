@@ -7,7 +7,7 @@
 (ratios, margins, growth, averages), comparing periods or items, judging, explaining causes,
 summarising, several questions in one. Those go to the strongest link (NVIDIA's 70B). Anything
 else is "cheap" (a single lookup, small talk, a short follow-up) and skips that hop
-(LLM_CHEAP_SKIP). Accuracy on evals/data/route_questions.jsonl: see evals/results/.
+(LLM_CHEAP_SKIP). Accuracy on evals/data/route_questions.jsonl: evals/results/classifier.md.
 """
 
 from __future__ import annotations

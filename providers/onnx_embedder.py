@@ -41,7 +41,7 @@ EXPORT_VERSION = 3
 OPSET = 17
 FILES = {"onnx": "model.onnx", "onnx-int8": "model_int8.onnx"}
 # onnxruntime's CPU kernels for these two fusions ran slower than the ops they replace; without them
-# the bias adds fold into the matrix multiplies instead: 27.6 -> 21.0 ms of CPU per int8 chunk, the
+# the bias adds fold into the matrix multiplies instead, which costs less CPU per int8 chunk at the
 # same cosine to torch (evals/results/onnx_fusions.md). Neither the export nor the session's own
 # optimizer may make them.
 DISABLED_FUSIONS = ("SkipLayerNormFusion", "BiasGeluFusion")
@@ -173,8 +173,9 @@ def _export(model_path: Path, directory: Path, source_sha: str) -> None:
                    hidden_size=config.hidden_size, opt_level=1,
                    optimization_options=fusions).save_model_to_file(str(tmp / FILES["onnx"]))
     raw.unlink()
-    # int8 weights, one scale per output channel (one scale per tensor moved vectors to cosine
-    # 0.94 of PyTorch's; per channel keeps 0.99), activations quantized on the fly.
+    # int8 weights, one scale per output channel (one scale per tensor moved the vectors away from
+    # PyTorch's; per channel keeps them close: evals/results/README.md, "Embedding backends"),
+    # activations quantized on the fly.
     root_logger = logging.getLogger()
     quiet = _DropQuantizerAdvice()
     root_logger.addFilter(quiet)
@@ -264,8 +265,9 @@ class OnnxEmbedder(Embedder):
         self.directory = ensure_exported(export_root, model_path)
         directory = self.directory
         # Each text alone: dynamic int8 quantization scales activations over the whole input, so in a
-        # padded batch a chunk's vector depended on its neighbours (cosine 0.992 to itself alone);
-        # alone, no padding is computed either, and it measured no slower (embed_backends.md).
+        # padded batch a chunk's vector depended on its neighbours (not the same as itself alone);
+        # alone, no padding is computed either, and it measured no slower (evals/results/README.md,
+        # "Embedding backends").
         super().__init__(model_path, 1, max_tokens)
         self.batch_threads = threads or os.cpu_count() or 1
 

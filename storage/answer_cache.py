@@ -1,6 +1,6 @@
 """Semantic answer cache: an owner's earlier answer to a near-identical question over the same scope.
 
-Rows are deleted by a trigger on `documents` (sql/006_server.sql) whenever a document in their
+Rows are deleted by a trigger on `documents` (sql/functions/answer_cache_invalidate.sql) whenever a document in their
 scope appears, changes status or goes away, so a hit never predates the documents it was built on.
 """
 

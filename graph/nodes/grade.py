@@ -4,8 +4,9 @@ Structured output with one field per excerpt (`excerpt_1` ... `excerpt_n`, each 
 "no"): the chain puts the schema in the prompt and parses leniently, and the local model and
 vLLM enforce it with a grammar, so the reply has exactly n verdicts (free text let the 1.5B
 model copy an example list until it hit the token limit). No reasons: on the local model a
-reason per excerpt cost ~90 generated tokens (~5 s of a ~29 s question) and the reasoned grader
-called every excerpt relevant, where the bare one sometimes said no (evals/results/grading.md). When the
+reason per excerpt multiplied the generated tokens, and the time a question waits for them, and
+the reasoned grader called every excerpt relevant, where the bare one sometimes said no
+(evals/results/grading.md has both, per variant). When the
 structured call fails everywhere, the raw text of a plain call is parsed by `parse_grades`
 (JSON, JSON in prose or a fence, "1: yes" lines). An excerpt without a readable verdict counts
 as NOT relevant: a malformed reply must never pass everything through. Excerpts judged

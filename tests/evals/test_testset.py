@@ -67,7 +67,7 @@ def test_chain_generator(db, report) -> None:  # noqa: ANN001
     assert rows[0]["question"] == "Revenue?" and rows[0]["source_page"] == chunks[0]["page"]
 
 
-def test_gate_exit_code(db, report, tmp_path: Path) -> None:  # noqa: ANN001
+def test_gate_exit_code(db, runtime, report, tmp_path: Path) -> None:  # noqa: ANN001
     name, owner, doc = report
     chunks = testset.parent_chunks(db, owner, documents=1, per_document=8, min_chars=200)
     # questions whose answers are on a known chunk: each chunk's own topic sentence
@@ -79,7 +79,8 @@ def test_gate_exit_code(db, report, tmp_path: Path) -> None:  # noqa: ANN001
     path = tmp_path / "testset.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert testset.main(["gate", str(path), "--user", name, "--floor", "0.5", "--name", "gate",
-                         "--results-dir", str(tmp_path)]) == 0
+                         "--results-dir", str(tmp_path)], runtime) == 0
     result = json.loads((tmp_path / "gate.json").read_text())
     assert result["hit@5"] >= 0.5 and result["n"] == len(rows) and result["passed"] is True
-    assert testset.main(["gate", str(path), "--user", name, "--floor", "1.01"]) == 1  # an unreachable floor fails
+    # an unreachable floor fails
+    assert testset.main(["gate", str(path), "--user", name, "--floor", "1.01"], runtime) == 1

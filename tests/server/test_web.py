@@ -1,5 +1,6 @@
 """The pages the server serves itself: the web app, offline Swagger UI, the playground's schema and
-page, and what the OpenAPI document promises (bearer scheme, documented 401/403/404/429)."""
+page, and what the OpenAPI document promises (bearer scheme, documented 401/403/404/429, a body
+schema or media type for every answer)."""
 
 from __future__ import annotations
 
@@ -55,6 +56,42 @@ def test_docs_are_offline_with_an_authorize_button(live) -> None:  # noqa: ANN00
                 ("POST", "/v1/chat/completions"), ("POST", "/api/auth/login"), ("POST", "/api/session")]:
         assert "429" in ops[key]["responses"], key
     assert "security" not in ops[("POST", "/api/auth/login")] and "security" not in ops[("GET", "/api/health")]
+
+
+# LangServe's routes and the OpenAI-compatible API describe their own bodies (and errors, in their own shapes)
+OWN_SCHEMAS = ("/rag", "/v1")
+
+
+def described(code: str, response: dict) -> bool:
+    """A 2xx that says what it answers: a JSON model, a non-JSON media type with its own description, or no body."""
+    content = response.get("content") or {}
+    if not content:
+        return code == "204"
+    for media, entry in content.items():
+        schema = entry.get("schema") or {}
+        if "json" in media and "$ref" not in schema and "properties" not in schema:
+            return False  # a bare `object` is what a hand-built dict gives
+        if "json" not in media and response.get("description") == "Successful Response":
+            return False
+    return True
+
+
+def test_every_operation_declares_what_it_answers(live) -> None:  # noqa: ANN001
+    spec = live.app.openapi()
+    undeclared, bodiless = [], []
+    for path, item in spec["paths"].items():
+        if path.startswith(OWN_SCHEMAS):
+            continue
+        for method, op in item.items():
+            if not any(described(code, r) for code, r in op["responses"].items() if code.startswith("2")):
+                undeclared.append(f"{method.upper()} {path}")
+            # every refusal carries `{"detail": ...}`; 400 may also be the HTTP server's own text/plain
+            bodiless += [f"{method.upper()} {path} {code}" for code, r in op["responses"].items()
+                         if int(code) > 400 and "application/json" not in (r.get("content") or {})]
+    assert len(spec["paths"]) > 20 and not undeclared, undeclared
+    assert not bodiless, bodiless
+    detail = spec["components"]["schemas"]["ErrorOut"]
+    assert detail["required"] == ["detail"] and detail["properties"]["detail"]["type"] == "string"
 
 
 def test_playground_schema_has_no_null_branches_and_server_defaults(live) -> None:  # noqa: ANN001

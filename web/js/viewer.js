@@ -77,7 +77,7 @@ function load(url) {
 }
 
 // Render the cited page ahead of the click (an answer just written, a pointer over a marker), so
-// the click finds it ready: the server takes ~0.1-0.3 s to render a page (evals/results/page_latency.md).
+// the click finds it ready: rendering a page is most of a first click's wait (evals/results/page_latency.md).
 export function prefetchCitation(citation, doc) {
   if (window.__thotqen.noPrefetch) return; // evals/page_latency.py measures the click without it too
   if (doc && citation.page) load(imageUrl(doc, citation.page, citation.text)).catch(() => {});

@@ -1,0 +1,224 @@
+"""What the JSON routes answer, as the OpenAPI document shows it (`/docs`).
+
+Each model mirrors the dict its route builds, field for field: FastAPI validates the dict into the
+model and writes it back out, so a field missing here would be dropped from the answer, and a value
+of the wrong type would be a 500. Times are the ISO 8601 strings the routes write themselves
+(`datetime.isoformat()`), so they are typed as strings with a format, not re-serialised.
+Streams (Server-Sent Events) and files (PNG pages, downloads) are no JSON: their routes declare a
+media type in `responses=` instead.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field
+
+Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
+Day = Annotated[str, Field(json_schema_extra={"format": "date"})]
+Uuid = Annotated[str, Field(json_schema_extra={"format": "uuid"})]
+
+
+# errors ------------------------------------------------------------------------------------------
+
+class ErrorOut(BaseModel):
+    """Every refusal a route raises itself (HTTPException): `detail` says what was wrong."""
+
+    detail: str
+
+
+class FieldError(BaseModel):
+    """One invalid input, as FastAPI's own validation reports it (more keys may follow)."""
+
+    loc: list[str | int]
+    msg: str
+    type: str
+
+
+class InputErrorOut(BaseModel):
+    """A 422 on a route that checks its input beyond the schema: the list of invalid fields (api/text.py
+    shapes its own checks like FastAPI's), or a sentence when the database refuses a value (server.py)."""
+
+    detail: str | list[FieldError]
+
+
+def error(description: str, model: type[BaseModel] = ErrorOut) -> dict[str, Any]:
+    """One entry of a route's `responses=`: the description and the `{"detail": ...}` body."""
+    return {"description": description, "model": model}
+
+
+# health ------------------------------------------------------------------------------------------
+
+class HealthOut(BaseModel):
+    status: str = Field(description="`ok`, or `unavailable` (with status 503)")
+    database: str = Field(description="the database's mode when reachable, else why it is not")
+
+
+# accounts and sessions ---------------------------------------------------------------------------
+
+class TokenOut(BaseModel):
+    access_token: str
+    refresh_token: str
+    token_type: str = "bearer"
+    expires_in: int = Field(description="seconds the access token is valid")
+
+
+class UserOut(BaseModel):
+    id: int
+    username: str
+    source: str = Field(description="`local` (this server's accounts) or `supabase`")
+    admin: bool
+
+
+class SessionOut(BaseModel):
+    user: UserOut
+    csrf_token: str = Field(description="echo it in X-CSRF-Token on every state-changing request")
+    expires_in: int | None = Field(default=None, description="seconds the access cookie is valid; null when "
+                                                             "only reading the session")
+
+
+# documents and jobs ------------------------------------------------------------------------------
+
+class UploadOut(BaseModel):
+    document_id: Uuid
+    job_id: Uuid = Field(description="follow GET /api/jobs/{job_id}/events")
+    reused: bool = Field(description="an identical file was already ingested: its job is already done")
+
+
+class DocumentOut(BaseModel):
+    id: Uuid
+    name: str
+    format: str = Field(description="the format told from the content, not the name")
+    status: str = Field(description="queued, processing, ready or failed")
+    pages: int | None = Field(description="page-like units (pages, slides, sheet blocks, sections); null until "
+                                          "parsed")
+    ocr_pages: int = Field(description="units whose text was recognised by OCR")
+    chunks: int
+    parents: int
+    size_bytes: int
+    error: str | None
+    created_at: Timestamp
+    updated_at: Timestamp
+    company: str | None = Field(description="what the document says it is; null where it does not say")
+    form: str | None = Field(description="10-K, 10-Q, 8-K, earnings release, ...")
+    period: str | None = Field(description="FY2022, Q2 FY2024, ...")
+    period_end: Day | None = Field(description="the last day of that period (or the report date)")
+
+
+class DocumentList(BaseModel):
+    documents: list[DocumentOut]
+
+
+class PageOut(BaseModel):
+    document_id: str
+    page: int
+    label: str = Field(description="what a citation names: page 4, slide 4, sheet Revenue, section 2.1")
+    title: str
+    ocr: bool = Field(description="the text was recognised by OCR")
+    text: str
+    format: str
+
+
+class JobOut(BaseModel):
+    id: Uuid
+    document_id: Uuid
+    status: str = Field(description="queued, processing, done or failed")
+    stage: str
+    percent: float
+    error: str | None
+    attempts: int
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+# chats -------------------------------------------------------------------------------------------
+
+class ChatOut(BaseModel):
+    id: Uuid
+    title: str
+    document_ids: list[Uuid] | None = Field(description="the documents the chat searches; null for all")
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class ChatListed(ChatOut):
+    message_count: int
+
+
+class ChatList(BaseModel):
+    chats: list[ChatListed]
+
+
+class MessageOut(BaseModel):
+    id: int
+    role: str = Field(description="user or assistant")
+    content: str
+    status: str = Field(description="ok, blocked or error")
+    citations: list[dict[str, Any]] = Field(description="an answer's sources, numbered as its [n] markers: n, "
+                                                        "document_id, name, page, page_label, ocr, boxes, url, text")
+    meta: dict[str, Any] = Field(description="how the answer was made: route, provider, cached, timings")
+    created_at: Timestamp
+
+
+class ChatDetail(ChatOut):
+    messages: list[MessageOut]
+
+
+# admin -------------------------------------------------------------------------------------------
+
+class LatencyOut(BaseModel):
+    p50: float | None
+    p90: float | None
+    p95: float | None
+    p99: float | None
+    mean: float | None
+
+
+class TokensOut(BaseModel):
+    input: int
+    output: int
+    total: int
+
+
+class QueryLogMetrics(BaseModel):
+    """storage/query_log.py's metrics over the window."""
+
+    window_hours: float
+    questions: int
+    by_source: dict[str, int]
+    users: int
+    ok: int
+    blocked: int
+    errors: int
+    cancelled: int
+    in_flight: int
+    success_rate: float | None
+    cache_hits: int
+    latency_ms: LatencyOut
+    tokens: TokensOut
+    answers_by_provider: dict[str, int]
+
+
+class LangSmithLatency(BaseModel):
+    p50: float | None
+    p95: float | None
+    p99: float | None
+
+
+class LangSmithMetrics(BaseModel):
+    project: str
+    runs: int
+    errors: int
+    latency_ms: LangSmithLatency
+    tokens: int
+    truncated: bool = Field(description="the window held more root runs than were read")
+
+
+class LangSmithDown(BaseModel):
+    error: str
+
+
+class MetricsOut(BaseModel):
+    query_log: QueryLogMetrics
+    langsmith: LangSmithMetrics | LangSmithDown | None = Field(
+        default=None, description="only when LANGSMITH_API_KEY is set")
