@@ -515,7 +515,9 @@ def chosen_items(args: argparse.Namespace) -> list[Item]:
     if args.set == "dev":
         items = dev_items(args.questions)
     elif args.set == "oos":
-        items = interleave(oos_items(args.out_of_scope), dev_items(args.questions))
+        oos = oos_items(args.out_of_scope)
+        by_kind = interleave(*[[i for i in oos if i.kind == k] for k in OOS_KINDS])
+        items = interleave(by_kind, dev_items(args.questions))
     else:
         items = synthetic_items(args.synthetic)
     return items[: args.limit] if args.limit else items
