@@ -143,7 +143,19 @@ class Figure:
 
     @property
     def significant_digits(self) -> int:
-        return len(f"{abs(self.number):.{self.decimals}f}".replace(".", "").lstrip("0")) or 1
+        """Digits that carry precision: "1.69" 3, "0.62" 2, "1,700" 2 (a whole number's trailing zeros are rounding)."""
+        shown = f"{abs(self.number):.{self.decimals}f}"
+        if not self.decimals:
+            shown = shown.rstrip("0")
+        return len(shown.replace(".", "").lstrip("0")) or 1
+
+    @property
+    def precision(self) -> int:
+        """The decimal place it is rounded to: 2 for "1.69", 0 for "1,694", -2 for "1,700"."""
+        if self.decimals:
+            return self.decimals
+        whole = f"{abs(self.number):.0f}"
+        return -(len(whole) - len(whole.rstrip("0"))) if whole.strip("0") else 0
 
     @property
     def identifying(self) -> bool:
@@ -232,16 +244,10 @@ def _raw_figures(text: str, years: bool) -> Iterator[Figure]:
             yield replace(figure, text=text[figure.start:figure.end].strip())
 
 
-def scale_of(header: str, start: int = 0) -> Scale | None:
-    """The scale a header states: "(Millions, except per share amounts)" -> 1e6; None when it states none."""
-    if m := _HEADER.search(header):
-        return Scale(SCALES[m.group("word").lower()], bool(_MONEY_WORDS.search(m.group(0))), False,
-                     m.group(0).strip(), start + m.start())
-    if m := _HEADER_000.search(header):
-        return Scale(1e3, bool(_MONEY_WORDS.search(m.group(0))), False, m.group(0).strip(), start + m.start())
-    if m := _HEADER_PERCENT.search(header):
-        return Scale(1.0, False, True, m.group(0).strip(), start + m.start())
-    return None
+def scale_of(header: str) -> Scale | None:
+    """The scale a header or caption states: "(Millions, except per share amounts)" -> 1e6; None if none."""
+    found = scales_in(header)
+    return found[0] if found else None
 
 
 def scales_in(text: str) -> list[Scale]:
@@ -425,7 +431,7 @@ def rounds_to(stated: Figure, held: float, min_digits: int = MIN_ROUNDED_DIGITS)
     if stated.significant_digits < min_digits and abs(stated.value) != abs(held):
         return False
     in_unit = abs(held) / stated.scale
-    return round_half_up(in_unit, stated.decimals) == round_half_up(abs(stated.number), stated.decimals)
+    return round_half_up(in_unit, stated.precision) == round_half_up(abs(stated.number), stated.precision)
 
 
 def states(stated: Figure, held: Figure, tolerance: float = 0.0, min_digits: int = MIN_ROUNDED_DIGITS) -> bool:

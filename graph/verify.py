@@ -47,6 +47,9 @@ _RESCALES = (1e3, 1e6, 1e9, 1e-3, 1e-6, 1e-9)
 # A restated amount keeps its source's digits up to this many decimals: 1,693,954 thousand is
 # "$1,693.954 million" and "$1.694 billion", not "$1.693954 billion".
 MAX_RESTATED_DECIMALS = 3
+# ...and is written in the answer's own scale word unless that needs more whole digits than this:
+# "$540 thousand" for 540 million becomes "$540 million", not "$540,000 thousand".
+MAX_RESTATED_WHOLE = 10_000
 _MARK = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _END = re.compile(r"[.!?]+(?:\s*\[\d+(?:\s*,\s*\d+)*\])*(?=\s|$)|\n+")
 _ABBREVIATION = re.compile(r"(?:\b(?:U\.S|U\.K|Inc|Co|Corp|Ltd|No|vs|e\.g|i\.e|approx|Jr|Sr|St|Mr|Ms|Dr)|\b[A-Z])$")
@@ -108,10 +111,10 @@ def sentences(text: str) -> list[tuple[int, int]]:
     point, "U.S." or an initial does not end a sentence, a line break does."""
     spans, start = [], 0
     for m in _END.finditer(text):
-        if m.group(0)[0] == "." and _ABBREVIATION.search(text[:m.start()]):
+        if m.end() <= start or (m.group(0)[0] == "." and _ABBREVIATION.search(text[:m.start()])):
             continue
         end = m.end()
-        while end < len(text) and text[end] in " \t":
+        while end < len(text) and text[end].isspace():
             end += 1
         spans.append((start, end))
         start = end
@@ -181,16 +184,20 @@ def _restate(held: Figure, like: Figure, asked: Asked) -> str:
         if held.kind == "ratio" and like.text.lower().endswith(("x", "times")):
             text += "x" if like.text.lower().endswith("x") else " times"
         return text
-    if like.scale != 1.0 and not like.header:
-        scale = like.scale
-    elif asked.scale:
-        scale = asked.scale
-    else:
-        scale = held.scale if held.scale in SCALE_WORDS else 1.0
+    scale = asked.scale or _restated_scale(held, like)
     currency = like.currency or held.currency or held.kind == "money"
     decimals = asked.decimals if asked.decimals is not None else min(decimals_at(held, scale), MAX_RESTATED_DECIMALS)
     return format_figure(value, "money" if currency else "count", scale=scale, decimals=decimals,
                          scale_word=not (like.bare and asked.scale))
+
+
+def _restated_scale(held: Figure, like: Figure) -> float:
+    """The answer's own scale word when the figure reads well in it ("$1,693.954 million"), else the source's."""
+    own = like.scale if like.scale != 1.0 and not like.header else 1.0
+    shown = abs(held.value) / own
+    if 1 <= shown < MAX_RESTATED_WHOLE and decimals_at(held, own) <= MAX_RESTATED_DECIMALS:
+        return own
+    return held.scale if held.scale in SCALE_WORDS else 1.0
 
 
 def _repair(stated: Figure, held: list[_Held], asked: Asked) -> _Held | None:
