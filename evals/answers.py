@@ -49,12 +49,15 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals import scoring  # noqa: E402
-from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
+
+if TYPE_CHECKING:
+    from runtime import Runtime
+from evals.common import FINANCEBENCH, eval_runtime, load_jsonl, write_result  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 OUT_OF_SCOPE = DATA / "out_of_scope.jsonl"
@@ -472,19 +475,13 @@ class Graph:
     ask: Callable[[str, list[str] | None, dict], tuple[dict, float]]
 
 
-def open_graph(home: Path | None, user: str) -> Graph | None:
-    """The one place the graph's parts are put together (runtime.build_runtime once main has it:
-    build it here once and hand it to every run). None when `user` has no filings under `home`."""
-    if home is not None:
-        os.environ["THOTQEN_HOME"] = str(home)
+def open_graph(runtime: Runtime, user: str) -> Graph | None:
+    """The graph as this eval asks it, over the eval's one runtime. None when `user` has no filings."""
     from graph.stream import run_config, run_graph
-    from settings import get_settings
-    from storage.db import open_database
     from storage.documents import ready_documents
     from storage.users import find_user
 
-    db = open_database(get_settings())
-    with db.connection() as conn:
+    with runtime.database.connection() as conn:
         owner_id = find_user(conn, user)
         if owner_id is None:
             return None
@@ -494,7 +491,7 @@ def open_graph(home: Path | None, user: str) -> Graph | None:
         config = run_config(owner_id=owner_id, user=user, tunables={"web_search": False, **tunables})
         inputs: dict[str, Any] = {"question": question, **({"document_ids": doc_ids} if doc_ids else {})}
         started = time.perf_counter()
-        *_events, (_done, outcome) = run_graph(inputs, config)
+        *_events, (_done, outcome) = run_graph(inputs, config, runtime)
         seconds = time.perf_counter() - started
         # every field the outcome has, so a verification report or evidence lines are scored once they exist
         return {**dataclasses.asdict(outcome), **outcome.summary()}, seconds
@@ -502,12 +499,11 @@ def open_graph(home: Path | None, user: str) -> Graph | None:
     return Graph(owner_id, user, docs, ask)
 
 
-def chain_judge() -> Judge:
-    """evals/scoring.py's judge asked through the provider chain (LLM_ORDER); None: every link failed."""
+def chain_judge(runtime: Runtime) -> Judge:
+    """evals/scoring.py's judge asked through the runtime's provider chain (LLM_ORDER)."""
     from evals.quality import judge
-    from providers.llm import get_chain
 
-    chain = get_chain()
+    chain = runtime.chain()
     return lambda question, reference, answer: judge(chain, question, reference, answer)[0]
 
 
@@ -552,7 +548,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     os.environ.setdefault("LLM_ORDER", "local")
     os.environ.setdefault("WEB_SEARCH", "false")
-    graph = open_graph(args.home, args.user)
+    runtime = eval_runtime(args.home)
+    graph = open_graph(runtime, args.user)
     if graph is None:
         print(f"no user {args.user!r} under THOTQEN_HOME; ingest the development filings first", file=sys.stderr)
         return 2
@@ -561,7 +558,7 @@ def main(argv: list[str] | None = None) -> int:
     base = json.loads(args.config)
     per_fold = json.loads(args.fold_configs.read_text()) if args.fold_configs else {}
     tuned_on = {c.strip() for c in args.tuned_on.split(",") if c.strip()}
-    judge = chain_judge() if args.judge == "chain" else None
+    judge = chain_judge(runtime) if args.judge == "chain" else None
 
     scope = args.scope or ("all" if args.set == "oos" else "document")
     rows_path = args.rows or Path(f"/tmp/thotqen-answers-{args.set}.jsonl")
