@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals import scoring  # noqa: E402
+from graph.figures import SCALES, Figure  # noqa: E402
 
 if TYPE_CHECKING:
     from runtime import Runtime
@@ -120,7 +121,7 @@ def oos_items(path: Path = OUT_OF_SCOPE) -> list[Item]:
 def page_scale(text: str) -> float | None:
     """The one scale a statement's text declares ("(In millions, except per share data)"), else None."""
     found = {(m.group(1) or m.group(2)).lower() for m in _SCALE_WORD.finditer(text or "")}
-    return scoring.SCALES[found.pop()] if len(found) == 1 else None
+    return SCALES[found.pop()] if len(found) == 1 else None
 
 
 def synthetic_items(path: Path = SYNTHETIC, pdfs: Path | None = None) -> list[Item]:
@@ -137,7 +138,7 @@ def synthetic_items(path: Path = SYNTHETIC, pdfs: Path | None = None) -> list[It
             doc = opened.setdefault(r["doc_name"], pymupdf.open(pdfs / f"{r['doc_name']}.pdf"))
             scales = {page_scale(doc[p - 1].get_text()) for p in r["pages"] if 0 < p <= len(doc)}
             scale = scales.pop() if len(scales) == 1 else None
-            if scale and any(abs(n.value) >= COUNT_NOT_AMOUNT for n in scoring.parse_numbers(r["answer"])):
+            if scale and any(abs(n.value) >= COUNT_NOT_AMOUNT for n in numbers(r["answer"])):
                 scale = None  # a share count on a page "in millions", not hundreds of trillions
         out.append(Item(r["id"], "synthetic", r["question"], r["company"], r["doc_name"], r["answer"], "figure",
                         scale, frozenset((r["doc_name"], p) for p in r["pages"])))
@@ -167,7 +168,7 @@ def gold_figures(item: Item) -> list[Gold]:
     operand in millions must not read as a ratio's scale error)."""
     out = []
     reference = item.reference or ""
-    for n in scoring.parse_numbers(reference):
+    for n in numbers(reference):
         base = n.scale if n.scale != 1.0 else item.base_scale
         known = base is not None and not n.percent
         out.append(Gold(abs(n.value), n.percent, abs(n.value) * base if known and base is not None else None,
@@ -199,7 +200,20 @@ def _percent_forms(value: float, percent: bool) -> set[float]:
     return {v, v / 100} if percent else {v, v * 100}
 
 
-def figure_matches(a: scoring.Number, g: Gold, question_scale: float, rel_tol: float) -> bool:
+@dataclass(frozen=True)
+class Number:
+    """A figure as this eval compares it: the number as written, its own scale word, a percentage or not."""
+
+    value: float
+    scale: float
+    percent: bool
+
+
+def numbers(text: str) -> list[Number]:
+    return [Number(f.number, f.scale, f.kind == "percent") for f in scoring.parse_numbers(text)]
+
+
+def figure_matches(a: Number, g: Gold, question_scale: float, rel_tol: float) -> bool:
     """Whether answer figure `a` states reference figure `g`, its scale word taken at its word."""
     if g.percent or a.percent:
         return any(scoring.close(x, y, rel_tol) for x in _percent_forms(a.value, a.percent)
@@ -213,13 +227,13 @@ def figure_matches(a: scoring.Number, g: Gold, question_scale: float, rel_tol: f
     return scoring.close(value * question_scale, g.magnitude, rel_tol) or scoring.close(value, g.value, rel_tol)
 
 
-def _looks_like_year(n: scoring.Number) -> bool:
+def _looks_like_year(n: Number) -> bool:
     return n.scale == 1.0 and not n.percent and n.value.is_integer() and 1900 <= n.value <= 2100
 
 
 def scale_error(answer: str, golds: list[Gold], question: str, rel_tol: float) -> bool:
     """A reference figure no answer figure matches, but one equals it at a 1e3/1e6/1e9 factor."""
-    found = scoring.parse_numbers(answer)
+    found = numbers(answer)
     qs = scoring.question_scale(question)
     for g in golds:
         if not g.amount or g.magnitude is None or any(figure_matches(a, g, qs, rel_tol) for a in found):
@@ -235,7 +249,7 @@ def scale_error(answer: str, golds: list[Gold], question: str, rel_tol: float) -
 
 def figures_correct(answer: str, item: Item, default_tol: float) -> bool:
     golds = gold_figures(item)
-    found = scoring.parse_numbers(answer)
+    found = numbers(answer)
     qs = scoring.question_scale(item.question)
     decimals = rounding_decimals(item.question)
     return bool(golds) and all(any(figure_matches(a, g, qs, tolerance(g, decimals, default_tol)) for a in found)
@@ -285,7 +299,7 @@ def traced_figures(out: dict, question: str) -> tuple[int, int, str]:
         bad = sum(1 for e in entries if not (e.get("verified") if isinstance(e, dict) else e))
         return len(entries), bad, "verification"
     found = scoring.parse_numbers(out.get("answer") or "")
-    sources: list[tuple[list[scoring.Number], float]] = [
+    sources: list[tuple[list[Figure], float]] = [
         (scoring.parse_numbers(c.get("text") or ""), page_scale(c.get("text") or "") or 1.0)
         for c in scoring.cited_citations(out)]
     sources += [(scoring.parse_numbers(t), 1.0) for k in ("facts", "calculations") for t in _texts(out.get(k))]
@@ -297,7 +311,7 @@ def traced_figures(out: dict, question: str) -> tuple[int, int, str]:
 
 def line_holds(lines: list[str], golds: list[Gold], question: str, rel_tol: float) -> bool:
     qs = scoring.question_scale(question)
-    nums = [n for line in lines for n in scoring.parse_numbers(line)]
+    nums = [n for line in lines for n in numbers(line)]
     return bool(golds) and all(any(figure_matches(n, g, qs, rel_tol) for n in nums) for g in golds)
 
 
