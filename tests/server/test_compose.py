@@ -57,7 +57,7 @@ def test_compose_commands_and_settings_are_thotqens() -> None:
     from cli import build_parser
 
     services = compose()["services"]
-    parser = build_parser()
+    parser = build_parser(Settings())
     for name in ("api", "worker", "beat", "migrate"):
         command = services[name]["command"]
         assert command[0] == "thotqen"
