@@ -136,8 +136,7 @@ class ChatAnswerer:
             inputs["chat_id"] = str(turn.chat_id)
         if turn.scope:
             inputs["document_ids"] = turn.scope
-        config = run_config(owner_id=turn.owner_id, user=turn.username, services=self.services,
-                            run_name="thotqen chat",
+        config = run_config(owner_id=turn.owner_id, user=turn.username, run_name="thotqen chat",
                             metadata={"chat_id": str(turn.chat_id) if turn.chat_id else None,
                                       "owner_id": turn.owner_id, "source": turn.source})
         streamed = False

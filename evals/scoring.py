@@ -9,71 +9,39 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
-# Scale words as written in filings and in FinanceBench answers ("$2,018mn", "$1.8 bn", "5.1 billion").
-SCALES: dict[str, float] = {
-    "thousand": 1e3, "thousands": 1e3, "k": 1e3,
-    "million": 1e6, "millions": 1e6, "mn": 1e6, "mm": 1e6, "m": 1e6,
-    "billion": 1e9, "billions": 1e9, "bn": 1e9, "b": 1e9,
-    "trillion": 1e12, "trillions": 1e12, "tn": 1e12,
-}
-# A number: optional sign or opening parenthesis (accounting negative), optional $, digits with
-# thousands separators or plain, optional decimals, then an optional % or scale word.
-_NUMBER = re.compile(
-    r"(?P<neg>[-−(])?\s?\$?\s?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)\)?"
-    r"\s?(?P<unit>%|percent\b|(?:thousands?|millions?|billions?|trillions?|mn|mm|bn|tn|[kmb])\b)?",
-    re.IGNORECASE,
-)
-_CITATION_MARK = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
+from graph.figures import Figure, asked_unit, read_figures
+
 _WORD = re.compile(r"[A-Za-z]+")
 # Words that may sit around a bare figure without making the answer prose ("$1577.00 million USD").
 _FILLER = {"usd", "us", "dollars", "dollar", "million", "millions", "billion", "billions", "thousand", "percent",
            "mn", "bn", "m", "b", "k", "x", "times", "approximately", "about", "roughly", "fy", "per", "share"}
 
 
-@dataclass(frozen=True)
-class Number:
-    value: float  # as written (sign applied)
-    percent: bool
-    scale: float  # 1.0 when no scale word followed it
-
-    def candidates(self, context_scale: float = 1.0) -> set[float]:
-        """Magnitudes this figure may stand for: as written, scaled, and a percent as a fraction."""
-        v = abs(self.value)
-        out = {v, v * self.scale}
-        if context_scale != 1.0 and self.scale == 1.0:
-            out.add(v * context_scale)
-        if self.percent:
-            out.add(v / 100)
-        return out
+def parse_numbers(text: str) -> list[Figure]:
+    """Every figure in `text` as graph/figures.py reads it (signs, parentheses, scale words, %),
+    citation markers skipped; a standing-alone year is kept, since a reference may be one."""
+    return read_figures(text or "", headers=False, years=True)
 
 
-def parse_numbers(text: str) -> list[Number]:
-    """Every figure in `text`, citation markers like [1] or [1, 2] removed first."""
-    text = _CITATION_MARK.sub(" ", text or "")
-    out = []
-    for m in _NUMBER.finditer(text):
-        raw = m.group("num").replace(",", "")
-        try:
-            value = float(raw)
-        except ValueError:
-            continue
-        unit = (m.group("unit") or "").lower()
-        if m.group("neg"):
-            value = -value
-        percent = unit in ("%", "percent")
-        out.append(Number(value, percent, SCALES.get(unit, 1.0)))
+def candidates(figure: Figure, context_scale: float = 1.0) -> set[float]:
+    """Magnitudes a figure may stand for: as written, scaled by its word, by the question's unit
+    when it has no word, and a percent as a fraction."""
+    v = abs(figure.number)
+    out = {v, abs(figure.value)}
+    if context_scale != 1.0 and figure.scale == 1.0:
+        out.add(v * context_scale)
+    if figure.kind == "percent":
+        out.add(v / 100)
     return out
 
 
 def question_scale(question: str) -> float:
     """The unit a question asks figures in ("in USD millions" -> 1e6); 1.0 when it names none."""
-    m = re.search(r"\bin\s+(?:usd|us\$|\$)?\s*(thousands|millions|billions)\b", question or "", re.IGNORECASE)
-    return SCALES[m.group(1).lower()] if m else 1.0
+    return asked_unit(question).scale or 1.0
 
 
 def close(a: float, b: float, rel_tol: float) -> bool:
@@ -82,9 +50,9 @@ def close(a: float, b: float, rel_tol: float) -> bool:
     return math.isclose(a, b, rel_tol=rel_tol, abs_tol=1e-9)
 
 
-def number_found(expected: Number, found: list[Number], rel_tol: float, scale: float = 1.0) -> bool:
-    want = expected.candidates(scale)
-    return any(close(a, b, rel_tol) for n in found for a in n.candidates(scale) for b in want)
+def number_found(expected: Figure, found: list[Figure], rel_tol: float, scale: float = 1.0) -> bool:
+    want = candidates(expected, scale)
+    return any(close(a, b, rel_tol) for n in found for a in candidates(n, scale) for b in want)
 
 
 def is_numeric_answer(expected: str, max_words: int = 3) -> bool:
@@ -92,9 +60,14 @@ def is_numeric_answer(expected: str, max_words: int = 3) -> bool:
 
     Those are scored by numbers alone; references with prose go to the judge.
     """
-    if not parse_numbers(expected):
+    found = parse_numbers(expected)
+    if not found:
         return False
-    words = [w for w in _WORD.findall(_NUMBER.sub(" ", expected)) if w.lower() not in _FILLER]
+    rest, last = [], 0
+    for figure in found:  # the reference with its figures (and their unit words) cut out
+        rest.append(expected[last:figure.start])
+        last = figure.end
+    words = [w for w in _WORD.findall(" ".join([*rest, expected[last:]])) if w.lower() not in _FILLER]
     return len(words) <= max_words
 
 

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import re
 
+from graph.figures import read_figures, same_digits
 from graph.state import Citation, Excerpt
 
 _MARK = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
-_NUMBER = re.compile(r"(\$\s*)?(?<![\w.])(\d[\d,]*(?:\.\d+)?)(\s*(?:%|percent|million|billion|thousand))?",
-                     re.IGNORECASE)
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=\d))*(?:[.!?]+(?!\d)|\n|$)")
 
 
@@ -52,32 +51,14 @@ def clean_markers(answer: str, count: int) -> tuple[str, list[int]]:
 
 
 def figures(text: str) -> set[str]:
-    """Numbers that identify a fact: three digits or more, a decimal part, or a currency or unit
-    beside them ($81 million, 12%); years excluded."""
-    out = set()
-    for dollar, raw, unit in _NUMBER.findall(_MARK.sub(" ", text)):
-        number = raw.rstrip(",").replace(",", "")
-        digits = number.replace(".", "")
-        if len(digits) < 3 and "." not in number and not (dollar or unit):
-            continue
-        if re.fullmatch(r"(19|20)\d\d", number):
-            continue
-        out.add(number.rstrip("0").rstrip(".") if "." in number else number)
-    return out
-
-
-_SCALES = (1e3, 1e6, 1e-3)  # thousands <-> millions <-> billions
+    """Numbers that identify a fact, as digit strings: three digits or more, a decimal part, or a
+    currency or unit beside them ($81 million, 12%); years excluded (graph/figures.py reads them)."""
+    return {f.digits for f in read_figures(text, headers=False) if f.identifying}
 
 
 def same_figure(stated: str, held: str) -> bool:
     """`stated` (from the answer) is `held` (from an excerpt), or `held` in another unit."""
-    if stated == held:
-        return True
-    if len(stated.replace(".", "").lstrip("0")) < 3:  # "2.5" would match too many table numbers
-        return False
-    decimals = len(stated.partition(".")[2])
-    value, source = float(stated), float(held)
-    return any(round(source / scale, decimals) == value for scale in _SCALES)
+    return same_digits(stated, held)
 
 
 def _overlap(stated: set[str], held: set[str]) -> bool:

@@ -15,6 +15,8 @@ import pytest
 from evals import pdfs
 from ingestion.pipeline import run_job, submit_document
 from ingestion.reindex import reindex
+from providers.embeddings import build_embedder
+from runtime import build_runtime
 from storage import embedding_index
 from storage.db import Database, open_database
 from storage.search import SearchParams, search
@@ -47,10 +49,8 @@ def top_document(database: Database, embedder, owner: int, query: str):  # noqa:
 
 
 def test_another_model_is_refused_until_reindex(fresh, embedder, model_128, monkeypatch) -> None:  # noqa: ANN001
-    from providers.embeddings import get_embedder
-
     database, settings = fresh
-    small = get_embedder(model_128, backend="torch")  # a Dense projection: PyTorch runs it
+    small = build_embedder("torch", model_128)  # a Dense projection: PyTorch runs it
     assert (embedder.identity, small.identity) == ("all-MiniLM-L6-v2:384:onnx-int8", "minilm-128:128:torch")
     with database.connection() as conn:
         ann = get_or_create_user(conn, "ann")
@@ -122,19 +122,18 @@ def test_the_server_refuses_to_start_with_another_model(fresh, embedder, model_1
     with database.connection() as conn:
         owner = get_or_create_user(conn, "carol")
     ingest(database, settings, embedder, owner, "minutes.txt", b"The board approved a dividend of 18 cents.")
-    app = create_app(settings.model_copy(update={"embedding_model_path": model_128, "embedding_backend": "torch"}),
-                     start_worker=False)
+    other = settings.model_copy(update={"embedding_model_path": model_128, "embedding_backend": "torch"})
+    app = create_app(runtime=build_runtime(other, database=database), start_worker=False)
     with pytest.raises(embedding_index.ModelMismatch, match="thotqen reindex"), TestClient(app):
         pass
-    with TestClient(create_app(settings, start_worker=False)) as client:  # the recorded model starts
+    recorded = build_runtime(settings, database=database, embedder=embedder)
+    with TestClient(create_app(runtime=recorded, start_worker=False)) as client:  # the recorded model starts
         assert client.get("/api/health").status_code == 200
 
 
 def test_an_empty_index_takes_any_model(fresh, model_128) -> None:  # noqa: ANN001
-    from providers.embeddings import get_embedder
-
     database, _settings = fresh
-    small = get_embedder(model_128, backend="torch")
+    small = build_embedder("torch", model_128)
     with database.connection() as conn:
         embedding_index.check_model(conn, small.identity, small.dimension)
         assert embedding_index.column_dimension(conn) == 128

@@ -95,12 +95,18 @@ def broker_settings(settings, broker_home: Path, broker: RabbitMQServer | RedisS
 
 
 @pytest.fixture(scope="package")
-def broker_db(broker_settings):  # noqa: ANN001, ANN201
-    from storage.db import open_database
+def broker_runtime(broker_settings, embedder):  # noqa: ANN001, ANN201
+    """The API process's runtime in broker mode: its own database (in the broker home), the session's embedder."""
+    from runtime import build_runtime
 
-    database = open_database(broker_settings)
-    yield database
-    database.close()
+    runtime = build_runtime(broker_settings, embedder=embedder)
+    yield runtime
+    runtime.close()
+
+
+@pytest.fixture(scope="package")
+def broker_db(broker_runtime):  # noqa: ANN001, ANN201
+    return broker_runtime.database
 
 
 @pytest.fixture(scope="package")
@@ -130,11 +136,11 @@ def start_worker(worker_env: dict[str, str], broker_home: Path,
 
 
 @pytest.fixture(scope="package")
-def broker_api(broker_settings, broker_db, broker) -> Iterator[Any]:  # noqa: ANN001
+def broker_api(broker_runtime, broker_db, broker) -> Iterator[Any]:  # noqa: ANN001
     """The API in broker mode (a live uvicorn in this process): it queues tasks and runs no ingestion."""
     from server import create_app
     from tests.server.conftest import LiveServer
 
-    live = LiveServer(create_app(broker_settings))
+    live = LiveServer(create_app(runtime=broker_runtime))
     yield live
     live.stop()

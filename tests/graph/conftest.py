@@ -1,15 +1,16 @@
-"""Fixtures for graph tests: a small report ingested for a fresh user, and a config builder."""
+"""Fixtures for graph tests: a small report ingested for a fresh user, and what a run is handed."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from graph.services import Services
 
 from evals.pdfs import AURORA_TOPICS as TOPICS
 from evals.pdfs import long_report
+from graph.stream import run_config, run_context
 from providers.reranker import NoReranker
+from runtime import Runtime
 
 
 @pytest.fixture
@@ -22,12 +23,27 @@ def report_owner(make_user, ingest) -> tuple[int, str]:  # noqa: ANN001
 
 
 @pytest.fixture
-def make_config(db, embedder):  # noqa: ANN001, ANN201
+def make_parts(runtime, db, embedder):  # noqa: ANN001, ANN201
+    """A runtime of the test's chain and web search over the real database and embedder; the
+    classifiers are the session runtime's (loaded once for the run)."""
+
+    def make(chain: Any, web: Any = None, database: Any = None) -> Runtime:  # noqa: ANN401
+        return Runtime(runtime.settings, chain=chain, embedder=embedder, reranker=NoReranker(), web=web,
+                       database=database or db, guard=runtime.guard, screen=runtime.screen)
+
+    return make
+
+
+@pytest.fixture
+def make_run(make_parts):  # noqa: ANN001, ANN201
+    """What `graph.invoke(inputs, **run)` takes: the run's config (who asks, its knobs) and the LangGraph
+    context the product builds from it (graph/stream.py) over a runtime of fakes."""
+
     def make(owner_id: int, chain: Any, web: Any = None, database: Any = None,  # noqa: ANN401
-             **configurable: Any) -> dict[str, Any]:  # noqa: ANN401
-        services = Services(chain=chain, embedder=embedder, reranker=NoReranker(), web=web,
-                            database=database or db)
+             **tunables: Any) -> dict[str, Any]:  # noqa: ANN401
+        parts = make_parts(chain, web, database)
         # HyDE on unless a test says otherwise: the path tests walk every node (the default is off)
-        return {"configurable": {"services": services, "owner_id": owner_id, "hyde": True, **configurable}}
+        config = run_config(owner_id=owner_id, user=parts.settings.default_user, tunables={"hyde": True, **tunables})
+        return {"config": config, "context": run_context(parts, config)}
 
     return make

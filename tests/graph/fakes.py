@@ -3,7 +3,8 @@
 `ScriptedChatModel` answers by what the prompt asks (HyDE, grading, condensing, rewriting,
 answering), using callables the test supplies, and records every prompt. `scripted_chain`
 builds a real `LLMChain` with one `vllm` link whose chat model is the scripted one, so the
-chain's cut-offs, streaming and metadata are the product's own code.
+chain's cut-offs, streaming and metadata are the product's own code. `node_runtime` is what
+LangGraph hands a node, for tests that call one directly.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langgraph.runtime import Runtime
 from pydantic import ConfigDict, Field
 
 from evals import local_http
 from evals.fake_openai import kind_of
+from graph.context import Context, GraphParts
 from providers.llm import LLMChain
 from tests.providers.conftest import make_settings
 
@@ -62,12 +65,16 @@ class ScriptedChatModel(BaseChatModel):
 
 
 def scripted_chain(script: Callable[[str, str], str]) -> tuple[LLMChain, ScriptedChatModel]:
-    settings = make_settings(vllm_base_url="http://scripted.invalid/v1", vllm_model="scripted", llm_order="vllm",
-                             llm_cheap_skip="")
+    settings = make_settings(vllm_base_url="http://scripted.invalid/v1", vllm_model="scripted", llm_order="vllm")
     chain = LLMChain(settings)
     model = ScriptedChatModel(script=script)
     chain._models["vllm"] = model  # the chain builds models lazily; this one is already "built"
     return chain, model
+
+
+def node_runtime(parts: GraphParts, **knobs: Any) -> Runtime[Context]:  # noqa: ANN401
+    """What LangGraph hands a node, for calling one directly: a run's context over `parts`."""
+    return Runtime(context=Context.for_run(parts, knobs))
 
 
 class FakeWeb:

@@ -13,13 +13,13 @@ REVENUE = "412 million"
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 
 
-def _events(config: dict) -> tuple[list, object]:
-    events = list(run_graph({"question": QUESTION}, config))
+def _events(run: dict) -> tuple[list, object]:
+    events = list(run_graph({"question": QUESTION}, run["config"], run["context"].running))
     assert events[-1][0] == "done"
     return events[:-1], events[-1][1]
 
 
-def test_streamed_sources_are_the_final_numbering_when_grading_rejects_one(report_owner, make_config) -> None:  # noqa: ANN001
+def test_streamed_sources_are_the_final_numbering_when_grading_rejects_one(report_owner, make_run) -> None:  # noqa: ANN001
     owner_id, _ = report_owner
 
     def script(kind: str, prompt: str) -> str:
@@ -31,7 +31,7 @@ def test_streamed_sources_are_the_final_numbering_when_grading_rejects_one(repor
         return "x"
 
     chain, _ = scripted_chain(script)
-    events, outcome = _events(make_config(owner_id, chain, retrieve_k=3, top_k=3, hyde=False))
+    events, outcome = _events(make_run(owner_id, chain, retrieve_k=3, top_k=3, hyde=False))
     sources = [data for kind, data in events if kind == "sources"]
     assert len(sources) == 1, events
     assert events.index(("sources", sources[0])) < next(i for i, (k, _) in enumerate(events) if k == "token")
@@ -50,15 +50,15 @@ def test_a_marker_is_not_repeated_after_its_sentence() -> None:
     assert clean_markers("A is 412 million [1]. B is 5,300 [1].", 3)[0] == "A is 412 million [1]. B is 5,300 [1]."
 
 
-def test_a_refusal_cites_nothing(report_owner, make_config) -> None:  # noqa: ANN001
+def test_a_refusal_cites_nothing(report_owner, make_run) -> None:  # noqa: ANN001
     owner_id, _ = report_owner
     chain, _ = scripted_chain(lambda kind, prompt: grades_json(prompt, lambda t: True) if kind == "grade"
                               else prompts.CANNOT_ANSWER if kind == "answer" else "x")
-    events, outcome = _events(make_config(owner_id, chain, retrieve_k=3, top_k=3, hyde=False))
+    events, outcome = _events(make_run(owner_id, chain, retrieve_k=3, top_k=3, hyde=False))
     assert outcome.answer == prompts.CANNOT_ANSWER
     assert outcome.citations == [] and outcome.cited == []
     # an answer whose figures are all invented is withheld the same way
     chain, _ = scripted_chain(lambda kind, prompt: grades_json(prompt, lambda t: True) if kind == "grade"
                               else "Revenue was 987,654 dollars [1]." if kind == "answer" else "x")
-    _events_, outcome = _events(make_config(owner_id, chain, retrieve_k=3, top_k=3, hyde=False))
+    _events_, outcome = _events(make_run(owner_id, chain, retrieve_k=3, top_k=3, hyde=False))
     assert outcome.answer == prompts.CANNOT_ANSWER and outcome.citations == []

@@ -23,16 +23,16 @@ def local_chain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LLMChain]:
     import providers.local_model as lm
 
     home = tmp_path_factory.mktemp("e2e-llm-home")
-    lm.get_local_server(make_settings(local_llm=True, thotqen_home=home))
-    yield LLMChain(make_settings(local_llm=True, llm_order="local", llm_max_tokens=200))
+    server = lm.get_local_server(make_settings(local_llm=True, thotqen_home=home))
+    yield LLMChain(make_settings(local_llm=True, llm_order="local", llm_max_tokens=200), local=lambda: server)
     lm.shutdown_local_server()
     shutil.rmtree(home / "models", ignore_errors=True)
 
 
-def test_local_model_answers_with_a_page_citation(report_owner, make_config, local_chain) -> None:  # noqa: ANN001
+def test_local_model_answers_with_a_page_citation(report_owner, make_run, local_chain) -> None:  # noqa: ANN001
     owner_id, document_id = report_owner
-    config = make_config(owner_id, local_chain, web=FakeWeb([]), retrieve_k=4, top_k=3)
-    out = graph.invoke({"question": "What was Aurora Widgets' total revenue in fiscal 2023?"}, config)
+    run = make_run(owner_id, local_chain, web=FakeWeb([]), retrieve_k=4, top_k=3)
+    out = graph.invoke({"question": "What was Aurora Widgets' total revenue in fiscal 2023?"}, **run)
     assert out["blocked"] is False and out["provider"] == "local", out
     assert "412" in out["answer"], out["answer"]
     assert out["cited"], out["answer"]
@@ -42,10 +42,10 @@ def test_local_model_answers_with_a_page_citation(report_owner, make_config, loc
     print("route", out["route"], "timings", out["timings"])
 
 
-def test_local_model_refuses_what_the_documents_do_not_say(report_owner, make_config, local_chain) -> None:  # noqa: ANN001
+def test_local_model_refuses_what_the_documents_do_not_say(report_owner, make_run, local_chain) -> None:  # noqa: ANN001
     owner_id, _ = report_owner
-    config = make_config(owner_id, local_chain, web=FakeWeb([]), retrieve_k=4, top_k=3, max_rounds=0)
-    out = graph.invoke({"question": "Who designed Aurora Widgets' company logo?"}, config)
+    run = make_run(owner_id, local_chain, web=FakeWeb([]), retrieve_k=4, top_k=3, max_rounds=0)
+    out = graph.invoke({"question": "Who designed Aurora Widgets' company logo?"}, **run)
     print("answer", out["answer"], "cited", out["cited"], "route", out["route"], "provider", out["provider"])
     # Was a strict xfail (the model invented an answer citing an unrelated excerpt); it has passed
     # since the lighter defaults, the shared excerpt block and the figure check (2026-11-30).

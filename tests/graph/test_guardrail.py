@@ -6,10 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from graph.services import Services
+from langchain_core.runnables import RunnableConfig
 
 from graph.nodes.guardrail import guardrail
 from providers.classifiers.injection import THREATS, InjectionClassifier, Verdict
+from runtime import build_runtime
+from tests.graph.fakes import node_runtime
 
 QUESTIONS = Path(__file__).resolve().parents[3] / "shared/eval/financebench/questions.jsonl"
 
@@ -58,7 +60,7 @@ def test_no_development_question_is_blocked(guard: InjectionClassifier, embedder
 
 
 class _BlockEverything:
-    """A guard that blocks whatever it is asked, to see that the node asks the one in its services."""
+    """A guard that blocks whatever it is asked, to see that the node asks the one in its runtime."""
 
     def __init__(self) -> None:
         self.asked: list[str] = []
@@ -68,9 +70,9 @@ class _BlockEverything:
         return Verdict(True, "test: blocked")
 
 
-def test_the_node_asks_the_guard_in_its_services(embedder) -> None:  # noqa: ANN001
+def test_the_node_asks_the_guard_in_its_runtime(settings, embedder) -> None:  # noqa: ANN001
     fake = _BlockEverything()
-    config = {"configurable": {"services": Services(embedder=embedder, guard=fake)}}  # type: ignore[arg-type]
-    out = guardrail({"question": " What was revenue? "}, config)
+    parts = build_runtime(settings, embedder=embedder, guard=fake)  # type: ignore[arg-type]
+    out = guardrail({"question": " What was revenue? "}, RunnableConfig(), node_runtime(parts))
     assert fake.asked == ["What was revenue?"]
     assert out["blocked"] is True and out["block_reason"] == "test: blocked"

@@ -48,11 +48,10 @@ def test_langgraph_json_points_at_the_compiled_graph() -> None:
     assert type(getattr(module, attr)).__name__ == "CompiledStateGraph"
 
 
-def test_langgraph_dev_serves_the_graph_to_a_verified_token(home, db, make_user) -> None:  # noqa: ANN001
-    from api.security import Tokens, User, resolve_jwt_secret
-    from settings import get_settings
+def test_langgraph_dev_serves_the_graph_to_a_verified_token(home, runtime, db, make_user) -> None:  # noqa: ANN001
+    from api.security import User
 
-    tokens = Tokens(get_settings(), resolve_jwt_secret(get_settings()))
+    tokens = runtime.tokens
     issued, user_ids = [], []
     for prefix in ("lgdev", "lgdev-other"):
         name, user_id = make_user(prefix)

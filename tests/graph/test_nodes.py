@@ -122,7 +122,7 @@ def test_route_counts_rounds_and_stops() -> None:
     assert decide({"grades": few, "rounds": 1, "route": ["rewrite", "web_search"]}, cfg) == ("rewrite", 2)
 
 
-def test_injected_chunk_is_neutralised_before_grading(make_user, ingest, make_config) -> None:  # noqa: ANN001
+def test_injected_chunk_is_neutralised_before_grading(make_user, ingest, make_run) -> None:  # noqa: ANN001
     from evals.pdfs import text_pdf
 
     _, owner_id = make_user("screen")
@@ -132,22 +132,22 @@ def test_injected_chunk_is_neutralised_before_grading(make_user, ingest, make_co
     ingest(owner_id, "harbor.pdf", text_pdf([page]))
     chain, model = scripted_chain(lambda kind, prompt: grades_json(prompt, lambda t: "930" in t) if kind == "grade"
                                   else "Net sales were 930 million dollars [1]." if kind == "answer" else "x")
-    out = graph.invoke({"question": "What were Harbor Mills' net sales in fiscal 2022?"}, make_config(owner_id, chain))
+    out = graph.invoke({"question": "What were Harbor Mills' net sales in fiscal 2022?"}, **make_run(owner_id, chain))
     for kind in ("grade", "answer"):
         assert "PWNED" not in model.prompts(kind)[0]
         assert MARKER in model.prompts(kind)[0]
     assert out["cited"] == [1]
 
 
-def test_malformed_grading_is_not_relevant(report_owner, make_config) -> None:  # noqa: ANN001
+def test_malformed_grading_is_not_relevant(report_owner, make_run) -> None:  # noqa: ANN001
     owner_id, _ = report_owner
     chain, model = scripted_chain(lambda kind, prompt: "They all look relevant to me!" if kind == "grade" else "q")
     out = graph.invoke({"question": "What was total revenue in fiscal 2023?"},
-                       make_config(owner_id, chain, web_search=False))
+                       **make_run(owner_id, chain, web_search=False))
     assert out["answer"] == prompts.CANNOT_ANSWER and out["citations"] == []
 
 
-def test_hyde_falls_back_when_the_model_fails(report_owner, make_config) -> None:  # noqa: ANN001
+def test_hyde_falls_back_when_the_model_fails(report_owner, make_run) -> None:  # noqa: ANN001
     owner_id, _ = report_owner
 
     def script(kind: str, prompt: str) -> str:
@@ -159,24 +159,24 @@ def test_hyde_falls_back_when_the_model_fails(report_owner, make_config) -> None
 
     chain, _ = scripted_chain(script)
     out = graph.invoke({"question": "What was total revenue in fiscal 2023?"},
-                       make_config(owner_id, chain, retrieve_k=2, top_k=2, hyde=True))
+                       **make_run(owner_id, chain, retrieve_k=2, top_k=2, hyde=True))
     assert out["route"][1:3] == ["hyde", "retrieve"]
     assert any(c["node"] == "hyde" and "error" in c for c in out["llm_calls"])
     # answered from the question alone: the cited excerpt is the one holding the figure
     assert len(out["cited"]) == 1 and "412 million" in out["citations"][out["cited"][0] - 1]["text"]
 
 
-def test_retrieval_is_scoped_to_the_owner(report_owner, make_user, make_config) -> None:  # noqa: ANN001
+def test_retrieval_is_scoped_to_the_owner(report_owner, make_user, make_run) -> None:  # noqa: ANN001
     _, stranger = make_user("stranger")
     chain, model = scripted_chain(lambda kind, prompt: grades_json(prompt, lambda t: True) if kind == "grade"
                                   else "x [1]")
     out = graph.invoke({"question": "What was total revenue in fiscal 2023?"},
-                       make_config(stranger, chain, web_search=False))
+                       **make_run(stranger, chain, web_search=False))
     assert out["answer"] == prompts.CANNOT_ANSWER
     assert "grade" not in model.kinds() or all("Aurora" not in p for p in model.prompts("grade"))
 
 
-def test_document_scope_limits_retrieval(report_owner, ingest, make_config) -> None:  # noqa: ANN001
+def test_document_scope_limits_retrieval(report_owner, ingest, make_run) -> None:  # noqa: ANN001
     from evals.pdfs import text_pdf
 
     owner_id, report_id = report_owner
@@ -184,6 +184,6 @@ def test_document_scope_limits_retrieval(report_owner, ingest, make_config) -> N
     chain, model = scripted_chain(lambda kind, prompt: grades_json(prompt, lambda t: True) if kind == "grade"
                                   else "x [1]")
     out = graph.invoke({"question": "What was total revenue?", "document_ids": [str(other.document_id)]},
-                       make_config(owner_id, chain))
+                       **make_run(owner_id, chain))
     assert {c["document_id"] for c in out["citations"]} == {str(other.document_id)}
     assert report_id not in str(model.prompts("grade"))

@@ -8,6 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from providers.llm import AllLinksFailed, ChainResult, LLMChain, StreamReset
+from runtime import build_runtime
 from tests.providers.conftest import make_settings
 
 CUT = 2.0  # short executor cut-off for tests (slack for a loaded CI machine)
@@ -209,13 +210,11 @@ def test_stream_gemini_and_refusal_mid_stream(fake) -> None:
     assert ":streamGenerateContent" in gm.requests[0].path
 
 
-def test_default_chain_is_shared_and_metadata_is_json_safe(fake, monkeypatch) -> None:
+def test_default_chain_is_shared_and_metadata_is_json_safe(fake) -> None:
     import json
 
-    import providers.llm.chain as chain_module
-
-    chain_module.default_chain.cache_clear()
-    assert chain_module.get_chain() is chain_module.get_chain()
+    runtime = build_runtime(make_settings())
+    assert runtime.chain() is runtime.chain()
     oa = fake("ok", by_key={"a": "500"})
     result = LLMChain(make_settings(groq_api_key="b", groq_api_key_2="a", groq_base_url=oa.url,
                                     llm_timeout_s=CUT)).invoke("hi")

@@ -70,7 +70,7 @@ def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[lm.LocalServer]:
 
 
 def test_no_keys_answers_through_the_local_model(local: lm.LocalServer) -> None:
-    chain = LLMChain(make_settings(local_llm=True, llm_max_tokens=8))
+    chain = LLMChain(make_settings(local_llm=True, llm_max_tokens=8), local=lambda: local)
     assert chain.links == ["local"]
     result = chain.invoke([("system", "Answer with a number only."), ("human", "What is 2 + 3?")])
     assert result.provider == "local" and result.failures == []
@@ -85,7 +85,7 @@ class Verdict(BaseModel):
 
 
 def test_local_structured_output_is_grammar_constrained(local: lm.LocalServer) -> None:
-    chain = LLMChain(make_settings(local_llm=True, llm_max_tokens=64))
+    chain = LLMChain(make_settings(local_llm=True, llm_max_tokens=64), local=lambda: local)
     result = chain.invoke(
         [("system", "You judge whether a passage contains information that helps answer a question."),
          ("human", "Question: What was 3M's 2018 capital expenditure?\n"
@@ -98,7 +98,7 @@ def test_local_structured_output_is_grammar_constrained(local: lm.LocalServer) -
 
 
 def test_local_stream(local: lm.LocalServer) -> None:
-    chain = LLMChain(make_settings(local_llm=True, llm_max_tokens=12))
+    chain = LLMChain(make_settings(local_llm=True, llm_max_tokens=12), local=lambda: local)
     items = list(chain.stream("Count from 1 to 5, separated by commas."))
     tokens = [i for i in items if isinstance(i, str)]
     assert not any(isinstance(i, StreamReset) for i in items)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from providers.embeddings import Embedder, build_embedder, get_embedder, packaged_model_path
+from providers.embeddings import Embedder, build_embedder, packaged_model_path
 from providers.onnx_embedder import DISABLED_FUSIONS, FILES, ensure_exported, open_session, verify
 
 TEXTS = [
@@ -64,9 +64,9 @@ def test_onnx_matches_torch(torch_embedder, embedder, settings) -> None:  # noqa
         "all-MiniLM-L6-v2:384:torch", "all-MiniLM-L6-v2:384:onnx", "all-MiniLM-L6-v2:384:onnx-int8"]
 
 
-def test_default_backend_is_the_setting(embedder, settings) -> None:  # noqa: ANN001
+def test_default_backend_is_the_setting(runtime, embedder, settings) -> None:  # noqa: ANN001
     assert embedder.backend == settings.embedding_backend == "onnx-int8"
-    assert get_embedder(backend="onnx-int8") is get_embedder(backend="onnx-int8")
+    assert runtime.embedder is runtime.embedder is embedder
 
 
 def test_batches_follow_token_length() -> None:

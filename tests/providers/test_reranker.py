@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import providers.reranker as rr
+from runtime import build_runtime
 from tests.providers.conftest import make_settings
 
 WORDS = ["revenue", "capital", "expenditure", "was", "in", "the", "of", "2018", "million", "employees",
@@ -50,14 +51,15 @@ def test_bge_path_scores_like_the_cross_encoder_itself(tiny_cross_encoder: Path)
 
 def test_auto_uses_bge_when_the_weights_are_there(tiny_cross_encoder: Path) -> None:
     settings = make_settings(reranker="auto", reranker_model=str(tiny_cross_encoder))
-    assert rr.get_reranker(settings).name == "bge"
+    assert build_runtime(settings).reranker().name == "bge"
 
 
 def test_auto_without_weights_says_so_once_and_falls_back(caplog) -> None:
     settings = make_settings(reranker="auto", reranker_model="BAAI/not-in-any-cache", reranker_fallback="none")
+    runtime = build_runtime(settings)
     with caplog.at_level(logging.WARNING, logger="providers.reranker"):
-        first = rr.get_reranker(settings)
-        second = rr.get_reranker(settings)
+        first = runtime.reranker()
+        second = runtime.reranker()
     assert first is second and first.name == "none"
     assert sum("weights not found" in r.message for r in caplog.records) == 1
     assert first.rerank("q", ["a", "b", "c"]) == [1.0, 0.5, pytest.approx(1 / 3)]
@@ -65,8 +67,8 @@ def test_auto_without_weights_says_so_once_and_falls_back(caplog) -> None:
         rr.build_reranker("colbert", model=settings.reranker_model)
 
 
-def test_dense_reranker_prefers_the_relevant_passage() -> None:
-    scores = rr.DenseReranker().rerank(
+def test_dense_reranker_prefers_the_relevant_passage(runtime) -> None:  # noqa: ANN001
+    scores = rr.DenseReranker(runtime.packaged_embedder).rerank(
         "What was 3M's capital expenditure in 2018?",
         ["The weather in Paris was mild and sunny in spring.",
          "3M's capital expenditures were $1,577 million in 2018."],

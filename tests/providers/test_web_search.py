@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from providers.web_search import get_web_search
+from providers.web_search import WebSearch
 from tests.providers.conftest import make_settings
 
 
@@ -22,7 +22,7 @@ def no_ddgs(monkeypatch) -> None:
 
 def test_tavily_results_have_one_shape(fake) -> None:
     tavily = fake("ok", text="page")
-    search = get_web_search(make_settings(tavily_api_key="tv-key", tavily_base_url=tavily.url))
+    search = WebSearch(make_settings(tavily_api_key="tv-key", tavily_base_url=tavily.url))
     results = search.search("3M capex 2018", k=3)
     assert results == [{"title": f"page {i}", "url": f"https://example.com/{i}",
                         "content": "about 3M capex 2018"} for i in range(3)]
@@ -31,7 +31,7 @@ def test_tavily_results_have_one_shape(fake) -> None:
 
 def test_tavily_failure_hands_over_and_offline_fails_fast_and_cleanly(fake, no_ddgs) -> None:
     tavily = fake("hang")
-    search = get_web_search(make_settings(tavily_api_key="k", tavily_base_url=tavily.url,
+    search = WebSearch(make_settings(tavily_api_key="k", tavily_base_url=tavily.url,
                                           web_search_timeout_s=1.0))
     started = time.monotonic()
     assert search.search("anything") == []
@@ -41,9 +41,9 @@ def test_tavily_failure_hands_over_and_offline_fails_fast_and_cleanly(fake, no_d
 
 
 def test_without_key_only_duckduckgo_and_switch_off(no_ddgs) -> None:
-    search = get_web_search(make_settings())
+    search = WebSearch(make_settings())
     assert search.backends == ["duckduckgo"]
     assert search.search("anything") == []
     assert search.last_failures and search.last_failures[0][0] == "duckduckgo"
-    off = get_web_search(make_settings(web_search=False))
+    off = WebSearch(make_settings(web_search=False))
     assert off.search("anything") == [] and off.last_failures == []

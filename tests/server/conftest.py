@@ -103,17 +103,17 @@ def fake_llm() -> Iterator[FakeOpenAI]:
 
 
 @pytest.fixture(scope="session")
-def services(fake_llm: FakeOpenAI, db, embedder):  # noqa: ANN001, ANN201
-    """The real LLMChain with one `vllm` link: langchain-openai over HTTP to the fake."""
-    from graph.services import Services
-
+def parts(fake_llm: FakeOpenAI, runtime, db, embedder) -> dict[str, Any]:  # noqa: ANN001
+    """What each server's runtime is given in place of the real part (build_runtime's keywords): the real
+    LLMChain with one `vllm` link (langchain-openai over HTTP to the fake), no reranker, a fake web search,
+    and the session's database, embedder and classifiers."""
     from providers.llm import LLMChain
     from providers.reranker import NoReranker
     from tests.providers.conftest import make_settings
 
-    chain = LLMChain(make_settings(vllm_base_url=f"{fake_llm.url}/v1", vllm_model="fake-model", llm_order="vllm",
-                                   llm_cheap_skip=""))
-    return Services(chain=chain, embedder=embedder, reranker=NoReranker(), web=FakeWeb([]), database=db)
+    chain = LLMChain(make_settings(vllm_base_url=f"{fake_llm.url}/v1", vllm_model="fake-model", llm_order="vllm"))
+    return {"chain": chain, "embedder": embedder, "reranker": NoReranker(), "web": FakeWeb([]), "database": db,
+            "guard": runtime.guard, "screen": runtime.screen}
 
 
 @pytest.fixture(scope="session")
@@ -125,15 +125,17 @@ def server_settings(settings):  # noqa: ANN001, ANN201
 
 
 @pytest.fixture(scope="package")
-def start_server(services) -> Iterator[Callable[..., LiveServer]]:  # noqa: ANN001
-    """Start a live server for an app built from settings. Package scope: every server (and its
-    ingestion worker, which would pick up other tests' queued jobs) stops after tests/server."""
+def start_server(parts) -> Iterator[Callable[..., LiveServer]]:  # noqa: ANN001
+    """Start a live server for an app over a runtime of these settings and `parts` (default: the
+    fixture's). Package scope: every server (and its ingestion worker, which would pick up other
+    tests' queued jobs) stops after tests/server."""
+    from runtime import build_runtime
     from server import create_app
 
     started: list[LiveServer] = []
 
-    def start(settings: Any, **kwargs: Any) -> LiveServer:  # noqa: ANN401
-        live = LiveServer(create_app(settings, services=kwargs.pop("services", services), **kwargs))
+    def start(settings: Any, parts: dict[str, Any] = parts, **kwargs: Any) -> LiveServer:  # noqa: ANN401
+        live = LiveServer(create_app(runtime=build_runtime(settings, **parts), **kwargs))
         started.append(live)
         return live
 

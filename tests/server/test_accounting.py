@@ -4,7 +4,6 @@ and a document deleted while it is ingested cancels its job cleanly."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import time
 
@@ -43,13 +42,12 @@ def slow_model():  # noqa: ANN201
 
 
 @pytest.fixture(scope="module")
-def slow(start_server, server_settings, services, slow_model):  # noqa: ANN001, ANN201
+def slow(start_server, server_settings, parts, slow_model):  # noqa: ANN001, ANN201
     from providers.llm import LLMChain
     from tests.providers.conftest import make_settings
 
-    chain = LLMChain(make_settings(vllm_base_url=f"{slow_model.url}/v1", vllm_model="fake-model", llm_order="vllm",
-                                   llm_cheap_skip=""))
-    return start_server(server_settings, services=dataclasses.replace(services, chain=chain))
+    chain = LLMChain(make_settings(vllm_base_url=f"{slow_model.url}/v1", vllm_model="fake-model", llm_order="vllm"))
+    return start_server(server_settings, parts={**parts, "chain": chain})
 
 
 class BrokenEmbedder:
@@ -66,9 +64,8 @@ class BrokenEmbedder:
 
 
 @pytest.fixture(scope="module")
-def broken(start_server, server_settings, services):  # noqa: ANN001, ANN201
-    return start_server(server_settings, services=dataclasses.replace(services,
-                                                                      embedder=BrokenEmbedder(services.embedder)))
+def broken(start_server, server_settings, parts):  # noqa: ANN001, ANN201
+    return start_server(server_settings, parts={**parts, "embedder": BrokenEmbedder(parts["embedder"])})
 
 
 @pytest.mark.parametrize("path", ["/rag/stream", "/rag/stream_events", "/rag/stream_log"])

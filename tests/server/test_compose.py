@@ -53,11 +53,11 @@ def test_compose_services_health_and_order() -> None:
     assert "files:/data" in services["api"]["volumes"] and "files:/data" in services["worker"]["volumes"]
 
 
-def test_compose_commands_and_settings_are_thotqens() -> None:
+def test_compose_commands_and_settings_are_thotqens(settings: Settings) -> None:
     from cli import build_parser
 
     services = compose()["services"]
-    parser = build_parser(Settings())
+    parser = build_parser(settings)
     for name in ("api", "worker", "beat", "migrate"):
         command = services[name]["command"]
         assert command[0] == "thotqen"

@@ -64,7 +64,7 @@ def test_malformed_or_unknown_ids_are_404_never_500(live, bad) -> None:  # noqa:
             assert res.status_code == 404
 
 
-def test_owner_scoped_chat_and_delete(live, owner_with_report) -> None:  # noqa: ANN001
+def test_owner_scoped_chat_and_delete(live, owner_with_report, db) -> None:  # noqa: ANN001
     """A chat limited to a document answers from it; PATCH can widen it; DELETE removes rows and file."""
     h = owner_with_report["headers"]
     doc = owner_with_report["document_id"]
@@ -78,10 +78,6 @@ def test_owner_scoped_chat_and_delete(live, owner_with_report) -> None:  # noqa:
         renamed = c.patch(f"/api/chats/{chat['id']}", headers=h, json={"title": "Dividends"}).json()
         assert renamed["title"] == "Dividends" and renamed["document_ids"] is None
 
-        from settings import get_settings
-        from storage.db import open_database
-
-        db = open_database(get_settings())
         with db.connection() as conn:
             content_hash, owner_id = conn.execute("select content_hash, owner_id from documents where id = %s",
                                                   (doc,)).fetchone()

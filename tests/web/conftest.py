@@ -74,20 +74,19 @@ def web_settings(settings, web_admin: str):  # noqa: ANN001, ANN201
 
 
 @pytest.fixture(scope="package")
-def services(db, embedder) -> Iterator[Any]:  # noqa: ANN001
-    """The real LLMChain over HTTP to the scripted model server, which streams its pieces 40 ms
-    apart so the page can be seen writing the answer token by token."""
-    from graph.services import Services
-
+def parts(runtime, db, embedder) -> Iterator[dict[str, Any]]:  # noqa: ANN001
+    """The servers' parts (tests/server/conftest.py), with the real LLMChain over HTTP to the scripted
+    model server, which streams its pieces 40 ms apart so the page can be seen writing the answer
+    token by token."""
     from providers.llm import LLMChain
     from providers.reranker import NoReranker
     from tests.graph.fakes import FakeWeb
     from tests.providers.conftest import make_settings
 
     fake = FakeOpenAI(script, token_delay_s=0.04)
-    chain = LLMChain(make_settings(vllm_base_url=f"{fake.url}/v1", vllm_model="fake-model", llm_order="vllm",
-                                   llm_cheap_skip=""))
-    yield Services(chain=chain, embedder=embedder, reranker=NoReranker(), web=FakeWeb([]), database=db)
+    chain = LLMChain(make_settings(vllm_base_url=f"{fake.url}/v1", vllm_model="fake-model", llm_order="vllm"))
+    yield {"chain": chain, "embedder": embedder, "reranker": NoReranker(), "web": FakeWeb([]), "database": db,
+           "guard": runtime.guard, "screen": runtime.screen}
     fake.close()
 
 

@@ -1,0 +1,260 @@
+"""Every figure an answer states, checked before the user sees it; the answer repaired or refused.
+
+A figure is supported when it states (graph/figures.py `states`: the same value, or the source
+rounded to the precision the answer shows) a cited fact, the shown calculation's result or a
+number of its working, a figure of a cited excerpt read under that excerpt's own scale, or a
+figure the question itself gives. A bare amount in an answer ("1,694") is read in the unit the
+question asks ("in USD millions"); asked none, it may copy the table's digits as written.
+
+Repair, in the order a careful reader would accept it: an unsupported figure that is a supported
+one's digits at another scale ("$1,693,954 million" for 1,693,954 in a table in thousands), in
+the wrong kind of percent ("1.5%" for 1.5 percentage points) or rounded too coarsely ("$2
+billion" for $1.5 billion) is replaced by that figure, correctly scaled; otherwise its sentence is
+dropped. Candidates are taken from the facts first, then the calculation, then the excerpts the
+sentence cites, then the other excerpts; two different candidates at the same rank are no repair.
+An answer whose figures all fail, or that has nothing left, becomes the refusal.
+
+Small bare integers ("3 segments", "December 31") are not checked: they rarely identify a fact,
+and a sentence would be dropped for writing "three" as "3".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from graph.calc import Fact, Result
+from graph.figures import (
+    SCALE_WORDS,
+    Asked,
+    Figure,
+    Scale,
+    asked_unit,
+    decimals_at,
+    format_figure,
+    read_figures,
+    rounds_to,
+    same_figure,
+    states,
+)
+
+Status = Literal["fact", "calculation", "excerpt", "question", "unsupported"]
+_RESCALES = (1e3, 1e6, 1e9, 1e-3, 1e-6, 1e-9)
+# A restated amount keeps its source's digits up to this many decimals: 1,693,954 thousand is
+# "$1,693.954 million" and "$1.694 billion", not "$1.693954 billion".
+MAX_RESTATED_DECIMALS = 3
+# ...and is written in the answer's own scale word unless that needs more whole digits than this:
+# "$540 thousand" for 540 million becomes "$540 million", not "$540,000 thousand".
+MAX_RESTATED_WHOLE = 10_000
+_MARK = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+_END = re.compile(r"[.!?]+(?:\s*\[\d+(?:\s*,\s*\d+)*\])*(?=\s|$)|\n+")
+_ABBREVIATION = re.compile(r"(?:\b(?:U\.S|U\.K|Inc|Co|Corp|Ltd|No|vs|e\.g|i\.e|approx|Jr|Sr|St|Mr|Ms|Dr)|\b[A-Z])$")
+_PER_SHARE_WORDS = re.compile(r"\s*(?:per|a|/)\s*(?:\w+\s+){0,2}share\b", re.IGNORECASE)
+_LETTER = re.compile(r"[A-Za-z]")
+
+
+@dataclass(frozen=True)
+class Source:
+    """A cited excerpt: its citation number, its text and, when known, its table's scale."""
+
+    n: int
+    text: str
+    scale: Scale | None = None  # the table's caption scale; None: read the headers in the text
+
+
+class FigureCheck(BaseModel):
+    """One figure the answer states, and what it rests on."""
+
+    text: str = Field(description="the figure as the answer wrote it")
+    sentence: int = Field(description="the sentence it is in, from 0")
+    kind: str
+    value: float = Field(description="in base units: dollars, percentage points, the plain number")
+    status: Status
+    verified: bool = Field(description="supported as written")
+    fact: int | None = Field(default=None, description="the fact it rests on")
+    excerpt: int | None = Field(default=None, description="the excerpt [n] it rests on")
+    held: str | None = Field(default=None, description="the supporting figure as its source writes it")
+    action: Literal["kept", "replaced", "dropped"] = "kept"
+    replaced_by: str | None = None
+
+
+class VerifyReport(BaseModel):
+    """What the check did to an answer, for the API's and the CLI's JSON."""
+
+    answer: str = Field(description="the answer the user sees")
+    original: str = Field(description="the answer as generated")
+    verified: bool = Field(description="every figure was supported as written: nothing replaced or dropped")
+    refused: bool
+    figures: list[FigureCheck]
+    dropped: list[str] = Field(description="sentences removed for an unsupported figure")
+    calculation: dict[str, object] | None = None
+
+
+@dataclass(frozen=True)
+class _Held:
+    """A figure that can support the answer's, with where it comes from."""
+
+    status: Status
+    figure: Figure
+    rank: int  # repair candidates are taken rank by rank
+    fact: int | None = None
+    excerpt: int | None = None
+    shown: str = ""
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """Spans covering `text`, one per sentence (its trailing markers and spaces included); a decimal
+    point, "U.S." or an initial does not end a sentence, a line break does."""
+    spans, start = [], 0
+    for m in _END.finditer(text):
+        if m.end() <= start or (m.group(0)[0] == "." and _ABBREVIATION.search(text[:m.start()])):
+            continue
+        end = m.end()
+        while end < len(text) and text[end].isspace():
+            end += 1
+        spans.append((start, end))
+        start = end
+    if start < len(text):
+        spans.append((start, len(text)))
+    return spans
+
+
+def _held(facts: Iterable[Fact], result: Result | None, excerpts: Sequence[Source], question: str,
+          cited: set[int]) -> list[_Held]:
+    out = [_Held("fact", f.figure, 0, f.n, f.source or None, _shown(f.figure, f.label)) for f in facts]
+    if result is not None:
+        alternates = [result.figure, result.exact_figure]
+        if result.kind == "ratio":  # a ratio of 0.617 is stated as 61.7% too
+            alternates.append(Figure(number=result.exact * 100, kind="percent", decimals=12))
+        elif result.kind == "percent" and not result.points:
+            alternates.append(Figure(number=result.exact / 100, kind="ratio", decimals=12))
+        alternates += read_figures(result.working, headers=False)
+        out += [_Held("calculation", f, 1, shown=result.working) for f in alternates]
+    for source in excerpts:
+        rank = 2 if source.n in cited else 3
+        out += [_Held("excerpt", f, rank, excerpt=source.n, shown=_shown(f))
+                for f in read_figures(source.text, scale=source.scale)]
+    out += [_Held("question", f, 4, shown=f.text) for f in read_figures(question, headers=False)]
+    return out
+
+
+def _shown(figure: Figure, label: str = "") -> str:
+    text = figure.text or format_figure(figure.value, figure.kind)
+    if figure.header and figure.scale_text:
+        text = f"{text} {figure.scale_text}"
+    return f"{label}: {text}" if label else text
+
+
+def _read_as(figure: Figure, asked: Asked) -> Figure:
+    """A bare amount read in the question's unit."""
+    return figure.at_scale(asked.scale) if figure.bare and asked.scale else figure
+
+
+def _supports(stated: Figure, held: Figure, asked: Asked, tolerance: float) -> bool:
+    read = _read_as(stated, asked)
+    if states(read, held, tolerance):
+        return True
+    # asked no unit, a bare amount may copy the table's digits as written
+    return stated.bare and not asked.scale and held.header and states(stated, held.as_written(), tolerance)
+
+
+def _rescues(stated: Figure, held: Figure, asked: Asked) -> bool:
+    """`stated` is `held` misread: at another scale, the wrong kind of percent, or rounded too far."""
+    read = _read_as(stated, asked)
+    if read.kind == "percent" and held.kind == "percent" and read.points != held.points:
+        return abs(read.value) == abs(held.value) or rounds_to(read, held.value)
+    if any(states(read.at_scale(read.scale * k), held) for k in _RESCALES):
+        return True
+    return states(read, held, min_digits=1)
+
+
+def _restate(held: Figure, like: Figure, asked: Asked) -> str:
+    """`held` written the way the answer wrote `like`: its unit word, currency, sign and suffix."""
+    sign = -1.0 if like.number < 0 else 1.0
+    value = sign * abs(held.value)
+    if held.kind in ("percent", "ratio", "per_share"):
+        decimals = asked.decimals if asked.decimals is not None else held.decimals
+        text = format_figure(value, held.kind, decimals=decimals, points=held.points)
+        if held.kind == "per_share" and (suffix := _PER_SHARE_WORDS.search(like.text)):
+            text += suffix.group(0)
+        if held.kind == "ratio" and like.text.lower().endswith(("x", "times")):
+            text += "x" if like.text.lower().endswith("x") else " times"
+        return text
+    scale = asked.scale or _restated_scale(held, like)
+    currency = like.currency or held.currency or held.kind == "money"
+    decimals = asked.decimals if asked.decimals is not None else min(decimals_at(held, scale), MAX_RESTATED_DECIMALS)
+    return format_figure(value, "money" if currency else "count", scale=scale, decimals=decimals,
+                         scale_word=not (like.bare and asked.scale))
+
+
+def _restated_scale(held: Figure, like: Figure) -> float:
+    """The answer's own scale word when the figure reads well in it ("$1,693.954 million"), else the source's."""
+    own = like.scale if like.scale != 1.0 and not like.header else 1.0
+    shown = abs(held.value) / own
+    if 1 <= shown < MAX_RESTATED_WHOLE and decimals_at(held, own) <= MAX_RESTATED_DECIMALS:
+        return own
+    return held.scale if held.scale in SCALE_WORDS else 1.0
+
+
+def _repair(stated: Figure, held: list[_Held], asked: Asked) -> _Held | None:
+    for rank in sorted({h.rank for h in held}):
+        found = [h for h in held if h.rank == rank and h.status != "question" and _rescues(stated, h.figure, asked)]
+        if found:
+            first = found[0]
+            return first if all(same_figure(first.figure, h.figure) for h in found) else None
+    return None
+
+
+def verify(answer: str, *, refusal: str, facts: Sequence[Fact] = (), excerpts: Sequence[Source] = (),
+           result: Result | None = None, question: str = "", tolerance: float = 0.0) -> VerifyReport:
+    """Check every figure of `answer` against what it may rest on, repair it, and report (module doc).
+
+    `refusal` is what the user sees when nothing supported is left (graph.prompts.CANNOT_ANSWER);
+    `tolerance` is a relative slack beyond rounding (0: the rounding shown is the only slack)."""
+    asked = asked_unit(question)
+    checks: list[FigureCheck] = []
+    kept: list[str] = []
+    dropped: list[str] = []
+    for i, (start, end) in enumerate(sentences(answer)):
+        sentence = answer[start:end]
+        cited = {int(x) for m in _MARK.finditer(sentence) for x in m.group(1).split(",")}
+        held = _held(facts, result, excerpts, question, cited)
+        edits: list[tuple[Figure, str]] = []
+        ours: list[FigureCheck] = []
+        failed = False
+        for fig in (f for f in read_figures(sentence, headers=False) if f.identifying):
+            support = next((h for h in sorted(held, key=lambda h: h.rank)
+                            if _supports(fig, h.figure, asked, tolerance)), None)
+            check = FigureCheck(text=fig.text, sentence=i, kind=fig.kind, value=_read_as(fig, asked).value,
+                                status=support.status if support else "unsupported", verified=support is not None)
+            if support is None and (rescue := _repair(fig, held, asked)) is not None:
+                support = rescue
+                check.replaced_by = _restate(rescue.figure, fig, asked)
+                check.action = "replaced"
+                edits.append((fig, check.replaced_by))
+            elif support is None:
+                failed = True
+            if support is not None:
+                check.fact, check.excerpt, check.held = support.fact, support.excerpt, support.shown
+            ours.append(check)
+        if failed:
+            for check in ours:
+                check.action = "dropped"
+            dropped.append(sentence.strip())
+        else:
+            for fig, text in sorted(edits, key=lambda e: -e[0].start):
+                sentence = sentence[:fig.start] + text + sentence[fig.end:]
+            kept.append(sentence)
+        checks += ours
+    repaired = "".join(kept).strip()
+    stated_figures = bool(checks)
+    survived = any(c.action != "dropped" for c in checks)
+    nothing_left = not _LETTER.search(_MARK.sub("", repaired))
+    refused = nothing_left or (stated_figures and not survived) or repaired == refusal.strip()
+    verified = all(c.verified for c in checks) and not refused and not dropped
+    return VerifyReport(answer=refusal if refused else repaired, original=answer, refused=refused, verified=verified,
+                        figures=checks, dropped=dropped, calculation=result.as_dict() if result is not None else None)

@@ -1,0 +1,150 @@
+"""Every figure an answer states is checked before the user sees it (graph/verify.py): the failure
+classes of issue 24, each pinned on an invented company's statements."""
+
+from __future__ import annotations
+
+import json
+
+from graph.calc import Fact, calculate
+from graph.figures import Scale, read_figures
+from graph.verify import Source, sentences, verify
+
+REFUSAL = "The documents don't say."
+STATEMENT = Source(1, """Marlowe Kitchens, Inc.
+Consolidated Statements of Operations
+(In thousands, except per share data)
+Total revenues | $ 1,693,954 | $ 1,402,118
+Net loss | (45,210) | 12,004
+Diluted net income per share | $ 3.21 | $ 2.64
+""")
+MILLIONS = Source(2, """Segment results (in millions, except per share amounts and percentages)
+Subscription revenue | 612 | 540
+Operating margin | 23.0% | 21.5%
+Dividends declared per share | $ 0.48 | $ 0.44
+""")
+PROSE = Source(3, "Marlowe operates in three segments and leases its headquarters in Dayton.")
+EXCERPTS = [STATEMENT, MILLIONS, PROSE]
+
+
+def check(answer: str, question: str = "", **kwargs: object) -> object:
+    return verify(answer, refusal=REFUSAL, excerpts=EXCERPTS, question=question, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_figure_copied_from_the_cited_excerpt_is_verified() -> None:
+    report = check("Total revenues were $1,693.954 million [1].")
+    assert report.verified and report.answer == "Total revenues were $1,693.954 million [1]."
+    [figure] = report.figures
+    assert figure.status == "excerpt" and figure.excerpt == 1 and figure.action == "kept"
+    assert figure.held == "$ 1,693,954 (In thousands, except per share data)"
+    assert check("Total revenues were $1.69 billion [1].").verified  # rounded as shown
+
+
+def test_a_table_in_thousands_read_as_millions_is_restated_correctly() -> None:
+    report = check("Total revenues were $1,693,954 million [1].")
+    assert report.answer == "Total revenues were $1,693.954 million [1]."
+    [figure] = report.figures
+    assert figure.status == "unsupported" and not figure.verified
+    assert figure.action == "replaced" and figure.replaced_by == "$1,693.954 million" and figure.excerpt == 1
+    assert not report.verified and not report.refused
+    # the question's unit decides how a bare amount is read: 1,693,954 "in USD millions" is wrong too
+    asked = check("Revenue was 1,693,954 [1].", "What were total revenues in USD millions?")
+    assert asked.answer == "Revenue was $1,693.954 [1]."
+    assert check("Revenue was 1,694 [1].", "What were total revenues in USD millions?").verified
+    assert check("Revenue was 1,693,954 [1].").verified  # asked no unit, it copies the table's digits
+
+
+def test_a_figure_absent_from_the_documents_drops_its_sentence() -> None:
+    report = check("Diluted EPS was $3.21 per share [1]. Subscription revenue was $713 million [2].")
+    assert report.answer == "Diluted EPS was $3.21 per share [1]."
+    assert report.dropped == ["Subscription revenue was $713 million [2]."]
+    assert [f.action for f in report.figures] == ["kept", "dropped"]
+    assert not report.verified and not report.refused
+
+
+def test_an_answer_whose_figures_all_fail_becomes_the_refusal() -> None:
+    report = check("Subscription revenue was $713 million [2]. This reflects strong renewals [2].")
+    assert report.refused and report.answer == REFUSAL
+    assert report.original.startswith("Subscription revenue")
+    assert check("[1].").refused  # nothing left to say
+
+
+def test_negatives_in_parentheses_are_said_in_words() -> None:
+    report = check("Marlowe reported a net loss of $45.2 million [1].")
+    assert report.verified and report.figures[0].held == "(45,210) (In thousands, except per share data)"
+
+
+def test_per_share_rows_under_in_millions_are_dollars() -> None:
+    assert check("Dividends declared were $0.48 per share [2].").verified
+    report = check("Diluted EPS was $3.21 million [1].")  # the header's scale wrongly applied
+    assert report.answer == "Diluted EPS was $3.21 [1]."
+    assert report.figures[0].action == "replaced"
+
+
+def test_percentage_rows_are_not_scaled_and_points_are_not_percent() -> None:
+    assert check("Operating margin was 23.0% [2].").verified
+    margins = [Fact(1, read_figures(MILLIONS.text)[2], "Operating margin", 2, "FY2023"),
+               Fact(2, read_figures(MILLIONS.text)[3], "Operating margin", 2, "FY2022")]
+    result = calculate({"op": "difference", "operands": [1, 2]}, margins)
+    report = check("Operating margin rose 1.5 percentage points [2].", facts=margins, result=result)
+    assert report.verified and report.figures[0].status == "calculation"
+    loose = check("Operating margin rose 1.5% [2].", facts=margins, result=result)
+    assert loose.answer == "Operating margin rose 1.5 percentage points [2]."  # a point rise is not a 1.5% rise
+
+
+def test_a_ratio_the_question_defines_rests_on_the_calculation() -> None:
+    facts = [Fact(1, read_figures(MILLIONS.text)[0], "Subscription revenue", 2, "FY2023"),
+             Fact(2, read_figures(STATEMENT.text)[0], "Total revenues", 1, "FY2023")]
+    question = "What is subscription revenue divided by total revenues, rounded to two decimal places?"
+    result = calculate({"op": "ratio", "operands": [1, 2]}, facts, question)
+    assert result.working == "612 million / 1,693,954 thousand = 0.36 [2][1]"
+    report = check(f"The ratio is 0.36: {result.working}.", question, facts=facts, result=result)
+    assert report.verified, report.figures
+    statuses = [(f.text, f.status) for f in report.figures]
+    assert ("0.36", "calculation") in statuses and ("612 million", "fact") in statuses
+    assert check("It is 36.1% of revenues [1][2].", question, facts=facts, result=result).verified  # as percent
+    wrong = check("The ratio is 0.42 [1][2].", question, facts=facts, result=result)
+    assert wrong.refused  # the model's own arithmetic is not shown to the user
+
+
+def test_a_fact_is_named_in_the_report() -> None:
+    facts = [Fact(7, read_figures(MILLIONS.text)[0], "Segment results › Subscription revenue", 2, "FY2023")]
+    report = check("Subscription revenue was $612 million [2].", facts=facts)
+    [figure] = report.figures
+    assert (figure.status, figure.fact, figure.excerpt) == ("fact", 7, 2)
+    assert figure.held == ("Segment results › Subscription revenue: 612 "
+                           "(in millions, except per share amounts and percentages)")
+    assert json.loads(report.model_dump_json())["figures"][0]["fact"] == 7  # the API's and CLI's JSON
+
+
+def test_a_coarse_rounding_is_replaced_by_the_source_figure() -> None:
+    report = check("Subscription revenue was about $600 million [2].")
+    assert report.answer == "Subscription revenue was about $612 million [2]."
+
+
+def test_a_figure_at_the_wrong_scale_is_restated_in_its_sources_unit() -> None:
+    report = check("Subscription revenue was $540 thousand [2].")  # the prior year's 540, in millions
+    assert report.answer == "Subscription revenue was $540 million [2]."
+
+
+def test_two_different_candidates_are_no_repair() -> None:
+    ambiguous = Source(4, "(in millions)\nA | 1,005 | 1,020")  # "$1 billion" rounds either
+    coarse = verify("Revenue was $1 billion [4].", refusal=REFUSAL, excerpts=[ambiguous])
+    assert coarse.refused
+
+
+def test_the_questions_own_figures_and_small_counts_need_no_source() -> None:
+    report = check("No: revenue of $1.69 billion [1] exceeded the $1,500 million threshold.",
+                   "Did revenue exceed $1,500 million?")
+    assert report.verified and [f.status for f in report.figures] == ["excerpt", "question"]
+    assert check("Marlowe has 3 segments [3].").figures == []  # not checked: "three" in the excerpt
+
+
+def test_a_known_table_scale_overrides_the_text() -> None:
+    table = Source(5, "Net revenue | 8,120", scale=Scale(1e6, money=True))
+    assert verify("Net revenue was $8.12 billion [5].", refusal=REFUSAL, excerpts=[table]).verified
+
+
+def test_sentences_keep_decimals_and_abbreviations_whole() -> None:
+    text = "Sales in the U.S. were $1.2 billion [1]. Margin was 12.5% [2].\nNext line"
+    assert [text[a:b] for a, b in sentences(text)] == [
+        "Sales in the U.S. were $1.2 billion [1]. ", "Margin was 12.5% [2].\n", "Next line"]
