@@ -5,13 +5,14 @@ The image is rendered by PyMuPDF on demand and cached twice: the browser keeps i
 (`Cache-Control: private` + an ETag for revalidation) and the server keeps the last renders in
 memory, so a citation clicked again costs nothing (timings: evals/results/page_latency.md).
 
+An OCR'd page is an image with no words to find the passage in: there the line boxes its
+recognised chunks stored at ingestion (child_chunks.boxes) mark the lines of the chunks the passage quotes.
+
 Behind nginx (ACCEL_REDIRECT_PREFIX, deploy/nginx/) neither route sends bytes: once ownership is
 checked, the answer is an empty response whose `X-Accel-Redirect` names the file under nginx's internal
 location, and nginx streams it from the file store; a page image is rendered once into the store
 (api/files.py render_path) for that. With Supabase Storage the file download is a redirect to a
 short-lived signed URL instead.
-An OCR'd page is an image with no words to find the passage in: there the line boxes its
-recognised chunks stored at ingestion (child_chunks.boxes) mark the lines of the chunks the passage quotes.
 """
 
 from __future__ import annotations
