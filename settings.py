@@ -343,6 +343,11 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # (except /api/health, so load balancers can probe).
     origin_secret: SecretStr | None = None
     origin_secret_header: str = "X-Origin-Verify"
+    # Behind nginx (deploy/nginx/): the internal location that serves THOTQEN_HOME/files, e.g.
+    # "/_protected/". Set, a stored file or rendered page image is answered with an empty response whose
+    # X-Accel-Redirect names it there, once ownership is checked, and nginx sends the bytes. Empty: the
+    # API sends them itself. Supabase Storage answers downloads with a short-lived signed URL either way.
+    accel_redirect_prefix: str = Field(default="", pattern=r"^(/[A-Za-z0-9_.~-]+)*/?$")
     # Usernames allowed to read /api/admin/metrics, comma-separated (env THOTQEN_ADMINS).
     thotqen_admins: str = ""
     # Background ingestion threads in each server process (embedding is CPU-bound: 1 on 2 cores).

@@ -4,8 +4,15 @@ Owner-scoped like every route: a stranger's document id answers 404, exactly lik
 The image is rendered by PyMuPDF on demand and cached twice: the browser keeps it
 (`Cache-Control: private` + an ETag for revalidation) and the server keeps the last renders in
 memory, so a citation clicked again costs nothing (timings: evals/results/page_latency.md).
+
 An OCR'd page is an image with no words to find the passage in: there the line boxes its
 recognised chunks stored at ingestion (child_chunks.boxes) mark the lines of the chunks the passage quotes.
+
+Behind nginx (ACCEL_REDIRECT_PREFIX, deploy/nginx/) neither route sends bytes: once ownership is
+checked, the answer is an empty response whose `X-Accel-Redirect` names the file under nginx's internal
+location, and nginx streams it from the file store; a page image is rendered once into the store
+(api/files.py render_path) for that. With Supabase Storage the file download is a redirect to a
+short-lived signed URL instead.
 """
 
 from __future__ import annotations
@@ -13,16 +20,18 @@ from __future__ import annotations
 import asyncio
 import difflib
 import hashlib
+import json
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pymupdf
 from fastapi import APIRouter, HTTPException, Query, Request, Response
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, RedirectResponse
 
 from api.deps import CurrentUser, DbDep
 from api.schemas import error
@@ -187,29 +196,92 @@ async def page_image(document_id: str, page: int, request: Request, user: Curren
     headers = {"ETag": etag, "Cache-Control": "private, max-age=86400"}
     if etag in [t.strip() for t in request.headers.get("if-none-match", "").split(",")]:
         return Response(status_code=304, headers=headers)
-    cached = _renders.get(etag)
-    if cached is None:
+
+    async def render() -> tuple[bytes, int, str]:
         path = await asyncio.to_thread(_local_file, request, user.id, doc)
         ocr = bool(passage and doc.get("ocr_pages"))  # only a document with OCR'd pages has line boxes to use
         recognised = await asyncio.to_thread(_recognised, db, user.id, document_id, page) if ocr else []
         try:
-            cached = await asyncio.to_thread(render_page, path, page, passage, width, recognised)
+            return await asyncio.to_thread(render_page, path, page, passage, width, recognised)
         except KeyError:
             raise HTTPException(404, f"the document has no page {page}") from None
+
+    prefix = request.app.state.settings.accel_redirect_prefix
+    if prefix:  # nginx sends the image from the file store, rendered there once
+        files = request.app.state.files
+        # the ETag's inputs but the content hash, which names the directory (deleted with the file)
+        name = f"{page}-{width}-" + hashlib.sha256(f"{RENDER_VERSION}\x00{passage}".encode()).hexdigest()[:32]
+        kept = files.render_path(user.id, doc["content_hash"], name)
+        marks = await asyncio.to_thread(_kept_marks, kept)
+        if marks is None:
+            png, lines, box = await render()
+            await asyncio.to_thread(_keep_render, kept, png, lines, box)
+            marks = (lines, box)
+        lines, box = marks
+        extra = {"X-Highlighted-Lines": str(lines), **({"X-Highlight-Box": box} if box else {})}
+        return _accel(prefix, files.relative(kept), {"Content-Type": "image/png", **headers, **extra})
+    cached = _renders.get(etag)
+    if cached is None:
+        cached = await render()
         _renders.put(etag, cached)
     png, lines, box = cached
     extra = {"X-Highlighted-Lines": str(lines), **({"X-Highlight-Box": box} if box else {})}
     return Response(png, media_type="image/png", headers={**headers, **extra})
 
 
+def _kept_marks(png: Path) -> tuple[int, str] | None:
+    """What a kept render marked (its highlighted lines and box), None when it is not kept yet."""
+    try:
+        marks = json.loads(png.with_suffix(".json").read_text())
+    except (OSError, ValueError):
+        return None
+    return (int(marks["lines"]), str(marks["box"])) if png.exists() else None
+
+
+def _keep_render(png: Path, data: bytes, lines: int, box: str) -> None:
+    """Write the render and its marks, each whole or not at all (a concurrent render writes the same)."""
+    png.parent.mkdir(parents=True, exist_ok=True)
+    for path, content in ((png.with_suffix(".json"), json.dumps({"lines": lines, "box": box}).encode()),
+                          (png, data)):  # the marks first: an image on disk always has them
+        tmp = path.with_name(f"{path.name}.{threading.get_ident()}.part")
+        tmp.write_bytes(content)
+        tmp.replace(path)
+
+
+def _accel(prefix: str, relative: str, headers: dict[str, str]) -> Response:
+    """The empty answer nginx turns into the file: X-Accel-Redirect names it under the internal location;
+    Content-Type, Content-Disposition and Cache-Control are kept by nginx from this response."""
+    return Response(b"", headers={"X-Accel-Redirect": prefix.rstrip("/") + "/" + quote(relative), **headers})
+
+
+def attachment(name: str) -> str:
+    """Content-Disposition for a download under `name` (RFC 6266; as Starlette's FileResponse writes it)."""
+    quoted = quote(name)
+    return f"attachment; filename*=utf-8''{quoted}" if quoted != name else f'attachment; filename="{name}"'
+
+
 @router.get("/{document_id}/file", response_class=FileResponse, responses={
     200: {"content": {t.split(";")[0]: {} for t in [*(f.media_type for f in registry.formats()),
                                                       "application/octet-stream"]},
           "description": "the file as uploaded (PDF, Office, HTML, text), in its own media type"},
+    307: {"description": "Supabase Storage: a short-lived signed URL of the file (Location)"},
     404: error("no such document"), 503: error("file storage unavailable")})
-async def download(document_id: str, request: Request, user: CurrentUser, db: DbDep) -> FileResponse:
+async def download(document_id: str, request: Request, user: CurrentUser, db: DbDep) -> Response:
     """The original file, as an attachment under its uploaded name."""
     doc = await asyncio.to_thread(_owned, db, user.id, document_id)
+    files = request.app.state.files
+    fmt = _format(doc)
+    headers = {"Cache-Control": "private, no-cache"}
+    try:
+        signed = await asyncio.to_thread(files.signed_url, user.id, doc["content_hash"], fmt, doc["name"])
+    except Exception:  # noqa: BLE001 - the store is down: say so, do not 500
+        raise HTTPException(503, "the stored file is unavailable right now; try again later",
+                            headers={"Retry-After": "30"}) from None
+    if signed is not None:
+        return RedirectResponse(signed, status_code=307, headers={"Cache-Control": "private, no-store"})
     path = await asyncio.to_thread(_local_file, request, user.id, doc)
-    return FileResponse(path, media_type=registry.served_type(_format(doc)),
-                        filename=doc["name"], headers={"Cache-Control": "private, no-cache"})
+    prefix = request.app.state.settings.accel_redirect_prefix
+    if prefix:
+        return _accel(prefix, files.relative(path), {"Content-Type": registry.served_type(fmt),
+                                                      "Content-Disposition": attachment(doc["name"]), **headers})
+    return FileResponse(path, media_type=registry.served_type(fmt), filename=doc["name"], headers=headers)

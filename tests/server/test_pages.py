@@ -89,6 +89,38 @@ def test_deleting_the_document_removes_its_pages(live, report_pdf) -> None:  # n
         assert c.get(f"/api/documents/{doc}/file", headers=user["headers"]).status_code == 404
 
 
+def test_behind_nginx_the_routes_answer_only_the_redirect(start_server, server_settings, report_pdf) -> None:  # noqa: ANN001
+    """ACCEL_REDIRECT_PREFIX set: empty answers naming the file and the render kept in the file store
+    (tests/server/test_edge.py puts nginx in front); a stranger's answer stays the missing id's 404."""
+    from tests.server.conftest import follow_job, upload
+
+    accel = start_server(server_settings.model_copy(update={"accel_redirect_prefix": "/_protected/"}))
+    files = server_settings.home / "files"
+    with accel.client() as c:
+        user, stranger = signup(c, "accel"), signup(c, "accel-stranger")
+        h = user["headers"]
+        res = upload(c, h, "aurora-report.pdf", report_pdf)
+        follow_job(c, h, res.json()["job_id"])
+        doc = res.json()["document_id"]
+        original = c.get(f"/api/documents/{doc}/file", headers=h)
+        assert original.status_code == 200 and original.content == b""
+        assert original.headers["content-type"] == "application/pdf"
+        assert original.headers["content-disposition"] == 'attachment; filename="aurora-report.pdf"'
+        assert (files / original.headers["x-accel-redirect"].removeprefix("/_protected/")).read_bytes() == report_pdf
+        page = c.get(f"/api/documents/{doc}/pages/2.png", params={"width": 400}, headers=h)
+        assert page.status_code == 200 and page.content == b"" and page.headers["content-type"] == "image/png"
+        kept = files / page.headers["x-accel-redirect"].removeprefix("/_protected/")
+        assert pymupdf.Pixmap(kept.read_bytes()).width == 400 and page.headers["x-highlighted-lines"] == "0"
+        for path in (f"/api/documents/{doc}/file", f"/api/documents/{doc}/pages/2.png"):
+            theirs = c.get(path, headers=stranger["headers"])
+            missing = c.get(path.replace(doc, "00000000-0000-0000-0000-000000000000"), headers=stranger["headers"])
+            assert theirs.status_code == missing.status_code == 404 and theirs.json() == missing.json()
+            assert "x-accel-redirect" not in theirs.headers
+        assert c.get(f"/api/documents/{doc}/pages/99.png", headers=h).status_code == 404
+        assert c.delete(f"/api/documents/{doc}", headers=h).status_code == 204
+        assert not kept.exists()  # the kept renders go with the file
+
+
 def test_a_document_without_pages_has_no_page_image_but_its_file(live) -> None:  # noqa: ANN001
     from tests.server.conftest import follow_job, upload
 

@@ -1,0 +1,356 @@
+"""nginx as the edge (deploy/nginx/): Debian's nginx, with the shipped configuration filled in the way
+the official image's envsubst fills it, in front of a real `thotqen serve` that has ORIGIN_SECRET and
+ACCEL_REDIRECT_PREFIX set. Files and page images come from the file store through X-Accel-Redirect
+(the API's own answer is empty), strangers meet the same 404 as a missing id, the API refuses whoever
+bypasses the edge, events are not held back, and a stopped API is a JSON 502."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pymupdf
+import pytest
+import yaml
+
+from tests.server.conftest import follow_job
+
+ROOT = Path(__file__).resolve().parents[2]
+NGINX = Path("/usr/sbin/nginx")
+TEMPLATE = ROOT / "deploy" / "nginx" / "templates" / "thotqen.conf.template"
+SECRET = "edge-test-origin-secret-" + "0123456789abcdef" * 2
+PREFIX = "/_protected/"  # the template's internal location
+ALLOWED = "https://thotqen.example.com"
+ACCESS = re.compile(r"^(?P<method>\S+) (?P<uri>\S+) (?P<status>\d+) (?P<sent>\d+) (?P<upstream>\S+)$")
+
+pytestmark = pytest.mark.skipif(not NGINX.exists(), reason="no /usr/sbin/nginx: Debian's nginx is not installed "
+                                                           "(apt-get install nginx; .ci/run installs it)")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def render(template: str, values: dict[str, str]) -> str:
+    """What the official nginx image's envsubst makes of the template: every ${NAME} replaced (a name
+    not given fails here instead of reaching nginx); nginx's own $variables are lower case, untouched."""
+    return re.sub(r"\$\{([A-Z][A-Z0-9_]*)\}", lambda m: values[m.group(1)], template)
+
+
+def main_conf(prefix: Path) -> str:
+    """The http block a packaged nginx.conf has, with everything a non-root nginx writes under `prefix`,
+    and an access log that says how many bytes came from the API and how many went to the client."""
+    temp = "\n".join(f"    {kind}_temp_path {prefix / kind};" for kind in ("client_body", "proxy", "fastcgi",
+                                                                             "uwsgi", "scgi"))
+    user = "user root;" if os.geteuid() == 0 else ""  # as root, workers would run as nobody
+    return f"""{user}
+worker_processes 1;
+daemon off;
+pid {prefix / "nginx.pid"};
+error_log {prefix / "error.log"} info;
+events {{ worker_connections 256; }}
+http {{
+    include /etc/nginx/mime.types;
+    default_type application/octet-stream;
+    sendfile on;
+    # as an operator's main config may have it: the event routes must turn it off for themselves
+    gzip on;
+    gzip_types text/event-stream application/json;
+    log_format edge '$request_method $request_uri $status $body_bytes_sent $upstream_response_length';
+    access_log {prefix / "access.log"} edge;
+{temp}
+    include conf.d/*.conf;
+}}
+"""
+
+
+@dataclass
+class Edge:
+    edge: str  # through nginx
+    api: str  # the API itself, bypassing nginx
+    files: Path  # THOTQEN_HOME/files
+    access_log: Path
+    server: subprocess.Popen
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.edge, timeout=120)
+
+    def upstream_bytes(self, uri: str) -> list[tuple[int, int, str]]:
+        """(bytes sent to the client, bytes the API answered with, status) of each logged request for `uri`."""
+        rows = []
+        for line in self.access_log.read_text().splitlines():
+            m = ACCESS.match(line)
+            if m and m["uri"] == uri:
+                rows.append((int(m["sent"]), int(m["upstream"]) if m["upstream"].isdigit() else -1, m["status"]))
+        return rows
+
+
+def _serve(env: dict[str, str], port: int, log: Path) -> subprocess.Popen:
+    with log.open("w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port)], cwd=ROOT, env=env,
+                                stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited: {log.read_text()[-2000:]}")
+        try:  # /api/health needs no origin secret (load balancers probe it)
+            if httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=2).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    proc.kill()
+    raise RuntimeError("server did not become healthy")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _nginx(prefix: Path, values: dict[str, str], port: int) -> subprocess.Popen:
+    (prefix / "conf.d").mkdir(parents=True)
+    (prefix / "nginx.conf").write_text(main_conf(prefix))
+    (prefix / "conf.d" / "thotqen.conf").write_text(render(TEMPLATE.read_text(), values))
+    args = [str(NGINX), "-p", str(prefix), "-c", str(prefix / "nginx.conf"), "-e", str(prefix / "error.log")]
+    check = subprocess.run([*args, "-t"], capture_output=True, text=True, timeout=30)
+    assert check.returncode == 0, check.stderr
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, (prefix / "error.log").read_text()[-2000:]
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/_edge/health", timeout=2).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("nginx did not start")
+
+
+@pytest.fixture(scope="module")
+def edge(fake_llm, home, db, tmp_path_factory) -> Iterator[Edge]:  # noqa: ANN001
+    tmp = tmp_path_factory.mktemp("edge")
+    env = {**os.environ, "THOTQEN_HOME": str(home), "LOCAL_LLM": "false", "LLM_ORDER": "vllm",
+           "VLLM_BASE_URL": f"{fake_llm.url}/v1", "VLLM_MODEL": "fake-model", "LLM_CHEAP_SKIP": "",
+           "WEB_SEARCH": "false", "RERANKER": "none", "LOGIN_IP_LIMIT": "100000",
+           "ORIGIN_SECRET": SECRET, "ACCEL_REDIRECT_PREFIX": PREFIX, "FORWARDED_ALLOW_IPS": "127.0.0.1"}
+    for key in ("DATABASE_URL", "NVIDIA_API_KEY", "GROQ_API_KEY", "GROQ_API_KEY_2", "GEMINI_API_KEY",
+                "GEMINI_API_KEY_2", "GOOGLE_API_KEY", "GOOGLE_API_KEY_2", "OPENROUTER_API_KEY", "TAVILY_API_KEY",
+                "JWT_SECRET", "THOTQEN_ENV", "SUPABASE_URL", "LANGSMITH_API_KEY", "CORS_ORIGINS",
+                "CELERY_BROKER_URL"):
+        env.pop(key, None)
+    api_port, edge_port = free_port(), free_port()
+    server = _serve(env, api_port, tmp / "serve.log")
+    files = Path(home).resolve() / "files"
+    files.mkdir(parents=True, exist_ok=True)
+    try:
+        nginx = _nginx(tmp / "nginx", {"THOTQEN_LISTEN": f"127.0.0.1:{edge_port}",
+                                       "THOTQEN_API": f"127.0.0.1:{api_port}", "THOTQEN_FILES": str(files),
+                                       "THOTQEN_ORIGIN": ALLOWED, "ORIGIN_SECRET": SECRET}, edge_port)
+    except BaseException:
+        _stop(server)
+        raise
+    try:
+        yield Edge(f"http://127.0.0.1:{edge_port}", f"http://127.0.0.1:{api_port}", files,
+                   tmp / "nginx" / "access.log", server)
+    finally:
+        _stop(server)
+        nginx.send_signal(signal.SIGQUIT)  # graceful: finish what is in flight
+        try:
+            nginx.wait(15)
+        except subprocess.TimeoutExpired:
+            nginx.kill()
+
+
+def signup(c: httpx.Client, prefix: str) -> dict[str, str]:
+    res = c.post("/api/auth/signup", json={"username": f"{prefix}-{uuid.uuid4().hex[:8]}",
+                                           "password": "correct horse battery"})
+    assert res.status_code == 201, res.text
+    return {"Authorization": f"Bearer {res.json()['access_token']}"}
+
+
+@pytest.fixture(scope="module")
+def owner(edge: Edge, report_pdf: bytes) -> dict[str, Any]:
+    """A user whose report was uploaded and ingested through the edge."""
+    with edge.client() as c:
+        h = signup(c, "edge-owner")
+        res = c.post("/api/documents", headers=h, files={"file": ("aurora-report.pdf", report_pdf, "application/pdf")})
+        assert res.status_code == 202, res.text
+        assert follow_job(c, h, res.json()["job_id"])[-1][0] == "done"
+        return {"headers": h, "document_id": res.json()["document_id"]}
+
+
+def direct(edge: Edge, path: str, headers: dict[str, str], **kwargs: Any) -> httpx.Response:  # noqa: ANN401
+    """The API itself, as nginx calls it (with the origin secret)."""
+    return httpx.get(f"{edge.api}{path}", headers={**headers, "X-Origin-Verify": SECRET}, timeout=60, **kwargs)
+
+
+def test_a_stored_file_arrives_through_x_accel_redirect(edge: Edge, owner: dict[str, Any], report_pdf: bytes) -> None:
+    path = f"/api/documents/{owner['document_id']}/file"
+    # the API answers the authorisation only: an empty body naming the file under nginx's internal location
+    api = direct(edge, path, owner["headers"])
+    assert api.status_code == 200 and api.content == b"", api.text
+    redirect = api.headers["x-accel-redirect"]
+    assert redirect.startswith(PREFIX) and redirect.endswith(".pdf")
+    assert (edge.files / redirect.removeprefix(PREFIX)).read_bytes() == report_pdf
+    with edge.client() as c:
+        res = c.get(path, headers=owner["headers"])
+        assert res.status_code == 200 and res.content == report_pdf
+        assert res.headers["content-type"] == "application/pdf"
+        assert res.headers["content-disposition"] == 'attachment; filename="aurora-report.pdf"'
+        assert res.headers["cache-control"] == "private, no-cache"
+        assert "x-accel-redirect" not in res.headers
+        # measured by nginx: the bytes came from the file store, none from the API
+        sent, upstream, status = edge.upstream_bytes(path)[-1]
+        assert (status, sent, upstream) == ("200", len(report_pdf), 0)
+        # nginx answers revalidation and ranges from the file itself
+        assert c.get(path, headers={**owner["headers"], "If-None-Match": res.headers["etag"]}).status_code == 304
+        part = c.get(path, headers={**owner["headers"], "Range": "bytes=0-7"})
+        assert part.status_code == 206 and part.content == report_pdf[:8]
+        # the internal location answers nobody directly, not even the owner
+        assert c.get(redirect, headers=owner["headers"]).status_code == 404
+
+
+def test_a_page_image_is_rendered_once_into_the_store_and_sent_by_nginx(edge: Edge, owner: dict[str, Any]) -> None:
+    doc, h = owner["document_id"], owner["headers"]
+    with edge.client() as c:
+        text = c.get(f"/api/documents/{doc}/pages/1", headers=h).json()["text"]
+        passage = " ".join(text.split()[:14])
+        path = f"/api/documents/{doc}/pages/1.png"
+        params = {"highlight": passage, "width": 600}
+        res = c.get(path, params=params, headers=h)
+        assert res.status_code == 200 and res.headers["content-type"] == "image/png", res.text
+        assert pymupdf.Pixmap(res.content).width == 600
+        assert int(res.headers["x-highlighted-lines"]) >= 1 and res.headers["x-highlight-box"]
+        assert res.headers["cache-control"].startswith("private")
+        sent, upstream, _ = edge.upstream_bytes(str(res.request.url).removeprefix(edge.edge))[-1]
+        assert sent == len(res.content) and upstream == 0
+        # the API names the kept render; nginx sent exactly its bytes
+        api = direct(edge, path, h, params=params)
+        assert api.status_code == 200 and api.content == b""
+        kept = edge.files / api.headers["x-accel-redirect"].removeprefix(PREFIX)
+        assert kept.read_bytes() == res.content and kept.parent.parent.name == "pages"
+        assert api.headers["x-highlighted-lines"] == res.headers["x-highlighted-lines"]
+        # rendered once: asked again, the kept file is not written again
+        written = kept.stat().st_mtime_ns
+        again = c.get(path, params=params, headers=h)
+        assert again.content == res.content and kept.stat().st_mtime_ns == written
+        assert c.get(path, params=params, headers={**h, "If-None-Match": res.headers["etag"]}).status_code == 304
+        # another width is another render
+        wide = c.get(path, params={**params, "width": 800}, headers=h)
+        assert pymupdf.Pixmap(wide.content).width == 800
+
+
+def test_a_stranger_gets_the_404_of_a_missing_id(edge: Edge, owner: dict[str, Any]) -> None:
+    doc = owner["document_id"]
+    missing = "00000000-0000-0000-0000-000000000000"
+    with edge.client() as c:
+        stranger = signup(c, "edge-stranger")
+        for path in (f"/api/documents/{doc}/file", f"/api/documents/{doc}/pages/1.png"):
+            theirs = c.get(path, headers=stranger)
+            absent = c.get(path.replace(doc, missing), headers=stranger)
+            assert theirs.status_code == absent.status_code == 404
+            assert theirs.content == absent.content and theirs.json() == {"detail": "no such document"}
+            assert "x-accel-redirect" not in direct(edge, path, stranger).headers
+
+
+def test_a_request_that_bypasses_the_edge_is_refused(edge: Edge, owner: dict[str, Any]) -> None:
+    path = f"/api/documents/{owner['document_id']}/file"
+    for headers in (owner["headers"], {**owner["headers"], "X-Origin-Verify": "a guess"}):
+        res = httpx.get(f"{edge.api}{path}", headers=headers, timeout=30)
+        assert res.status_code == 403 and res.json() == {"detail": "origin verification failed"}
+        assert "x-accel-redirect" not in res.headers
+    with edge.client() as c:  # a client's own copy of the header is overwritten by the edge's
+        res = c.get(path, headers={**owner["headers"], "X-Origin-Verify": "a guess"})
+        assert res.status_code == 200
+
+
+def test_cors_answers_the_allowlisted_origin_only(edge: Edge, owner: dict[str, Any]) -> None:
+    with edge.client() as c:
+        ok = c.get("/api/documents", headers={**owner["headers"], "Origin": ALLOWED})
+        assert ok.headers["access-control-allow-origin"] == ALLOWED
+        assert "X-Highlight-Box" in ok.headers["access-control-expose-headers"]
+        other = c.get("/api/documents", headers={**owner["headers"], "Origin": "https://evil.example"})
+        assert other.status_code == 200 and "access-control-allow-origin" not in other.headers
+        preflight = c.options("/api/chats", headers={"Origin": ALLOWED, "Access-Control-Request-Method": "POST",
+                                                     "Access-Control-Request-Headers": "authorization"})
+        assert preflight.status_code == 204 and preflight.headers["access-control-allow-origin"] == ALLOWED
+        assert "Authorization" in preflight.headers["access-control-allow-headers"]
+
+
+def test_job_events_arrive_as_they_are_sent(edge: Edge) -> None:
+    """The first progress event reaches the client through nginx while the job is still running."""
+    from evals.pdfs import AURORA_TOPICS, long_report
+
+    data = long_report([f"{topic} ({uuid.uuid4().hex[:6]})" for topic in AURORA_TOPICS], pages_per_topic=3)
+    with edge.client() as c:
+        h = signup(c, "edge-events")
+        res = c.post("/api/documents", headers=h, files={"file": ("events.pdf", data, "application/pdf")})
+        assert res.status_code == 202, res.text
+        job = res.json()["job_id"]
+        with c.stream("GET", f"/api/jobs/{job}/events", headers=h) as stream:
+            assert stream.headers["content-type"].startswith("text/event-stream")
+            lines = stream.iter_lines()
+            first = next(line for line in lines if line.startswith("event:"))
+            status = c.get(f"/api/jobs/{job}", headers=h).json()["status"]
+            rest = [line for line in lines if line.startswith("event:")]
+        assert first == "event: progress"
+        assert status in ("queued", "processing"), "the first event was held back until the job ended"
+        assert rest[-1] == "event: done"
+
+
+def test_the_edge_limits_logins_with_a_json_429(edge: Edge) -> None:
+    with edge.client() as c:
+        # a new name each time: the API's own lockout of a username (also a 429) never comes into it
+        answers = [c.post("/api/auth/login", json={"username": f"nobody-{n}", "password": "wrong password x"})
+                   for n in range(16)]
+    assert {r.status_code for r in answers} == {401, 429}, [r.status_code for r in answers]
+    limited = [r for r in answers if r.status_code == 429]
+    assert limited, [r.status_code for r in answers]
+    assert limited[0].headers["content-type"] == "application/json" and limited[0].headers["retry-after"]
+    assert "too many requests" in limited[0].json()["detail"]
+
+
+def test_a_stopped_api_is_a_json_502(edge: Edge) -> None:
+    """Last in the file: it stops the module's server."""
+    _stop(edge.server)
+    with edge.client() as c:
+        res = c.get("/api/documents")
+    assert res.status_code == 502 and res.headers["content-type"] == "application/json"
+    assert res.json()["detail"].startswith("the API is not reachable") and res.headers["retry-after"]
+
+
+def test_compose_runs_the_shipped_configuration_in_front_of_the_api() -> None:
+    """compose.yaml's nginx renders this template, and the API is set up to match it."""
+    spec = yaml.safe_load((ROOT / "compose.yaml").read_text())
+    nginx, api = spec["services"]["nginx"], spec["services"]["api"]
+    config = next(c for c in nginx["configs"] if c["target"].startswith("/etc/nginx/templates/"))
+    assert (ROOT / spec["configs"][config["source"]]["file"]).resolve() == TEMPLATE
+    names = set(re.findall(r"\$\{([A-Z][A-Z0-9_]*)\}", TEMPLATE.read_text()))
+    assert names <= set(nginx["environment"]), names - set(nginx["environment"])
+    assert api["environment"]["ACCEL_REDIRECT_PREFIX"] == PREFIX and f"location {PREFIX} " in TEMPLATE.read_text()
+    assert nginx["environment"]["THOTQEN_FILES"] == api["environment"]["THOTQEN_HOME"] + "/files"
+    assert nginx["environment"]["ORIGIN_SECRET"] == api["environment"]["ORIGIN_SECRET"]
+    assert "files:/data:ro" in nginx["volumes"] and "ports" not in api
+    assert nginx["depends_on"]["api"]["condition"] == "service_healthy"
