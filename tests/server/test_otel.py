@@ -98,7 +98,7 @@ def test_a_question_is_one_trace_through_the_graph_nodes_and_the_llm_link(traced
 
     spans = receiver.wait(question)
     by_id = {s.span_id: s for s in spans}
-    assert NODES <= {s.name for s in spans}, sorted(s.name for s in spans)
+    assert {s.name for s in spans} >= NODES, sorted(s.name for s in spans)
     answer = next(s for s in spans if s.name == "llm:vllm" and s.attributes.get("llm.streamed"))
     assert by_id[answer.parent_id].name == "generate"  # the attempt nests under its node
     assert answer.attributes["llm.provider"] == "vllm" and answer.attributes["llm.outcome"] == "ok"
