@@ -347,9 +347,11 @@ def cmd_serve(args: argparse.Namespace, rt: Runtime) -> int:
 
     if args.workers > 1:
         share_metrics(rt.settings)
-
+    # uvicorn kills a child that has not answered its supervisor's ping within the health-check timeout
+    # (5 s by default); children loading their models on busy cores took longer, so each was killed and
+    # restarted, over and over, and none ever served
     uvicorn.run("server:app", host=args.host, port=args.port, workers=args.workers, log_level="info",
-                **uvicorn_options(rt.settings))
+                timeout_worker_healthcheck=120, **uvicorn_options(rt.settings))
     return 0
 
 

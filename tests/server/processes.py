@@ -4,7 +4,9 @@ and a local OTLP/HTTP receiver that decodes the protocol's own protobuf messages
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import os
 import signal
 import subprocess
 import sys
@@ -40,8 +42,9 @@ class Process:
 
     def __init__(self, env: dict[str, str], log: Path, *args: str) -> None:
         self.log = log
+        # a session of its own: stopping it stops `serve --workers N`'s children too
         self.proc = subprocess.Popen([sys.executable, "-m", "cli", *args], cwd=ROOT, env=env,
-                                     stdout=log.open("w"), stderr=subprocess.STDOUT)
+                                     stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
 
     def text(self) -> str:
         return self.log.read_text(errors="replace")
@@ -50,26 +53,35 @@ class Process:
         if self.proc.poll() is not None:
             raise RuntimeError(f"{self.log.name} exited ({self.proc.returncode}):\n{self.text()[-3000:]}")
 
-    def wait_for(self, ready: Any, timeout: float = 300) -> Process:  # noqa: ANN401 - () -> bool
+    def wait_for(self, ready: Any, timeout: float = 600) -> Process:  # noqa: ANN401 - () -> bool
+        """Once `ready()`; stopped (and the log shown) when it exits or never gets there."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            self.check_alive()
-            try:
-                if ready():
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        raise RuntimeError(f"{self.log.name} not ready:\n{self.text()[-3000:]}")
+        try:
+            while time.monotonic() < deadline:
+                self.check_alive()
+                try:
+                    if ready():
+                        return self
+                except httpx.HTTPError:
+                    pass
+                time.sleep(0.3)
+            raise RuntimeError(f"{self.log.name} not ready:\n{self.text()[-3000:]}")
+        except BaseException:
+            self.stop()
+            raise
+
+    def _signal(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, sig)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        self._signal(signal.SIGTERM)
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self._signal(signal.SIGKILL)
+            self.proc.wait()
+        self._signal(signal.SIGKILL)  # any child the parent left behind
 
 
 def serve(env: dict[str, str], log: Path, *args: str) -> tuple[Process, str]:
