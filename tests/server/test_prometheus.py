@@ -6,6 +6,7 @@ answers allowed addresses and the bearer token, and refuses anyone else with 403
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import subprocess
 import tempfile
@@ -129,9 +130,14 @@ def metrics_app(**settings: Any) -> FastAPI:  # noqa: ANN401
 
 
 def scrape(app: FastAPI, client: str, **headers: str) -> httpx.Response:
-    transport = httpx.ASGITransport(app=app, client=(client, 40000))
-    with httpx.Client(transport=transport, base_url="http://thotqen") as c:
-        return c.get("/metrics", headers=headers)
+    """GET /metrics as if from the address `client` (the TCP peer the app sees)."""
+
+    async def get() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app, client=(client, 40000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://thotqen") as c:
+            return await c.get("/metrics", headers=headers)
+
+    return asyncio.run(get())
 
 
 def test_metrics_answer_loopback_and_refuse_other_addresses_without_the_token() -> None:
