@@ -7,6 +7,7 @@ answers allowed addresses and the bearer token, and refuses anyone else with 403
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import subprocess
 import tempfile
@@ -26,6 +27,7 @@ from tests.server.conftest import ask, follow_job, signup, upload
 from tests.server.processes import process_env, serve, worker
 
 PROMETHEUS = shutil.which("prometheus")
+SHIPPED = Path(__file__).resolve().parents[2] / "deploy" / "observability"
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 
 
@@ -38,7 +40,9 @@ class Prometheus:
         config = workdir / "prometheus.yml"
         scrape = "".join(f"  - job_name: {name}\n    static_configs:\n      - targets: ['{target}']\n"
                          for name, target in jobs.items())
-        config.write_text(f"global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n{scrape}")
+        shutil.copy(SHIPPED / "alerts.yml", workdir / "alerts.yml")  # the shipped rules, loaded as an operator would
+        config.write_text("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n"
+                          f"rule_files:\n  - alerts.yml\nscrape_configs:\n{scrape}")
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         self.log = workdir / "prometheus.log"
@@ -47,10 +51,13 @@ class Prometheus:
                                      stdout=self.log.open("w"), stderr=subprocess.STDOUT)
         wait_for_port(port, self.proc, 60, "prometheus")
 
-    def query(self, promql: str) -> float | None:
-        res = httpx.get(f"{self.url}/api/v1/query", params={"query": promql}, timeout=10).json()
+    def api(self, path: str, **params: str) -> Any:  # noqa: ANN401
+        res = httpx.get(f"{self.url}/api/v1/{path}", params=params, timeout=10).json()
         assert res["status"] == "success", res
-        result = res["data"]["result"]
+        return res["data"]
+
+    def query(self, promql: str) -> float | None:
+        result = self.api("query", query=promql)["result"]
         return float(result[0]["value"][1]) if result else None
 
     def wait(self, promql: str, expected: float, timeout: float = 60) -> None:
@@ -117,6 +124,17 @@ def test_prometheus_counts_an_upload_and_questions_across_processes(scraped, rep
     assert prom.query('sum(thotqen_http_request_duration_seconds_count{route="/api/chats/{chat_id}/messages",'
                       'status="200"})') == 3
     assert prom.query('max(thotqen_ingestion_queue_jobs{status="queued"})') == 0
+
+
+def test_the_shipped_alerts_and_dashboard_queries_are_valid_promql(scraped) -> None:  # noqa: ANN001
+    prom: Any = scraped["prometheus"]
+    rules = [r for group in prom.api("rules")["groups"] for r in group["rules"]]
+    assert {r["name"] for r in rules} == {"ThotqenHighErrorRate", "ThotqenIngestionQueueBacklog"}
+    assert all(r["health"] in ("ok", "unknown") for r in rules), rules
+    dashboard = json.loads((SHIPPED / "grafana-dashboard.json").read_text())
+    for panel in dashboard["panels"]:
+        for target in panel["targets"]:
+            prom.api("query", query=target["expr"])  # a query Prometheus cannot parse fails here
 
 
 # -- the protection ----------------------------------------------------------------------------
