@@ -30,6 +30,7 @@ test: setup lint
 skip-notes:
 	@test -x /usr/bin/chromium || echo "NOTE: the browser tests (tests/web/) were SKIPPED: no /usr/bin/chromium (apt-get install chromium; .ci/run installs it)"
 	@command -v pgbouncer >/dev/null || echo "NOTE: the transaction-pooler test (tests/test_supabase.py) was SKIPPED: no pgbouncer (apt-get install pgbouncer; .ci/run installs it)"
+	@command -v prometheus >/dev/null || echo "NOTE: the Prometheus scrape test (tests/server/test_prometheus.py) was SKIPPED: no prometheus (apt-get install prometheus; .ci/run installs it)"
 	@test -x /usr/lib/rabbitmq/bin/rabbitmq-server || echo "NOTE: the RabbitMQ broker tests were SKIPPED (Redis ran): no rabbitmq-server (apt-get install rabbitmq-server; .ci/run installs it)"
 	@test -x /usr/sbin/nginx || echo "NOTE: the edge gateway tests (tests/server/test_edge.py) were SKIPPED: no /usr/sbin/nginx (apt-get install nginx; .ci/run installs it)"
 

@@ -345,9 +345,30 @@ def cmd_serve(args: argparse.Namespace, rt: Runtime) -> int:
     # Several worker processes: one process's Python tops out at one core (evals/results/loadtest.md).
     from settings import uvicorn_options
 
+    if args.workers > 1:
+        share_metrics(rt.settings)
+    # uvicorn kills a child that has not answered its supervisor's ping within the health-check timeout
+    # (5 s by default); children loading their models on busy cores took longer, so each was killed and
+    # restarted, over and over, and none ever served
     uvicorn.run("server:app", host=args.host, port=args.port, workers=args.workers, log_level="info",
-                **uvicorn_options(rt.settings))
+                timeout_worker_healthcheck=120, **uvicorn_options(rt.settings))
     return 0
+
+
+def share_metrics(settings: Settings) -> None:
+    """Several server processes add up their Prometheus samples in one directory, which prometheus-client
+    reads from the environment when each child loads it: PROMETHEUS_MULTIPROC_DIR, else a fresh
+    THOTQEN_HOME/prometheus (emptied here: samples of an earlier run would be counted again)."""
+    import os
+    import shutil
+
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        return
+    folder = settings.prometheus_multiproc_dir or settings.home / "prometheus"
+    if settings.prometheus_multiproc_dir is None:
+        shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(folder)
 
 
 def cmd_model_server(args: argparse.Namespace, rt: Runtime) -> int:

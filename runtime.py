@@ -24,6 +24,7 @@ from api.security import Tokens, resolve_jwt_secret
 from api.worker import IngestWorker
 from jobqueue import dispatch
 from jobqueue.app import make_app
+from providers import telemetry
 from providers.classifiers.injection import InjectionClassifier, gives_trained_features
 from providers.classifiers.instruction import InstructionClassifier
 from providers.embeddings import Embedder, build_embedder
@@ -121,8 +122,8 @@ class Runtime:
         if gives_trained_features(self.embedder):
             return self.embedder
         s = self.settings
-        return self._once("packaged_embedder", lambda: build_embedder(
-            s.embedding_backend, None, s.embedding_batch_size, None, s.embedding_export_root))
+        return self._once("packaged_embedder", lambda: telemetry.traced_embedder(build_embedder(
+            s.embedding_backend, None, s.embedding_batch_size, None, s.embedding_export_root)))
 
     @property
     def screen(self) -> InstructionClassifier:
@@ -156,8 +157,9 @@ class Runtime:
         s = self.settings
         log.info("loading the %s embedding model from %s", s.embedding_backend,
                  s.embedding_model_path or "the packaged all-MiniLM-L6-v2")
-        return build_embedder(s.embedding_backend, s.embedding_model_path, s.embedding_batch_size, None,
-                              s.embedding_export_root)
+        # its calls are spans when tracing is on (the wrapper passes everything else through)
+        return telemetry.traced_embedder(build_embedder(s.embedding_backend, s.embedding_model_path,
+                                                        s.embedding_batch_size, None, s.embedding_export_root))
 
     def close(self) -> None:
         """Release what holds resources (the connection pool); parts not built are not built now."""
@@ -167,5 +169,8 @@ class Runtime:
 
 
 def build_runtime(settings: Settings | None = None, **parts: Any) -> Runtime:  # noqa: ANN401
-    """The one place a process's parts are made; `settings` None reads the environment."""
-    return Runtime(settings if settings is not None else Settings(), **parts)
+    """The one place a process's parts are made; `settings` None reads the environment. Tracing is
+    installed here, once per process, before any part opens a connection (providers/telemetry.py)."""
+    settings = settings if settings is not None else Settings()
+    telemetry.configure(settings)
+    return Runtime(settings, **parts)

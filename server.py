@@ -28,10 +28,11 @@ from fastapi.responses import JSONResponse
 
 from answering import accounting
 from answering.chat import ChatAnswerer
-from api import admin, auth, chats, documents, formats, openai_compat, pages, rag, session, web
+from api import admin, auth, chats, documents, formats, openai_compat, pages, prometheus, rag, session, web
 from api.schemas import HealthOut
 from api.text import printable
 from jobqueue.maintenance import MaintenanceThread
+from providers import telemetry
 from providers.runtime import configure_process
 from runtime import Runtime, build_runtime
 from settings import Settings
@@ -48,6 +49,9 @@ against `/v1`. The web app at `/` signs in with an HttpOnly session cookie (`/ap
 state-changing request that the cookie authenticates must carry the `X-CSRF-Token` header."""
 
 
+UNGUARDED = ("/api/health", "/metrics")
+
+
 class OriginSecretMiddleware:
     """Rejects requests without the shared secret header a fronting proxy adds (health probes pass)."""
 
@@ -57,7 +61,8 @@ class OriginSecretMiddleware:
         self.secret = secret.encode()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:  # noqa: ANN401
-        if scope["type"] == "http" and scope["path"] != "/api/health" and scope["method"] != "OPTIONS":
+        # /metrics has its own protection (METRICS_ALLOW_IPS, METRICS_TOKEN): Prometheus scrapes the origin
+        if scope["type"] == "http" and scope["path"] not in UNGUARDED and scope["method"] != "OPTIONS":
             given = dict(scope["headers"]).get(self.header, b"")
             if not hmac.compare_digest(given, self.secret):
                 response = JSONResponse({"detail": "origin verification failed"}, status_code=403)
@@ -79,6 +84,8 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
     add_middleware(app, rt.settings)
     add_error_handlers(app)
     add_routes(app)
+    app.add_middleware(prometheus.RequestMetrics)  # outermost: refused requests are counted too
+    telemetry.instrument_app(app)  # a span per request when OTEL_EXPORTER_OTLP_ENDPOINT is set
     return app
 
 
@@ -204,7 +211,7 @@ def add_routes(app: FastAPI) -> None:
         return JSONResponse({"status": "ok", "database": db.mode})
 
     # pages before documents: its `{page}.png` is more specific than documents' `{page}`
-    for module in (auth, session, pages, documents, formats, chats, admin):
+    for module in (auth, session, pages, documents, formats, chats, admin, prometheus):
         app.include_router(module.router)
     rag.mount(app)
     openai_compat.mount(app)

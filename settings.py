@@ -373,6 +373,26 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     langsmith_endpoint: str = "https://api.smith.langchain.com"
     langsmith_project: str = "default"
 
+    # --- Metrics and tracing (providers/telemetry.py, providers/metrics.py; docs/deployment.md) ---
+    otel_exporter_otlp_endpoint: str | None = Field(default=None, description=(
+        "OTLP/HTTP collector base URL (e.g. http://collector:4318): traces go to its /v1/traces. "
+        "Unset: no tracer provider is installed and no span is recorded. The SDK reads the other "
+        "OTEL_* variables (OTEL_EXPORTER_OTLP_HEADERS, OTEL_BSP_*) itself."))
+    otel_service_name: str = Field(default="thotqen", description="service.name of every span")
+    metrics_allow_ips: str = Field(default="127.0.0.1,::1", description=(
+        "client addresses (comma-separated addresses or networks) that may read /metrics without a "
+        "token; the TCP peer, or X-Forwarded-For from FORWARDED_ALLOW_IPS proxies"))
+    metrics_token: SecretStr | None = Field(default=None, description=(
+        "a bearer token that opens /metrics from any address (Prometheus' `authorization` block)"))
+    prometheus_multiproc_dir: Path | None = Field(default=None, description=(
+        "prometheus-client's shared directory: every process (`serve --workers N`, Celery workers on "
+        "the same host) writes its samples there and /metrics adds them up. Read from the process "
+        "environment before the client loads, so it must be exported, not only in .env; `thotqen serve "
+        "--workers N` uses THOTQEN_HOME/prometheus when it is unset"))
+    worker_metrics_port: int = Field(default=0, ge=0, le=65535, description=(
+        "`thotqen worker` serves its /metrics on this port (same protection); 0: none"))
+    worker_metrics_host: str = Field(default="127.0.0.1", description="the address `thotqen worker` serves /metrics on")
+
     @property
     def development(self) -> bool:
         return self.thotqen_env.strip().lower() in ("development", "dev")

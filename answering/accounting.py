@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graph.outcome import Outcome
+from providers import metrics
 from settings import Settings
 from storage import query_log
 from storage.db import Database
@@ -49,13 +50,16 @@ class Ticket:
     log_id: int
     started: float = field(default_factory=time.perf_counter)
     done: bool = False
+    # an 'ok' that says the documents do not answer (nothing cited): set by whoever knows the outcome
+    refused: bool = False
 
     def elapsed_ms(self) -> float:
         return round((time.perf_counter() - self.started) * 1000, 1)
 
     def finish(self, *, status: str, conn: Any = None, provider: str | None = None, cached: bool = False,  # noqa: ANN401
                tokens: tuple[int, int] = (0, 0), error: str | None = None) -> None:
-        """Write the final state (in the caller's transaction when `conn` is given)."""
+        """Write the final state (in the caller's transaction when `conn` is given), and count it in
+        the Prometheus series (providers/metrics.py): the one place a question ends."""
         values = {"status": status, "latency_ms": self.elapsed_ms(), "provider": provider, "cached": cached,
                   "input_tokens": tokens[0], "output_tokens": tokens[1], "error": error}
         if conn is not None:
@@ -64,8 +68,12 @@ class Ticket:
             with self.db.connection() as own:
                 query_log.finish(own, self.log_id, **values)
         self.done = True
+        metrics.count(metrics.QUESTIONS, metrics.question_outcome(status, refused=self.refused))
+        if cached:
+            metrics.count(metrics.ANSWER_CACHE_HITS)
 
     def finish_outcome(self, outcome: Outcome, conn: Any = None) -> None:  # noqa: ANN401
+        self.refused = outcome.refused
         self.finish(status=outcome.status, conn=conn, provider=outcome.provider if outcome.status == "ok" else None,
                     tokens=(outcome.input_tokens, outcome.output_tokens),
                     error=outcome.answer if outcome.status == "error" else None)

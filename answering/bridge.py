@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -54,7 +55,8 @@ def answer_in_thread(work: Callable[[Emit], None], *, ticket: Ticket, name: str)
             put(None)
 
     try:
-        threading.Thread(target=run, name=name, daemon=True).start()
+        # in the caller's context: the request's trace (OpenTelemetry, LangSmith) goes on in the thread
+        threading.Thread(target=contextvars.copy_context().run, args=(run,), name=name, daemon=True).start()
     except BaseException:
         ticket.close("the answering thread could not start")
         raise

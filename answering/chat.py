@@ -105,6 +105,7 @@ class ChatAnswerer:
         if outcome.status == "blocked":
             meta["block_reason"] = outcome.block_reason
         citations = outcome.citations if outcome.status == "ok" else []
+        turn.ticket.refused = outcome.refused
         self._save(turn, answer=outcome.answer, status=outcome.status, citations=citations, meta=meta,
                    provider=outcome.provider if outcome.status == "ok" else None,
                    tokens=(outcome.input_tokens, outcome.output_tokens),

@@ -14,6 +14,7 @@ import threading
 
 from api.files import LocalFiles
 from ingestion.pipeline import JobOutcome, run_job
+from providers import metrics
 from providers.protocols import DocumentEmbedder
 from settings import Settings
 from storage import jobs
@@ -78,12 +79,14 @@ class IngestWorker:
         try:
             outcome = run_job(self.db, self.settings, self.embedder, job_id)
             log.info("job %s %s in %.1fs", job_id, outcome.status, outcome.seconds)
+            counted(outcome)
             return outcome
         except jobs.JobBusy:
             log.info("job %s: claimed by another worker, or ended", job_id)
             return None
         except Exception:  # noqa: BLE001 - run_job records failures itself; this is the last guard
             log.exception("job %s crashed", job_id)
+            metrics.count(metrics.INGEST_JOBS, "failed")
             with self.db.connection() as conn:
                 jobs.fail_job(conn, job_id=job_id, reason="internal error while ingesting; upload the file again")
             return None
@@ -92,3 +95,11 @@ class IngestWorker:
                 self.files.ingested(owner_id, content_hash, fmt)
             except Exception:  # noqa: BLE001
                 log.warning("job %s: could not tidy the local copy", job_id)
+
+
+def counted(outcome: JobOutcome) -> None:
+    """The Prometheus series of a job that ran here (the server's threads or a Celery worker)."""
+    status = {"ready": "done"}.get(outcome.status, outcome.status)
+    metrics.count(metrics.INGEST_JOBS, status)
+    if status == "done":
+        metrics.count(metrics.INGESTED_PAGES, amount=outcome.pages)

@@ -45,6 +45,11 @@ class Outcome:
             output_tokens=sum(int((c.get("llm_usage") or {}).get("output_tokens", 0) or 0) for c in calls),
             llm_calls=calls, grades=list(out.get("grades") or []))
 
+    @property
+    def refused(self) -> bool:
+        """Answered that the documents do not say: a run that ended well but cites nothing."""
+        return self.status == "ok" and not self.cited
+
     def summary(self) -> dict[str, Any]:
         """The JSON a caller prints or stores (`thotqen ask --json`, a chat message's meta)."""
         return {"answer": self.answer, "citations": self.citations, "cited": self.cited,

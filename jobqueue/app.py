@@ -17,6 +17,7 @@ connection to the broker keeps answering heartbeats while a long job runs.
 from __future__ import annotations
 
 import concurrent.futures
+import contextvars
 import logging
 import socket
 import uuid
@@ -24,8 +25,10 @@ from typing import Any, Protocol
 
 from celery import Celery
 
+from api.prometheus import QueueDepth
 from api.worker import IngestWorker
 from jobqueue.maintenance import purge, sweep_jobs
+from providers import metrics, telemetry
 from settings import Settings
 from storage import embedding_index, jobs
 from storage.db import Database, transaction_pooler
@@ -154,7 +157,8 @@ def publish(app: Celery, job_id: uuid.UUID, *, timeout_s: float | None = None, d
     if timeout_s is None:
         send()
     else:
-        _publishers.submit(send).result(timeout=max(30.0, 4 * timeout_s))
+        # in the caller's context: the traced publish puts the upload's trace in the message headers
+        _publishers.submit(contextvars.copy_context().run, send).result(timeout=max(30.0, 4 * timeout_s))
     if db is not None:
         with db.connection() as conn:
             jobs.mark_published(conn, job_ids=[job_id])
@@ -179,7 +183,13 @@ def run_worker(rt: WorkerParts, concurrency: int = 1, beat: bool = False, loglev
             "--without-gossip", "--without-mingle"]
     if beat:
         argv += ["--beat", "--schedule", str(settings.home / "celerybeat-schedule")]
-    app.worker_main(argv)
+    scrape = metrics.serve_worker_metrics(settings, lambda: [QueueDepth(db)])  # WORKER_METRICS_PORT
+    try:
+        app.worker_main(argv)
+    finally:
+        if scrape is not None:
+            scrape.shutdown()
+        telemetry.flush()  # the last tasks' spans, before the process exits
 
 
 def run_beat(settings: Settings, loglevel: str = "INFO") -> None:

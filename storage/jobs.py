@@ -317,3 +317,12 @@ def unpublished(conn: psycopg.Connection, *, older_than_s: float) -> list[uuid.U
 
 def mark_published(conn: psycopg.Connection, *, job_ids: list[uuid.UUID]) -> None:
     conn.execute("update document_jobs set published_at = now() where id = any(%s)", (job_ids,))
+
+
+def queue_depth(conn: psycopg.Connection) -> dict[str, int]:
+    """Jobs waiting and running now ({"queued": n, "processing": m}), for the metrics' queue depth."""
+    counts = {"queued": 0, "processing": 0}
+    for status, n in conn.execute("select status, count(*) from document_jobs"
+                                  " where status in ('queued', 'processing') group by status").fetchall():
+        counts[status] = int(n)
+    return counts

@@ -12,6 +12,7 @@ from langgraph.runtime import Runtime
 
 from graph.context import Context
 from graph.state import State
+from providers import telemetry
 
 Node = Callable[[State, RunnableConfig, Runtime[Context]], dict[str, Any]]
 
@@ -21,13 +22,15 @@ def node(name: str) -> Callable[[Node], Node]:
 
     The graph runs one node at a time, so no reducer is needed; `begin` starts both afresh for
     each question. `route` is for traces and reports only: routing reads explicit state fields.
+    With tracing on, the node is an OpenTelemetry span of the same name as its LangSmith run.
     """
 
     def wrap(fn: Node) -> Node:
         @functools.wraps(fn)
         def run(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
             started = time.perf_counter()
-            out = fn(state, config, runtime)
+            with telemetry.span(name, **{"graph.node": name, "graph.round": state.get("rounds")}):
+                out = fn(state, config, runtime)
             elapsed = time.perf_counter() - started
             timings = dict(state.get("timings") or {})
             timings[name] = round(timings.get(name, 0.0) + elapsed, 4)

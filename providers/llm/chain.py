@@ -17,6 +17,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel
 
 from providers.llm import structured as so
+from providers.llm.attempt import Attempt
 from providers.llm.cutoff import run_with_cutoff, stream_with_cutoff
 from providers.llm.errors import LinkError, describe, refusal_reason
 from providers.llm.links import LinkSpec, build_specs, make_chat_model
@@ -145,6 +146,7 @@ class LLMChain:
         started = time.monotonic()
         for spec in self.links_for(cheap):
             t0 = time.monotonic()
+            attempt = Attempt(spec.name, spec.model, spec.timeout_s, streamed=False)
             try:
                 self._prebuild(spec)
                 t0 = time.monotonic()  # the provider's own time, not our SDK import
@@ -156,7 +158,9 @@ class LLMChain:
                 text, parsed = self._check(message, structured)
             except Exception as exc:  # noqa: BLE001 - any failure moves to the next link
                 failures.append(self._failed(spec, exc, t0))
+                attempt.failed(exc, failures[-1].reason)
                 continue
+            attempt.ok(_model_name(message, spec), _usage(message))
             return ChainResult(text=text, provider=spec.name, model=_model_name(message, spec),
                                failures=failures, parsed=parsed, elapsed_s=time.monotonic() - started,
                                usage=_usage(message))
@@ -177,6 +181,7 @@ class LLMChain:
             t0 = time.monotonic()
             pieces: list[str] = []
             merged: AIMessageChunk | None = None
+            attempt = Attempt(spec.name, spec.model, spec.timeout_s, streamed=True)
             try:
                 self._prebuild(spec)
                 t0 = time.monotonic()
@@ -197,9 +202,11 @@ class LLMChain:
             except Exception as exc:  # noqa: BLE001 - any failure moves to the next link
                 failure = self._failed(spec, exc, t0)
                 failures.append(failure)
+                attempt.failed(exc, failure.reason)
                 if pieces:
                     yield StreamReset(spec.name, failure.reason)
                 continue
+            attempt.ok(_model_name(merged, spec) if merged else spec.name, _usage(merged) if merged else None)
             yield ChainResult(text=text, provider=spec.name,
                               model=_model_name(merged, spec) if merged else spec.name,
                               failures=failures, elapsed_s=time.monotonic() - started,

@@ -1,0 +1,53 @@
+"""One LLM link attempt as operators see it: a span named as its LangSmith run (`llm:<link>`) with the
+provider, outcome, tokens and cut-off, and the Prometheus counters of attempts, failures and cut-offs.
+
+The chain (chain.py) opens one `Attempt` per link it tries and ends it once, ok or failed. The span
+is not made current: a streamed attempt yields tokens while it is open.
+"""
+
+from __future__ import annotations
+
+import re
+
+from providers import metrics, telemetry
+from providers.llm.errors import LinkTimeout
+
+
+def reason_class(exc: BaseException, reason: str) -> str:
+    """A short, bounded label for a failure (the full reason stays in logs and the query log):
+    cutoff, http_429, sdk_timeout, connection, refusal, empty_output, invalid_output or error."""
+    if isinstance(exc, LinkTimeout):
+        return "cutoff"
+    lowered = reason.lower()
+    if m := re.match(r"http (\d{3})", lowered):
+        return f"http_{m.group(1)}"
+    for prefix, label in (("sdk timeout", "sdk_timeout"), ("connection error", "connection"),
+                          ("refusal", "refusal"), ("empty output", "empty_output")):
+        if lowered.startswith(prefix):
+            return label
+    if "json" in lowered or "schema" in lowered or "parse" in lowered or "validation" in lowered:
+        return "invalid_output"
+    return "error"
+
+
+class Attempt:
+    def __init__(self, link: str, model: str | None, cutoff_s: float, *, streamed: bool) -> None:
+        self.link = link
+        self.span = telemetry.start_span(f"llm:{link}", **{"llm.provider": link, "llm.model": model,
+                                                             "llm.cutoff_s": cutoff_s, "llm.streamed": streamed})
+
+    def ok(self, model: str, usage: dict[str, int] | None) -> None:
+        metrics.count(metrics.LLM_ATTEMPTS, self.link, "ok")
+        usage = usage or {}
+        telemetry.end(self.span, **{"llm.outcome": "ok", "llm.response.model": model,
+                                    "llm.usage.input_tokens": usage.get("input_tokens"),
+                                    "llm.usage.output_tokens": usage.get("output_tokens")})
+
+    def failed(self, exc: BaseException, reason: str) -> None:
+        kind = reason_class(exc, reason)
+        metrics.count(metrics.LLM_ATTEMPTS, self.link, "failed")
+        metrics.count(metrics.LLM_FAILURES, self.link, kind)
+        if kind == "cutoff":
+            metrics.count(metrics.LLM_CUTOFFS, self.link)
+        telemetry.end(self.span, reason, **{"llm.outcome": "failed", "llm.failure": kind,
+                                            "llm.cut_off": kind == "cutoff", "llm.failure.reason": reason[:300]})
