@@ -130,15 +130,17 @@ def _invalid(exc: ValidationError) -> str:
 
 
 class Tools:
-    """What the tools and resources do for one caller, over the runtime's parts (blocking work in threads)."""
+    """What the tools and resources do for the caller of each call, over the runtime's parts (blocking work in
+    threads)."""
 
     def __init__(self, parts: GraphParts) -> None:
         self.parts = parts
         self.settings = parts.settings
         self.search_model = search_input(self.settings)
         self.ask_model = ask_input(self.settings)
+        self.listed = self._listed()
 
-    def listed(self) -> list[types.Tool]:
+    def _listed(self) -> list[types.Tool]:
         return [
             types.Tool(name="search", title="Search your documents",
                        description="Hybrid (dense + full-text) search over your documents: the best passages, each "
@@ -193,8 +195,9 @@ class Tools:
         with ticket:  # an exception or a caller gone away ends the row (error, cancelled)
             try:
                 outcome = await asyncio.to_thread(answer)
-            except Exception:
+            except Exception as exc:
                 log.exception("mcp ask: the graph failed")
+                await asyncio.to_thread(ticket.close, f"{type(exc).__name__}: {exc}")
                 return _refusal("the answer could not be produced; please try again")
             await asyncio.to_thread(ticket.finish_outcome, outcome)
         # summary() is what every surface stores of an answer: whatever it carries (evidence lines, when
@@ -244,7 +247,7 @@ def build_server(parts: GraphParts, caller: Caller) -> Server[Any]:
 
     async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
                          ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools.listed())
+        return types.ListToolsResult(tools=tools.listed)
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         return await tools.call(params.name, params.arguments or {}, caller(ctx))
@@ -269,7 +272,7 @@ def build_server(parts: GraphParts, caller: Caller) -> Server[Any]:
     return Server("thotqen", version="0.1.0", title="Thotqen",
                   instructions="Search your documents and ask questions answered with page citations.",
                   get_tool_input_schema=lambda name: next(
-                      (t.input_schema for t in tools.listed() if t.name == name), None),
+                      (t.input_schema for t in tools.listed if t.name == name), None),
                   on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
                   on_list_resource_templates=list_templates, on_read_resource=read_resource)
 
