@@ -1,4 +1,4 @@
-"""`thotqen` command line: ingest, search, ask, documents, reindex, doctor, serve, worker, beat,
+"""`thotqen` command line: ingest, search, ask, documents, reindex, doctor, serve, mcp, worker, beat,
 maintenance, migrate.
 
 Machine-readable output goes to stdout (JSON with --json / one JSON line per file for ingest);
@@ -395,6 +395,24 @@ def cmd_model_server(args: argparse.Namespace, rt: Runtime) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace, rt: Runtime) -> int:
+    """The MCP server on stdin/stdout for one user (api/mcp.py; the HTTP server has it at /mcp)."""
+    import anyio
+
+    from api.mcp import run_stdio
+    from api.security import User
+
+    # search and ask embed with the index's own, checked model; a long-lived process holds the model
+    # lock, like the server, so no reindex swaps the vectors under it
+    _, lock = _embedder(rt, hold=True)
+    try:
+        anyio.run(run_stdio, rt, User(_user_id(rt.database, args.user), args.user))
+    finally:
+        if lock is not None:
+            lock.close()
+    return 0
+
+
 # ---------------------------------------------------------------- worker, beat, maintenance, migrate
 
 
@@ -465,6 +483,8 @@ def _document_id(value: str) -> str:
 
 
 def build_parser(settings: Settings) -> argparse.ArgumentParser:
+    from api.text import MAX
+
     default_user = settings.default_user
     parser = argparse.ArgumentParser(prog="thotqen", description="Corrective-RAG over your documents.")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
@@ -481,7 +501,8 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
     p.add_argument("--user", default=default_user)
     p.add_argument("--document", action="append", metavar="ID", type=_document_id,
                    help="limit to this document (repeatable)")
-    p.add_argument("--k", type=int, default=settings.search_k, choices=range(1, 101), metavar="N")
+    p.add_argument("--k", type=int, default=settings.search_k, choices=range(1, MAX["search_k"] + 1),
+                   metavar="N")
     p.add_argument("--mode", choices=["hybrid", "dense", "sparse"], default="hybrid")
     _filter_arguments(p)
     p.add_argument("--json", action="store_true")
@@ -521,6 +542,11 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
     p.add_argument("--minutes", type=float, default=0,
                    help="stop after this many minutes (default: run until stopped)")
     p.set_defaults(func=cmd_model_server)
+
+    p = sub.add_parser("mcp", help="serve MCP (Model Context Protocol) on stdin/stdout for an agent: search, ask "
+                                   "and your documents (the HTTP server has it at /mcp)")
+    p.add_argument("--user", default=default_user)
+    p.set_defaults(func=cmd_mcp)
 
     p = sub.add_parser("worker", help="run ingestion jobs from the Celery broker (CELERY_BROKER_URL)")
     p.add_argument("--concurrency", type=int, default=1, help="jobs at once in this process (embedding is "

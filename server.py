@@ -28,7 +28,7 @@ from fastapi.responses import JSONResponse
 
 from answering import accounting
 from answering.chat import ChatAnswerer
-from api import admin, auth, chats, documents, formats, openai_compat, pages, prometheus, rag, session, web
+from api import admin, auth, chats, documents, formats, mcp, openai_compat, pages, prometheus, rag, session, web
 from api.schemas import HealthOut
 from api.text import printable
 from jobqueue.maintenance import MaintenanceThread
@@ -215,6 +215,7 @@ def add_routes(app: FastAPI) -> None:
         app.include_router(module.router)
     rag.mount(app)
     openai_compat.mount(app)
+    mcp.mount(app)  # /mcp: the MCP server's streamable HTTP (api/mcp.py)
     web.mount(app)  # last: the web app answers what no route above does
     document_input_errors(app)
 

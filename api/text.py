@@ -28,6 +28,7 @@ MAX = {
     "document_ids": 500,  # ids in one scope
     "chat_id": 200,  # a caller's thread id in /rag (logs and traces only)
     "document_filter": 200,  # a company, form or period that narrows the documents searched
+    "search_k": 100,  # hits one search returns (`thotqen search --k`, the MCP `search` tool)
 }
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")

@@ -1,0 +1,349 @@
+"""The MCP server (Model Context Protocol, the official `mcp` SDK): agents search the caller's
+documents, ask for cited answers, and read the documents as resources.
+
+One server, two transports. Streamable HTTP at `/mcp` in the app (`mount`): stateless, so every
+POST carries the caller's bearer token and is authenticated like every route (api/deps.py) before
+the SDK sees it, and any of `--workers N` processes answers any request (no session to pin). Only
+the bearer header counts: the web app's cookie would need the CSRF check, and MCP clients send
+headers. stdio through `thotqen mcp` (`run_stdio`): the caller is the CLI's `--user`.
+
+Every tool and resource is the caller's alone, scoped in SQL like every route: a stranger's
+document id answers exactly like a missing one. Inputs have the bounds of the other surfaces (the
+types of api/text.py, QUESTION_MAX_CHARS, tunables.py's modes), and `ask` is a question admitted and
+finished by answering/accounting.py (source "mcp"), so it counts against the hourly limit.
+
+The low-level `Server`, not `MCPServer`: the latter configures the root logger (Rich, INFO) when
+built, which would change the whole server's logging.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import mcp.types as types
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import JSONResponse
+from mcp.server import Server, ServerRequestContext
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from starlette.routing import Route
+
+from answering import accounting
+from api.deps import UNAUTHORIZED, bearer_token
+from api.documents import _document_out
+from api.security import AuthError, Tokens, User
+from api.text import MAX, DocumentIds, FilterText, question_type
+from graph.context import GraphParts
+from graph.stream import run_config, run_graph
+from settings import Settings
+from storage import documents
+from storage.document_filter import DocumentFilter
+from storage.search import Hit, SearchParams, search
+from tunables import Mode
+
+log = logging.getLogger(__name__)
+
+PATH = "/mcp"
+SCHEME = "thotqen://documents/"
+DOCUMENT = re.compile(r"^thotqen://documents/([^/]+)$")
+PAGE = re.compile(r"^thotqen://documents/([^/]+)/pages/([0-9]{1,9})$")
+
+Caller = Callable[[ServerRequestContext[Any]], User]
+
+
+def _filters() -> dict[str, Any]:
+    """The narrowing fields /rag's input has (api/rag.py), with the same types."""
+    return {
+        "document_ids": (DocumentIds, Field(default_factory=list, description="only these documents (empty: all "
+                                                                              "of yours)")),
+        "company": (FilterText, Field(default="", description="only documents whose cover names this company "
+                                                              "(part of its name, any case)")),
+        "form": (FilterText, Field(default="", description="only documents of this form: 10-K, 10-Q, 8-K, "
+                                                           "earnings release")),
+        "period": (FilterText, Field(default="", description="only documents of this period: FY2022, fiscal 2022, "
+                                                             "Q2 2023, 2023 or a date")),
+    }
+
+
+def search_input(settings: Settings) -> type[BaseModel]:
+    """`search`'s arguments: those of `thotqen search` (k within MAX["search_k"], the search modes) and
+    /rag's filters; the query is bounded like a question."""
+    return create_model(
+        "SearchInput", __config__=ConfigDict(extra="forbid"),
+        query=(question_type(settings.question_max_chars), ...),
+        k=(int, Field(default=settings.search_k, ge=1, le=MAX["search_k"], description="hits to return")),
+        mode=(Mode, Field(default="hybrid", description="both search sides, or the dense or full-text one alone")),
+        **_filters())
+
+
+def ask_input(settings: Settings) -> type[BaseModel]:
+    """`ask`'s arguments: /rag's question and filters (an agent keeps its own conversation, so no history)."""
+    return create_model("AskInput", __config__=ConfigDict(extra="forbid"),
+                        question=(question_type(settings.question_max_chars), ...), **_filters())
+
+
+def body_limit(settings: Settings) -> int:
+    """Bytes of the largest valid request: a question of QUESTION_MAX_CHARS written as JSON escapes
+    (12 bytes for a character outside the BMP), the most document ids, and room for the rest."""
+    return 64 * 1024 + 12 * settings.question_max_chars + 64 * MAX["document_ids"]
+
+
+def hit_out(hit: Hit) -> dict[str, Any]:
+    """One hit as `thotqen search --json` prints it."""
+    return {"document_id": str(hit.document_id), "name": hit.document_name, "page": hit.page,
+            "page_label": hit.page_label, "ocr": hit.ocr, "text": hit.parent_text, "score": hit.score,
+            "dense_rank": hit.dense_rank, "sparse_rank": hit.sparse_rank, "heading_rank": hit.heading_rank}
+
+
+def _hits_text(hits: list[dict[str, Any]]) -> str:
+    if not hits:
+        return "no matches"
+    return "\n\n".join(f"[{n}] {h['name']}, {h['page_label']} (document {h['document_id']}, page {h['page']})\n"
+                       f"{h['text']}" for n, h in enumerate(hits, 1))
+
+
+def _answer_text(out: dict[str, Any]) -> str:
+    sources = [f"[{c['n']}] {c.get('url') or c.get('name')}, {c.get('page_label') or ''}".rstrip(", ")
+               for c in out["citations"] if c["n"] in out["cited"]]
+    return out["answer"] + ("\n\nSources:\n" + "\n".join(sources) if sources else "")
+
+
+def _result(text: str, structured: dict[str, Any]) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=structured)
+
+
+def _refusal(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+
+
+def _invalid(exc: ValidationError) -> str:
+    parts = [f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()]
+    return "invalid arguments: " + "; ".join(parts)
+
+
+class Tools:
+    """What the tools and resources do for the caller of each call, over the runtime's parts (blocking work in
+    threads)."""
+
+    def __init__(self, parts: GraphParts) -> None:
+        self.parts = parts
+        self.settings = parts.settings
+        self.search_model = search_input(self.settings)
+        self.ask_model = ask_input(self.settings)
+        self.listed = self._listed()
+
+    def _listed(self) -> list[types.Tool]:
+        return [
+            types.Tool(name="search", title="Search your documents",
+                       description="Hybrid (dense + full-text) search over your documents: the best passages, each "
+                                   "with its document, page and text.",
+                       input_schema=self.search_model.model_json_schema(),
+                       annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False)),
+            types.Tool(name="ask", title="Ask your documents",
+                       description="A grounded answer to a question, citing document pages as [n]; counts against "
+                                   "your hourly question limit.",
+                       input_schema=self.ask_model.model_json_schema(),
+                       annotations=types.ToolAnnotations(read_only_hint=True)),
+        ]
+
+    async def call(self, name: str, arguments: dict[str, Any], user: User) -> types.CallToolResult:
+        run: dict[str, tuple[type[BaseModel], Callable[[Any, User], Awaitable[types.CallToolResult]]]] = {
+            "search": (self.search_model, self.search), "ask": (self.ask_model, self.ask)}
+        if name not in run:
+            return _refusal(f"no tool named {name!r}: search or ask")
+        model, tool = run[name]
+        try:
+            args = model.model_validate(arguments)
+        except ValidationError as exc:
+            return _refusal(_invalid(exc))
+        return await tool(args, user)
+
+    async def search(self, args: Any, user: User) -> types.CallToolResult:  # noqa: ANN401 - search_input's model
+        def run() -> list[Hit]:
+            embedding = None if args.mode == "sparse" else self.parts.embedder.embed_query(args.query)
+            params = SearchParams.from_tunables(self.settings, k=args.k, mode=args.mode)
+            with self.parts.database.connection() as conn:
+                return search(conn, owner_id=user.id, query_text=args.query, query_embedding=embedding,
+                              params=params, document_ids=args.document_ids or None,
+                              where=DocumentFilter(args.company, args.form, args.period))
+
+        hits = [hit_out(h) for h in await asyncio.to_thread(run)]
+        return _result(_hits_text(hits), {"hits": hits})
+
+    async def ask(self, args: Any, user: User) -> types.CallToolResult:  # noqa: ANN401 - ask_input's model
+        db = self.parts.database
+        try:
+            [ticket] = await asyncio.to_thread(accounting.admit, db, self.settings, owner_id=user.id, source="mcp")
+        except accounting.QuestionLimit as exc:
+            return _refusal(f"{exc}; try again in {max(1, round(exc.retry_after_s))} s")
+        inputs = {"question": args.question, **({"document_ids": args.document_ids} if args.document_ids else {}),
+                  **{k: v for k in ("company", "form", "period") if (v := getattr(args, k))}}
+        config = run_config(owner_id=user.id, user=user.username, run_name="thotqen mcp ask",
+                            metadata={"source": "mcp"})
+
+        def answer() -> Any:  # noqa: ANN401 - graph.outcome.Outcome
+            return next(data for kind, data in run_graph(inputs, config, self.parts) if kind == "done")
+
+        with ticket:  # an exception or a caller gone away ends the row (error, cancelled)
+            try:
+                outcome = await asyncio.to_thread(answer)
+            except Exception as exc:
+                log.exception("mcp ask: the graph failed")
+                await asyncio.to_thread(ticket.close, f"{type(exc).__name__}: {exc}")
+                return _refusal("the answer could not be produced; please try again")
+            await asyncio.to_thread(ticket.finish_outcome, outcome)
+        # summary() is what every surface stores of an answer: whatever it carries (evidence lines, when
+        # the outcome has them) comes along
+        out = {**outcome.summary(), "status": outcome.status, "block_reason": outcome.block_reason}
+        return _result(_answer_text(out), out)
+
+    # -- resources: the caller's documents -------------------------------------------------------
+    async def resources(self, user: User) -> list[types.Resource]:
+        def run() -> list[dict[str, Any]]:
+            with self.parts.database.connection() as conn:
+                return documents.list_documents(conn, owner_id=user.id)
+
+        return [types.Resource(uri=f"{SCHEME}{d['id']}", name=d["name"], mime_type="application/json",
+                               description=f"{d['format']}, {d['status']}, {d['pages'] or 0} pages")
+                for d in await asyncio.to_thread(run)]
+
+    @staticmethod
+    def templates() -> list[types.ResourceTemplate]:
+        return [types.ResourceTemplate(uri_template=SCHEME + "{document_id}", name="document",
+                                       description="one of your documents: name, format, status, pages, company, "
+                                                   "form, period", mime_type="application/json"),
+                types.ResourceTemplate(uri_template=SCHEME + "{document_id}/pages/{page}", name="page",
+                                       description="one page-like unit of a ready document: its label (what a "
+                                                   "citation names), title and text", mime_type="application/json")]
+
+    async def read(self, uri: str, user: User) -> dict[str, Any] | None:
+        """A resource's JSON, or None for a missing one (a stranger's included)."""
+        def run() -> dict[str, Any] | None:
+            if found := DOCUMENT.match(uri):
+                with self.parts.database.connection() as conn:
+                    doc = documents.get_document(conn, owner_id=user.id, document_id=found.group(1))
+                return _document_out(doc) if doc else None
+            if found := PAGE.match(uri):
+                with self.parts.database.connection() as conn:
+                    unit = documents.get_page(conn, owner_id=user.id, document_id=found.group(1),
+                                              page=int(found.group(2)))
+                return {"document_id": found.group(1), **unit} if unit else None
+            return None
+
+        return await asyncio.to_thread(run)
+
+
+def build_server(parts: GraphParts, caller: Caller) -> Server[Any]:
+    """The MCP server over the runtime's parts; `caller` says who asks in a request's context."""
+    tools = Tools(parts)
+
+    async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+                         ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools.listed)
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        return await tools.call(params.name, params.arguments or {}, caller(ctx))
+
+    async def list_resources(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+                             ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=await tools.resources(caller(ctx)))
+
+    async def list_templates(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+                             ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=tools.templates())
+
+    async def read_resource(ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+                            ) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        found = await tools.read(uri, caller(ctx))
+        if found is None:
+            raise MCPError(code=types.INVALID_PARAMS, message="no such document or page", data={"uri": uri})
+        return types.ReadResourceResult(contents=[types.TextResourceContents(
+            uri=uri, mime_type="application/json", text=json.dumps(found, ensure_ascii=False))])
+
+    return Server("thotqen", version="0.1.0", title="Thotqen",
+                  instructions="Search your documents and ask questions answered with page citations.",
+                  get_tool_input_schema=lambda name: next(
+                      (t.input_schema for t in tools.listed if t.name == name), None),
+                  on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
+                  on_list_resource_templates=list_templates, on_read_resource=read_resource)
+
+
+# -- streamable HTTP in the app ------------------------------------------------------------------
+
+
+def _http_caller(ctx: ServerRequestContext[Any]) -> User:
+    user = getattr(ctx.request, "state", None) and getattr(ctx.request.state, "user", None)
+    if not isinstance(user, User):  # Authenticated always sets it; refuse rather than serve no one
+        raise MCPError(code=types.INVALID_REQUEST, message="not signed in")
+    return user
+
+
+class Authenticated:
+    """The SDK's endpoint behind the API's bearer check: 401 (like every route) before any MCP work."""
+
+    def __init__(self, app: StreamableHTTPASGIApp, tokens: Callable[[], Tokens], db: Callable[[], Any]) -> None:
+        self.app = app
+        self.tokens = tokens
+        self.db = db
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:  # noqa: ANN401
+        try:
+            token = bearer_token(Request(scope))
+            if token is None:
+                raise HTTPException(401, "not signed in: send Authorization: Bearer <access_token>",
+                                    headers=UNAUTHORIZED)
+            try:
+                user = await asyncio.to_thread(self.tokens().authenticate, token, self.db())
+            except AuthError as exc:
+                raise HTTPException(401, str(exc), headers=UNAUTHORIZED) from None
+        except HTTPException as exc:
+            await JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)(
+                scope, receive, send)
+            return
+        scope.setdefault("state", {})["user"] = user  # what the tools read as the caller (_http_caller)
+        await self.app(scope, receive, send)
+
+
+def mount(app: FastAPI) -> None:
+    """`/mcp` on the app, over its runtime. A plain Starlette route, so it stays out of the OpenAPI
+    document (it is JSON-RPC, not REST); the SDK's session manager runs inside the app's lifespan."""
+    rt = app.state.runtime
+    manager = StreamableHTTPSessionManager(
+        app=build_server(rt, _http_caller), stateless=True, json_response=True,
+        max_request_body_size=body_limit(rt.settings),
+        # DNS rebinding protection guards servers that trust whoever reaches them; this one trusts
+        # only a bearer token, which a rebinding page does not have (and behind a proxy the Host
+        # header is the deployment's, not localhost)
+        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+    endpoint = Authenticated(StreamableHTTPASGIApp(manager), lambda: rt.tokens, lambda: rt.database)
+    app.router.routes.append(Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"]))
+    app_lifespan = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(owner: FastAPI) -> AsyncIterator[Any]:
+        async with app_lifespan(owner) as state, manager.run():
+            yield state
+
+    app.router.lifespan_context = lifespan
+
+
+# -- stdio -------------------------------------------------------------------------------------
+
+
+async def run_stdio(parts: GraphParts, user: User) -> None:
+    """Serve MCP on stdin/stdout for one user until the client closes the pipe (`thotqen mcp`)."""
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(parts, lambda _ctx: user)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
