@@ -292,6 +292,27 @@ def _reindex_context(settings, db) -> int:  # noqa: ANN001
     return 0
 
 
+def _reindex_tables(settings, db) -> int:  # noqa: ANN001
+    """`thotqen reindex --tables`: documents stored before tables were read get their cells."""
+    from tqdm import tqdm
+
+    from ingestion.retable import retable
+
+    bar = tqdm(desc="documents", unit="doc", file=sys.stderr)
+
+    def progress(_owner: str, done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    try:
+        outcome = retable(db, settings, progress)
+    finally:
+        bar.close()
+    _print_json({"documents": outcome.documents, "cells": outcome.cells, "failed": outcome.failed})
+    return 1 if outcome.failed else 0
+
+
 def cmd_reindex(args: argparse.Namespace) -> int:
     """Re-embed every stored chunk with the configured model; resumable (run it again after a stop)."""
     from tqdm import tqdm
@@ -303,6 +324,8 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     settings, db = _open()
     if args.context:
         return _reindex_context(settings, db)
+    if args.tables:
+        return _reindex_tables(settings, db)
     embedder = get_embedder(settings.embedding_model_path, settings.embedding_batch_size,
                             backend=settings.embedding_backend)
     with db.connection() as conn:
@@ -501,6 +524,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--context", action="store_true",
                    help="instead: read each document's company, form and period again from its stored text and put "
                         "them at the front of its chunks' headings (for documents ingested before that existed)")
+    p.add_argument("--tables", action="store_true",
+                   help="instead: parse each stored file again and store its tables' cells (for documents ingested "
+                        "before tables were read, or under older table rules); resumable")
     p.set_defaults(func=cmd_reindex)
 
     p = sub.add_parser("doctor", help="check the database, schema and models; print fixes")
