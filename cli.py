@@ -285,6 +285,27 @@ def _reindex_context(rt: Runtime) -> int:
     return 0
 
 
+def _reindex_tables(rt: Runtime) -> int:
+    """`thotqen reindex --tables`: documents stored before tables were read get their cells."""
+    from tqdm import tqdm
+
+    from ingestion.retable import retable
+
+    bar = tqdm(desc="documents", unit="doc", file=sys.stderr)
+
+    def progress(_owner: str, done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    try:
+        outcome = retable(rt.database, rt.settings, progress)
+    finally:
+        bar.close()
+    _print_json({"documents": outcome.documents, "cells": outcome.cells, "failed": outcome.failed})
+    return 1 if outcome.failed else 0
+
+
 def cmd_reindex(args: argparse.Namespace, rt: Runtime) -> int:
     """Re-embed every stored chunk with the configured model; resumable (run it again after a stop)."""
     from tqdm import tqdm
@@ -295,6 +316,8 @@ def cmd_reindex(args: argparse.Namespace, rt: Runtime) -> int:
     db = rt.database
     if args.context:
         return _reindex_context(rt)
+    if args.tables:
+        return _reindex_tables(rt)
     embedder = rt.embedder
     with db.connection() as conn:
         before = embedding_index.state(conn)
@@ -527,6 +550,9 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
     p.add_argument("--context", action="store_true",
                    help="instead: read each document's company, form and period again from its stored text and put "
                         "them at the front of its chunks' headings (for documents ingested before that existed)")
+    p.add_argument("--tables", action="store_true",
+                   help="instead: parse each stored file again and store its tables' cells (for documents ingested "
+                        "before tables were read, or under older table rules); resumable")
     p.set_defaults(func=cmd_reindex)
 
     p = sub.add_parser("doctor", help="check the database, schema and models; print fixes")

@@ -27,10 +27,11 @@ from ingestion.formats import Limits, registry, sniff
 from ingestion.parse import OcrOptions
 from ingestion.prefetch import Prefetcher, Prepared
 from ingestion.sandbox import extract
+from ingestion.tables import table_cells
 from ingestion.units import Parsed
 from providers.embeddings import Embedder
 from settings import Settings
-from storage import documents, embedding_index, jobs
+from storage import documents, embedding_index, jobs, tables
 from storage.db import Database
 from storage.documents import ChildRow, PageRow, ParentRow
 
@@ -289,12 +290,13 @@ def chunk_table_rows(parsed: Parsed, chunks: Chunks) -> tuple[list[ParentRow], l
 
 def store_step(job: ClaimedJob, embedder: Embedder, parsed: Parsed, chunked: Chunked,
                vectors: np.ndarray, report: ProgressReport) -> tuple[int, int]:
-    """Store step: chunks, vectors, pages and context in one transaction that first checks the claim
+    """Store step: chunks, vectors, pages, table cells and context in one transaction that first checks the claim
     is still ours, so a redelivered job never writes twice; (parents, children) written."""
     report("storing", 0.0)
     target = job.target
     parent_rows, child_rows = chunk_table_rows(parsed, chunked.chunks)
     context = chunked.context
+    cells = table_cells(parsed, context, [(c.ord, c.page, c.text) for c in child_rows])
     with job.conn.transaction():
         jobs.hold(job.conn, job_id=job.job_id, claim=job.claim)
         embedding_index.assert_model(job.conn, embedder.identity, embedder.dimension)
@@ -308,6 +310,7 @@ def store_step(job: ClaimedJob, embedder: Embedder, parsed: Parsed, chunked: Chu
             model=embedder.identity,
             pages=[PageRow(u.page, u.label, u.title, u.ocr, u.text) for u in parsed.units],
         )
+        tables.replace_cells(job.conn, owner_id=target.owner_id, document_id=target.document_id, cells=cells)
         documents.set_document_context(job.conn, document_id=target.document_id, company=context.company,
                                        form=context.form, period=context.period, period_end=context.period_end)
         documents.set_document_status(job.conn, document_id=target.document_id, status="ready", pages=parsed.pages)
