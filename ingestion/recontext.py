@@ -61,8 +61,8 @@ def recontext_document(db: Database, embedder: Embedder, doc: documents.StoredDo
     front = heading_title(context, doc.name)
     changed: list[tuple[int, str, str]] = []
     old = {cid: heading for cid, heading, _text in children}
-    fresh = [(cid, new_heading(heading, [display_title(doc.name)], front), text) for cid, heading, text in children]
-    fresh = [(cid, heading, text) for cid, heading, text in fresh if heading is not None]
+    renamed = [(cid, new_heading(heading, [display_title(doc.name)], front), text) for cid, heading, text in children]
+    fresh = [(cid, heading, text) for cid, heading, text in renamed if heading is not None]
     if fresh:
         counts = embedder.count_tokens([h for _c, h, _t in fresh])
         changed = [(cid, trim_heading(h, n), text) for (cid, h, text), n in zip(fresh, counts, strict=True)]
@@ -72,7 +72,7 @@ def recontext_document(db: Database, embedder: Embedder, doc: documents.StoredDo
     with db.connection() as conn, conn.transaction():
         documents.set_document_context(conn, document_id=doc.document_id, company=context.company,
                                        form=context.form, period=context.period, period_end=context.period_end)
-        if changed:
+        if vectors is not None:  # there are changed headings
             embedding_index.assert_model(conn, embedder.identity, embedder.dimension)
             documents.replace_headings(conn, document_id=doc.document_id, child_ids=[c for c, _h, _t in changed],
                                        headings=[h for _c, h, _t in changed], embeddings=vectors)
