@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
@@ -111,7 +112,7 @@ class LLMChain:
         if not spec.local and spec.model is not None:
             self._chat_model(spec)
 
-    def _runnable(self, spec: LinkSpec, schema: type[BaseModel] | None) -> Runnable[Any, Any]:
+    def _runnable(self, spec: LinkSpec, schema: type[BaseModel] | None) -> Runnable[LanguageModelInput, BaseMessage]:
         model = self._chat_model(spec)
         if schema is not None and spec.native_json_schema:
             return model.bind(response_format=so.response_format(schema))
@@ -119,9 +120,9 @@ class LLMChain:
 
     @staticmethod
     def _config(config: RunnableConfig | None, spec: LinkSpec) -> RunnableConfig:
-        base: dict[str, Any] = dict(config or {})
+        base = config or RunnableConfig()
         metadata = {**base.get("metadata", {}), "llm_link": spec.name}
-        return RunnableConfig(**{**base, "run_name": f"llm:{spec.name}", "metadata": metadata})
+        return {**base, "run_name": f"llm:{spec.name}", "metadata": metadata}
 
     @staticmethod
     def _check(message: BaseMessage, schema: type[BaseModel] | None) -> tuple[str, BaseModel | None]:

@@ -37,7 +37,8 @@ def _untitled(node: Any) -> Any:  # noqa: ANN401 - any JSON value
 def schema_of(model: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON schema without pydantic's `title` annotations: they validate nothing and
     cost prompt tokens on every structured call (a field named `title` is kept)."""
-    return _untitled(model.model_json_schema())
+    schema: dict[str, Any] = _untitled(model.model_json_schema())
+    return schema
 
 
 def instruction(model: type[BaseModel]) -> str:
