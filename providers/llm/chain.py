@@ -135,7 +135,7 @@ class LLMChain:
         return text, (so.parse(text, schema) if schema is not None else None)
 
     # -- public API -----------------------------------------------------------------------
-    def invoke(self, messages: Any, *, cheap: bool = False,  # noqa: ANN401 - LangChain chat input
+    def invoke(self, messages: LanguageModelInput, *, cheap: bool = False,
                structured: type[BaseModel] | None = None,
                config: RunnableConfig | None = None) -> ChainResult:
         """The first usable answer; raises AllLinksFailed when every link failed."""
@@ -163,7 +163,7 @@ class LLMChain:
                                usage=_usage(message))
         raise AllLinksFailed(failures)
 
-    def stream(self, messages: Any, *, cheap: bool = False,  # noqa: ANN401 - LangChain chat input
+    def stream(self, messages: LanguageModelInput, *, cheap: bool = False,
                config: RunnableConfig | None = None) -> Iterator[str | StreamReset | ChainResult]:
         """Text pieces as they arrive, then one ChainResult (its `text` is the whole answer).
 

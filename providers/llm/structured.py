@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any
 
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import BaseMessage, HumanMessage, convert_to_messages
 from pydantic import BaseModel, ValidationError
 
@@ -95,7 +96,7 @@ def parse(text: str, model: type[BaseModel]) -> BaseModel:
     raise LinkError(f"unparseable structured output: {detail}")
 
 
-def to_messages(messages: Any) -> list[BaseMessage]:  # noqa: ANN401 - any LangChain chat input
+def to_messages(messages: LanguageModelInput) -> list[BaseMessage]:
     if isinstance(messages, str):
         messages = [("human", messages)]
     return list(convert_to_messages(messages))
