@@ -10,7 +10,7 @@ import re
 import time
 import unicodedata
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, HTTPException, Request, Response
 from python_multipart.multipart import MultipartParser, parse_options_header
@@ -23,6 +23,9 @@ from ingestion.formats import registry
 from ingestion.formats.sniff import ACCEPTED, early_refusal
 from ingestion.pipeline import check_file, submit_document
 from storage import documents, jobs
+
+if TYPE_CHECKING:
+    from python_multipart.multipart import MultipartCallbacks  # declared for type checkers only
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["documents"])
@@ -60,7 +63,7 @@ class _FilePart:
         self._in_file = False
         self._sniffed = False
 
-    def callbacks(self) -> dict[str, Any]:
+    def callbacks(self) -> MultipartCallbacks:
         return {"on_part_begin": self._begin, "on_header_field": self._hfield, "on_header_value": self._hvalue,
                 "on_header_end": self._hend, "on_headers_finished": self._hdone, "on_part_data": self._pdata,
                 "on_part_end": self._pend}

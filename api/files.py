@@ -8,6 +8,7 @@ bucket, the worker downloads a missing local copy before ingesting, and removes 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 from ingestion.formats import registry
@@ -23,7 +24,7 @@ class LocalFiles:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
-    def path(self, owner_id: int, content_hash: str, fmt: str = "pdf"):  # noqa: ANN201 - pathlib.Path
+    def path(self, owner_id: int, content_hash: str, fmt: str = "pdf") -> Path:
         return stored_file_path(self.settings, owner_id, content_hash, fmt)
 
     def saved(self, owner_id: int, content_hash: str, fmt: str = "pdf") -> None:

@@ -18,7 +18,7 @@ from ingestion.chunk import trim_heading
 from ingestion.context import extract_context
 from ingestion.pipeline import display_title, embedding_text, heading_title
 from ingestion.units import Row
-from providers.embeddings import Embedder
+from providers.protocols import DocumentEmbedder
 from storage import documents, embedding_index
 from storage.db import Database
 
@@ -51,7 +51,7 @@ def new_heading(old: str, previous_fronts: list[str], front: str) -> str | None:
     return f"{front} — {old}"  # a heading cut inside a long file name: keep what there is after the front
 
 
-def recontext_document(db: Database, embedder: Embedder, doc: documents.StoredDocument) -> int:
+def recontext_document(db: Database, embedder: DocumentEmbedder, doc: documents.StoredDocument) -> int:
     """Read one document's context again, store it and fix its headings; the chunks re-embedded."""
     with db.connection() as conn:
         units = documents.stored_units(conn, document_id=doc.document_id)
@@ -79,7 +79,7 @@ def recontext_document(db: Database, embedder: Embedder, doc: documents.StoredDo
     return len(changed)
 
 
-def recontext(db: Database, embedder: Embedder, progress: Progress | None = None) -> RecontextOutcome:
+def recontext(db: Database, embedder: DocumentEmbedder, progress: Progress | None = None) -> RecontextOutcome:
     with db.connection() as conn:
         todo = documents.ready_documents_of_all(conn)
     changed = chunks = 0
