@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from celery import Celery
 
@@ -58,18 +58,20 @@ class Runtime:
         self._locks: dict[str, threading.Lock] = {}
         self._locks_lock = threading.Lock()
 
+    # The parts are kept by name, so their type is lost in the dicts: each key is only ever filled by
+    # one build function (or the constructor's keyword of that name), whose type the casts restore.
     def _once(self, key: str, build: Callable[[], T]) -> T:
         if key in self._built:
-            return self._built[key]
+            return cast(T, self._built[key])
         with self._locks_lock:
             lock = self._locks.setdefault(key, threading.Lock())
         with lock:
             if key not in self._built:
                 self._built[key] = build()
-            return self._built[key]
+            return cast(T, self._built[key])
 
     def _part(self, name: str, build: Callable[[], T]) -> T:
-        return self._given[name] if name in self._given else self._once(name, build)
+        return cast(T, self._given[name]) if name in self._given else self._once(name, build)
 
     # -- the parts ---------------------------------------------------------------------------
     @property
@@ -84,14 +86,14 @@ class Runtime:
     def chain(self, order: str = "") -> ChatChain:
         """The LLM fallback chain for a link order a run asked for ("": the deployment's LLM_ORDER)."""
         if "chain" in self._given:
-            return self._given["chain"]
+            return cast(ChatChain, self._given["chain"])
         settings = self.settings if not order else self.settings.model_copy(update={"llm_order": order})
         return self._once(f"chain:{order}", lambda: LLMChain(settings, local=self.local_model))
 
     def reranker(self, name: str = "") -> Reranker:
         """The reranker a run asked for by name ("": the deployment's RERANKER)."""
         if "reranker" in self._given:
-            return self._given["reranker"]
+            return cast(Reranker, self._given["reranker"])
         name = name or self.settings.reranker
         return self._once(f"reranker:{name}", lambda: make_reranker(
             name, model=self.settings.reranker_model, fallback=self.settings.reranker_fallback,

@@ -20,7 +20,9 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from types import TracebackType
+
+import psycopg
 
 from graph.outcome import Outcome
 from providers import metrics
@@ -56,29 +58,33 @@ class Ticket:
     def elapsed_ms(self) -> float:
         return round((time.perf_counter() - self.started) * 1000, 1)
 
-    def finish(self, *, status: str, conn: Any = None, provider: str | None = None, cached: bool = False,  # noqa: ANN401
-               tokens: tuple[int, int] = (0, 0), error: str | None = None) -> None:
+    def finish(self, *, status: str, conn: psycopg.Connection | None = None, provider: str | None = None,
+               cached: bool = False, tokens: tuple[int, int] = (0, 0), error: str | None = None) -> None:
         """Write the final state (in the caller's transaction when `conn` is given), and count it in
         the Prometheus series (providers/metrics.py): the one place a question ends."""
-        values = {"status": status, "latency_ms": self.elapsed_ms(), "provider": provider, "cached": cached,
-                  "input_tokens": tokens[0], "output_tokens": tokens[1], "error": error}
+        latency_ms = self.elapsed_ms()
+
+        def write(c: psycopg.Connection) -> None:
+            query_log.finish(c, self.log_id, status=status, latency_ms=latency_ms, provider=provider, cached=cached,
+                             input_tokens=tokens[0], output_tokens=tokens[1], error=error)
+
         if conn is not None:
-            query_log.finish(conn, self.log_id, **values)
+            write(conn)
         else:
             with self.db.connection() as own:
-                query_log.finish(own, self.log_id, **values)
+                write(own)
         self.done = True
         metrics.count(metrics.QUESTIONS, metrics.question_outcome(status, refused=self.refused))
         if cached:
             metrics.count(metrics.ANSWER_CACHE_HITS)
 
-    def finish_outcome(self, outcome: Outcome, conn: Any = None) -> None:  # noqa: ANN401
+    def finish_outcome(self, outcome: Outcome, conn: psycopg.Connection | None = None) -> None:
         self.refused = outcome.refused
         self.finish(status=outcome.status, conn=conn, provider=outcome.provider if outcome.status == "ok" else None,
                     tokens=(outcome.input_tokens, outcome.output_tokens),
                     error=outcome.answer if outcome.status == "error" else None)
 
-    def finish_state(self, state: Any) -> None:  # noqa: ANN401
+    def finish_state(self, state: object) -> None:
         """The final state from the graph's last state; anything but a state dict (the run never
         reached its end) is an error."""
         if isinstance(state, dict):
@@ -89,7 +95,8 @@ class Ticket:
     def __enter__(self) -> Ticket:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:  # noqa: ANN401
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         """Around a running question: an exception ends its row as an error, the caller going away
         (a cancelled task, a closed stream) as cancelled, and a body that returned without a final
         state as an error too."""
@@ -113,7 +120,7 @@ class Ticket:
 class Run:
     """What the body of `running` reports: the graph's final state, once it has one."""
 
-    state: Any = None
+    state: object = None
 
 
 @asynccontextmanager

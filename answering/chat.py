@@ -15,11 +15,13 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from answering.accounting import Ticket
 from graph.context import GraphParts
 from graph.outcome import Outcome
+from graph.state import InputState
+from graph.state import Turn as ChatTurn
 from graph.stream import run_config, run_graph
 from settings import Settings
 from storage import answer_cache, chats
@@ -57,13 +59,14 @@ class ChatAnswerer:
             ticket: Ticket) -> None:
         """Answer an admitted question (`ticket`); its row always ends in a final state."""
         scope = [str(d) for d in chat["document_ids"]] if chat["document_ids"] else None
-        turn = Turn(owner_id, username, chat["id"], scope, question, emit, ticket)
+        chat_id: uuid.UUID = chat["id"]
+        turn = Turn(owner_id, username, chat_id, scope, question, emit, ticket)
         with ticket:
             try:
                 with self.db.connection() as conn:
-                    turn.history = chats.history(conn, owner_id=owner_id, chat_id=turn.chat_id,
+                    turn.history = chats.history(conn, owner_id=owner_id, chat_id=chat_id,
                                                  turns=self.settings.history_turns)
-                    chats.add_message(conn, owner_id=owner_id, chat_id=turn.chat_id, role="user", content=question)
+                    chats.add_message(conn, owner_id=owner_id, chat_id=chat_id, role="user", content=question)
             except Exception as exc:  # noqa: BLE001 - nothing was saved: refuse the turn with the reason
                 log.exception("chat %s: the question could not be saved", turn.chat_id)
                 ticket.finish(status="error", error=f"{type(exc).__name__}: {exc}")
@@ -132,7 +135,8 @@ class ChatAnswerer:
         return True
 
     def _run_graph(self, turn: Turn) -> Outcome:
-        inputs: dict[str, Any] = {"question": turn.question, "chat_history": turn.history}
+        # the turns as storage.chats.history and /v1 give them: {"role", "content"} dicts
+        inputs: InputState = {"question": turn.question, "chat_history": cast("list[ChatTurn]", turn.history)}
         if turn.chat_id is not None:
             inputs["chat_id"] = str(turn.chat_id)
         if turn.scope:

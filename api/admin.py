@@ -21,6 +21,8 @@ def langsmith_metrics(settings: Settings, hours: float, limit: int = 1000) -> di
     """Root runs of the project in the window: count, errors, latency percentiles, tokens."""
     from langsmith import Client
 
+    if settings.langsmith_api_key is None:
+        raise ValueError("LangSmith metrics need LANGSMITH_API_KEY")
     client = Client(api_url=settings.langsmith_endpoint, api_key=settings.langsmith_api_key.get_secret_value())
     since = datetime.now(UTC) - timedelta(hours=hours)
     latencies: list[float] = []

@@ -11,9 +11,11 @@ from pydantic import BaseModel
 from api import limits
 from api.deps import CurrentUser, DbDep, SettingsDep, TokensDep, client_ip
 from api.schemas import TokenOut, UserOut, error
-from api.security import AuthError, User, hash_password, verify_password
+from api.security import AuthError, Tokens, User, hash_password, verify_password
 from api.text import LoginName, LoginPassword, Password, RefreshToken, Username
+from settings import Settings
 from storage import accounts
+from storage.db import Database
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/auth", tags=["auth"])
@@ -38,7 +40,7 @@ def signup(body: SignupIn, request: Request, db: DbDep, settings: SettingsDep, t
     return create_account(body, request, db, settings, tokens)
 
 
-def create_account(body: SignupIn, request: Request, db: Any, settings: Any, tokens: Any,  # noqa: ANN401
+def create_account(body: SignupIn, request: Request, db: Database, settings: Settings, tokens: Tokens,
                    csrf: str | None = None) -> dict[str, Any]:
     """The signup, shared with the web session (api/session.py), which binds a CSRF token into the tokens."""
     ip = client_ip(request)
@@ -62,7 +64,7 @@ def login(body: LoginIn, request: Request, db: DbDep, settings: SettingsDep, tok
     return check_login(body, request, db, settings, tokens)
 
 
-def check_login(body: LoginIn, request: Request, db: Any, settings: Any, tokens: Any,  # noqa: ANN401
+def check_login(body: LoginIn, request: Request, db: Database, settings: Settings, tokens: Tokens,
                 csrf: str | None = None) -> dict[str, Any]:
     """The login with its lockouts, shared with the web session (api/session.py)."""
     ip = client_ip(request)

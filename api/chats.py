@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+import psycopg
 from fastapi import APIRouter, HTTPException, Request, Response
 from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
@@ -52,7 +54,7 @@ def _message_out(m: dict[str, Any]) -> dict[str, Any]:
             "citations": m["citations"], "meta": m["meta"], "created_at": m["created_at"].isoformat()}
 
 
-def _owned_scope(conn: Any, owner_id: int, document_ids: list[str]) -> list[Any]:  # noqa: ANN401
+def _owned_scope(conn: psycopg.Connection, owner_id: int, document_ids: list[str]) -> list[uuid.UUID]:
     owned = chats.owned_document_ids(conn, owner_id=owner_id, document_ids=document_ids)
     if len(set(owned)) != len(set(document_ids)):
         raise HTTPException(404, "no such document in document_ids")  # a stranger's id looks absent

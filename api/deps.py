@@ -36,16 +36,20 @@ cookie_scheme = APIKeyCookie(name=ACCESS_COOKIE, auto_error=False, scheme_name="
                                          f"state-changing requests also need the `{CSRF_HEADER}` header")
 
 
+# Starlette's app.state is untyped: each dependency names the type of what server.py put there.
 def get_settings_dep(request: Request) -> Settings:
-    return request.app.state.settings
+    settings: Settings = request.app.state.settings
+    return settings
 
 
 def get_db(request: Request) -> Database:
-    return request.app.state.db
+    db: Database = request.app.state.db
+    return db
 
 
 def get_tokens(request: Request) -> Tokens:
-    return request.app.state.tokens
+    tokens: Tokens = request.app.state.tokens
+    return tokens
 
 
 def bearer_token(request: Request) -> str | None:

@@ -11,7 +11,7 @@ import time
 import unicodedata
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, HTTPException, Request, Response
 from python_multipart.multipart import MultipartParser, parse_options_header
@@ -27,6 +27,9 @@ from ingestion.pipeline import Submission, check_file, submit_document
 from settings import Settings
 from storage import documents, jobs
 from storage.db import Database
+
+if TYPE_CHECKING:
+    from python_multipart.multipart import MultipartCallbacks  # declared for type checkers only
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["documents"])
@@ -64,7 +67,7 @@ class _FilePart:
         self._in_file = False
         self._sniffed = False
 
-    def callbacks(self) -> dict[str, Any]:
+    def callbacks(self) -> MultipartCallbacks:
         return {"on_part_begin": self._begin, "on_header_field": self._hfield, "on_header_value": self._hvalue,
                 "on_header_end": self._hend, "on_headers_finished": self._hdone, "on_part_data": self._pdata,
                 "on_part_end": self._pend}

@@ -18,14 +18,15 @@ cookie works too, with its CSRF header). Errors come in OpenAI's shape: {"error"
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, HTTPException, Request
+from fastapi import APIRouter, FastAPI, HTTPException, Request, Response
 from fastapi.exception_handlers import http_exception_handler, request_validation_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -204,6 +205,11 @@ async def _stream(answer: AsyncIterator[Event], completion_id: str, created: int
     yield "data: [DONE]\n\n"
 
 
+async def _respond(response: Response | Awaitable[Response]) -> Response:
+    """What an earlier exception handler gave: Starlette's handlers may be sync or async."""
+    return await response if inspect.isawaitable(response) else response
+
+
 def mount(app: FastAPI) -> None:
     """The routes, and errors under /v1 in OpenAI's shape (every other path keeps the app's handlers)."""
     app.include_router(router)
@@ -211,17 +217,17 @@ def mount(app: FastAPI) -> None:
     earlier_invalid = app.exception_handlers.get(RequestValidationError, request_validation_exception_handler)
 
     @app.exception_handler(HTTPException)
-    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+    async def http_error(request: Request, exc: HTTPException) -> Response:
         if not request.url.path.startswith("/v1/"):
-            return await earlier_http(request, exc)
+            return await _respond(earlier_http(request, exc))
         kind = {401: "authentication_error", 403: "permission_error", 404: "not_found_error",
                 429: "rate_limit_exceeded"}.get(exc.status_code, "invalid_request_error")
         return _error(exc.status_code, str(exc.detail), kind, headers=getattr(exc, "headers", None))
 
     @app.exception_handler(RequestValidationError)
-    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+    async def invalid(request: Request, exc: RequestValidationError) -> Response:
         if not request.url.path.startswith("/v1/"):
-            return await earlier_invalid(request, exc)
+            return await _respond(earlier_invalid(request, exc))
         first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
         where = ".".join(str(x) for x in first.get("loc", ()) if x != "body")
         return _error(400, f"{where}: {first.get('msg')}" if where else str(first.get("msg")), "invalid_request_error")

@@ -169,7 +169,7 @@ def _local_file(request: Request, owner_id: int, doc: dict[str, Any]) -> Path:
     except Exception:  # noqa: BLE001 - the store is down: say so, do not 500
         raise HTTPException(503, "the stored file is unavailable right now; try again later",
                             headers={"Retry-After": "30"}) from None
-    path = files.path(owner_id, doc["content_hash"], fmt)
+    path: Path = files.path(owner_id, doc["content_hash"], fmt)
     if not path.exists():
         raise HTTPException(404, "the original file of this document is no longer stored")
     return path

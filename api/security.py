@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import jwt
+import psycopg
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
@@ -93,7 +94,7 @@ class Tokens:
         # Supabase tokens only with SUPABASE_AUTH: SUPABASE_URL alone (for Storage) accepts none.
         self._supabase = SupabaseVerifier(settings) if settings.supabase_auth else None
 
-    def issue(self, conn: Any, user: User, csrf: str | None = None) -> dict[str, Any]:  # noqa: ANN401 - psycopg
+    def issue(self, conn: psycopg.Connection, user: User, csrf: str | None = None) -> dict[str, Any]:
         """Access and refresh tokens; `csrf` (a cookie session's CSRF token) is bound into both, hashed."""
         now = datetime.now(UTC)
         bound = {"csrf": csrf_hash(csrf)} if csrf else {}
@@ -144,7 +145,7 @@ class Tokens:
             raise AuthError("the token is not valid")
         return self._supabase.authenticate(token, db)
 
-    def spend_refresh(self, token: str, conn: Any) -> User:  # noqa: ANN401
+    def spend_refresh(self, token: str, conn: psycopg.Connection) -> User:
         claims = self._decode_own(token, "refresh")
         jti = uuid.UUID(str(claims.get("jti")))
         if not accounts.spend_refresh_token(conn, jti=jti, user_id=int(claims["sub"])):

@@ -149,7 +149,7 @@ def sign_out(request: Request, db: DbDep, settings: SettingsDep, tokens: TokensD
             claims = tokens.refresh_claims(raw)
         except AuthError:
             claims = None
-    if claims is not None:
+    if raw and claims is not None:
         check_csrf(request, claims.get("csrf"))
         # already spent: signing out still clears the cookies
         with db.connection() as conn, contextlib.suppress(AuthError):

@@ -44,13 +44,14 @@ def after_condense(state: State, runtime: Runtime[Context]) -> Literal["hyde", "
     return "hyde" if context_of(runtime).hyde else "retrieve"
 
 
-def build(context_schema: type[Context] = Context) -> StateGraph:
+def build(context_schema: type[Context] = Context) -> StateGraph[State, Context, InputState, OutputState]:
     """The graph's wiring; `context_schema` is what each run is handed (Studio's entry gives a subclass)."""
     builder = StateGraph(State, context_schema=context_schema, input_schema=InputState, output_schema=OutputState)
     for name, fn in [("begin", begin), ("guardrail", guardrail), ("refuse", refuse), ("condense", condense),
                      ("hyde", hyde), ("retrieve", retrieve), ("rerank", rerank), ("screen", screen), ("grade", grade),
                      ("route", route), ("rewrite", rewrite), ("web_search", web_search), ("generate", generate)]:
-        builder.add_node(name, fn)
+        # LangGraph's overloads list no (state, config, runtime) node; it passes them by parameter name
+        builder.add_node(name, fn)  # type: ignore[call-overload]
     builder.add_edge(START, "begin")
     builder.add_edge("begin", "guardrail")
     builder.add_conditional_edges("guardrail", after_guardrail)

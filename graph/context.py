@@ -75,7 +75,8 @@ class Context(Configuration):
     def running(self) -> GraphParts:
         if self.parts is None:
             raise NoParts("this run has no running parts: build its context with Context.for_run (runtime.py)")
-        return self.parts
+        parts: GraphParts = self.parts  # held as Any: pydantic cannot check a Protocol
+        return parts
 
 
 def context_of(runtime: Runtime[Context], config: RunnableConfig | None = None) -> Context:

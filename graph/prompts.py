@@ -6,6 +6,14 @@ grammar-constrained on the local model (one bounded verdict per excerpt): free t
 1.5B model copy an example verdict list until it ran out of tokens.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from graph.state import Excerpt
+
 REFUSAL = (
     "I can't help with that request. I answer questions about your documents; "
     "please ask about what they contain."
@@ -60,7 +68,7 @@ GUARD_SYSTEM = (
 )
 
 
-def excerpt_block(excerpts: list[dict], question: str, history: list[tuple[str, str]] | None = None) -> str:
+def excerpt_block(excerpts: Sequence[Excerpt], question: str, history: list[tuple[str, str]] | None = None) -> str:
     """The numbered excerpts, then any earlier turns, then the question.
 
     Grading and answering over the same excerpts start with the same text, so a server that

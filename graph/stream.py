@@ -14,13 +14,14 @@ endpoints stream the graph's own output, under the configuration `run_config` ma
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 
 from graph.builder import graph
 from graph.context import Context, GraphParts
 from graph.outcome import Outcome
+from graph.state import InputState
 
 
 def run_config(*, owner_id: int | None, user: str, tunables: Mapping[str, Any] | None = None,
@@ -41,10 +42,11 @@ def run_context(parts: GraphParts, config: RunnableConfig | None) -> Context:
     return Context.for_run(parts, (config or {}).get("configurable"))
 
 
-def run_graph(inputs: dict[str, Any], config: RunnableConfig, parts: GraphParts) -> Iterator[tuple[str, Any]]:
+def run_graph(inputs: InputState, config: RunnableConfig, parts: GraphParts) -> Iterator[tuple[str, Any]]:
     out: dict[str, Any] = {}
-    for mode, chunk in graph.stream(inputs, config, context=run_context(parts, config),
-                                    stream_mode=["custom", "values"]):
+    for part in graph.stream(inputs, config, context=run_context(parts, config), stream_mode=["custom", "values"]):
+        # a list of modes yields (mode, chunk) pairs; LangGraph types its items as one mode's chunks
+        mode, chunk = cast(tuple[str, dict[str, Any]], part)
         if mode == "values":
             out = chunk
         elif "sources" in chunk:

@@ -127,7 +127,7 @@ def chunk_rows(
     for row, n in zip(rows, token_counts, strict=True):
         units.extend(_split_long(row, n, child_tokens))
     headings = _page_titles(rows, count_tokens, title, unit_titles or {})
-    table_tokens = Counter()
+    table_tokens: Counter[int | None] = Counter()  # keyed by Unit.table
     for u in units:
         if u.table is not None:
             table_tokens[u.table] += u.tokens
@@ -175,7 +175,7 @@ def chunk_rows(
 
 
 def _group_parents(
-    children: list[Child], units: list[Unit], parent_tokens: int, table_tokens: Counter
+    children: list[Child], units: list[Unit], parent_tokens: int, table_tokens: Counter[int | None]
 ) -> list[Parent]:
     parents: list[Parent] = []
     current: list[Child] = []

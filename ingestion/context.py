@@ -99,7 +99,7 @@ def short_company(name: str) -> str:
     return short or name
 
 
-def _parse_date(match: re.Match) -> date | None:
+def _parse_date(match: re.Match[str]) -> date | None:
     month = _MONTHS.get(match.group("month").lower())
     if month is None:
         return None
@@ -109,7 +109,7 @@ def _parse_date(match: re.Match) -> date | None:
         return None
 
 
-def _first_date(pattern: re.Pattern, text: str) -> date | None:
+def _first_date(pattern: re.Pattern[str], text: str) -> date | None:
     for match in pattern.finditer(text):
         found = _parse_date(match)
         if found is not None:
@@ -124,7 +124,7 @@ def tidy_company(raw: str) -> str:
     name = _SUBSIDIARIES.sub("", name)
     if not any(c.islower() for c in name):
         name = re.sub(r"\b([A-Z]) ([A-Z]{2,})\b", r"\1\2", name)  # small caps split off their first letter
-        words = []
+        words: list[str] = []
         for word in name.split():
             letters = re.sub(r"[^A-Za-z]", "", word)
             # a short first word is an acronym ("MGM Resorts", "AMD"); later short words are not ("Co.")

@@ -235,4 +235,4 @@ def open_checked(data: bytes) -> pymupdf.Document:
 def precheck_pdf(data: bytes) -> int:
     """Fast checks an upload can answer at once (no text extraction). Returns the page count."""
     with open_checked(data) as doc:
-        return doc.page_count
+        return int(doc.page_count)

@@ -29,7 +29,7 @@ from ingestion.prefetch import Prefetcher, Prepared
 from ingestion.sandbox import extract
 from ingestion.tables import table_cells
 from ingestion.units import Parsed
-from providers.embeddings import Embedder
+from providers.protocols import DocumentEmbedder
 from settings import Settings
 from storage import documents, embedding_index, jobs, tables
 from storage.db import Database
@@ -248,7 +248,7 @@ def parse_step(settings: Settings, target: jobs.JobTarget, report: ProgressRepor
                    progress=lambda stage, done, total: report(stage, done / max(total, 1)))
 
 
-def chunk_step(settings: Settings, embedder: Embedder, name: str, parsed: Parsed,
+def chunk_step(settings: Settings, embedder: DocumentEmbedder, name: str, parsed: Parsed,
                report: ProgressReport) -> Chunked:
     """Chunk step: what the document says it is, then parent and child chunks headed with it."""
     report("chunking", 0.0)
@@ -266,7 +266,7 @@ def chunk_step(settings: Settings, embedder: Embedder, name: str, parsed: Parsed
     return Chunked(chunks, context)
 
 
-def embed_step(embedder: Embedder, chunks: Chunks, report: ProgressReport) -> np.ndarray:
+def embed_step(embedder: DocumentEmbedder, chunks: Chunks, report: ProgressReport) -> np.ndarray:
     """Embed step: one vector per child chunk, in `chunks.children` order."""
     report("embedding", 0.0)
     return embedder.embed_documents(
@@ -288,7 +288,7 @@ def chunk_table_rows(parsed: Parsed, chunks: Chunks) -> tuple[list[ParentRow], l
     return parent_rows, child_rows
 
 
-def store_step(job: ClaimedJob, embedder: Embedder, parsed: Parsed, chunked: Chunked,
+def store_step(job: ClaimedJob, embedder: DocumentEmbedder, parsed: Parsed, chunked: Chunked,
                vectors: np.ndarray, report: ProgressReport) -> tuple[int, int]:
     """Store step: chunks, vectors, pages, table cells and context in one transaction that first checks the claim
     is still ours, so a redelivered job never writes twice; (parents, children) written."""
@@ -339,7 +339,7 @@ def failed_outcome(job: ClaimedJob, exc: Exception, seconds: float) -> JobOutcom
 def run_job(
     db: Database,
     settings: Settings,
-    embedder: Embedder,
+    embedder: DocumentEmbedder,
     job_id: uuid.UUID,
     progress: Progress | None = None,
     prepared: Prepared | None = None,

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from ingestion.units import Parsed
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +24,7 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Prepared:
     content_hash: str
-    parsed: Any  # what ingestion.sandbox.extract returns
+    parsed: Parsed  # what ingestion.sandbox.extract returns
 
 
 class Prefetcher:

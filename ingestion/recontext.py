@@ -18,7 +18,7 @@ from ingestion.chunk import trim_heading
 from ingestion.context import extract_context
 from ingestion.pipeline import display_title, embedding_text, heading_title
 from ingestion.units import Row
-from providers.embeddings import Embedder
+from providers.protocols import DocumentEmbedder
 from storage import documents, embedding_index
 from storage.db import Database
 
@@ -51,7 +51,7 @@ def new_heading(old: str, previous_fronts: list[str], front: str) -> str | None:
     return f"{front} — {old}"  # a heading cut inside a long file name: keep what there is after the front
 
 
-def recontext_document(db: Database, embedder: Embedder, doc: documents.StoredDocument) -> int:
+def recontext_document(db: Database, embedder: DocumentEmbedder, doc: documents.StoredDocument) -> int:
     """Read one document's context again, store it and fix its headings; the chunks re-embedded."""
     with db.connection() as conn:
         units = documents.stored_units(conn, document_id=doc.document_id)
@@ -61,8 +61,8 @@ def recontext_document(db: Database, embedder: Embedder, doc: documents.StoredDo
     front = heading_title(context, doc.name)
     changed: list[tuple[int, str, str]] = []
     old = {cid: heading for cid, heading, _text in children}
-    fresh = [(cid, new_heading(heading, [display_title(doc.name)], front), text) for cid, heading, text in children]
-    fresh = [(cid, heading, text) for cid, heading, text in fresh if heading is not None]
+    renamed = [(cid, new_heading(heading, [display_title(doc.name)], front), text) for cid, heading, text in children]
+    fresh = [(cid, heading, text) for cid, heading, text in renamed if heading is not None]
     if fresh:
         counts = embedder.count_tokens([h for _c, h, _t in fresh])
         changed = [(cid, trim_heading(h, n), text) for (cid, h, text), n in zip(fresh, counts, strict=True)]
@@ -72,14 +72,14 @@ def recontext_document(db: Database, embedder: Embedder, doc: documents.StoredDo
     with db.connection() as conn, conn.transaction():
         documents.set_document_context(conn, document_id=doc.document_id, company=context.company,
                                        form=context.form, period=context.period, period_end=context.period_end)
-        if changed:
+        if vectors is not None:  # there are changed headings
             embedding_index.assert_model(conn, embedder.identity, embedder.dimension)
             documents.replace_headings(conn, document_id=doc.document_id, child_ids=[c for c, _h, _t in changed],
                                        headings=[h for _c, h, _t in changed], embeddings=vectors)
     return len(changed)
 
 
-def recontext(db: Database, embedder: Embedder, progress: Progress | None = None) -> RecontextOutcome:
+def recontext(db: Database, embedder: DocumentEmbedder, progress: Progress | None = None) -> RecontextOutcome:
     with db.connection() as conn:
         todo = documents.ready_documents_of_all(conn)
     changed = chunks = 0

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from itertools import groupby
 
 from ingestion.pipeline import embedding_text
-from providers.embeddings import Embedder
+from providers.protocols import DocumentEmbedder
 from storage import embedding_index
 from storage.db import Database
 
@@ -34,7 +34,7 @@ class ReindexOutcome:
     already: bool  # the index already held this model's vectors
 
 
-def _reembed_owner(db: Database, embedder: Embedder, username: str,
+def _reembed_owner(db: Database, embedder: DocumentEmbedder, username: str,
                    owned: list[embedding_index.PendingDocument], progress: Progress | None) -> int:
     """Stage new vectors for one owner's documents; returns the chunks embedded."""
     total = sum(d.children for d in owned)
@@ -57,7 +57,7 @@ def _reembed_owner(db: Database, embedder: Embedder, username: str,
     return done
 
 
-def reindex(db: Database, embedder: Embedder, progress: Progress | None = None) -> ReindexOutcome:
+def reindex(db: Database, embedder: DocumentEmbedder, progress: Progress | None = None) -> ReindexOutcome:
     model, dimension = embedder.identity, embedder.dimension
     with db.connection() as conn:
         now = embedding_index.state(conn)

@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ingestion.errors import IngestError
 from ingestion.formats import Limits
@@ -57,7 +58,7 @@ def extract(path: Path, fmt: str, limits: Limits, *, timeout_s: float, memory_mb
     stderr_tail: list[str] = []
     drain = threading.Thread(target=lambda: stderr_tail.extend(proc.stderr), daemon=True)  # type: ignore[arg-type]
     drain.start()
-    outcome: dict | None = None
+    outcome: dict[str, Any] | None = None
     started = time.monotonic()
     try:
         assert proc.stdout is not None
@@ -103,7 +104,7 @@ def _child(path: str, fmt: str, limits_json: str, memory_mb: str) -> int:
     # Capped before any byte of the file is read (the parent's threads make a pre-exec hook unsafe).
     memcap.cap(int(memory_mb))
 
-    def emit(message: dict) -> None:
+    def emit(message: dict[str, Any]) -> None:
         sys.stdout.write(json.dumps(message) + "\n")
         sys.stdout.flush()
 

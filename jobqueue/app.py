@@ -91,16 +91,18 @@ def _build(settings: Settings, parts: WorkerParts | None) -> Celery:
         },
     )
 
-    @app.task(name=INGEST, bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
+    # celery ships no types: its task decorator is untyped (the functions keep their annotations)
+    @app.task(name=INGEST, bind=True, acks_late=True, reject_on_worker_lost=True,  # type: ignore[untyped-decorator]
+              max_retries=None)
     def ingest(self: Any, job_id: str) -> str:  # noqa: ANN401
         return run_ingest(_parts(parts), self, uuid.UUID(job_id))
 
-    @app.task(name=SWEEP)
+    @app.task(name=SWEEP)  # type: ignore[untyped-decorator]
     def sweep() -> dict[str, int]:
         rt = _parts(parts)
         return sweep_jobs(rt.database, rt.settings, publish=lambda job_id: publish(app, job_id, db=rt.database))
 
-    @app.task(name=RETENTION)
+    @app.task(name=RETENTION)  # type: ignore[untyped-decorator]
     def retention() -> dict[str, int]:
         rt = _parts(parts)
         return purge(rt.database, rt.settings)
@@ -129,10 +131,11 @@ def run_ingest(rt: WorkerParts, task: Any, job_id: uuid.UUID) -> str:  # noqa: A
     if state.status in ("done", "failed"):
         log.info("job %s: already %s; nothing to do", job_id, state.status)
         return state.status
-    if state.status == "processing" and (state.lease_left_s or 0) > 0:
+    lease_left_s = state.lease_left_s or 0
+    if state.status == "processing" and lease_left_s > 0:
         # Redelivered while its worker is alive: look again when that worker's lease would run out.
-        log.info("job %s: running elsewhere; looking again in %.0fs", job_id, state.lease_left_s)
-        raise task.retry(countdown=state.lease_left_s + 1)
+        log.info("job %s: running elsewhere; looking again in %.0fs", job_id, lease_left_s)
+        raise task.retry(countdown=lease_left_s + 1)
     outcome = rt.ingest_worker.run(target)
     if outcome is None:
         return "busy"

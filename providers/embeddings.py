@@ -12,12 +12,18 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
 log = logging.getLogger(__name__)
+
+BatchProgress = Callable[[int, int], None]  # (texts embedded, texts in all)
 
 DIMENSIONS = 384
 BACKENDS = ("torch", "onnx", "onnx-int8")
@@ -99,7 +105,7 @@ class Embedder:
             out.append(current)
         return out
 
-    def embed_documents(self, texts: Sequence[str], progress=None) -> np.ndarray:  # noqa: ANN001
+    def embed_documents(self, texts: Sequence[str], progress: BatchProgress | None = None) -> np.ndarray:
         """Embed passages in length-sorted batches; `progress(done, total)` is called per batch."""
         total = len(texts)
         out = np.zeros((total, self.dimension), dtype=np.float32)
@@ -136,8 +142,9 @@ class TorchEmbedder(Embedder):
         self._lock = threading.Lock()  # torch inference is not re-entrant-safe for throughput
 
     @property
-    def tokenizer(self):  # noqa: ANN201 - a transformers tokenizer
-        return self.model.tokenizer
+    def tokenizer(self) -> PreTrainedTokenizerBase:
+        tokenizer: PreTrainedTokenizerBase = self.model.tokenizer
+        return tokenizer
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         if not texts:
@@ -149,8 +156,9 @@ class TorchEmbedder(Embedder):
     def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         with self._lock:
             self._torch.set_num_threads(self.batch_threads)
-            return self.model.encode(list(texts), batch_size=len(texts), normalize_embeddings=True,
-                                     convert_to_numpy=True, show_progress_bar=False)
+            vectors: np.ndarray = self.model.encode(list(texts), batch_size=len(texts), normalize_embeddings=True,
+                                                    convert_to_numpy=True, show_progress_bar=False)
+            return vectors
 
     def _query_threads(self) -> int:
         try:
@@ -162,9 +170,11 @@ class TorchEmbedder(Embedder):
     def embed_query(self, text: str) -> np.ndarray:
         with self._lock:
             self._torch.set_num_threads(self._query_threads())
-            return self.model.encode(
+            vectors: np.ndarray = self.model.encode(
                 [text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-            )[0]
+            )
+            vector: np.ndarray = vectors[0]
+            return vector
 
 
 # Concurrent first loads (a server just started, a reranker loading beside the embedder) failed in

@@ -28,10 +28,11 @@ import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
-from providers.embeddings import Embedder
+from providers.embeddings import BatchProgress, Embedder
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,21 @@ FILES = {"onnx": "model.onnx", "onnx-int8": "model_int8.onnx"}
 # same cosine to torch (evals/results/onnx_fusions.md). Neither the export nor the session's own
 # optimizer may make them.
 DISABLED_FUSIONS = ("SkipLayerNormFusion", "BiasGeluFusion")
+
+
+class Encoding(Protocol):
+    """What the embedder reads of a `tokenizers` Encoding (the package ships no py.typed)."""
+
+    @property
+    def ids(self) -> list[int]: ...
+
+
+class Session(Protocol):
+    """What the embedder calls on an onnxruntime InferenceSession (onnxruntime ships no types)."""
+
+    def run(self, output_names: list[str] | None, input_feed: dict[str, np.ndarray]) -> list[np.ndarray]: ...
+
+    def get_inputs(self) -> list[Any]: ...
 
 
 class ExportError(RuntimeError):
@@ -185,7 +201,8 @@ def _export(model_path: Path, directory: Path, source_sha: str) -> None:
     finally:
         root_logger.removeFilter(quiet)
     shutil.copyfile(model_path / "tokenizer.json", tmp / "tokenizer.json")
-    files = {name: {"sha256": _sha256(tmp / name)} for name in (*FILES.values(), "tokenizer.json")}
+    files: dict[str, dict[str, object]] = {
+        name: {"sha256": _sha256(tmp / name)} for name in (*FILES.values(), "tokenizer.json")}
     manifest = {"export_version": EXPORT_VERSION, "source": str(model_path), "source_sha256": source_sha,
                 "opset": OPSET, "torch": torch.__version__, "files": files}
     shutil.rmtree(directory, ignore_errors=True)
@@ -235,7 +252,7 @@ def check_supported(model_path: Path) -> None:
                           f"{', '.join(others) or 'another pooling'}: set EMBEDDING_BACKEND=torch")
 
 
-def open_session(path: Path, threads: int = 1, optimized_to: Path | None = None):  # noqa: ANN201
+def open_session(path: Path, threads: int = 1, optimized_to: Path | None = None) -> Session:
     """An onnxruntime CPU session on `threads` intra-op threads (1: the caller's thread alone);
     `optimized_to` also saves the graph it runs (tests check which kernels it holds)."""
     import onnxruntime as ort
@@ -248,8 +265,9 @@ def open_session(path: Path, threads: int = 1, optimized_to: Path | None = None)
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     if optimized_to is not None:
         opts.optimized_model_filepath = str(optimized_to)
-    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"],
-                                disabled_optimizers=list(DISABLED_FUSIONS))
+    session: Session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"],
+                                            disabled_optimizers=list(DISABLED_FUSIONS))
+    return session
 
 
 class OnnxEmbedder(Embedder):
@@ -292,10 +310,11 @@ class OnnxEmbedder(Embedder):
             return []
         return [len(e.ids) for e in self._counter.encode_batch(list(texts), add_special_tokens=False)]
 
-    def _encode(self, texts: Sequence[str]) -> list:
-        return self._encoder.encode_batch(list(texts))
+    def _encode(self, texts: Sequence[str]) -> list[Encoding]:
+        encodings: list[Encoding] = self._encoder.encode_batch(list(texts))
+        return encodings
 
-    def _run(self, encodings: list, session) -> np.ndarray:  # noqa: ANN001
+    def _run(self, encodings: list[Encoding], session: Session) -> np.ndarray:
         width = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), width), dtype=np.int64)
         mask = np.zeros_like(ids)
@@ -308,12 +327,13 @@ class OnnxEmbedder(Embedder):
         hidden = session.run(None, feeds)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-        return (pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)).astype(np.float32)
+        vectors: np.ndarray = pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        return vectors.astype(np.float32)
 
     def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         return self._run(self._encode(texts), self._doc_session)
 
-    def embed_documents(self, texts: Sequence[str], progress=None) -> np.ndarray:  # noqa: ANN001
+    def embed_documents(self, texts: Sequence[str], progress: BatchProgress | None = None) -> np.ndarray:
         """Each text alone (see __init__), `workers` at a time, longest first so that the workers
         finish together; one tokenisation pass; vectors in the input order."""
         total = len(texts)
@@ -324,7 +344,8 @@ class OnnxEmbedder(Embedder):
         order = sorted(range(total), key=lambda i: -len(encodings[i].ids))
 
         def one(i: int) -> np.ndarray:
-            return self._run([encodings[i]], self._doc_session)[0]
+            vector: np.ndarray = self._run([encodings[i]], self._doc_session)[0]
+            return vector
 
         with self._lock, ThreadPoolExecutor(min(self.workers, total)) as pool:
             for done, (i, vec) in enumerate(zip(order, pool.map(one, order), strict=True), start=1):
@@ -334,4 +355,5 @@ class OnnxEmbedder(Embedder):
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._run(self._encode([text]), self._query_session)[0]
+        vector: np.ndarray = self._run(self._encode([text]), self._query_session)[0]
+        return vector

@@ -7,9 +7,18 @@ protocols. Nothing here builds anything.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import LanguageModelInput
+    from langchain_core.runnables import RunnableConfig
+    from pydantic import BaseModel
+
+    from providers.embeddings import BatchProgress
+    from providers.llm.result import ChainResult, StreamReset
+    from providers.web_search import WebResult
 
 
 class QueryEmbedder(Protocol):
@@ -27,9 +36,12 @@ class DocumentEmbedder(QueryEmbedder, Protocol):
     @property
     def dimension(self) -> int: ...
 
+    @property
+    def max_tokens(self) -> int: ...
+
     def count_tokens(self, texts: Sequence[str]) -> list[int]: ...
 
-    def embed_documents(self, texts: Sequence[str], progress: Any = None) -> np.ndarray: ...  # noqa: ANN401
+    def embed_documents(self, texts: Sequence[str], progress: BatchProgress | None = None) -> np.ndarray: ...
 
 
 class Reranker(Protocol):
@@ -43,15 +55,17 @@ class Reranker(Protocol):
 class ChatChain(Protocol):
     """The ordered LLM fallback chain (providers/llm/chain.py): one answer from the first link that gives one."""
 
-    def invoke(self, messages: Any, *, cheap: bool = False, **kwargs: Any) -> Any: ...  # noqa: ANN401
+    def invoke(self, messages: LanguageModelInput, *, cheap: bool = False, structured: type[BaseModel] | None = None,
+               config: RunnableConfig | None = None) -> ChainResult: ...
 
-    def stream(self, messages: Any, *, cheap: bool = False, **kwargs: Any) -> Iterator[Any]: ...  # noqa: ANN401
+    def stream(self, messages: LanguageModelInput, *, cheap: bool = False,
+               config: RunnableConfig | None = None) -> Iterator[str | StreamReset | ChainResult]: ...
 
 
 class WebSearcher(Protocol):
     """Web results for a query (providers/web_search.py)."""
 
-    def search(self, query: str, k: int = 5) -> list[Any]: ...
+    def search(self, query: str, k: int = 5) -> list[WebResult]: ...
 
 
 class LocalEndpoint(Protocol):

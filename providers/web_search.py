@@ -13,6 +13,7 @@ reason for a question to fail. WEB_SEARCH=false turns it off.
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from providers.llm.cutoff import run_with_cutoff
@@ -48,7 +49,7 @@ class WebSearch:
         for backend in self.backends:
             fn = self._tavily if backend == "tavily" else self._duckduckgo
             try:
-                results = run_with_cutoff(lambda fn=fn: fn(query, k), self.timeout_s, f"web-{backend}")
+                results = run_with_cutoff(partial(fn, query, k), self.timeout_s, f"web-{backend}")
             except Exception as exc:  # noqa: BLE001 - any failure hands over to the next backend
                 self.last_failures.append((backend, describe(exc)))
                 log.warning("web search via %s failed: %s", backend, describe(exc))

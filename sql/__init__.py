@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import TypedDict
 
 MIGRATIONS_DIR = Path(__file__).parent
 FUNCTIONS_DIR = MIGRATIONS_DIR / "functions"
@@ -48,6 +49,13 @@ def checksum(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def manifest() -> dict[str, dict]:
+class Manifest(TypedDict):
     """sql/released.json: `released` (name -> sha256) and `superseded` (name -> earlier sha256s)."""
-    return json.loads(MANIFEST.read_text())
+
+    released: dict[str, str]
+    superseded: dict[str, list[str]]
+
+
+def manifest() -> Manifest:
+    data: Manifest = json.loads(MANIFEST.read_text())
+    return data

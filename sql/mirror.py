@@ -64,7 +64,8 @@ def expected(existing: dict[str, str] | None = None) -> dict[str, str]:
         *older, current = generations
     else:
         older = generations
-        last = int(FUNCTIONS.fullmatch(generations[-1]).group(1)) if generations else -1
+        newest = FUNCTIONS.fullmatch(generations[-1]) if generations else None
+        last = int(newest.group(1)) if newest else -1
         current = f"{FUNCTIONS_PREFIX}{last + 1:03d}_functions.sql"
     want.update(dict.fromkeys(older, STUB))
     want[current] = body

@@ -12,6 +12,8 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from storage.rows import one
+
 
 def create_password_user(conn: psycopg.Connection, *, username: str, password_hash: str) -> int | None:
     """The new user's id, or None when the username is taken (by anyone, CLI users included)."""
@@ -42,17 +44,17 @@ def get_or_create_external_user(conn: psycopg.Connection, *, external_id: str, u
     """Map an external identity (a Supabase user) to a row; the username gets a suffix if taken."""
     row = conn.execute("select id from users where external_id = %s", (external_id,)).fetchone()
     if row:
-        return row[0]
+        return int(row[0])
     for candidate in (username, f"{username}#{external_id[-12:]}", external_id):
         row = conn.execute(
             "insert into users (username, external_id) values (%s, %s) on conflict do nothing returning id",
             (candidate, external_id),
         ).fetchone()
         if row:
-            return row[0]
+            return int(row[0])
         row = conn.execute("select id from users where external_id = %s", (external_id,)).fetchone()
         if row:  # a concurrent request created it
-            return row[0]
+            return int(row[0])
     raise RuntimeError("could not create a user for the external identity")
 
 
@@ -66,7 +68,7 @@ def record_login_attempt(conn: psycopg.Connection, *, username: str, ip: str, su
 def lock_remaining_s(conn: psycopg.Connection, *, username: str, max_failures: int, window_s: float) -> float:
     """Seconds the username stays locked: `max_failures` failures within the window since the last
     success lock it until the oldest of them leaves the window. 0 when not locked."""
-    row = conn.execute(
+    count, remaining = one(conn.execute(
         "with recent as ("
         "  select at from login_attempts"
         "   where username = %(u)s and not success and at > now() - make_interval(secs => %(w)s)"
@@ -75,20 +77,18 @@ def lock_remaining_s(conn: psycopg.Connection, *, username: str, max_failures: i
         "   order by at desc limit %(n)s)"
         " select count(*), extract(epoch from (min(at) + make_interval(secs => %(w)s) - now())) from recent",
         {"u": username, "w": window_s, "n": max_failures},
-    ).fetchone()
-    count, remaining = row
+    ))
     return max(float(remaining or 0.0), 1.0) if count >= max_failures else 0.0
 
 
 def ip_retry_after_s(conn: psycopg.Connection, *, ip: str, limit: int, window_s: float) -> float:
     """Seconds until this IP may try again when it made `limit` attempts within the window; else 0."""
-    row = conn.execute(
+    count, remaining = one(conn.execute(
         "with recent as (select at from login_attempts where ip = %(ip)s and at > now() - make_interval(secs => %(w)s)"
         "                order by at desc limit %(n)s)"
         " select count(*), extract(epoch from (min(at) + make_interval(secs => %(w)s) - now())) from recent",
         {"ip": ip, "w": window_s, "n": limit},
-    ).fetchone()
-    count, remaining = row
+    ))
     return max(float(remaining or 0.0), 1.0) if count >= limit else 0.0
 
 

@@ -11,6 +11,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from storage import parse_uuid
+from storage.rows import one
 
 CHAT_COLUMNS = "c.id, c.title, c.document_ids, c.created_at, c.updated_at"
 
@@ -27,11 +28,11 @@ def owned_document_ids(conn: psycopg.Connection, *, owner_id: int, document_ids:
 def create_chat(conn: psycopg.Connection, *, owner_id: int, title: str,
                 document_ids: Sequence[uuid.UUID] | None) -> dict[str, Any]:
     with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(
+        return one(cur.execute(
             "insert into chats (owner_id, title, document_ids) values (%s, %s, %s)"
             " returning id, title, document_ids, created_at, updated_at",
             (owner_id, title, sorted(set(document_ids)) if document_ids else None),
-        ).fetchone()
+        ))
 
 
 def list_chats(conn: psycopg.Connection, *, owner_id: int) -> list[dict[str, Any]]:
@@ -89,7 +90,7 @@ def add_message(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, 
     if row is None:
         raise LookupError("no such chat")
     conn.execute("update chats set updated_at = now() where id = %s", (chat_id,))
-    return row[0]
+    return int(row[0])
 
 
 def list_messages(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID) -> list[dict[str, Any]]:

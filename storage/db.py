@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 import threading
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import psycopg.conninfo
@@ -15,6 +17,8 @@ from psycopg_pool import ConnectionPool
 import sql
 from settings import Settings
 from sql import ROW_SECURITY
+from storage.embedded import start_embedded_postgres
+from storage.rows import scalar
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +44,7 @@ def transaction_pooler(settings: Settings, uri: str) -> bool:
         return False
 
 
-def connect_kwargs(settings: Settings, uri: str) -> dict:
+def connect_kwargs(settings: Settings, uri: str) -> dict[str, Any]:
     """psycopg connection options: prepared statements off behind a transaction pooler, where a
     statement prepared on one server connection is unknown to the next."""
     return {"prepare_threshold": None} if transaction_pooler(settings, uri) else {}
@@ -59,7 +63,7 @@ class MigrationChanged(RuntimeError):
 
 
 def _recorded(conn: psycopg.Connection) -> dict[str, str]:
-    exists = conn.execute("select to_regclass('schema_migrations') is not null").fetchone()[0]
+    exists = scalar(conn.execute("select to_regclass('schema_migrations') is not null"), bool)
     return dict(conn.execute("select name, checksum from schema_migrations").fetchall()) if exists else {}
 
 
@@ -129,7 +133,7 @@ def pending_migrations(conn: psycopg.Connection) -> list[str]:
 
 
 def server_version(conn: psycopg.Connection) -> str:
-    return conn.execute("show server_version").fetchone()[0]
+    return scalar(conn.execute("show server_version"), str)
 
 
 def pgvector_version(conn: psycopg.Connection) -> str | None:
@@ -145,11 +149,11 @@ def pgvector_version(conn: psycopg.Connection) -> str | None:
 class Database:
     """A pool on a migrated database. `mode` is 'embedded' or 'external'."""
 
-    pool: ConnectionPool
+    pool: ConnectionPool[psycopg.Connection]
     mode: str
     uri: str
 
-    def connection(self):  # noqa: ANN201 - a context manager yielding psycopg.Connection
+    def connection(self) -> AbstractContextManager[psycopg.Connection]:
         return self.pool.connection()
 
     def ping(self) -> None:
@@ -164,8 +168,6 @@ class Database:
 def resolve_uri(settings: Settings) -> tuple[str, str]:
     if settings.database_url:
         return settings.database_url, "external"
-    from storage.embedded import start_embedded_postgres
-
     return start_embedded_postgres(settings.home / "pg"), "embedded"
 
 

@@ -139,7 +139,8 @@ def named_documents(conn: psycopg.Connection, *, owner_id: int, question: str,
     the companies it names, and of those the ones of the fiscal years it names where there are
     any. Documents that do not say their company stay in (they may be about anything). None when
     nothing narrows: no company named, or every one named and no year singled out."""
-    clauses, args = "owner_id = %(owner)s", {"owner": owner_id}
+    clauses = "owner_id = %(owner)s"
+    args: dict[str, object] = {"owner": owner_id}
     if document_ids is not None:
         clauses += " and id = any(%(docs)s)"
         args["docs"] = list(document_ids)

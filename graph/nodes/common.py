@@ -9,6 +9,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
+from typing_extensions import TypedDict
 
 from graph.context import Context
 from graph.state import State
@@ -44,24 +45,29 @@ def node(name: str) -> Callable[[Node], Node]:
 def history(state: State, turns: int) -> list[tuple[str, str]]:
     """The last `turns` user/assistant pairs as (role, text) messages."""
     items = list(state.get("chat_history") or [])[-2 * turns :] if turns > 0 else []
-    out = []
+    out: list[tuple[str, str]] = []
     for item in items:
         if isinstance(item, dict):
             role, content = item.get("role", "user"), item.get("content", "")
         else:  # (role, content) pairs from callers that send tuples
             role, content = item[0], item[1]
-        role = "ai" if role in ("assistant", "ai") else "human"
-        out.append((role, str(content)))
+        out.append(("ai" if role in ("assistant", "ai") else "human", str(content)))
     return out
 
 
-def llm_call(state: State, node_name: str, result: Any) -> list[dict[str, Any]]:  # noqa: ANN401
+class Calls(TypedDict, total=False):
+    """What llm_call and llm_failed read: the run's LLM calls so far (a State has them)."""
+
+    llm_calls: list[dict[str, Any]]
+
+
+def llm_call(state: Calls, node_name: str, result: Any) -> list[dict[str, Any]]:  # noqa: ANN401
     """Append one call's provider metadata to the state's list (what answered, what failed)."""
     record = {"node": node_name, **result.metadata()} if result is not None else {"node": node_name}
     return [*(state.get("llm_calls") or []), record]
 
 
-def llm_failed(state: State, node_name: str, exc: Exception) -> list[dict[str, Any]]:
+def llm_failed(state: Calls, node_name: str, exc: Exception) -> list[dict[str, Any]]:
     failures = [{"link": f.link, "reason": f.reason} for f in getattr(exc, "failures", [])]
     return [*(state.get("llm_calls") or []), {"node": node_name, "error": str(exc)[:300],
                                                "llm_failures": failures}]

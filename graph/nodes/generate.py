@@ -25,7 +25,7 @@ from graph import prompts
 from graph.citations import citations_of, clean_markers, repair_citations, ungrounded
 from graph.context import Context, context_of
 from graph.nodes.common import history, llm_failed, node
-from graph.state import Excerpt, State
+from graph.state import Excerpt, State, Turn
 
 log = logging.getLogger("thotqen.generate")
 
@@ -58,8 +58,9 @@ def _writer() -> Any:  # noqa: ANN401
         return lambda _chunk: None
 
 
-def _turns(state: State, answer: str) -> list[dict[str, str]]:
-    past = [t if isinstance(t, dict) else {"role": t[0], "content": t[1]} for t in state.get("chat_history") or []]
+def _turns(state: State, answer: str) -> list[Turn]:
+    past: list[Turn] = [t if isinstance(t, dict) else {"role": t[0], "content": t[1]}
+                        for t in state.get("chat_history") or []]
     return [*past, {"role": "user", "content": state["question"]}, {"role": "assistant", "content": answer}]
 
 

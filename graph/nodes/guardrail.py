@@ -43,8 +43,11 @@ def guardrail(state: State, config: RunnableConfig, runtime: Runtime[Context]) -
             messages = [("system", prompts.GUARD_SYSTEM), ("human", question)]
             result = parts.chain(cfg.llm_order).invoke(messages, cheap=True, structured=GuardReply, config=config)
             out["llm_calls"] = llm_call(state, "guardrail", result)
-            if str(result.parsed.unsafe).strip().lower().startswith("y"):
-                verdict = Verdict(True, f"llm: {result.parsed.reason}"[:200])
+            reply = result.parsed
+            if not isinstance(reply, GuardReply):
+                raise TypeError(f"the guardrail's reply is {type(reply).__name__}, not a GuardReply")
+            if str(reply.unsafe).strip().lower().startswith("y"):
+                verdict = Verdict(True, f"llm: {reply.reason}"[:200])
         except Exception as exc:  # noqa: BLE001 - the model is an extra signal, not a gate that can fail
             out["llm_calls"] = llm_failed(state, "guardrail", exc)
     if verdict.blocked:

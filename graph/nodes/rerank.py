@@ -26,14 +26,15 @@ def rerank(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> d
     query = state.get("standalone_question") or state["question"]
     scores = cfg.running.reranker(cfg.reranker).rerank(query, [d["text"] for d in documents])
     ranked = sorted(zip(scores, range(len(documents)), documents, strict=True), key=lambda t: (-t[0], t[1]))
-    kept = [{**d, "rerank_score": float(s)} for s, _, d in ranked]
+    kept: list[Excerpt] = [{**d, "rerank_score": float(s)} for s, _, d in ranked]
     return {"documents": one_per_page(kept, cfg.top_k) if cfg.distinct_pages else kept[: cfg.top_k]}
 
 
 def one_per_page(documents: list[Excerpt], k: int) -> list[Excerpt]:
     """The first `k` in order whose page (or URL) is not yet taken; repeats fill any slots left."""
-    seen: set[tuple] = set()
-    first, repeats = [], []
+    seen: set[tuple[str | int | None, ...]] = set()
+    first: list[Excerpt] = []
+    repeats: list[Excerpt] = []
     for d in documents:
         where = (d.get("document_id"), d.get("page"), d.get("url"))
         (repeats if where in seen else first).append(d)

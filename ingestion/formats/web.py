@@ -10,7 +10,8 @@ blank lines, cited by line range ("lines 120-164").
 
 from __future__ import annotations
 
-from bs4 import BeautifulSoup, CData, Comment, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag
+from bs4 import BeautifulSoup, CData, Comment, Declaration, Doctype, ProcessingInstruction, Tag
+from bs4.element import NavigableString  # bs4 does not re-export it in __all__
 
 from ingestion.errors import IngestError
 from ingestion.formats.base import decode_text

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
@@ -112,7 +113,7 @@ class LLMChain:
         if not spec.local and spec.model is not None:
             self._chat_model(spec)
 
-    def _runnable(self, spec: LinkSpec, schema: type[BaseModel] | None) -> Runnable[Any, Any]:
+    def _runnable(self, spec: LinkSpec, schema: type[BaseModel] | None) -> Runnable[LanguageModelInput, BaseMessage]:
         model = self._chat_model(spec)
         if schema is not None and spec.native_json_schema:
             return model.bind(response_format=so.response_format(schema))
@@ -120,9 +121,9 @@ class LLMChain:
 
     @staticmethod
     def _config(config: RunnableConfig | None, spec: LinkSpec) -> RunnableConfig:
-        base: dict[str, Any] = dict(config or {})
+        base = config or RunnableConfig()
         metadata = {**base.get("metadata", {}), "llm_link": spec.name}
-        return RunnableConfig(**{**base, "run_name": f"llm:{spec.name}", "metadata": metadata})
+        return {**base, "run_name": f"llm:{spec.name}", "metadata": metadata}
 
     @staticmethod
     def _check(message: BaseMessage, schema: type[BaseModel] | None) -> tuple[str, BaseModel | None]:
@@ -135,7 +136,7 @@ class LLMChain:
         return text, (so.parse(text, schema) if schema is not None else None)
 
     # -- public API -----------------------------------------------------------------------
-    def invoke(self, messages: Any, *, cheap: bool = False,  # noqa: ANN401 - LangChain chat input
+    def invoke(self, messages: LanguageModelInput, *, cheap: bool = False,
                structured: type[BaseModel] | None = None,
                config: RunnableConfig | None = None) -> ChainResult:
         """The first usable answer; raises AllLinksFailed when every link failed."""
@@ -166,7 +167,7 @@ class LLMChain:
                                usage=_usage(message))
         raise AllLinksFailed(failures)
 
-    def stream(self, messages: Any, *, cheap: bool = False,  # noqa: ANN401 - LangChain chat input
+    def stream(self, messages: LanguageModelInput, *, cheap: bool = False,
                config: RunnableConfig | None = None) -> Iterator[str | StreamReset | ChainResult]:
         """Text pieces as they arrive, then one ChainResult (its `text` is the whole answer).
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
+from pydantic import SecretStr
 
 if TYPE_CHECKING:
     from settings import LinkKind, LLMLink, Settings
@@ -77,12 +78,12 @@ def build_specs(settings: Settings) -> tuple[list[LinkSpec], list[str]]:
     specs: list[LinkSpec] = []
     left_out: list[str] = []
     for base in order:
-        link = by_name.get(base)
-        if link is None:
+        named = by_name.get(base)
+        if named is None:
             raise ValueError(f"unknown LLM link {base!r} in LLM_ORDER; known: {', '.join(by_name) or 'none'}")
         seen[base] += 1
         name = base if seen[base] == 1 else f"{base}#{seen[base]}"
-        spec = _spec_for(link, name, settings)
+        spec = _spec_for(named, name, settings)
         if spec is None:
             left_out.append(name)
         else:
@@ -94,28 +95,32 @@ def make_chat_model(spec: LinkSpec, *, base_url: str | None, temperature: float,
                     max_tokens: int) -> BaseChatModel:
     """Build the LangChain chat model for one link (integration imported lazily)."""
     sdk_timeout = spec.timeout_s + SDK_GRACE_S
+    model = spec.model
+    if model is None:  # LLMChain names an openai-compatible link's model (its server's first) before this
+        raise ValueError(f"LLM link {spec.name} names no model")
     if spec.kind == "groq":
         from langchain_groq import ChatGroq
 
-        return ChatGroq(model=spec.model, api_key=spec.api_key, base_url=base_url, max_retries=0,
+        return ChatGroq(model=model, api_key=SecretStr(spec.api_key), base_url=base_url, max_retries=0,
                         timeout=sdk_timeout, temperature=temperature, max_tokens=max_tokens)
     if spec.kind == "gemini":
         from langchain_google_genai import ChatGoogleGenerativeAI
 
         # max_retries=1 is "one attempt" in the Google SDK (0 would mean its default, 5)
-        return ChatGoogleGenerativeAI(model=spec.model, google_api_key=spec.api_key, base_url=base_url,
+        return ChatGoogleGenerativeAI(model=model, google_api_key=spec.api_key, base_url=base_url,
                                       max_retries=1, timeout=sdk_timeout, temperature=temperature,
                                       max_output_tokens=max_tokens)
     if spec.kind == "nvidia":
         from langchain_nvidia_ai_endpoints import ChatNVIDIA
 
-        kwargs = {"base_url": base_url} if base_url else {}
+        kwargs: dict[str, Any] = {"base_url": base_url} if base_url else {}
         # usage telemetry off: no side traffic to NVIDIA besides the call itself
-        return ChatNVIDIA(model=spec.model, api_key=spec.api_key, temperature=temperature,
+        return ChatNVIDIA(model=model, api_key=spec.api_key, temperature=temperature,
                           max_completion_tokens=max_tokens, timeout=sdk_timeout, usage_telemetry_enabled=False,
                           **kwargs)
     from langchain_openai import ChatOpenAI
 
-    return ChatOpenAI(model=spec.model, api_key=spec.api_key, base_url=base_url, max_retries=0,
-                      timeout=sdk_timeout, temperature=temperature, max_tokens=max_tokens,
+    # max_completion_tokens: the name ChatOpenAI's max_tokens field takes as an argument
+    return ChatOpenAI(model=model, api_key=SecretStr(spec.api_key), base_url=base_url, max_retries=0,
+                      timeout=sdk_timeout, temperature=temperature, max_completion_tokens=max_tokens,
                       stream_usage=True)

@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any
 
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import BaseMessage, HumanMessage, convert_to_messages
 from pydantic import BaseModel, ValidationError
 
@@ -37,7 +38,8 @@ def _untitled(node: Any) -> Any:  # noqa: ANN401 - any JSON value
 def schema_of(model: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON schema without pydantic's `title` annotations: they validate nothing and
     cost prompt tokens on every structured call (a field named `title` is kept)."""
-    return _untitled(model.model_json_schema())
+    schema: dict[str, Any] = _untitled(model.model_json_schema())
+    return schema
 
 
 def instruction(model: type[BaseModel]) -> str:
@@ -94,7 +96,7 @@ def parse(text: str, model: type[BaseModel]) -> BaseModel:
     raise LinkError(f"unparseable structured output: {detail}")
 
 
-def to_messages(messages: Any) -> list[BaseMessage]:  # noqa: ANN401 - any LangChain chat input
+def to_messages(messages: LanguageModelInput) -> list[BaseMessage]:
     if isinstance(messages, str):
         messages = [("human", messages)]
     return list(convert_to_messages(messages))
