@@ -187,3 +187,19 @@ def decode(request: Any) -> Iterator[Span]:  # noqa: ANN401 - ExportTraceService
                            parent_id=span.parent_span_id.hex(), name=span.name,
                            service=str(resource.get("service.name", "")),
                            attributes={a.key: _value(a.value) for a in span.attributes})
+
+
+def stop_postgres(home: Path, timeout: float = 30) -> None:
+    """Stop the embedded Postgres the processes started under `home` (fast shutdown), before the directory
+    goes: once its data directory is removed nothing would stop it."""
+    pid_file = home / "pg" / "postmaster.pid"
+    try:
+        pid = int(pid_file.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGINT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            os.kill(pid, 0)  # ProcessLookupError once it is gone
+            time.sleep(0.2)

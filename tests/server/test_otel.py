@@ -23,7 +23,7 @@ from evals.brokers import RedisServer
 from evals.fake_openai import FakeOpenAI
 from tests.cli_run import run_cli
 from tests.server.conftest import ask, follow_job, signup, upload
-from tests.server.processes import OTLPReceiver, Process, Span, process_env, serve, worker
+from tests.server.processes import OTLPReceiver, Process, Span, process_env, serve, stop_postgres, worker
 
 NODES = {"guardrail", "retrieve", "screen", "grade", "route", "generate"}
 
@@ -52,6 +52,7 @@ def traced(fake_llm: FakeOpenAI, receiver: OTLPReceiver) -> Iterator[dict[str, A
         for proc in started:
             proc.stop()
         broker.stop()
+        stop_postgres(home)
         shutil.rmtree(home, ignore_errors=True)
 
 

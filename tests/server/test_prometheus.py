@@ -24,7 +24,7 @@ from evals.brokers import RedisServer, free_port, wait_for_port
 from evals.fake_openai import FakeOpenAI
 from settings import Settings
 from tests.server.conftest import ask, follow_job, signup, upload
-from tests.server.processes import process_env, serve, worker
+from tests.server.processes import process_env, serve, stop_postgres, worker
 
 PROMETHEUS = shutil.which("prometheus")
 SHIPPED = Path(__file__).resolve().parents[2] / "deploy" / "observability"
@@ -99,6 +99,7 @@ def scraped(fake_llm: FakeOpenAI) -> Iterator[dict[str, Any]]:
         for part in reversed(started):
             part.stop()
         broker.stop()
+        stop_postgres(home)
         shutil.rmtree(home, ignore_errors=True)
 
 
