@@ -27,7 +27,7 @@ _SCALE_WORDS = {"thousand": 1e3, "thousands": 1e3, "million": 1e6, "millions": 1
                 "billions": 1e9}
 # A scale as a caption states it: after "(", "in", "dollars", "$" or "amounts" (not prose's "3 million units").
 _SCALE = re.compile(r"(?:^|[(\[,;:]|\bin\b|\bdollars\b|\$|€|£|\bamounts\b|\busd\b|\beur\b)\s*"
-                    r"(?:[\w$€£,]+\s+){0,3}?(?P<word>thousands|millions|billions)\b", re.I)
+                    r"(?:[\w$€£,]+\s+){0,3}?(?P<word>thousands?|millions?|billions?)\b", re.I)
 _SCALE_000 = re.compile(r"\(\s*(?:in\s+)?[$€£]?\s*'?000'?s?\s*\)|\bin\s+[$€£]?\s*'?000'?s\b|\$\s*000s?\b", re.I)
 _PERCENT_CAPTION = re.compile(r"\(\s*(?:in\s+)?(?:%|percent|percentages?)\s*\)|\bin\s+percent", re.I)
 _EXCEPT = re.compile(r"\bexcept\b(?P<rest>.*)", re.I)
@@ -100,8 +100,10 @@ def read_scale(texts: list[str]) -> TableScale:
             continue  # prose, not a caption
         m = _SCALE.search(text)
         if m and scale == 1.0:
-            scale, words = _SCALE_WORDS[m.group("word").lower()], text.strip(" ()|")
-            rest = _EXCEPT.search(text)
+            # the caption's phrase, not the sentence or the header row around it
+            phrase = re.split(r"[()|]", text[m.start():].lstrip("( "))[0]
+            scale, words = _SCALE_WORDS[m.group("word").lower()], phrase.strip(" (),:;[")
+            rest = _EXCEPT.search(phrase)
             if rest:
                 exempt = _PER_SHARE.sub(" ", rest.group("rest"))
                 shares_unscaled = bool(_SHARES.search(exempt))

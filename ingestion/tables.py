@@ -273,10 +273,14 @@ class _Reader:
         self.carried: _Table | None = None  # the table the previous page ended in
         self.above: list[_Line] = []  # rows since the last value row: captions and header rows
         self.tables_on_page = 0
+        self.page_scale: str | None = None
 
     def page(self, lines: list[_Line]) -> None:
         self.carried, self.table, self.above, self.tables_on_page = self.table, None, [], 0
+        self.page_scale: str | None = None  # the last caption on this page that stated a scale
         for line in lines:
+            if line.words <= CAPTION_WORDS and not line.values() and read_scale([line.row.text]).words:
+                self.page_scale = line.row.text
             self.line(line)
 
     def line(self, line: _Line) -> None:
@@ -335,6 +339,8 @@ class _Reader:
         inside = self.above[end:]  # label rows between the header and the first value row open sections
         corner = [line.frags[0].text for line in header if line.frags and not is_header_text(line.frags[0].text)]
         scale = read_scale([line.row.text for line in captions] + corner + [first.row.text])
+        if not scale.words and self.page_scale:  # a tall header pushed the caption out of reach: the page's
+            scale = read_scale([self.page_scale] + [line.row.text for line in captions] + corner)
         anchors, labels, spanning = _column_headers(header, first.positioned)
         period_words = " ".join(line.row.text for line in captions if has_period_words(line.row.text))
         periods = [read_period(_joined(spanning, label), self.context, period_words) if label else None

@@ -19,7 +19,7 @@ from ingestion.periods import read_period
 from ingestion.retable import retable
 from ingestion.tables import build_cells
 from storage import documents, tables
-from tests.documents import xlsx_bytes
+from tests.documents import docx_bytes, xlsx_bytes
 
 LABEL_X = 60
 COLUMN_RIGHT = (380, 450, 520, 590)
@@ -243,6 +243,19 @@ def test_xlsx_and_html_tables() -> None:
     assert cell(cells, "Net sales", 1).period_label == "Three Months Ended September 30, 2023"
     margin = cell(cells, "Gross margin", 0)
     assert (margin.value, margin.unit, margin.scale, margin.quarter) == (31.2, "%", 1.0, 3)
+
+
+def test_docx_table() -> None:
+    data = docx_bytes([("Heading 1", "Balance sheet"), ("Normal", "(In thousands)")],
+                      table=[["", "As of June 30, 2024", "As of June 30, 2023"],
+                             ["Cash", "12,400", "9,800"], ["Total liabilities", "(3,100)", "(2,950)"]])
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "sheet.docx"
+        path.write_bytes(data)
+        cells = build_cells(office.parse_docx(path))
+    cash = cell(cells, "Cash", 1)
+    assert (cash.value, cash.scale, cash.period_kind, cash.period_end) == (9800.0, 1e3, "instant", date(2023, 6, 30))
+    assert cell(cells, "Total liabilities", 0).value == -3100.0
 
 
 # ------------------------------------------------------------------ stored
