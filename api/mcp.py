@@ -42,6 +42,7 @@ from api.documents import _document_out
 from api.security import AuthError, Tokens, User
 from api.text import MAX, DocumentIds, FilterText, question_type
 from graph.context import GraphParts
+from graph.state import InputState
 from graph.stream import run_config, run_graph
 from settings import Settings
 from storage import documents
@@ -113,7 +114,8 @@ def _hits_text(hits: list[dict[str, Any]]) -> str:
 def _answer_text(out: dict[str, Any]) -> str:
     sources = [f"[{c['n']}] {c.get('url') or c.get('name')}, {c.get('page_label') or ''}".rstrip(", ")
                for c in out["citations"] if c["n"] in out["cited"]]
-    return out["answer"] + ("\n\nSources:\n" + "\n".join(sources) if sources else "")
+    answer: str = out["answer"]
+    return answer + ("\n\nSources:\n" + "\n".join(sources) if sources else "")
 
 
 def _result(text: str, structured: dict[str, Any]) -> types.CallToolResult:
@@ -184,8 +186,15 @@ class Tools:
             [ticket] = await asyncio.to_thread(accounting.admit, db, self.settings, owner_id=user.id, source="mcp")
         except accounting.QuestionLimit as exc:
             return _refusal(f"{exc}; try again in {max(1, round(exc.retry_after_s))} s")
-        inputs = {"question": args.question, **({"document_ids": args.document_ids} if args.document_ids else {}),
-                  **{k: v for k in ("company", "form", "period") if (v := getattr(args, k))}}
+        inputs: InputState = {"question": args.question}
+        if args.document_ids:
+            inputs["document_ids"] = args.document_ids
+        if args.company:
+            inputs["company"] = args.company
+        if args.form:
+            inputs["form"] = args.form
+        if args.period:
+            inputs["period"] = args.period
         config = run_config(owner_id=user.id, user=user.username, run_name="thotqen mcp ask",
                             metadata={"source": "mcp"})
 
@@ -281,7 +290,7 @@ def build_server(parts: GraphParts, caller: Caller) -> Server[Any]:
 
 
 def _http_caller(ctx: ServerRequestContext[Any]) -> User:
-    user = getattr(ctx.request, "state", None) and getattr(ctx.request.state, "user", None)
+    user = getattr(getattr(ctx.request, "state", None), "user", None)
     if not isinstance(user, User):  # Authenticated always sets it; refuse rather than serve no one
         raise MCPError(code=types.INVALID_REQUEST, message="not signed in")
     return user
