@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: setup run test test-all lint gate screenshots skip-notes
+.PHONY: setup run test test-all lint typecheck gate screenshots skip-notes
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +22,11 @@ run: setup
 lint: setup
 	$(BIN)/ruff check .
 
-test: setup lint
+# mypy strict over the product packages ([tool.mypy] in pyproject.toml names them)
+typecheck: setup
+	$(BIN)/mypy
+
+test: setup lint typecheck
 	$(BIN)/python -m pytest -m "not slow"
 	@$(MAKE) --no-print-directory skip-notes
 
@@ -38,7 +42,7 @@ skip-notes:
 screenshots: setup
 	THOTQEN_SCREENSHOTS=docs/screenshots $(BIN)/python -m pytest tests/web -q
 
-test-all: setup lint
+test-all: setup lint typecheck
 	$(BIN)/python -m pytest
 
 # Retrieval regression gate (tests/test_gate.py): run after a retrieval, prompt or model change.

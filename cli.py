@@ -14,10 +14,15 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from runtime import Runtime, build_runtime
 from settings import Settings
+
+if TYPE_CHECKING:
+    from graph.state import InputState
+    from providers.protocols import DocumentEmbedder
+    from storage.db import Database
 
 log = logging.getLogger("thotqen")
 
@@ -38,7 +43,13 @@ def _print_json(obj: Any) -> None:
 EXIT_MODEL_MISMATCH = 3
 
 
-def _embedder(rt: Runtime, *, hold: bool = False):  # noqa: ANN202 - (embedder, lock connection or None)
+class _Lock(Protocol):
+    """The shared model lock embedding_index.hold took: held until closed."""
+
+    def close(self) -> None: ...
+
+
+def _embedder(rt: Runtime, *, hold: bool = False) -> tuple[DocumentEmbedder, _Lock | None]:
     """The configured embedder, once the index is known to hold its vectors (or none). With `hold`,
     a connection keeps the shared model lock so no reindex swaps vectors under this process."""
     from storage import embedding_index
@@ -49,7 +60,7 @@ def _embedder(rt: Runtime, *, hold: bool = False):  # noqa: ANN202 - (embedder, 
     return embedder, (embedding_index.hold(db.uri) if hold else None)
 
 
-def _user_id(db, username: str) -> int:  # noqa: ANN001
+def _user_id(db: Database, username: str) -> int:
     from storage.users import get_or_create_user
 
     with db.connection() as conn:
@@ -86,6 +97,8 @@ def cmd_ingest(args: argparse.Namespace, rt: Runtime) -> int:
             if submission.reused:
                 with db.connection() as conn:
                     doc = documents.get_document(conn, owner_id=owner_id, document_id=submission.document_id)
+                if doc is None:
+                    raise IngestError("the identical document it reuses was deleted meanwhile; ingest it again")
                 line.update(pages=doc["pages"], parents=doc["parents"], children=doc["children"],
                             status="reused")
             else:
@@ -99,10 +112,11 @@ def cmd_ingest(args: argparse.Namespace, rt: Runtime) -> int:
                 with tqdm(total=100, desc=path.name[:28], unit="%", file=sys.stderr, leave=False,
                           bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix}") as bar:
 
-                    def progress(stage: str, percent: float, bar=bar) -> None:  # noqa: ANN001
+                    def progress(stage: str, percent: float, bar: tqdm = bar) -> None:
                         bar.n = percent
                         bar.set_postfix_str(stage, refresh=True)
 
+                    assert submission.job_id is not None  # a new or redone document has its job
                     outcome = run_job(db, settings, embedder, submission.job_id, progress, prepared)
                 line.update(pages=outcome.pages, parents=outcome.parents, children=outcome.children,
                             status=outcome.status)
@@ -168,7 +182,7 @@ def cmd_search(args: argparse.Namespace, rt: Runtime) -> int:
 # ---------------------------------------------------------------- ask
 
 
-def _say_which_local_model(settings) -> None:  # noqa: ANN001
+def _say_which_local_model(settings: Settings) -> None:
     """On stderr: whether this question uses a kept-alive local model or loads its own."""
     from providers.llm.links import build_specs
 
@@ -194,10 +208,15 @@ def cmd_ask(args: argparse.Namespace, rt: Runtime) -> int:
     _embedder(rt)  # the graph embeds the question with the same, checked model
     owner_id = _user_id(db, args.user)
     _say_which_local_model(settings)
-    inputs: dict[str, Any] = {"question": args.question}
+    inputs: InputState = {"question": args.question}
     if args.document:
         inputs["document_ids"] = args.document
-    inputs.update({k: v for k in ("company", "form", "period") if (v := getattr(args, k).strip())})
+    if company := args.company.strip():
+        inputs["company"] = company
+    if form := args.form.strip():
+        inputs["form"] = form
+    if period := args.period.strip():
+        inputs["period"] = period
     config = run_config(owner_id=owner_id, user=args.user, run_name="thotqen ask")
     streamed: list[str] = []
     outcome = None
@@ -612,7 +631,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rt = build_runtime(settings)
         try:
-            return args.func(args, rt)
+            code: int = args.func(args, rt)
+            return code
         finally:
             rt.close()
     except KeyboardInterrupt:

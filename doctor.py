@@ -70,6 +70,13 @@ class Probe:
     def settings(self) -> Settings:
         return self.runtime.settings
 
+    @property
+    def resolved_uri(self) -> str:
+        """The URI the database check resolved (the checks that connect run after it)."""
+        if self.uri is None:
+            raise RuntimeError("the database URI was not resolved")
+        return self.uri
+
 
 def check_database(probe: Probe) -> str:
     probe.uri, _mode = resolve_uri(probe.settings)
@@ -88,7 +95,7 @@ def database_fix(settings: Settings) -> str:
 
 
 def check_pgvector(probe: Probe) -> str:
-    with psycopg.connect(probe.uri) as conn:
+    with psycopg.connect(probe.resolved_uri) as conn:
         version = pgvector_version(conn)
     if not version:
         raise RuntimeError("the pgvector extension is not available on this server")
@@ -96,7 +103,7 @@ def check_pgvector(probe: Probe) -> str:
 
 
 def check_schema(probe: Probe) -> str:
-    with psycopg.connect(probe.uri) as conn:
+    with psycopg.connect(probe.resolved_uri) as conn:
         pending = pending_migrations(conn)
     if pending:
         raise RuntimeError(f"migrations not applied: {', '.join(pending)}")
@@ -105,9 +112,11 @@ def check_schema(probe: Probe) -> str:
 
 def check_broker(probe: Probe) -> str:
     # Celery's messaging library, without building the app; imported only where a broker is configured
-    from kombu import Connection
+    from kombu.connection import Connection
 
     url, timeout = probe.settings.celery_broker_url, probe.settings.celery_publish_timeout_s
+    if not url:
+        raise RuntimeError("no CELERY_BROKER_URL is set")
     with Connection(url, connect_timeout=timeout) as conn:
         conn.ensure_connection(max_retries=1, timeout=timeout)
     return f"reachable ({mask_url(url)}); run `thotqen worker` to ingest"
@@ -127,7 +136,7 @@ def check_embedding_model(probe: Probe) -> str:
 
 def check_embedding_index(probe: Probe) -> str:
     model = probe.runtime.embedder
-    with psycopg.connect(probe.uri) as conn:
+    with psycopg.connect(probe.resolved_uri) as conn:
         now = embedding_index.state(conn)
     if now.chunks and now.model and now.model != model.identity:
         raise RuntimeError(embedding_index.mismatch_message(now.model, now.documents, now.chunks, model.identity))

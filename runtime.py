@@ -27,7 +27,7 @@ from jobqueue.app import make_app
 from providers import telemetry
 from providers.classifiers.injection import InjectionClassifier, gives_trained_features
 from providers.classifiers.instruction import InstructionClassifier
-from providers.embeddings import Embedder, build_embedder
+from providers.embeddings import build_embedder
 from providers.llm.chain import LLMChain
 from providers.local_model import KeptAliveServer, LocalServer, get_local_server
 from providers.protocols import ChatChain, DocumentEmbedder, Reranker, WebSearcher
@@ -155,7 +155,7 @@ class Runtime:
         """The broker's Celery app, for publishing jobs (a worker builds its own, with tasks: jobqueue/app.py)."""
         return self._once("celery_app", lambda: make_app(self.settings))
 
-    def _build_embedder(self) -> Embedder:
+    def _build_embedder(self) -> DocumentEmbedder:
         s = self.settings
         log.info("loading the %s embedding model from %s", s.embedding_backend,
                  s.embedding_model_path or "the packaged all-MiniLM-L6-v2")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic.fields import FieldInfo
@@ -427,7 +427,12 @@ class Settings(Tunables, ServerTunables, BaseSettings):
         return self
 
 
-def uvicorn_options(settings: Settings) -> dict[str, object]:
+class UvicornOptions(TypedDict):
+    proxy_headers: bool
+    forwarded_allow_ips: str | None
+
+
+def uvicorn_options(settings: Settings) -> UvicornOptions:
     """How uvicorn treats X-Forwarded-For/-Proto: believed only from FORWARDED_ALLOW_IPS (none by
     default; uvicorn's own default trusts loopback, so anyone on the host could pick their address)."""
     trusted = settings.forwarded_allow_ips.strip()

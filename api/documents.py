@@ -207,7 +207,8 @@ def _undo(db: Database, files: Any, owner_id: int, sub: Submission) -> None:  # 
         if sub.created:
             documents.delete_document(conn, owner_id=owner_id, document_id=str(sub.document_id))
         else:
-            jobs.delete_job(conn, job_id=sub.job_id)
+            if sub.job_id is not None:  # a redo queued a new job
+                jobs.delete_job(conn, job_id=sub.job_id)
             documents.set_document_status(conn, document_id=sub.document_id, status="failed",
                                           error="could not be queued; upload it again")
     if sub.created:

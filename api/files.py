@@ -102,7 +102,7 @@ class SupabaseFiles(LocalFiles):
         """Storage's signed URL for the object, answering it as an attachment under `filename`."""
         signed = self.bucket.create_signed_url(self.key(owner_id, content_hash, fmt), SIGNED_URL_TTL_S,
                                                {"download": filename})
-        url = signed.get("signedURL") or signed.get("signedUrl")
+        url: str | None = signed.get("signedURL") or signed.get("signedUrl")
         if not url:
             raise RuntimeError("Supabase Storage returned no signed URL")
         return url

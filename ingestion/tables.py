@@ -20,6 +20,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from ingestion.context import DocumentContext
 from ingestion.numbers import TableScale, Value, cell_unit, is_value_text, read_scale, read_values
@@ -146,6 +147,10 @@ def _union(boxes: Sequence[Box]) -> Box | None:
     return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
+def _distance(anchor: _Frag, frag: _Frag) -> float:
+    return abs(frag.center - anchor.center)
+
+
 def _frags(row: Row) -> tuple[list[_Frag], bool]:
     """A row's cells: with their boxes on a PDF page (the line boxes grouped as parse.py grouped
     them into cells), else in order."""
@@ -162,9 +167,9 @@ def _frags(row: Row) -> tuple[list[_Frag], bool]:
         if len(groups) == len(cells):
             frags = []
             for text, group in zip(cells, groups, strict=True):
-                box = _union(group)
-                assert box is not None
-                frags.append(_Frag(text.strip(), box[0], box[2], box))
+                cell = _union(group)
+                assert cell is not None
+                frags.append(_Frag(text.strip(), cell[0], cell[2], cell))
             return frags, True
     return [_Frag(_DIGIT_WORD.sub(" ", text).strip(), i, i + 1) for i, text in enumerate(row.text.split("|"))], False
 
@@ -255,7 +260,7 @@ def _column_headers(header: list[_Line], positioned: bool) -> tuple[list[_Frag],
                 texts[c].append(frag.text)
         elif positioned and all(f.box is not None for f in frags):
             for c, anchor in enumerate(anchor_frags):
-                texts[c].append(min(frags, key=lambda f, a=anchor: abs(f.center - a.center)).text)
+                texts[c].append(min(frags, key=partial(_distance, anchor)).text)
         elif n % k == 0:
             for c in range(n):
                 texts[c].append(frags[c * k // n].text)
@@ -273,11 +278,11 @@ class _Reader:
         self.carried: _Table | None = None  # the table the previous page ended in
         self.above: list[_Line] = []  # rows since the last value row: captions and header rows
         self.tables_on_page = 0
-        self.page_scale: str | None = None
+        self.page_scale: str | None = None  # the last caption on this page that stated a scale
 
     def page(self, lines: list[_Line]) -> None:
         self.carried, self.table, self.above, self.tables_on_page = self.table, None, [], 0
-        self.page_scale: str | None = None  # the last caption on this page that stated a scale
+        self.page_scale = None
         for line in lines:
             if line.words <= CAPTION_WORDS and not line.values() and read_scale([line.row.text]).words:
                 self.page_scale = line.row.text

@@ -97,7 +97,7 @@ def render(extra: Iterable[Any] = ()) -> bytes:  # noqa: ANN401
         base: Any = registry
     else:
         base = REGISTRY
-    return generate_latest(_Joined([base, *extra]))  # type: ignore[arg-type]
+    return generate_latest(_Joined([base, *extra]))
 
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST

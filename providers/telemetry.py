@@ -18,12 +18,18 @@ import logging
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
 from opentelemetry.trace import INVALID_SPAN, Span, Status, StatusCode
 
 from settings import Settings
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from providers.embeddings import BatchProgress
+    from providers.protocols import DocumentEmbedder
 
 log = logging.getLogger(__name__)
 
@@ -173,23 +179,39 @@ class TracedEmbedder:
     """An embedder whose calls are spans (`embed query`, `embed documents`); everything else is the
     wrapped one's. runtime.py wraps the process's embedders with it when tracing is on."""
 
-    def __init__(self, inner: Any) -> None:  # noqa: ANN401 - any DocumentEmbedder
+    def __init__(self, inner: DocumentEmbedder) -> None:
         self._inner = inner
 
-    def __getattr__(self, name: str) -> Any:  # noqa: ANN401
+    def __getattr__(self, name: str) -> Any:  # noqa: ANN401 - whatever the wrapped embedder has
         return getattr(self._inner, name)
 
-    def embed_query(self, text: str) -> Any:  # noqa: ANN401 - a vector
+    # what DocumentEmbedder declares, named so that the type checker sees this class is one
+    @property
+    def identity(self) -> str:
+        return self._inner.identity
+
+    @property
+    def dimension(self) -> int:
+        return self._inner.dimension
+
+    @property
+    def max_tokens(self) -> int:
+        return self._inner.max_tokens
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        return self._inner.count_tokens(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
         with span("embed query", **{"embedding.identity": getattr(self._inner, "identity", None),
                                     "embedding.chars": len(text)}):
             return self._inner.embed_query(text)
 
-    def embed_documents(self, texts: Sequence[str], progress: Any = None) -> Any:  # noqa: ANN401
+    def embed_documents(self, texts: Sequence[str], progress: BatchProgress | None = None) -> np.ndarray:
         with span("embed documents", **{"embedding.identity": getattr(self._inner, "identity", None),
                                         "embedding.texts": len(texts)}):
             return self._inner.embed_documents(texts, progress=progress)
 
 
-def traced_embedder(embedder: Any) -> Any:  # noqa: ANN401
+def traced_embedder(embedder: DocumentEmbedder) -> DocumentEmbedder:
     """The embedder with spans when tracing is on, else the embedder itself."""
     return TracedEmbedder(embedder) if enabled() and not isinstance(embedder, TracedEmbedder) else embedder

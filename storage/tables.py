@@ -15,6 +15,8 @@ from datetime import date
 import psycopg
 from psycopg.rows import class_row
 
+from storage.rows import scalar
+
 # Bump when the rules that read tables (ingestion/tables.py) change so much that stored cells should
 # be read again: `thotqen reindex --tables` redoes every document stored under an older version.
 TABLES_VERSION = 1
@@ -128,7 +130,7 @@ def find_cells(conn: psycopg.Connection, *, owner_id: int, text: str,
     cells matching every word, then by full-text rank (the label weighing most), then a label that
     is the text itself; optionally within some documents and a fiscal year and quarter."""
     conditions = ["c.owner_id = %(owner)s", "d.owner_id = %(owner)s", "c.tsv @@ q.any_word"]
-    params: dict = {"owner": owner_id, "text": text, "limit": limit, "weights": WEIGHTS}
+    params: dict[str, object] = {"owner": owner_id, "text": text, "limit": limit, "weights": WEIGHTS}
     if document_ids is not None:
         conditions.append("c.document_id = any(%(docs)s)")
         params["docs"] = list(document_ids)
@@ -146,7 +148,7 @@ def find_cells(conn: psycopg.Connection, *, owner_id: int, text: str,
         f" where {' and '.join(conditions)}"
         " order by rank desc, c.document_id, c.page, c.row_index, c.column_index limit %(limit)s"
     )
-    if not text.strip() or not conn.execute("select plainto_tsquery('english', %s)::text <> ''", (text,)).fetchone()[0]:
+    if not text.strip() or not scalar(conn.execute("select plainto_tsquery('english', %s)::text <> ''", (text,)), bool):
         return []
     with conn.cursor(row_factory=class_row(FoundCell)) as cur:
         return cur.execute(sql, params).fetchall()

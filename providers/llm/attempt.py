@@ -8,6 +8,7 @@ is not made current: a streamed attempt yields tokens while it is open.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from providers import metrics, telemetry
 from providers.llm.errors import LinkTimeout
@@ -39,9 +40,10 @@ class Attempt:
     def ok(self, model: str, usage: dict[str, int] | None) -> None:
         metrics.count(metrics.LLM_ATTEMPTS, self.link, "ok")
         usage = usage or {}
-        telemetry.end(self.span, **{"llm.outcome": "ok", "llm.response.model": model,
-                                    "llm.usage.input_tokens": usage.get("input_tokens"),
-                                    "llm.usage.output_tokens": usage.get("output_tokens")})
+        attributes: dict[str, Any] = {"llm.outcome": "ok", "llm.response.model": model,
+                                      "llm.usage.input_tokens": usage.get("input_tokens"),
+                                      "llm.usage.output_tokens": usage.get("output_tokens")}
+        telemetry.end(self.span, **attributes)
 
     def failed(self, exc: BaseException, reason: str) -> None:
         kind = reason_class(exc, reason)
