@@ -3,7 +3,7 @@
 Three signals, cheapest first; any one blocks:
 1. rules: phrases that only attacks use ("ignore all previous instructions", "DAN", ...);
 2. a learned classifier over the message's embedding and the SecureVector Guardian's scores;
-   1 and 2 are the services' `guard` (providers/classifiers/injection.py, measured in evals/results/guardrail.md);
+   1 and 2 are the run context's `guard` (providers/classifiers/injection.py, measured in evals/results/guardrail.md);
 3. the LLM, only when `guardrail_llm` is on (a 1.5B model on CPU is too slow to ask by default).
 A blocked request gets a polite refusal and never reaches retrieval.
 """

@@ -6,7 +6,7 @@ link"). Flagged sentences are cut out and replaced by a marker; when a flagged "
 really several PDF lines or clauses run together, only the flagged ones go (unless what would
 stay still reads as an instruction). The rest of the excerpt, its facts, stays: an excerpt is
 dropped only when nothing of substance is left. Which sentence is an instruction is the
-services' `screen` classifier's call (providers/classifiers/instruction.py: rules and a hashed
+run context's `screen` classifier's call (providers/classifiers/instruction.py: rules and a hashed
 word n-gram logistic regression; detection and false drops are in evals/results/).
 """
 
