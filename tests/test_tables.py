@@ -294,7 +294,9 @@ def test_reindex_tables_fills_an_install_that_had_none(db, settings, ingest, mak
         assert tables.find_cells(conn, owner_id=owner, text="net cash provided by operating activities") == []
     ticks: list[tuple[int, int]] = []
     outcome = retable(db, settings, lambda _owner, done, total: ticks.append((done, total)))
-    assert outcome.documents >= 1 and outcome.cells > 0 and not outcome.failed and ticks[-1][0] == ticks[-1][1]
+    # the session database holds other tests' documents too, some with their stored file deleted on purpose
+    mine = [f for f in outcome.failed if f.startswith("contoso-flows")]
+    assert outcome.documents >= 1 and outcome.cells > 0 and not mine and ticks[-1][0] == ticks[-1][1]
     with db.connection() as conn:
         found = tables.find_cells(conn, owner_id=owner, text="net cash provided by operating activities",
                                   fiscal_year=2023)
