@@ -35,7 +35,26 @@ _FORM_BY_REPORT = (  # a cover page without the "FORM" line still names its repo
     (re.compile(r"\bCURRENT\s+REPORT\s+PURSUANT\s+TO\s+SECTION", re.I), "8-K"),
 )
 _FISCAL_YEAR_ENDED = re.compile(r"fiscal\s+year\s+ended\s*:?\s*" + _DATE, re.I)
-_QUARTER_ENDED = re.compile(r"quarterly\s+period\s+ended\s*:?\s*" + _DATE, re.I)
+_QUARTER_ENDED = re.compile(r"(?:quarterly\s+period|fiscal\s+quarter|quarter)\s+ended\s*:?\s*" + _DATE, re.I)
+# a cover written day first ("For the quarterly period ended 30 June 2023")
+_DAY_FIRST = r"(?P<day>\d{1,2})\s+(?P<month>[A-Za-z]{3,9})\.?,?\s+(?P<year>(?:19|20)\d{2})"
+_QUARTER_ENDED_DAY_FIRST = re.compile(r"(?:quarterly\s+period|fiscal\s+quarter|quarter)\s+ended\s*:?\s*"
+                                      + _DAY_FIRST, re.I)
+_FISCAL_YEAR_ENDED_DAY_FIRST = re.compile(r"fiscal\s+year\s+ended\s*:?\s*" + _DAY_FIRST, re.I)
+# "second quarter of fiscal 2024", "fiscal 2024 second quarter": how a 10-Q names its own quarter
+_FISCAL_QUARTER_NAMED = re.compile(
+    r"\b(?:(?P<q1>first|second|third|fourth)\s+quarter\s+of\s+fiscal\s+(?:year\s+)?(?P<y1>(?:19|20)\d{2})"
+    r"|fiscal\s+(?:year\s+)?(?P<y2>(?:19|20)\d{2})\s+(?P<q2>first|second|third|fourth)\s+quarter)\b", re.I)
+_FILE_NUMBER_VALUE = re.compile(r"commission\s+file\s+(?:number|no\.?)\s*[:.]?\s*(\d{1,4})\s*-\s*(\d{3,6})\b", re.I)
+_FORMER_CAPTION = re.compile(r"\(?\s*former\s+name", re.I)
+_STATE_CAPTION = re.compile(r"\(?\s*state\s+(?:or\s+other\s+jurisdiction\b|of\s+(?:incorporation|organi[sz]ation))",
+                            re.I)
+_STATE_SAID = re.compile(r"state\s+of\s+incorporation\s*:\s*([A-Za-z .]{3,40}?)\s*(?:\||$|I\.R\.S|IRS)", re.I)
+_TRADING_SYMBOL = re.compile(r"trading\s+symbols?(?:\(s\))?", re.I)
+_SYMBOL = re.compile(r"[A-Z]{1,5}(?:\.[A-Z])?")
+_NOT_A_SYMBOL = frozenset({"NYSE", "N/A", "NA", "NONE", "USD", "LLC", "INC", "THE", "CO", "PLC", "ADS", "ADR"})
+_EXCHANGE_TICKER = re.compile(r"\((?:NYSE|NASDAQ|Nasdaq|NYSE American|ASX|LSE|TSX)\s*:\s*([A-Z]{1,5}(?:\.[A-Z])?)\)")
+_NOTHING = re.compile(r"^(?:n/?a|none|not\s+applicable|no\s+change|unchanged)\.?$", re.I)
 _REPORT_DATE = re.compile(r"date\s+of\s+report\b[^:]{0,60}:?\s*" + _DATE, re.I)
 _PERIOD_ENDED = re.compile(r"\b(?:quarter|year|months|weeks|period)\b[^.]{0,40}?\bended\s*:?\s*" + _DATE, re.I)
 _RELEASE_PREFIX = re.compile(  # what may precede a release's title: "Exhibit 99.1", "PRESS RELEASE", its date
@@ -68,6 +87,10 @@ class DocumentContext:
     fiscal_year: int | None = None
     quarter: int | None = None
     title: str = ""  # a non-filing's own title, where one is found
+    former_names: tuple[str, ...] = ()  # the cover's "(Former name ... if changed since last report)"
+    file_number: str = ""  # the Commission file number, leading zeros dropped ("1-3285"): one per registrant
+    tickers: tuple[str, ...] = ()  # the trading symbols of the registrant's stock (12(b) table, "(NYSE: X)")
+    incorporated: str = ""  # the state or jurisdiction of incorporation ("Delaware", "Jersey")
 
     @property
     def found(self) -> bool:
@@ -188,6 +211,72 @@ def _running_company(rows: Sequence[Row]) -> str:
     return ""
 
 
+def _cell_before(rows: Sequence[str], caption: re.Pattern[str]) -> str:
+    """The first cell of the row above a cover caption ("Delaware | 12-3456789" above "(State or
+    other jurisdiction ...)"), or what precedes the caption on its own row; "" when none."""
+    for i, text in enumerate(rows):
+        found = caption.search(text)
+        if not found:
+            continue
+        before = text[:found.start()].strip(" |")
+        if before and not re.fullmatch(r"[\W_]*", before):
+            return before.split("|")[0].strip()
+        for back in range(i - 1, max(-1, i - 3), -1):
+            candidate = rows[back].strip(" |")
+            if candidate and not re.fullmatch(r"[\W_]*", candidate):
+                return candidate.split("|")[0].strip()
+        return ""
+    return ""
+
+
+def _file_number(cover: str) -> str:
+    """The Commission file number as one spelling: "000-22513" and "0-22513" are the same registrant."""
+    found = _FILE_NUMBER_VALUE.search(cover)
+    return f"{int(found.group(1))}-{int(found.group(2))}" if found else ""
+
+
+def _former_names(rows: Sequence[str]) -> tuple[str, ...]:
+    said = _cell_before(rows, _FORMER_CAPTION)
+    if not said or _NOTHING.match(said) or not _looks_like_name(said) or _REGISTRANT.search(said):
+        return ()
+    return (tidy_company(said),)
+
+
+def _incorporated(rows: Sequence[str], cover: str) -> str:
+    said = _STATE_SAID.search(cover)
+    if said:
+        return said.group(1).strip().title()
+    state = _cell_before(rows, _STATE_CAPTION)
+    return state.title() if state and re.fullmatch(r"[A-Za-z .]{3,40}", state) else ""
+
+
+def _tickers(rows: Sequence[str], text: str) -> tuple[str, ...]:
+    """The symbols in the 12(b) table's "Trading Symbol(s)" column (a cell that is all a symbol;
+    notes' symbols carry digits or a slash and are left out), or a release's "(NYSE: X)"."""
+    found: list[str] = []
+    for i, row in enumerate(rows):
+        if not _TRADING_SYMBOL.search(row):
+            continue
+        for later in rows[i + 1:i + 12]:
+            if re.search(r"section\s+12\s*\(g\)", later, re.I):
+                break
+            for cell in later.split("|"):
+                cell = cell.strip()
+                if _SYMBOL.fullmatch(cell) and cell not in _NOT_A_SYMBOL and cell not in found:
+                    found.append(cell)
+        break
+    if not found:
+        found = list(dict.fromkeys(_EXCHANGE_TICKER.findall(text)))[:3]
+    return tuple(found)
+
+
+def _named_quarter(text: str) -> tuple[int, int] | None:
+    """(quarter, fiscal year) a 10-Q names itself most often ("second quarter of fiscal 2024")."""
+    said = Counter((_QUARTER_NUM[(m.group("q1") or m.group("q2")).lower()], int(m.group("y1") or m.group("y2")))
+                   for m in _FISCAL_QUARTER_NAMED.finditer(text))
+    return said.most_common(1)[0][0] if said else None
+
+
 def _add_months(day: date, months: int) -> date:
     month = day.month - 1 + months
     year, month = day.year + month // 12, month % 12 + 1
@@ -263,13 +352,17 @@ def extract_context(rows: Sequence[Row], unit_titles: Mapping[int, str] | None =
     fiscal_year: int | None = None
     quarter: int | None = None
     if form in ("10-K", "20-F", "40-F"):
-        end = _first_date(_FISCAL_YEAR_ENDED, cover)
+        end = _first_date(_FISCAL_YEAR_ENDED, cover) or _first_date(_FISCAL_YEAR_ENDED_DAY_FIRST, cover)
         if end is not None:
             fiscal_year = _fiscal_year(end, sample)
     elif form == "10-Q":
-        end = _first_date(_QUARTER_ENDED, cover)
+        end = _first_date(_QUARTER_ENDED, cover) or _first_date(_QUARTER_ENDED_DAY_FIRST, cover)
         quarter = _quarter_from_statements(sample)
-        if end is not None and quarter is not None:
+        named_quarter = _named_quarter(sample)
+        if named_quarter is not None and quarter in (None, named_quarter[0]):
+            # the filing numbers its own fiscal quarter: that is its name, whatever month the year ends
+            quarter, fiscal_year = named_quarter
+        elif end is not None and quarter is not None:
             fiscal_year = _fiscal_year(_add_months(end, 3 * (4 - quarter)), sample)
     elif form in ("8-K", "6-K"):
         end = _first_date(_REPORT_DATE, cover)
@@ -291,4 +384,6 @@ def extract_context(rows: Sequence[Row], unit_titles: Mapping[int, str] | None =
     else:
         period = end.isoformat() if end else ""
     title = "" if (form or company) else _first_title(rows, unit_titles or {})
-    return DocumentContext(company, form, period, end, fiscal_year, quarter, title)
+    return DocumentContext(company, form, period, end, fiscal_year, quarter, title,
+                           former_names=_former_names(cover_rows), file_number=_file_number(cover),
+                           tickers=_tickers(cover_rows, sample), incorporated=_incorporated(cover_rows, cover))

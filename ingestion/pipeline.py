@@ -275,6 +275,14 @@ def embed_step(embedder: DocumentEmbedder, chunks: Chunks, report: ProgressRepor
     )
 
 
+def store_context(conn: psycopg.Connection, document_id: uuid.UUID, context: DocumentContext) -> None:
+    """What the document says it is, stored on it (ingestion and `reindex --context` alike)."""
+    documents.set_document_context(conn, document_id=document_id, company=context.company, form=context.form,
+                                   period=context.period, period_end=context.period_end,
+                                   former_names=context.former_names, file_number=context.file_number,
+                                   tickers=context.tickers, incorporated=context.incorporated)
+
+
 def chunk_table_rows(parsed: Parsed, chunks: Chunks) -> tuple[list[ParentRow], list[ChildRow]]:
     """The chunks as the rows storage writes, children with their unit's label and OCR flag."""
     units = {u.page: u for u in parsed.units}
@@ -311,8 +319,7 @@ def store_step(job: ClaimedJob, embedder: DocumentEmbedder, parsed: Parsed, chun
             pages=[PageRow(u.page, u.label, u.title, u.ocr, u.text) for u in parsed.units],
         )
         tables.replace_cells(job.conn, owner_id=target.owner_id, document_id=target.document_id, cells=cells)
-        documents.set_document_context(job.conn, document_id=target.document_id, company=context.company,
-                                       form=context.form, period=context.period, period_end=context.period_end)
+        store_context(job.conn, target.document_id, context)
         documents.set_document_status(job.conn, document_id=target.document_id, status="ready", pages=parsed.pages)
         jobs.finish_job(job.conn, job_id=job.job_id)
     documents.refresh_term_index(job.conn)

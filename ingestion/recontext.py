@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ingestion.chunk import trim_heading
 from ingestion.context import extract_context
-from ingestion.pipeline import display_title, embedding_text, heading_title
+from ingestion.pipeline import display_title, embedding_text, heading_title, store_context
 from ingestion.units import Row
 from providers.protocols import DocumentEmbedder
 from storage import documents, embedding_index
@@ -70,8 +70,7 @@ def recontext_document(db: Database, embedder: DocumentEmbedder, doc: documents.
         changed = [(cid, h, text) for cid, h, text in changed if h != old[cid]]
     vectors = embedder.embed_documents([embedding_text(h, t) for _c, h, t in changed]) if changed else None
     with db.connection() as conn, conn.transaction():
-        documents.set_document_context(conn, document_id=doc.document_id, company=context.company,
-                                       form=context.form, period=context.period, period_end=context.period_end)
+        store_context(conn, doc.document_id, context)
         if vectors is not None:  # there are changed headings
             embedding_index.assert_model(conn, embedder.identity, embedder.dimension)
             documents.replace_headings(conn, document_id=doc.document_id, child_ids=[c for c, _h, _t in changed],

@@ -19,6 +19,13 @@ from datetime import date
 
 import psycopg
 
+from storage.documents import issuer_identities
+from storage.issuers import NAMED_EXACTLY, Identity, company_names, group_issuers, named_issuers
+from storage.question_period import COMPARATIVE, OTHER, OWN, FilingPeriod, asked_period, coverage
+
+__all__ = ["DocumentFilter", "Scope", "company_names", "matching_documents", "named_documents", "normal_form",
+           "parse_period", "question_scope"]
+
 _FORM = re.compile(r"^(?:form\s*)?(10|8|20|40|6)\s*-?\s*([kqf])$", re.I)
 _RELEASE = re.compile(r"^(?:earnings|press|news)?\s*(?:release|results|earnings)$", re.I)
 _QUARTER = re.compile(r"\b(?:q([1-4])|([1-4])q|(first|second|third|fourth)\s+quarter)\b", re.I)
@@ -104,63 +111,70 @@ def matching_documents(conn: psycopg.Connection, *, owner_id: int, where: Docume
     return [r[0] for r in rows]
 
 
-# Legal forms left out of a company's name as people say it ("Best Buy" for "Best Buy Co., Inc.").
-_LEGAL_FORMS = frozenset({"the", "inc", "incorporated", "corp", "corporation", "co", "company", "companies",
-                          "plc", "ltd", "limited", "llc", "lp", "sa", "nv", "ag", "se"})
-
-
-def _words(text: str) -> list[str]:
-    text = re.sub(r"\.com\b", "", text.lower().replace("&", " and "))  # "Amazon.com, Inc." -> amazon
-    return re.findall(r"[a-z0-9]+", text)
-
-
-def company_names(company: str) -> set[str]:
-    """How people name a company: without its legal form ("best buy"), and for a name of three
-    words or more also its first two ("mgm resorts") and its initials ("amd")."""
-    words = [w for w in _words(company) if w not in _LEGAL_FORMS]
-    while words and words[-1] == "and":  # "JPMorgan Chase & Co." -> jpmorgan chase
-        words.pop()
-    if not words:
-        return set()
-    names = {" ".join(words)}
-    if len(words) >= 3:
-        names |= {" ".join(words[:2]), "".join(w[0] for w in words)}
-    return names
-
-
 def years_named(text: str) -> set[int]:
     years = {int(y) for y in _YEAR.findall(text)}
     return years | {2000 + int(y) for y in _SHORT_YEAR.findall(text)}
 
 
+# How far below the filings a question points at each other filing ranks (storage/search.py
+# multiplies a hit's score by its filing's weight): the asked issuer's filing of the asked period,
+# then those holding it as comparatives, then the issuer's other periods and the filings whose
+# issuer was not read but whose period is the one asked, then unread issuers of other periods, then
+# other issuers (only when the issuer named is uncertain). evals/results/issuer_scope.md.
+TIER_WEIGHTS = (1.0, 0.8, 0.65, 0.5, 0.35)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where a question points: its documents in tiers (best first), and whether other issuers'
+    documents are left out (the issuer was named surely: a hard filter) or ranked last (soft)."""
+
+    tiers: tuple[tuple[uuid.UUID, ...], ...]
+    certain: bool
+
+    def documents(self) -> list[uuid.UUID]:
+        return [d for tier in self.tiers for d in tier]
+
+    def weights(self) -> dict[uuid.UUID, float]:
+        return {d: TIER_WEIGHTS[min(n, len(TIER_WEIGHTS) - 1)] for n, tier in enumerate(self.tiers) for d in tier}
+
+
+def question_scope(conn: psycopg.Connection, *, owner_id: int, question: str,
+                   document_ids: Sequence[uuid.UUID] | None = None) -> Scope | None:
+    """The owner's documents (among `document_ids`, when given) ranked by how well they fit the
+    issuer and the period `question` names; None when it names neither, or every issuer and no
+    period. Never another owner's: the owner is part of the statement."""
+    rows = issuer_identities(conn, owner_id=owner_id, document_ids=document_ids)
+    identities = [Identity(r[0], r[1], tuple(r[2] or ()), r[3], tuple(r[4] or ())) for r in rows]
+    issuers = group_issuers(identities)
+    named = named_issuers(question, issuers)
+    asked = asked_period(question)
+    known = {d for i in issuers for d in i.documents}
+    unknown = [r[0] for r in rows if r[0] not in known]
+    if not named and not asked:
+        return None
+    if named and len(named) == len(issuers) and not asked:
+        return None  # every issuer named, no period: nothing narrows
+    period = {r[0]: coverage(FilingPeriod.of(r[5], r[6], r[7]), asked) for r in rows}
+    if not named:  # a period alone: every filing, the period's first (soft: the issuer is anyone's)
+        by_period = [[r[0] for r in rows if period[r[0]] == level] for level in (OWN, COMPARATIVE, OTHER)]
+        return Scope(tuple(tuple(t) for t in by_period if t), certain=False)
+    ours = {d for i, _how in named for d in i.documents}
+    certain = all(how == NAMED_EXACTLY for _i, how in named)
+    tiers: list[list[uuid.UUID]] = [[], [], [], [], []]
+    for r in rows:
+        doc = r[0]
+        if doc in ours:
+            tiers[{OWN: 0, COMPARATIVE: 1, OTHER: 2}[period[doc]]].append(doc)
+        elif doc in unknown:  # who knows whose: below the issuer's own, above other issuers'
+            tiers[2 if asked and period[doc] == OWN else 3].append(doc)
+        elif not certain:
+            tiers[4].append(doc)
+    return Scope(tuple(tuple(t) for t in tiers if t), certain)
+
+
 def named_documents(conn: psycopg.Connection, *, owner_id: int, question: str,
                     document_ids: Sequence[uuid.UUID] | None = None) -> list[uuid.UUID] | None:
-    """The owner's documents (among `document_ids`, when given) that `question` points at: those of
-    the companies it names, and of those the ones of the fiscal years it names where there are
-    any. Documents that do not say their company stay in (they may be about anything). None when
-    nothing narrows: no company named, or every one named and no year singled out."""
-    clauses = "owner_id = %(owner)s"
-    args: dict[str, object] = {"owner": owner_id}
-    if document_ids is not None:
-        clauses += " and id = any(%(docs)s)"
-        args["docs"] = list(document_ids)
-    rows = conn.execute(f"select id, company from documents where {clauses} order by created_at, id",
-                        args).fetchall()
-    asked = f" {' '.join(_words(question))} "
-    # A one-word name counts only as a name is written, capitalised ("Target", "Block", "3M"), so
-    # "the target ratio" or "a block of shares" names nobody.
-    written = {w.lower() for w in re.findall(r"[A-Za-z0-9]+", question) if w[0].isupper() or w[0].isdigit()}
-    companies = {company for _, company in rows if company}
-    named = {c for c in companies
-             if any((name in written) if " " not in name else (f" {name} " in asked) for name in company_names(c))}
-    if not named:
-        return None
-    chosen = [doc for doc, company in rows if company in named]
-    # a year's documents as the --period filter finds them (its fiscal-year label or its end date)
-    of_years = {doc for year in years_named(question) for doc in matching_documents(
-        conn, owner_id=owner_id, where=DocumentFilter(period=str(year)), document_ids=chosen)}
-    in_years = [doc for doc in chosen if doc in of_years]
-    if not in_years and named == companies:
-        return None
-    unknown = [doc for doc, company in rows if not company]
-    return (in_years or chosen) + unknown
+    """The documents `question_scope` keeps, best first; None when nothing narrows."""
+    scope = question_scope(conn, owner_id=owner_id, question=question, document_ids=document_ids)
+    return None if scope is None else scope.documents()

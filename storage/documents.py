@@ -51,6 +51,7 @@ class PageRow:
 DOCUMENT_COLUMNS = (
     "d.id, d.name, d.content_hash, d.size_bytes, d.status, d.pages, d.error, d.created_at, d.updated_at,"
     " d.format, d.ocr_pages, d.embedding_model, d.company, d.form, d.period, d.period_end,"
+    " d.former_names, d.file_number, d.tickers, d.context_set_by_owner,"
     " (select count(*) from parent_chunks p where p.document_id = d.id) as parents,"
     " d.children"  # stored by replace_chunks in the same transaction as the chunks
 )
@@ -151,12 +152,53 @@ def set_document_status(
 
 
 def set_document_context(conn: psycopg.Connection, *, document_id: uuid.UUID, company: str, form: str,
-                         period: str, period_end: date | None) -> None:
-    """What the document says it is (ingestion/context.py); empty values are stored as NULL."""
+                         period: str, period_end: date | None, former_names: Sequence[str] = (),
+                         file_number: str = "", tickers: Sequence[str] = (), incorporated: str = "") -> None:
+    """What the document says it is (ingestion/context.py); empty values are stored as NULL. What
+    its owner set by hand (set_owner_context) is kept: company, form and period are not read over."""
     conn.execute(
-        "update documents set company = %s, form = %s, period = %s, period_end = %s where id = %s",
-        (company or None, form or None, period or None, period_end, document_id),
+        "update documents set company = case when context_set_by_owner then company else %s end,"
+        " form = case when context_set_by_owner then form else %s end,"
+        " period = case when context_set_by_owner then period else %s end,"
+        " period_end = case when context_set_by_owner then period_end else %s end,"
+        " former_names = %s, file_number = %s, tickers = %s, incorporated = %s where id = %s",
+        (company or None, form or None, period or None, period_end, list(former_names), file_number or None,
+         list(tickers), incorporated or None, document_id),
     )
+
+
+def set_owner_context(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str,
+                      company: str | None = None, form: str | None = None, period: str | None = None,
+                      period_end: date | None = None) -> bool:
+    """The owner says what the document is (a value left None is kept; "" clears it); False when
+    `owner_id` has no such document (a stranger's id answers as a missing one)."""
+    doc_uuid = parse_uuid(document_id)
+    if doc_uuid is None:
+        return False
+    sets: list[str] = ["context_set_by_owner = true", "updated_at = now()"]
+    args: list[object] = []
+    for column, value in (("company", company), ("form", form), ("period", period)):
+        if value is not None:
+            sets.append(f"{column} = %s")
+            args.append(value.strip() or None)
+    if period is not None:
+        sets.append("period_end = %s")
+        args.append(period_end)
+    cur = conn.execute(f"update documents set {', '.join(sets)} where owner_id = %s and id = %s",
+                       (*args, owner_id, doc_uuid))
+    return cur.rowcount == 1
+
+
+def issuer_identities(conn: psycopg.Connection, *, owner_id: int,
+                      document_ids: Sequence[uuid.UUID] | None = None) -> list[tuple[Any, ...]]:
+    """(id, company, former_names, file_number, tickers, form, period, period_end) of the owner's
+    documents (among `document_ids` when given), oldest first."""
+    clauses, args = "owner_id = %(owner)s", {"owner": owner_id, "docs": list(document_ids or [])}
+    if document_ids is not None:
+        clauses += " and id = any(%(docs)s)"
+    return conn.execute(
+        "select id, coalesce(company, ''), former_names, coalesce(file_number, ''), tickers, coalesce(form, ''),"
+        f" coalesce(period, ''), period_end from documents where {clauses} order by created_at, id", args).fetchall()
 
 
 def requeue_document(conn: psycopg.Connection, *, document_id: uuid.UUID, name: str) -> None:

@@ -11,7 +11,7 @@ from typing import Any, get_args
 import numpy as np
 import psycopg
 
-from storage.document_filter import DocumentFilter, matching_documents, named_documents
+from storage.document_filter import DocumentFilter, Scope, matching_documents, question_scope
 from tunables import Fusion, Mode, Tunables
 
 MODES: tuple[Mode, ...] = get_args(Mode)
@@ -90,18 +90,21 @@ def search(
     if params.fusion not in FUSIONS:
         raise ValueError(f"fusion must be one of {', '.join(FUSIONS)}")
     docs = [uuid.UUID(str(d)) for d in document_ids] if document_ids else None
+    scope: Scope | None = None
     if where:
         docs = matching_documents(conn, owner_id=owner_id, where=where, document_ids=docs)
         if not docs:
             return []
     elif params.scope_from_question and (docs is None or len(docs) > 1):  # one document: nothing to narrow
-        docs = named_documents(conn, owner_id=owner_id, question=query_text, document_ids=docs) or docs
+        scope = question_scope(conn, owner_id=owner_id, question=query_text, document_ids=docs)
     with conn.transaction():
         # Per transaction, not per connection, so a transaction pooler keeps them: a filtered HNSW
         # scan keeps walking the graph until enough rows pass the filter (pgvector 0.8).
         conn.execute(SEARCH_SETTINGS)
-        rows = _run(conn, owner_id, query_text, query_embedding, params, docs)
-    hits = [Hit(*row) for row in rows]
+        if scope is None:
+            hits = [Hit(*row) for row in _run(conn, owner_id, query_text, query_embedding, params, docs)]
+        else:
+            hits = _scoped(conn, owner_id, query_text, query_embedding, params, scope)
     if not hits:
         return hits
     extra = {
@@ -118,6 +121,35 @@ def search(
 
 SEARCH_SETTINGS = ("select set_config('hnsw.iterative_scan', 'relaxed_order', true),"
                    " set_config('hnsw.ef_search', '100', true)")
+
+
+def _scoped(conn: psycopg.Connection, owner_id: int, query_text: str, query_embedding: np.ndarray | None,
+            params: SearchParams, scope: Scope) -> list[Hit]:
+    """Soft scoping: the first tier searched alone (its candidates never crowded out), the whole
+    scope searched beside it, each hit's score times its document's tier weight, best first."""
+    first = list(scope.tiers[0])
+    rest = scope.documents()
+    runs = [_run(conn, owner_id, query_text, query_embedding, params, first)]
+    if len(rest) > len(first):
+        runs.append(_run(conn, owner_id, query_text, query_embedding, replace(params, k=2 * params.k), rest))
+    weights = scope.weights()
+    best: dict[int, Hit] = {}
+    for rows in runs:
+        for row in rows:
+            hit = Hit(*row)
+            hit = replace(hit, score=hit.score * weights.get(hit.document_id, 0.0))
+            if hit.child_id not in best or best[hit.child_id].score < hit.score:
+                best[hit.child_id] = hit
+    ranked = sorted(best.values(), key=lambda h: (-h.score, h.child_id))
+    if params.per_parent:
+        kept: list[Hit] = []
+        seen: set[int] = set()
+        for h in ranked:
+            if h.parent_id not in seen:
+                seen.add(h.parent_id)
+                kept.append(h)
+        ranked = kept
+    return ranked[:params.k]
 
 
 def _run(conn: psycopg.Connection, owner_id: int, query_text: str, query_embedding: np.ndarray | None,
