@@ -272,8 +272,32 @@ def cmd_documents(args: argparse.Namespace, rt: Runtime) -> int:
             extra = f"  error: {d['error']}" if d["error"] else ""
             ocr = f" ({d['ocr_pages']} OCR)" if d["ocr_pages"] else ""
             said = " · ".join(str(d[k]) for k in ("company", "form", "period") if d[k])
+            if d["status"] == "ready" and not d["company"]:  # set it with: thotqen document ID --company ...
+                said = " · ".join(["unknown", *(str(d[k]) for k in ("form", "period") if d[k])])
             print(f"{d['id']}  {d['status']:<10} {d['format']:<8} {d['pages'] or 0:>4} units{ocr} {d['children']:>6} "
                   f"chunks  {d['name']}{f'  [{said}]' if said else ''}{extra}")
+    return 0
+
+
+def cmd_document(args: argparse.Namespace, rt: Runtime) -> int:
+    """`thotqen document ID --company ... --form ... --period ...`: say what a document is."""
+    from storage.document_filter import owner_values
+    from storage.documents import get_document, set_owner_context
+
+    try:
+        values = owner_values(args.company, args.form, args.period)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    db = rt.database
+    owner_id = _user_id(db, args.user)
+    with db.connection() as conn, conn.transaction():
+        if not set_owner_context(conn, owner_id=owner_id, document_id=args.id, **values):
+            print(f"error: no such document {args.id}", file=sys.stderr)
+            return 1
+        doc = get_document(conn, owner_id=owner_id, document_id=args.id)
+    assert doc is not None
+    _print_json({k: doc[k] for k in ("id", "name", "company", "form", "period", "period_end")})
     return 0
 
 
@@ -563,6 +587,15 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
     p.add_argument("--user", default=default_user)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_documents)
+
+    p = sub.add_parser("document", help="say what one of your documents is (its company, form or period), where "
+                                        "it was not read (company unknown) or read wrong; kept on reindex --context")
+    p.add_argument("id", type=_document_id)
+    p.add_argument("--user", default=default_user)
+    p.add_argument("--company")
+    p.add_argument("--form", help="10-K, 10-Q, 8-K, earnings release")
+    p.add_argument("--period", help="FY2022, Q2 FY2024 or a date (2022-07-01)")
+    p.set_defaults(func=cmd_document)
 
     p = sub.add_parser("reindex", help="re-embed every document with the configured embedding model "
                                        "(resumable; needed after changing the model)")

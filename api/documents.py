@@ -18,7 +18,7 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from sse_starlette import EventSourceResponse
 
 from api.deps import CurrentUser, DbDep, SettingsDep
-from api.schemas import DocumentList, DocumentOut, JobOut, PageOut, UploadOut, error
+from api.schemas import DocumentList, DocumentOut, DocumentPatch, JobOut, PageOut, UploadOut, error
 from api.worker import QueueUnavailable
 from ingestion.errors import IngestError, UnsupportedFormat
 from ingestion.formats import registry
@@ -27,6 +27,7 @@ from ingestion.pipeline import Submission, check_file, submit_document
 from settings import Settings
 from storage import documents, jobs
 from storage.db import Database
+from storage.document_filter import owner_values
 
 if TYPE_CHECKING:
     from python_multipart.multipart import MultipartCallbacks  # declared for type checkers only
@@ -121,7 +122,10 @@ def _document_out(doc: dict[str, Any]) -> dict[str, Any]:
             "updated_at": doc["updated_at"].isoformat(),
             # what the document says it is (ingestion/context.py); null where it does not say
             "company": doc["company"], "form": doc["form"], "period": doc["period"],
-            "period_end": doc["period_end"].isoformat() if doc["period_end"] else None}
+            "period_end": doc["period_end"].isoformat() if doc["period_end"] else None,
+            "issuer": "set" if doc["context_set_by_owner"] else "read" if doc["company"] else "unknown",
+            "former_names": list(doc["former_names"] or []), "file_number": doc["file_number"],
+            "tickers": list(doc["tickers"] or [])}
 
 
 def _job_out(job: dict[str, Any]) -> dict[str, Any]:
@@ -305,6 +309,23 @@ def get_document(document_id: str, user: CurrentUser, db: DbDep) -> dict[str, An
         doc = documents.get_document(conn, owner_id=user.id, document_id=document_id)
     if doc is None:
         raise HTTPException(404, "no such document")
+    return _document_out(doc)
+
+
+@router.patch("/api/documents/{document_id}", response_model=DocumentOut,
+              responses={404: error("no such document"), 422: error("a value that is not a company, form or period")})
+def patch_document(document_id: str, body: DocumentPatch, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    """Say what the document is where it did not (its company "unknown") or was read wrong; kept when
+    its context is read again. Only the owner's own document: another's answers 404 like a missing one."""
+    try:
+        values = owner_values(body.company, body.form, body.period)
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from None
+    with db.connection() as conn, conn.transaction():
+        if not documents.set_owner_context(conn, owner_id=user.id, document_id=document_id, **values):
+            raise HTTPException(404, "no such document")
+        doc = documents.get_document(conn, owner_id=user.id, document_id=document_id)
+    assert doc is not None
     return _document_out(doc)
 
 

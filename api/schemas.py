@@ -14,6 +14,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
+from storage.question_period import OWNER_VALUE_CHARS
+
 Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
 Day = Annotated[str, Field(json_schema_extra={"format": "date"})]
 Uuid = Annotated[str, Field(json_schema_extra={"format": "uuid"})]
@@ -103,6 +105,22 @@ class DocumentOut(BaseModel):
     form: str | None = Field(description="10-K, 10-Q, 8-K, earnings release, ...")
     period: str | None = Field(description="FY2022, Q2 FY2024, ...")
     period_end: Day | None = Field(description="the last day of that period (or the report date)")
+    issuer: str = Field(description="`read` (from the document), `set` (by its owner) or `unknown`: the company "
+                                    "was not read; set it with PATCH /api/documents/{id}")
+    former_names: list[str] = Field(default_factory=list, description="former names the cover gives")
+    file_number: str | None = Field(default=None, description="the Commission file number")
+    tickers: list[str] = Field(default_factory=list, description="trading symbols the document gives")
+
+
+class DocumentPatch(BaseModel):
+    """What the owner says a document is; a field left out is kept, "" clears it."""
+
+    model_config = {"extra": "forbid"}
+    company: str | None = Field(default=None, max_length=OWNER_VALUE_CHARS)
+    form: str | None = Field(default=None, max_length=OWNER_VALUE_CHARS,
+                             description="10-K, 10-Q, 8-K, earnings release")
+    period: str | None = Field(default=None, max_length=OWNER_VALUE_CHARS,
+                               description="FY2022, Q2 FY2024 or a date (2022-07-01)")
 
 
 class DocumentList(BaseModel):

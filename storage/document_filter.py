@@ -16,15 +16,25 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 import psycopg
 
 from storage.documents import issuer_identities
 from storage.issuers import NAMED_EXACTLY, Identity, company_names, group_issuers, named_issuers
-from storage.question_period import COMPARATIVE, OTHER, OWN, FilingPeriod, asked_period, coverage
+from storage.question_period import (
+    COMPARATIVE,
+    OTHER,
+    OWN,
+    OWNER_VALUE_CHARS,
+    FilingPeriod,
+    asked_period,
+    coverage,
+    owner_period,
+)
 
 __all__ = ["DocumentFilter", "Scope", "company_names", "matching_documents", "named_documents", "normal_form",
-           "parse_period", "question_scope"]
+           "owner_values", "parse_period", "question_scope"]
 
 _FORM = re.compile(r"^(?:form\s*)?(10|8|20|40|6)\s*-?\s*([kqf])$", re.I)
 _RELEASE = re.compile(r"^(?:earnings|press|news)?\s*(?:release|results|earnings)$", re.I)
@@ -51,6 +61,21 @@ def normal_form(value: str) -> str:
     if found:
         return f"{found.group(1)}-{found.group(2).upper()}"
     return "earnings release" if _RELEASE.match(value) else value
+
+
+def owner_values(company: str | None, form: str | None, period: str | None) -> dict[str, Any]:
+    """What an owner sets on a document (API and CLI alike), as set_owner_context stores it; ValueError
+    with the reason for a value that is too long, or a period that is not one."""
+    if company is None and form is None and period is None:
+        raise ValueError("give at least one of company, form, period")
+    for name, value in (("company", company), ("form", form), ("period", period)):
+        if value is not None and len(value) > OWNER_VALUE_CHARS:
+            raise ValueError(f"{name} is longer than {OWNER_VALUE_CHARS} characters")
+    out: dict[str, Any] = {"company": None if company is None else " ".join(company.split()),
+                           "form": None if form is None else normal_form(form)}
+    if period is not None:
+        out["period"], out["period_end"] = owner_period(period)
+    return out
 
 
 def parse_period(value: str) -> tuple[int | None, int | None, date | None]:

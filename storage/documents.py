@@ -170,8 +170,9 @@ def set_document_context(conn: psycopg.Connection, *, document_id: uuid.UUID, co
 def set_owner_context(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str,
                       company: str | None = None, form: str | None = None, period: str | None = None,
                       period_end: date | None = None) -> bool:
-    """The owner says what the document is (a value left None is kept; "" clears it); False when
-    `owner_id` has no such document (a stranger's id answers as a missing one)."""
+    """The owner says what the document is (a value left None is kept; "" clears it; the values
+    as storage.question_period.owner_period and document_filter.normal_form write them); False
+    when `owner_id` has no such document (a stranger's id answers as a missing one)."""
     doc_uuid = parse_uuid(document_id)
     if doc_uuid is None:
         return False

@@ -20,6 +20,14 @@ _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name
 _MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
 _MONTHS["sept"] = 9
 _DATE = re.compile(r"\b(?P<month>[A-Za-z]{3,9})\.?\s+(?P<day>\d{1,2})\s*,?\s*(?P<year>(?:19|20)\d{2})\b")
+_DAY_FIRST = re.compile(r"\b(?P<day>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>[A-Za-z]{3,9})\.?,?\s+"
+                        r"(?P<year>(?:19|20)\d{2})\b")
+_FORM_NAMED = (  # the kind of filing a question names
+    (re.compile(r"\b(?:form\s*)?10\s*-?\s*k\b|\bannual\s+report\b", re.I), "10-K"),
+    (re.compile(r"\b(?:form\s*)?10\s*-?\s*q\b|\bquarterly\s+report\b", re.I), "10-Q"),
+    (re.compile(r"\b(?:form\s*)?8\s*-?\s*k\b|\bcurrent\s+report\b", re.I), "8-K"),
+    (re.compile(r"\b(?:earnings|press)\s+release\b|\bearnings\s+report\b", re.I), "earnings release"),
+)
 _YEAR = re.compile(r"(?<![\d$.,])((?:19|20)\d{2})(?![\d%])")
 _SHORT_YEAR = re.compile(r"\b(?:fy|fiscal(?:\s+year)?)\s*'?(\d{2})\b", re.I)
 _QUARTER = re.compile(
@@ -47,6 +55,7 @@ class AskedPeriod:
     years: frozenset[int] = frozenset()  # every year named (fiscal or calendar)
     quarter: int | None = None
     day: date | None = None  # "as of December 31, 2022"
+    form: str = ""  # "10-K", "10-Q", "8-K", "earnings release" where the question names one
 
     @property
     def latest(self) -> int | None:
@@ -54,13 +63,13 @@ class AskedPeriod:
         return max(self.years) if self.years else None
 
     def __bool__(self) -> bool:
-        return bool(self.years or self.quarter or self.day)
+        return bool(self.years or self.quarter or self.day or self.form)
 
 
 def asked_period(question: str) -> AskedPeriod:
     years: set[int] = set()
     day: date | None = None
-    for m in _DATE.finditer(question):
+    for m in (*_DATE.finditer(question), *_DAY_FIRST.finditer(question)):
         month = _MONTHS.get(m.group("month").lower())
         if month is None:
             continue
@@ -77,7 +86,8 @@ def asked_period(question: str) -> AskedPeriod:
             years.add(y)
     years |= {int(y) for y in _YEAR.findall(question)}
     years |= {2000 + int(y) for y in _SHORT_YEAR.findall(question)}
-    return AskedPeriod(frozenset(years), quarter, day)
+    form = next((f for pattern, f in _FORM_NAMED if pattern.search(question)), "")
+    return AskedPeriod(frozenset(years), quarter, day, form)
 
 
 @dataclass(frozen=True)
@@ -101,10 +111,20 @@ class FilingPeriod:
 
 
 def coverage(filing: FilingPeriod, asked: AskedPeriod) -> int:
-    """OWN when the filing is of the period asked, COMPARATIVE when it holds it as an earlier
-    period (or is of another year the question names), OTHER else (and for a filing whose period
-    was not read: nothing says it is not about it, nothing says it is)."""
-    if not asked or not filing.known:
+    """OWN when the filing is of the period (and the form) asked, COMPARATIVE when it holds the
+    period as an earlier one (or is of another year the question names, or of the period but not
+    of the form named), OTHER else (and for a filing whose period was not read: nothing says it
+    is not about it, nothing says it is)."""
+    level = _period_coverage(filing, asked)
+    if asked.form and filing.form and filing.form != asked.form:
+        return max(level, COMPARATIVE)
+    if asked.form and filing.form == asked.form and not (asked.years or asked.quarter or asked.day):
+        return OWN  # "the 8-K": the form alone
+    return level
+
+
+def _period_coverage(filing: FilingPeriod, asked: AskedPeriod) -> int:
+    if not (asked.years or asked.quarter or asked.day) or not filing.known:
         return OTHER
     if asked.day is not None and filing.end == asked.day:
         return OWN
@@ -112,14 +132,16 @@ def coverage(filing: FilingPeriod, asked: AskedPeriod) -> int:
     years = set(asked.years)
     if year is None:  # an 8-K or an unlabelled filing: its date's calendar year
         assert filing.end is not None
-        return COMPARATIVE if filing.end.year in years else OTHER
+        if filing.end.year in years:
+            return OWN if asked.form and asked.form == filing.form else COMPARATIVE
+        return OTHER
     latest = asked.latest
     annual = filing.form in ANNUAL_FORMS or filing.quarter is None
+    back = COMPARATIVE_YEARS.get(filing.form, 1)
     if asked.quarter is not None:
         same_quarter = filing.quarter == asked.quarter or (asked.quarter == 4 and annual)
         if same_quarter and (latest is None or year == latest):
             return OWN
-        back = COMPARATIVE_YEARS.get(filing.form, 1)
         if latest is not None and same_quarter and 0 < year - latest <= back:
             return COMPARATIVE
         return COMPARATIVE if latest is not None and year == latest else OTHER
@@ -129,5 +151,27 @@ def coverage(filing: FilingPeriod, asked: AskedPeriod) -> int:
         return OWN if annual else COMPARATIVE
     if year in years:  # "from 2021 to 2022": the 2021 filing also holds what is asked
         return COMPARATIVE
-    back = COMPARATIVE_YEARS.get(filing.form, 0) if annual else 0
+    # a 10-K holds the two years before its own, a 10-Q and a release the year before
     return COMPARATIVE if 0 < year - latest <= back else OTHER
+
+
+OWNER_VALUE_CHARS = 120  # the longest company / form / period an owner may set (every surface)
+
+
+def owner_period(value: str) -> tuple[str, date | None]:
+    """A period an owner sets by hand as the label ingestion writes: "fy22", "fiscal 2022" ->
+    "FY2022"; "Q2 2024", "2Q FY24" -> "Q2 FY2024"; "2022-07-01" -> that date. "" clears it.
+    ValueError, with what is accepted, for anything else."""
+    value = " ".join(value.split())
+    if not value:
+        return "", None
+    try:
+        day = date.fromisoformat(value)
+        return day.isoformat(), day
+    except ValueError:
+        pass
+    asked = asked_period(value)
+    if len(asked.years) == 1 and asked.day is None and not asked.form:
+        year = asked.latest
+        return (f"Q{asked.quarter} FY{year}" if asked.quarter else f"FY{year}"), None
+    raise ValueError(f"period {value!r} is not one period: write FY2022, Q2 FY2024 or a date (2022-07-01)")

@@ -181,3 +181,42 @@ def test_period_filters_are_read_the_ways_people_write_them(value: str, parsed: 
 def test_form_filters_are_normalised() -> None:
     assert [normal_form(v) for v in ("10k", "Form 10-K", "10 q", "8-K", "earnings", "press release", "S-1")] == [
         "10-K", "10-K", "10-Q", "8-K", "earnings release", "earnings release", "S-1"]
+
+
+COVER_RENAMED = """UNITED STATES SECURITIES AND EXCHANGE COMMISSION
+FORM 10-K
+ANNUAL REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE SECURITIES EXCHANGE ACT OF 1934
+For the fiscal year ended September 30, 2023
+Commission File Number: 000-05678
+TAILSPIN, INC.
+(Exact name of registrant as specified in its charter)
+Delaware | 98-7654321
+(State or other jurisdiction of incorporation or organization) | (I.R.S. Employer Identification No.)
+Northwind Systems Incorporated
+(Former name, former address and former fiscal year, if changed since last report)
+Securities registered pursuant to Section 12(b) of the Act:
+Title of each class | Trading Symbol(s) | Name of each exchange on which registered
+Common Stock, par value $0.01 per share | TSP | The Nasdaq Stock Market LLC
+4.250% Notes due 2030 | TSP30 | New York Stock Exchange
+Securities registered pursuant to Section 12(g) of the Act: None"""
+
+
+def test_the_cover_gives_file_number_former_name_tickers_and_state() -> None:
+    ctx = extract_context(rows_of(COVER_RENAMED))
+    assert (ctx.company, ctx.file_number, ctx.former_names) == ("Tailspin, Inc.", "0-5678",
+                                                                 ("Northwind Systems Incorporated",))
+    assert (ctx.tickers, ctx.incorporated, ctx.period) == (("TSP",), "Delaware", "FY2023")
+    plain = extract_context(rows_of(COVER_10K.replace("NORTHWIND", "Northwind")))
+    assert plain.former_names == () and plain.file_number == "1-12345" and plain.tickers == ()
+
+
+def test_a_former_name_not_applicable_is_no_name() -> None:
+    cover = COVER_RENAMED.replace("Northwind Systems Incorporated", "N/A")
+    assert extract_context(rows_of(cover)).former_names == ()
+
+
+def test_a_10q_numbering_its_fiscal_quarter_is_named_so() -> None:
+    cover = COVER_10Q.replace("quarterly period ended July 1, 2023", "Quarter Ended 1 July 2023")
+    ctx = extract_context(rows_of(cover, "Results for the second quarter of fiscal 2024 rose. "
+                                         "In the second quarter of fiscal 2024 we opened stores."))
+    assert (ctx.period, ctx.period_end) == ("Q2 FY2024", date(2023, 7, 1))
