@@ -31,7 +31,7 @@ COVER_10Q = """UNITED STATES SECURITIES AND EXCHANGE COMMISSION
 FORM 10-Q
 ☒ QUARTERLY REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE SECURITIES EXCHANGE ACT OF 1934
 For the quarterly period ended July 1, 2023
-Commission File Number 001-12345
+Commission File Number 001-67890
 Contoso Corporation
 (Exact name of registrant as specified in its charter)"""
 

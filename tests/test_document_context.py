@@ -15,7 +15,8 @@ from evals import pdfs
 from ingestion.pipeline import display_title, embedding_text
 from ingestion.recontext import new_heading, recontext, recontext_document
 from storage import documents
-from storage.document_filter import DocumentFilter, company_names, matching_documents, named_documents
+from storage.document_filter import (DocumentFilter, company_names, matching_documents, named_documents, owner_values,
+                                     question_scope)
 from storage.search import SearchParams, search
 from tests.test_context import COVER_10K, COVER_10Q, STATEMENTS_Q2
 
@@ -206,13 +207,19 @@ def test_a_question_naming_a_company_searches_that_companys_filings(db, embedder
 
     northwind = {older.document_id, newer.document_id, plain.document_id}
     assert named("What were Northwind Traders' net sales of lamps?") == northwind
-    assert named("Northwind Traders net sales in FY2021") == {older.document_id, plain.document_id}
+    # the year's filing first; the later one (it holds 2021 as comparatives) and the unread one kept below
+    assert named("Northwind Traders net sales in FY2021") == northwind
+    with db.connection() as conn:
+        in_2021 = named_documents(conn, owner_id=owner, question="Northwind Traders net sales in FY2021")
+    assert in_2021 is not None and in_2021[0] == older.document_id and in_2021[-1] == plain.document_id
     assert named("Northwind Traders net sales in FY2019") == northwind  # no such year: the company's
     assert named("Contoso corp. quarterly net sales") == {contoso.document_id, plain.document_id}
     assert named("contoso quarterly net sales") is None  # a one-word name is written capitalised
     assert named("Net sales of the Lighting segment") is None  # no company named
     assert named("Compare Northwind Traders with Contoso") is None  # every company named
-    assert named("Northwind Traders and Contoso in fiscal 2022") == {newer.document_id, plain.document_id}
+    with db.connection() as conn:  # both named, one year: that year's filing first, the rest after it
+        scope = question_scope(conn, owner_id=owner, question="Northwind Traders and Contoso in fiscal 2022")
+    assert scope is not None and scope.tiers[0] == (newer.document_id,) and scope.certain
     assert named("Northwind Traders", docs=[older.document_id, contoso.document_id]) == {older.document_id}
     assert named("Northwind Traders", docs=[theirs.document_id]) is None  # a stranger's id never counts
     assert named("Northwind Traders net sales", owner_id=stranger) is None  # his only company
@@ -226,3 +233,54 @@ def test_a_question_naming_a_company_searches_that_companys_filings(db, embedder
 
         assert contoso.document_id in found(False)  # the same text is in Contoso's filing
         assert found(True) <= northwind and found(True)
+
+
+def test_a_renamed_issuer_is_found_under_either_name_and_an_unread_cover_ranks_below(  # noqa: ANN001
+        db, embedder, make_user, ingest) -> None:
+    _name, owner = make_user("renamed")
+    _other, stranger = make_user("renamed-other")
+    cover_2019 = COVER_10K.replace("December 31, 2022", "December 31, 2019").replace(
+        "NORTHWIND TRADERS, INC.", "NORTHWIND SYSTEMS INCORPORATED")
+    cover_2022 = COVER_10K.replace("NORTHWIND TRADERS, INC.", "TAILSPIN, INC.")  # the same file number
+    old, _ = ingest(owner, "r1.pdf", filing(cover_2019, f"Item 7. {BODY}", f"Item 8. {BODY}"))
+    new, _ = ingest(owner, "r2.pdf", filing(cover_2022, f"Item 7. {BODY}", f"Item 8. {BODY}"))
+    unread, _ = ingest(owner, "r3.pdf", filing(f"Lighting review, 2019. {BODY}", BODY))  # no cover to read
+    contoso, _ = ingest(owner, "r4.pdf", filing(COVER_10Q, STATEMENTS_Q2, BODY))
+    theirs, _ = ingest(stranger, "r5.pdf", filing(cover_2019, BODY))
+
+    def scope(question: str, owner_id: int = owner):  # noqa: ANN202
+        with db.connection() as conn:
+            return question_scope(conn, owner_id=owner_id, question=question)
+
+    # the issuer's newer name, a year only its older filing covers: that filing first
+    found = scope("Tailspin lighting net sales in fiscal 2019")
+    assert found is not None and found.tiers[0] == (old.document_id,) and found.certain
+    assert contoso.document_id not in found.documents() and theirs.document_id not in found.documents()
+    # the unread document stays in, below the issuer's filings
+    assert found.documents().index(unread.document_id) > found.documents().index(new.document_id)
+    found = scope("Northwind Systems lighting net sales")  # the older name finds both
+    assert found is not None and {old.document_id, new.document_id} <= set(found.tiers[0])
+    query = "Tailspin net sales of the Lighting segment in 2019"
+    with db.connection() as conn:
+        hits = search(conn, owner_id=owner, query_text=query, query_embedding=embedder.embed_query(query),
+                      params=SearchParams(k=5))
+    assert hits[0].document_id == old.document_id
+    # the owner says what the unread one is; reading its context again keeps it
+    with db.connection() as conn:
+        assert not documents.set_owner_context(conn, owner_id=stranger, document_id=unread.document_id,
+                                               company="Tailspin, Inc.")  # not his: as if missing
+        assert documents.set_owner_context(conn, owner_id=owner, document_id=unread.document_id,
+                                           **owner_values("Tailspin, Inc.", "10k", "fy19"))
+    rerun(db, embedder, unread.document_id)
+    assert document_row(db, unread.document_id) == ("Tailspin, Inc.", "10-K", "FY2019", None)
+    found = scope("Tailspin lighting net sales in fiscal 2019")
+    assert found is not None and set(found.tiers[0]) == {old.document_id, unread.document_id}
+
+
+@pytest.mark.parametrize(("values", "message"), [
+    ((None, None, None), "at least one"), (("x" * 121, None, None), "longer than 120"),
+    ((None, None, "from 2021 to 2022"), "not one period"),
+])
+def test_owner_values_refuse_what_is_not_a_value(values: tuple, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        owner_values(*values)
