@@ -15,8 +15,14 @@ from evals import pdfs
 from ingestion.pipeline import display_title, embedding_text
 from ingestion.recontext import new_heading, recontext, recontext_document
 from storage import documents
-from storage.document_filter import (DocumentFilter, company_names, matching_documents, named_documents, owner_values,
-                                     question_scope)
+from storage.document_filter import (
+    DocumentFilter,
+    company_names,
+    matching_documents,
+    named_documents,
+    owner_values,
+    question_scope,
+)
 from storage.search import SearchParams, search
 from tests.test_context import COVER_10K, COVER_10Q, STATEMENTS_Q2
 
