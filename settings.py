@@ -334,6 +334,16 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     question_max_chars: int = 4000
     # Upload size cap, enforced while the body streams in (413 as soon as it is passed).
     upload_max_mb: float = 50.0
+    # Every other request body (JSON): read in full up to this before any route or authentication
+    # sees it (api/edge.py); larger answers 413, by Content-Length or as it streams.
+    request_max_kb: int = Field(default=1024, ge=1)
+    # JSON bodies nesting arrays/objects deeper than this answer 400 before they are parsed.
+    json_max_depth: int = Field(default=32, ge=2)
+    # A request body (an upload included) that sends nothing for this long answers 408.
+    body_read_timeout_s: float = Field(default=30.0, gt=0)
+    # Connections and in-flight requests one server process takes (uvicorn's limit_concurrency):
+    # beyond it a new one answers 503, so stalled connections cannot use up file descriptors.
+    server_max_connections: int = Field(default=1000, ge=1)
     # Browser origins allowed by CORS, comma-separated ("*" is refused outside development).
     cors_origins: str = ""
     # Proxies whose X-Forwarded-For/-Proto are believed (comma-separated addresses or networks, "*" for
@@ -430,10 +440,12 @@ class Settings(Tunables, ServerTunables, BaseSettings):
 class UvicornOptions(TypedDict):
     proxy_headers: bool
     forwarded_allow_ips: str | None
+    limit_concurrency: int
 
 
 def uvicorn_options(settings: Settings) -> UvicornOptions:
     """How uvicorn treats X-Forwarded-For/-Proto: believed only from FORWARDED_ALLOW_IPS (none by
     default; uvicorn's own default trusts loopback, so anyone on the host could pick their address)."""
     trusted = settings.forwarded_allow_ips.strip()
-    return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None}
+    return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None,
+            "limit_concurrency": settings.server_max_connections}

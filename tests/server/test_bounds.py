@@ -1,0 +1,85 @@
+"""Issue 26: bounded work for every request. Each test asserts a bound (a status, a size, a time)
+under the attack that broke it, and failed against the code before its fix."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from tests.server.conftest import LiveServer, signup, unique_ip
+
+DEEP = b"[" * 50_000 + b"]" * 50_000
+
+
+@pytest.fixture(scope="module")
+def edge(start_server, server_settings) -> LiveServer:  # noqa: ANN001
+    return start_server(server_settings.model_copy(update={"request_max_kb": 64, "body_read_timeout_s": 1.0}))
+
+
+@pytest.mark.parametrize("path", ["/api/auth/signup", "/api/auth/login", "/rag/invoke", "/rag/batch",
+                                  "/v1/chat/completions", "/api/chats"])
+def test_deeply_nested_json_is_400_before_authentication(edge, path) -> None:  # noqa: ANN001
+    with edge.client() as c:
+        nested = b'{"username": ' + b"[" * 5000 + b"]" * 5000 + b', "password": "x"}'
+        for body in (DEEP[:20_000] + DEEP[-20_000:], nested):
+            res = c.post(path, content=body, headers={"Content-Type": "application/json",
+                                                      "X-Forwarded-For": unique_ip()})
+            assert res.status_code == 400, (path, res.status_code, res.text[:300])
+            assert "nests deeper" in res.json()["detail"]
+
+
+def test_brackets_inside_strings_are_not_nesting(edge) -> None:  # noqa: ANN001
+    with edge.client() as c:
+        res = c.post("/api/auth/login", json={"username": "[" * 200 + "{", "password": "]]]"},
+                     headers={"X-Forwarded-For": unique_ip()})
+        assert res.status_code == 401
+
+
+def test_a_body_over_the_cap_is_413_unauthenticated_by_length_and_while_streaming(edge) -> None:  # noqa: ANN001
+    big = b'{"username": "' + b"a" * 100_000 + b'", "password": "x"}'
+    with edge.client() as c:
+        res = c.post("/api/chats", content=big, headers={"Content-Type": "application/json"})
+        assert res.status_code == 413 and "64 KB" in res.json()["detail"]
+
+        def chunks() -> Iterator[bytes]:  # no Content-Length: counted as it arrives
+            yield big[:50_000]
+            yield big[50_000:]
+
+        res = c.post("/api/auth/login", content=chunks(), headers={"Content-Type": "application/json",
+                                                                    "X-Forwarded-For": unique_ip()})
+        assert res.status_code == 413
+
+
+def test_validation_errors_do_not_echo_large_inputs(edge) -> None:  # noqa: ANN001
+    with edge.client() as c:
+        res = c.post("/api/auth/signup", json={"username": "u" * 30_000, "password": ["p"] * 2000},
+                     headers={"X-Forwarded-For": unique_ip()})
+        assert res.status_code == 422
+        assert len(res.content) < 2000 and "uuuuuuuuuu" * 30 not in res.text
+
+
+def test_a_stalled_body_is_408(edge) -> None:  # noqa: ANN001
+    host, port = edge.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(b"POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 100\r\n\r\n{\"user")
+        started = time.monotonic()
+        answer = sock.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+        assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("ctype", ["multipart/form-data", "multipart/form-data; boundary=",
+                                   "multipart/form-data; boundary=" + "b" * 500,
+                                   'multipart/form-data; boundary="unterminated'])
+@pytest.mark.parametrize("path", ["/api/documents", "/rag/invoke", "/api/chats", "/api/auth/login"])
+def test_malformed_multipart_bodies_are_4xx(edge, path, ctype) -> None:  # noqa: ANN001
+    with edge.client() as c:
+        headers = {"Content-Type": ctype, "X-Forwarded-For": unique_ip(),
+                   **signup(c, "mp")["headers"]}
+        res = c.post(path, content=b"--x\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\nabc\r\n--x--\r\n",
+                     headers=headers)
+        assert 400 <= res.status_code < 500, (path, ctype, res.status_code, res.text[:300])
