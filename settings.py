@@ -242,6 +242,9 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     sheet_max_rows: int = 100_000
 
     default_user: str = "local"
+    # Names web signup refuses besides DEFAULT_USER, comma-separated (case-insensitive): the operator's
+    # command-line users-to-be (storage/users.py keeps the CLI's users and web accounts apart).
+    reserved_usernames: str = ""
 
     # --- LLM providers (providers/llm): an ordered fallback chain, documented in docs/providers.md ---
     # The chain's links in order. LLM_LINKS is a JSON list of link objects (LLMLink) and of names of
@@ -406,6 +409,12 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     @property
     def development(self) -> bool:
         return self.thotqen_env.strip().lower() in ("development", "dev")
+
+    @property
+    def reserved_names(self) -> set[str]:
+        """Names (lower case) no web signup may take: the CLI's default user and RESERVED_USERNAMES."""
+        names = {name.strip().lower() for name in self.reserved_usernames.split(",") if name.strip()}
+        return names | {self.default_user.strip().lower()}
 
     @property
     def admins(self) -> set[str]:

@@ -3,8 +3,10 @@ under the attack that broke it, and failed against the code before its fix."""
 
 from __future__ import annotations
 
+import os
 import socket
 import time
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -83,3 +85,52 @@ def test_malformed_multipart_bodies_are_4xx(edge, path, ctype) -> None:  # noqa:
         res = c.post(path, content=b"--x\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\nabc\r\n--x--\r\n",
                      headers=headers)
         assert 400 <= res.status_code < 500, (path, ctype, res.status_code, res.text[:300])
+
+
+# ------------------------------------------------------------------ the CLI's users are no web accounts
+
+
+@pytest.fixture(scope="module")
+def reserved(start_server, server_settings) -> LiveServer:  # noqa: ANN001
+    return start_server(server_settings.model_copy(update={"reserved_usernames": "operator, backup"}))
+
+
+@pytest.mark.parametrize("name", ["local", "LOCAL", "Operator"])
+def test_web_signup_refuses_the_cli_default_user_and_reserved_names(reserved, name) -> None:  # noqa: ANN001
+    with reserved.client() as c:
+        res = c.post("/api/auth/signup", json={"username": name, "password": "correct horse battery"},
+                     headers={"X-Forwarded-For": unique_ip()})
+        assert res.status_code == 409 and "reserved" in res.json()["detail"]
+
+
+def test_a_cli_user_cannot_be_claimed_or_signed_into(edge, db) -> None:  # noqa: ANN001
+    from storage.users import get_or_create_user
+
+    name = f"ops-{uuid.uuid4().hex[:8]}"
+    with db.connection() as conn:
+        get_or_create_user(conn, name)  # what `thotqen ingest --user NAME` does first
+    with edge.client() as c:
+        res = c.post("/api/auth/signup", json={"username": name, "password": "correct horse battery"},
+                     headers={"X-Forwarded-For": unique_ip()})
+        assert res.status_code == 409
+        res = c.post("/api/auth/login", json={"username": name, "password": ""},
+                     headers={"X-Forwarded-For": unique_ip()})
+        assert res.status_code in (401, 422)
+
+
+def test_the_cli_refuses_a_web_accounts_name_unless_told(edge, db, tmp_path) -> None:  # noqa: ANN001
+    from storage.users import NotACliUser, get_or_create_user
+    from tests.cli_run import run_cli
+
+    with edge.client() as c:
+        account = signup(c, "webname")
+        me = c.get("/api/auth/me", headers=account["headers"]).json()
+    with db.connection() as conn:
+        with pytest.raises(NotACliUser):
+            get_or_create_user(conn, account["username"])
+        assert get_or_create_user(conn, account["username"], web_account=True) == me["id"]
+    env = {**os.environ, "DATABASE_URL": db.uri, "THOTQEN_HOME": str(tmp_path)}
+    res = run_cli(env, "documents", "--user", account["username"], "--json")
+    assert res.returncode == 2 and "web account" in res.stderr and "--web-account" in res.stderr, res.stderr
+    res = run_cli(env, "documents", "--user", account["username"], "--web-account", "--json")
+    assert res.returncode == 0, res.stderr
