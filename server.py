@@ -122,6 +122,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
                 log.warning("recovered interrupted jobs: %d re-queued, %d failed", len(requeued), len(failed))
         if stale := accounting.sweep_stale(db):
             log.warning("%d question(s) left running by a stopped server ended as errors", stale)
+        instance = accounting.hold_instance(db, pooled=transaction_pooler(settings, db.uri))
         embedder = await asyncio.to_thread(lambda: rt.embedder)  # now, not under the first burst of questions
         # Refuse to serve questions against another model's vectors (storage/embedding_index.py), and
         # hold the model lock so no reindex swaps them while this process runs.
@@ -147,6 +148,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         rt.ingest_worker.stop(timeout=10)
         maintenance.stop()
         model_lock.close()
+        instance.close()
 
     return run
 

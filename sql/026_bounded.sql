@@ -12,3 +12,9 @@ alter table users alter column kind set default 'cli';
 alter table users alter column kind set not null;
 alter table users drop constraint if exists users_kind_check;
 alter table users add constraint users_kind_check check (kind in ('cli', 'web', 'external'));
+
+-- The server process that admitted a question (answering/accounting.py): it holds a session advisory
+-- lock named after this id while it lives, so a start-up sweep ends only the running rows of
+-- processes that are gone (a crash, kill -9), never those of a live neighbour (`serve --workers N`).
+-- Null: a process that holds no such lock (behind a transaction pooler, the CLI's MCP server).
+alter table query_log add column if not exists instance uuid;

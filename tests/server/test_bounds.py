@@ -134,3 +134,42 @@ def test_the_cli_refuses_a_web_accounts_name_unless_told(edge, db, tmp_path) -> 
     assert res.returncode == 2 and "web account" in res.stderr and "--web-account" in res.stderr, res.stderr
     res = run_cli(env, "documents", "--user", account["username"], "--web-account", "--json")
     assert res.returncode == 0, res.stderr
+
+
+# ------------------------------------------------------------------ an answer lost in a crash
+
+
+def test_a_turn_a_dead_process_left_ends_as_a_saved_error_and_a_live_ones_is_kept(edge, db) -> None:  # noqa: ANN001
+    """What a kill -9 mid-answer leaves (a question saved, no answer, its row running, admitted by a
+    process whose lock died with it) next to a live neighbour's running question: the start-up sweep
+    ends the first as an error turn the chat shows, and leaves the second running."""
+    from answering import accounting
+    from storage import chats, query_log
+
+    with edge.client() as c:
+        user = signup(c, "crash")
+        me = c.get("/api/auth/me", headers=user["headers"]).json()
+        chat_id = c.post("/api/chats", headers=user["headers"], json={}).json()["id"]
+    dead, alive = uuid.uuid4(), uuid.uuid4()
+    neighbour = query_log.hold_instance(db.uri, alive)
+    try:
+        with db.connection() as conn:
+            chats.add_message(conn, owner_id=me["id"], chat_id=uuid.UUID(chat_id), role="user", content="revenue?")
+            [lost], _ = query_log.admit(conn, owner_id=me["id"], source="chat", limit=1000,
+                                        chat_id=uuid.UUID(chat_id), instance=dead)
+            [kept], _ = query_log.admit(conn, owner_id=me["id"], source="rag", limit=1000, instance=alive)
+        assert accounting.sweep_stale(db) >= 1
+        with db.connection() as conn:
+            rows = dict(conn.execute("select id, status from query_log where id in (%s, %s)", (lost, kept)).fetchall())
+        assert rows == {lost: "error", kept: "running"}
+        with edge.client() as c:
+            messages = c.get(f"/api/chats/{chat_id}", headers=user["headers"]).json()["messages"]
+        assert [(m["role"], m["status"]) for m in messages] == [("user", "ok"), ("assistant", "error")]
+        assert "restarted before this answer finished" in messages[-1]["content"]
+        accounting.sweep_stale(db)  # a second sweep adds no second error turn
+        with edge.client() as c:
+            assert len(c.get(f"/api/chats/{chat_id}", headers=user["headers"]).json()["messages"]) == 2
+    finally:
+        neighbour.close()
+        with db.connection() as conn:
+            query_log.finish(conn, kept, status="ok", latency_ms=1.0)
