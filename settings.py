@@ -240,6 +240,12 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # Office files: what their ZIP parts may unpack to (zip bombs), and the rows a workbook may hold.
     office_max_unpacked_mb: float = 200.0
     sheet_max_rows: int = 100_000
+    # What parsed text may hold, checked in the parsing child (under its memory cap) before the server
+    # tokenises and chunks it: characters in one row (a line, cell or paragraph) and in the document.
+    row_max_chars: int = Field(default=100_000, ge=1000)
+    document_max_chars: int = Field(default=30_000_000, ge=1000)
+    # Child chunks one document may make (each is embedded and stored); past it the job fails.
+    document_max_chunks: int = Field(default=50_000, ge=1)
 
     default_user: str = "local"
     # Names web signup refuses besides DEFAULT_USER, comma-separated (case-insensitive): the operator's
