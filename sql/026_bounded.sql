@@ -18,3 +18,6 @@ alter table users add constraint users_kind_check check (kind in ('cli', 'web', 
 -- processes that are gone (a crash, kill -9), never those of a live neighbour (`serve --workers N`).
 -- Null: a process that holds no such lock (behind a transaction pooler, the CLI's MCP server).
 alter table query_log add column if not exists instance uuid;
+
+-- Fair job order (storage/jobs.py next_claimable) looks up each owner's running and served jobs.
+create index if not exists document_jobs_owner_idx on document_jobs (owner_id, status, updated_at);
