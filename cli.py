@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from runtime import Runtime, build_runtime
 from settings import Settings
+from storage.users import NotACliUser, NoWebAccount
 
 if TYPE_CHECKING:
     from graph.state import InputState
@@ -60,11 +61,20 @@ def _embedder(rt: Runtime, *, hold: bool = False) -> tuple[DocumentEmbedder, _Lo
     return embedder, (embedding_index.hold(db.uri) if hold else None)
 
 
-def _user_id(db: Database, username: str) -> int:
+def _user_id(db: Database, args: argparse.Namespace) -> int:
+    """The command's user: a command-line user (created on first use, never a web account's name),
+    or with --web-account the existing web account of that name (storage/users.py)."""
     from storage.users import get_or_create_user
 
     with db.connection() as conn:
-        return get_or_create_user(conn, username)
+        return get_or_create_user(conn, args.user, web_account=args.web_account)
+
+
+def _user_arguments(p: argparse.ArgumentParser, default_user: str) -> None:
+    p.add_argument("--user", default=default_user, help=f"the command-line user (default {default_user!r}); "
+                   "never a web account unless --web-account is given")
+    p.add_argument("--web-account", action="store_true",
+                   help="act as the existing web account named by --user (its documents, its questions)")
 
 
 # ---------------------------------------------------------------- ingest
@@ -78,7 +88,7 @@ def cmd_ingest(args: argparse.Namespace, rt: Runtime) -> int:
     from storage import documents, jobs
 
     settings, db = rt.settings, rt.database
-    owner_id = _user_id(db, args.user)
+    owner_id = _user_id(db, args)
     with db.connection() as conn:
         jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
     embedder = lock = None
@@ -152,7 +162,7 @@ def cmd_search(args: argparse.Namespace, rt: Runtime) -> int:
     from storage.search import SearchParams, search
 
     settings, db = rt.settings, rt.database
-    owner_id = _user_id(db, args.user)
+    owner_id = _user_id(db, args)
     embedding = None
     if args.mode != "sparse":
         embedding = _embedder(rt)[0].embed_query(args.query)
@@ -206,7 +216,7 @@ def cmd_ask(args: argparse.Namespace, rt: Runtime) -> int:
 
     settings, db = rt.settings, rt.database
     _embedder(rt)  # the graph embeds the question with the same, checked model
-    owner_id = _user_id(db, args.user)
+    owner_id = _user_id(db, args)
     _say_which_local_model(settings)
     inputs: InputState = {"question": args.question}
     if args.document:
@@ -260,7 +270,7 @@ def cmd_documents(args: argparse.Namespace, rt: Runtime) -> int:
     from storage.documents import list_documents
 
     db = rt.database
-    owner_id = _user_id(db, args.user)
+    owner_id = _user_id(db, args)
     with db.connection() as conn:
         docs = list_documents(conn, owner_id=owner_id)
     if args.json:
@@ -472,7 +482,7 @@ def cmd_mcp(args: argparse.Namespace, rt: Runtime) -> int:
     # lock, like the server, so no reindex swaps the vectors under it
     _, lock = _embedder(rt, hold=True)
     try:
-        anyio.run(run_stdio, rt, User(_user_id(rt.database, args.user), args.user))
+        anyio.run(run_stdio, rt, User(_user_id(rt.database, args), args.user))
     finally:
         if lock is not None:
             lock.close()
@@ -559,12 +569,12 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
     p = sub.add_parser("ingest", help="ingest files: PDF, DOCX, PPTX, XLSX, HTML, Markdown, text "
                                       "(one JSON line per file on stdout)")
     p.add_argument("files", nargs="+", metavar="FILE")
-    p.add_argument("--user", default=default_user)
+    _user_arguments(p, default_user)
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("search", help="hybrid search over your documents")
     p.add_argument("query", metavar="QUERY")
-    p.add_argument("--user", default=default_user)
+    _user_arguments(p, default_user)
     p.add_argument("--document", action="append", metavar="ID", type=_document_id,
                    help="limit to this document (repeatable)")
     p.add_argument("--k", type=int, default=settings.search_k, choices=range(1, MAX["search_k"] + 1),
@@ -576,7 +586,7 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
 
     p = sub.add_parser("ask", help="ask a question; the answer cites document pages")
     p.add_argument("question", metavar="QUESTION")
-    p.add_argument("--user", default=default_user)
+    _user_arguments(p, default_user)
     p.add_argument("--document", action="append", metavar="ID", type=_document_id,
                    help="limit to this document (repeatable)")
     _filter_arguments(p)
@@ -584,7 +594,7 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("documents", help="list your documents")
-    p.add_argument("--user", default=default_user)
+    _user_arguments(p, default_user)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_documents)
 
@@ -623,7 +633,7 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
 
     p = sub.add_parser("mcp", help="serve MCP (Model Context Protocol) on stdin/stdout for an agent: search, ask "
                                    "and your documents (the HTTP server has it at /mcp)")
-    p.add_argument("--user", default=default_user)
+    _user_arguments(p, default_user)
     p.set_defaults(func=cmd_mcp)
 
     p = sub.add_parser("worker", help="run ingestion jobs from the Celery broker (CELERY_BROKER_URL)")
@@ -670,6 +680,9 @@ def main(argv: list[str] | None = None) -> int:
             rt.close()
     except KeyboardInterrupt:
         return 130
+    except (NotACliUser, NoWebAccount) as exc:  # a usage error: the name is someone else's, or nobody's
+        print(f"error: {exc.args[0] if isinstance(exc, NoWebAccount) else exc}", file=sys.stderr)
+        return 2
     except Exception as exc:  # the last line of defence: a clear message, not a traceback
         log.debug("command failed", exc_info=True)
         print(f"error: {exc}", file=sys.stderr)

@@ -20,7 +20,6 @@ from typing import Any
 import psycopg
 import pydantic
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.encoders import jsonable_encoder
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
@@ -28,9 +27,23 @@ from fastapi.responses import JSONResponse
 
 from answering import accounting
 from answering.chat import ChatAnswerer
-from api import admin, auth, chats, documents, formats, mcp, openai_compat, pages, prometheus, rag, session, web
+from api import (
+    admin,
+    auth,
+    chats,
+    documents,
+    edge,
+    errors,
+    formats,
+    mcp,
+    openai_compat,
+    pages,
+    prometheus,
+    rag,
+    session,
+    web,
+)
 from api.schemas import HealthOut
-from api.text import printable
 from jobqueue.maintenance import MaintenanceThread
 from providers import telemetry
 from providers.runtime import configure_process
@@ -84,6 +97,10 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
     add_middleware(app, rt.settings)
     add_error_handlers(app)
     add_routes(app)
+    # outside every route and the origin check: a body is bounded before anything reads it
+    app.add_middleware(edge.BodyLimits, body_max_bytes=rt.settings.request_max_kb * 1024,
+                       upload_max_bytes=int(rt.settings.upload_max_mb * 1024 * 1024),
+                       json_max_depth=rt.settings.json_max_depth, read_timeout_s=rt.settings.body_read_timeout_s)
     app.add_middleware(prometheus.RequestMetrics)  # outermost: refused requests are counted too
     telemetry.instrument_app(app)  # a span per request when OTEL_EXPORTER_OTLP_ENDPOINT is set
     return app
@@ -105,6 +122,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
                 log.warning("recovered interrupted jobs: %d re-queued, %d failed", len(requeued), len(failed))
         if stale := accounting.sweep_stale(db):
             log.warning("%d question(s) left running by a stopped server ended as errors", stale)
+        instance = accounting.hold_instance(db, pooled=transaction_pooler(settings, db.uri))
         embedder = await asyncio.to_thread(lambda: rt.embedder)  # now, not under the first burst of questions
         # Refuse to serve questions against another model's vectors (storage/embedding_index.py), and
         # hold the model lock so no reindex swaps them while this process runs.
@@ -130,6 +148,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         rt.ingest_worker.stop(timeout=10)
         maintenance.stop()
         model_lock.close()
+        instance.close()
 
     return run
 
@@ -151,8 +170,13 @@ def add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        # FastAPI's own handler, but the offending input echoed back may hold what UTF-8 cannot encode
-        return JSONResponse({"detail": printable(jsonable_encoder(exc.errors()))}, status_code=422)
+        # FastAPI's own shape, without echoing the input (api/errors.py)
+        return JSONResponse({"detail": errors.validation_errors(exc.errors())}, status_code=422)
+
+    @app.exception_handler(edge.BodyRefused)
+    async def body_refused(request: Request, exc: edge.BodyRefused) -> JSONResponse:
+        # a streamed body (an upload) passed the edge's cap or stalled while a route read it
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers={"Connection": "close"})
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse | Any:  # noqa: ANN401
@@ -166,8 +190,8 @@ def add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(pydantic.ValidationError)
     async def invalid_input(request: Request, exc: pydantic.ValidationError) -> JSONResponse:
         # LangServe validates each input of a batch outside FastAPI's request validation
-        errors = [{"type": e["type"], "loc": ["body", *e["loc"]], "msg": e["msg"]} for e in exc.errors()]
-        return JSONResponse({"detail": printable(jsonable_encoder(errors))}, status_code=422)
+        found = [{**e, "loc": ["body", *e["loc"]]} for e in exc.errors()]
+        return JSONResponse({"detail": errors.validation_errors(found)}, status_code=422)
 
     @app.exception_handler(UnicodeDecodeError)
     async def not_utf8(request: Request, exc: UnicodeDecodeError) -> JSONResponse:

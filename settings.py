@@ -240,8 +240,17 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # Office files: what their ZIP parts may unpack to (zip bombs), and the rows a workbook may hold.
     office_max_unpacked_mb: float = 200.0
     sheet_max_rows: int = 100_000
+    # What parsed text may hold, checked in the parsing child (under its memory cap) before the server
+    # tokenises and chunks it: characters in one row (a line, cell or paragraph) and in the document.
+    row_max_chars: int = Field(default=100_000, ge=1000)
+    document_max_chars: int = Field(default=30_000_000, ge=1000)
+    # Child chunks one document may make (each is embedded and stored); past it the job fails.
+    document_max_chunks: int = Field(default=50_000, ge=1)
 
     default_user: str = "local"
+    # Names web signup refuses besides DEFAULT_USER, comma-separated (case-insensitive): the operator's
+    # command-line users-to-be (storage/users.py keeps the CLI's users and web accounts apart).
+    reserved_usernames: str = ""
 
     # --- LLM providers (providers/llm): an ordered fallback chain, documented in docs/providers.md ---
     # The chain's links in order. LLM_LINKS is a JSON list of link objects (LLMLink) and of names of
@@ -334,6 +343,16 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     question_max_chars: int = 4000
     # Upload size cap, enforced while the body streams in (413 as soon as it is passed).
     upload_max_mb: float = 50.0
+    # Every other request body (JSON): read in full up to this before any route or authentication
+    # sees it (api/edge.py); larger answers 413, by Content-Length or as it streams.
+    request_max_kb: int = Field(default=1024, ge=1)
+    # JSON bodies nesting arrays/objects deeper than this answer 400 before they are parsed.
+    json_max_depth: int = Field(default=32, ge=2)
+    # A request body (an upload included) that sends nothing for this long answers 408.
+    body_read_timeout_s: float = Field(default=30.0, gt=0)
+    # Connections and in-flight requests one server process takes (uvicorn's limit_concurrency):
+    # beyond it a new one answers 503, so stalled connections cannot use up file descriptors.
+    server_max_connections: int = Field(default=1000, ge=1)
     # Browser origins allowed by CORS, comma-separated ("*" is refused outside development).
     cors_origins: str = ""
     # Proxies whose X-Forwarded-For/-Proto are believed (comma-separated addresses or networks, "*" for
@@ -398,6 +417,12 @@ class Settings(Tunables, ServerTunables, BaseSettings):
         return self.thotqen_env.strip().lower() in ("development", "dev")
 
     @property
+    def reserved_names(self) -> set[str]:
+        """Names (lower case) no web signup may take: the CLI's default user and RESERVED_USERNAMES."""
+        names = {name.strip().lower() for name in self.reserved_usernames.split(",") if name.strip()}
+        return names | {self.default_user.strip().lower()}
+
+    @property
     def admins(self) -> set[str]:
         return {name.strip() for name in self.thotqen_admins.split(",") if name.strip()}
 
@@ -430,10 +455,12 @@ class Settings(Tunables, ServerTunables, BaseSettings):
 class UvicornOptions(TypedDict):
     proxy_headers: bool
     forwarded_allow_ips: str | None
+    limit_concurrency: int
 
 
 def uvicorn_options(settings: Settings) -> UvicornOptions:
     """How uvicorn treats X-Forwarded-For/-Proto: believed only from FORWARDED_ALLOW_IPS (none by
     default; uvicorn's own default trusts loopback, so anyone on the host could pick their address)."""
     trusted = settings.forwarded_allow_ips.strip()
-    return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None}
+    return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None,
+            "limit_concurrency": settings.server_max_connections}

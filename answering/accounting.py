@@ -27,12 +27,13 @@ import psycopg
 from graph.outcome import Outcome
 from providers import metrics
 from settings import Settings
-from storage import query_log
+from storage import chats, query_log
 from storage.db import Database
 
 log = logging.getLogger(__name__)
 
-STALE_S = 3600.0  # a row still running after an hour belongs to a process that died
+# What a turn the server stopped in the middle of says (the web app shows it as the answer).
+INTERRUPTED = "the server restarted before this answer finished: ask again"
 
 
 class QuestionLimit(Exception):
@@ -139,7 +140,7 @@ def admit(db: Database, settings: Settings, *, owner_id: int, source: str, count
     """Start `count` questions, or raise QuestionLimit when they do not all fit in the hour."""
     with db.connection() as conn:
         ids, wait = query_log.admit(conn, owner_id=owner_id, source=source, count=count, chat_id=chat_id,
-                                    limit=settings.questions_per_hour)
+                                    limit=settings.questions_per_hour, instance=_instance)
     if wait:
         raise QuestionLimit(settings.questions_per_hour, wait)
     return [Ticket(db, log_id) for log_id in ids]
@@ -154,7 +155,39 @@ def check(db: Database, settings: Settings, *, owner_id: int) -> None:
         raise QuestionLimit(settings.questions_per_hour, wait)
 
 
+_instance: uuid.UUID | None = None  # this process's, while it holds its lock (hold_instance)
+
+
+class _Held:
+    def __init__(self, conn: psycopg.Connection | None, instance: uuid.UUID | None) -> None:
+        self.conn, self.instance = conn, instance
+
+    def close(self) -> None:
+        global _instance
+        if _instance == self.instance:
+            _instance = None
+        if self.conn is not None:
+            self.conn.close()
+
+
+def hold_instance(db: Database, *, pooled: bool) -> _Held:
+    """Mark this process's questions as its own while it lives (storage/query_log.py's lock), so
+    another process's start-up sweep leaves them running. Behind a transaction pooler a session lock
+    is held for no one: rows carry no instance then, and a start ends those admitted before it."""
+    global _instance
+    if pooled:
+        return _Held(None, None)
+    instance = uuid.uuid4()
+    held = _Held(query_log.hold_instance(db.uri, instance), instance)
+    _instance = instance
+    return held
+
+
 def sweep_stale(db: Database) -> int:
-    """At start-up: rows a dead process left running end as errors (they can no longer finish)."""
-    with db.connection() as conn:
-        return query_log.abandon_stale(conn, older_than_s=STALE_S)
+    """At start-up, before any question is admitted: rows a stopped process left running end as errors
+    (they can no longer finish), and each chat turn among them gets its error answer saved."""
+    with db.connection() as conn, conn.transaction():
+        count, turns = query_log.abandon_running(conn, error=f"interrupted: {INTERRUPTED}")
+        for owner_id, chat_id in turns:
+            chats.end_unanswered(conn, owner_id=owner_id, chat_id=chat_id, content=INTERRUPTED)
+    return count

@@ -18,6 +18,7 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from sse_starlette import EventSourceResponse
 
 from api.deps import CurrentUser, DbDep, SettingsDep
+from api.edge import MULTIPART_OVERHEAD, BodyRefused
 from api.schemas import DocumentList, DocumentOut, DocumentPatch, JobOut, PageOut, UploadOut, error
 from api.worker import QueueUnavailable
 from ingestion.errors import IngestError, UnsupportedFormat
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["documents"])
 
-MULTIPART_OVERHEAD = 64 * 1024  # boundaries, part headers and small fields on top of the file
 SNIFF_BYTES = 1024  # the first kilobyte tells a binary nobody accepts from a candidate (checked in full later)
 
 
@@ -166,9 +166,10 @@ async def read_upload(request: Request, settings: Settings) -> tuple[str, bytes]
     as it outgrows UPLOAD_MAX_MB or its first kilobyte shows a format nobody accepts."""
     cap = int(settings.upload_max_mb * 1024 * 1024)
     part = _FilePart(cap)
-    parser = MultipartParser(_multipart_boundary(request, cap, settings), part.callbacks())
+    boundary = _multipart_boundary(request, cap, settings)
     received = 0
     try:
+        parser = MultipartParser(boundary, part.callbacks())
         async for chunk in request.stream():
             received += len(chunk)
             if received > cap + MULTIPART_OVERHEAD:
@@ -179,6 +180,8 @@ async def read_upload(request: Request, settings: Settings) -> tuple[str, bytes]
         raise _too_large(settings) from None
     except _NotAccepted as exc:
         raise HTTPException(415, str(exc)) from None
+    except BodyRefused:  # the edge's own refusal (api/edge.py): its status, not a malformed body
+        raise
     except Exception as exc:  # noqa: BLE001 - python-multipart raises on malformed bodies
         raise HTTPException(400, f"malformed multipart body: {type(exc).__name__}") from None
     if not part.found:

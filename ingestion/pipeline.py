@@ -94,7 +94,8 @@ def embedding_text(heading: str, text: str) -> str:
 
 def limits(settings: Settings) -> Limits:
     return Limits(OcrOptions(settings.ocr, settings.ocr_dpi, settings.ocr_max_pages),
-                  settings.office_max_unpacked_mb, settings.sheet_max_rows)
+                  settings.office_max_unpacked_mb, settings.sheet_max_rows, settings.row_max_chars,
+                  settings.document_max_chars)
 
 
 def check_file(settings: Settings, name: str, data: bytes) -> str:
@@ -263,6 +264,9 @@ def chunk_step(settings: Settings, embedder: DocumentEmbedder, name: str, parsed
         parent_tokens=settings.parent_tokens,
         unit_titles=unit_titles,
     )
+    if len(chunks.children) > settings.document_max_chunks:
+        raise IngestError(f"the document makes {len(chunks.children):,} chunks, more than DOCUMENT_MAX_CHUNKS "
+                          f"({settings.document_max_chunks:,}) allows")
     return Chunked(chunks, context)
 
 

@@ -18,7 +18,7 @@ from storage.rows import one
 def create_password_user(conn: psycopg.Connection, *, username: str, password_hash: str) -> int | None:
     """The new user's id, or None when the username is taken (by anyone, CLI users included)."""
     row = conn.execute(
-        "insert into users (username, password_hash) values (%s, %s) on conflict (username) do nothing"
+        "insert into users (username, password_hash, kind) values (%s, %s, 'web') on conflict (username) do nothing"
         " returning id",
         (username, password_hash),
     ).fetchone()
@@ -26,7 +26,9 @@ def create_password_user(conn: psycopg.Connection, *, username: str, password_ha
 
 
 def credentials(conn: psycopg.Connection, username: str) -> tuple[int, str | None] | None:
-    row = conn.execute("select id, password_hash from users where username = %s", (username,)).fetchone()
+    # only web accounts sign in with a password: a CLI or external user has none to check
+    row = conn.execute("select id, password_hash from users where username = %s and kind = 'web'",
+                       (username,)).fetchone()
     return (row[0], row[1]) if row else None
 
 
@@ -47,7 +49,8 @@ def get_or_create_external_user(conn: psycopg.Connection, *, external_id: str, u
         return int(row[0])
     for candidate in (username, f"{username}#{external_id[-12:]}", external_id):
         row = conn.execute(
-            "insert into users (username, external_id) values (%s, %s) on conflict do nothing returning id",
+            "insert into users (username, external_id, kind) values (%s, %s, 'external') on conflict do nothing"
+            " returning id",
             (candidate, external_id),
         ).fetchone()
         if row:

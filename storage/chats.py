@@ -93,6 +93,17 @@ def add_message(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, 
     return int(row[0])
 
 
+def end_unanswered(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, content: str) -> bool:
+    """Save `content` as the error answer of the chat's last question when it has none (a turn the
+    server stopped in the middle of); False when the last message is already an answer."""
+    row = conn.execute(
+        "insert into messages (chat_id, owner_id, role, content, status, meta)"
+        " select m.chat_id, m.owner_id, 'assistant', %s, 'error', %s from messages m"
+        "  where m.id = (select max(id) from messages where chat_id = %s and owner_id = %s) and m.role = 'user'"
+        " returning id", (content, Jsonb({"error": "interrupted"}), chat_id, owner_id)).fetchone()
+    return row is not None
+
+
 def list_messages(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID) -> list[dict[str, Any]]:
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(

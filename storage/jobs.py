@@ -116,12 +116,20 @@ CLAIMABLE = "(j.status = 'queued' or (j.status = 'processing' and coalesce(j.lea
 
 
 def next_claimable(conn: psycopg.Connection) -> JobTarget | None:
-    """The oldest job a worker could claim now (queued, or abandoned by a dead worker); None when none.
+    """The next job a worker could claim now (queued, or abandoned by a dead worker); None when none.
 
-    Only a look: `claim` decides, so two pollers that see the same job run it once."""
+    Fair across owners, so one user's long queue never holds back another's small file: the owner
+    with the fewest jobs running goes first, then the one served longest ago (its last job started or
+    ended earliest; never served: first), and within an owner the oldest job. Only a look: `claim`
+    decides, so two pollers that see the same job run it once."""
     row = conn.execute(
         "select j.id, j.document_id, j.owner_id, d.name, d.content_hash, d.format from document_jobs j"
-        f" join documents d on d.id = j.document_id where {CLAIMABLE} order by j.created_at limit 1"
+        f" join documents d on d.id = j.document_id where {CLAIMABLE}"
+        " order by (select count(*) from document_jobs r where r.owner_id = j.owner_id and r.status = 'processing'"
+        "           and r.lease_until >= now()),"
+        "          (select max(r.updated_at) from document_jobs r where r.owner_id = j.owner_id"
+        "           and r.status <> 'queued') asc nulls first,"
+        "          j.created_at limit 1"
     ).fetchone()
     return JobTarget(*row) if row else None
 

@@ -13,7 +13,8 @@ FINAL = ("ok", "blocked", "error", "cancelled")
 
 
 def admit(conn: psycopg.Connection, *, owner_id: int, source: str, limit: int, count: int = 1,
-          chat_id: uuid.UUID | None = None, window_s: float = 3600.0) -> tuple[list[int], float]:
+          chat_id: uuid.UUID | None = None, window_s: float = 3600.0,
+          instance: uuid.UUID | None = None) -> tuple[list[int], float]:
     """Start `count` questions if they fit in the owner's hourly limit: (their row ids, 0), else ([], seconds
     until they fit). Checked and inserted under a per-owner lock in one transaction, so parallel requests
     cannot all pass the check before any of them is counted."""
@@ -23,8 +24,9 @@ def admit(conn: psycopg.Connection, *, owner_id: int, source: str, limit: int, c
         if wait:
             return [], wait
         rows = conn.execute(
-            "insert into query_log (owner_id, source, chat_id) select %s, %s, %s from generate_series(1, %s)"
-            " returning id", (owner_id, source, chat_id, count)).fetchall()
+            "insert into query_log (owner_id, source, chat_id, instance)"
+            " select %s, %s, %s, %s from generate_series(1, %s) returning id",
+            (owner_id, source, chat_id, instance, count)).fetchall()
     return [r[0] for r in rows], 0.0
 
 
@@ -38,12 +40,27 @@ def finish(conn: psycopg.Connection, log_id: int, *, status: str, latency_ms: fl
     ).rowcount == 1
 
 
-def abandon_stale(conn: psycopg.Connection, *, older_than_s: float) -> int:
-    """Rows left running by a process that died (no question runs this long): finished as errors."""
-    return conn.execute(
-        "update query_log set status = 'error', error = 'interrupted: the server stopped while answering',"
-        " finished_at = now() where status = 'running' and created_at < now() - make_interval(secs => %s)",
-        (older_than_s,)).rowcount
+LIVE_LOCK = "thotqen:instance:"  # + the process's instance id: held while it can finish its rows
+
+
+def hold_instance(uri: str, instance: uuid.UUID) -> psycopg.Connection:
+    """A connection holding the instance's lock until it is closed (or the process dies)."""
+    conn = psycopg.connect(uri, autocommit=True)
+    conn.execute("select pg_advisory_lock(hashtextextended(%s, 0))", (f"{LIVE_LOCK}{instance}",))
+    return conn
+
+
+def abandon_running(conn: psycopg.Connection, *, error: str) -> tuple[int, list[tuple[int, uuid.UUID]]]:
+    """At a server's start, before it admits a question: rows still running whose process is gone
+    (nobody holds their instance's lock; without an instance: admitted before now) can no longer
+    finish, and end as errors. (rows ended, the (owner, chat) of each chat question among them)."""
+    rows = conn.execute(
+        "update query_log set status = 'error', error = %s, finished_at = now()"
+        " where status = 'running' and case when instance is null then created_at < statement_timestamp()"
+        "  else pg_try_advisory_xact_lock(hashtextextended(%s || instance::text, 0)) end"
+        " returning owner_id, chat_id, source", (error, LIVE_LOCK)).fetchall()
+    return len(rows), [(owner, chat) for owner, chat, source in rows
+                       if source == "chat" and owner is not None and chat is not None]
 
 
 def retry_after_s(conn: psycopg.Connection, *, owner_id: int, limit: int, window_s: float = 3600.0,

@@ -31,4 +31,4 @@ def parse_file(path: Path, fmt: str, limits: Limits, progress: Progress | None =
     found = registry.find(fmt)
     if found is None:
         raise IngestError(f"unknown format {fmt!r}")
-    return found.parse(path, path.read_bytes(), limits, progress)
+    return limits.check(found.parse(path, path.read_bytes(), limits, progress))

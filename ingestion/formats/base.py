@@ -31,18 +31,36 @@ Progress = Callable[[str, int, int], None]
 
 @dataclass(frozen=True)
 class Limits:
-    """Bounds one document's parse works within (Settings: OCR_*, OFFICE_MAX_UNPACKED_MB, SHEET_MAX_ROWS)."""
+    """Bounds one document's parse works within (Settings: OCR_*, OFFICE_MAX_UNPACKED_MB, SHEET_MAX_ROWS,
+    ROW_MAX_CHARS, DOCUMENT_MAX_CHARS)."""
 
     ocr: OcrOptions = field(default_factory=OcrOptions)
     max_unpacked_mb: float = 200.0
     sheet_max_rows: int = 100_000
+    row_max_chars: int = 100_000
+    document_max_chars: int = 30_000_000
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Limits:
-        return cls(OcrOptions(**data["ocr"]), data["max_unpacked_mb"], data["sheet_max_rows"])
+        return cls(OcrOptions(**data["ocr"]), **{k: v for k, v in data.items() if k != "ocr"})
+
+    def check(self, parsed: Parsed) -> Parsed:
+        """The parsed text within its bounds (in the parsing process, under its memory cap), or an
+        IngestError saying which: a cell, line or paragraph that unpacks to megabytes would otherwise
+        be tokenised and chunked in the server's own process."""
+        total = 0
+        for row in parsed.rows:
+            if len(row.text) > self.row_max_chars:
+                raise IngestError(f"a line, cell or paragraph of part {row.page} holds {len(row.text):,} characters, "
+                                  f"more than ROW_MAX_CHARS ({self.row_max_chars:,}) allows")
+            total += len(row.text)
+        if total > self.document_max_chars:
+            raise IngestError(f"the document holds {total:,} characters of text, more than DOCUMENT_MAX_CHARS "
+                              f"({self.document_max_chars:,}) allows")
+        return parsed
 
 
 def decode_text(data: bytes) -> str | None:

@@ -183,16 +183,18 @@ def test_stdio_lists_tools_and_searches_as_the_cli_user(owner_with_report, db, t
     """`thotqen mcp --user NAME` as a subprocess over the same database: the SDK's stdio client."""
     env = {**os.environ, "DATABASE_URL": db.uri, "THOTQEN_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
 
-    def server(user: str) -> StdioServerParameters:
-        return StdioServerParameters(command=sys.executable, args=["-m", "cli", "mcp", "--user", user], env=env,
-                                     cwd=str(ROOT))
+    def server(user: str, web: bool) -> StdioServerParameters:
+        # a web account's documents only when the operator says so (--web-account): issue 26
+        return StdioServerParameters(command=sys.executable, args=["-m", "cli", "mcp", "--user", user,
+                                                                   *(["--web-account"] if web else [])],
+                                     env=env, cwd=str(ROOT))
 
-    async def run(user: str) -> tuple[set[str], Any]:
-        async with Client(server(user), read_timeout_seconds=300) as client:
+    async def run(user: str, web: bool = False) -> tuple[set[str], Any]:
+        async with Client(server(user, web), read_timeout_seconds=300) as client:
             tools = {t.name for t in (await client.list_tools()).tools}
             return tools, await client.call_tool("search", {"query": "total revenue fiscal 2023", "k": 2})
 
-    tools, found = asyncio.run(run(owner_with_report["username"]))
+    tools, found = asyncio.run(run(owner_with_report["username"], web=True))
     assert tools == {"search", "ask"}
     hits = found.structured_content["hits"]
     assert 0 < len(hits) <= 2 and {h["document_id"] for h in hits} == {owner_with_report["document_id"]}

@@ -1,0 +1,175 @@
+"""Issue 26: bounded work for every request. Each test asserts a bound (a status, a size, a time)
+under the attack that broke it, and failed against the code before its fix."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from tests.server.conftest import LiveServer, signup, unique_ip
+
+DEEP = b"[" * 50_000 + b"]" * 50_000
+
+
+@pytest.fixture(scope="module")
+def edge(start_server, server_settings) -> LiveServer:  # noqa: ANN001
+    return start_server(server_settings.model_copy(update={"request_max_kb": 64, "body_read_timeout_s": 1.0}))
+
+
+@pytest.mark.parametrize("path", ["/api/auth/signup", "/api/auth/login", "/rag/invoke", "/rag/batch",
+                                  "/v1/chat/completions", "/api/chats"])
+def test_deeply_nested_json_is_400_before_authentication(edge, path) -> None:  # noqa: ANN001
+    with edge.client() as c:
+        nested = b'{"username": ' + b"[" * 5000 + b"]" * 5000 + b', "password": "x"}'
+        for body in (DEEP[:20_000] + DEEP[-20_000:], nested):
+            res = c.post(path, content=body, headers={"Content-Type": "application/json",
+                                                      "X-Forwarded-For": unique_ip()})
+            assert res.status_code == 400, (path, res.status_code, res.text[:300])
+            assert "nests deeper" in res.json()["detail"]
+
+
+def test_brackets_inside_strings_are_not_nesting(edge) -> None:  # noqa: ANN001
+    with edge.client() as c:
+        res = c.post("/api/auth/login", json={"username": "[" * 200 + "{", "password": "]]]"},
+                     headers={"X-Forwarded-For": unique_ip()})
+        assert res.status_code == 401
+
+
+def test_a_body_over_the_cap_is_413_unauthenticated_by_length_and_while_streaming(edge) -> None:  # noqa: ANN001
+    big = b'{"username": "' + b"a" * 100_000 + b'", "password": "x"}'
+    with edge.client() as c:
+        res = c.post("/api/chats", content=big, headers={"Content-Type": "application/json"})
+        assert res.status_code == 413 and "64 KB" in res.json()["detail"]
+
+        def chunks() -> Iterator[bytes]:  # no Content-Length: counted as it arrives
+            yield big[:50_000]
+            yield big[50_000:]
+
+        res = c.post("/api/auth/login", content=chunks(), headers={"Content-Type": "application/json",
+                                                                    "X-Forwarded-For": unique_ip()})
+        assert res.status_code == 413
+
+
+def test_validation_errors_do_not_echo_large_inputs(edge) -> None:  # noqa: ANN001
+    with edge.client() as c:
+        res = c.post("/api/auth/signup", json={"username": "u" * 30_000, "password": ["p"] * 2000},
+                     headers={"X-Forwarded-For": unique_ip()})
+        assert res.status_code == 422
+        assert len(res.content) < 2000 and "uuuuuuuuuu" * 30 not in res.text
+
+
+def test_a_stalled_body_is_408(edge) -> None:  # noqa: ANN001
+    host, port = edge.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(b"POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 100\r\n\r\n{\"user")
+        started = time.monotonic()
+        answer = sock.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+        assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("ctype", ["multipart/form-data", "multipart/form-data; boundary=",
+                                   "multipart/form-data; boundary=" + "b" * 500,
+                                   'multipart/form-data; boundary="unterminated'])
+@pytest.mark.parametrize("path", ["/api/documents", "/rag/invoke", "/api/chats", "/api/auth/login"])
+def test_malformed_multipart_bodies_are_4xx(edge, path, ctype) -> None:  # noqa: ANN001
+    with edge.client() as c:
+        headers = {"Content-Type": ctype, "X-Forwarded-For": unique_ip(),
+                   **signup(c, "mp")["headers"]}
+        res = c.post(path, content=b"--x\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\nabc\r\n--x--\r\n",
+                     headers=headers)
+        assert 400 <= res.status_code < 500, (path, ctype, res.status_code, res.text[:300])
+
+
+# ------------------------------------------------------------------ the CLI's users are no web accounts
+
+
+@pytest.fixture(scope="module")
+def reserved(start_server, server_settings) -> LiveServer:  # noqa: ANN001
+    return start_server(server_settings.model_copy(update={"reserved_usernames": "operator, backup"}))
+
+
+@pytest.mark.parametrize("name", ["local", "LOCAL", "Operator"])
+def test_web_signup_refuses_the_cli_default_user_and_reserved_names(reserved, name) -> None:  # noqa: ANN001
+    with reserved.client() as c:
+        res = c.post("/api/auth/signup", json={"username": name, "password": "correct horse battery"},
+                     headers={"X-Forwarded-For": unique_ip()})
+        assert res.status_code == 409 and "reserved" in res.json()["detail"]
+
+
+def test_a_cli_user_cannot_be_claimed_or_signed_into(edge, db) -> None:  # noqa: ANN001
+    from storage.users import get_or_create_user
+
+    name = f"ops-{uuid.uuid4().hex[:8]}"
+    with db.connection() as conn:
+        get_or_create_user(conn, name)  # what `thotqen ingest --user NAME` does first
+    with edge.client() as c:
+        res = c.post("/api/auth/signup", json={"username": name, "password": "correct horse battery"},
+                     headers={"X-Forwarded-For": unique_ip()})
+        assert res.status_code == 409
+        res = c.post("/api/auth/login", json={"username": name, "password": ""},
+                     headers={"X-Forwarded-For": unique_ip()})
+        assert res.status_code in (401, 422)
+
+
+def test_the_cli_refuses_a_web_accounts_name_unless_told(edge, db, tmp_path) -> None:  # noqa: ANN001
+    from storage.users import NotACliUser, get_or_create_user
+    from tests.cli_run import run_cli
+
+    with edge.client() as c:
+        account = signup(c, "webname")
+        me = c.get("/api/auth/me", headers=account["headers"]).json()
+    with db.connection() as conn:
+        with pytest.raises(NotACliUser):
+            get_or_create_user(conn, account["username"])
+        assert get_or_create_user(conn, account["username"], web_account=True) == me["id"]
+    env = {**os.environ, "DATABASE_URL": db.uri, "THOTQEN_HOME": str(tmp_path)}
+    res = run_cli(env, "documents", "--user", account["username"], "--json")
+    assert res.returncode == 2 and "web account" in res.stderr and "--web-account" in res.stderr, res.stderr
+    res = run_cli(env, "documents", "--user", account["username"], "--web-account", "--json")
+    assert res.returncode == 0, res.stderr
+
+
+# ------------------------------------------------------------------ an answer lost in a crash
+
+
+def test_a_turn_a_dead_process_left_ends_as_a_saved_error_and_a_live_ones_is_kept(edge, db) -> None:  # noqa: ANN001
+    """What a kill -9 mid-answer leaves (a question saved, no answer, its row running, admitted by a
+    process whose lock died with it) next to a live neighbour's running question: the start-up sweep
+    ends the first as an error turn the chat shows, and leaves the second running."""
+    from answering import accounting
+    from storage import chats, query_log
+
+    with edge.client() as c:
+        user = signup(c, "crash")
+        me = c.get("/api/auth/me", headers=user["headers"]).json()
+        chat_id = c.post("/api/chats", headers=user["headers"], json={}).json()["id"]
+    dead, alive = uuid.uuid4(), uuid.uuid4()
+    neighbour = query_log.hold_instance(db.uri, alive)
+    try:
+        with db.connection() as conn:
+            chats.add_message(conn, owner_id=me["id"], chat_id=uuid.UUID(chat_id), role="user", content="revenue?")
+            [lost], _ = query_log.admit(conn, owner_id=me["id"], source="chat", limit=1000,
+                                        chat_id=uuid.UUID(chat_id), instance=dead)
+            [kept], _ = query_log.admit(conn, owner_id=me["id"], source="rag", limit=1000, instance=alive)
+        assert accounting.sweep_stale(db) >= 1
+        with db.connection() as conn:
+            rows = dict(conn.execute("select id, status from query_log where id in (%s, %s)", (lost, kept)).fetchall())
+        assert rows == {lost: "error", kept: "running"}
+        with edge.client() as c:
+            messages = c.get(f"/api/chats/{chat_id}", headers=user["headers"]).json()["messages"]
+        assert [(m["role"], m["status"]) for m in messages] == [("user", "ok"), ("assistant", "error")]
+        assert "restarted before this answer finished" in messages[-1]["content"]
+        accounting.sweep_stale(db)  # a second sweep adds no second error turn
+        with edge.client() as c:
+            assert len(c.get(f"/api/chats/{chat_id}", headers=user["headers"]).json()["messages"]) == 2
+    finally:
+        neighbour.close()
+        with db.connection() as conn:
+            query_log.finish(conn, kept, status="ok", latency_ms=1.0)
