@@ -163,13 +163,20 @@ def test_feedback_is_stored_shown_to_admins_and_exported(slow_live, chat, tmp_pa
         metrics = c.get("/api/admin/metrics?hours=1", headers=ah).json()["feedback"]
         assert metrics["down"] >= 1 and any(n["note"] == note for n in metrics["notes"])
 
-    from storage import feedback
+    # `thotqen feedback export`, on this server's database: one JSON line per verdict
+    import argparse
 
-    with slow_live.app.state.runtime.database.connection() as conn:
-        rows = [r for r in feedback.export(conn) if r["message_id"] == answer["id"]]
-    assert rows == [rows[0]] and rows[0]["question"] == question["content"] and rows[0]["rating"] == "down"
-    assert rows[0]["note"] == note and rows[0]["answer"] == answer["content"] and rows[0]["citations"]
-    json.dumps(rows[0])  # one JSONL line
+    from cli import cmd_feedback_export
+
+    out = tmp_path / "feedback.jsonl"
+    args = argparse.Namespace(user=chat["username"], rating="down", output=str(out))
+    assert cmd_feedback_export(args, slow_live.app.state.runtime) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["message_id"] for r in rows] == [answer["id"]]
+    assert rows[0]["question"] == question["content"] and rows[0]["rating"] == "down" and rows[0]["note"] == note
+    assert rows[0]["answer"] == answer["content"] and rows[0]["citations"] and rows[0]["user"] == chat["username"]
+    args = argparse.Namespace(user=chat["username"], rating="up", output=str(out))
+    assert cmd_feedback_export(args, slow_live.app.state.runtime) == 0 and out.read_text() == ""
 
     with slow_live.client() as c:
         assert c.delete(url, headers=h).status_code == 204
