@@ -77,8 +77,9 @@ function citationLink(c, label) {
                     onpointerenter: (e) => { prefetchCitation(c, doc); if (e.pointerType !== "touch") showTip(e.currentTarget, c); },
                     onpointerleave: (e) => { if (e.pointerType !== "touch" && !e.currentTarget.matches(":focus")) hideTip(); },
                     onpointerdown: (e) => { touched = e.pointerType === "touch"; },
-                    onfocus: (e) => { prefetchCitation(c, doc); showTip(e.currentTarget, c); },
-                    onblur: () => setTimeout(() => { if (!tip.contains(document.activeElement)) hideTip(); }, 0),
+                    // a tap focuses the link too: the click that follows decides (preview first)
+                    onfocus: (e) => { prefetchCitation(c, doc); if (!touched) showTip(e.currentTarget, c); },
+                    onblur: () => { touched = false; setTimeout(() => { if (!tip.contains(document.activeElement)) hideTip(); }, 0); },
                     onclick: (e) => {
                       e.preventDefault();
                       // a first tap on a touch screen previews the source; the preview opens the page
