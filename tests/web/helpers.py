@@ -105,5 +105,6 @@ def accessibility_problems(page: Any, impacts: tuple[str, ...] = ("serious", "cr
     if not page.evaluate("typeof window.axe !== 'undefined'"):
         page.evaluate(AXE.read_text(encoding="utf-8"))
     violations = page.evaluate("""async () => (await axe.run(document, {resultTypes: ['violations']})).violations
-      .map((v) => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' '))}))""")
+      .map((v) => ({id: v.id, impact: v.impact, help: v.help,
+                    nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' '))}))""")
     return [f"{v['id']} ({v['impact']}): {v['help']} at {v['nodes']}" for v in violations if v["impact"] in impacts]

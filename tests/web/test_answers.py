@@ -24,7 +24,8 @@ EVIL = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
 ANSWER = ("Revenue **rose** in fiscal 2023 [1][2]:\n\n"
           "| Year | Revenue |\n|---|--:|\n| 2022 | 380 million |\n| 2023 | 412 million [3] |\n\n"
           "- growth came from *widgets*\n- see `note 4`\n\n"
-          f"{EVIL} [click](javascript:window.__pwned=3) <a href=\"javascript:window.__pwned=4\" onclick=\"window.__pwned=5\">x</a>")
+          f"{EVIL} [click](javascript:window.__pwned=3) "
+          "<a href=\"javascript:window.__pwned=4\" onclick=\"window.__pwned=5\">x</a>")
 CITATIONS = [
     {"n": 1, "document_id": DOC, "name": "report.pdf", "page": 4, "text": f"Total revenue was 412 million {EVIL}",
      "evidence": [{"text": "Total revenue 412 million", "box": [10, 20, 200, 32]}]},
@@ -119,6 +120,7 @@ def test_a_formatted_answer_shows_markup_as_text_and_previews_its_sources(open_p
     tip = page.get_by_role("tooltip")
     expect(tip).to_be_visible()
     expect(tip).to_contain_text("page 4")
+    expect(tip).not_to_contain_text("null")
     expect(tip).to_contain_text("Total revenue 412 million")
     assert_inert(page)
     shot(page, "desktop-21-source-preview")

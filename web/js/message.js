@@ -38,11 +38,11 @@ function whereOf(c) {
 function showTip(anchor, c) {
   const { name, page } = whereOf(c);
   const lines = evidenceOf(c);
-  tip.replaceChildren(h("p", { class: "tip-where" }, h("strong", {}, name), page ? `, ${page}` : ""),
+  tip.replaceChildren(...[h("p", { class: "tip-where" }, h("strong", {}, name), page ? `, ${page}` : ""),
     lines.length ? h("ul", { class: "tip-evidence" }, lines.map((l) => h("li", {}, l))) : null,
     matchMedia("(hover: none)").matches && c.document_id && docs.byId.get(c.document_id)
       ? h("button", { type: "button", class: "btn btn-small", onclick: () => { hideTip(); openCitation(c, docs.byId.get(c.document_id)); } },
-          "Open the page") : null);
+          "Open the page") : null].filter(Boolean));
   tip.hidden = false;
   tipFor = anchor;
   anchor.setAttribute("aria-describedby", "cite-tip");
@@ -185,8 +185,8 @@ async function copy(text, button) {
 
 function feedbackControls(chatId, m) {
   let current = m.feedback || null;
-  const up = h("button", { type: "button", class: "btn btn-small btn-icon", "aria-label": "Good answer" }, "👍");
-  const down = h("button", { type: "button", class: "btn btn-small btn-icon", "aria-label": "Bad answer" }, "👎");
+  const up = h("button", { type: "button", class: "btn btn-small btn-icon", "aria-label": "Good answer" }, "Good");
+  const down = h("button", { type: "button", class: "btn btn-small btn-icon", "aria-label": "Bad answer" }, "Bad");
   const note = h("textarea", { rows: 2, maxLength: 2000, id: `note-${m.id}`,
                                placeholder: "What was right or wrong? (optional)" });
   const said = h("p", { class: "muted small feedback-said", role: "status" });
