@@ -180,7 +180,11 @@ async def _answer(request: Request, user: CurrentUser, db: DbDep, settings: Sett
     return EventSourceResponse(events(), ping=15)
 
 
-@router.post("/{chat_id}/stop", status_code=202, responses={404: error("no such chat")})
+class StopOut(BaseModel):
+    stopping: bool = Field(description="true: the answer being written (if any) ends with a `stopped` event")
+
+
+@router.post("/{chat_id}/stop", status_code=202, response_model=StopOut, responses={404: error("no such chat")})
 def stop(chat_id: str, user: CurrentUser, db: DbDep) -> dict[str, bool]:
     """Stop the answer being written in this chat: the model call ends on the server, and what was
     written so far is saved with status `stopped` (its stream ends with a `stopped` event)."""
