@@ -263,6 +263,37 @@ def cmd_ask(args: argparse.Namespace, rt: Runtime) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- feedback
+
+
+def cmd_feedback_export(args: argparse.Namespace, rt: Runtime) -> int:
+    """Users' verdicts on answers as JSONL (one case a line: question, answer, citations, rating,
+    note), so real questions and what people said of their answers become evaluation cases."""
+    from storage import feedback
+    from storage.users import find_user
+
+    with rt.database.connection() as conn:
+        owner_id = None
+        if args.user:
+            owner_id = find_user(conn, args.user)
+            if owner_id is None:
+                print(f"error: no user named {args.user!r}", file=sys.stderr)
+                return 2
+        out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
+        try:
+            count = 0
+            for row in feedback.export(conn, owner_id=owner_id):
+                if args.rating and row["rating"] != args.rating:
+                    continue
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+                count += 1
+        finally:
+            if out is not sys.stdout:
+                out.close()
+    print(f"{count} verdict(s) exported", file=sys.stderr)
+    return 0
+
+
 # ---------------------------------------------------------------- documents
 
 
@@ -649,6 +680,14 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
 
     p = sub.add_parser("migrate", help="apply the database migrations and exit")
     p.set_defaults(func=cmd_migrate)
+
+    p = sub.add_parser("feedback", help="users' thumbs up/down on answers")
+    fsub = p.add_subparsers(dest="feedback_command", required=True)
+    f = fsub.add_parser("export", help="export the verdicts as JSONL, one evaluation case a line")
+    f.add_argument("--user", default=None, help="only this user's verdicts (default: everyone's)")
+    f.add_argument("--rating", choices=["up", "down"], default=None, help="only these verdicts")
+    f.add_argument("--output", "-o", default=None, metavar="FILE", help="write here instead of stdout")
+    f.set_defaults(func=cmd_feedback_export)
 
     p = sub.add_parser("maintenance", help="run retention and abandoned-job recovery once (for cron)")
     p.add_argument("--json", action="store_true")

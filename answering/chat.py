@@ -6,7 +6,9 @@ The answer, the messages and the row's final state are written by this thread, n
 response, so a client that disconnects mid-answer loses nothing: the answer is in the chat when it
 comes back. Whatever fails, the row ends in a final state and the client gets a final event.
 Events: `sources` (numbered like the final answer's [n]), `token`..., `reset`, then one of
-`done`, `blocked` or `error`.
+`done`, `blocked`, `error` or `stopped` (the person stopped it: answering/stopping.py; what was
+written so far is saved with status 'stopped'). A regenerated answer is a new assistant message
+to the same question (meta `regenerates`: the earlier one's id, which stays in the chat).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from answering.accounting import Ticket
+from answering.stopping import Stopped, StopWatch, chat_stop_watch
 from graph.context import GraphParts
 from graph.outcome import Outcome
 from graph.state import InputState
@@ -31,7 +34,7 @@ log = logging.getLogger(__name__)
 
 Emit = Callable[[str, dict[str, Any]], None]
 CACHED_FIELDS = ("cited", "route", "provider", "rounds")
-FINAL_EVENT = {"ok": "done", "blocked": "blocked", "error": "error"}
+FINAL_EVENT = {"ok": "done", "blocked": "blocked", "error": "error", "stopped": "stopped"}
 
 
 @dataclass
@@ -47,6 +50,10 @@ class Turn:
     ticket: Ticket
     source: str = "chat"  # the query log's source, for traces
     history: list[dict[str, str]] = field(default_factory=list)
+    stop: StopWatch | None = None
+    regenerates: int | None = None  # the assistant message this turn answers again
+    written: str = ""  # the answer streamed so far (what a stop keeps)
+    sources: list[Any] = field(default_factory=list)
 
 
 class ChatAnswerer:
@@ -56,17 +63,24 @@ class ChatAnswerer:
         self.settings: Settings = parts.settings
 
     def ask(self, *, owner_id: int, username: str, chat: dict[str, Any], question: str, emit: Emit,
-            ticket: Ticket) -> None:
-        """Answer an admitted question (`ticket`); its row always ends in a final state."""
+            ticket: Ticket, regenerate: dict[str, Any] | None = None) -> None:
+        """Answer an admitted question (`ticket`); its row always ends in a final state.
+        `regenerate` ({"message_id", "question_id"}): answer that message's question again, as a new
+        message, seeing only the turns before it (and never the answer cache)."""
         scope = [str(d) for d in chat["document_ids"]] if chat["document_ids"] else None
         chat_id: uuid.UUID = chat["id"]
-        turn = Turn(owner_id, username, chat_id, scope, question, emit, ticket)
+        turn = Turn(owner_id, username, chat_id, scope, question, emit, ticket,
+                    stop=chat_stop_watch(self.db, chat_id),
+                    regenerates=regenerate["message_id"] if regenerate else None)
         with ticket:
             try:
-                with self.db.connection() as conn:
+                with self.db.connection() as conn, conn.transaction():
                     turn.history = chats.history(conn, owner_id=owner_id, chat_id=chat_id,
-                                                 turns=self.settings.history_turns)
-                    chats.add_message(conn, owner_id=owner_id, chat_id=chat_id, role="user", content=question)
+                                                 turns=self.settings.history_turns,
+                                                 before=regenerate["question_id"] if regenerate else None)
+                    chats.clear_stop(conn, chat_id=chat_id)
+                    if regenerate is None:
+                        chats.add_message(conn, owner_id=owner_id, chat_id=chat_id, role="user", content=question)
             except Exception as exc:  # noqa: BLE001 - nothing was saved: refuse the turn with the reason
                 log.exception("chat %s: the question could not be saved", turn.chat_id)
                 ticket.finish(status="error", error=f"{type(exc).__name__}: {exc}")
@@ -75,6 +89,9 @@ class ChatAnswerer:
                 return
             try:
                 self._answer(turn)
+            except Stopped:
+                self._save(turn, answer=turn.written, status="stopped", citations=turn.sources,
+                           meta={"stopped": True})
             except Exception as exc:  # noqa: BLE001 - say so, save it, never leave the client hanging
                 log.exception("chat %s: answering failed", turn.chat_id)
                 reason = "the answer could not be produced; please try again"
@@ -98,7 +115,8 @@ class ChatAnswerer:
     def _answer(self, turn: Turn) -> None:
         s = self.settings
         # Only a first question is looked up: a follow-up means something different in each chat.
-        embedding = self.parts.embedder.embed_query(turn.question) if s.answer_cache and not turn.history else None
+        first = not turn.history and turn.regenerates is None
+        embedding = self.parts.embedder.embed_query(turn.question) if s.answer_cache and first else None
         if embedding is not None and self._answer_from_cache(turn, embedding):
             return
         outcome = self._run_graph(turn)
@@ -144,14 +162,19 @@ class ChatAnswerer:
         config = run_config(owner_id=turn.owner_id, user=turn.username, run_name="thotqen chat",
                             metadata={"chat_id": str(turn.chat_id) if turn.chat_id else None,
                                       "owner_id": turn.owner_id, "source": turn.source})
+        if turn.stop is not None:
+            config["callbacks"] = [turn.stop]
         streamed = False
         for kind, data in run_graph(inputs, config, self.parts):
             if kind == "sources":
+                turn.sources = data
                 turn.emit("sources", {"sources": data})
             elif kind == "token":
+                turn.written += data
                 turn.emit("token", {"token": data})
                 streamed = True
             elif kind == "reset":
+                turn.written = ""
                 turn.emit("reset", {"provider": data, "detail": "the provider failed mid-answer; "
                                                                 "another one starts over"})
             else:
@@ -166,14 +189,17 @@ class ChatAnswerer:
               error: str | None = None) -> None:
         """The assistant message and the finished query-log row, in one transaction; then the final event."""
         meta = {**meta, "latency_ms": turn.ticket.elapsed_ms()}
+        if turn.regenerates is not None:
+            meta["regenerates"] = turn.regenerates
         with self.db.connection() as conn, conn.transaction():
             message_id = chats.add_message(conn, owner_id=turn.owner_id, chat_id=turn.chat_id, role="assistant",
                                            content=answer, status=status, citations=citations,
                                            meta=meta) if turn.chat_id is not None else None
-            turn.ticket.finish(status=status, conn=conn, provider=provider, cached=cached, tokens=tokens, error=error)
+            turn.ticket.finish(status="cancelled" if status == "stopped" else status, conn=conn,
+                               provider=provider, cached=cached, tokens=tokens, error=error)
         payload: dict[str, Any] = {"message_id": message_id, "answer": answer, **meta,
                                    "usage": {"input_tokens": tokens[0], "output_tokens": tokens[1]}}
-        if status == "ok":
+        if status in ("ok", "stopped"):
             payload["citations"] = citations
         elif status == "blocked":
             payload["reason"] = meta.get("block_reason") or "blocked by the guardrail"

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Query
 from api.deps import AdminUser, DbDep, SettingsDep
 from api.schemas import MetricsOut, error
 from settings import Settings
-from storage import query_log
+from storage import feedback, query_log
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/admin", tags=["admin"])
@@ -49,9 +49,11 @@ def langsmith_metrics(settings: Settings, hours: float, limit: int = 1000) -> di
             responses={403: error("admin only (THOTQEN_ADMINS)")})
 def metrics(_admin: AdminUser, db: DbDep, settings: SettingsDep,
             hours: float = Query(24.0, gt=0, le=24 * 90, description="window, in hours")) -> dict[str, Any]:
-    """Questions, success rate, latency percentiles, tokens and answers per provider (admins only)."""
+    """Questions, success rate, latency percentiles, tokens, answers per provider and users' verdicts
+    (thumbs up and down, the latest notes) (admins only)."""
     with db.connection() as conn:
-        out: dict[str, Any] = {"query_log": query_log.metrics(conn, hours=hours)}
+        out: dict[str, Any] = {"query_log": query_log.metrics(conn, hours=hours),
+                               "feedback": feedback.counts(conn, hours=hours)}
     if settings.langsmith_api_key is not None:
         try:
             out["langsmith"] = langsmith_metrics(settings, hours)

@@ -6,10 +6,10 @@ import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import psycopg
-from fastapi import APIRouter, HTTPException, Request, Response
+from fastapi import APIRouter, HTTPException, Path, Request, Response
 from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 
@@ -17,9 +17,9 @@ from answering import accounting
 from answering.bridge import answer_in_thread
 from answering.chat import ChatAnswerer
 from api.deps import CurrentUser, DbDep, SettingsDep
-from api.schemas import ChatDetail, ChatList, ChatOut, InputErrorOut, error
-from api.text import DocumentIds, Title, check_question
-from storage import chats
+from api.schemas import ChatDetail, ChatList, ChatOut, FeedbackOut, InputErrorOut, error
+from api.text import DocumentIds, FeedbackNote, Title, check_question
+from storage import chats, feedback, parse_uuid
 
 router = APIRouter(prefix="/api/chats", tags=["chats"])
 
@@ -40,6 +40,19 @@ class QuestionIn(BaseModel):
     question: str = Field(min_length=1, description="at most QUESTION_MAX_CHARS characters")
 
 
+class FeedbackIn(BaseModel):
+    rating: Literal["up", "down"]
+    note: FeedbackNote = ""
+
+
+MessageId = Annotated[int, Path(ge=1, le=2**63 - 1, description="a message id (from the chat's messages)")]
+STREAM_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"description": "text/event-stream: `sources`, `token`..., then `done` {message_id, answer, citations, "
+                         "route, provider, cached}; `stopped` {message_id, answer written so far, citations} after "
+                         "POST .../stop; or `blocked` / `error`", "content": {"text/event-stream": {}}},
+    429: error("hourly question limit; see Retry-After")}
+
+
 def _chat_out(chat: dict[str, Any]) -> dict[str, Any]:
     out = {"id": str(chat["id"]), "title": chat["title"],
            "document_ids": [str(d) for d in chat["document_ids"]] if chat["document_ids"] else None,
@@ -51,7 +64,8 @@ def _chat_out(chat: dict[str, Any]) -> dict[str, Any]:
 
 def _message_out(m: dict[str, Any]) -> dict[str, Any]:
     return {"id": m["id"], "role": m["role"], "content": m["content"], "status": m["status"],
-            "citations": m["citations"], "meta": m["meta"], "created_at": m["created_at"].isoformat()}
+            "citations": m["citations"], "meta": m["meta"], "created_at": m["created_at"].isoformat(),
+            "feedback": m.get("feedback")}
 
 
 def _owned_scope(conn: psycopg.Connection, owner_id: int, document_ids: list[str]) -> list[uuid.UUID]:
@@ -111,15 +125,39 @@ def delete_chat(chat_id: str, user: CurrentUser, db: DbDep) -> Response:
 
 
 @router.post("/{chat_id}/messages", response_class=EventSourceResponse, responses={
-    200: {"description": "text/event-stream: `sources`, `token`..., then `done` {answer, citations, route, "
-                         "provider, cached}; or `blocked` / `error`", "content": {"text/event-stream": {}}},
-    404: error("no such chat"), 422: error("empty or too long question", InputErrorOut),
-    429: error("hourly question limit; see Retry-After")})
+    **STREAM_RESPONSES, 404: error("no such chat"), 422: error("empty or too long question", InputErrorOut)})
 async def ask(chat_id: str, body: QuestionIn, request: Request, user: CurrentUser, db: DbDep,
               settings: SettingsDep) -> EventSourceResponse:
     """Ask a question in the chat; the answer streams as Server-Sent Events and is saved with the chat."""
     question = check_question(body.question, settings.question_max_chars)
+    return await _answer(request, user, db, settings, chat_id, question, regenerate=None)
 
+
+@router.post("/{chat_id}/messages/{message_id}/regenerate", response_class=EventSourceResponse, responses={
+    **STREAM_RESPONSES, 404: error("no such chat"),
+    409: error("only the chat's latest answer can be answered again")})
+async def regenerate(chat_id: str, message_id: MessageId, request: Request, user: CurrentUser, db: DbDep,
+                     settings: SettingsDep) -> EventSourceResponse:
+    """Answer the question of the chat's latest answer again, as a new message (the earlier answer
+    stays in the chat; the new one's meta `regenerates` names it). Counts as a question."""
+
+    def find() -> tuple[str, int]:
+        with db.connection() as conn:
+            chat = chats.get_chat(conn, owner_id=user.id, chat_id=chat_id)
+            if chat is None:
+                raise HTTPException(404, "no such chat")
+            found = chats.regenerable(conn, owner_id=user.id, chat_id=chat["id"], message_id=message_id)
+        if found is None:
+            raise HTTPException(409, "only the chat's latest answer can be answered again")
+        return str(found["question"]), int(found["question_id"])
+
+    question, question_id = await asyncio.to_thread(find)
+    return await _answer(request, user, db, settings, chat_id, question,
+                         regenerate={"message_id": message_id, "question_id": question_id})
+
+
+async def _answer(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep, chat_id: str,
+                  question: str, regenerate: dict[str, Any] | None) -> EventSourceResponse:
     def prepare() -> tuple[dict[str, Any], accounting.Ticket]:
         with db.connection() as conn:
             chat = chats.get_chat(conn, owner_id=user.id, chat_id=chat_id)
@@ -131,7 +169,8 @@ async def ask(chat_id: str, body: QuestionIn, request: Request, user: CurrentUse
     chat, ticket = await asyncio.to_thread(prepare)
     answerer: ChatAnswerer = request.app.state.answerer
     answer = answer_in_thread(lambda emit: answerer.ask(owner_id=user.id, username=user.username, chat=chat,
-                                                        question=question, emit=emit, ticket=ticket),
+                                                        question=question, emit=emit, ticket=ticket,
+                                                        regenerate=regenerate),
                               ticket=ticket, name=f"chat-{chat['id']}")
 
     async def events() -> AsyncIterator[dict[str, str]]:
@@ -139,3 +178,41 @@ async def ask(chat_id: str, body: QuestionIn, request: Request, user: CurrentUse
             yield {"event": event, "data": json.dumps(data, default=str)}
 
     return EventSourceResponse(events(), ping=15)
+
+
+class StopOut(BaseModel):
+    stopping: bool = Field(description="true: the answer being written (if any) ends with a `stopped` event")
+
+
+@router.post("/{chat_id}/stop", status_code=202, response_model=StopOut, responses={404: error("no such chat")})
+def stop(chat_id: str, user: CurrentUser, db: DbDep) -> dict[str, bool]:
+    """Stop the answer being written in this chat: the model call ends on the server, and what was
+    written so far is saved with status `stopped` (its stream ends with a `stopped` event)."""
+    with db.connection() as conn:
+        if not chats.request_stop(conn, owner_id=user.id, chat_id=chat_id):
+            raise HTTPException(404, "no such chat")
+    return {"stopping": True}
+
+
+@router.put("/{chat_id}/messages/{message_id}/feedback", response_model=FeedbackOut,
+            responses={404: error("no such answer in this chat")})
+def put_feedback(chat_id: str, message_id: MessageId, body: FeedbackIn, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    """Thumbs up or down on an answer, with an optional note; given again, it replaces the earlier one."""
+    chat_uuid = parse_uuid(chat_id)
+    with db.connection() as conn:
+        row = feedback.set_feedback(conn, owner_id=user.id, chat_id=chat_uuid, message_id=message_id,
+                                    rating=body.rating, note=body.note) if chat_uuid else None
+    if row is None:
+        raise HTTPException(404, "no such answer in this chat")
+    return {"rating": row["rating"], "note": row["note"]}
+
+
+@router.delete("/{chat_id}/messages/{message_id}/feedback", status_code=204,
+               responses={404: error("no verdict on such an answer in this chat")})
+def delete_feedback(chat_id: str, message_id: MessageId, user: CurrentUser, db: DbDep) -> Response:
+    chat_uuid = parse_uuid(chat_id)
+    with db.connection() as conn:
+        if chat_uuid is None or not feedback.clear_feedback(conn, owner_id=user.id, chat_id=chat_uuid,
+                                                            message_id=message_id):
+            raise HTTPException(404, "no verdict on such an answer in this chat")
+    return Response(status_code=204)

@@ -10,7 +10,7 @@ media type in `responses=` instead.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -167,15 +167,22 @@ class ChatList(BaseModel):
     chats: list[ChatListed]
 
 
+class FeedbackOut(BaseModel):
+    rating: Literal["up", "down"]
+    note: str
+
+
 class MessageOut(BaseModel):
     id: int
     role: str = Field(description="user or assistant")
     content: str
-    status: str = Field(description="ok, blocked or error")
+    status: str = Field(description="ok, blocked, error or stopped (the person stopped the answer)")
     citations: list[dict[str, Any]] = Field(description="an answer's sources, numbered as its [n] markers: n, "
                                                         "document_id, name, page, page_label, ocr, boxes, url, text")
-    meta: dict[str, Any] = Field(description="how the answer was made: route, provider, cached, timings")
+    meta: dict[str, Any] = Field(description="how the answer was made: route, provider, cached, timings; "
+                                             "`regenerates`: the earlier answer this one replaces")
     created_at: Timestamp
+    feedback: FeedbackOut | None = Field(default=None, description="the owner's verdict on an answer")
 
 
 class ChatDetail(ChatOut):
@@ -236,7 +243,20 @@ class LangSmithDown(BaseModel):
     error: str
 
 
+class FeedbackNoteOut(BaseModel):
+    rating: Literal["up", "down"]
+    note: str
+    at: Timestamp
+
+
+class FeedbackMetrics(BaseModel):
+    up: int = Field(description="thumbs up given in the window")
+    down: int
+    notes: list[FeedbackNoteOut] = Field(description="the latest notes (at most 10)")
+
+
 class MetricsOut(BaseModel):
     query_log: QueryLogMetrics
+    feedback: FeedbackMetrics
     langsmith: LangSmithMetrics | LangSmithDown | None = Field(
         default=None, description="only when LANGSMITH_API_KEY is set")

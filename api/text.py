@@ -29,6 +29,7 @@ MAX = {
     "chat_id": 200,  # a caller's thread id in /rag (logs and traces only)
     "document_filter": 200,  # a company, form or period that narrows the documents searched
     "search_k": 100,  # hits one search returns (`thotqen search --k`, the MCP `search` tool)
+    "feedback_note": 2000,  # the note on a thumbs up or down (sql/027_chat_feedback.sql checks the same)
 }
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -83,6 +84,7 @@ RefreshToken = text(MAX["token"], min_chars=1)
 Turn = text(MAX["turn"])
 ChatId = text(MAX["chat_id"])
 FilterText = text(MAX["document_filter"], strip=True)
+FeedbackNote = text(MAX["feedback_note"], strip=True)
 
 
 def _canonical_uuid(value: Any) -> Any:  # noqa: ANN401

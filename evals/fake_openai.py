@@ -66,7 +66,9 @@ class FakeOpenAI:
         self.model = model
         self.delay_s = delay_s
         self.token_delay_s = token_delay_s  # between streamed pieces, so a reader can watch them arrive
-        self.requests: list[dict[str, Any]] = []  # {"kind", "prompt", "stream"}
+        # {"kind", "prompt", "stream", "pieces": streamed pieces sent, "completed": the stream ran to its
+        # end (False: the client closed it mid-way, as a stopped answer does)}
+        self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         fake = self
 
@@ -115,8 +117,9 @@ class FakeOpenAI:
         prompt = "\n".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
         kind = kind_of(prompt)
         stream = bool(body.get("stream"))
+        record: dict[str, Any] = {"kind": kind, "prompt": prompt, "stream": stream, "pieces": 0, "completed": False}
         with self._lock:
-            self.requests.append({"kind": kind, "prompt": prompt, "stream": stream})
+            self.requests.append(record)
         text = self.script(kind, prompt)
         if self.delay_s:
             time.sleep(self.delay_s)
@@ -127,7 +130,15 @@ class FakeOpenAI:
                           "model": self.model, "usage": usage,
                           "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                                        "finish_reason": "stop"}]})
+            record["completed"] = True
             return
+        try:
+            self._stream(h, body, text, usage, record)
+        except (BrokenPipeError, ConnectionResetError):
+            return  # the client went away mid-stream; `completed` stays False
+
+    def _stream(self, h: Any, body: dict[str, Any], text: str, usage: dict[str, int],  # noqa: ANN401
+                record: dict[str, Any]) -> None:
         h.send_response(200)
         h.send_header("Content-Type", "text/event-stream")
         h.send_header("Transfer-Encoding", "chunked")
@@ -145,12 +156,14 @@ class FakeOpenAI:
                 time.sleep(self.token_delay_s)
             send({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": piece},
                                        "finish_reason": None}]})
+            record["pieces"] += 1
         send({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
         if (body.get("stream_options") or {}).get("include_usage"):
             send({**base, "choices": [], "usage": usage})
         send("[DONE]")
         h.wfile.write(b"0\r\n\r\n")
         h.wfile.flush()
+        record["completed"] = True
 
 
 # Provider and database settings a developer's shell may hold; a subprocess under test must not see them

@@ -105,26 +105,68 @@ def end_unanswered(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUI
 
 
 def list_messages(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID) -> list[dict[str, Any]]:
+    """The chat's messages in order, each assistant message with the owner's verdict (None if none)."""
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
-            "select id, role, content, status, citations, meta, created_at from messages"
-            " where owner_id = %s and chat_id = %s order by id",
+            "select m.id, m.role, m.content, m.status, m.citations, m.meta, m.created_at,"
+            " case when f.message_id is null then null"
+            "      else jsonb_build_object('rating', f.rating, 'note', f.note) end as feedback"
+            " from messages m left join message_feedback f on f.message_id = m.id"
+            " where m.owner_id = %s and m.chat_id = %s order by m.id",
             (owner_id, chat_id),
         ).fetchall()
 
 
-def history(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, turns: int) -> list[dict[str, str]]:
-    """The last `turns` answered question/answer pairs, oldest first, as graph chat_history turns.
+def regenerable(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID,
+                message_id: int) -> dict[str, Any] | None:
+    """The question an assistant message answers, when that message is the chat's latest (only the
+    latest answer is answered again: a new answer further up would reorder the conversation)."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            "select q.id as question_id, q.content as question from messages a"
+            " join lateral (select id, content from messages q where q.chat_id = a.chat_id and q.id < a.id"
+            "               and q.role = 'user' order by q.id desc limit 1) q on true"
+            " where a.id = %s and a.chat_id = %s and a.owner_id = %s and a.role = 'assistant'"
+            " and a.id = (select max(id) from messages l where l.chat_id = a.chat_id)",
+            (message_id, chat_id, owner_id),
+        ).fetchone()
 
-    A question whose answer failed or was blocked is left out: it carries nothing to build on.
+
+def request_stop(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID | str) -> bool:
+    chat_uuid = parse_uuid(chat_id)
+    if chat_uuid is None:
+        return False
+    return conn.execute("update chats set stop_requested_at = now() where owner_id = %s and id = %s",
+                        (owner_id, chat_uuid)).rowcount == 1
+
+
+def clear_stop(conn: psycopg.Connection, *, chat_id: uuid.UUID) -> None:
+    conn.execute("update chats set stop_requested_at = null where id = %s and stop_requested_at is not null",
+                 (chat_id,))
+
+
+def stop_requested(conn: psycopg.Connection, *, chat_id: uuid.UUID) -> bool:
+    row = conn.execute("select stop_requested_at is not null from chats where id = %s", (chat_id,)).fetchone()
+    return bool(row and row[0])
+
+
+def history(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, turns: int,
+            before: int | None = None) -> list[dict[str, str]]:
+    """The last `turns` answered question/answer pairs, oldest first, as graph chat_history turns
+    (only those before message `before` when given: a regenerated answer does not see its own turn).
+
+    A question whose answer failed, was blocked or stopped is left out: it carries nothing to build
+    on; a question answered again counts once, with its latest answer.
     """
     rows = conn.execute(
-        "select q.content, a.content from messages a"
-        " join lateral (select content from messages q where q.chat_id = a.chat_id and q.id < a.id"
+        "select question, answer from ("
+        " select distinct on (q.id) q.id as qid, q.content as question, a.content as answer from messages a"
+        " join lateral (select id, content from messages q where q.chat_id = a.chat_id and q.id < a.id"
         "               and q.role = 'user' order by q.id desc limit 1) q on true"
         " where a.owner_id = %s and a.chat_id = %s and a.role = 'assistant' and a.status = 'ok'"
-        " order by a.id desc limit %s",
-        (owner_id, chat_id, turns),
+        " and (%s::bigint is null or q.id < %s)"
+        " order by q.id, a.id desc) t order by qid desc limit %s",
+        (owner_id, chat_id, before, before, turns),
     ).fetchall()
     out: list[dict[str, str]] = []
     for question, answer in reversed(rows):

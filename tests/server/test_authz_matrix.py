@@ -20,7 +20,9 @@ from tests.server.conftest import FACTS, follow_job, read_sse, signup, upload
 
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 # path parameters that name an owned object: how the owner's real one is found (keys of `owned`)
-ID_KINDS = {"document_id": "document_id", "chat_id": "chat_id", "job_id": "job_id"}
+ID_KINDS = {"document_id": "document_id", "chat_id": "chat_id", "job_id": "job_id", "message_id": "message_id"}
+# a missing id of a kind that is not a UUID
+MISSING = {"message_id": str(2**62)}
 # path parameters that are not an owned object, with a valid value
 NOT_IDS = {"config_hash": "N4XyA", "page": "1"}  # config_hash: LangServe's compressed "{}"
 # a valid body for operations that need one, so the request reaches the id check
@@ -28,6 +30,7 @@ BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/api/chats"): {"title": "matrix"},
     ("PATCH", "/api/chats/{chat_id}"): {"title": "renamed by a stranger"},
     ("POST", "/api/chats/{chat_id}/messages"): {"question": QUESTION},
+    ("PUT", "/api/chats/{chat_id}/messages/{message_id}/feedback"): {"rating": "down", "note": "by a stranger"},
     ("POST", "/v1/chat/completions"): {"model": "thotqen", "messages": [{"role": "user", "content": QUESTION}]},
 }
 RAG_BODY = {"input": {"question": QUESTION}}
@@ -117,13 +120,17 @@ def answer_of(res: Any) -> Any:  # noqa: ANN401
 
 @pytest.fixture(scope="module")
 def owned(live, report_pdf):  # noqa: ANN001, ANN201
-    """A user who owns one of each kind of object: a document, its job, a chat."""
+    """A user who owns one of each kind of object: a document, its job, a chat with one answer."""
     with live.client() as c:
         owner = signup(c, "matrix-owner")
         res = upload(c, owner["headers"], "aurora-report.pdf", report_pdf)
         assert follow_job(c, owner["headers"], res.json()["job_id"])[-1][0] == "done"
         chat = c.post("/api/chats", headers=owner["headers"], json={"title": "mine"}).json()["id"]
-        return {**owner, "document_id": res.json()["document_id"], "job_id": res.json()["job_id"], "chat_id": chat}
+        with c.stream("POST", f"/api/chats/{chat}/messages", headers=owner["headers"],
+                      json={"question": QUESTION}) as answer:
+            message = read_sse(answer)[-1][1]["message_id"]
+        return {**owner, "document_id": res.json()["document_id"], "job_id": res.json()["job_id"], "chat_id": chat,
+                "message_id": str(message)}
 
 
 def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None:  # noqa: ANN001
@@ -149,7 +156,7 @@ def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None: 
                      fields: list = fields, base: Any = base) -> Any:  # noqa: ANN401
                 url = path
                 for p in params:
-                    value = NOT_IDS.get(p) or (owned[ID_KINDS[p]] if real else str(uuid.uuid4()))
+                    value = NOT_IDS.get(p) or (owned[ID_KINDS[p]] if real else MISSING.get(p, str(uuid.uuid4())))
                     url = url.replace("{" + p + "}", value)
                 body = base
                 for field in fields:
@@ -171,7 +178,8 @@ def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None: 
         h = owned["headers"]
         assert c.get(f"/api/documents/{owned['document_id']}", headers=h).status_code == 200
         chat = c.get(f"/api/chats/{owned['chat_id']}", headers=h).json()
-        assert chat["title"] == "mine" and chat["messages"] == []
+        assert chat["title"] == "mine" and [m["role"] for m in chat["messages"]] == ["user", "assistant"]
+        assert chat["messages"][1]["feedback"] is None
         assert c.get(f"/api/jobs/{owned['job_id']}", headers=h).json()["status"] == "done"
     # the walk found the routes that take ids (a sanity floor, not a list to keep in sync)
     assert {"GET /api/documents/{document_id}", "DELETE /api/chats/{chat_id}", "GET /api/jobs/{job_id}/events",

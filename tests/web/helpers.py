@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from evals.pdfs import AURORA_TOPICS, long_report, text_pdf
@@ -92,3 +93,18 @@ def upload_by_api(page: Any, name: str, data: bytes) -> str:  # noqa: ANN401
 def nav(page: Any, name: str) -> None:  # noqa: ANN401
     """Follow a link of the main navigation."""
     page.get_by_role("navigation", name="Main").get_by_role("link", name=name, exact=True).click()
+
+
+AXE = Path(__file__).resolve().parent / "vendor" / "axe-core" / "axe.min.js"
+
+
+def accessibility_problems(page: Any, impacts: tuple[str, ...] = ("serious", "critical")) -> list[str]:  # noqa: ANN401
+    """axe-core's violations of these impacts on the page as it is now, one line each (rule, impact,
+    the first nodes). Evaluated through the browser's debugging protocol, so the page's CSP (no
+    inline scripts) is untouched and the app never serves axe."""
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.evaluate(AXE.read_text(encoding="utf-8"))
+    violations = page.evaluate("""async () => (await axe.run(document, {resultTypes: ['violations']})).violations
+      .map((v) => ({id: v.id, impact: v.impact, help: v.help,
+                    nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' '))}))""")
+    return [f"{v['id']} ({v['impact']}): {v['help']} at {v['nodes']}" for v in violations if v["impact"] in impacts]

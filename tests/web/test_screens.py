@@ -8,7 +8,7 @@ import re
 from playwright.sync_api import expect
 
 from tests.web.conftest import PASSWORD, sign_up
-from tests.web.helpers import QUESTION, ask, aurora_pdf, nav, pdf_file
+from tests.web.helpers import QUESTION, accessibility_problems, ask, aurora_pdf, nav, pdf_file
 
 
 def assert_fits(page) -> None:  # noqa: ANN001
@@ -27,6 +27,8 @@ def test_phone_screens_and_metrics(open_page, shot, web_admin) -> None:  # noqa:
     shot(page, "phone-01-sign-in")
     sign_up(page, web_admin)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390  # nothing wider than the phone
+    expect(page.get_by_role("link", name="Upload documents")).to_be_visible()  # the empty state at phone width too
+    assert page.evaluate("document.activeElement.id") != "question"
     shot(page, "phone-02-chats")
 
     nav(page, "Documents")
@@ -77,6 +79,9 @@ def test_phone_screens_and_metrics(open_page, shot, web_admin) -> None:  # noqa:
     expect(desk.page.get_by_role("img", name="Latency percentiles: p50")).to_be_visible()
     desk.page.get_by_label("Window").select_option(label="Last hour")
     expect(desk.page.locator(".tile").first).to_contain_text(re.compile(r"Questions\s*[1-9]"))
+    expect(desk.page.get_by_role("heading", name="What users said of the answers")).to_be_visible()
+    problems = accessibility_problems(desk.page)
+    assert not problems, problems
     shot(desk.page, "desktop-17-metrics")
     desk.clean()
 
@@ -87,5 +92,6 @@ def test_metrics_are_for_admins_only(open_page) -> None:  # noqa: ANN001
     expect(w.page.get_by_role("link", name="Metrics")).to_be_hidden()
     w.page.goto("/#/metrics")
     expect(w.page.get_by_role("heading", name="Page not found")).to_be_visible()
+    expect(w.page.get_by_role("link", name="Go to your chats")).to_be_visible()
     assert w.page.request.get("/api/admin/metrics").status == 403
     w.clean()

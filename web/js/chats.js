@@ -3,14 +3,17 @@
 import { api, readEvents, request } from "./api.js";
 import { append, banner, confirmDialog, h, waitText, when } from "./dom.js";
 import { go } from "./main.js";
-import { openCitation, prefetchCitation } from "./viewer.js";
+import { docs, renderMessage } from "./message.js";
+import { prefetchCitation } from "./viewer.js";
 
-const MARK = /\[(\d+(?:\s*,\s*\d+)*)\]/g;
 let docsById = new Map();
+// a touch screen: the message box does not take focus on open (the keyboard would cover the answer)
+const touch = () => matchMedia("(hover: none) and (pointer: coarse)").matches;
 
 export async function renderChats(main, chatId) {
   const [{ chats }, { documents }] = await Promise.all([api("/api/chats"), api("/api/documents")]);
   docsById = new Map(documents.map((d) => [d.id, d]));
+  docs.byId = docsById;
   const side = h("aside", { class: "chat-side", "aria-labelledby": "chats-heading" },
     h("div", { class: "side-head" },
       h(chatId ? "h2" : "h1", { id: "chats-heading" }, "Chats"),
@@ -22,7 +25,8 @@ export async function renderChats(main, chatId) {
         h("span", { class: "chat-meta" }, scopeText(c), " · ", when(c.updated_at))))))
       : h("p", { class: "empty" }, "No chats yet."));
   const pane = h("section", { class: "chat-pane", "aria-label": "Conversation" });
-  main.append(h("div", { class: `chats-layout${chatId ? " has-chat" : ""}` }, side, pane));
+  main.append(h("div", { class: `chats-layout${chatId ? " has-chat" : ""}${documents.length ? "" : " no-docs"}` },
+    side, pane));
   if (chatId) await renderConversation(pane, chatId, documents);
   else {
     pane.append(h("div", { class: "empty-pane" },
@@ -104,8 +108,9 @@ async function renderConversation(pane, chatId, documents) {
   const question = h("textarea", { id: "question", rows: 2, required: true, maxLength: 4000,
                                    placeholder: "Ask about your documents…", "aria-describedby": "ask-hint" });
   const send = h("button", { type: "submit", class: "btn btn-primary" }, "Send");
+  const stop = h("button", { type: "button", class: "btn btn-danger", hidden: true }, "Stop");
   const composer = h("form", { class: "composer" },
-    h("label", { for: "question", class: "visually-hidden" }, "Your question"), question, send,
+    h("label", { for: "question", class: "visually-hidden" }, "Your question"), question, send, stop,
     h("p", { class: "hint", id: "ask-hint" }, "Enter sends, Shift+Enter starts a new line."));
   const header = h("div", { class: "chat-head" },
     h("a", { href: "#/chats", class: "back-link" }, "‹ Chats"),
@@ -117,34 +122,79 @@ async function renderConversation(pane, chatId, documents) {
   append(pane, [header, list, live, documents.length ? null
     : h("p", { class: "warn-box" }, "You have no documents yet. ", h("a", { href: "#/documents" }, "Upload PDFs"),
         " to get answers."), composer]);
-  for (const m of chat.messages) list.append(renderMessage(m));
+
+  const conv = { chat, list, live, question, composer, busy: false };
+  conv.run = async (work) => {  // one answer at a time: Send becomes Stop meanwhile
+    conv.busy = true;
+    send.hidden = true;
+    stop.hidden = false;
+    stop.disabled = false;
+    list.querySelectorAll(".regen").forEach((b) => { b.disabled = true; });
+    try {
+      await work();
+    } finally {
+      conv.busy = false;
+      stop.hidden = true;
+      send.hidden = false;
+      if (document.activeElement === stop || document.activeElement === document.body) question.focus();
+    }
+  };
+  conv.actions = (m, latest) => ({ chatId: chat.id, latest, regenerate: (old) => regenerate(conv, old) });
+
+  const replaced = new Set(chat.messages.map((m) => (m.meta || {}).regenerates).filter(Boolean));
+  const lastId = chat.messages.at(-1)?.id;
+  for (const m of chat.messages) {
+    const shown = replaced.has(m.id) ? { ...m, meta: { ...m.meta, superseded: true } } : m;
+    list.append(renderMessage(shown, m.role === "assistant" ? conv.actions(m, m.id === lastId) : null));
+  }
   const latest = chat.messages.filter((m) => m.role === "assistant" && m.status === "ok").at(-1);
   if (latest) prefetchCited(latest.citations || [], (latest.meta || {}).cited || []);
   if (!chat.messages.length) list.append(h("li", { class: "msg-hint" }, "Ask a first question below."));
-  list.lastElementChild?.scrollIntoView({ block: "end" });
+  keepAboveComposer(pane, composer);
+  requestAnimationFrame(() => reveal(list.lastElementChild));
 
   question.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); composer.requestSubmit(); }
   });
+  stop.addEventListener("click", async () => {
+    stop.disabled = true;
+    live.textContent = "Stopping…";
+    try {
+      await api(`/api/chats/${chat.id}/stop`, { method: "POST" });
+    } catch (err) {
+      stop.disabled = false;
+      banner(`The answer could not be stopped: ${err.detail}`, "error");
+    }
+  });
   composer.addEventListener("submit", async (e) => {
     e.preventDefault();
     const text = question.value.trim();
-    if (!text) return;
+    if (!text || conv.busy) return;
     question.value = "";
-    send.disabled = question.disabled = true;
-    try {
-      await ask(chat, text, list, live, question);
+    await conv.run(async () => {
+      await ask(conv, text);
       if (!chat.title) {  // name an untitled chat after its first question
         chat.title = text.length > 60 ? `${text.slice(0, 57)}…` : text;
         heading.textContent = chat.title;
         api(`/api/chats/${chat.id}`, { method: "PATCH", json: { title: chat.title } }).then(refreshSide, () => {});
       }
-    } finally {
-      send.disabled = question.disabled = false;
-      question.focus();
-    }
+    });
   });
-  question.focus();
+  if (!touch()) question.focus();
+}
+
+// The message box is sticky at phone width: a message scrolled into view stops above it.
+function keepAboveComposer(pane, composer) {
+  const set = () => pane.style.setProperty("--composer-h", `${composer.offsetHeight}px`);
+  set();
+  new ResizeObserver(set).observe(composer);
+}
+
+function reveal(li) {
+  if (!li) return;
+  // a long answer shows from its start; a short one, whole, just above the message box
+  const room = window.innerHeight - (parseFloat(getComputedStyle(li.closest(".chat-pane")).getPropertyValue("--composer-h")) || 0);
+  li.scrollIntoView({ block: li.offsetHeight > room * 0.8 ? "start" : "end" });
 }
 
 function refreshSide() {
@@ -196,76 +246,7 @@ async function removeChat(chat) {
   go("#/chats");
 }
 
-// ---- messages ------------------------------------------------------------------------------------
-
-function citationLink(c, label) {
-  if (c.document_id) {
-    const doc = docsById.get(c.document_id);
-    if (!doc) {
-      return h("span", { class: "cite cite-gone", title: "The cited document was deleted" }, label,
-               h("span", { class: "visually-hidden" }, " (source deleted)"));
-    }
-    const href = `/api/documents/${c.document_id}/pages/${c.page}.png`;
-    return h("a", { class: "cite", href, dataset: { n: c.n },
-                    "aria-label": `Source ${c.n}: ${doc.name}, page ${c.page}`,
-                    onpointerenter: () => prefetchCitation(c, doc), onfocus: () => prefetchCitation(c, doc),
-                    onclick: (e) => { e.preventDefault(); openCitation(c, doc); } }, label);
-  }
-  if (c.url) return h("a", { class: "cite", href: c.url, target: "_blank", rel: "noopener noreferrer" }, label);
-  return h("span", { class: "cite" }, label);
-}
-
-function answerBody(text, citations) {
-  const byN = new Map(citations.map((c) => [c.n, c]));
-  const p = h("div", { class: "answer-text" });
-  let last = 0;
-  for (const m of text.matchAll(MARK)) {
-    p.append(text.slice(last, m.index));
-    const ns = m[1].split(",").map((x) => Number(x.trim()));
-    ns.forEach((n, i) => {
-      const c = byN.get(n);
-      p.append(c ? citationLink(c, `[${n}]`) : `[${n}]`);
-      if (i < ns.length - 1) p.append(" ");
-    });
-    last = m.index + m[0].length;
-  }
-  p.append(text.slice(last));
-  return p;
-}
-
-function sourcesList(citations, cited) {
-  const shown = cited && cited.length ? citations.filter((c) => cited.includes(c.n)) : citations;
-  if (!shown.length) return null;
-  return h("div", { class: "sources" }, h("h3", {}, "Sources"), h("ol", {}, shown.map((c) => {
-    const doc = c.document_id ? docsById.get(c.document_id) : null;
-    const where = c.document_id ? `${doc ? doc.name : c.name}, page ${c.page}` : (c.name || c.url);
-    return h("li", { value: c.n }, citationLink(c, where),
-             c.ocr ? h("span", { class: "muted", title: "The page is an image; its text was recognised (OCR)" },
-                       " — recognised text") : null,
-             c.document_id && !doc ? h("span", { class: "muted" }, " — deleted") : null);
-  })));
-}
-
-export function renderMessage(m) {
-  if (m.role === "user") return h("li", { class: "msg msg-user" }, h("p", {}, m.content));
-  const meta = m.meta || {};
-  const citations = m.citations || [];
-  if (m.status === "blocked") {
-    return h("li", { class: "msg msg-blocked" }, h("p", { class: "msg-label" }, "Question blocked"),
-      h("p", {}, m.content), meta.block_reason ? h("p", { class: "muted" }, `Reason: ${meta.block_reason}`) : null);
-  }
-  if (m.status === "error") {
-    return h("li", { class: "msg msg-error" }, h("p", { class: "msg-label" }, "No answer"),
-      h("p", {}, m.content || "The answer could not be produced."),
-      h("p", { class: "muted" }, "Ask again in a moment; if it keeps failing, the model provider may be down."));
-  }
-  const unanswered = !citations.length && !(meta.cited || []).length;
-  return h("li", { class: `msg msg-assistant${unanswered ? " msg-nodata" : ""}` },
-    unanswered ? h("p", { class: "msg-label" }, "Not in your documents") : null,
-    answerBody(m.content, citations),
-    sourcesList(citations, meta.cited),
-    meta.cached ? h("p", { class: "muted small" }, "Answered from a recent identical question.") : null);
-}
+// ---- asking ------------------------------------------------------------------------------------
 
 function pending() {
   const status = h("p", { class: "thinking" }, h("span", { class: "spinner", "aria-hidden": "true" }),
@@ -276,21 +257,42 @@ function pending() {
   return { li, status, text };
 }
 
-async function ask(chat, question, list, live, input) {
+async function ask(conv, question) {
+  const { list, live } = conv;
   list.querySelector(".msg-hint")?.remove();
   list.append(renderMessage({ role: "user", content: question }));
+  await stream(conv, `/api/chats/${conv.chat.id}/messages`, { question }, () => { conv.question.value ||= question; });
+}
+
+async function regenerate(conv, old) {
+  if (conv.busy) return;
+  const oldLi = conv.list.querySelector(`li[data-id="${old.id}"]`);
+  await conv.run(async () => {
+    const done = await stream(conv, `/api/chats/${conv.chat.id}/messages/${old.id}/regenerate`, undefined, () => {});
+    if (done && oldLi) {  // the earlier answer stays, marked as such, without its actions
+      oldLi.querySelector(".msg-actions .regen")?.remove();
+      if (!oldLi.querySelector(".msg-superseded-label")) {
+        oldLi.prepend(h("p", { class: "msg-label muted msg-superseded-label" }, "Earlier answer"));
+      }
+    }
+  });
+}
+
+// POST `path` and show the answer as it streams; true when an answer (of any final kind) came.
+async function stream(conv, path, json, onRefused) {
+  const { list, live } = conv;
   const p = pending();
   list.append(p.li);
-  p.li.scrollIntoView({ block: "end" });
+  reveal(p.li);
   live.textContent = "Searching your documents…";
   let res;
   try {
-    res = await request(`/api/chats/${chat.id}/messages`, { method: "POST", json: { question } });
+    res = await request(path, { method: "POST", json });
   } catch (err) {
     p.li.replaceWith(refused(err));
-    input.value = question;  // nothing typed is lost
+    onRefused();  // nothing typed is lost
     live.textContent = "The question was not sent.";
-    return;
+    return false;
   }
   let text = "";
   let firstToken = true;
@@ -312,7 +314,7 @@ async function ask(chat, question, list, live, input) {
         text = "";
         p.text.data = "";
         p.status.lastChild.textContent = "The model failed mid-answer; another one starts over…";
-      } else if (["done", "blocked", "error"].includes(event)) {
+      } else if (["done", "blocked", "error", "stopped"].includes(event)) {
         final = { event, data };
       }
     }
@@ -322,19 +324,23 @@ async function ask(chat, question, list, live, input) {
   if (!final) {
     p.li.replaceWith(h("li", { class: "msg msg-error" }, h("p", { class: "msg-label" }, "Connection lost"),
       h("p", {}, "The answer is still saved in this chat when it is ready. "),
-      h("button", { type: "button", class: "btn btn-small", onclick: () => go(`#/chats/${chat.id}?r=${Date.now()}`) },
+      h("button", { type: "button", class: "btn btn-small", onclick: () => go(`#/chats/${conv.chat.id}?r=${Date.now()}`) },
         "Reload the chat")));
     live.textContent = "The connection was lost.";
-    return;
+    return false;
   }
   const { event, data } = final;
   const status = event === "done" ? "ok" : event;
-  p.li.replaceWith(renderMessage({ role: "assistant", content: data.answer ?? data.error ?? "", status,
-                                   citations: data.citations || [], meta: { ...data, block_reason: data.reason } }));
+  const message = { id: data.message_id, role: "assistant", content: data.answer ?? data.error ?? "", status,
+                    citations: data.citations || [], meta: { ...data, block_reason: data.reason } };
+  list.querySelectorAll(".msg-actions .regen").forEach((b) => b.remove()); // only the latest answer is answered again
+  const li = renderMessage(message, data.message_id ? conv.actions(message, true) : null);
+  p.li.replaceWith(li);
   if (status === "ok") prefetchCited(data.citations || [], data.cited || []);
-  list.lastElementChild.scrollIntoView({ block: "end" });
+  reveal(li);
   live.textContent = status === "ok" ? "Answer ready." : status === "blocked" ? "The question was blocked."
-    : "No answer could be produced.";
+    : status === "stopped" ? "The answer was stopped." : "No answer could be produced.";
+  return true;
 }
 
 // The pages an answer cites (at most two): the reader's likely next click.

@@ -1,5 +1,5 @@
 // Documents: upload several documents (picker or drag and drop), one live stepper per upload fed by the
-// job's Server-Sent Events, and the list with status, pages, chunks and delete.
+// job's Server-Sent Events, and the list with status, pages, passages and delete.
 import { api, refreshSession, uploadFile } from "./api.js";
 import { banner, bytes, confirmDialog, h, waitText, when } from "./dom.js";
 
@@ -74,7 +74,7 @@ function table(documents) {
       ...context(d)),
     h("td", { "data-label": "Status" }, statusBadge(d)),
     h("td", { "data-label": "Pages", class: "num" }, d.pages ?? "–"),
-    h("td", { "data-label": "Chunks", class: "num" }, d.chunks ?? "–"),
+    h("td", { "data-label": "Passages", class: "num" }, d.chunks ?? "–"),
     h("td", { "data-label": "Size", class: "num" }, bytes(d.size_bytes)),
     h("td", { "data-label": "Added" }, when(d.created_at)),
     h("td", { class: "actions" }, h("div", {},
@@ -84,7 +84,7 @@ function table(documents) {
                     onclick: () => remove(d) }, "Delete")))));
   return h("table", { class: "docs" },
     h("caption", { class: "visually-hidden" }, "Your documents"),
-    h("thead", {}, h("tr", {}, ...["Name", "Status", "Pages", "Chunks", "Size", "Added"].map(
+    h("thead", {}, h("tr", {}, ...["Name", "Status", "Pages", "Passages", "Size", "Added"].map(
       (t) => h("th", { scope: "col" }, t)), h("th", { scope: "col" }, h("span", { class: "visually-hidden" },
       "Actions")))),
     h("tbody", {}, rows));
@@ -96,7 +96,14 @@ function statusBadge(d) {
            d.error ? h("span", { class: "visually-hidden" }, `: ${d.error}`) : null);
 }
 
+export function plural(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
 async function remove(d) {
+  // where focus goes once the row is gone: the next row's delete button, else the previous one's, else the upload
+  const row = document.querySelector(`table.docs tr[data-id="${d.id}"]`);
+  const neighbour = (row?.nextElementSibling || row?.previousElementSibling)?.dataset.id;
   const ok = await confirmDialog({
     title: `Delete ${d.name}?`,
     text: "Its passages are removed from search, and answers that cited it lose those citations. "
@@ -111,6 +118,8 @@ async function remove(d) {
            "error");
   }
   await refreshList();
+  const next = neighbour && document.querySelector(`table.docs tr[data-id="${neighbour}"] .btn-danger`);
+  (next || document.getElementById("file-input") || document.querySelector("main h1"))?.focus();
 }
 
 function startUploads(files) {
@@ -199,7 +208,7 @@ function follow(u, jobId, attempt) {
     finished = true;
     source.close();
     const d = JSON.parse(e.data);
-    setStep(u, "done", 100, `Ready: ${d.pages} pages, ${d.chunks} passages.`, "done");
+    setStep(u, "done", 100, `Ready: ${plural(d.pages, "page")}, ${plural(d.chunks, "passage")}.`, "done");
     u.close.hidden = false;
     refreshList();
   });

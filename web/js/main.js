@@ -63,7 +63,7 @@ async function render() {
     else if (r.name === "documents") await renderDocuments(main);
     else if (r.name === "chats") await renderChats(main, r.id);
     else if (r.name === "metrics" && session.user.admin) await renderMetrics(main);
-    else main.append(Object.assign(document.createElement("h1"), { textContent: "Page not found" }));
+    else notFound();
   } catch (err) {
     if (err.status === 401) return; // session-ended handles it
     const p = document.createElement("p");
@@ -75,7 +75,23 @@ async function render() {
   if (moved) focusMain();
 }
 
+function notFound() {
+  const h1 = Object.assign(document.createElement("h1"), { textContent: "Page not found" });
+  const p = document.createElement("p");
+  const home = Object.assign(document.createElement("a"), { href: "#/chats", textContent: "Go to your chats" });
+  p.append("There is nothing at this address. ", home);
+  main.append(h1, p);
+}
+
 window.addEventListener("hashchange", render);
+
+// the Developers menu closes on a choice, on Escape and on a click elsewhere
+const devMenu = document.getElementById("dev-menu");
+devMenu.addEventListener("click", (e) => { if (e.target.closest("a")) devMenu.open = false; });
+devMenu.addEventListener("keydown", (e) => {
+  if (e.key === "Escape" && devMenu.open) { devMenu.open = false; devMenu.querySelector("summary").focus(); }
+});
+document.addEventListener("click", (e) => { if (!devMenu.contains(e.target)) devMenu.open = false; });
 
 window.addEventListener("session-ended", () => {
   if (!session.user) return;

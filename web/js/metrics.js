@@ -1,7 +1,7 @@
 // Admin metrics (/api/admin/metrics) as charts: questions and outcomes, latency percentiles, tokens,
 // answers per provider, sources and cache hits. Plain SVG: no chart library to vendor.
 import { api } from "./api.js";
-import { h, s } from "./dom.js";
+import { h, s, when } from "./dom.js";
 
 const WINDOWS = [[1, "Last hour"], [24, "Last 24 hours"], [24 * 7, "Last 7 days"], [24 * 30, "Last 30 days"]];
 
@@ -79,6 +79,15 @@ function view(m) {
       bars("Answers per provider", Object.entries(q.answers_by_provider).map(([k, v]) => [k, v, String(v)])),
       bars("Questions per surface", Object.entries(q.by_source).map(([k, v]) => [k, v, String(v)]), "var(--accent-2)")),
   ];
+  const f = m.feedback;
+  if (f) {
+    out.push(h("h2", {}, "What users said of the answers"),
+      h("div", { class: "tiles" }, tile("Good answers", f.up, "thumbs up"), tile("Bad answers", f.down, "thumbs down"),
+        tile("Approval", f.up + f.down ? pct(f.up / (f.up + f.down)) : "–", `${f.up + f.down} verdicts`)),
+      f.notes.length ? h("ul", { class: "feedback-notes" }, f.notes.map((n) => h("li", {},
+        h("strong", {}, n.rating === "up" ? "Good: " : "Bad: "), n.note, h("span", { class: "muted small" }, ` · ${when(n.at)}`))))
+        : h("p", { class: "muted" }, "No notes in this window. Export every verdict with `thotqen feedback export`."));
+  }
   if (m.langsmith) {
     const l = m.langsmith;
     out.push(h("h2", {}, "LangSmith"), l.error ? h("p", { class: "warn-box" }, l.error)

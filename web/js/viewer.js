@@ -76,11 +76,19 @@ function load(url) {
   return images.get(url);
 }
 
+// What to highlight on the cited page: the evidence lines the answer rests on when the citation
+// names them (the exact row or sentence), else the whole passage it quotes. The server finds the
+// words on the page (api/pages.py), so each line is marked where it stands.
+function highlightOf(citation) {
+  const lines = (citation.evidence || []).map((e) => e && e.text).filter(Boolean);
+  return lines.length ? lines.join("\n") : citation.text || "";
+}
+
 // Render the cited page ahead of the click (an answer just written, a pointer over a marker), so
 // the click finds it ready: rendering a page is most of a first click's wait (evals/results/page_latency.md).
 export function prefetchCitation(citation, doc) {
   if (window.__thotqen.noPrefetch) return; // evals/page_latency.py measures the click without it too
-  if (doc && citation.page) load(imageUrl(doc, citation.page, citation.text)).catch(() => {});
+  if (doc && citation.page) load(imageUrl(doc, citation.page, highlightOf(citation))).catch(() => {});
 }
 
 export function openCitation(citation, doc) {
@@ -108,7 +116,7 @@ async function show(page, clickedAt = performance.now()) {
   status.className = "viewer-status";
   const token = ++loadToken;
   try {
-    const { blob, lines, where } = await load(imageUrl(doc, page, cited ? citation.text : ""));
+    const { blob, lines, where } = await load(imageUrl(doc, page, cited ? highlightOf(citation) : ""));
     if (token !== loadToken) return;
     if (objectUrl) URL.revokeObjectURL(objectUrl);
     objectUrl = URL.createObjectURL(blob);
@@ -118,7 +126,8 @@ async function show(page, clickedAt = performance.now()) {
       img.hidden = false;
       box = cited && where ? where.split(",").map(Number) : null;
       showHighlight();
-      status.textContent = !cited ? "" : lines ? "The cited passage is highlighted."
+      const evidence = (citation.evidence || []).some((e) => e && e.text);
+      status.textContent = !cited ? "" : lines ? (evidence ? "The evidence is highlighted." : "The cited passage is highlighted.")
         : "The cited passage could not be located on the page image; it is quoted below.";
       dialog.dataset.loaded = `${doc.id}:${page}`;
     };
