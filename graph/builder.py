@@ -6,7 +6,7 @@ The running parts come with each run as LangGraph's runtime context (graph/conte
     begin → guardrail ─blocked→ refuse
         │ history → condense → (hyde) → retrieve → rerank → screen → grade → route
         └ no history ─────────↗                                              │
-    route: enough relevant → generate; else rewrite → retrieve …, or web_search → screen …
+    route: enough relevant → facts → compute → generate → verify; else rewrite → retrieve …, or web_search → screen …
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from langgraph.runtime import Runtime
 
 from graph.context import Context, context_of
 from graph.nodes.begin import begin
+from graph.nodes.compute import compute_node
 from graph.nodes.condense import condense
+from graph.nodes.facts import facts
 from graph.nodes.generate import generate
 from graph.nodes.grade import grade
 from graph.nodes.guardrail import guardrail, refuse
@@ -28,6 +30,7 @@ from graph.nodes.retrieve import retrieve
 from graph.nodes.rewrite import rewrite
 from graph.nodes.route import after_route, route
 from graph.nodes.screen import screen
+from graph.nodes.verify import verify_node
 from graph.nodes.web_search import web_search
 from graph.state import InputState, OutputState, State
 
@@ -49,7 +52,8 @@ def build(context_schema: type[Context] = Context) -> StateGraph[State, Context,
     builder = StateGraph(State, context_schema=context_schema, input_schema=InputState, output_schema=OutputState)
     for name, fn in [("begin", begin), ("guardrail", guardrail), ("refuse", refuse), ("condense", condense),
                      ("hyde", hyde), ("retrieve", retrieve), ("rerank", rerank), ("screen", screen), ("grade", grade),
-                     ("route", route), ("rewrite", rewrite), ("web_search", web_search), ("generate", generate)]:
+                     ("route", route), ("rewrite", rewrite), ("web_search", web_search), ("facts", facts),
+                     ("compute", compute_node), ("generate", generate), ("verify", verify_node)]:
         # LangGraph's overloads list no (state, config, runtime) node; it passes them by parameter name
         builder.add_node(name, fn)  # type: ignore[call-overload]
     builder.add_edge(START, "begin")
@@ -62,10 +66,14 @@ def build(context_schema: type[Context] = Context) -> StateGraph[State, Context,
     builder.add_edge("rerank", "screen")
     builder.add_edge("screen", "grade")
     builder.add_edge("grade", "route")
-    builder.add_conditional_edges("route", after_route)
+    builder.add_conditional_edges("route", after_route,
+                                  {"rewrite": "rewrite", "web_search": "web_search", "generate": "facts"})
+    builder.add_edge("facts", "compute")
+    builder.add_edge("compute", "generate")
     builder.add_edge("rewrite", "retrieve")
     builder.add_edge("web_search", "screen")
-    builder.add_edge("generate", END)
+    builder.add_edge("generate", "verify")
+    builder.add_edge("verify", END)
     return builder
 
 
