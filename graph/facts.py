@@ -66,9 +66,40 @@ def question_period(question: str) -> AskedPeriod:
     return AskedPeriod(tuple(years), quarter)
 
 
+# Analysts' abbreviations, written out as statements label their rows.
+ABBREVIATIONS: dict[str, str] = {
+    "pp&e": "property plant equipment", "ppe": "property plant equipment", "capex": "capital expenditures",
+    "sg&a": "selling general administrative", "r&d": "research development", "eps": "earnings per share",
+    "cogs": "cost of goods sold", "d&a": "depreciation amortization", "fcf": "free cash flow",
+    "ebit": "operating income", "a/r": "accounts receivable", "a/p": "accounts payable",
+}
+# A statement's name says where to look, not which row ("shown in the income statement").
+_STATEMENT = re.compile(r"\b(?:(?:income|cash\s*flows?|balance)\s+(?:statements?|sheets?)"
+                        r"|statements?\s+of\s+(?:financial\s+position|cash\s+flows?|operations|income|earnings)"
+                        r"|p&l)\b", re.IGNORECASE)
+
+
+def without_statement_names(text: str) -> str:
+    """`text` without the names of statements: the glossary then expands what it asks, not where to look."""
+    return _STATEMENT.sub(" ", text or "")
+
+
+def _stem(word: str) -> str:
+    """Plurals read as their singular ("revenues" is "revenue", "expenditures" "expenditure")."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
 def label_words(text: str) -> set[str]:
-    """The words of `text` that can name a row ("capital", "expenditure"), lower-cased."""
-    return {w.strip("'-") for w in _WORD.findall((text or "").lower())} - _NOT_A_LABEL_WORD
+    """The words of `text` that can name a row ("capital", "expenditure"), lower-cased, singular."""
+    text = _STATEMENT.sub(" ", (text or "").lower())
+    words: set[str] = set()
+    for word in (w.strip("'-") for w in _WORD.findall(text)):
+        words.update(ABBREVIATIONS[word].split() if word in ABBREVIATIONS else [word])
+    return {_stem(w) for w in words} - _NOT_A_LABEL_WORD
 
 
 @dataclass(frozen=True)
@@ -140,19 +171,32 @@ def score(cell: Cell, words: set[str], period: AskedPeriod, pages: set[tuple[str
     return value + 0.1 * cell.rank
 
 
-def pick(cells: Iterable[Cell], question: str, pages: set[tuple[str, int]], limit: int = MAX_FACTS) -> list[Cell]:
-    """The best cells for `question`, one per row and period, best first."""
-    words = label_words(question)
+def pick(cells: Iterable[Cell], question: str, pages: set[tuple[str, int]], *, ignore: set[str] = frozenset(),
+         phrases: Sequence[str] = (), glossary: str = "", limit: int = MAX_FACTS) -> list[Cell]:
+    """The best cells for `question`, one per row and period, best first.
+
+    `ignore`: words that name the company, never a row ("Net earnings attributable to Best Buy"
+    is not what "Best Buy's inventories" asks for). `phrases`: a calculation's operands
+    (graph/operands.py), each given an equal share of the facts before the question as a whole.
+    `glossary`: the filing words the query glossary adds for the question's analyst words."""
+    cells = list(cells)
     period = question_period(question)
-    scored = sorted(((score(c, words, period, pages), c) for c in cells), key=lambda t: -t[0])
     out: list[Cell] = []
     seen: set[tuple[str, str, str, str]] = set()
-    for value, cell in scored:
-        key = (cell.document_id, cell.path.lower(), cell.period_label.lower(), str(cell.fiscal_year))
-        if value <= 0 or key in seen:
-            continue
-        seen.add(key)
-        out.append(cell)
+    share = max(2, limit // max(len(phrases), 1)) if phrases else limit
+    for text, quota in [*((p, share) for p in phrases), (f"{question} {glossary}", limit)]:
+        words = label_words(text) - ignore
+        scored = sorted(((score(c, words, period, pages), c) for c in cells), key=lambda t: -t[0])
+        taken = 0
+        for value, cell in scored:
+            key = (cell.document_id, cell.path.lower(), cell.period_label.lower(), str(cell.fiscal_year))
+            if value <= 0 or key in seen:
+                continue
+            seen.add(key)
+            out.append(cell)
+            taken += 1
+            if taken >= quota or len(out) >= limit:
+                break
         if len(out) >= limit:
             break
     return out

@@ -24,7 +24,8 @@ MARGIN_PARTS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bebitda\s+margin", re.I), "ebitda"),
 )
 REVENUE = "total revenue net sales revenues"
-_DEFINED = re.compile(r"\b(?:defined|calculated|computed)\s+as\b:?\s*(?P<rest>.+)", re.I | re.S)
+_DEFINED = re.compile(r"\b(?:defined|calculated|computed)\s+as\b:?\s*(?P<rest>.+)"
+                      r"|\bdefine[sd]?\b[^.?]{0,60}?\bas\b:?\s*(?P<rest2>.+)", re.I | re.S)
 _SPLIT = re.compile(r"\s*(?:/|÷|\bdivided\s+by\b|\bover\b|\bas\s+an?\s+(?:percent(?:age)?|%|share|proportion)\s+of\b"
                     r"|\brelative\s+to\b|\bto\b|\bper\b)\s*", re.I)
 _RATIO_OF = re.compile(r"\b(?:ratio|proportion|share|percentage)\s+of\s+(?P<rest>.+)", re.I | re.S)
@@ -36,7 +37,7 @@ _SAME_ROW = ("growth", "difference", "cagr", "sum", "average")
 def _clause(question: str) -> str:
     """The part of the question that names the operands."""
     if m := _DEFINED.search(question):
-        return m.group("rest")
+        return m.group("rest") or m.group("rest2")
     if m := _RATIO_OF.search(question):
         return m.group("rest")
     return question
@@ -58,7 +59,12 @@ def phrases(question: str, op: str) -> list[str]:
     return []
 
 
-def _fit(fact: Fact, words: set[str], years: tuple[int, ...]) -> float:
+_PERCENT_WORDS = re.compile(r"percent|%|\brate\b|\bmargin\b", re.I)
+
+
+def _fit(fact: Fact, words: set[str], years: tuple[int, ...], percent_ok: bool = True) -> float:
+    if fact.figure.kind == "percent" and not percent_ok:
+        return 0.0  # an operand the question names as an amount is not a percentage row
     label = label_words(fact.label)
     shared = len(label & words)
     if not shared:
@@ -74,15 +80,19 @@ def _year(fact: Fact) -> int | None:
     return int(m.group(0)) if m else None
 
 
-def _best(facts: Sequence[Fact], phrase: str, years: tuple[int, ...], taken: set[int]) -> Fact | None:
-    words = label_words(phrase)
-    scored = [(_fit(f, words, years), f) for f in facts if f.n not in taken]
+def _best(facts: Sequence[Fact], phrase: str, years: tuple[int, ...], taken: set[int],
+          ignore: set[str] = frozenset()) -> Fact | None:
+    words = label_words(phrase) - ignore
+    percent_ok = bool(_PERCENT_WORDS.search(phrase)) and phrase != REVENUE
+    scored = [(_fit(f, words, years, percent_ok), f) for f in facts if f.n not in taken]
     scored = [(s, f) for s, f in scored if s > 0]
-    return max(scored, key=lambda t: t[0])[1] if scored else None
+    # equal fit: the larger amount is the total ("Net sales" of the company, not of a segment)
+    return max(scored, key=lambda t: (round(t[0], 6), abs(t[1].figure.value)))[1] if scored else None
 
 
-def choose(question: str, op: str, facts: Sequence[Fact]) -> Request | None:
-    """The request that computes what `question` asks from `facts`, or None when the operands are not there."""
+def choose(question: str, op: str, facts: Sequence[Fact], ignore: set[str] = frozenset()) -> Request | None:
+    """The request that computes what `question` asks from `facts`, or None when the operands are not there;
+    `ignore` holds the words that name the company (graph/facts.py `pick`)."""
     period = question_period(question)
     years = period.years
     if op in _TWO_OPERANDS:
@@ -93,7 +103,7 @@ def choose(question: str, op: str, facts: Sequence[Fact]) -> Request | None:
         chosen = []
         for part in parts:
             own = question_period(part).years or years[-1:]
-            fact = _best(facts, part, own, taken)
+            fact = _best(facts, part, own, taken, ignore)
             if fact is None:
                 return None
             taken.add(fact.n)
@@ -103,15 +113,15 @@ def choose(question: str, op: str, facts: Sequence[Fact]) -> Request | None:
         parts = phrases(question, op)
         if len(parts) != 2 or not years:
             return None
-        numerator = _best(facts, parts[0], years[-1:], set())
-        later = _best(facts, parts[1], years[-1:], set())
+        numerator = _best(facts, parts[0], years[-1:], set(), ignore)
+        later = _best(facts, parts[1], years[-1:], set(), ignore)
         earlier_years = (years[0],) if len(years) > 1 else (years[-1] - 1,)
-        earlier = _best(facts, parts[1], earlier_years, {later.n} if later else set())
+        earlier = _best(facts, parts[1], earlier_years, {later.n} if later else set(), ignore)
         if not (numerator and later and earlier) or _year(earlier) == _year(later):
             return None
         return Request(op="turnover", operands=[numerator.n, earlier.n, later.n])
     if op in _SAME_ROW:
-        best = _best(facts, question, (), set())
+        best = _best(facts, question, (), set(), ignore)
         if best is None:
             return None
         row = sorted((f for f in facts if f.label == best.label and _year(f) is not None), key=lambda f: _year(f) or 0)

@@ -101,6 +101,7 @@ class State(InputState, OutputState, total=False):
     rewritten: bool  # the query was rewritten this question (route: at most once)
     searched_web: bool  # the web was searched this question (route: at most once)
     web_failures: list[Any]  # (backend, reason) when the web search failed
+    company_words: list[str]  # words of the scoped documents' company names: they pick no table row
     unanswerable: str  # why the documents cannot answer (graph/nodes/answerable.py); "" when they may
 
 
@@ -109,5 +110,5 @@ FRESH: dict[str, Any] = {
     "blocked": False, "block_reason": "", "rounds": 0, "documents": [], "relevant": [], "seen": [], "grades": [],
     "citations": [], "cited": [], "answer": "", "provider": None, "llm_calls": [], "hyde": "", "rewritten": False,
     "searched_web": False, "web_failures": [], "first_token_s": None, "route": [], "timings": {},
-    "verification": None, "facts": [], "calculation": None, "unanswerable": "",
+    "verification": None, "facts": [], "calculation": None, "unanswerable": "", "company_words": [],
 }

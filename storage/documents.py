@@ -289,3 +289,10 @@ def replace_headings(conn: psycopg.Connection, *, document_id: uuid.UUID, child_
         cur.executemany("update child_chunks set heading = %s, embedding = %s where id = %s and document_id = %s",
                         [(h, v, i, document_id) for i, h, v in zip(child_ids, headings, embeddings, strict=True)])
     conn.execute("select refresh_term_postings(%s)", (document_id,))
+
+
+def company_names(conn: psycopg.Connection, *, owner_id: int, document_ids: Sequence[uuid.UUID]) -> list[str]:
+    """The company each of the owner's documents names on its cover (read at ingestion), where read."""
+    rows = conn.execute("select distinct company from documents where owner_id = %s and id = any(%s)"
+                        " and coalesce(company, '') <> ''", (owner_id, list(document_ids))).fetchall()
+    return [row[0] for row in rows]

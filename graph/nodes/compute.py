@@ -36,7 +36,7 @@ def compute_node(state: State, config: RunnableConfig, runtime: Runtime[Context]
     if op is None:
         return {"calculation": None}
     facts = stored_facts(items, excerpt_numbers(state))
-    request = choose(question, op, facts)
+    request = choose(question, op, facts, set(state.get("company_words") or []))
     if request is None:
         log.info("no calculation: the facts hold no operands for %s", op)
         return {"calculation": None}

@@ -18,10 +18,12 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from graph import facts as lookup
+from graph.calc import choose_op
 from graph.context import Context, context_of
 from graph.figures import asked_unit
 from graph.nodes.common import node
 from graph.nodes.retrieve import owner_of
+from graph.operands import phrases
 from graph.state import Excerpt, State
 
 # Candidate cells read from storage before `graph/facts.py` picks; enough for every column of the
@@ -35,6 +37,14 @@ def _cells(found: list[Any]) -> list[lookup.Cell]:  # storage.tables.FoundCell
                         period_kind=c.period_kind, fiscal_year=c.fiscal_year, quarter=c.quarter, months=c.months,
                         scale=c.scale, unit=c.unit, scale_words=c.scale_words, value_text=c.value_text,
                         value=c.value, box=c.box, row_box=c.row_box, rank=c.rank) for c in found]
+
+
+def company_words(conn: Any, owner_id: int, document_ids: list[uuid.UUID]) -> set[str]:  # noqa: ANN401
+    """Words of the documents' company names (as their covers say): they name no row."""
+    from storage.documents import company_names
+
+    return set().union(set(), *(lookup.label_words(name) for name in company_names(conn, owner_id=owner_id,
+                                                                                     document_ids=document_ids)))
 
 
 def cell_excerpt(cells: list[lookup.Cell]) -> Excerpt:
@@ -65,10 +75,17 @@ def facts(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> di
     scoped = [uuid.UUID(d) for d in sorted(kept_docs)]
     with cfg.running.database.connection() as conn:
         owner_id = owner_of(conn, cfg)
-        text = f"{question} {glossary_words(conn, question)}"
-        found = find_cells(conn, owner_id=owner_id, text=text, document_ids=scoped, limit=CANDIDATES)
+        glossary = glossary_words(conn, lookup.without_statement_names(question))
+        found = find_cells(conn, owner_id=owner_id, text=f"{question} {glossary}", document_ids=scoped, limit=CANDIDATES)
+        op = choose_op(question)
+        parts = phrases(question, op) if op else []
+        for part in parts:  # each operand's rows, though the question's other words outrank them
+            words = glossary_words(conn, lookup.without_statement_names(part))
+            found += find_cells(conn, owner_id=owner_id, text=f"{part} {words}",
+                                document_ids=scoped, limit=CANDIDATES // 2)
+        ignore = company_words(conn, owner_id, scoped)
     pages = {(str(e.get("document_id")), int(e.get("page") or 0)) for e in relevant}
-    picked = lookup.pick(_cells(found), question, pages)
+    picked = lookup.pick(_cells(found), question, pages, ignore=ignore, phrases=parts, glossary=glossary)
     if not picked:
         return {"facts": []}
     by_page: dict[tuple[str, int], str] = {}
@@ -89,4 +106,4 @@ def facts(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> di
         out.append({"n": n, "key": by_page[(cell.document_id, cell.page)], "label": fact.label,
                     "period": fact.period, "value_text": cell.value_text, "shown": lookup.shown_value(fact, asked),
                     "evidence": lookup.evidence_line(cell), "cell": asdict(cell)})
-    return {"facts": out, "relevant": relevant}
+    return {"facts": out, "relevant": relevant, "company_words": sorted(ignore)}
