@@ -12,7 +12,7 @@ cited by. Code copies the digits; the model only chooses which fact answers.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
 
 from graph.calc import Fact
@@ -34,11 +34,13 @@ _ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4}
 _WORD = re.compile(r"[a-z][a-z&'-]+")
 # Words that say how to answer, not what: they never pick a row.
 _NOT_A_LABEL_WORD = frozenset(
-    "what is was were are the a an of for in on at to by from and or as its it their this that which how much many "
-    "fiscal year years fy quarter usd million millions billion billions thousand thousands dollars figure amount "
-    "company company's give response question relying details shown statement statements round rounded decimal "
-    "places place answer calculate calculated using based please provide report reported reports end ended "
-    "inc corp corporation ltd total".split())
+    ["what", "is", "was", "were", "are", "the", "a", "an", "of", "for", "in", "on", "at", "to", "by", "from", "and",
+    "or", "as", "its", "it", "their", "this", "that", "which", "how", "much", "many", "fiscal", "year", "years",
+    "fy", "quarter", "usd", "million", "millions", "billion", "billions", "thousand", "thousands", "dollars",
+    "figure", "amount", "company", "company's", "give", "response", "question", "relying", "details", "shown",
+    "statement", "statements", "round", "rounded", "decimal", "places", "place", "answer", "calculate",
+    "calculated", "using", "based", "please", "provide", "report", "reported", "reports", "end", "ended", "inc",
+    "corp", "corporation", "ltd", "total"])
 
 
 def asks_for_figure(question: str) -> bool:
@@ -61,8 +63,8 @@ def question_period(question: str) -> AskedPeriod:
         if year not in years:
             years.append(year)
     quarter = None
-    if m := _QUARTER.search(question or ""):
-        quarter = int(m.group(1)) if m.group(1) else _ORDINAL[m.group(2).lower()]
+    if q := _QUARTER.search(question or ""):
+        quarter = int(q.group(1)) if q.group(1) else _ORDINAL[q.group(2).lower()]
     return AskedPeriod(tuple(years), quarter)
 
 
@@ -171,7 +173,7 @@ def score(cell: Cell, words: set[str], period: AskedPeriod, pages: set[tuple[str
     return value + 0.1 * cell.rank
 
 
-def pick(cells: Iterable[Cell], question: str, pages: set[tuple[str, int]], *, ignore: set[str] = frozenset(),
+def pick(cells: Iterable[Cell], question: str, pages: set[tuple[str, int]], *, ignore: Set[str] = frozenset(),
          phrases: Sequence[str] = (), glossary: str = "", limit: int = MAX_FACTS) -> list[Cell]:
     """The best cells for `question`, one per row and period, best first.
 

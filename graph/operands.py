@@ -11,7 +11,7 @@ it best. No match, no calculation: the answer then rests on the facts alone.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 
 from graph.calc import Fact, Request
 from graph.facts import label_words, question_period
@@ -81,7 +81,7 @@ def _year(fact: Fact) -> int | None:
 
 
 def _best(facts: Sequence[Fact], phrase: str, years: tuple[int, ...], taken: set[int],
-          ignore: set[str] = frozenset()) -> Fact | None:
+          ignore: Set[str] = frozenset()) -> Fact | None:
     words = label_words(phrase) - ignore
     percent_ok = bool(_PERCENT_WORDS.search(phrase)) and phrase != REVENUE
     scored = [(_fit(f, words, years, percent_ok), f) for f in facts if f.n not in taken]
@@ -90,7 +90,7 @@ def _best(facts: Sequence[Fact], phrase: str, years: tuple[int, ...], taken: set
     return max(scored, key=lambda t: (round(t[0], 6), abs(t[1].figure.value)))[1] if scored else None
 
 
-def choose(question: str, op: str, facts: Sequence[Fact], ignore: set[str] = frozenset()) -> Request | None:
+def choose(question: str, op: str, facts: Sequence[Fact], ignore: Set[str] = frozenset()) -> Request | None:
     """The request that computes what `question` asks from `facts`, or None when the operands are not there;
     `ignore` holds the words that name the company (graph/facts.py `pick`)."""
     period = question_period(question)

@@ -45,5 +45,4 @@ def compute_node(state: State, config: RunnableConfig, runtime: Runtime[Context]
     except CalcError as exc:
         log.info("no calculation: %s", exc)
         return {"calculation": None}
-    return {"calculation": result.as_dict() | {"exact": result.exact, "scale": result.scale, "unit": result.unit,
-                                               "points": result.points}}
+    return {"calculation": result.as_dict()}

@@ -69,14 +69,15 @@ def facts(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> di
     if state.get("unanswerable") or not lookup.asks_for_figure(question):
         return {"facts": []}
     cfg = context_of(runtime, config)
-    kept_docs = {e["document_id"] for e in relevant if e.get("source") == "document" and e.get("document_id")}
+    kept_docs = {str(e.get("document_id")) for e in relevant if e.get("source") == "document" and e.get("document_id")}
     if not kept_docs:  # nothing in the documents was judged to bear on the question: no figure to offer
         return {"facts": []}
     scoped = [uuid.UUID(d) for d in sorted(kept_docs)]
     with cfg.running.database.connection() as conn:
         owner_id = owner_of(conn, cfg)
         glossary = glossary_words(conn, lookup.without_statement_names(question))
-        found = find_cells(conn, owner_id=owner_id, text=f"{question} {glossary}", document_ids=scoped, limit=CANDIDATES)
+        found = find_cells(conn, owner_id=owner_id, text=f"{question} {glossary}", document_ids=scoped,
+                           limit=CANDIDATES)
         op = choose_op(question)
         parts = phrases(question, op) if op else []
         for part in parts:  # each operand's rows, though the question's other words outrank them

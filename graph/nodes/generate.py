@@ -104,7 +104,7 @@ def generate(state: State, config: RunnableConfig, runtime: Runtime[Context]) ->
     cfg = context_of(runtime, config)
     excerpts, relevant = shown_excerpts(state)
     question = state.get("standalone_question") or state["question"]
-    if not relevant:
+    if not relevant or state.get("unanswerable"):
         return {"answer": prompts.CANNOT_ANSWER, "citations": [], "cited": [], "provider": None,
                 "chat_history": _turns(state, prompts.CANNOT_ANSWER)}
     asked = asked_unit(question)

@@ -122,16 +122,6 @@ def _with_answer(state: State, answer: str) -> list[Any]:
     return _turns(state, answer)
 
 
-def _result(calculation: dict[str, Any] | None) -> Result | None:
-    if not calculation:
-        return None
-    return Result(op=calculation["op"], value=calculation["value"], exact=calculation.get("exact", calculation["value"]),
-                  kind=calculation["kind"], decimals=calculation["decimals"], text=calculation["text"],
-                  working=calculation["working"], operands=tuple(calculation["operands"]),
-                  markers=tuple(calculation["markers"]), points=bool(calculation.get("points")),
-                  scale=float(calculation.get("scale", 1.0)), unit=str(calculation.get("unit", "")))
-
-
 @node("verify")
 def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     answer = str(state.get("answer") or "")
@@ -151,7 +141,7 @@ def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context])
         cleaned = cleaned.replace(sentence, "")
     report = verify(cleaned, refusal=prompts.CANNOT_ANSWER, facts=facts,
                     excerpts=[Source(n=n, text=t) for n, t in texts.items()],
-                    result=_result(state.get("calculation")), question=question)
+                    result=Result.from_dict(calc) if (calc := state.get("calculation")) else None, question=question)
     report.original = answer
     final = report.answer
     cited = sorted(_cited(final))
@@ -159,7 +149,7 @@ def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context])
         final, citations, cited = prompts.CANNOT_ANSWER, [], []
     else:
         evidence = evidence_of(final, report, citations, fact_items, numbers)
-        citations = [Citation(**{**c, "evidence": evidence.get(c["n"], [])}) for c in citations]  # type: ignore[typeddict-item]
+        citations = [Citation(**{**c, "evidence": evidence.get(c["n"], [])}) for c in citations]
     write({"sources": citations})
     for start, end in sentences(final):
         write({"token": final[start:end]})
