@@ -15,15 +15,15 @@ import re
 from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
 
-from graph.calc import Fact
-from graph.figures import Asked, Figure, Kind, decimals_at, present
+from graph.calc import Fact, choose_op
+from graph.figures import Asked, Figure, Kind, asked_unit, decimals_at, present
 
 # How many facts generation sees: enough for a ratio's operands in two periods, few enough for a
 # 1.5B model to pick from.
 MAX_FACTS = 8
 # A question asks for a figure when it says so in one of these ways (or names a unit or an operation).
 _FIGURE_WORDS = re.compile(
-    r"\bhow\s+(?:much|many)\b|\bwhat\s+(?:is|was|were|are)\s+(?:the\s+)?(?:\w+\s+){0,6}?"
+    r"\bhow\s+(?:much|many)\b|\bwhat\s+(?:is|was|were|are)\s+(?:the\s+)?(?:[\w'’]+\s+){0,6}?"
     r"(?:amount|total|value|figure|number|balance|revenue|sales|income|loss|expense|margin|ratio|cash|debt|"
     r"assets|liabilities|equity|earnings|eps|dividends?|capex|expenditures?|profit|ebitda|cost|turnover|rate)\b"
     r"|\bratio\b|\bmargin\b|\bin\s+(?:usd\s+)?(?:thousands|millions|billions)\b|\bper\s+share\b|\bpercent",
@@ -44,8 +44,11 @@ _NOT_A_LABEL_WORD = frozenset(
 
 
 def asks_for_figure(question: str) -> bool:
-    """The question wants a number: an amount, a ratio, a margin, a rate or a count."""
-    return bool(_FIGURE_WORDS.search(question or ""))
+    """The question wants a number: an amount, a ratio, a margin, a rate or a count (said in words,
+    by a unit or a rounding it asks for, or by a calculation it names)."""
+    asked = asked_unit(question)
+    return (bool(_FIGURE_WORDS.search(question or "")) or asked.scale is not None or asked.decimals is not None
+            or choose_op(question) is not None)
 
 
 @dataclass(frozen=True)

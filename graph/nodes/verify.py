@@ -2,7 +2,7 @@
 
 Every figure the answer states must rest on a cited fact, the shown calculation or a figure of
 a cited excerpt (graph/verify.py repairs or drops the rest; an answer left with nothing becomes
-the refusal, with no citation). A sentence that cites excerpts must share at least one of its
+the refusal, with no citation). A sentence that states no figure and cites excerpts must share at least one of its
 own words (beyond the question's) with them: "Lima is the capital of Peru [1]" citing a
 paragraph about leases is dropped. Talk of the system's mechanics ("as stated in the first
 excerpt") is removed. Each kept citation gets its evidence lines: the table row a fact rests
@@ -25,6 +25,7 @@ from graph.context import Context
 from graph.facts import label_words, stored_facts
 from graph.nodes.common import node
 from graph.nodes.generate import _turns, _writer, excerpt_numbers
+from graph.figures import read_figures
 from graph.state import Citation, Evidence, State
 from graph.verify import Source, VerifyReport, sentences, verify
 
@@ -44,6 +45,7 @@ def without_mechanics(answer: str) -> str:
     """The answer without talk of excerpts: it speaks of the documents, not of how it was made."""
     cleaned = _MECHANICS.sub("", answer)
     cleaned = re.sub(r"\s+([.,;:])", r"\1", cleaned)
+    cleaned = re.sub(r"(^|[.!?]\s+)[,;:]\s*", r"\1", cleaned)
     return re.sub(r"(^|[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), cleaned).strip()
 
 
@@ -56,14 +58,15 @@ def _cited(sentence: str) -> set[int]:
 
 
 def unsupported_claims(answer: str, texts: dict[int, str], question: str) -> list[str]:
-    """Sentences citing excerpts none of whose own words (beyond the question's) the excerpts hold."""
+    """Sentences stating no figure that cite excerpts none of whose own words (beyond the question's)
+    the excerpts hold; a sentence stating figures is checked figure by figure (graph/verify.py)."""
     asked = _stems(question)
     out = []
     for start, end in sentences(answer):
         sentence = answer[start:end]
         cited = _cited(sentence)
         own = _stems(_MARK.sub("", sentence)) - asked
-        if not cited or not own:
+        if not cited or not own or any(f.identifying for f in read_figures(sentence, headers=False)):
             continue
         held = set().union(*(_stems(texts.get(n, "")) for n in cited))
         if not own & held:
