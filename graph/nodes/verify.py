@@ -23,9 +23,9 @@ from graph import prompts
 from graph.calc import Result
 from graph.context import Context
 from graph.facts import label_words, stored_facts
+from graph.figures import read_figures
 from graph.nodes.common import node
 from graph.nodes.generate import _turns, _writer, excerpt_numbers
-from graph.figures import read_figures
 from graph.state import Citation, Evidence, State
 from graph.verify import Source, VerifyReport, sentences, verify
 
