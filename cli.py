@@ -260,6 +260,13 @@ def cmd_ask(args: argparse.Namespace, rt: Runtime) -> int:
             where = c["url"] or f"{c['name']}, {label}"
             mark = "*" if c["n"] in outcome.cited else " "
             print(f"{mark}[{c['n']}] {where}")
+            for line in c.get("evidence") or []:
+                print(f"      “{line['text']}”")
+    if outcome.verification and outcome.verification.get("figures"):
+        checked = outcome.verification["figures"]
+        kept = [f for f in checked if f.get("action") != "dropped"]
+        print(f"\nFigures checked: {len(kept)} kept of {len(checked)}"
+              + ("" if outcome.verification.get("verified") else " (some replaced or dropped)"))
     return 0
 
 

@@ -33,7 +33,7 @@ from storage.db import Database
 log = logging.getLogger(__name__)
 
 Emit = Callable[[str, dict[str, Any]], None]
-CACHED_FIELDS = ("cited", "route", "provider", "rounds")
+CACHED_FIELDS = ("cited", "route", "provider", "rounds", "verification", "calculation")
 FINAL_EVENT = {"ok": "done", "blocked": "blocked", "error": "error", "stopped": "stopped"}
 
 

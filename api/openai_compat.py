@@ -90,7 +90,8 @@ def sources_text(citations: list[dict[str, Any]], cited: list[int]) -> str:
     if not used:
         return ""
     lines = [f"[{c['n']}] {c.get('name') or c.get('url') or 'source'}"
-             + (f", page {c['page']}" if c.get("page") else "") for c in used]
+             + (f", page {c['page']}" if c.get("page") else "")
+             + "".join(f"\n    “{e['text']}”" for e in c.get("evidence") or []) for c in used]
     return "\n\nSources:\n" + "\n".join(lines)
 
 
@@ -170,7 +171,8 @@ def _usage(data: dict[str, Any]) -> dict[str, int]:
 
 
 def _extra(event: str, data: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"thotqen": {k: data.get(k) for k in ("route", "provider", "cached", "cited")}}
+    out: dict[str, Any] = {"thotqen": {k: data.get(k) for k in ("route", "provider", "cached", "cited",
+                                                                 "verification", "calculation")}}
     if event == "blocked":
         out["thotqen"]["blocked"] = True
         out["thotqen"]["block_reason"] = data.get("reason")

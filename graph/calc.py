@@ -114,7 +114,16 @@ class Result:
 
     def as_dict(self) -> dict[str, Any]:
         return {"op": self.op, "value": self.value, "kind": self.kind, "text": self.text, "working": self.working,
-                "operands": list(self.operands), "markers": list(self.markers), "decimals": self.decimals}
+                "operands": list(self.operands), "markers": list(self.markers), "decimals": self.decimals,
+                "exact": self.exact, "points": self.points, "scale": self.scale, "unit": self.unit}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Result:
+        """The result `as_dict` wrote (a graph state holds plain dicts)."""
+        return cls(op=data["op"], value=float(data["value"]), exact=float(data.get("exact", data["value"])),
+                   kind=data["kind"], decimals=int(data["decimals"]), text=str(data["text"]),
+                   working=str(data["working"]), operands=tuple(data["operands"]), markers=tuple(data["markers"]),
+                   points=bool(data.get("points")), scale=float(data.get("scale", 1.0)), unit=str(data.get("unit", "")))
 
 
 @dataclass

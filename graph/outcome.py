@@ -27,6 +27,9 @@ class Outcome:
     output_tokens: int
     llm_calls: list[dict[str, Any]] = field(default_factory=list)
     grades: list[dict[str, Any]] = field(default_factory=list)  # the last round's verdicts
+    # which figure rests on which fact, verified or not (graph/nodes/verify.py); None: nothing was checked
+    verification: dict[str, Any] | None = None
+    calculation: dict[str, Any] | None = None  # the figure code computed, with its working
 
     @classmethod
     def from_state(cls, out: dict[str, Any]) -> Outcome:
@@ -43,7 +46,8 @@ class Outcome:
             first_token_s=out.get("first_token_s"),
             input_tokens=sum(int((c.get("llm_usage") or {}).get("input_tokens", 0) or 0) for c in calls),
             output_tokens=sum(int((c.get("llm_usage") or {}).get("output_tokens", 0) or 0) for c in calls),
-            llm_calls=calls, grades=list(out.get("grades") or []))
+            llm_calls=calls, grades=list(out.get("grades") or []), verification=out.get("verification"),
+            calculation=out.get("calculation"))
 
     @property
     def refused(self) -> bool:
@@ -54,4 +58,5 @@ class Outcome:
         """The JSON a caller prints or stores (`thotqen ask --json`, a chat message's meta)."""
         return {"answer": self.answer, "citations": self.citations, "cited": self.cited,
                 "blocked": self.status == "blocked", "route": self.route, "rounds": self.rounds,
-                "provider": self.provider, "timings": self.timings}
+                "provider": self.provider, "timings": self.timings, "verification": self.verification,
+                "calculation": self.calculation}

@@ -41,6 +41,18 @@ ANSWER_TASK = (
     "the answer needs is missing from the excerpts, say which one."
 )
 
+# Figure lookup's facts (graph/nodes/facts.py) and the code's calculation (graph/nodes/compute.py) sit
+# between the excerpts and the task: the model copies a fact by its tag, code writes its value.
+FACTS_TASK = (
+    "Each figure listed above is copied from a table. To state one, write its tag in braces, "
+    "like {F1}: it is replaced by its value and citation. Never compute a figure yourself. "
+)
+
+
+def calculation_note(working: str) -> str:
+    return f"Computed by code from the listed figures: {working}. To state this result, write {{C}}. "
+
+
 HYDE = (
     "Write a short passage (two or three sentences) as it could appear in a company's annual "
     "report or other document, answering the question below. Use the words such a document "

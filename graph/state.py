@@ -36,6 +36,14 @@ class Excerpt(TypedDict, total=False):
     screened: list[str]  # sentences removed as injected instructions
 
 
+class Evidence(TypedDict, total=False):
+    """The exact row or sentence of a cited source that the answer rests on."""
+
+    text: str
+    box: list[float] | None  # [x0, y0, x1, y1] on its PDF page, points from the top-left (None: not placed)
+    kind: Literal["row", "sentence"]
+
+
 class Citation(TypedDict, total=False):
     n: int
     document_id: str | None
@@ -46,6 +54,7 @@ class Citation(TypedDict, total=False):
     boxes: list[list[float]] | None
     url: str | None
     text: str
+    evidence: list[Evidence]  # what the answer rests on, when it cites this source
 
 
 class InputState(TypedDict, total=False):
@@ -75,6 +84,10 @@ class OutputState(TypedDict, total=False):
     standalone_question: str  # the question after condensing (== question without history)
     first_token_s: float | None  # seconds from the start of `generate` to its first streamed token
     llm_calls: list[dict[str, Any]]  # provider metadata of each LLM call (node, link, failures)
+    # which figure rests on which fact, verified or not (graph/verify.py VerifyReport as a dict)
+    verification: dict[str, Any] | None
+    facts: list[dict[str, Any]]  # table cells offered to generation as numbered facts (graph/facts.py)
+    calculation: dict[str, Any] | None  # the computed figure and its working (graph/calc.py Result)
 
 
 class State(InputState, OutputState, total=False):
@@ -88,6 +101,8 @@ class State(InputState, OutputState, total=False):
     rewritten: bool  # the query was rewritten this question (route: at most once)
     searched_web: bool  # the web was searched this question (route: at most once)
     web_failures: list[Any]  # (backend, reason) when the web search failed
+    company_words: list[str]  # words of the scoped documents' company names: they pick no table row
+    unanswerable: str  # why the documents cannot answer (graph/nodes/answerable.py); "" when they may
 
 
 # What `begin` resets for each question: a checkpointer keeps a thread's state between questions.
@@ -95,4 +110,5 @@ FRESH: dict[str, Any] = {
     "blocked": False, "block_reason": "", "rounds": 0, "documents": [], "relevant": [], "seen": [], "grades": [],
     "citations": [], "cited": [], "answer": "", "provider": None, "llm_calls": [], "hyde": "", "rewritten": False,
     "searched_web": False, "web_failures": [], "first_token_s": None, "route": [], "timings": {},
+    "verification": None, "facts": [], "calculation": None, "unanswerable": "", "company_words": [],
 }

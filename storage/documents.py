@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -332,3 +333,46 @@ def replace_headings(conn: psycopg.Connection, *, document_id: uuid.UUID, child_
         cur.executemany("update child_chunks set heading = %s, embedding = %s where id = %s and document_id = %s",
                         [(h, v, i, document_id) for i, h, v in zip(child_ids, headings, embeddings, strict=True)])
     conn.execute("select refresh_term_postings(%s)", (document_id,))
+
+
+def company_names(conn: psycopg.Connection, *, owner_id: int, document_ids: Sequence[uuid.UUID]) -> list[str]:
+    """The company each of the owner's documents names on its cover (read at ingestion), where read."""
+    rows = conn.execute("select distinct company from documents where owner_id = %s and id = any(%s)"
+                        " and coalesce(company, '') <> ''", (owner_id, list(document_ids))).fetchall()
+    return [row[0] for row in rows]
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What a set of the owner's documents speaks of: the years they report, and their names."""
+
+    years: set[int]  # each document's own period year and every fiscal year its tables report
+    names: list[str]  # file names and cover companies
+
+
+def coverage(conn: psycopg.Connection, *, owner_id: int, document_ids: Sequence[uuid.UUID] | None) -> Coverage:
+    """The years and names of the owner's ready documents (`document_ids` of them, or all)."""
+    docs = conn.execute(
+        "select d.id, d.name, coalesce(d.company, ''), coalesce(d.period, ''), d.period_end from documents d"
+        " where d.owner_id = %s and d.status = 'ready' and (%s::uuid[] is null or d.id = any(%s))",
+        (owner_id, list(document_ids) if document_ids else None, list(document_ids) if document_ids else None),
+    ).fetchall()
+    ids = [row[0] for row in docs]
+    years = {int(y) for row in docs for y in re.findall(r"(?:19|20)\d\d", f"{row[3]} {row[4] or ''}")}
+    years |= {row[0] for row in conn.execute(
+        "select distinct fiscal_year from table_cells where owner_id = %s and document_id = any(%s)"
+        " and fiscal_year is not null", (owner_id, ids)).fetchall()}
+    return Coverage(years=years, names=[n for row in docs for n in (row[1], row[2]) if n])
+
+
+def mentions(conn: psycopg.Connection, *, owner_id: int, document_ids: Sequence[uuid.UUID] | None,
+             phrase: str) -> bool:
+    """Whether any of the owner's ready documents (`document_ids` of them, or all) holds `phrase`
+    as words in a row (full text, stemmed as the sparse search stems)."""
+    row = conn.execute(
+        "select exists(select 1 from child_chunks c join documents d on d.id = c.document_id"
+        " where d.owner_id = %s and d.status = 'ready' and (%s::uuid[] is null or d.id = any(%s))"
+        " and c.tsv @@ phraseto_tsquery('english', %s))",
+        (owner_id, list(document_ids) if document_ids else None, list(document_ids) if document_ids else None,
+         phrase)).fetchone()
+    return bool(row and row[0])

@@ -187,3 +187,11 @@ def chunk_lines(conn: psycopg.Connection, *, document_id: uuid.UUID) -> list[tup
     """(ord, page, text) of a document's child chunks: what links a row to its chunk."""
     return conn.execute("select ord, page, text from child_chunks where document_id = %s order by ord",
                         (document_id,)).fetchall()
+
+
+def glossary_words(conn: psycopg.Connection, text: str) -> str:
+    """The filing words the query glossary (sql/003_query_glossary.sql) adds for `text`'s analyst words
+    ("capital expenditure" -> "purchases of property plant equipment ..."); "" when none match."""
+    rows = conn.execute("select expansion from query_glossary where %s ~* pattern order by pattern",
+                        (text,)).fetchall()
+    return " ".join(row[0] for row in rows)

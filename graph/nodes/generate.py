@@ -2,19 +2,19 @@
 
 The model sees the excerpts numbered 1..m (see `shown_excerpts`) and may cite only those
 numbers; the citations returned are exactly that list, so every [n] resolves to a document and
-page (or a URL). A marker outside 1..m is removed from the answer, and a sentence whose figures
-sit in other excerpts than it cites is re-pointed to them, and an answer none of whose figures
-appears in any excerpt is replaced by "cannot answer" (graph/citations.py). With no
-relevant excerpt there is no model call: the answer says plainly that the documents do not
-answer the question.
-Streamed to `stream_mode="custom"`: {"sources": citations} first (numbered like the final
-answer's markers), then {"token": piece} ({"reset": link} when a provider fails mid-answer and
-the next one starts over). A refusal ("cannot answer") cites nothing.
+page (or a URL). Figure lookup's facts (graph/nodes/facts.py) are listed after the excerpts with
+tags: the model writes "{F1}" and code writes the cell's value and its marker, and "{C}" stands
+for the calculation code did (graph/nodes/compute.py), whose working the answer then shows. A
+marker outside 1..m is removed, and a sentence whose figures sit in other excerpts than it cites
+is re-pointed to them (graph/citations.py). With no relevant excerpt there is no model call.
+Nothing reaches the user from here: the check after it (graph/nodes/verify.py) streams the
+answer it lets through. A refusal ("cannot answer") cites nothing.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import time
 from typing import Any
 
@@ -22,8 +22,11 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from graph import prompts
-from graph.citations import citations_of, clean_markers, repair_citations, ungrounded
+from graph.calc import Fact
+from graph.citations import citations_of, clean_markers, repair_citations
 from graph.context import Context, context_of
+from graph.facts import fact_block, shown_value, stored_facts
+from graph.figures import Asked, asked_unit
 from graph.nodes.common import history, llm_failed, node
 from graph.state import Excerpt, State, Turn
 
@@ -49,6 +52,35 @@ def shown_excerpts(state: State) -> tuple[list[Excerpt], list[int]]:
     return shown, [n for n, d in enumerate(shown, 1) if d["key"] in good]
 
 
+def excerpt_numbers(state: State) -> dict[str, int]:
+    """Each shown excerpt's key -> the [n] it is cited by."""
+    shown, _ = shown_excerpts(state)
+    return {e["key"]: n for n, e in enumerate(shown, 1)}
+
+
+_TAG = re.compile(r"\{\s*F(\d+)\s*\}|\{\s*C\s*\}")
+# A bare tag left in the answer ("as F2 shows", "(F1)"): the model's own bookkeeping, not the document's.
+_BARE_TAG = re.compile(r"\s*\(?\bF\d+\b\)?(?=[\s.,;:]|$)")
+
+
+def fill_tags(answer: str, facts: list[Fact], calculation: dict[str, Any] | None, asked: Asked) -> str:
+    """The model's {Fn} and {C} tags replaced by the values code holds, with their citation markers."""
+    by_n = {f.n: f for f in facts}
+
+    def value(m: re.Match[str]) -> str:
+        if m.group(1) is None:
+            if calculation is None:
+                return ""
+            return str(calculation["text"])
+        fact = by_n.get(int(m.group(1)))
+        if fact is None:
+            return ""
+        mark = f" [{fact.source}]" if fact.source else ""
+        return shown_value(fact, asked) + mark
+
+    return _BARE_TAG.sub("", _TAG.sub(value, answer))
+
+
 def _writer() -> Any:  # noqa: ANN401
     try:
         from langgraph.config import get_stream_writer
@@ -72,15 +104,22 @@ def generate(state: State, config: RunnableConfig, runtime: Runtime[Context]) ->
     cfg = context_of(runtime, config)
     excerpts, relevant = shown_excerpts(state)
     question = state.get("standalone_question") or state["question"]
-    if not relevant:
+    if not relevant or state.get("unanswerable"):
         return {"answer": prompts.CANNOT_ANSWER, "citations": [], "cited": [], "provider": None,
                 "chat_history": _turns(state, prompts.CANNOT_ANSWER)}
+    asked = asked_unit(question)
+    facts = stored_facts(list(state.get("facts") or []), excerpt_numbers(state))
+    calculation = state.get("calculation")
     block = prompts.excerpt_block(excerpts, question, history(state, cfg.history_turns))
+    figures = fact_block(facts, asked)
+    if figures:
+        figures += prompts.FACTS_TASK
+    if calculation:
+        figures += prompts.calculation_note(str(calculation["working"]))
     messages = [("system", prompts.EXCERPTS_SYSTEM),
-                ("human", block + prompts.relevant_note(relevant, len(excerpts)) + prompts.ANSWER_TASK)]
+                ("human", block + prompts.relevant_note(relevant, len(excerpts)) + figures + prompts.ANSWER_TASK)]
     citations = citations_of(excerpts)
     write = _writer()
-    write({"sources": citations})
     started, first_token = time.perf_counter(), None
     result: ChainResult | None = None
     try:
@@ -89,7 +128,6 @@ def generate(state: State, config: RunnableConfig, runtime: Runtime[Context]) ->
             if isinstance(item, str):
                 if first_token is None:
                     first_token = time.perf_counter() - started
-                write({"token": item})
             elif isinstance(item, StreamReset):
                 write({"reset": item.link})
             elif isinstance(item, ChainResult):
@@ -100,11 +138,12 @@ def generate(state: State, config: RunnableConfig, runtime: Runtime[Context]) ->
                 "llm_calls": llm_failed(state, "generate", exc), "chat_history": _turns(state, answer)}
     assert result is not None
     texts = [e.get("text") or "" for e in excerpts]
-    answer, _ = clean_markers(result.text, len(excerpts))
+    answer = fill_tags(result.text, facts, calculation, asked)
+    answer, _ = clean_markers(answer, len(excerpts))
     answer, cited = clean_markers(repair_citations(answer, texts, question), len(excerpts))
-    if ungrounded(answer, texts, question):  # every figure invented or computed from unstated inputs
-        log.info("answer withheld: none of its figures appears in the excerpts")
-        answer, cited = prompts.CANNOT_ANSWER, []
+    if calculation and str(calculation["working"]) not in answer:
+        answer = f"{answer.rstrip()}\n\nCalculation: {calculation['working']}".strip()
+        _, cited = clean_markers(answer, len(excerpts))
     if prompts.CANNOT_ANSWER.rstrip(".").lower() in answer.lower() and not cited:
         answer = prompts.CANNOT_ANSWER
     if answer == prompts.CANNOT_ANSWER:

@@ -40,10 +40,11 @@ def test_ask_json_contract(cli_env: dict[str, str]) -> None:
     assert out["answer"] == "Total revenue was 412 million dollars [1]."
     assert out["blocked"] is False and out["provider"] == "vllm"
     assert out["rounds"] == out["route"].count("rewrite") + out["route"].count("web_search")
-    assert out["route"][0] == "guardrail" and out["route"][-1] == "generate"
+    assert out["route"][0] == "guardrail" and out["route"][-1] == "verify"
     assert set(out["timings"]) == set(out["route"]) and all(v >= 0 for v in out["timings"].values())
     first = out["citations"][0]
-    assert set(first) == {"n", "document_id", "name", "page", "page_label", "ocr", "boxes", "url", "text"}
+    assert set(first) == {"n", "document_id", "name", "page", "page_label", "ocr", "boxes", "url", "text", "evidence"}
+    assert first["evidence"] and first["evidence"][0]["text"] in first["text"]
     assert first["page_label"] == f"page {first['page']}" and first["ocr"] is False
     assert first["n"] == 1 and first["document_id"] == cli_env["_DOC"] and first["name"] == "aurora.pdf"
     assert first["page"] in (1, 2) and first["url"] is None and "412 million" in first["text"]

@@ -47,7 +47,8 @@ def test_relevant_at_once_answers_with_page_citations(report_owner, make_run) ->
     run = make_run(owner_id, chain, retrieve_k=2, top_k=2)
     out = graph.invoke({"question": "What was Aurora Widgets' total revenue in fiscal 2023?"}, **run)
     assert out["blocked"] is False
-    assert out["route"] == ["guardrail", "hyde", "retrieve", "rerank", "screen", "grade", "route", "generate"]
+    assert out["route"] == ["guardrail", "answerable", "hyde", "retrieve", "rerank", "screen", "grade", "route",
+                            "facts", "compute", "generate", "verify"]
     assert out["rounds"] == 0
     assert out["provider"] == "vllm"
     # the invented [9] is removed; [1] resolves to the report and a page that holds the figure
@@ -78,8 +79,9 @@ def test_rewrite_then_relevant(report_owner, make_run) -> None:  # noqa: ANN001
     chain, model = scripted_chain(script)
     run = make_run(owner_id, chain, retrieve_k=1, top_k=1)
     out = graph.invoke({"question": "How much did shareholders get each quarter?"}, **run)
-    assert out["route"] == ["guardrail", "hyde", "retrieve", "rerank", "screen", "grade", "route", "rewrite",
-                            "retrieve", "rerank", "screen", "grade", "route", "generate"]
+    assert out["route"] == ["guardrail", "answerable", "hyde", "retrieve", "rerank", "screen", "grade", "route",
+                            "rewrite", "retrieve", "rerank", "screen", "grade", "route", "facts", "compute",
+                            "generate", "verify"]
     assert out["rounds"] == 1
     assert "dividend" in out["citations"][0]["text"]
     # the second round searched with the rewrite and did not grade the first parent again
@@ -98,13 +100,15 @@ def test_web_fallback_cites_urls(report_owner, make_run) -> None:  # noqa: ANN00
     out = graph.invoke({"question": "What was Aurora Widgets' revenue in 2024?"}, **run)
     assert "rewrite" in out["route"] and "web_search" in out["route"]
     assert out["route"].index("rewrite") < out["route"].index("web_search")
-    assert out["route"][-1] == "generate"
+    assert out["route"][-1] == "verify"
     assert out["rounds"] == 2
     assert web.queries == ["Aurora Widgets revenue 2024"]
     assert out["citations"] == [{"n": 1, "document_id": None, "name": "Aurora Widgets 2024 results", "page": None,
                                  "page_label": None, "ocr": False, "boxes": None,
                                  "url": "https://example.com/aurora-2024",
-                                 "text": "Aurora Widgets said 2024 revenue reached 480 million dollars."}]
+                                 "text": "Aurora Widgets said 2024 revenue reached 480 million dollars.",
+                                 "evidence": [{"text": "Aurora Widgets said 2024 revenue reached 480 million dollars.",
+                                               "box": None, "kind": "sentence"}]}]
     assert out["cited"] == [1]
 
 
@@ -133,7 +137,7 @@ def test_follow_up_is_condensed(report_owner, make_run) -> None:  # noqa: ANN001
                {"role": "assistant", "content": "It was 412 million dollars [1]."}]
     run = make_run(owner_id, chain, retrieve_k=2, top_k=2)
     out = graph.invoke({"question": "And how many people did it employ?", "chat_history": history}, **run)
-    assert out["route"][:3] == ["guardrail", "condense", "hyde"]
+    assert out["route"][:4] == ["guardrail", "condense", "answerable", "hyde"]
     assert out["standalone_question"] == standalone
     assert standalone in model.prompts("hyde")[0]
     assert "412 million dollars [1]" in model.prompts("condense")[0]
@@ -148,5 +152,5 @@ def test_no_history_skips_condense_and_hyde_off_skips_hyde(report_owner, make_ru
     chain, model = scripted_chain(script_for(grade_rule=lambda text: REVENUE in text))
     out = graph.invoke({"question": "What was total revenue in fiscal 2023?"},
                        **make_run(owner_id, chain, hyde=False, retrieve_k=2, top_k=2))
-    assert out["route"][:2] == ["guardrail", "retrieve"]
+    assert out["route"][:3] == ["guardrail", "answerable", "retrieve"]
     assert "hyde" not in model.kinds() and "condense" not in model.kinds()

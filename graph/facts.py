@@ -1,0 +1,261 @@
+"""Figure lookup: the table cells a question asks for, as numbered facts generation may copy.
+
+A question that asks for a figure ("What is the FY2018 capital expenditure (in USD millions)?",
+"What is the quick ratio?") is matched against the cells of the documents grading kept
+(storage/tables.py). A cell's label, section path and caption must share the question's words
+(and the glossary's analyst-to-filing words); the period the question names decides the column.
+Each fact carries its value already written in the unit the question asks ("$1,577 million"),
+the row it sits in (its evidence line, with the row's box on the page), and the excerpt it is
+cited by. Code copies the digits; the model only chooses which fact answers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence, Set
+from dataclasses import dataclass
+
+from graph.calc import Fact, choose_op
+from graph.figures import Asked, Figure, Kind, asked_unit, decimals_at, present
+
+# How many facts generation sees: enough for a ratio's operands in two periods, few enough for a
+# 1.5B model to pick from.
+MAX_FACTS = 8
+# A question asks for a figure when it says so in one of these ways (or names a unit or an operation).
+_FIGURE_WORDS = re.compile(
+    r"\bhow\s+(?:much|many)\b|\bwhat\s+(?:is|was|were|are)\s+(?:the\s+)?(?:[\w'’]+\s+){0,6}?"
+    r"(?:amount|total|value|figure|number|balance|revenue|sales|income|loss|expense|margin|ratio|cash|debt|"
+    r"assets|liabilities|equity|earnings|eps|dividends?|capex|expenditures?|profit|ebitda|cost|turnover|rate)\b"
+    r"|\bratio\b|\bmargin\b|\bin\s+(?:usd\s+)?(?:thousands|millions|billions)\b|\bper\s+share\b|\bpercent",
+    re.IGNORECASE)
+_YEAR = re.compile(r"\b(?:fy|fiscal(?:\s+year)?|year)?\s*'?((?:19|20)\d\d)\b|\bfy\s*'?(\d\d)\b", re.IGNORECASE)
+_QUARTER = re.compile(r"\bq([1-4])\b|\b(first|second|third|fourth)\s+(?:fiscal\s+)?quarter\b", re.IGNORECASE)
+_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4}
+_WORD = re.compile(r"[a-z][a-z&'-]+")
+# Words that say how to answer, not what: they never pick a row.
+_NOT_A_LABEL_WORD = frozenset(
+    ["what", "is", "was", "were", "are", "the", "a", "an", "of", "for", "in", "on", "at", "to", "by", "from", "and",
+    "or", "as", "its", "it", "their", "this", "that", "which", "how", "much", "many", "fiscal", "year", "years",
+    "fy", "quarter", "usd", "million", "millions", "billion", "billions", "thousand", "thousands", "dollars",
+    "figure", "amount", "company", "company's", "give", "response", "question", "relying", "details", "shown",
+    "statement", "statements", "round", "rounded", "decimal", "places", "place", "answer", "calculate",
+    "calculated", "using", "based", "please", "provide", "report", "reported", "reports", "end", "ended", "inc",
+    "corp", "corporation", "ltd", "total"])
+
+
+def asks_for_figure(question: str) -> bool:
+    """The question wants a number: an amount, a ratio, a margin, a rate or a count (said in words,
+    by a unit or a rounding it asks for, or by a calculation it names)."""
+    asked = asked_unit(question)
+    return (bool(_FIGURE_WORDS.search(question or "")) or asked.scale is not None or asked.decimals is not None
+            or choose_op(question) is not None)
+
+
+@dataclass(frozen=True)
+class AskedPeriod:
+    """The fiscal years and quarter a question names (empty: it names none)."""
+
+    years: tuple[int, ...] = ()
+    quarter: int | None = None
+
+
+def question_period(question: str) -> AskedPeriod:
+    years: list[int] = []
+    for m in _YEAR.finditer(question or ""):
+        year = int(m.group(1)) if m.group(1) else 2000 + int(m.group(2))
+        if year not in years:
+            years.append(year)
+    quarter = None
+    if q := _QUARTER.search(question or ""):
+        quarter = int(q.group(1)) if q.group(1) else _ORDINAL[q.group(2).lower()]
+    return AskedPeriod(tuple(years), quarter)
+
+
+# Analysts' abbreviations, written out as statements label their rows.
+ABBREVIATIONS: dict[str, str] = {
+    "pp&e": "property plant equipment", "ppe": "property plant equipment", "capex": "capital expenditures",
+    "sg&a": "selling general administrative", "r&d": "research development", "eps": "earnings per share",
+    "cogs": "cost of goods sold", "d&a": "depreciation amortization", "fcf": "free cash flow",
+    "ebit": "operating income", "a/r": "accounts receivable", "a/p": "accounts payable",
+}
+# A statement's name says where to look, not which row ("shown in the income statement").
+_STATEMENT = re.compile(r"\b(?:(?:income|cash\s*flows?|balance)\s+(?:statements?|sheets?)"
+                        r"|statements?\s+of\s+(?:financial\s+position|cash\s+flows?|operations|income|earnings)"
+                        r"|p&l)\b", re.IGNORECASE)
+
+
+def without_statement_names(text: str) -> str:
+    """`text` without the names of statements: the glossary then expands what it asks, not where to look."""
+    return _STATEMENT.sub(" ", text or "")
+
+
+def _stem(word: str) -> str:
+    """Plurals read as their singular ("revenues" is "revenue", "expenditures" "expenditure")."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def label_words(text: str) -> set[str]:
+    """The words of `text` that can name a row ("capital", "expenditure"), lower-cased, singular."""
+    text = _STATEMENT.sub(" ", (text or "").lower())
+    words: set[str] = set()
+    for word in (w.strip("'-") for w in _WORD.findall(text)):
+        words.update(ABBREVIATIONS[word].split() if word in ABBREVIATIONS else [word])
+    return {_stem(w) for w in words} - _NOT_A_LABEL_WORD
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A stored cell as the graph uses it (storage.tables.FoundCell has these fields)."""
+
+    id: int
+    document_id: str
+    document_name: str
+    page: int
+    label: str
+    path: str  # section path and label: "Current assets › Inventories"
+    caption: str
+    period_label: str
+    period_kind: str | None
+    fiscal_year: int | None
+    quarter: int | None
+    months: int | None
+    scale: float
+    unit: str
+    scale_words: str
+    value_text: str
+    value: float  # in the table's scale, sign applied
+    box: list[float] | None
+    row_box: list[float] | None
+    rank: float
+
+
+def cell_kind(cell: Cell) -> Kind:
+    if cell.unit == "%":
+        return "percent"
+    if cell.unit.endswith("/share"):
+        return "per_share"
+    if cell.unit == "ratio":
+        return "ratio"
+    if cell.unit == "shares":
+        return "count"
+    return "money" if cell.unit or cell.scale != 1.0 else "count"
+
+
+def cell_figure(cell: Cell) -> Figure:
+    """The cell's number as a Figure read under its table's scale."""
+    kind = cell_kind(cell)
+    decimals = len(m.group(1)) if (m := re.search(r"\.(\d+)", cell.value_text)) else 0
+    return Figure(number=cell.value, kind=kind, text=cell.value_text, scale=cell.scale,
+                  scale_text=cell.scale_words, header=cell.scale != 1.0, decimals=decimals,
+                  currency=kind in ("money", "per_share") and (cell.unit.startswith("USD") or "$" in cell.value_text))
+
+
+def score(cell: Cell, words: set[str], period: AskedPeriod, pages: set[tuple[str, int]]) -> float:
+    """How well a cell answers: its label's share of the question's words first, then the period,
+    then its page being one grading kept, then the full-text rank (storage.tables.find_cells)."""
+    label = label_words(cell.path)
+    if not label:
+        return 0.0
+    shared = len(label & words)
+    if not shared:
+        return 0.0
+    covered = shared / len(label)  # a label all of whose words the question uses ("net income")
+    value = 2.0 * covered + shared / max(len(words), 1)
+    if period.years:
+        value += 1.5 if cell.fiscal_year in period.years else -1.5
+    if period.quarter is not None:
+        value += 1.0 if cell.quarter == period.quarter else -1.0
+    elif cell.period_kind in ("quarter", "ytd"):
+        value -= 0.5  # an annual question: the year's column before a quarter's
+    if (cell.document_id, cell.page) in pages:
+        value += 0.5
+    return value + 0.1 * cell.rank
+
+
+def pick(cells: Iterable[Cell], question: str, pages: set[tuple[str, int]], *, ignore: Set[str] = frozenset(),
+         phrases: Sequence[str] = (), glossary: str = "", limit: int = MAX_FACTS) -> list[Cell]:
+    """The best cells for `question`, one per row and period, best first.
+
+    `ignore`: words that name the company, never a row ("Net earnings attributable to Best Buy"
+    is not what "Best Buy's inventories" asks for). `phrases`: a calculation's operands
+    (graph/operands.py), each given an equal share of the facts before the question as a whole.
+    `glossary`: the filing words the query glossary adds for the question's analyst words."""
+    cells = list(cells)
+    period = question_period(question)
+    out: list[Cell] = []
+    seen: set[tuple[str, str, str, str]] = set()
+    share = max(2, limit // max(len(phrases), 1)) if phrases else limit
+    for text, quota in [*((p, share) for p in phrases), (f"{question} {glossary}", limit)]:
+        words = label_words(text) - ignore
+        scored = sorted(((score(c, words, period, pages), c) for c in cells), key=lambda t: -t[0])
+        taken = 0
+        for value, cell in scored:
+            key = (cell.document_id, cell.path.lower(), cell.period_label.lower(), str(cell.fiscal_year))
+            if value <= 0 or key in seen:
+                continue
+            seen.add(key)
+            out.append(cell)
+            taken += 1
+            if taken >= quota or len(out) >= limit:
+                break
+        if len(out) >= limit:
+            break
+    return out
+
+
+def period_of(cell: Cell) -> str:
+    """The column's period as a reader says it ("FY2018", "Q2 2023", "as of Dec 31, 2022")."""
+    if cell.period_kind == "quarter" and cell.fiscal_year and cell.quarter:
+        return f"Q{cell.quarter} FY{cell.fiscal_year}"
+    if cell.period_kind == "ytd" and cell.fiscal_year and cell.months:
+        return f"{cell.months} months FY{cell.fiscal_year}"
+    if cell.fiscal_year and cell.period_kind in ("year", "instant"):
+        return f"FY{cell.fiscal_year}" if cell.period_kind == "year" else f"end of FY{cell.fiscal_year}"
+    return cell.period_label
+
+
+def evidence_line(cell: Cell) -> str:
+    """The row a fact rests on, as the page prints it: "Purchases of property, plant and equipment (PP&E) … (1,577)"."""
+    head = f"{cell.path}"
+    where = f" ({cell.period_label})" if cell.period_label else ""
+    scale = f" [{cell.scale_words}]" if cell.scale_words else ""
+    return f"{head}{where}: {cell.value_text}{scale}"
+
+
+def as_fact(n: int, cell: Cell, source: int) -> Fact:
+    return Fact(n=n, figure=cell_figure(cell), label=cell.path, source=source, period=period_of(cell))
+
+
+def shown_value(fact: Fact, asked: Asked) -> str:
+    """The fact's value written in the unit the question asks (its table's digits kept otherwise)."""
+    figure = fact.figure
+    if figure.kind in ("money", "count") and asked.scale is None:
+        # asked no unit: the table's digits with its scale word ("$1,577 million")
+        return present(figure.value, figure.kind, Asked(scale=figure.scale if figure.scale != 1.0 else None,
+                                                         currency=figure.currency), decimals=figure.decimals)
+    decimals = figure.decimals
+    if figure.kind in ("money", "count") and asked.scale:
+        decimals = decimals_at(figure, asked.scale)
+    return present(figure.value, figure.kind, asked, decimals=decimals)
+
+
+def fact_block(facts: Sequence[Fact], asked: Asked) -> str:
+    """The facts as the answering prompt lists them, each with its excerpt's citation marker."""
+    if not facts:
+        return ""
+    lines = [f"F{f.n}: {f.label} ({f.period}) = {shown_value(f, asked)} [{f.source}]" for f in facts]
+    return "Figures copied from the documents' tables:\n" + "\n".join(lines) + "\n\n"
+
+
+def stored_facts(items: Sequence[dict[str, object]], numbers: dict[str, int]) -> list[Fact]:
+    """The state's facts (graph/nodes/facts.py) as calc Facts, each cited by its excerpt's number in
+    `numbers` (excerpt key -> [n] as generation shows it)."""
+    out = []
+    for item in items:
+        cell = Cell(**item["cell"])  # type: ignore[arg-type]
+        out.append(as_fact(int(item["n"]), cell, numbers.get(str(item["key"]), 0)))  # type: ignore[call-overload]
+    return out

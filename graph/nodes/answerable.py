@@ -1,0 +1,98 @@
+"""Answerable: questions the user's documents cannot be about are refused before any search.
+
+Two checks on what the question names, against the documents it would search (all the caller's,
+or those it was limited to), both in SQL and owner-scoped:
+- a year: when the question names years and none of them is a period any document reports
+  (its own period, or a fiscal year one of its tables reports), the documents cannot answer
+  ("net sales for 2009" over 10-Ks of 2017-2019);
+- a name: when the question names something (graph.nodes.answerable.names_in) and none of its
+  names occurs in the documents as a phrase, "Nike's revenue" over filings that never say "Nike"
+  is refused, with no citation ("Block's (formerly Square)" passes on either name).
+A refused question goes straight to the answer with the reason in `unanswerable`; no model is
+called. Names written in capitals only ("AMCOR", "EBITDA") are not checked: acronyms of metrics
+look the same.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+
+from graph.context import Context, context_of
+from graph.facts import question_period
+from graph.nodes.common import node
+from graph.nodes.retrieve import owner_of
+from graph.state import State
+
+log = logging.getLogger("thotqen.answerable")
+
+_TITLE = r"[A-Z][a-z][\w&'.-]*"
+_NAME = re.compile(rf"{_TITLE}(?:\s+(?:&\s+|of\s+|and\s+)?{_TITLE})*")
+# Capitalised words that are the question's own phrasing, not a name.
+_PHRASING = frozenset(
+    ["what", "who", "whom", "whose", "how", "which", "when", "where", "why", "is", "was", "were", "are", "did",
+    "does", "do", "can", "could", "would", "should", "will", "tell", "give", "please", "answer", "using", "use",
+    "based", "by", "in", "for", "according", "considering", "consider", "assume", "assuming", "taking", "take",
+    "the", "a", "an", "if", "has", "have", "had", "we", "you", "i", "it", "of", "and", "or", "on", "at", "from",
+    "to", "as", "with", "this", "that", "these", "those", "there", "here", "calculate", "compute", "find", "list",
+    "name", "show", "describe", "explain", "compare", "summarize", "summarise", "provide", "state", "what's",
+    "how's", "roughly", "approximately", "about", "between", "during", "since", "after", "before", "among",
+    "given"])
+_CALENDAR = re.compile(r"^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?$|^(?:mon|tue|wed|thu|fri|"
+                       r"sat|sun)[a-z]*day$|^(?:fiscal|year|quarter|q[1-4]|fy\d*)$", re.IGNORECASE)
+
+
+def names_in(question: str, *, lone: bool = False) -> list[str]:
+    """The names a question uses: runs of two or more capitalised words, or one word in the possessive
+    ("Nike's"), without its phrasing words, possessives cut. A lone capitalised word is too often an
+    ordinary word set in title case ("the Real change", "Highest") to refuse on; `lone` adds those
+    (a question is not refused when one of them is mentioned: "Block's (formerly Square)")."""
+    out: list[str] = []
+    for m in _NAME.finditer(question or ""):
+        possessive = bool(re.search(r"(?:'s|’s|s')$", m.group(0))) or question[m.end():m.end() + 2] in ("'s", "’s")
+        words = [w for w in re.sub(r"'s\b|’s\b", "", m.group(0)).split()]
+        while words and (words[0].lower() in _PHRASING or _CALENDAR.match(words[0])):
+            words.pop(0)
+        while words and (words[-1].lower() in _PHRASING or _CALENDAR.match(words[-1])):
+            words.pop()
+        name = " ".join(words).strip(" .,'")
+        if name and name not in out and (len(words) > 1 or possessive or lone):
+            out.append(name)
+    return out
+
+
+@node("answerable")
+def answerable(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
+    from storage.documents import coverage, mentions
+
+    cfg = context_of(runtime, config)
+    question = state.get("standalone_question") or state["question"]
+    scoped = [uuid.UUID(d) for d in state.get("document_ids") or []] or None
+    years = question_period(question).years
+    names = names_in(question)
+    if not years and not names:
+        return {"unanswerable": ""}
+    with cfg.running.database.connection() as conn:
+        owner_id = owner_of(conn, cfg)
+        reason = ""
+        if years:
+            covered = coverage(conn, owner_id=owner_id, document_ids=scoped)
+            if covered.years and not set(years) & covered.years:
+                reason = f"no document reports {', '.join(map(str, years))}"
+        if names and not reason and not any(mentions(conn, owner_id=owner_id, document_ids=scoped, phrase=name)
+                                            for name in names_in(question, lone=True)):
+            reason = f"no document mentions {' or '.join(names)}"
+    if reason:
+        log.info("refused before search: %s", reason)
+    return {"unanswerable": reason}
+
+
+def after_answerable(state: State, runtime: Runtime[Context]) -> Literal["generate", "hyde", "retrieve"]:
+    if state.get("unanswerable"):
+        return "generate"
+    return "hyde" if context_of(runtime).hyde else "retrieve"

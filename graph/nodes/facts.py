@@ -1,0 +1,110 @@
+"""Facts: the table cells that answer a figure question, numbered and cited, before generation.
+
+Runs when route sends the question to generate. Only for a question that asks for a figure
+(graph/facts.py `asks_for_figure`), and only over the documents grading kept an excerpt of
+(none when it kept none): cells come from storage (owner-scoped in SQL).
+A cell whose page no kept excerpt shows brings its rows as an excerpt of their own, so every fact
+has a citation marker and a page to open. Facts are stored in the state as plain dicts, each with
+the key of the excerpt that cites it and its evidence line.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import asdict
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+
+from graph import facts as lookup
+from graph.calc import choose_op
+from graph.context import Context, context_of
+from graph.figures import asked_unit
+from graph.nodes.common import node
+from graph.nodes.retrieve import owner_of
+from graph.operands import phrases
+from graph.state import Excerpt, State
+
+# Candidate cells read from storage before `graph/facts.py` picks; enough for every column of the
+# rows a question's words match.
+CANDIDATES = 120
+
+
+def _cells(found: list[Any]) -> list[lookup.Cell]:  # storage.tables.FoundCell
+    return [lookup.Cell(id=c.id, document_id=str(c.document_id), document_name=c.document_name, page=c.page,
+                        label=c.label, path=c.path, caption=c.caption, period_label=c.period_label,
+                        period_kind=c.period_kind, fiscal_year=c.fiscal_year, quarter=c.quarter, months=c.months,
+                        scale=c.scale, unit=c.unit, scale_words=c.scale_words, value_text=c.value_text,
+                        value=c.value, box=c.box, row_box=c.row_box, rank=c.rank) for c in found]
+
+
+def company_words(conn: Any, owner_id: int, document_ids: list[uuid.UUID]) -> set[str]:  # noqa: ANN401
+    """Words of the documents' company names (as their covers say): they name no row."""
+    from storage.documents import company_names
+
+    return set().union(set(), *(lookup.label_words(name) for name in company_names(conn, owner_id=owner_id,
+                                                                                     document_ids=document_ids)))
+
+
+def cell_excerpt(cells: list[lookup.Cell]) -> Excerpt:
+    """An excerpt made of a page's cited rows: what a fact whose page no excerpt shows is cited by."""
+    first = cells[0]
+    lines = [first.caption] if first.caption else []
+    if first.scale_words:
+        lines.append(f"({first.scale_words})")
+    lines += [lookup.evidence_line(c) for c in cells]
+    boxes = [c.row_box for c in cells if c.row_box]
+    return Excerpt(source="document", key=f"cells:{first.document_id}:{first.page}", document_id=first.document_id,
+                   name=first.document_name, page=first.page, page_label=f"page {first.page}", ocr=False,
+                   boxes=boxes or None, url=None, text="\n".join(lines), score=0.0, rerank_score=0.0, screened=[])
+
+
+@node("facts")
+def facts(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
+    from storage.tables import find_cells, glossary_words
+
+    question = state.get("standalone_question") or state["question"]
+    relevant = list(state.get("relevant") or [])
+    if state.get("unanswerable") or not lookup.asks_for_figure(question):
+        return {"facts": []}
+    cfg = context_of(runtime, config)
+    kept_docs = {str(e.get("document_id")) for e in relevant if e.get("source") == "document" and e.get("document_id")}
+    if not kept_docs:  # nothing in the documents was judged to bear on the question: no figure to offer
+        return {"facts": []}
+    scoped = [uuid.UUID(d) for d in sorted(kept_docs)]
+    with cfg.running.database.connection() as conn:
+        owner_id = owner_of(conn, cfg)
+        glossary = glossary_words(conn, lookup.without_statement_names(question))
+        found = find_cells(conn, owner_id=owner_id, text=f"{question} {glossary}", document_ids=scoped,
+                           limit=CANDIDATES)
+        op = choose_op(question)
+        parts = phrases(question, op) if op else []
+        for part in parts:  # each operand's rows, though the question's other words outrank them
+            words = glossary_words(conn, lookup.without_statement_names(part))
+            found += find_cells(conn, owner_id=owner_id, text=f"{part} {words}",
+                                document_ids=scoped, limit=CANDIDATES // 2)
+        ignore = company_words(conn, owner_id, scoped)
+    pages = {(str(e.get("document_id")), int(e.get("page") or 0)) for e in relevant}
+    picked = lookup.pick(_cells(found), question, pages, ignore=ignore, phrases=parts, glossary=glossary)
+    if not picked:
+        return {"facts": []}
+    by_page: dict[tuple[str, int], str] = {}
+    for e in relevant:
+        by_page.setdefault((str(e.get("document_id")), int(e.get("page") or 0)), e["key"])
+    new: dict[tuple[str, int], list[lookup.Cell]] = {}
+    for cell in picked:
+        if (cell.document_id, cell.page) not in by_page:
+            new.setdefault((cell.document_id, cell.page), []).append(cell)
+    for where, cells in new.items():
+        excerpt = cell_excerpt(cells)
+        relevant.append(excerpt)
+        by_page[where] = excerpt["key"]
+    asked = asked_unit(question)
+    out = []
+    for n, cell in enumerate(picked, 1):
+        fact = lookup.as_fact(n, cell, 0)
+        out.append({"n": n, "key": by_page[(cell.document_id, cell.page)], "label": fact.label,
+                    "period": fact.period, "value_text": cell.value_text, "shown": lookup.shown_value(fact, asked),
+                    "evidence": lookup.evidence_line(cell), "cell": asdict(cell)})
+    return {"facts": out, "relevant": relevant, "company_words": sorted(ignore)}

@@ -1,0 +1,161 @@
+"""Verify: the check between the model and the user; the only node that streams the answer.
+
+Every figure the answer states must rest on a cited fact, the shown calculation or a figure of
+a cited excerpt (graph/verify.py repairs or drops the rest; an answer left with nothing becomes
+the refusal, with no citation). A sentence that states no figure and cites excerpts must share at least one of its
+own words (beyond the question's) with them: "Lima is the capital of Peru [1]" citing a
+paragraph about leases is dropped. Talk of the system's mechanics ("as stated in the first
+excerpt") is removed. Each kept citation gets its evidence lines: the table row a fact rests
+on (with the row's box on the page), the excerpt line holding a figure the answer copied, or
+the excerpt sentence closest to the answer sentence that cites it.
+Streams {"sources": citations} then {"token": sentence}... of the verified answer.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+
+from graph import prompts
+from graph.calc import Result
+from graph.context import Context
+from graph.facts import label_words, stored_facts
+from graph.figures import read_figures
+from graph.nodes.common import node
+from graph.nodes.generate import _turns, _writer, excerpt_numbers
+from graph.state import Citation, Evidence, State
+from graph.verify import Source, VerifyReport, sentences, verify
+
+_MARK = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+_NTH = r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|provided|given|above|same)"
+_MECHANICS = re.compile(
+    r",?\s*\(?\b(?:as\s+)?(?:(?:stated|shown|found|mentioned|given|noted|seen|listed|indicated|reported|provided)\s+)?"
+    r"(?:in|from|according\s+to|per|by)\s+(?:the\s+)?(?:" + _NTH + r"\s+)?excerpts?(?:\s*\[?\d+\]?)?\)?"
+    r"|\b(?:the\s+)?(?:" + _NTH + r"\s+)?excerpts?\s*\[?\d*\]?\s+(?:states?|says?|shows?|mentions?|indicates?)"
+    r"(?:\s+that)?\s*", re.IGNORECASE)
+_LINE = re.compile(r"[^\n]+")
+# Two content words sharing this many first letters count as one ("leases" / "leased").
+STEM = 5
+
+
+def without_mechanics(answer: str) -> str:
+    """The answer without talk of excerpts: it speaks of the documents, not of how it was made."""
+    cleaned = _MECHANICS.sub("", answer)
+    cleaned = re.sub(r"\s+([.,;:])", r"\1", cleaned)
+    cleaned = re.sub(r"(^|[.!?]\s+)[,;:]\s*", r"\1", cleaned)
+    return re.sub(r"(^|[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), cleaned).strip()
+
+
+def _stems(text: str) -> set[str]:
+    return {w[:STEM] for w in label_words(text) if len(w) > 2}
+
+
+def _cited(sentence: str) -> set[int]:
+    return {int(x) for m in _MARK.finditer(sentence) for x in m.group(1).split(",")}
+
+
+def unsupported_claims(answer: str, texts: dict[int, str], question: str) -> list[str]:
+    """Sentences stating no figure that cite excerpts none of whose own words (beyond the question's)
+    the excerpts hold; a sentence stating figures is checked figure by figure (graph/verify.py)."""
+    asked = _stems(question)
+    out = []
+    for start, end in sentences(answer):
+        sentence = answer[start:end]
+        cited = _cited(sentence)
+        own = _stems(_MARK.sub("", sentence)) - asked
+        if not cited or not own or any(f.identifying for f in read_figures(sentence, headers=False)):
+            continue
+        held = set().union(*(_stems(texts.get(n, "")) for n in cited))
+        if not own & held:
+            out.append(sentence)
+    return out
+
+
+def _closest_line(text: str, sentence: str) -> str:
+    words = _stems(_MARK.sub("", sentence))
+    best, best_score = "", 0
+    for m in _LINE.finditer(text):
+        for part in re.split(r"(?<=[.!?])\s+(?=[A-Z])", m.group(0)):
+            score = len(_stems(part) & words)
+            if score > best_score:
+                best, best_score = part.strip(), score
+    return best
+
+
+def evidence_of(answer: str, report: VerifyReport, citations: list[Citation],
+                facts: list[dict[str, Any]], numbers: dict[str, int]) -> dict[int, list[Evidence]]:
+    """For each cited source, the rows and sentences the answer rests on (module doc)."""
+    by_fact = {int(f["n"]): f for f in facts}
+    texts = {c["n"]: c.get("text") or "" for c in citations}
+    out: dict[int, list[Evidence]] = {}
+
+    def add(n: int, item: Evidence) -> None:
+        if n in texts and all(e["text"] != item["text"] for e in out.get(n, [])):
+            out.setdefault(n, []).append(item)
+
+    for check in report.figures:
+        if check.action == "dropped":
+            continue
+        if check.fact is not None and (fact := by_fact.get(check.fact)):
+            cell = fact["cell"]
+            add(numbers.get(str(fact["key"]), 0), Evidence(text=str(fact["evidence"]), box=cell.get("row_box"),
+                                                           kind="row"))
+        elif check.excerpt is not None and check.held:
+            line = next((m.group(0).strip() for m in _LINE.finditer(texts.get(check.excerpt, ""))
+                         if check.held in m.group(0)), "")
+            if line:
+                add(check.excerpt, Evidence(text=line, box=None, kind="row" if "\t" in line or "|" in line
+                                            else "sentence"))
+    for start, end in sentences(answer):
+        sentence = answer[start:end]
+        for n in _cited(sentence):
+            if n not in out and (line := _closest_line(texts.get(n, ""), sentence)):
+                add(n, Evidence(text=line, box=None, kind="sentence"))
+    return out
+
+
+def _with_answer(state: State, answer: str) -> list[Any]:
+    """The history generate wrote, its last (assistant) turn holding the verified answer."""
+    turns = list(state.get("chat_history") or [])
+    if turns and isinstance(turns[-1], dict) and turns[-1].get("role") == "assistant":
+        return [*turns[:-1], {"role": "assistant", "content": answer}]
+    return _turns(state, answer)
+
+
+@node("verify")
+def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
+    answer = str(state.get("answer") or "")
+    citations = list(state.get("citations") or [])
+    question = state.get("standalone_question") or state["question"]
+    write = _writer()
+    if not citations or answer == prompts.CANNOT_ANSWER:  # nothing to check: a refusal or a failure message
+        write({"sources": citations})
+        write({"token": answer})
+        return {}
+    numbers = excerpt_numbers(state)
+    fact_items = list(state.get("facts") or [])
+    facts = stored_facts(fact_items, numbers)
+    texts = {c["n"]: c.get("text") or "" for c in citations}
+    cleaned = without_mechanics(answer)
+    for sentence in unsupported_claims(cleaned, texts, question):
+        cleaned = cleaned.replace(sentence, "")
+    report = verify(cleaned, refusal=prompts.CANNOT_ANSWER, facts=facts,
+                    excerpts=[Source(n=n, text=t) for n, t in texts.items()],
+                    result=Result.from_dict(calc) if (calc := state.get("calculation")) else None, question=question)
+    report.original = answer
+    final = report.answer
+    cited = sorted(_cited(final))
+    if report.refused or not cited:
+        final, citations, cited = prompts.CANNOT_ANSWER, [], []
+    else:
+        evidence = evidence_of(final, report, citations, fact_items, numbers)
+        citations = [Citation(**{**c, "evidence": evidence.get(c["n"], [])}) for c in citations]
+    write({"sources": citations})
+    for start, end in sentences(final):
+        write({"token": final[start:end]})
+    return {"answer": final, "citations": citations, "cited": cited,
+            "verification": report.model_dump() | {"answer": final},
+            "chat_history": _with_answer(state, final)}

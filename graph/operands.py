@@ -1,0 +1,139 @@
+"""Which facts a calculation uses: the question's own words name its operands.
+
+A question that asks for a calculation (graph/calc.py `choose_op`) says what goes where: "A
+divided by B", "the ratio of A to B", "A as a percentage of B", "defined as: A / B", a margin
+("gross margin": gross profit over revenue), or one line item across periods ("growth in
+revenue from 2021 to 2022"). `phrases` splits the question into its operands' phrases (what
+figure lookup searches for); `choose` maps each phrase to the fact whose row label and period fit
+it best. No match, no calculation: the answer then rests on the facts alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence, Set
+
+from graph.calc import Fact, Request
+from graph.facts import label_words, question_period
+
+# Operands of a margin the question names only by the margin's name.
+MARGIN_PARTS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bgross\s+(?:profit\s+)?margin", re.I), "gross profit"),
+    (re.compile(r"\boperating\s+(?:profit\s+|income\s+)?margin", re.I), "operating income"),
+    (re.compile(r"\b(?:net\s+(?:profit\s+|income\s+)?|profit\s+)margin", re.I), "net income"),
+    (re.compile(r"\bebitda\s+margin", re.I), "ebitda"),
+)
+REVENUE = "total revenue net sales revenues"
+_DEFINED = re.compile(r"\b(?:defined|calculated|computed)\s+as\b:?\s*(?P<rest>.+)"
+                      r"|\bdefine[sd]?\b[^.?]{0,60}?\bas\b:?\s*(?P<rest2>.+)", re.I | re.S)
+_SPLIT = re.compile(r"\s*(?:/|÷|\bdivided\s+by\b|\bover\b|\bas\s+an?\s+(?:percent(?:age)?|%|share|proportion)\s+of\b"
+                    r"|\brelative\s+to\b|\bto\b|\bper\b)\s*", re.I)
+_RATIO_OF = re.compile(r"\b(?:ratio|proportion|share|percentage)\s+of\s+(?P<rest>.+)", re.I | re.S)
+_AVERAGE = re.compile(r"\baverage\b", re.I)
+_TWO_OPERANDS = ("ratio", "percentage", "margin", "per_share", "days")
+_SAME_ROW = ("growth", "difference", "cagr", "sum", "average")
+
+
+def _clause(question: str) -> str:
+    """The part of the question that names the operands."""
+    if m := _DEFINED.search(question):
+        return m.group("rest") or m.group("rest2")
+    if m := _RATIO_OF.search(question):
+        return m.group("rest")
+    return question
+
+
+def phrases(question: str, op: str) -> list[str]:
+    """The operands' phrases in the operation's order; [] when the question does not say them."""
+    if op == "margin" or (op in ("ratio", "percentage") and not _SPLIT.search(_clause(question))):
+        for pattern, numerator in MARGIN_PARTS:
+            if pattern.search(question):
+                return [numerator, REVENUE]
+    if op in _TWO_OPERANDS or op == "turnover":
+        parts = [p for p in _SPLIT.split(_clause(question).split("?")[0], maxsplit=1) if p and p.strip()]
+        if len(parts) == 2 and all(label_words(p) for p in parts):
+            return [p.strip(" .:()") for p in parts]
+        return []
+    if op in _SAME_ROW:
+        return [question]
+    return []
+
+
+_PERCENT_WORDS = re.compile(r"percent|%|\brate\b|\bmargin\b", re.I)
+
+
+def _fit(fact: Fact, words: set[str], years: tuple[int, ...], percent_ok: bool = True) -> float:
+    if fact.figure.kind == "percent" and not percent_ok:
+        return 0.0  # an operand the question names as an amount is not a percentage row
+    label = label_words(fact.label)
+    shared = len(label & words)
+    if not shared:
+        return 0.0
+    value = shared / max(len(label), 1) + shared / max(len(words), 1)
+    if years:
+        value += 1.0 if _year(fact) in years else -1.0
+    return value
+
+
+def _year(fact: Fact) -> int | None:
+    m = re.search(r"(?:19|20)\d\d", fact.period)
+    return int(m.group(0)) if m else None
+
+
+def _best(facts: Sequence[Fact], phrase: str, years: tuple[int, ...], taken: set[int],
+          ignore: Set[str] = frozenset()) -> Fact | None:
+    words = label_words(phrase) - ignore
+    percent_ok = bool(_PERCENT_WORDS.search(phrase)) and phrase != REVENUE
+    scored = [(_fit(f, words, years, percent_ok), f) for f in facts if f.n not in taken]
+    scored = [(s, f) for s, f in scored if s > 0]
+    # equal fit: the larger amount is the total ("Net sales" of the company, not of a segment)
+    return max(scored, key=lambda t: (round(t[0], 6), abs(t[1].figure.value)))[1] if scored else None
+
+
+def choose(question: str, op: str, facts: Sequence[Fact], ignore: Set[str] = frozenset()) -> Request | None:
+    """The request that computes what `question` asks from `facts`, or None when the operands are not there;
+    `ignore` holds the words that name the company (graph/facts.py `pick`)."""
+    period = question_period(question)
+    years = period.years
+    if op in _TWO_OPERANDS:
+        parts = phrases(question, op)
+        if len(parts) != 2:
+            return None
+        taken: set[int] = set()
+        chosen = []
+        for part in parts:
+            own = question_period(part).years or years[-1:]
+            fact = _best(facts, part, own, taken, ignore)
+            if fact is None:
+                return None
+            taken.add(fact.n)
+            chosen.append(fact.n)
+        return Request(op=op, operands=chosen)  # type: ignore[arg-type]
+    if op == "turnover":
+        parts = phrases(question, op)
+        if len(parts) != 2 or not years:
+            return None
+        numerator = _best(facts, parts[0], years[-1:], set(), ignore)
+        later = _best(facts, parts[1], years[-1:], set(), ignore)
+        earlier_years = (years[0],) if len(years) > 1 else (years[-1] - 1,)
+        earlier = _best(facts, parts[1], earlier_years, {later.n} if later else set(), ignore)
+        if not (numerator and later and earlier) or _year(earlier) == _year(later):
+            return None
+        return Request(op="turnover", operands=[numerator.n, earlier.n, later.n])
+    if op in _SAME_ROW:
+        best = _best(facts, question, (), set(), ignore)
+        if best is None:
+            return None
+        row = sorted((f for f in facts if f.label == best.label and _year(f) is not None), key=lambda f: _year(f) or 0)
+        by_year: dict[int, Fact] = {}
+        for f in row:
+            by_year.setdefault(_year(f) or 0, f)
+        wanted = [by_year[y] for y in sorted(years) if y in by_year] if len(years) >= 2 else list(by_year.values())[-2:]
+        if len(wanted) < 2:
+            return None
+        if op in ("growth", "difference", "cagr"):
+            wanted = [wanted[0], wanted[-1]]
+            if op == "difference":
+                wanted = [wanted[1], wanted[0]]  # later minus earlier
+        return Request(op=op, operands=[f.n for f in wanted])  # type: ignore[arg-type]
+    return None

@@ -1,0 +1,105 @@
+"""Answers a reader can check (issue 24): each failure class a user met, through the whole graph.
+
+A real statement PDF is ingested (its table read into cells by the real ingestion), the graph runs
+over the real database, and a scripted model writes what a small model wrote: a figure at the wrong
+scale, a figure that is nowhere in the filing, arithmetic of its own, a general-knowledge answer
+citing an unrelated excerpt. What reaches the user is what the check lets through.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from graph import prompts
+from graph.builder import graph
+from tests.graph.fakes import scripted_chain
+from tests.graph.test_paths import script_for
+from tests.test_tables import CASH_FLOWS, INCOME_IN_THOUSANDS
+
+
+@pytest.fixture
+def statements(make_user, ingest) -> int:  # noqa: ANN001
+    _name, owner_id = make_user("checked")
+    for name, data in (("northwind-2023.pdf", INCOME_IN_THOUSANDS), ("contoso-2023.pdf", CASH_FLOWS)):
+        _sub, outcome = ingest(owner_id, name, data)
+        assert outcome is not None and outcome.status == "ready", outcome
+    return owner_id
+
+
+def ask(make_run, owner_id: int, question: str, answer: str, grade=lambda text: True):  # noqa: ANN001, ANN201
+    chain, model = scripted_chain(script_for(grade_rule=grade, answer=answer))
+    out = graph.invoke({"question": question}, **make_run(owner_id, chain, hyde=False))
+    return out, model
+
+
+def test_a_table_in_thousands_is_not_read_as_millions(statements, make_run) -> None:  # noqa: ANN001
+    question = "What was Northwind's net revenue in 2023, in USD millions?"
+    out, model = ask(make_run, statements, question, "Net revenue in 2023 was $1,693,954 million [1].")
+    assert "1,693,954 million" not in out["answer"]
+    assert "$1,693.954 million" in out["answer"], out["answer"]
+    figure = next(f for f in out["verification"]["figures"] if f["action"] == "replaced")
+    assert figure["replaced_by"] == "$1,693.954 million"
+    prompt = model.prompts("answer")[0]
+    assert re.search(r"F\d+: Net revenue \(FY2023\) = \$1,693\.954 million", prompt), prompt
+
+
+def test_a_fact_copied_by_tag_carries_its_value_row_and_box(statements, make_run) -> None:  # noqa: ANN001
+    question = "What was Northwind's net revenue in 2023, in USD millions?"
+    out, model = ask(make_run, statements, question, "Net revenue in 2023 was {F1}.")
+    fact = out["facts"][0]
+    assert fact["label"] == "Net revenue" and fact["period"] == "FY2023"
+    assert out["answer"].startswith("Net revenue in 2023 was $1,693.954 million [")
+    assert out["verification"]["verified"] is True
+    cited = [c for c in out["citations"] if c["n"] in out["cited"]]
+    rows = [e for c in cited for e in c["evidence"] if e["kind"] == "row"]
+    assert rows and "Net revenue" in rows[0]["text"] and "1,693,954" in rows[0]["text"]
+    assert rows[0]["box"] is not None and len(rows[0]["box"]) == 4
+
+
+def test_a_figure_absent_from_the_document_is_refused(statements, make_run) -> None:  # noqa: ANN001
+    question = "What was Northwind's net revenue in 2023?"
+    out, _ = ask(make_run, statements, question, "Net revenue in 2023 was $2,400 million [1].")
+    assert out["answer"] == prompts.CANNOT_ANSWER
+    assert out["citations"] == [] and out["cited"] == []
+    assert out["verification"]["refused"] is True
+
+
+def test_a_ratio_the_question_defines_is_computed_by_code(statements, make_run) -> None:  # noqa: ANN001
+    question = ("What is Northwind's 2023 cost of revenue divided by net revenue? "
+                "Round to two decimal places.")
+    # the model's own arithmetic is wrong; the answer shows the code's
+    out, model = ask(make_run, statements, question, "The ratio is 0.61 [1].")
+    assert out["calculation"]["text"] == "0.53"
+    assert out["calculation"]["working"].startswith("903,112 / 1,693,954 = 0.53 [")
+    assert "0.61" not in out["answer"]
+    assert "903,112 / 1,693,954 = 0.53" in out["answer"], out["answer"]
+    assert "Computed by code from the listed figures: 903,112 / 1,693,954 = 0.53" in model.prompts("answer")[0]
+
+
+def test_a_general_knowledge_question_is_refused_without_citations(statements, make_run) -> None:  # noqa: ANN001
+    out, _ = ask(make_run, statements, "What is the capital of Peru?", "Lima is the capital of Peru [1].")
+    assert out["answer"] == prompts.CANNOT_ANSWER
+    assert out["citations"] == [] and out["cited"] == []
+
+
+def test_a_year_no_document_covers_is_refused_before_any_search(statements, make_run) -> None:  # noqa: ANN001
+    out, model = ask(make_run, statements, "What was Northwind's net revenue in 2005?", "It was $1 [1].")
+    assert out["answer"] == prompts.CANNOT_ANSWER and out["citations"] == []
+    assert "retrieve" not in out["route"] and out["route"][-2:] == ["generate", "verify"]
+    assert "grade" not in model.kinds() and "answer" not in model.kinds()
+
+
+def test_a_company_no_document_mentions_is_refused(statements, make_run) -> None:  # noqa: ANN001
+    out, model = ask(make_run, statements, "What was Globex Industries' net revenue in 2023?", "It was $1 [1].")
+    assert out["answer"] == prompts.CANNOT_ANSWER and out["citations"] == []
+    assert "retrieve" not in out["route"]
+
+
+def test_an_answer_speaks_of_the_documents_not_of_excerpts(statements, make_run) -> None:  # noqa: ANN001
+    question = "What was Northwind's net revenue in 2023?"
+    out, _ = ask(make_run, statements, question,
+                 "As stated in the first excerpt, net revenue in 2023 was $1,693,954 thousand [1].")
+    assert "excerpt" not in out["answer"].lower()
+    assert out["answer"].startswith("Net revenue in 2023 was $1,693,954 thousand"), out["answer"]
