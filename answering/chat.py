@@ -169,8 +169,11 @@ class ChatAnswerer:
             if kind == "sources":
                 turn.sources = data
                 turn.emit("sources", {"sources": data})
-            elif kind == "token":
+            elif kind == "draft":  # the model's text before the check: shown as it comes, kept by a stop
                 turn.written += data
+                turn.emit("draft", {"token": data})
+            elif kind == "token":  # the checked answer (graph/nodes/verify.py) replaces the draft
+                turn.written = (turn.written if streamed else "") + data
                 turn.emit("token", {"token": data})
                 streamed = True
             elif kind == "reset":

@@ -5,8 +5,9 @@ tunables) and `run_context` the only place it becomes the run's LangGraph contex
 parts (graph/context.py): the chat service, /v1, /rag, the CLI and the evals all call them.
 
 `run_graph` yields ("sources", citations) before the first token (numbered like the final answer's
-[n]), ("token", piece) as the answer streams, ("reset", provider) when a provider failed
-mid-answer and the next one starts over, and last ("done", Outcome). It is the loop of the CLI, the
+[n]), ("draft", piece) as the model writes, ("token", piece) as the checked answer streams,
+("reset", provider) when a provider failed mid-answer and the next one starts over, and last
+("done", Outcome). It is the loop of the CLI, the
 chat service (and through it /v1) and the evals; /rag hands the graph itself to LangServe, whose
 endpoints stream the graph's own output, under the configuration `run_config` made.
 """
@@ -53,6 +54,8 @@ def run_graph(inputs: InputState, config: RunnableConfig, parts: GraphParts) -> 
             yield "sources", chunk["sources"]
         elif "token" in chunk:
             yield "token", chunk["token"]
+        elif "draft" in chunk:
+            yield "draft", chunk["draft"]
         elif "reset" in chunk:
             yield "reset", chunk["reset"]
     yield "done", Outcome.from_state(out)

@@ -63,7 +63,7 @@ def test_stop_ends_the_model_call_and_saves_the_turn_as_stopped(slow_live, slow_
             lines = res.iter_lines()
             tokens = 0
             for line in lines:  # read until a few tokens have come, then stop from another request
-                if line.startswith("event: token"):
+                if line.startswith("event: draft"):
                     tokens += 1
                     if tokens == 5:
                         stopped_at = time.monotonic()

@@ -296,17 +296,25 @@ async function stream(conv, path, json, onRefused) {
   }
   let text = "";
   let firstToken = true;
+  let drafting = false;
   let final = null;
   try {
     for await (const { event, data, receivedAt } of readEvents(res)) {
       if (event === "sources") {
         p.status.lastChild.textContent = "Writing the answer…";
-      } else if (event === "token") {
+      } else if (event === "draft" || event === "token") {
+        if (event === "token" && drafting) {  // the checked answer replaces the model's draft
+          drafting = false;
+          text = "";
+          p.status.lastChild.textContent = "Writing the answer…";
+        } else if (event === "draft" && !drafting) {
+          drafting = true;
+          p.status.lastChild.textContent = "Writing the answer (its figures are checked before it is final)…";
+        }
         text += data.token;
         p.text.data = text;
         if (firstToken) {
           firstToken = false;
-          p.status.lastChild.textContent = "Writing the answer…";
           requestAnimationFrame(() => window.__thotqen.tokenDelays.push(performance.now() - receivedAt));
           live.textContent = "Writing the answer…";
         }
