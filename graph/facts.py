@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from graph.calc import Fact, choose_op
 from graph.figures import Asked, Figure, Kind, asked_unit, decimals_at, present
@@ -226,8 +226,18 @@ def evidence_line(cell: Cell) -> str:
     return f"{head}{where}: {cell.value_text}{scale}"
 
 
+# Rows whose label already says money goes out: their parentheses give the direction, not a
+# negative amount ("Purchases of property, plant and equipment (1,577)" is capex of $1,577 million).
+_OUTFLOW = re.compile(r"^(?:purchases?|payments?|repayments?|acquisitions?|additions?|capital\s+expenditures?"
+                      r"|dividends?\s+paid|repurchases?|cash\s+paid|investments?\s+in)\b|\bused\s+in\b",
+                      re.IGNORECASE)
+
+
 def as_fact(n: int, cell: Cell, source: int) -> Fact:
-    return Fact(n=n, figure=cell_figure(cell), label=cell.path, source=source, period=period_of(cell))
+    figure = cell_figure(cell)
+    if figure.number < 0 and figure.kind == "money" and _OUTFLOW.search(cell.label):
+        figure = replace(figure, number=-figure.number)
+    return Fact(n=n, figure=figure, label=cell.path, source=source, period=period_of(cell))
 
 
 def shown_value(fact: Fact, asked: Asked) -> str:

@@ -44,8 +44,9 @@ ANSWER_TASK = (
 # Figure lookup's facts (graph/nodes/facts.py) and the code's calculation (graph/nodes/compute.py) sit
 # between the excerpts and the task: the model copies a fact by its tag, code writes its value.
 FACTS_TASK = (
-    "Each figure listed above is copied from a table. To state one, write its tag in braces, "
-    "like {F1}: it is replaced by its value and citation. Never compute a figure yourself. "
+    "Each figure listed above is copied from a table, the closest match to the question first. "
+    "To state one, write a sentence with its tag in braces, like {F1}: the tag is replaced by its "
+    "value and citation. Never compute a figure yourself. "
 )
 
 

@@ -65,21 +65,32 @@ _BARE_TAG = re.compile(r"\s*\(?\bF\d+\b\)?(?=[\s.,;:]|$)")
 
 
 def fill_tags(answer: str, facts: list[Fact], calculation: dict[str, Any] | None, asked: Asked) -> str:
-    """The model's {Fn} and {C} tags replaced by the values code holds, with their citation markers."""
+    """The model's {Fn} and {C} tags replaced by the values code holds, with their citation markers.
+
+    A sentence that is little more than its tags ("{F3}: {F3}", a small model copying the list's
+    layout) is written by code from the facts it names: "Purchases of property, plant and equipment
+    (FY2018) was $1,577 million [1]." The model chose the fact; code writes its row and value."""
     by_n = {f.n: f for f in facts}
 
-    def value(m: re.Match[str]) -> str:
-        if m.group(1) is None:
-            if calculation is None:
-                return ""
-            return str(calculation["text"])
-        fact = by_n.get(int(m.group(1)))
-        if fact is None:
-            return ""
+    def stated(fact: Fact) -> str:
         mark = f" [{fact.source}]" if fact.source else ""
         return shown_value(fact, asked) + mark
 
-    return _BARE_TAG.sub("", _TAG.sub(value, answer))
+    def value(m: re.Match[str]) -> str:
+        if m.group(1) is None:
+            return "" if calculation is None else str(calculation["text"])
+        fact = by_n.get(int(m.group(1)))
+        return "" if fact is None else stated(fact)
+
+    out = []
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", answer):
+        named = [by_n[int(n)] for n in dict.fromkeys(re.findall(r"\{\s*F(\d+)\s*\}", sentence)) if int(n) in by_n]
+        words = re.findall(r"[A-Za-z]{3,}", _BARE_TAG.sub("", _TAG.sub("", sentence)))
+        if named and len(words) < 3:
+            out.append(" ".join(f"{f.label} ({f.period}) was {stated(f)}." for f in named))
+        elif sentence.strip():
+            out.append(_BARE_TAG.sub("", _TAG.sub(value, sentence)).strip())
+    return " ".join(out)
 
 
 def _writer() -> Any:  # noqa: ANN401

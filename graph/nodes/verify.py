@@ -1,19 +1,23 @@
-"""Verify: the check between the model and the user; the only node that streams the answer.
+"""Verify: the check between the model and the user; what it lets through streams as the answer.
 
 Every figure the answer states must rest on a cited fact, the shown calculation or a figure of
 a cited excerpt (graph/verify.py repairs or drops the rest; an answer left with nothing becomes
-the refusal, with no citation). A sentence that states no figure and cites excerpts must share at least one of its
-own words (beyond the question's) with them: "Lima is the capital of Peru [1]" citing a
-paragraph about leases is dropped. Talk of the system's mechanics ("as stated in the first
-excerpt") is removed. Each kept citation gets its evidence lines: the table row a fact rests
-on (with the row's box on the page), the excerpt line holding a figure the answer copied, or
-the excerpt sentence closest to the answer sentence that cites it.
-Streams {"sources": citations} then {"token": sentence}... of the verified answer.
+the refusal, with no citation). A sentence that states no figure and cites excerpts must share
+at least one of its own words (beyond the question's) with them: "Lima is the capital of Peru
+[1]" citing a paragraph about leases is dropped. Talk of the system's mechanics ("as stated in
+the first excerpt") is removed. An answer whose sources never mention a name the question uses
+("Nike's revenue" answered from another company's table) is refused. Each kept citation gets its
+evidence lines: the table row a fact rests on (with the row's box on the page), the excerpt line
+holding a figure the answer copied, or the excerpt sentence closest to the answer sentence that
+cites it. Streams {"sources": citations} then {"token": sentence}... of the verified answer
+(generate streamed the model's draft before it).
 """
 
 from __future__ import annotations
 
+import logging
 import re
+import uuid
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -21,14 +25,17 @@ from langgraph.runtime import Runtime
 
 from graph import prompts
 from graph.calc import Result
-from graph.context import Context
+from graph.context import Context, context_of
 from graph.facts import label_words, stored_facts
 from graph.figures import read_figures
+from graph.nodes.answerable import names_in
 from graph.nodes.common import node
 from graph.nodes.generate import _turns, _writer, excerpt_numbers
+from graph.nodes.retrieve import owner_of
 from graph.state import Citation, Evidence, State
 from graph.verify import Source, VerifyReport, sentences, verify
 
+log = logging.getLogger("thotqen.verify")
 _MARK = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _NTH = r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|provided|given|above|same)"
 _MECHANICS = re.compile(
@@ -125,6 +132,23 @@ def _with_answer(state: State, answer: str) -> list[Any]:
     return _turns(state, answer)
 
 
+def _squashed(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def names_unmet(question: str, citations: list[Citation], companies: list[str]) -> list[str]:
+    """The names the question uses (graph.nodes.answerable.names_in) that none of the cited sources,
+    their documents' names nor their covers' companies mention: "Nike's revenue" answered from
+    another company's statement."""
+    names = names_in(question)
+    if not names:
+        return []
+    held = _squashed(" ".join([*(c.get("text") or "" for c in citations), *(c.get("name") or "" for c in citations),
+                               *companies]))
+    lone = names_in(question, lone=True)
+    return [] if any(_squashed(n) in held for n in lone) else names
+
+
 @node("verify")
 def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     answer = str(state.get("answer") or "")
@@ -135,6 +159,20 @@ def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context])
         write({"sources": citations})
         write({"token": answer})
         return {}
+    cited_docs = sorted({str(c["document_id"]) for c in citations if c.get("document_id")})
+    if names_in(question):
+        from storage.documents import company_names
+
+        cfg = context_of(runtime, config)
+        with cfg.running.database.connection() as conn:
+            companies = company_names(conn, owner_id=owner_of(conn, cfg),
+                                      document_ids=[uuid.UUID(d) for d in cited_docs])
+        if unmet := names_unmet(question, citations, companies):
+            log.info("answer withheld: its sources never mention %s", ", ".join(unmet))
+            write({"sources": []})
+            write({"token": prompts.CANNOT_ANSWER})
+            return {"answer": prompts.CANNOT_ANSWER, "citations": [], "cited": [],
+                    "chat_history": _with_answer(state, prompts.CANNOT_ANSWER)}
     numbers = excerpt_numbers(state)
     fact_items = list(state.get("facts") or [])
     facts = stored_facts(fact_items, numbers)
