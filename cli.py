@@ -261,7 +261,8 @@ def cmd_ask(args: argparse.Namespace, rt: Runtime) -> int:
             mark = "*" if c["n"] in outcome.cited else " "
             print(f"{mark}[{c['n']}] {where}")
             for line in c.get("evidence") or []:
-                print(f"      “{line['text']}”")
+                where = f"  ({line['context']})" if line.get("context") else ""
+                print(f"      “{line['text']}”{where}")
     if outcome.verification and outcome.verification.get("figures"):
         checked = outcome.verification["figures"]
         kept = [f for f in checked if f.get("action") != "dropped"]

@@ -219,11 +219,15 @@ def period_of(cell: Cell) -> str:
 
 
 def evidence_line(cell: Cell) -> str:
-    """The row a fact rests on, as the page prints it: "Purchases of property, plant and equipment (PP&E) … (1,577)"."""
-    head = f"{cell.path}"
-    where = f" ({cell.period_label})" if cell.period_label else ""
-    scale = f" [{cell.scale_words}]" if cell.scale_words else ""
-    return f"{head}{where}: {cell.value_text}{scale}"
+    """The row a fact rests on as the page prints it ("Purchases of property, plant and equipment (1,577)"):
+    what the page image highlights."""
+    return f"{cell.label} {cell.value_text}".strip()
+
+
+def evidence_context(cell: Cell) -> str:
+    """Where the row stands: its section, its column's period and its table's scale."""
+    parts = [" › ".join(cell.path.split(" › ")[:-1]), cell.period_label, cell.scale_words]
+    return " · ".join(p for p in parts if p)
 
 
 # Rows whose label already says money goes out: their parentheses give the direction, not a

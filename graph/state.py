@@ -42,6 +42,7 @@ class Evidence(TypedDict, total=False):
     text: str
     box: list[float] | None  # [x0, y0, x1, y1] on its PDF page, points from the top-left (None: not placed)
     kind: Literal["row", "sentence"]
+    context: str  # a row's section, period and scale ("Operating expenses · 2023 · In thousands")
 
 
 class Citation(TypedDict, total=False):

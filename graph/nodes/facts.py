@@ -53,7 +53,7 @@ def cell_excerpt(cells: list[lookup.Cell]) -> Excerpt:
     lines = [first.caption] if first.caption else []
     if first.scale_words:
         lines.append(f"({first.scale_words})")
-    lines += [lookup.evidence_line(c) for c in cells]
+    lines += [f"{lookup.evidence_line(c)} ({lookup.evidence_context(c)})" for c in cells]
     boxes = [c.row_box for c in cells if c.row_box]
     return Excerpt(source="document", key=f"cells:{first.document_id}:{first.page}", document_id=first.document_id,
                    name=first.document_name, page=first.page, page_label=f"page {first.page}", ocr=False,
@@ -106,5 +106,6 @@ def facts(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> di
         fact = lookup.as_fact(n, cell, 0)
         out.append({"n": n, "key": by_page[(cell.document_id, cell.page)], "label": fact.label,
                     "period": fact.period, "value_text": cell.value_text, "shown": lookup.shown_value(fact, asked),
-                    "evidence": lookup.evidence_line(cell), "cell": asdict(cell)})
+                    "evidence": lookup.evidence_line(cell), "context": lookup.evidence_context(cell),
+                    "cell": asdict(cell)})
     return {"facts": out, "relevant": relevant, "company_words": sorted(ignore)}

@@ -78,7 +78,10 @@ def fill_tags(answer: str, facts: list[Fact], calculation: dict[str, Any] | None
 
     def value(m: re.Match[str]) -> str:
         if m.group(1) is None:
-            return "" if calculation is None else str(calculation["text"])
+            if calculation is None:
+                return ""
+            marks = "".join(f"[{n}]" for n in calculation.get("markers") or [])
+            return f"{calculation['text']} {marks}".strip()
         fact = by_n.get(int(m.group(1)))
         return "" if fact is None else stated(fact)
 

@@ -109,6 +109,7 @@ def evidence_of(answer: str, report: VerifyReport, citations: list[Citation],
         if check.fact is not None and (fact := by_fact.get(check.fact)):
             cell = fact["cell"]
             add(numbers.get(str(fact["key"]), 0), Evidence(text=str(fact["evidence"]), box=cell.get("row_box"),
+                                                           context=str(fact.get("context") or ""),
                                                            kind="row"))
         elif check.excerpt is not None and check.held:
             line = next((m.group(0).strip() for m in _LINE.finditer(texts.get(check.excerpt, ""))

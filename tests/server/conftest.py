@@ -28,7 +28,16 @@ def fact_for(prompt: str) -> str:
 
 
 def script(kind: str, prompt: str) -> str:
-    """Grades an excerpt relevant when it holds the fact the question asks for; answers citing it."""
+    """Grades an excerpt relevant when it holds the fact the question asks for; answers citing it.
+    A question over a statement's table (tests/web/test_checked_journey.py) is answered as a small
+    model would: the calculation code did by its tag, and general knowledge citing whatever it saw."""
+    question = prompt.rsplit("Question:", 1)[-1]
+    if "divided by" in question or "capital of Peru" in question:
+        if kind == "grade":
+            return grades_json(prompt, lambda text: True)
+        if kind == "answer":
+            return ("The ratio of cost of revenue to net revenue is {C}." if "Computed by code" in prompt
+                    else "Lima is the capital of Peru [1].")
     if kind == "grade":
         fact = fact_for(prompt)
         return grades_json(prompt, lambda text: fact in text)

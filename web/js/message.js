@@ -20,7 +20,8 @@ document.addEventListener("pointerdown", (e) => { if (tipFor && !tipFor.contains
 window.addEventListener("scroll", () => hideTip(), { passive: true, capture: true });
 
 export function evidenceOf(c) {
-  const lines = (c.evidence || []).map((e) => e && e.text).filter(Boolean);
+  const lines = (c.evidence || []).filter((e) => e && e.text)
+    .map((e) => (e.context ? `${e.text} (${e.context})` : e.text));
   return lines.length ? lines : c.text ? [snippet(c.text)] : [];
 }
 
