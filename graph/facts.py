@@ -21,6 +21,9 @@ from graph.figures import Asked, Figure, Kind, asked_unit, decimals_at, present
 # How many facts generation sees: enough for a ratio's operands in two periods, few enough for a
 # 1.5B model to pick from.
 MAX_FACTS = 8
+# Only rows scoring this share of the best match are offered: a small model picks among near
+# matches, not between the row asked for and a neighbour that shares a word.
+CLOSE_TO_BEST = 0.75
 # A question asks for a figure when it says so in one of these ways (or names a unit or an operation).
 _FIGURE_WORDS = re.compile(
     r"\bhow\s+(?:much|many)\b|\bwhat\s+(?:is|was|were|are)\s+(?:the\s+)?(?:[\w'’]+\s+){0,6}?"
@@ -73,7 +76,7 @@ def question_period(question: str) -> AskedPeriod:
 
 # Analysts' abbreviations, written out as statements label their rows.
 ABBREVIATIONS: dict[str, str] = {
-    "pp&e": "property plant equipment", "ppe": "property plant equipment", "capex": "capital expenditures",
+    "pp&e": "property plant equipment", "ppe": "property plant equipment", "ppne": "property plant equipment net", "capex": "capital expenditures",
     "sg&a": "selling general administrative", "r&d": "research development", "eps": "earnings per share",
     "cogs": "cost of goods sold", "d&a": "depreciation amortization", "fcf": "free cash flow",
     "ebit": "operating income", "a/r": "accounts receivable", "a/p": "accounts payable",
@@ -192,10 +195,11 @@ def pick(cells: Iterable[Cell], question: str, pages: set[tuple[str, int]], *, i
     for text, quota in [*((p, share) for p in phrases), (f"{question} {glossary}", limit)]:
         words = label_words(text) - ignore
         scored = sorted(((score(c, words, period, pages), c) for c in cells), key=lambda t: -t[0])
+        best = scored[0][0] if scored else 0.0
         taken = 0
         for value, cell in scored:
             key = (cell.document_id, cell.path.lower(), cell.period_label.lower(), str(cell.fiscal_year))
-            if value <= 0 or key in seen:
+            if value <= 0 or value < CLOSE_TO_BEST * best or key in seen:
                 continue
             seen.add(key)
             out.append(cell)

@@ -64,6 +64,9 @@ _TAG = re.compile(r"\{\s*F(\d+)\s*\}|\{\s*C\s*\}")
 _BARE_TAG = re.compile(r"\s*\(?\bF\d+\b\)?(?=[\s.,;:]|$)")
 
 
+_LEADING_TAG = re.compile(r"^\s*\{\s*F\d+\s*\}\s*:\s*(?=\S)")
+
+
 def fill_tags(answer: str, facts: list[Fact], calculation: dict[str, Any] | None, asked: Asked) -> str:
     """The model's {Fn} and {C} tags replaced by the values code holds, with their citation markers.
 
@@ -85,6 +88,7 @@ def fill_tags(answer: str, facts: list[Fact], calculation: dict[str, Any] | None
         fact = by_n.get(int(m.group(1)))
         return "" if fact is None else stated(fact)
 
+    answer = _LEADING_TAG.sub("", answer)  # "{F3}: The capex was {F3}.": the list's layout copied
     out = []
     for sentence in re.split(r"(?<=[.!?])\s+|\n+", answer):
         named = [by_n[int(n)] for n in dict.fromkeys(re.findall(r"\{\s*F(\d+)\s*\}", sentence)) if int(n) in by_n]
