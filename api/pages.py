@@ -28,6 +28,7 @@ import difflib
 import functools
 import hashlib
 import json
+import math
 import re
 import threading
 from collections import Counter, OrderedDict
@@ -129,9 +130,13 @@ class Unrenderable(Exception):
 def zoom_for(page: pymupdf.Rect, width: int, max_pixels: int) -> float:
     """The scale that draws the page `width` pixels wide, or narrower where that would hold more
     than `max_pixels` (a very tall or very wide page)."""
-    if page.width <= 0 or page.height <= 0:
+    w, h = float(page.width), float(page.height)
+    if w <= 0 or h <= 0:
         raise Unrenderable("the page has no area")
-    return min(width / page.width, (max_pixels / (page.width * page.height)) ** 0.5)
+    zoom = min(width / w, math.sqrt(max_pixels / (w * h)))
+    while math.ceil(w * zoom) * math.ceil(h * zoom) > max_pixels:  # MuPDF rounds sizes up
+        zoom *= 0.99
+    return zoom
 
 
 def render_page(path: Path, page_no: int, passage: str, width: int,

@@ -191,7 +191,7 @@ def test_progress_streams_are_capped_per_user(bounded, report_owner, db) -> None
     try:
         with bounded.client() as c, c.stream("GET", url, headers=h) as one, c.stream("GET", url, headers=h) as two:
             assert one.status_code == two.status_code == 200
-            third = c.get(url, headers=h)
+            third = c.get(url, headers=h, timeout=5)  # was: a third stream, open for good
             assert third.status_code == 429 and "2 progress streams" in third.json()["detail"], third.text
         time.sleep(0.5)  # the closed streams give their slots back
         with bounded.client() as c, c.stream("GET", url, headers=h) as again:
