@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import psycopg
-from fastapi import APIRouter, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 
@@ -23,6 +23,7 @@ from storage import chats
 
 router = APIRouter(prefix="/api/chats", tags=["chats"])
 MAX_OFFSET = 1_000_000  # far past any user's chats; keeps the number inside Postgres' bigint
+PAGE_QUERY = frozenset({"limit", "offset"})
 
 
 class ChatIn(BaseModel):
@@ -71,7 +72,17 @@ def create_chat(user: CurrentUser, db: DbDep, body: ChatIn | None = None) -> dic
         return _chat_out(chats.create_chat(conn, owner_id=user.id, title=body.title, document_ids=scope))
 
 
-@router.get("", response_model=ChatList)
+def _page_query(request: Request) -> None:
+    """A page of a list takes `limit` and `offset` only: any other query parameter (a misspelt
+    `limt` would silently give the default page) answers 422 naming it."""
+    unknown = sorted(set(request.query_params) - PAGE_QUERY)
+    if unknown:
+        raise HTTPException(422, [{"type": "extra_forbidden", "loc": ["query", name],
+                                   "msg": "unknown query parameter; a page takes limit and offset"}
+                                  for name in unknown[:20]])
+
+
+@router.get("", response_model=ChatList, dependencies=[Depends(_page_query)])
 def list_chats(user: CurrentUser, db: DbDep, settings: SettingsDep,
                limit: int | None = Query(None, ge=1, description="chats in this page; at most (and by default) "
                                                                  "CHAT_PAGE_MAX"),

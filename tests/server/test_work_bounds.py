@@ -228,3 +228,5 @@ def test_the_chat_list_is_paged_with_a_cap(bounded) -> None:  # noqa: ANN001
         two = c.get("/api/chats", params={"limit": 2, "offset": 1}, headers=h).json()
         assert [ch["id"] for ch in two["chats"]] == made[::-1][1:3]
         assert c.get("/api/chats", params={"limit": 0}, headers=h).status_code == 422
+        misspelt = c.get("/api/chats", params={"limt": 1}, headers=h)
+        assert misspelt.status_code == 422 and misspelt.json()["detail"][0]["loc"] == ["query", "limt"]
