@@ -114,12 +114,12 @@ def recognised_rects(passage: str, chunks: Sequence[tuple[str, list[list[float]]
     for text, boxes in chunks:
         words = [_norm(w) for w in _WORD.findall(text)]
         found, spent = runs(words, wanted, budget)
-        budget -= spent
-        if budget <= 0:
-            break
         if found:
             for box in boxes:  # neighbouring chunks overlap by a few rows: each line once
                 rects.setdefault(tuple(box[:4]), pymupdf.Rect(box[:4]))
+        budget -= spent
+        if budget <= 0:
+            break
     return list(rects.values())
 
 
