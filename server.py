@@ -35,6 +35,7 @@ from api import (
     edge,
     errors,
     formats,
+    heavy,
     mcp,
     openai_compat,
     pages,
@@ -139,6 +140,8 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         app.state.worker = rt.ingest_worker
         app.state.jobs = rt.jobs
         app.state.answerer = ChatAnswerer(rt)
+        app.state.renders = pages.Renders(settings)  # page images on their own bounded pool
+        app.state.job_streams = heavy.Slots(settings.job_streams_per_user, "progress streams")
         maintenance = MaintenanceThread(db, settings)
         if start_worker and not broker:  # with a broker, ingestion and upkeep run in `thotqen worker`/beat
             rt.ingest_worker.start(settings.ingest_workers)
@@ -148,6 +151,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         rt.ingest_worker.stop(timeout=10)
         maintenance.stop()
         model_lock.close()
+        app.state.renders.close()
         instance.close()
 
     return run

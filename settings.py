@@ -353,6 +353,24 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # Connections and in-flight requests one server process takes (uvicorn's limit_concurrency):
     # beyond it a new one answers 503, so stalled connections cannot use up file descriptors.
     server_max_connections: int = Field(default=1000, ge=1)
+    # Page images (api/pages.py, api/heavy.py): renders run on a pool of their own, apart from the
+    # threads that authenticate every request. Its threads, the renders that may wait beyond them
+    # (past both: 503 with Retry-After), one user's renders at once (past it: 429), and how long a
+    # render may take before the request answers 503 (the render ends on its own, holding its thread).
+    page_render_workers: int = Field(default=2, ge=1)
+    page_render_queue: int = Field(default=8, ge=0)
+    page_renders_per_user: int = Field(default=2, ge=1)
+    page_render_timeout_s: float = Field(default=20.0, gt=0)
+    # Pixels in one page image: a page that would hold more at the width asked is drawn narrower.
+    page_render_max_pixels: int = Field(default=8_000_000, ge=200 * 200)
+    # Word comparisons finding a highlight on a page may cost (a longer passage is cut until it fits).
+    highlight_max_comparisons: int = Field(default=100_000, ge=1000)
+    # Page images kept in memory for a repeat click, all together.
+    page_render_cache_mb: int = Field(default=64, ge=0)
+    # Ingestion progress streams (GET /api/jobs/{id}/events) one user may hold open (past it: 429).
+    job_streams_per_user: int = Field(default=16, ge=1)
+    # Chats one page of GET /api/chats holds at most (and by default).
+    chat_page_max: int = Field(default=100, ge=1)
     # Browser origins allowed by CORS, comma-separated ("*" is refused outside development).
     cors_origins: str = ""
     # Proxies whose X-Forwarded-For/-Proto are believed (comma-separated addresses or networks, "*" for

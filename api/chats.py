@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
 import psycopg
-from fastapi import APIRouter, HTTPException, Path, Request, Response
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
 from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 
@@ -22,6 +22,8 @@ from api.text import DocumentIds, FeedbackNote, Title, check_question
 from storage import chats, feedback, parse_uuid
 
 router = APIRouter(prefix="/api/chats", tags=["chats"])
+MAX_OFFSET = 1_000_000  # far past any user's chats; keeps the number inside Postgres' bigint
+PAGE_QUERY = frozenset({"limit", "offset"})
 
 
 class ChatIn(BaseModel):
@@ -84,10 +86,28 @@ def create_chat(user: CurrentUser, db: DbDep, body: ChatIn | None = None) -> dic
         return _chat_out(chats.create_chat(conn, owner_id=user.id, title=body.title, document_ids=scope))
 
 
-@router.get("", response_model=ChatList)
-def list_chats(user: CurrentUser, db: DbDep) -> dict[str, Any]:
+def _page_query(request: Request) -> None:
+    """A page of a list takes `limit` and `offset` only: any other query parameter (a misspelt
+    `limt` would silently give the default page) answers 422 naming it."""
+    unknown = sorted(set(request.query_params) - PAGE_QUERY)
+    if unknown:
+        raise HTTPException(422, [{"type": "extra_forbidden", "loc": ["query", name],
+                                   "msg": "unknown query parameter; a page takes limit and offset"}
+                                  for name in unknown[:20]])
+
+
+@router.get("", response_model=ChatList, dependencies=[Depends(_page_query)])
+def list_chats(user: CurrentUser, db: DbDep, settings: SettingsDep,
+               limit: int | None = Query(None, ge=1, description="chats in this page; at most (and by default) "
+                                                                 "CHAT_PAGE_MAX"),
+               offset: int = Query(0, ge=0, le=MAX_OFFSET, description="chats to skip, the last updated first")
+               ) -> dict[str, Any]:
+    """A page of your chats, the last updated first; `next_offset` asks for the next (null: no more)."""
+    size = min(limit or settings.chat_page_max, settings.chat_page_max)
     with db.connection() as conn:
-        return {"chats": [_chat_out(c) for c in chats.list_chats(conn, owner_id=user.id)]}
+        page = chats.list_chats(conn, owner_id=user.id, limit=size + 1, offset=offset)
+    more = len(page) > size
+    return {"chats": [_chat_out(c) for c in page[:size]], "next_offset": offset + size if more else None}
 
 
 @router.get("/{chat_id}", response_model=ChatDetail, responses={404: error("no such chat")})

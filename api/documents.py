@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, HTTPException, Request, Response
 from python_multipart.multipart import MultipartParser, parse_options_header
 from sse_starlette import EventSourceResponse
+from starlette.background import BackgroundTask
 
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.edge import MULTIPART_OVERHEAD, BodyRefused
+from api.heavy import Slots
 from api.schemas import DocumentList, DocumentOut, DocumentPatch, JobOut, PageOut, UploadOut, error
 from api.worker import QueueUnavailable
 from ingestion.errors import IngestError, UnsupportedFormat
@@ -377,9 +379,10 @@ def sse(event: str, data: dict[str, Any]) -> dict[str, str]:
     200: {"description": "text/event-stream: `progress` {stage, percent} ..., then `done` {job_id, document_id, "
                          "pages, chunks} or `failed` {error} (with job_id and document_id while the job exists)",
           "content": {"text/event-stream": {}}},
-    404: error("no such job")})
+    404: error("no such job"), 429: error("this user's open progress streams (JOB_STREAMS_PER_USER)")})
 async def job_events(job_id: str, request: Request, user: CurrentUser, db: DbDep) -> EventSourceResponse:
-    """Progress of an ingestion job as Server-Sent Events, until it is done or failed."""
+    """Progress of an ingestion job as Server-Sent Events, until it is done or failed. One user may
+    hold JOB_STREAMS_PER_USER open at once (each polls the database): past it 429."""
 
     def read() -> dict[str, Any] | None:
         with db.connection() as conn:
@@ -392,8 +395,17 @@ async def job_events(job_id: str, request: Request, user: CurrentUser, db: DbDep
     first = await asyncio.to_thread(read)
     if first is None:
         raise HTTPException(404, "no such job")
+    streams: Slots = request.app.state.job_streams
+    give_back = streams.take(user.id)
 
     async def events() -> AsyncIterator[dict[str, str]]:
+        try:
+            async for event in progress():
+                yield event
+        finally:
+            give_back()
+
+    async def progress() -> AsyncIterator[dict[str, str]]:
         job: dict[str, Any] | None = first
         last: tuple[str, float] | None = None
         started = time.monotonic()
@@ -423,4 +435,5 @@ async def job_events(job_id: str, request: Request, user: CurrentUser, db: DbDep
             await asyncio.sleep(0.2 if time.monotonic() - started < 10 else 0.5)
             job = await asyncio.to_thread(read)
 
-    return EventSourceResponse(events(), ping=15)
+    # the background task gives the slot back too: a stream the client left before it started
+    return EventSourceResponse(events(), ping=15, background=BackgroundTask(give_back))

@@ -36,7 +36,7 @@ from answering import accounting
 from answering.bridge import FINALS, Event, answer_in_thread
 from answering.chat import ChatAnswerer
 from api.deps import CurrentUser, DbDep, SettingsDep
-from api.text import DocumentIds, unstorable
+from api.text import MAX, DocumentIds, unstorable
 from storage import chats
 
 router = APIRouter(prefix="/v1", tags=["openai-compatible"])
@@ -72,7 +72,8 @@ def _text(content: str | list[dict[str, Any]] | None) -> str:
 
 def split_messages(messages: list[Message]) -> tuple[str, list[dict[str, str]]]:
     """(question, history): the last message must be the user's; earlier turns become the history,
-    assistant turns without the sources block this endpoint appended."""
+    assistant turns without the sources block this endpoint appended. The history is bounded as
+    /rag's chat_history is (api/text.py MAX "history" turns of MAX "turn" characters), else 400."""
     if messages[-1].role != "user":
         raise HTTPException(400, "the last message must be the user's question")
     question = _text(messages[-1].content).strip()
@@ -82,6 +83,10 @@ def split_messages(messages: list[Message]) -> tuple[str, list[dict[str, str]]]:
     for m in messages[:-1]:
         if m.role in ("user", "assistant") and (text := _SOURCES.sub("", _text(m.content)).strip()):
             history.append({"role": m.role, "content": text})
+    if len(history) > MAX["history"]:
+        raise HTTPException(400, f"messages: at most {MAX['history']} earlier user and assistant turns")
+    if any(len(turn["content"]) > MAX["turn"] for turn in history):
+        raise HTTPException(400, f"messages: an earlier turn is longer than {MAX['turn']} characters")
     return question, history
 
 

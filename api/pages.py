@@ -13,17 +13,25 @@ checked, the answer is an empty response whose `X-Accel-Redirect` names the file
 location, and nginx streams it from the file store; a page image is rendered once into the store
 (api/files.py render_path) for that. With Supabase Storage the file download is a redirect to a
 short-lived signed URL instead.
+
+Bounded work (docs/protection.md#bounded-work): an image holds at most PAGE_RENDER_MAX_PIXELS (a
+very tall or wide page is drawn narrower than asked, never larger), aligning the passage with the
+page costs at most HIGHLIGHT_MAX_COMPARISONS word comparisons (a longer passage is cut until it
+fits), and renders run on their own bounded pool (api/heavy.py), never on the threads that
+authenticate every other request.
 """
 
 from __future__ import annotations
 
 import asyncio
 import difflib
+import functools
 import hashlib
 import json
+import math
 import re
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,13 +42,15 @@ from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import FileResponse, RedirectResponse
 
 from api.deps import CurrentUser, DbDep
-from api.schemas import error
+from api.heavy import Pool
+from api.schemas import InputErrorOut, error
 from ingestion.formats import registry
+from settings import Settings
 from storage import documents
 
 router = APIRouter(prefix="/api/documents", tags=["documents"])
 
-RENDER_VERSION = "2"  # part of the ETag: bump when the drawing changes
+RENDER_VERSION = "3"  # part of the ETag: bump when the drawing changes
 HIGHLIGHT_FILL = (1.0, 0.78, 0.0)  # amber, drawn with the Multiply blend of a highlight annotation
 MIN_RUN = 3  # words in a row that must match for a stretch of the page to count as the passage
 _WORD = re.compile(r"[\w$%.,-]+")
@@ -50,23 +60,42 @@ def _norm(word: str) -> str:
     return word.lower().strip(".,;:()[]\"'")
 
 
-def passage_rects(page: pymupdf.Page, passage: str) -> list[pymupdf.Rect]:
+def comparisons(words: Sequence[str], wanted: Sequence[str]) -> int:
+    """The word pairs difflib compares in one pass of aligning `wanted` with `words`: every word of
+    `words` against each occurrence of it in `wanted`. Linear to count; a pass costs this, and
+    hostile text (few distinct words, repeated) makes it the product of the two lengths."""
+    counts = Counter(wanted)
+    return sum(counts[w] for w in words)
+
+
+def runs(words: Sequence[str], wanted: Sequence[str], budget: int) -> tuple[list[difflib.Match], int]:
+    """(difflib's matching blocks of MIN_RUN words or more, the comparisons spent): `wanted` is cut
+    to its first half until one pass fits `budget` (a citation's excerpt fits many times over)."""
+    cost = comparisons(words, wanted)
+    while cost > budget and len(wanted) >= 2 * MIN_RUN:
+        wanted = wanted[:len(wanted) // 2]
+        cost = comparisons(words, wanted)
+    if cost > budget or not words or not wanted:
+        return [], 0
+    matcher = difflib.SequenceMatcher(None, words, wanted, autojunk=False)
+    return [b for b in matcher.get_matching_blocks() if b.size >= MIN_RUN], cost
+
+
+def passage_rects(page: pymupdf.Page, passage: str, budget: int) -> list[pymupdf.Rect]:
     """The page's word boxes that spell the passage, one box per line.
 
     The excerpt a citation quotes is chunk text (whitespace normalised, cut mid-word at both ends,
     sometimes running onto the next page), so it is aligned word by word with the page's words
-    instead of searched as one string; runs of MIN_RUN words or more count.
+    instead of searched as one string; runs of MIN_RUN words or more count. `budget`: the word
+    comparisons the alignment may cost (runs).
     """
     words = page.get_text("words", sort=True)  # (x0, y0, x1, y1, word, block, line, word_no)
     if not words or not passage.strip():
         return []
     page_words = [_norm(w[4]) for w in words]
     wanted = [_norm(w) for w in _WORD.findall(passage)]
-    matcher = difflib.SequenceMatcher(None, page_words, wanted, autojunk=False)
     lines: dict[tuple[int, int], pymupdf.Rect] = {}
-    for block in matcher.get_matching_blocks():
-        if block.size < MIN_RUN:
-            continue
+    for block in runs(page_words, wanted, budget)[0]:
         for w in words[block.a:block.a + block.size]:
             key = (w[5], w[6])
             box = pymupdf.Rect(w[:4])
@@ -74,40 +103,67 @@ def passage_rects(page: pymupdf.Page, passage: str) -> list[pymupdf.Rect]:
     return list(lines.values())
 
 
-def recognised_rects(passage: str, chunks: Sequence[tuple[str, list[list[float]]]]) -> list[pymupdf.Rect]:
+def recognised_rects(passage: str, chunks: Sequence[tuple[str, list[list[float]]]],
+                     budget: int) -> list[pymupdf.Rect]:
     """On an OCR'd page (an image, no words to align with): the line boxes of the recognised chunks
     the passage quotes, i.e. those sharing a run of MIN_RUN words or more with it, the same test
-    passage_rects applies to the page's words. Each box is one recognised line, as there."""
+    passage_rects applies to the page's words. Each box is one recognised line, as there. The
+    chunks share `budget` (runs): the first ones are compared while it lasts."""
     wanted = [_norm(w) for w in _WORD.findall(passage)]
     rects: dict[tuple[float, ...], pymupdf.Rect] = {}
     for text, boxes in chunks:
         words = [_norm(w) for w in _WORD.findall(text)]
-        matcher = difflib.SequenceMatcher(None, words, wanted, autojunk=False)
-        if any(block.size >= MIN_RUN for block in matcher.get_matching_blocks()):
+        found, spent = runs(words, wanted, budget)
+        if found:
             for box in boxes:  # neighbouring chunks overlap by a few rows: each line once
                 rects.setdefault(tuple(box[:4]), pymupdf.Rect(box[:4]))
+        budget -= spent
+        if budget <= 0:
+            break
     return list(rects.values())
 
 
+class Unrenderable(Exception):
+    """The page cannot be drawn (a degenerate size, or a drawing PyMuPDF refuses)."""
+
+
+def zoom_for(page: pymupdf.Rect, width: int, max_pixels: int) -> float:
+    """The scale that draws the page `width` pixels wide, or narrower where that would hold more
+    than `max_pixels` (a very tall or very wide page)."""
+    w, h = float(page.width), float(page.height)
+    if w <= 0 or h <= 0:
+        raise Unrenderable("the page has no area")
+    zoom = min(width / w, math.sqrt(max_pixels / (w * h)))
+    while math.ceil(w * zoom) * math.ceil(h * zoom) > max_pixels:  # MuPDF rounds sizes up
+        zoom *= 0.99
+    return zoom
+
+
 def render_page(path: Path, page_no: int, passage: str, width: int,
-                recognised: Sequence[tuple[str, list[list[float]]]] = ()) -> tuple[bytes, int, str]:
+                recognised: Sequence[tuple[str, list[list[float]]]] = (), *,
+                max_pixels: int, budget: int) -> tuple[bytes, int, str]:
     """(PNG bytes, number of highlighted lines, the highlight's box as "top,left,bottom,right"
-    fractions of the page or ""); KeyError when the page does not exist. `recognised`: the page's
-    OCR'd chunks (text, line boxes), used when the page itself has no text that spells the passage."""
+    fractions of the page or ""); KeyError when the page does not exist, Unrenderable when it
+    cannot be drawn. `recognised`: the page's OCR'd chunks (text, line boxes), used when the page
+    itself has no text that spells the passage. At most `max_pixels` pixels (zoom_for) and `budget`
+    word comparisons to find the passage (runs)."""
     with pymupdf.open(path) as doc:
         if not 1 <= page_no <= doc.page_count:
             raise KeyError(page_no)
         page = doc[page_no - 1]
-        rects = passage_rects(page, passage) if passage else []
+        zoom = zoom_for(page.rect, width, max_pixels)
+        rects = passage_rects(page, passage, budget) if passage else []
         if passage and not rects and recognised:
-            rects = [r & page.rect for r in recognised_rects(passage, recognised)]
+            rects = [r & page.rect for r in recognised_rects(passage, recognised, budget)]
             rects = [r for r in rects if not r.is_empty]
         for rect in rects:  # in memory only: the stored file is never written
             annot = page.add_highlight_annot(rect)
             annot.set_colors(stroke=HIGHLIGHT_FILL)
             annot.update(opacity=0.45)
-        zoom = width / page.rect.width
-        pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
+        try:
+            pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
+        except (pymupdf.mupdf.FzErrorBase, RuntimeError, ValueError, MemoryError):  # a drawing MuPDF refuses
+            raise Unrenderable("the page's drawing cannot be rendered") from None
         box = ""
         if rects:
             union = pymupdf.Rect(rects[0])
@@ -118,12 +174,14 @@ def render_page(path: Path, page_no: int, passage: str, width: int,
         return pix.tobytes("png"), len(rects), box
 
 
-class _Renders:
-    """The last renders, by ETag (which names the file's content hash, page, passage and width)."""
+class _Kept:
+    """The last renders, by ETag (which names the file's content hash, page, passage and width),
+    at most `max_bytes` of images together (the oldest go first)."""
 
-    def __init__(self, size: int = 64) -> None:
-        self.size = size
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
         self._items: OrderedDict[str, tuple[bytes, int, str]] = OrderedDict()
+        self._bytes = 0
         self._lock = threading.Lock()
 
     def get(self, key: str) -> tuple[bytes, int, str] | None:
@@ -134,14 +192,31 @@ class _Renders:
         return None
 
     def put(self, key: str, value: tuple[bytes, int, str]) -> None:
+        if len(value[0]) > self.max_bytes:
+            return
         with self._lock:
+            if key in self._items:
+                self._bytes -= len(self._items.pop(key)[0])
             self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+            self._bytes += len(value[0])
+            while self._bytes > self.max_bytes:
+                self._bytes -= len(self._items.popitem(last=False)[1][0])
 
 
-_renders = _Renders()
+class Renders:
+    """A server process's page rendering: its bounded pool (api/heavy.py), the bounds of one render,
+    and the last images kept in memory. server.py makes one at start-up (app.state.renders)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.pool = Pool(workers=settings.page_render_workers, queue=settings.page_render_queue,
+                         per_user=settings.page_renders_per_user, timeout_s=settings.page_render_timeout_s,
+                         what="page renders")
+        self.max_pixels = settings.page_render_max_pixels
+        self.budget = settings.highlight_max_comparisons
+        self.kept = _Kept(settings.page_render_cache_mb * 1024 * 1024)
+
+    def close(self) -> None:
+        self.pool.close()
 
 
 def _owned(db: Any, owner_id: int, document_id: str) -> dict[str, Any]:  # noqa: ANN401
@@ -180,7 +255,9 @@ def _local_file(request: Request, owner_id: int, doc: dict[str, Any]) -> Path:
                                                         "the passage were found and marked, X-Highlight-Box where "
                                                         "(top,left,bottom,right as fractions of the page)"},
     304: {"description": "not modified (If-None-Match)"},
-    404: error("no such document or page"), 503: error("file storage unavailable")})
+    404: error("no such document or page"), 422: error("bad parameters, or a page that cannot be drawn", InputErrorOut),
+    429: error("this user's page renders at once (PAGE_RENDERS_PER_USER); see Retry-After"),
+    503: error("file storage unavailable, the render pool full, or a render past PAGE_RENDER_TIMEOUT_S")})
 async def page_image(document_id: str, page: int, request: Request, user: CurrentUser, db: DbDep,
                      highlight: str = Query("", max_length=4000, description="passage to mark (a citation's text)"),
                      width: int = Query(1000, ge=200, le=2000, description="image width in pixels")) -> Response:
@@ -191,7 +268,9 @@ async def page_image(document_id: str, page: int, request: Request, user: Curren
         raise HTTPException(404, f"a {_format(doc)} document has no page images; "
                                  f"GET /api/documents/{document_id}/pages/{page} gives the unit's text")
     passage = highlight.strip()
-    etag = '"' + hashlib.sha256("\x00".join([RENDER_VERSION, doc["content_hash"], str(page), passage,
+    renders: Renders = request.app.state.renders
+    drawing = f"{RENDER_VERSION}\x00{renders.max_pixels}\x00{renders.budget}"  # the bounds change the image
+    etag = '"' + hashlib.sha256("\x00".join([drawing, doc["content_hash"], str(page), passage,
                                              str(width)]).encode()).hexdigest()[:32] + '"'
     headers = {"ETag": etag, "Cache-Control": "private, max-age=86400"}
     if etag in [t.strip() for t in request.headers.get("if-none-match", "").split(",")]:
@@ -201,16 +280,20 @@ async def page_image(document_id: str, page: int, request: Request, user: Curren
         path = await asyncio.to_thread(_local_file, request, user.id, doc)
         ocr = bool(passage and doc.get("ocr_pages"))  # only a document with OCR'd pages has line boxes to use
         recognised = await asyncio.to_thread(_recognised, db, user.id, document_id, page) if ocr else []
-        try:
-            return await asyncio.to_thread(render_page, path, page, passage, width, recognised)
+        try:  # on the renders' own pool: 429 past the user's share, 503 when full or too slow
+            return await renders.pool.run(request, user.id, functools.partial(
+                render_page, max_pixels=renders.max_pixels, budget=renders.budget),
+                path, page, passage, width, recognised)
         except KeyError:
             raise HTTPException(404, f"the document has no page {page}") from None
+        except Unrenderable as exc:
+            raise HTTPException(422, f"page {page} cannot be drawn: {exc}") from None
 
     prefix = request.app.state.settings.accel_redirect_prefix
     if prefix:  # nginx sends the image from the file store, rendered there once
         files = request.app.state.files
         # the ETag's inputs but the content hash, which names the directory (deleted with the file)
-        name = f"{page}-{width}-" + hashlib.sha256(f"{RENDER_VERSION}\x00{passage}".encode()).hexdigest()[:32]
+        name = f"{page}-{width}-" + hashlib.sha256(f"{drawing}\x00{passage}".encode()).hexdigest()[:32]
         kept = files.render_path(user.id, doc["content_hash"], name)
         marks = await asyncio.to_thread(_kept_marks, kept)
         if marks is None:
@@ -220,10 +303,10 @@ async def page_image(document_id: str, page: int, request: Request, user: Curren
         lines, box = marks
         extra = {"X-Highlighted-Lines": str(lines), **({"X-Highlight-Box": box} if box else {})}
         return _accel(prefix, files.relative(kept), {"Content-Type": "image/png", **headers, **extra})
-    cached = _renders.get(etag)
+    cached = renders.kept.get(etag)
     if cached is None:
         cached = await render()
-        _renders.put(etag, cached)
+        renders.kept.put(etag, cached)
     png, lines, box = cached
     extra = {"X-Highlighted-Lines": str(lines), **({"X-Highlight-Box": box} if box else {})}
     return Response(png, media_type="image/png", headers={**headers, **extra})

@@ -165,6 +165,8 @@ class ChatListed(ChatOut):
 
 class ChatList(BaseModel):
     chats: list[ChatListed]
+    next_offset: int | None = Field(default=None, description="the `offset` of the next page; null: this is the "
+                                                              "last")
 
 
 class FeedbackOut(BaseModel):

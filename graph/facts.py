@@ -76,7 +76,8 @@ def question_period(question: str) -> AskedPeriod:
 
 # Analysts' abbreviations, written out as statements label their rows.
 ABBREVIATIONS: dict[str, str] = {
-    "pp&e": "property plant equipment", "ppe": "property plant equipment", "ppne": "property plant equipment net", "capex": "capital expenditures",
+    "pp&e": "property plant equipment", "ppe": "property plant equipment", "ppne": "property plant equipment net",
+    "capex": "capital expenditures",
     "sg&a": "selling general administrative", "r&d": "research development", "eps": "earnings per share",
     "cogs": "cost of goods sold", "d&a": "depreciation amortization", "fcf": "free cash flow",
     "ebit": "operating income", "a/r": "accounts receivable", "a/p": "accounts payable",

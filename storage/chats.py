@@ -35,12 +35,13 @@ def create_chat(conn: psycopg.Connection, *, owner_id: int, title: str,
         ))
 
 
-def list_chats(conn: psycopg.Connection, *, owner_id: int) -> list[dict[str, Any]]:
+def list_chats(conn: psycopg.Connection, *, owner_id: int, limit: int, offset: int = 0) -> list[dict[str, Any]]:
+    """One page of the owner's chats, the last updated first (ties by id, so pages never overlap)."""
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
             f"select {CHAT_COLUMNS}, (select count(*) from messages m where m.chat_id = c.id) as messages"
-            " from chats c where c.owner_id = %s order by c.updated_at desc",
-            (owner_id,),
+            " from chats c where c.owner_id = %s order by c.updated_at desc, c.id desc limit %s offset %s",
+            (owner_id, limit, offset),
         ).fetchall()
 
 

@@ -127,6 +127,8 @@ def _scoped(conn: psycopg.Connection, owner_id: int, query_text: str, query_embe
             params: SearchParams, scope: Scope) -> list[Hit]:
     """Soft scoping: the first tier searched alone (its candidates never crowded out), the whole
     scope searched beside it, each hit's score times its document's tier weight, best first."""
+    if not scope.tiers:  # the owner has no documents in scope: nothing to search
+        return []
     first = list(scope.tiers[0])
     rest = scope.documents()
     runs = [_run(conn, owner_id, query_text, query_embedding, params, first)]

@@ -1,0 +1,232 @@
+"""Issue 26, the cost of a request: page images bounded in pixels, highlight work and time, renders
+kept off the threads that authenticate everyone else, per-user caps on renders and progress
+streams, /v1's earlier turns bounded as /rag's, and chat lists paged. Each test failed against the
+code before its fix."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pymupdf
+import pytest
+
+from api import pages
+from api.text import MAX
+from storage import jobs
+from tests.server.conftest import LiveServer, follow_job, signup, upload
+
+MAX_PIXELS = 1_000_000
+
+
+@pytest.fixture(scope="module")
+def bounded(start_server, server_settings) -> LiveServer:  # noqa: ANN001
+    return start_server(server_settings.model_copy(update={
+        "page_render_workers": 1, "page_render_queue": 1, "page_renders_per_user": 2,
+        "page_render_timeout_s": 3.0, "page_render_max_pixels": MAX_PIXELS, "job_streams_per_user": 2,
+        "chat_page_max": 3}))
+
+
+def pdf(width: float, height: float, text: str, fontsize: float = 9) -> bytes:
+    doc = pymupdf.open()
+    page = doc.new_page(width=width, height=height)
+    page.insert_textbox(pymupdf.Rect(2, 2, width - 2, height - 2), text, fontsize=fontsize)
+    return doc.tobytes()
+
+
+def owner_of(c: httpx.Client, name: str, data: bytes) -> dict[str, Any]:
+    user = signup(c, "bounded")
+    res = upload(c, user["headers"], name, data)
+    assert res.status_code == 202, res.text
+    assert follow_job(c, user["headers"], res.json()["job_id"])[-1][0] == "done"
+    return {**user, "document_id": res.json()["document_id"],
+            "id": c.get("/api/auth/me", headers=user["headers"]).json()["id"]}
+
+
+@pytest.fixture(scope="module")
+def report_owner(bounded: LiveServer, report_pdf: bytes) -> dict[str, Any]:
+    with bounded.client() as c:
+        return owner_of(c, "report.pdf", report_pdf)
+
+
+@pytest.fixture(scope="module")
+def small_owner(bounded: LiveServer) -> dict[str, Any]:
+    with bounded.client() as c:
+        return owner_of(c, "small.pdf", pdf(300, 300, "A small page about Aurora Widgets revenue."))
+
+
+def test_a_very_tall_narrow_page_is_drawn_within_the_pixel_bound(bounded) -> None:  # noqa: ANN001
+    words = " ".join(f"Line {n} of a very tall and narrow page about Aurora Widgets." for n in range(60))
+    with bounded.client() as c:
+        user = owner_of(c, "tall.pdf", pdf(40, 14_400, words, fontsize=3))
+        for width in (200, 2000):  # was: 500 at 2000 px (MuPDF refuses the image), 172 MB at 200
+            res = c.get(f"/api/documents/{user['document_id']}/pages/1.png", params={"width": width},
+                        headers=user["headers"])
+            assert res.status_code == 200, (width, res.status_code, res.text[:200])
+            image = pymupdf.Pixmap(res.content)
+            assert image.width * image.height <= MAX_PIXELS and image.width < width
+
+
+def test_an_ordinary_page_keeps_the_width_asked(bounded, report_owner) -> None:  # noqa: ANN001
+    with bounded.client() as c:
+        res = c.get(f"/api/documents/{report_owner['document_id']}/pages/1.png", params={"width": 600},
+                    headers=report_owner["headers"])
+        assert res.status_code == 200 and pymupdf.Pixmap(res.content).width == 600
+
+
+def test_highlight_matching_is_bounded_however_repetitive_the_page_and_passage() -> None:
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_textbox(page.rect, "a b " * 6000, fontsize=3)  # thousands of words from a vocabulary of two
+    assert len(page.get_text("words")) > 8000
+    passage = "a b " * 1000  # what the highlight parameter allows (4000 characters)
+    started = time.perf_counter()
+    rects = pages.passage_rects(page, passage, budget=100_000)
+    assert time.perf_counter() - started < 2.0  # was: tens of seconds of CPU
+    assert rects  # the passage's first part is still found
+    words = [pages._norm(w[4]) for w in page.get_text("words")]
+    assert pages.runs(words, passage.split(), budget=100_000)[1] <= 100_000
+
+
+def test_a_citations_passage_is_highlighted_whole_within_the_budget(report_pdf: bytes) -> None:
+    with pymupdf.open(stream=report_pdf) as doc:
+        page = doc[0]
+        text = " ".join(w[4] for w in page.get_text("words", sort=True)[:150])
+        words = [pages._norm(w[4]) for w in page.get_text("words")]
+        wanted = [pages._norm(w) for w in pages._WORD.findall(text)]
+        assert pages.comparisons(words, wanted) < 100_000 / 4  # a real passage is far inside the default
+        assert len(pages.passage_rects(page, text, budget=100_000)) >= 3
+
+
+@pytest.fixture
+def slow_renders(monkeypatch) -> Iterator[tuple[threading.Event, list[str]]]:  # noqa: ANN001
+    """Renders that wait for the gate (the real drawing after it), recording the passages they ran for."""
+    gate, ran = threading.Event(), []
+    real = pages.render_page
+
+    def slow(path: Any, page: int, passage: str, *args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+        ran.append(passage)
+        gate.wait(20)
+        return real(path, page, passage, *args, **kwargs)
+
+    monkeypatch.setattr(pages, "render_page", slow)
+    yield gate, ran
+    gate.set()
+
+
+def _get(url: str, params: dict[str, Any], headers: dict[str, str], out: dict[str, Any], key: str,
+         timeout: float = 30) -> None:
+    try:
+        with httpx.Client(timeout=timeout) as c:
+            out[key] = c.get(url, params=params, headers=headers)
+    except httpx.TimeoutException:
+        out[key] = "left"
+
+
+def test_slow_renders_never_hold_up_sign_in_and_are_capped(bounded, report_owner, small_owner,  # noqa: ANN001
+                                                             slow_renders) -> None:  # noqa: ANN001
+    gate, ran = slow_renders
+    url = f"{bounded.url}/api/documents/{report_owner['document_id']}/pages/2.png"
+    h = report_owner["headers"]
+    # as many renders at once as the default thread pool has threads, and one more
+    n = min(32, (os.cpu_count() or 1) + 4) + 1
+    results: dict[str, Any] = {}
+    threads = [threading.Thread(target=_get, args=(url, {"highlight": f"passage {i}"}, h, results, str(i)))
+               for i in range(n)]
+    for t in threads:
+        t.start()
+    time.sleep(1.0)
+    with bounded.client() as c:
+        started = time.perf_counter()
+        assert c.get("/api/auth/me", headers=h).status_code == 200
+        assert time.perf_counter() - started < 1.5  # was: it waited for the renders to end
+        busy = c.get(f"/api/documents/{small_owner['document_id']}/pages/1.png", headers=small_owner["headers"])
+        assert busy.status_code == 503 and int(busy.headers["retry-after"]) >= 1, busy.text  # one running, one waiting
+    for t in threads:
+        t.join(30)
+    statuses = sorted(r.status_code for r in results.values())
+    assert statuses.count(429) == n - 2, statuses  # past PAGE_RENDERS_PER_USER
+    refused = next(r for r in results.values() if r.status_code == 429)
+    assert "2 page renders in progress" in refused.json()["detail"] and refused.headers["retry-after"]
+    # the two admitted: the running one answers 503 at PAGE_RENDER_TIMEOUT_S, the waiting one too, unrun
+    late = [r for r in results.values() if r.status_code == 503]
+    assert len(late) == 2 and all("longer than 3 s" in r.json()["detail"] for r in late)
+    assert len(ran) == 1, ran
+    gate.set()
+
+
+def test_a_waiting_render_whose_client_left_is_skipped(bounded, report_owner, slow_renders) -> None:  # noqa: ANN001
+    gate, ran = slow_renders
+    url = f"{bounded.url}/api/documents/{report_owner['document_id']}/pages/3.png"
+    h = report_owner["headers"]
+    results: dict[str, Any] = {}
+    first = threading.Thread(target=_get, args=(url, {"highlight": "first"}, h, results, "first"))
+    first.start()
+    time.sleep(0.3)
+    _get(url, {"highlight": "gone"}, h, results, "gone", timeout=1.0)  # waits behind the first, then leaves
+    assert results["gone"] == "left"
+    time.sleep(0.6)  # the server notices within POLL_S
+    gate.set()
+    first.join(30)
+    assert results["first"].status_code == 200
+    assert ran == ["first"]
+    with bounded.client() as c:  # its slot was given back
+        again = c.get(url, params={"highlight": "gone"}, headers=h)
+        assert again.status_code == 200 and ran == ["first", "gone"]
+
+
+def test_progress_streams_are_capped_per_user(bounded, report_owner, db) -> None:  # noqa: ANN001
+    """A job held in processing by a worker that never finishes it keeps its streams open."""
+    with db.connection() as conn:
+        job_id = jobs.create_job(conn, document_id=uuid.UUID(report_owner["document_id"]),
+                                 owner_id=report_owner["id"])
+        assert jobs.claim(conn, job_id=job_id, lease_s=3600, max_attempts=3) is not None
+    url = f"/api/jobs/{job_id}/events"
+    h = report_owner["headers"]
+    try:
+        with bounded.client() as c, c.stream("GET", url, headers=h) as one, c.stream("GET", url, headers=h) as two:
+            assert one.status_code == two.status_code == 200
+            third = c.get(url, headers=h, timeout=5)  # was: a third stream, open for good
+            assert third.status_code == 429 and "2 progress streams" in third.json()["detail"], third.text
+        time.sleep(0.5)  # the closed streams give their slots back
+        with bounded.client() as c, c.stream("GET", url, headers=h) as again:
+            assert again.status_code == 200
+    finally:
+        with db.connection() as conn:
+            jobs.fail_job(conn, job_id=job_id, reason="test over")
+
+
+def test_v1_bounds_earlier_turns_as_rag_does(bounded) -> None:  # noqa: ANN001
+    with bounded.client() as c:
+        h = signup(c, "v1turns")["headers"]
+        turns = [{"role": ("user", "assistant")[i % 2], "content": f"turn {i}"} for i in range(MAX["history"] + 2)]
+        body = {"model": "thotqen", "messages": [*turns, {"role": "user", "content": "And now?"}]}
+        res = c.post("/v1/chat/completions", headers=h, json=body)
+        assert res.status_code == 400 and "earlier" in res.json()["error"]["message"], res.text
+        rag = c.post("/rag/invoke", headers=h, json={"input": {"question": "And now?", "chat_history": turns}})
+        assert rag.status_code == 422  # the same bound, in /rag's shape
+        long = [{"role": "user", "content": "x" * (MAX["turn"] + 1)}, {"role": "user", "content": "And now?"}]
+        res = c.post("/v1/chat/completions", headers=h, json={"model": "thotqen", "messages": long})
+        assert res.status_code == 400 and "longer than" in res.json()["error"]["message"], res.text
+
+
+def test_the_chat_list_is_paged_with_a_cap(bounded) -> None:  # noqa: ANN001
+    with bounded.client() as c:
+        h = signup(c, "pager")["headers"]
+        made = [c.post("/api/chats", headers=h, json={"title": f"chat {i}"}).json()["id"] for i in range(5)]
+        first = c.get("/api/chats", headers=h).json()
+        assert len(first["chats"]) == 3 and first["next_offset"] == 3  # CHAT_PAGE_MAX, the last made first
+        assert c.get("/api/chats", params={"limit": 1000}, headers=h).json()["next_offset"] == 3
+        rest = c.get("/api/chats", params={"offset": first["next_offset"]}, headers=h).json()
+        assert rest["next_offset"] is None
+        assert [ch["id"] for ch in first["chats"] + rest["chats"]] == made[::-1]
+        two = c.get("/api/chats", params={"limit": 2, "offset": 1}, headers=h).json()
+        assert [ch["id"] for ch in two["chats"]] == made[::-1][1:3]
+        assert c.get("/api/chats", params={"limit": 0}, headers=h).status_code == 422
+        misspelt = c.get("/api/chats", params={"limt": 1}, headers=h)
+        assert misspelt.status_code == 422 and misspelt.json()["detail"][0]["loc"] == ["query", "limt"]
