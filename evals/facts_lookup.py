@@ -110,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--home", type=Path, default=None)
     p.add_argument("--user", default="bench")
     p.add_argument("--name", default="facts_lookup")
+    p.add_argument("--results-dir", type=Path, default=None, help=argparse.SUPPRESS)  # the gate writes elsewhere
     args = p.parse_args(argv)
     runtime = eval_runtime(args.home)
     owner, docs = bench_user(runtime, args.user, create_user=False)
@@ -148,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     md += [f"| out of scope: {k} | {v['k']}/{v['n']} |" for k, v in payload["refused_early"]["out_of_scope"].items()]
     md += [f"| answerable, {k.replace('_', ' ')} | {v['k']}/{v['n']} |"
            for k, v in payload["refused_early"]["answerable_refused"].items()]
-    write_result(args.name, payload, "\n".join(md) + "\n")
+    write_result(args.name, payload, "\n".join(md) + "\n", directory=args.results_dir)
     print("\n".join(md))
     return 0
 

@@ -1,4 +1,5 @@
-"""Regression gate: within-filing hybrid hit@5 on both development question sets.
+"""Regression gate: within-filing hybrid hit@5 on both development question sets, figure lookup and
+the refusals before search (evals/facts_lookup.py).
 
     make gate          (or: pytest -m gate)
 
@@ -45,3 +46,34 @@ def test_within_filing_hybrid_hit_at_5_holds_the_floor(question_set: str) -> Non
     missed = [q.id for q, r in zip(questions, within, strict=True) if not (r and r <= 5)]
     assert hit5 >= FLOORS[question_set], (f"{question_set}: hit@5 {hit5:.3f} < floor {FLOORS[question_set]}; "
                                           f"missed: {missed[:30]}")
+
+
+# Under evals/results/facts_lookup.md by about four synthetic questions and one out-of-scope one:
+# figure lookup over the statement-row questions (not read while its rules were written), and the
+# refusals before any search (general knowledge, other companies, years no filing covers).
+LOOKUP_FLOOR = 0.83
+REFUSED_EARLY_FLOOR = 0.36
+ANSWERABLE_REFUSED_EARLY_CEILING = 0.04
+
+
+@pytest.mark.skipif(not (FINANCEBENCH / "questions.jsonl").is_file(), reason="needs ../shared/eval/financebench")
+def test_figure_lookup_and_refusals_before_search_hold_their_floors(tmp_path: Path) -> None:
+    import json
+
+    from evals import facts_lookup
+    from evals.common import open_bench
+    from evals.retrieval import ingest_missing
+    from ingestion.retable import retable
+
+    settings, db, embedder, owner, docs = open_bench(GATE_HOME, "bench")
+    ingest_missing(db, settings, embedder, owner, docs)
+    retable(db, settings)  # a gate home filled before tables were read gets its cells
+    assert facts_lookup.main(["--home", str(GATE_HOME), "--name", "gate_facts_lookup",
+                              "--results-dir", str(tmp_path)]) == 0
+    out = json.loads((tmp_path / "gate_facts_lookup.json").read_text())
+    held = out["lookup"]["synthetic"]["held"]["all"]["share"]
+    early = out["refused_early"]["out_of_scope_all"]["share"]
+    wrong = out["refused_early"]["answerable_refused"]["across_filings"]["share"]
+    assert held >= LOOKUP_FLOOR, f"figure lookup {held} < {LOOKUP_FLOOR}"
+    assert early >= REFUSED_EARLY_FLOOR, f"out of scope refused before search {early} < {REFUSED_EARLY_FLOOR}"
+    assert wrong <= ANSWERABLE_REFUSED_EARLY_CEILING, f"answerable refused before search {wrong}"
