@@ -63,6 +63,7 @@ def offered(conn: Any, owner: int, doc: uuid.UUID, question: str) -> tuple[list[
 
 
 def refused_early(conn: Any, owner: int, question: str, scope: list[uuid.UUID] | None) -> str:  # noqa: ANN401
+    """Why the answerable node refuses `question` before search ("" when not): graph/nodes/answerable.py's checks."""
     years = lookup.question_period(question).years
     if years:
         covered = coverage(conn, owner_id=owner, document_ids=scope)
@@ -72,6 +73,9 @@ def refused_early(conn: Any, owner: int, question: str, scope: list[uuid.UUID] |
     if names and not any(mentions(conn, owner_id=owner, document_ids=scope, phrase=n)
                          for n in names_in(question, lone=True)):
         return "name"
+    lone = [n for n in names_in(question, lone=True) if n not in names]
+    if any(not mentions(conn, owner_id=owner, document_ids=None, phrase=n) for n in lone):
+        return "lone name"
     return ""
 
 

@@ -7,7 +7,8 @@ or those it was limited to), both in SQL and owner-scoped:
   ("net sales for 2009" over 10-Ks of 2017-2019);
 - a name: when the question names something (graph.nodes.answerable.names_in) and none of its
   names occurs in the documents as a phrase, "Nike's revenue" over filings that never say "Nike"
-  is refused, with no citation ("Block's (formerly Square)" passes on either name).
+  is refused, with no citation ("Block's (formerly Square)" passes on either name); a lone
+  capitalised word ("How much did Tesla spend") when none of the owner's documents has it at all.
 A refused question goes straight to the answer with the reason in `unanswerable`; no model is
 called. Names written in capitals only ("AMCOR", "EBITDA") are not checked: acronyms of metrics
 look the same.
@@ -75,7 +76,8 @@ def answerable(state: State, config: RunnableConfig, runtime: Runtime[Context]) 
     scoped = [uuid.UUID(d) for d in state.get("document_ids") or []] or None
     years = question_period(question).years
     names = names_in(question)
-    if not years and not names:
+    lone = [n for n in names_in(question, lone=True) if n not in names]
+    if not years and not names and not lone:
         return {"unanswerable": ""}
     with cfg.running.database.connection() as conn:
         owner_id = owner_of(conn, cfg)
@@ -87,6 +89,12 @@ def answerable(state: State, config: RunnableConfig, runtime: Runtime[Context]) 
         if names and not reason and not any(mentions(conn, owner_id=owner_id, document_ids=scoped, phrase=name)
                                             for name in names_in(question, lone=True)):
             reason = f"no document mentions {' or '.join(names)}"
+        # a lone capitalised word is a name when none of the owner's documents has it even as a word
+        # ("How much did Tesla spend"); an ordinary word in title case ("the Real change") is somewhere
+        for name in lone if not reason else []:
+            if not mentions(conn, owner_id=owner_id, document_ids=None, phrase=name):
+                reason = f"no document mentions {name}"
+                break
     if reason:
         log.info("refused before search: %s", reason)
     return {"unanswerable": reason}
