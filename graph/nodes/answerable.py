@@ -62,7 +62,10 @@ def names_in(question: str, *, lone: bool = False) -> list[str]:
         while words and (words[-1].lower() in _PHRASING or _CALENDAR.match(words[-1])):
             words.pop()
         name = " ".join(words).strip(" .,'")
-        if name and name not in out and (len(words) > 1 or possessive or lone):
+        # a sentence's first word is capitalised by orthography, not because it is a name
+        first = not question[:m.start()].strip() or question[:m.start()].rstrip()[-1] in ".?!:;\n"
+        single_at_start = len(words) == 1 and first and m.group(0).split()[0] == words[0]
+        if name and name not in out and (len(words) > 1 or possessive or (lone and not single_at_start)):
             out.append(name)
     return out
 

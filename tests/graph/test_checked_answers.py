@@ -103,3 +103,15 @@ def test_an_answer_speaks_of_the_documents_not_of_excerpts(statements, make_run)
                  "As stated in the first excerpt, net revenue in 2023 was $1,693,954 thousand [1].")
     assert "excerpt" not in out["answer"].lower()
     assert out["answer"].startswith("Net revenue in 2023 was $1,693,954 thousand"), out["answer"]
+
+
+def test_names_a_question_uses() -> None:
+    from graph.nodes.answerable import names_in
+
+    assert names_in("What was Nike's total revenue in fiscal 2022?") == ["Nike"]
+    assert names_in("What was General Motors' total automotive debt at the end of 2021?") == ["General Motors"]
+    assert names_in("What is the FY2018 capital expenditure (in USD millions) for 3M?") == []
+    # a lone capitalised word counts only as a weaker name, never a sentence's first word
+    assert names_in("How much did Tesla spend on research in 2021?") == []
+    assert names_in("How much did Tesla spend on research in 2021?", lone=True) == ["Tesla"]
+    assert names_in("Is revenue up? Round to two decimal places.", lone=True) == []
