@@ -31,6 +31,7 @@ BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", "/api/chats/{chat_id}"): {"title": "renamed by a stranger"},
     ("POST", "/api/chats/{chat_id}/messages"): {"question": QUESTION},
     ("PUT", "/api/chats/{chat_id}/messages/{message_id}/feedback"): {"rating": "down", "note": "by a stranger"},
+    ("PATCH", "/api/documents/{document_id}"): {"company": "Set by a stranger"},
     ("POST", "/v1/chat/completions"): {"model": "thotqen", "messages": [{"role": "user", "content": QUESTION}]},
 }
 RAG_BODY = {"input": {"question": QUESTION}}
