@@ -169,6 +169,8 @@ class ChatAnswerer:
             if kind == "sources":
                 turn.sources = data
                 turn.emit("sources", {"sources": data})
+            elif kind == "draft_sources":  # what the draft cites: kept by a stop, not sent (the checked ones are)
+                turn.sources = data
             elif kind == "draft":  # the model's text before the check: shown as it comes, kept by a stop
                 turn.written += data
                 turn.emit("draft", {"token": data})

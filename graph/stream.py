@@ -5,7 +5,8 @@ tunables) and `run_context` the only place it becomes the run's LangGraph contex
 parts (graph/context.py): the chat service, /v1, /rag, the CLI and the evals all call them.
 
 `run_graph` yields ("sources", citations) before the first token (numbered like the final answer's
-[n]), ("draft", piece) as the model writes, ("token", piece) as the checked answer streams,
+[n]), ("draft_sources", citations) and ("draft", piece) as the model writes (before the check),
+("token", piece) as the checked answer streams,
 ("reset", provider) when a provider failed mid-answer and the next one starts over, and last
 ("done", Outcome). It is the loop of the CLI, the
 chat service (and through it /v1) and the evals; /rag hands the graph itself to LangServe, whose
@@ -56,6 +57,8 @@ def run_graph(inputs: InputState, config: RunnableConfig, parts: GraphParts) -> 
             yield "token", chunk["token"]
         elif "draft" in chunk:
             yield "draft", chunk["draft"]
+        elif "draft_sources" in chunk:
+            yield "draft_sources", chunk["draft_sources"]
         elif "reset" in chunk:
             yield "reset", chunk["reset"]
     yield "done", Outcome.from_state(out)

@@ -7,7 +7,7 @@ tags: the model writes "{F1}" and code writes the cell's value and its marker, a
 for the calculation code did (graph/nodes/compute.py), whose working the answer then shows. A
 marker outside 1..m is removed, and a sentence whose figures sit in other excerpts than it cites
 is re-pointed to them (graph/citations.py). With no relevant excerpt there is no model call.
-Streamed as {"sources": citations} then {"draft": piece}...: the model's text before the check,
+Streamed as {"draft_sources": citations} then {"draft": piece}...: the model's text before the check,
 which a chat shows as it comes (and a stop keeps) until the check after it (graph/nodes/verify.py)
 streams the answer it lets through. A refusal ("cannot answer") cites nothing.
 """
@@ -139,7 +139,7 @@ def generate(state: State, config: RunnableConfig, runtime: Runtime[Context]) ->
                 ("human", block + prompts.relevant_note(relevant, len(excerpts)) + figures + prompts.ANSWER_TASK)]
     citations = citations_of(excerpts)
     write = _writer()
-    write({"sources": citations})
+    write({"draft_sources": citations})
     started, first_token = time.perf_counter(), None
     result: ChainResult | None = None
     try:

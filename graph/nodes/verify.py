@@ -9,7 +9,7 @@ the first excerpt") is removed. An answer whose sources never mention a name the
 ("Nike's revenue" answered from another company's table) is refused. Each kept citation gets its
 evidence lines: the table row a fact rests on (with the row's box on the page), the excerpt line
 holding a figure the answer copied, or the excerpt sentence closest to the answer sentence that
-cites it. Streams {"sources": citations} then {"token": sentence}... of the verified answer
+cites it. Streams {"sources": citations} then {"token": piece}... of the verified answer
 (generate streamed the model's draft before it).
 """
 
@@ -193,8 +193,8 @@ def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context])
         evidence = evidence_of(final, report, citations, fact_items, numbers)
         citations = [Citation(**{**c, "evidence": evidence.get(c["n"], [])}) for c in citations]
     write({"sources": citations})
-    for start, end in sentences(final):
-        write({"token": final[start:end]})
+    for piece in re.findall(r"\S+\s*", final):  # piece by piece, as a reader expects an answer to arrive
+        write({"token": piece})
     return {"answer": final, "citations": citations, "cited": cited,
             "verification": report.model_dump() | {"answer": final},
             "chat_history": _with_answer(state, final)}

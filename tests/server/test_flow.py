@@ -40,14 +40,15 @@ def test_signup_upload_progress_ask_follow_up(live, fake_llm, report_pdf) -> Non
 
         answer = ask(c, h, chat_id, "What was Aurora Widgets' total revenue in fiscal 2023?")
         names = [name for name, _ in answer]
-        assert names[0] == "sources" and names[-1] == "done" and "token" in names
-        assert names.index("sources") < names.index("token")
-        sources = answer[0][1]["sources"]
+        # the model's draft first, then the checked answer: its sources before its tokens
+        assert names[0] == "draft" and names[-1] == "done" and names.count("sources") == 1 and "token" in names
+        assert names.index("draft") < names.index("sources") < names.index("token")
+        sources = answer[names.index("sources")][1]["sources"]
         done = answer[-1][1]
         assert "".join(d["token"] for n, d in answer if n == "token").strip() == done["answer"]
         assert FACTS["revenue"] in done["answer"]
         assert done["provider"] == "vllm" and done["cached"] is False
-        assert done["route"][0] == "guardrail" and done["route"][-1] == "generate"
+        assert done["route"][0] == "guardrail" and done["route"][-1] == "verify"
         cited = done["cited"]
         assert cited and all(1 <= n <= len(done["citations"]) for n in cited)
         first = done["citations"][cited[0] - 1]
