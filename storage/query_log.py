@@ -46,7 +46,8 @@ LIVE_LOCK = "thotqen:instance:"  # + the process's instance id: held while it ca
 def hold_instance(uri: str, instance: uuid.UUID) -> psycopg.Connection:
     """A connection holding the instance's lock until it is closed (or the process dies)."""
     conn = psycopg.connect(uri, autocommit=True)
-    conn.execute("select pg_advisory_lock(hashtextextended(%s, 0))", (f"{LIVE_LOCK}{instance}",))
+    # session-scoped on purpose: a direct connection, never taken behind a pooler (abandon_running says what then)
+    conn.execute("select pg_advisory_lock(hashtextextended(%s, 0))", (f"{LIVE_LOCK}{instance}",))  # on purpose
     return conn
 
 

@@ -59,7 +59,8 @@ def test_sign_up_upload_ask_cite_follow_up_delete(open_page, shot) -> None:  # n
     answer = ask(page, QUESTION)
     expect(answer).to_contain_text("412 million")
     lengths = page.evaluate("window.__lengths")
-    assert len(set(lengths)) >= 4 and lengths == sorted(lengths), lengths  # it grew piece by piece
+    # it grew piece by piece: the model's draft, then the checked answer that replaces it
+    assert len(set(lengths)) >= 4 and sum(b > a for a, b in zip(lengths, lengths[1:])) >= 3, lengths
     assert len(page.evaluate("window.__thotqen.tokenDelays")) == 1
     expect(answer.locator(".sources")).to_contain_text("aurora-report.pdf, page")
     shot(page, "desktop-06-answer")
@@ -68,9 +69,9 @@ def test_sign_up_upload_ask_cite_follow_up_delete(open_page, shot) -> None:  # n
     answer.locator(".answer-text a.cite").first.click()
     viewer = page.locator("#viewer")
     page.wait_for_selector("#viewer[data-loaded]")
-    expect(page.locator("#viewer-status")).to_have_text("The cited passage is highlighted.")
+    expect(page.locator("#viewer-status")).to_have_text("The evidence is highlighted.")
     expect(page.locator("#viewer-where")).to_contain_text("(cited)")
-    assert amber_pixels(page) > 1000
+    assert amber_pixels(page) > 300  # the evidence sentence, not the whole passage
     assert page.locator("#viewer-download").get_attribute("href").endswith("/file")
     assert len(page.evaluate("window.__thotqen.pageImages")) == 1
     shot(page, "desktop-07-cited-page")

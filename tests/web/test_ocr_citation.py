@@ -30,7 +30,7 @@ def test_a_scanned_page_is_cited_with_its_passage_highlighted(open_page, shot) -
 
     answer.locator(".answer-text a.cite").first.click()
     page.wait_for_selector("#viewer[data-loaded]")
-    expect(page.locator("#viewer-status")).to_have_text("The cited passage is highlighted.")
+    expect(page.locator("#viewer-status")).to_have_text("The evidence is highlighted.")
     assert amber_pixels(page) > 2000
     shot(page, "desktop-17-cited-scan")
     w.clean()

@@ -38,7 +38,7 @@ def test_refused_uploads_blocked_and_unanswerable_questions(open_page, shot) -> 
     expect(page.locator(".upload[data-state=failed]")).to_have_count(4, timeout=60_000)
     cards = {name: page.locator(f".upload[data-name='{name}'] .upload-status")
              for name in ("huge.pdf", "photo.pdf", "locked.pdf", "empty.pdf")}
-    expect(cards["huge.pdf"]).to_contain_text("Too large: the file is larger than 1 MB")
+    expect(cards["huge.pdf"]).to_contain_text("Too large: the upload is larger than 1 MB")
     expect(cards["photo.pdf"]).to_contain_text("Not a document Thotqen can read")
     expect(cards["locked.pdf"]).to_contain_text("encrypted")
     expect(cards["empty.pdf"]).to_contain_text("the file is empty")
