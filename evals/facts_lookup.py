@@ -31,29 +31,18 @@ from evals.common import bench_user, eval_runtime, write_result  # noqa: E402
 from graph import facts as lookup  # noqa: E402
 from graph.calc import CalcError, choose_op, compute  # noqa: E402
 from graph.figures import asked_unit  # noqa: E402
-from graph.nodes.answerable import names_in  # noqa: E402
-from graph.nodes.facts import _cells, company_words  # noqa: E402
-from graph.operands import choose, phrases  # noqa: E402
-from storage.documents import coverage, mentions  # noqa: E402
-from storage.tables import find_cells, glossary_words  # noqa: E402
-
-CANDIDATES = 120
+from graph.nodes.answerable import why_unanswerable  # noqa: E402
+from graph.nodes.facts import candidate_facts  # noqa: E402
+from graph.operands import choose  # noqa: E402
 
 
 def offered(conn: Any, owner: int, doc: uuid.UUID, question: str) -> tuple[list[str], str | None]:  # noqa: ANN401
-    """The facts' values as generation would see them, and the calculation's result (as the facts node does)."""
-    glossary = glossary_words(conn, lookup.without_statement_names(question))
-    found = find_cells(conn, owner_id=owner, text=f"{question} {glossary}", document_ids=[doc], limit=CANDIDATES)
-    op = choose_op(question)
-    parts = phrases(question, op) if op else []
-    for part in parts:
-        words = glossary_words(conn, lookup.without_statement_names(part))
-        found += find_cells(conn, owner_id=owner, text=f"{part} {words}", document_ids=[doc], limit=CANDIDATES // 2)
-    ignore = company_words(conn, owner, [doc])
-    picked = lookup.pick(_cells(found), question, set(), ignore=ignore, phrases=parts, glossary=glossary)
+    """The facts' values as generation would see them, and the calculation's result (graph/nodes/facts.py, compute)."""
+    picked, ignore = candidate_facts(conn, owner, question, [doc], set())
     asked = asked_unit(question)
     facts = [lookup.as_fact(n, c, 1) for n, c in enumerate(picked, 1)]
     result = None
+    op = choose_op(question)
     if op and (request := choose(question, op, facts, ignore)) is not None:
         try:
             result = compute(request, facts, asked).text
@@ -62,21 +51,8 @@ def offered(conn: Any, owner: int, doc: uuid.UUID, question: str) -> tuple[list[
     return [lookup.shown_value(f, asked) for f in facts], result
 
 
-def refused_early(conn: Any, owner: int, question: str, scope: list[uuid.UUID] | None) -> str:  # noqa: ANN401
-    """Why the answerable node refuses `question` before search ("" when not): graph/nodes/answerable.py's checks."""
-    years = lookup.question_period(question).years
-    if years:
-        covered = coverage(conn, owner_id=owner, document_ids=scope)
-        if covered.years and not set(years) & covered.years:
-            return "year"
-    names = names_in(question)
-    if names and not any(mentions(conn, owner_id=owner, document_ids=scope, phrase=n)
-                         for n in names_in(question, lone=True)):
-        return "name"
-    lone = [n for n in names_in(question, lone=True) if n not in names]
-    if any(not mentions(conn, owner_id=owner, document_ids=None, phrase=n) for n in lone):
-        return "lone name"
-    return ""
+def refused_early(conn: Any, owner: int, question: str, scope: list[uuid.UUID] | None) -> bool:  # noqa: ANN401
+    return bool(why_unanswerable(conn, owner, question, scope))
 
 
 def share(k: int, n: int) -> dict[str, Any]:

@@ -70,34 +70,37 @@ def names_in(question: str, *, lone: bool = False) -> list[str]:
     return out
 
 
-@node("answerable")
-def answerable(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
+def why_unanswerable(conn: Any, owner_id: int, question: str, scoped: list[uuid.UUID] | None) -> str:  # noqa: ANN401
+    """Why the documents (`scoped` of the owner's, or all) cannot answer `question` (module doc); "" when they may."""
     from storage.documents import coverage, mentions
 
-    cfg = context_of(runtime, config)
-    question = state.get("standalone_question") or state["question"]
-    scoped = [uuid.UUID(d) for d in state.get("document_ids") or []] or None
     years = question_period(question).years
     names = names_in(question)
     lone = [n for n in names_in(question, lone=True) if n not in names]
-    if not years and not names and not lone:
+    if years:
+        covered = coverage(conn, owner_id=owner_id, document_ids=scoped)
+        if covered.years and not set(years) & covered.years:
+            return f"no document reports {', '.join(map(str, years))}"
+    if names and not any(mentions(conn, owner_id=owner_id, document_ids=scoped, phrase=name)
+                         for name in names_in(question, lone=True)):
+        return f"no document mentions {' or '.join(names)}"
+    # a lone capitalised word is a name when none of the owner's documents has it even as a word
+    # ("How much did Tesla spend"); an ordinary word in title case ("the Real change") is somewhere
+    for name in lone:
+        if not mentions(conn, owner_id=owner_id, document_ids=None, phrase=name):
+            return f"no document mentions {name}"
+    return ""
+
+
+@node("answerable")
+def answerable(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
+    cfg = context_of(runtime, config)
+    question = state.get("standalone_question") or state["question"]
+    if not question_period(question).years and not names_in(question, lone=True):
         return {"unanswerable": ""}
+    scoped = [uuid.UUID(d) for d in state.get("document_ids") or []] or None
     with cfg.running.database.connection() as conn:
-        owner_id = owner_of(conn, cfg)
-        reason = ""
-        if years:
-            covered = coverage(conn, owner_id=owner_id, document_ids=scoped)
-            if covered.years and not set(years) & covered.years:
-                reason = f"no document reports {', '.join(map(str, years))}"
-        if names and not reason and not any(mentions(conn, owner_id=owner_id, document_ids=scoped, phrase=name)
-                                            for name in names_in(question, lone=True)):
-            reason = f"no document mentions {' or '.join(names)}"
-        # a lone capitalised word is a name when none of the owner's documents has it even as a word
-        # ("How much did Tesla spend"); an ordinary word in title case ("the Real change") is somewhere
-        for name in lone if not reason else []:
-            if not mentions(conn, owner_id=owner_id, document_ids=None, phrase=name):
-                reason = f"no document mentions {name}"
-                break
+        reason = why_unanswerable(conn, owner_of(conn, cfg), question, scoped)
     if reason:
         log.info("refused before search: %s", reason)
     return {"unanswerable": reason}

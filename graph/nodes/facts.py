@@ -60,10 +60,27 @@ def cell_excerpt(cells: list[lookup.Cell]) -> Excerpt:
                    boxes=boxes or None, url=None, text="\n".join(lines), score=0.0, rerank_score=0.0, screened=[])
 
 
-@node("facts")
-def facts(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
+def candidate_facts(conn: Any, owner_id: int, question: str, scoped: list[uuid.UUID],  # noqa: ANN401
+                    pages: set[tuple[str, int]]) -> tuple[list[lookup.Cell], set[str]]:
+    """The cells offered for `question` over `scoped` documents, best first, and the company-name words
+    left out of matching (graph/facts.py `pick`)."""
     from storage.tables import find_cells, glossary_words
 
+    glossary = glossary_words(conn, lookup.without_statement_names(question))
+    found = find_cells(conn, owner_id=owner_id, text=f"{question} {glossary}", document_ids=scoped,
+                       limit=CANDIDATES)
+    op = choose_op(question)
+    parts = phrases(question, op) if op else []
+    for part in parts:  # each operand's rows, though the question's other words outrank them
+        words = glossary_words(conn, lookup.without_statement_names(part))
+        found += find_cells(conn, owner_id=owner_id, text=f"{part} {words}", document_ids=scoped,
+                            limit=CANDIDATES // 2)
+    ignore = company_words(conn, owner_id, scoped)
+    return lookup.pick(_cells(found), question, pages, ignore=ignore, phrases=parts, glossary=glossary), ignore
+
+
+@node("facts")
+def facts(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     question = state.get("standalone_question") or state["question"]
     relevant = list(state.get("relevant") or [])
     if state.get("unanswerable") or not lookup.asks_for_figure(question):
@@ -73,20 +90,9 @@ def facts(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> di
     if not kept_docs:  # nothing in the documents was judged to bear on the question: no figure to offer
         return {"facts": []}
     scoped = [uuid.UUID(d) for d in sorted(kept_docs)]
-    with cfg.running.database.connection() as conn:
-        owner_id = owner_of(conn, cfg)
-        glossary = glossary_words(conn, lookup.without_statement_names(question))
-        found = find_cells(conn, owner_id=owner_id, text=f"{question} {glossary}", document_ids=scoped,
-                           limit=CANDIDATES)
-        op = choose_op(question)
-        parts = phrases(question, op) if op else []
-        for part in parts:  # each operand's rows, though the question's other words outrank them
-            words = glossary_words(conn, lookup.without_statement_names(part))
-            found += find_cells(conn, owner_id=owner_id, text=f"{part} {words}",
-                                document_ids=scoped, limit=CANDIDATES // 2)
-        ignore = company_words(conn, owner_id, scoped)
     pages = {(str(e.get("document_id")), int(e.get("page") or 0)) for e in relevant}
-    picked = lookup.pick(_cells(found), question, pages, ignore=ignore, phrases=parts, glossary=glossary)
+    with cfg.running.database.connection() as conn:
+        picked, ignore = candidate_facts(conn, owner_of(conn, cfg), question, scoped, pages)
     if not picked:
         return {"facts": []}
     by_page: dict[tuple[str, int], str] = {}
