@@ -41,6 +41,8 @@ def kind_of(prompt: str) -> str:
         return "grade"
     if "Using only the excerpts above, answer the question" in prompt:
         return "answer"
+    if "Which one listed figure is exactly" in prompt:
+        return "choose"
     if "Write a short passage" in prompt:
         return "hyde"
     if "standalone question" in prompt:

@@ -6,7 +6,9 @@ The running parts come with each run as LangGraph's runtime context (graph/conte
     begin → guardrail ─blocked→ refuse
         │ history → condense → answerable ─cannot→ generate
         └ no history ─────────↗     └→ (hyde) → retrieve → rerank → screen → grade → route
-    route: enough relevant → facts → compute → generate → verify; else rewrite → retrieve …, or web_search → screen …
+    route: enough relevant → facts → compute → choose ─figure composed→ verify
+                                                   └ otherwise → generate → verify
+           else rewrite → retrieve …, or web_search → screen …
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from langgraph.graph import END, START, StateGraph
 from graph.context import Context
 from graph.nodes.answerable import after_answerable, answerable
 from graph.nodes.begin import begin
+from graph.nodes.choose import after_choose, choose
 from graph.nodes.compute import compute_node
 from graph.nodes.condense import condense
 from graph.nodes.facts import facts
@@ -50,7 +53,7 @@ def build(context_schema: type[Context] = Context) -> StateGraph[State, Context,
                      ("answerable", answerable),
                      ("hyde", hyde), ("retrieve", retrieve), ("rerank", rerank), ("screen", screen), ("grade", grade),
                      ("route", route), ("rewrite", rewrite), ("web_search", web_search), ("facts", facts),
-                     ("compute", compute_node), ("generate", generate), ("verify", verify_node)]:
+                     ("compute", compute_node), ("choose", choose), ("generate", generate), ("verify", verify_node)]:
         # LangGraph's overloads list no (state, config, runtime) node; it passes them by parameter name
         builder.add_node(name, fn)  # type: ignore[call-overload]
     builder.add_edge(START, "begin")
@@ -67,7 +70,8 @@ def build(context_schema: type[Context] = Context) -> StateGraph[State, Context,
     builder.add_conditional_edges("route", after_route,
                                   {"rewrite": "rewrite", "web_search": "web_search", "generate": "facts"})
     builder.add_edge("facts", "compute")
-    builder.add_edge("compute", "generate")
+    builder.add_edge("compute", "choose")
+    builder.add_conditional_edges("choose", after_choose)
     builder.add_edge("rewrite", "retrieve")
     builder.add_edge("web_search", "screen")
     builder.add_edge("generate", "verify")

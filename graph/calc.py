@@ -39,6 +39,9 @@ ARITY: dict[str, tuple[int, int | None]] = {
 # place more for an average): a result never shows digits its inputs do not have.
 DEFAULT_DECIMALS: dict[str, int] = {"ratio": 2, "percent": 1, "per_share": 2, "days": 1}
 DAYS_IN_YEAR = 365
+# Operations over amounts: a percentage row as an operand is a different line item than the one asked
+# ("revenue growth" from two margin rows).
+_OF_AMOUNTS = ("ratio", "percentage", "margin", "growth", "cagr", "turnover", "per_share", "days")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 
 
@@ -192,6 +195,12 @@ def _arithmetic(request: Request, facts: list[Fact], texts: list[str]) -> tuple[
     op, t = request.op, texts
     if op in ("difference", "sum", "average") and "percent" in kinds and kinds != {"percent"}:
         raise CalcError(f"{op} mixes percentages with amounts")
+    if op in _OF_AMOUNTS and "percent" in kinds:
+        raise CalcError(f"{op} takes amounts, not percentages")
+    amounts = [f.figure for f in facts if f.figure.kind in ("money", "count")]
+    if op != "per_share" and any(a.scale != 1.0 for a in amounts) and any(
+            a.kind == "count" and a.scale == 1.0 and not a.currency for a in amounts):
+        raise CalcError(f"{op} mixes an amount at a known scale with one whose scale the table does not say")
     first: Kind = facts[0].figure.kind
     if op == "ratio":
         return _divide(v[0], v[1], "the ratio"), "ratio", f"{t[0]} / {t[1]}", False

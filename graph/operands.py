@@ -60,6 +60,32 @@ def phrases(question: str, op: str) -> list[str]:
 
 
 _PERCENT_WORDS = re.compile(r"percent|%|\brate\b|\bmargin\b", re.I)
+# How the answer is to be written, not what it is of: "(in units of percents)", "as a %", "growth rate".
+_ANSWER_UNIT = re.compile(r"\b(?:in\s+(?:units\s+of\s+)?|as\s+an?\s+|expressed\s+as\s+(?:an?\s+)?)"
+                          r"(?:percent(?:s|ages?)?|%)(?!\s+of\b)"
+                          r"|\b(?:growth|annual|change)\s+rate\b|\brate\s+of\s+(?:growth|change)\b", re.I)
+# Formulas beyond the closed set: "365 * (average AP) / (COGS + change in inventory)", "3 year average of
+# capex as a % of revenue". Computing them as a plain ratio would show a wrong figure with a right-looking
+# working, so there is no calculation and the answer says which figure is missing.
+_ARITHMETIC = re.compile(r"[+*×]|\s-\s|\bplus\b|\bchange\s+in\b|\btimes\b")
+_DAYS_FACTOR = re.compile(r"\b36[05]\s*(?:[*×x]|\btimes\b)\s*", re.I)
+
+
+def names_a_rate(phrase: str) -> bool:
+    """The phrase names a percentage row (a margin, a rate), not an amount to be shown as a percentage."""
+    return bool(_PERCENT_WORDS.search(_ANSWER_UNIT.sub(" ", phrase)))
+
+
+def beyond_closed_set(question: str, op: str) -> bool:
+    """The question's formula has more arithmetic than `op` does (module constants)."""
+    formula = ""
+    if m := _DEFINED.search(question):
+        formula = re.split(r"\.\s|\?", m.group("rest") or m.group("rest2"))[0]
+    if op == "days":
+        formula = _DAYS_FACTOR.sub("", formula)
+    if op not in ("sum", "difference") and _ARITHMETIC.search(formula):
+        return True
+    return op in ("ratio", "percentage", "margin") and bool(_AVERAGE.search(question))
 
 
 def _fit(fact: Fact, words: set[str], years: tuple[int, ...], percent_ok: bool = True) -> float:
@@ -83,7 +109,7 @@ def _year(fact: Fact) -> int | None:
 def _best(facts: Sequence[Fact], phrase: str, years: tuple[int, ...], taken: set[int],
           ignore: Set[str] = frozenset()) -> Fact | None:
     words = label_words(phrase) - ignore
-    percent_ok = bool(_PERCENT_WORDS.search(phrase)) and phrase != REVENUE
+    percent_ok = names_a_rate(phrase) and phrase != REVENUE
     scored = [(_fit(f, words, years, percent_ok), f) for f in facts if f.n not in taken]
     scored = [(s, f) for s, f in scored if s > 0]
     # equal fit: the larger amount is the total ("Net sales" of the company, not of a segment)
@@ -93,6 +119,8 @@ def _best(facts: Sequence[Fact], phrase: str, years: tuple[int, ...], taken: set
 def choose(question: str, op: str, facts: Sequence[Fact], ignore: Set[str] = frozenset()) -> Request | None:
     """The request that computes what `question` asks from `facts`, or None when the operands are not there;
     `ignore` holds the words that name the company (graph/facts.py `pick`)."""
+    if beyond_closed_set(question, op):
+        return None
     period = question_period(question)
     years = period.years
     if op in _TWO_OPERANDS:

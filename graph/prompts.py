@@ -50,6 +50,13 @@ FACTS_TASK = (
 )
 
 
+# A figure question's answer is written by code from the fact the model picks (graph/nodes/choose.py).
+CHOOSE_TASK = (
+    "Which one listed figure is exactly the figure the question asks for: the same line item, "
+    "the same period? Reply with its tag, like F1, or none if no listed figure is it."
+)
+
+
 def calculation_note(working: str) -> str:
     return f"Computed by code from the listed figures: {working}. To state this result, write {{C}}. "
 

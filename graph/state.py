@@ -103,6 +103,7 @@ class State(InputState, OutputState, total=False):
     searched_web: bool  # the web was searched this question (route: at most once)
     web_failures: list[Any]  # (backend, reason) when the web search failed
     company_words: list[str]  # words of the scoped documents' company names: they pick no table row
+    figure_choice: dict[str, Any] | None  # how a figure answer was composed: {"by": "model"|"calculation", "fact": n}
     unanswerable: str  # why the documents cannot answer (graph/nodes/answerable.py); "" when they may
 
 
@@ -112,4 +113,5 @@ FRESH: dict[str, Any] = {
     "citations": [], "cited": [], "answer": "", "provider": None, "llm_calls": [], "hyde": "", "rewritten": False,
     "searched_web": False, "web_failures": [], "first_token_s": None, "route": [], "timings": {},
     "verification": None, "facts": [], "calculation": None, "unanswerable": "", "company_words": [],
+    "figure_choice": None,
 }

@@ -25,6 +25,7 @@ from langgraph.runtime import Runtime
 from graph import prompts
 from graph.calc import Fact
 from graph.citations import citations_of, clean_markers, repair_citations
+from graph.compose import fact_sentence
 from graph.context import Context, context_of
 from graph.facts import fact_block, shown_value, stored_facts
 from graph.figures import Asked, asked_unit
@@ -94,7 +95,7 @@ def fill_tags(answer: str, facts: list[Fact], calculation: dict[str, Any] | None
         named = [by_n[int(n)] for n in dict.fromkeys(re.findall(r"\{\s*F(\d+)\s*\}", sentence)) if int(n) in by_n]
         words = re.findall(r"[A-Za-z]{3,}", _BARE_TAG.sub("", _TAG.sub("", sentence)))
         if named and len(words) < 3:
-            out.append(" ".join(f"{f.label} ({f.period}) was {stated(f)}." for f in named))
+            out.append(" ".join(fact_sentence(f, asked) for f in named))
         elif sentence.strip():
             out.append(_BARE_TAG.sub("", _TAG.sub(value, sentence)).strip())
     return " ".join(out)

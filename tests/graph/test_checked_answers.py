@@ -69,13 +69,43 @@ def test_a_figure_absent_from_the_document_is_refused(statements, make_run) -> N
 def test_a_ratio_the_question_defines_is_computed_by_code(statements, make_run) -> None:  # noqa: ANN001
     question = ("What is Northwind's 2023 cost of revenue divided by net revenue? "
                 "Round to two decimal places.")
-    # the model's own arithmetic is wrong; the answer shows the code's
+    # a model would write its own (wrong) arithmetic; code writes the answer from its calculation instead
     out, model = ask(make_run, statements, question, "The ratio is 0.61 [1].")
     assert out["calculation"]["text"] == "0.53"
     assert out["calculation"]["working"].startswith("903,112 / 1,693,954 = 0.53 [")
-    assert "0.61" not in out["answer"]
-    assert "903,112 / 1,693,954 = 0.53" in out["answer"], out["answer"]
-    assert "Computed by code from the listed figures: 903,112 / 1,693,954 = 0.53" in model.prompts("answer")[0]
+    assert re.match(r"The 2023 cost of revenue divided by net revenue is 0\.53 \[\d\]\.\n\nCalculation: "
+                    r"903,112 / 1,693,954 = 0\.53 \[\d\]$", out["answer"]), out["answer"]
+    assert "0.61" not in out["answer"] and out["verification"]["verified"] is True
+    assert out["route"][-3:] == ["compute", "choose", "verify"] and model.prompts("answer") == []
+
+
+def test_a_ratio_the_question_defines_but_code_cannot_do_is_not_guessed(statements, make_run) -> None:  # noqa: ANN001
+    # a formula beyond the closed set: no calculation, so no right-looking working over the wrong operands
+    question = ("What is Northwind's 2023 adjusted ratio? It is defined as: (cost of revenue + 10) / net revenue. "
+                "Round to two decimal places.")
+    out, _ = ask(make_run, statements, question, "The adjusted ratio is 0.53 [1].")
+    assert out["calculation"] is None
+    assert "0.53" not in out["answer"]
+
+
+def test_the_model_picks_the_fact_and_code_writes_the_answer(statements, make_run) -> None:  # noqa: ANN001
+    question = "What was Northwind's net revenue in 2023, in USD millions?"
+    chain, model = scripted_chain(script_for(grade_rule=lambda text: True, answer="unused", choose="F1"))
+    out = graph.invoke({"question": question}, **make_run(statements, chain, hyde=False))
+    assert re.fullmatch(r"Net revenue \(FY2023\) was \$1,693\.954 million \[\d\]\.", out["answer"]), out["answer"]
+    assert model.kinds().count("choose") == 1 and model.prompts("answer") == []
+    assert "F1: Net revenue (FY2023) = $1,693.954 million" in model.prompts("choose")[0]
+    assert out["verification"]["verified"] is True and out["cited"]
+
+
+def test_a_figure_no_listed_row_is_gets_the_honest_refusal(statements, make_run) -> None:  # noqa: ANN001
+    # the statement has net revenue, not its subscription part: the model says none, and nothing is cited
+    question = "How much of Northwind's net revenue came from subscriptions in 2023, in USD millions?"
+    chain, model = scripted_chain(script_for(grade_rule=lambda text: True, answer="It was $1,693,954 [1].",
+                                             choose="none"))
+    out = graph.invoke({"question": question}, **make_run(statements, chain, hyde=False))
+    assert out["answer"] == prompts.CANNOT_ANSWER and out["citations"] == [] and out["cited"] == []
+    assert model.prompts("answer") == []
 
 
 def test_a_general_knowledge_question_is_refused_without_citations(statements, make_run) -> None:  # noqa: ANN001

@@ -13,10 +13,14 @@ REVENUE = "412 million"
 
 
 def script_for(*, grade_rule, answer="Revenue was 412 million dollars [1]. See also [9].", rewrite="query",
-               condense="standalone"):  # noqa: ANN001, ANN202
+               condense="standalone", choose=None):  # noqa: ANN001, ANN202
+    """`choose`: the fact tag ("F1", "none") the model picks for a figure question; None replies what
+    no structured reader accepts, so the graph goes on to generate's free answer."""
     def script(kind: str, prompt: str) -> str:
         if kind == "grade":
             return grades_json(prompt, grade_rule)
+        if kind == "choose":
+            return f'{{"figure": "{choose}"}}' if choose else "unexpected"
         if kind == "answer":
             return answer
         if kind == "hyde":
@@ -48,7 +52,7 @@ def test_relevant_at_once_answers_with_page_citations(report_owner, make_run) ->
     out = graph.invoke({"question": "What was Aurora Widgets' total revenue in fiscal 2023?"}, **run)
     assert out["blocked"] is False
     assert out["route"] == ["guardrail", "answerable", "hyde", "retrieve", "rerank", "screen", "grade", "route",
-                            "facts", "compute", "generate", "verify"]
+                            "facts", "compute", "choose", "generate", "verify"]
     assert out["rounds"] == 0
     assert out["provider"] == "vllm"
     # the invented [9] is removed; [1] resolves to the report and a page that holds the figure
@@ -81,7 +85,7 @@ def test_rewrite_then_relevant(report_owner, make_run) -> None:  # noqa: ANN001
     out = graph.invoke({"question": "How much did shareholders get each quarter?"}, **run)
     assert out["route"] == ["guardrail", "answerable", "hyde", "retrieve", "rerank", "screen", "grade", "route",
                             "rewrite", "retrieve", "rerank", "screen", "grade", "route", "facts", "compute",
-                            "generate", "verify"]
+                            "choose", "generate", "verify"]
     assert out["rounds"] == 1
     assert "dividend" in out["citations"][0]["text"]
     # the second round searched with the rewrite and did not grade the first parent again

@@ -1,0 +1,85 @@
+"""Choose: a question that asks for one figure is answered by code from the fact the model picks.
+
+Runs after compute. When the question asks for one figure (graph/compose.py `wants_one_figure`)
+and code computed it, the answer is the calculation's sentence and working, with no model call.
+When it asks for a figure to look up, the model picks the fact that is the figure asked, or
+"none", in one short constrained call over the same excerpts generation would see (the prompt
+starts as grading's did, so a prefix-caching server reads it once), and code writes the sentence
+(graph/compose.py `fact_sentence`): the digits, the unit and the citation are the cell's. "none"
+is the honest "the documents don't say": no listed row is the figure asked. Anything else (a
+question asking for reasons or a verdict, a calculation code could not do, no facts) goes on to
+generate. Verify checks a composed answer like any other.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, create_model
+
+from graph import compose, prompts
+from graph.calc import Fact
+from graph.citations import citations_of, clean_markers
+from graph.context import Context, context_of
+from graph.facts import fact_block, stored_facts
+from graph.figures import asked_unit
+from graph.nodes.common import history, llm_call, llm_failed, node
+from graph.nodes.generate import _turns, excerpt_numbers, shown_excerpts
+from graph.state import State
+
+log = logging.getLogger("thotqen.choose")
+NONE = "none"
+
+
+def choice_model(facts: list[Fact]) -> type[BaseModel]:
+    """One field whose value is a fact's tag or "none": a grammar cannot let the reply run on."""
+    tags = tuple(f"F{f.n}" for f in facts) + (NONE,)
+    return create_model("FigureChoice", figure=(Literal[tags], ...))  # type: ignore[arg-type]
+
+
+def after_choose(state: State) -> Literal["verify", "generate"]:
+    return "verify" if state.get("answer") else "generate"
+
+
+@node("choose")
+def choose(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
+    question = state.get("standalone_question") or state["question"]
+    items = list(state.get("facts") or [])
+    calculation = state.get("calculation")
+    if state.get("unanswerable") or not items or not compose.wants_one_figure(question):
+        return {"figure_choice": None}
+    if compose.wants_a_calculation(question) and not calculation:
+        return {"figure_choice": None}  # asked to compute what code could not: generate says what is missing
+    cfg = context_of(runtime, config)
+    excerpts, _ = shown_excerpts(state)
+    facts = stored_facts(items, excerpt_numbers(state))
+    asked = asked_unit(question)
+    calls = list(state.get("llm_calls") or [])
+    provider = None
+    if calculation:
+        answer = compose.calculation_answer(question, calculation, set(state.get("company_words") or []))
+        choice: dict[str, Any] = {"by": "calculation", "fact": None}
+    else:
+        block = prompts.excerpt_block(excerpts, question, history(state, cfg.history_turns))
+        task = block + fact_block(facts, asked) + prompts.CHOOSE_TASK
+        messages = [("system", prompts.EXCERPTS_SYSTEM), ("human", task)]
+        try:
+            result = cfg.running.chain(cfg.llm_order).invoke(messages, cheap=True, structured=choice_model(facts),
+                                                               config=config)
+        except Exception as exc:  # noqa: BLE001 - no model could choose: generate tries the free answer
+            return {"figure_choice": None, "llm_calls": llm_failed(state, "choose", exc)}
+        calls, provider = llm_call(state, "choose", result), result.provider
+        tag = str(result.parsed.model_dump()["figure"]) if result.parsed is not None else NONE
+        chosen = next((f for f in facts if f"F{f.n}" == tag), None)
+        choice = {"by": "model", "fact": chosen.n if chosen else None}
+        answer = compose.fact_sentence(chosen, asked) if chosen else prompts.CANNOT_ANSWER
+        log.info("figure chosen: %s of %d facts", tag, len(facts))
+    if answer == prompts.CANNOT_ANSWER:
+        return {"answer": answer, "citations": [], "cited": [], "provider": provider, "llm_calls": calls,
+                "figure_choice": choice, "chat_history": _turns(state, answer)}
+    answer, cited = clean_markers(answer, len(excerpts))
+    return {"answer": answer, "citations": citations_of(excerpts), "cited": cited, "provider": provider,
+            "llm_calls": calls, "figure_choice": choice, "chat_history": _turns(state, answer)}
