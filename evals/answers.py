@@ -18,9 +18,9 @@ and reports, all questions and per company beside the mean over companies (held-
                              whatever its scale word; its verdict is kept per row as numbers_match)
   correct, all               figures as above, prose by evals/scoring.py's judge (--judge chain),
                              else counted as not judged; a refusal is incorrect
-  untraced figures           answer figures found in no cited excerpt (unit-aware), fact or
-                             calculation the outcome carries, nor in the question; an outcome's own
-                             `verification` report is used instead when it has one
+  untraced figures           figures of the answer the user reads found in no cited excerpt
+                             (unit-aware), fact or calculation the outcome carries, nor in the
+                             question (the check's own report is not consulted)
   unit/scale errors          an answer figure equal to a reference figure times 1e3, 1e6 or 1e9
                              (either way) while no figure matches it
   out-of-scope refused       the answer refuses ("the documents don't say") and cites nothing
@@ -290,19 +290,17 @@ def evidence_lines(out: dict) -> list[str] | None:
 
 
 def traced_figures(out: dict, question: str) -> tuple[int, int, str]:
-    """(figures in the answer, of them untraced, by what): an outcome's verification report when it
-    has one, else each figure looked up in the cited excerpts (in their declared scale), the facts
-    and calculations the outcome carries, and the question."""
-    report = out.get("verification")
-    if report is not None:
-        entries = report.get("figures", []) if isinstance(report, dict) else list(report)
-        bad = sum(1 for e in entries if not (e.get("verified") if isinstance(e, dict) else e))
-        return len(entries), bad, "verification"
+    """(figures in the answer, of them untraced, by what): each figure of the answer the user reads
+    looked up in the cited excerpts (in their declared scale), the facts it cites (as shown, and
+    their rows) and the calculation, and the question. Read from the outcome itself, not from the
+    check's own report: a figure the check let through untraced is counted."""
     found = scoring.parse_numbers(out.get("answer") or "")
     sources: list[tuple[list[Figure], float]] = [
         (scoring.parse_numbers(c.get("text") or ""), page_scale(c.get("text") or "") or 1.0)
         for c in scoring.cited_citations(out)]
-    sources += [(scoring.parse_numbers(t), 1.0) for k in ("facts", "calculations") for t in _texts(out.get(k))]
+    facts = [t for f in out.get("facts") or [] for t in (f.get("shown"), f.get("evidence")) if t]
+    sources += [(scoring.parse_numbers(t), 1.0) for t in [*facts, *_texts(out.get("calculation")),
+                                                            *_texts(out.get("calculations"))]]
     sources.append((scoring.parse_numbers(question), 1.0))
     untraced = sum(1 for n in found
                    if not any(scoring.number_found(n, nums, TRACE_TOLERANCE, scale) for nums, scale in sources))
