@@ -19,7 +19,8 @@ import re
 from graph.figures import read_figures, same_digits
 from graph.state import Citation, Excerpt
 
-_MARK = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+# A citation marker: "[2]" or "[1, 3]".
+MARK = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=\d))*(?:[.!?]+(?!\d)|\n|$)")
 
 
@@ -44,7 +45,7 @@ def clean_markers(answer: str, count: int) -> tuple[str, list[int]]:
         cited.extend(n for n in ok if n not in cited)
         return "[" + ", ".join(map(str, ok)) + "]" if ok else ""
 
-    cleaned = _MARK.sub(keep, answer)
+    cleaned = MARK.sub(keep, answer)
     while (deduped := _REPEAT.sub(r"\1\2", cleaned)) != cleaned:
         cleaned = deduped
     return cleaned.strip(), cited
@@ -75,11 +76,11 @@ def repair_citations(answer: str, texts: list[str], question: str = "") -> str:
             continue
         wanted = figures(sentence) - asked
         holders = [n for n, f in enumerate(held, 1) if _overlap(wanted, f)]
-        cited = {int(x) for m in _MARK.finditer(sentence) for x in m.group(1).split(",")}
+        cited = {int(x) for m in MARK.finditer(sentence) for x in m.group(1).split(",")}
         if wanted and holders and not cited & set(holders):
             marker = "[" + ", ".join(map(str, holders[:2])) + "]"
             if cited:
-                sentence = _MARK.sub("", sentence, count=0)
+                sentence = MARK.sub("", sentence, count=0)
                 sentence = re.sub(r"\s+([.!?])", r"\1", sentence)
             end = len(sentence.rstrip()) - (1 if sentence.rstrip()[-1:] in ".!?" else 0)
             sentence = sentence[:end].rstrip() + " " + marker + sentence[end:]

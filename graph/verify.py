@@ -28,6 +28,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from graph.calc import Fact, Result
+from graph.citations import MARK
 from graph.figures import (
     SCALE_WORDS,
     Asked,
@@ -50,7 +51,6 @@ MAX_RESTATED_DECIMALS = 3
 # ...and is written in the answer's own scale word unless that needs more whole digits than this:
 # "$540 thousand" for 540 million becomes "$540 million", not "$540,000 thousand".
 MAX_RESTATED_WHOLE = 10_000
-_MARK = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _END = re.compile(r"[.!?]+(?:\s*\[\d+(?:\s*,\s*\d+)*\])*(?=\s|$)|\n+")
 _ABBREVIATION = re.compile(r"(?:\b(?:U\.S|U\.K|Inc|Co|Corp|Ltd|No|vs|e\.g|i\.e|approx|Jr|Sr|St|Mr|Ms|Dr)|\b[A-Z])$")
 _PER_SHARE_WORDS = re.compile(r"\s*(?:per|a|/)\s*(?:\w+\s+){0,2}share\b", re.IGNORECASE)
@@ -221,7 +221,7 @@ def verify(answer: str, *, refusal: str, facts: Sequence[Fact] = (), excerpts: S
     dropped: list[str] = []
     for i, (start, end) in enumerate(sentences(answer)):
         sentence = answer[start:end]
-        cited = {int(x) for m in _MARK.finditer(sentence) for x in m.group(1).split(",")}
+        cited = {int(x) for m in MARK.finditer(sentence) for x in m.group(1).split(",")}
         held = _held(facts, result, excerpts, question, cited)
         edits: list[tuple[Figure, str]] = []
         ours: list[FigureCheck] = []
@@ -253,7 +253,7 @@ def verify(answer: str, *, refusal: str, facts: Sequence[Fact] = (), excerpts: S
     repaired = "".join(kept).strip()
     stated_figures = bool(checks)
     survived = any(c.action != "dropped" for c in checks)
-    nothing_left = not _LETTER.search(_MARK.sub("", repaired))
+    nothing_left = not _LETTER.search(MARK.sub("", repaired))
     refused = nothing_left or (stated_figures and not survived) or repaired == refusal.strip()
     verified = all(c.verified for c in checks) and not refused and not dropped
     return VerifyReport(answer=refusal if refused else repaired, original=answer, refused=refused, verified=verified,

@@ -25,6 +25,7 @@ from langgraph.runtime import Runtime
 
 from graph import prompts
 from graph.calc import Result
+from graph.citations import MARK
 from graph.context import Context, context_of
 from graph.facts import label_words, stored_facts
 from graph.figures import read_figures
@@ -36,7 +37,6 @@ from graph.state import Citation, Evidence, State
 from graph.verify import Source, VerifyReport, sentences, verify
 
 log = logging.getLogger("thotqen.verify")
-_MARK = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _NTH = r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|provided|given|above|same)"
 _MECHANICS = re.compile(
     r",?\s*\(?\b(?:as\s+)?(?:(?:stated|shown|found|mentioned|given|noted|seen|listed|indicated|reported|provided)\s+)?"
@@ -61,7 +61,7 @@ def _stems(text: str) -> set[str]:
 
 
 def _cited(sentence: str) -> set[int]:
-    return {int(x) for m in _MARK.finditer(sentence) for x in m.group(1).split(",")}
+    return {int(x) for m in MARK.finditer(sentence) for x in m.group(1).split(",")}
 
 
 def unsupported_claims(answer: str, texts: dict[int, str], question: str) -> list[str]:
@@ -72,7 +72,7 @@ def unsupported_claims(answer: str, texts: dict[int, str], question: str) -> lis
     for start, end in sentences(answer):
         sentence = answer[start:end]
         cited = _cited(sentence)
-        own = _stems(_MARK.sub("", sentence)) - asked
+        own = _stems(MARK.sub("", sentence)) - asked
         if not cited or not own or any(f.identifying for f in read_figures(sentence, headers=False)):
             continue
         held = set().union(*(_stems(texts.get(n, "")) for n in cited))
@@ -82,7 +82,7 @@ def unsupported_claims(answer: str, texts: dict[int, str], question: str) -> lis
 
 
 def _closest_line(text: str, sentence: str) -> str:
-    words = _stems(_MARK.sub("", sentence))
+    words = _stems(MARK.sub("", sentence))
     best, best_score = "", 0
     for m in _LINE.finditer(text):
         for part in re.split(r"(?<=[.!?])\s+(?=[A-Z])", m.group(0)):
