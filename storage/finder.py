@@ -58,7 +58,7 @@ def find_chats(conn: psycopg.Connection, *, owner_id: int, query: str, limit: in
     tsq = ts_query(query)
     if not tsq:
         return []
-    options = f"StartSel={MARK_START}, StopSel={MARK_END}, MaxWords=24, MinWords=8, MaxFragments=1"
+    options = f"StartSel={MARK_START}, StopSel={MARK_END}, MaxWords=24, MinWords=10, ShortWord=2"
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
             "with q as (select to_tsquery('english', %(q)s) as q),"
