@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import shlex
 import sys
 import time
 import uuid
@@ -151,6 +152,29 @@ def cmd_ingest(args: argparse.Namespace, rt: Runtime) -> int:
 # ---------------------------------------------------------------- search
 
 
+def _scope(db: Database, owner_id: int, args: argparse.Namespace) -> list[str] | None:
+    """The documents --document or --collection names ([] for all), or None after saying why not:
+    a collection is read now, so a document added to it since is searched too."""
+    if not args.collection:
+        return list(args.document or [])
+    if args.document:
+        print("error: give --document or --collection, not both", file=sys.stderr)
+        return None
+    from storage import collections
+
+    with db.connection() as conn:
+        found = collections.find_by_name(conn, owner_id=owner_id, name=args.collection)
+        members = collections.member_ids(conn, owner_id=owner_id, collection_id=found["id"]) if found else []
+    if found is None:
+        print(f"error: no collection named {args.collection!r} (see: thotqen collection list)", file=sys.stderr)
+        return None
+    if not members:
+        print(f"error: the collection {args.collection!r} has no documents; add some with: thotqen collection add "
+              f"{shlex.quote(args.collection)} ID ...", file=sys.stderr)
+        return None
+    return members
+
+
 def _filter_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--company", default="", help="only documents whose cover names this company (part of its name)")
     p.add_argument("--form", default="", help="only documents of this form: 10-K, 10-Q, 8-K, earnings release")
@@ -163,13 +187,16 @@ def cmd_search(args: argparse.Namespace, rt: Runtime) -> int:
 
     settings, db = rt.settings, rt.database
     owner_id = _user_id(db, args)
+    scope = _scope(db, owner_id, args)
+    if scope is None:
+        return 2
     embedding = None
     if args.mode != "sparse":
         embedding = _embedder(rt)[0].embed_query(args.query)
     params = SearchParams.from_tunables(settings, k=args.k, mode=args.mode)
     with db.connection() as conn:
         hits = search(conn, owner_id=owner_id, query_text=args.query, query_embedding=embedding, params=params,
-                      document_ids=args.document, where=DocumentFilter(args.company, args.form, args.period))
+                      document_ids=scope or None, where=DocumentFilter(args.company, args.form, args.period))
     if args.json:
         _print_json({"hits": [
             {"document_id": str(h.document_id), "name": h.document_name, "page": h.page, "page_label": h.page_label,
@@ -217,10 +244,13 @@ def cmd_ask(args: argparse.Namespace, rt: Runtime) -> int:
     settings, db = rt.settings, rt.database
     _embedder(rt)  # the graph embeds the question with the same, checked model
     owner_id = _user_id(db, args)
+    scope = _scope(db, owner_id, args)
+    if scope is None:
+        return 2
     _say_which_local_model(settings)
     inputs: InputState = {"question": args.question}
-    if args.document:
-        inputs["document_ids"] = args.document
+    if scope:
+        inputs["document_ids"] = scope
     if company := args.company.strip():
         inputs["company"] = company
     if form := args.form.strip():
@@ -299,6 +329,72 @@ def cmd_feedback_export(args: argparse.Namespace, rt: Runtime) -> int:
             if out is not sys.stdout:
                 out.close()
     print(f"{count} verdict(s) exported", file=sys.stderr)
+    return 0
+
+
+# ---------------------------------------------------------------- collections
+
+
+def cmd_collection(args: argparse.Namespace, rt: Runtime) -> int:
+    """`thotqen collection create|add|remove|list|delete`: named groups of your documents, which
+    `ask --collection` and `search --collection` (and a chat over one) search as they are then."""
+    from api.text import MAX
+    from storage import collections
+    from storage.chats import owned_document_ids
+
+    db = rt.database
+    owner_id = _user_id(db, args)
+    name = (args.name or "").strip()
+    if args.name is not None and not 1 <= len(name) <= MAX["collection_name"]:
+        print(f"error: a collection's name has 1 to {MAX['collection_name']} characters", file=sys.stderr)
+        return 2
+    with db.connection() as conn, conn.transaction():
+        if args.collection_command == "list" and not name:
+            page = collections.list_collections(conn, owner_id=owner_id, limit=MAX["collections"])
+            if args.json:
+                _print_json({"collections": page})
+            for c in [] if args.json else page:
+                print(f"{c['id']}  {c['document_count']:>4} documents  {c['name']}")
+            if not page and not args.json:
+                print("no collections; make one with: thotqen collection create NAME [--document ID ...]")
+            return 0
+        documents = list(getattr(args, "ids", None) or [])
+        owned = owned_document_ids(conn, owner_id=owner_id, document_ids=documents)
+        if len(set(owned)) != len(set(documents)):
+            missing = sorted(set(documents) - {str(d) for d in owned})
+            print(f"error: no such document: {', '.join(missing)}", file=sys.stderr)
+            return 2
+        found: dict[str, Any] | None
+        if args.collection_command == "create":
+            if collections.count_collections(conn, owner_id=owner_id) >= MAX["collections"]:
+                print(f"error: you have {MAX['collections']} collections, the most one user may have", file=sys.stderr)
+                return 2
+            try:
+                found = collections.create_collection(conn, owner_id=owner_id, name=name)
+            except collections.NameTaken:
+                print(f"error: you already have a collection named {name!r}", file=sys.stderr)
+                return 2
+        else:
+            found = collections.find_by_name(conn, owner_id=owner_id, name=name)
+            if found is None:
+                print(f"error: no collection named {name!r} (see: thotqen collection list)", file=sys.stderr)
+                return 2
+        if args.collection_command == "delete":
+            collections.delete_collection(conn, owner_id=owner_id, collection_id=found["id"])
+            print(f"deleted the collection {name!r} (its documents stay)")
+            return 0
+        if args.collection_command == "remove":
+            for d in owned:
+                collections.remove_document(conn, owner_id=owner_id, collection_id=found["id"], document_id=d)
+        elif owned:
+            collections.add_documents(conn, owner_id=owner_id, collection_id=found["id"], document_ids=owned)
+        members = collections.members(conn, owner_id=owner_id, collection_id=found["id"])
+    if args.json:
+        _print_json({"collection": {"id": found["id"], "name": found["name"]}, "documents": members})
+        return 0
+    print(f"{found['name']}: {len(members)} document(s)")
+    for m in members:
+        print(f"{m['id']}  {m['status']:<10} {m['name']}")
     return 0
 
 
@@ -616,6 +712,7 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
     _user_arguments(p, default_user)
     p.add_argument("--document", action="append", metavar="ID", type=_document_id,
                    help="limit to this document (repeatable)")
+    p.add_argument("--collection", metavar="NAME", help="limit to this collection's documents")
     p.add_argument("--k", type=int, default=settings.search_k, choices=range(1, MAX["search_k"] + 1),
                    metavar="N")
     p.add_argument("--mode", choices=["hybrid", "dense", "sparse"], default="hybrid")
@@ -628,9 +725,24 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
     _user_arguments(p, default_user)
     p.add_argument("--document", action="append", metavar="ID", type=_document_id,
                    help="limit to this document (repeatable)")
+    p.add_argument("--collection", metavar="NAME", help="limit to this collection's documents (as they are now)")
     _filter_arguments(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser("collection", help="named groups of your documents, for ask/search --collection")
+    csub = p.add_subparsers(dest="collection_command", required=True)
+    for command, text in (("create", "make a collection (optionally with documents)"),
+                          ("add", "add documents to a collection"), ("remove", "take documents out of a collection"),
+                          ("list", "your collections, or one collection's documents"),
+                          ("delete", "delete a collection (its documents stay)")):
+        c = csub.add_parser(command, help=text)
+        c.add_argument("name", metavar="NAME", nargs="?" if command == "list" else None)
+        if command in ("create", "add", "remove"):
+            c.add_argument("ids", metavar="ID", nargs="*" if command == "create" else "+", type=_document_id)
+        _user_arguments(c, default_user)
+        c.add_argument("--json", action="store_true")
+        c.set_defaults(func=cmd_collection)
 
     p = sub.add_parser("documents", help="list your documents")
     _user_arguments(p, default_user)

@@ -31,9 +31,11 @@ from api import (
     admin,
     auth,
     chats,
+    collections,
     documents,
     edge,
     errors,
+    find,
     formats,
     heavy,
     mcp,
@@ -239,7 +241,7 @@ def add_routes(app: FastAPI) -> None:
         return JSONResponse({"status": "ok", "database": db.mode})
 
     # pages before documents: its `{page}.png` is more specific than documents' `{page}`
-    for module in (auth, session, pages, documents, formats, chats, admin, prometheus):
+    for module in (auth, session, pages, documents, formats, chats, collections, find, admin, prometheus):
         app.include_router(module.router)
     rag.mount(app)
     openai_compat.mount(app)

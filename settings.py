@@ -371,6 +371,8 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     job_streams_per_user: int = Field(default=16, ge=1)
     # Chats one page of GET /api/chats holds at most (and by default).
     chat_page_max: int = Field(default=100, ge=1)
+    # Collections one page of GET /api/collections (and of /v1/models' collection models) holds at most.
+    collection_page_max: int = Field(default=100, ge=1)
     # Browser origins allowed by CORS, comma-separated ("*" is refused outside development).
     cors_origins: str = ""
     # Proxies whose X-Forwarded-For/-Proto are believed (comma-separated addresses or networks, "*" for

@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 
 Emit = Callable[[str, dict[str, Any]], None]
 CACHED_FIELDS = ("cited", "route", "provider", "rounds", "verification", "calculation")
+NOTHING_IN_SCOPE = ("This chat has no documents to answer from: its collection is empty. Add documents to the "
+                    "collection, then ask again.")
 FINAL_EVENT = {"ok": "done", "blocked": "blocked", "error": "error", "stopped": "stopped"}
 
 
@@ -67,9 +69,8 @@ class ChatAnswerer:
         """Answer an admitted question (`ticket`); its row always ends in a final state.
         `regenerate` ({"message_id", "question_id"}): answer that message's question again, as a new
         message, seeing only the turns before it (and never the answer cache)."""
-        scope = [str(d) for d in chat["document_ids"]] if chat["document_ids"] else None
         chat_id: uuid.UUID = chat["id"]
-        turn = Turn(owner_id, username, chat_id, scope, question, emit, ticket,
+        turn = Turn(owner_id, username, chat_id, None, question, emit, ticket,
                     stop=chat_stop_watch(self.db, chat_id),
                     regenerates=regenerate["message_id"] if regenerate else None)
         with ticket:
@@ -79,6 +80,8 @@ class ChatAnswerer:
                                                  turns=self.settings.history_turns,
                                                  before=regenerate["question_id"] if regenerate else None)
                     chats.clear_stop(conn, chat_id=chat_id)
+                    # a collection's members as they are now: a document added to it later is searched
+                    turn.scope = chats.scope_now(conn, owner_id=owner_id, chat=chat)
                     if regenerate is None:
                         chats.add_message(conn, owner_id=owner_id, chat_id=chat_id, role="user", content=question)
             except Exception as exc:  # noqa: BLE001 - nothing was saved: refuse the turn with the reason
@@ -114,6 +117,11 @@ class ChatAnswerer:
 
     def _answer(self, turn: Turn) -> None:
         s = self.settings
+        if turn.scope == []:  # an empty collection (or the documents of a deleted empty one): nothing to search
+            turn.ticket.refused = True
+            self._save(turn, answer=NOTHING_IN_SCOPE, status="ok", citations=[],
+                       meta={"cited": [], "route": "no_documents", "cached": False})
+            return
         # Only a first question is looked up: a follow-up means something different in each chat.
         first = not turn.history and turn.regenerates is None
         embedding = self.parts.embedder.embed_query(turn.question) if s.answer_cache and first else None

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 import psycopg
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 from sse_starlette import EventSourceResponse
 
 from answering import accounting
@@ -18,8 +18,8 @@ from answering.bridge import answer_in_thread
 from answering.chat import ChatAnswerer
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.schemas import ChatDetail, ChatList, ChatOut, FeedbackOut, InputErrorOut, error
-from api.text import DocumentIds, FeedbackNote, Title, check_question
-from storage import chats, feedback, parse_uuid
+from api.text import CollectionId, DocumentIds, FeedbackNote, Title, check_question
+from storage import chats, collections, feedback, parse_uuid
 
 router = APIRouter(prefix="/api/chats", tags=["chats"])
 MAX_OFFSET = 1_000_000  # far past any user's chats; keeps the number inside Postgres' bigint
@@ -30,12 +30,27 @@ class ChatIn(BaseModel):
     title: Title = ""
     document_ids: DocumentIds | None = Field(default=None, description="limit the chat to these documents; "
                                                                         "omit for all")
+    collection_id: CollectionId | None = Field(default=None, description="instead: the chat searches this collection's "
+                                                                       "documents, as they are at each question")
+
+    @model_validator(mode="after")
+    def one_scope(self) -> ChatIn:
+        if self.document_ids and self.collection_id:
+            raise ValueError("give document_ids or collection_id, not both")
+        return self
 
 
 class ChatPatch(BaseModel):
     title: Title | None = None
     document_ids: DocumentIds | None = Field(default=None, description="new scope; an empty list means all "
                                                                         "documents")
+    collection_id: CollectionId | None = Field(default=None, description="instead: a collection as the new scope")
+
+    @model_validator(mode="after")
+    def one_scope(self) -> ChatPatch:
+        if self.document_ids is not None and self.collection_id:
+            raise ValueError("give document_ids or collection_id, not both")
+        return self
 
 
 class QuestionIn(BaseModel):
@@ -57,7 +72,9 @@ STREAM_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 def _chat_out(chat: dict[str, Any]) -> dict[str, Any]:
     out = {"id": str(chat["id"]), "title": chat["title"],
-           "document_ids": [str(d) for d in chat["document_ids"]] if chat["document_ids"] else None,
+           "document_ids": [str(d) for d in chat["document_ids"]] if chat["document_ids"] is not None else None,
+           "collection_id": str(chat["collection_id"]) if chat.get("collection_id") else None,
+           "collection_name": chat.get("collection_name"),
            "created_at": chat["created_at"].isoformat(), "updated_at": chat["updated_at"].isoformat()}
     if "messages" in chat:
         out["message_count"] = chat["messages"]
@@ -70,23 +87,34 @@ def _message_out(m: dict[str, Any]) -> dict[str, Any]:
             "feedback": m.get("feedback")}
 
 
-def _owned_scope(conn: psycopg.Connection, owner_id: int, document_ids: list[str]) -> list[uuid.UUID]:
+def owned_scope(conn: psycopg.Connection, owner_id: int, document_ids: list[str]) -> list[uuid.UUID]:
     owned = chats.owned_document_ids(conn, owner_id=owner_id, document_ids=document_ids)
     if len(set(owned)) != len(set(document_ids)):
         raise HTTPException(404, "no such document in document_ids")  # a stranger's id looks absent
     return owned
 
 
+def owned_collection(conn: psycopg.Connection, owner_id: int, collection_id: str | None) -> uuid.UUID | None:
+    if collection_id is None:
+        return None
+    found = collections.get_collection(conn, owner_id=owner_id, collection_id=collection_id)
+    if found is None:
+        raise HTTPException(404, "no such collection")  # a stranger's id looks absent
+    return uuid.UUID(str(found["id"]))
+
+
 @router.post("", status_code=201, response_model=ChatOut,
-             responses={404: error("no such document in document_ids")})
+             responses={404: error("no such document in document_ids, or no such collection")})
 def create_chat(user: CurrentUser, db: DbDep, body: ChatIn | None = None) -> dict[str, Any]:
     body = body or ChatIn()
     with db.connection() as conn:
-        scope = _owned_scope(conn, user.id, body.document_ids) if body.document_ids else None
-        return _chat_out(chats.create_chat(conn, owner_id=user.id, title=body.title, document_ids=scope))
+        scope = owned_scope(conn, user.id, body.document_ids) if body.document_ids else None
+        collection = owned_collection(conn, user.id, body.collection_id)
+        return _chat_out(chats.create_chat(conn, owner_id=user.id, title=body.title, document_ids=scope,
+                                           collection_id=collection))
 
 
-def _page_query(request: Request) -> None:
+def page_query(request: Request) -> None:
     """A page of a list takes `limit` and `offset` only: any other query parameter (a misspelt
     `limt` would silently give the default page) answers 422 naming it."""
     unknown = sorted(set(request.query_params) - PAGE_QUERY)
@@ -96,7 +124,7 @@ def _page_query(request: Request) -> None:
                                   for name in unknown[:20]])
 
 
-@router.get("", response_model=ChatList, dependencies=[Depends(_page_query)])
+@router.get("", response_model=ChatList, dependencies=[Depends(page_query)])
 def list_chats(user: CurrentUser, db: DbDep, settings: SettingsDep,
                limit: int | None = Query(None, ge=1, description="chats in this page; at most (and by default) "
                                                                  "CHAT_PAGE_MAX"),
@@ -122,14 +150,15 @@ def get_chat(chat_id: str, user: CurrentUser, db: DbDep) -> dict[str, Any]:
 
 
 @router.patch("/{chat_id}", response_model=ChatOut,
-              responses={404: error("no such chat, or no such document in document_ids")})
+              responses={404: error("no such chat, or no such document in document_ids, or no such collection")})
 def patch_chat(chat_id: str, body: ChatPatch, user: CurrentUser, db: DbDep) -> dict[str, Any]:
     with db.connection() as conn:
         if chats.get_chat(conn, owner_id=user.id, chat_id=chat_id) is None:
             raise HTTPException(404, "no such chat")
-        scope = _owned_scope(conn, user.id, body.document_ids) if body.document_ids else None
+        scope = owned_scope(conn, user.id, body.document_ids) if body.document_ids else None
+        collection = owned_collection(conn, user.id, body.collection_id)
         chat = chats.update_chat(conn, owner_id=user.id, chat_id=chat_id,
-                                 title=body.title,
+                                 title=body.title, collection_id=collection,
                                  document_ids=scope, scope_all=body.document_ids == [])
     if chat is None:
         raise HTTPException(404, "no such chat")

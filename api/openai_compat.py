@@ -6,7 +6,9 @@
   user/assistant turns are the history (system messages are the server's business and ignored).
   The answer carries [n] markers; the cited sources follow it in the message text and come as an
   extra field `citations` (n, document_id, name, page, text). An optional extra field
-  `document_ids` limits retrieval to some of the caller's documents.
+  `document_ids` limits retrieval to some of the caller's documents; a collection of theirs is
+  asked as the model `thotqen:NAME` (listed by /v1/models, so a chat front end offers it) or with
+  the extra field `collection` (its name); its documents are read when the question is asked.
 
 A question goes the same way as a chat's: admitted by `answering.accounting` (the hourly limit
 and one query-log row with source `openai`), then answered by ChatAnswerer.ask_stateless (the
@@ -36,8 +38,8 @@ from answering import accounting
 from answering.bridge import FINALS, Event, answer_in_thread
 from answering.chat import ChatAnswerer
 from api.deps import CurrentUser, DbDep, SettingsDep
-from api.text import MAX, DocumentIds, unstorable
-from storage import chats
+from api.text import MAX, CollectionName, DocumentIds, unstorable
+from storage import chats, collections
 
 router = APIRouter(prefix="/v1", tags=["openai-compatible"])
 MODEL_ID = "thotqen"
@@ -62,6 +64,9 @@ class CompletionIn(BaseModel):
     stream_options: dict[str, Any] | None = None
     document_ids: DocumentIds | None = Field(default=None,
                                              description="Thotqen extra: limit retrieval to these documents")
+    collection: CollectionName | None = Field(default=None, description="Thotqen extra: search this collection "
+                                                                        "of yours (its name); or use the model "
+                                                                        "`thotqen:NAME`")
 
 
 def _text(content: str | list[dict[str, Any]] | None) -> str:
@@ -107,22 +112,40 @@ def _error(status: int, message: str, kind: str, code: str | None = None,
 
 
 @router.get("/models", responses={401: {"description": "not signed in"}})
-def list_models(_user: CurrentUser) -> dict[str, Any]:
-    return {"object": "list", "data": [{"id": MODEL_ID, "object": "model", "created": CREATED,
-                                        "owned_by": "thotqen"}]}
+def list_models(user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str, Any]:
+    """`thotqen` (all your documents), then `thotqen:NAME` for each of your collections (the first
+    COLLECTION_PAGE_MAX by name)."""
+    with db.connection() as conn:
+        named = collections.list_collections(conn, owner_id=user.id, limit=settings.collection_page_max)
+    return {"object": "list", "data": [{"id": model, "object": "model", "created": CREATED, "owned_by": "thotqen"}
+                                       for model in [MODEL_ID, *(f"{MODEL_ID}:{c['name']}" for c in named)]]}
+
+
+def collection_of(model: str, field: str | None) -> str | None:
+    """The collection a request names (by the model `thotqen:NAME` or the field), or None; 404 for
+    an unknown model and 400 when the two name different collections."""
+    if model == MODEL_ID:
+        return field
+    if not model.startswith(f"{MODEL_ID}:") or not model[len(MODEL_ID) + 1:].strip():
+        raise HTTPException(404, f"the model `{model}` does not exist; use `{MODEL_ID}` or `{MODEL_ID}:COLLECTION`")
+    name = model[len(MODEL_ID) + 1:].strip()
+    if field is not None and field != name:
+        raise HTTPException(400, "the model and the `collection` field name different collections")
+    return name
 
 
 @router.post("/chat/completions", responses={
     200: {"description": "a chat.completion, or text/event-stream of chat.completion.chunk when stream is true",
           "content": {"text/event-stream": {}}},
     400: {"description": "no user question last, or too long"}, 401: {"description": "not signed in"},
-    404: {"description": "unknown model, or a document in document_ids that is not the caller's"},
+    404: {"description": "unknown model (or collection), or a document in document_ids that is not the caller's"},
     429: {"description": "hourly question limit; see Retry-After"}})
 async def chat_completions(body: CompletionIn, request: Request, user: CurrentUser, db: DbDep,
                            settings: SettingsDep) -> Any:  # noqa: ANN401 - JSON or a stream
     """Answer the last user message from the caller's documents, with [n] citations."""
-    if body.model != MODEL_ID:
-        raise HTTPException(404, f"the model `{body.model}` does not exist; use `{MODEL_ID}`")
+    collection = collection_of(body.model, body.collection)
+    if collection is not None and body.document_ids:
+        raise HTTPException(400, "give document_ids or a collection, not both")
     question, history = split_messages(body.messages)
     if len(question) > settings.question_max_chars:
         raise HTTPException(400, f"the question is longer than {settings.question_max_chars} characters")
@@ -132,6 +155,15 @@ async def chat_completions(body: CompletionIn, request: Request, user: CurrentUs
 
     def prepare() -> tuple[list[str] | None, accounting.Ticket]:
         scope = None
+        if collection is not None:
+            with db.connection() as conn:
+                found = collections.find_by_name(conn, owner_id=user.id, name=collection)
+                scope = collections.member_ids(conn, owner_id=user.id, collection_id=found["id"]) if found else None
+            if found is None:  # a stranger's collection is as unknown as one nobody has
+                raise HTTPException(404, f"the model `{MODEL_ID}:{collection}` does not exist: you have no "
+                                         "collection of that name")
+            if not scope:
+                raise HTTPException(400, f"the collection `{collection}` has no documents yet")
         if body.document_ids:
             with db.connection() as conn:
                 owned = chats.owned_document_ids(conn, owner_id=user.id, document_ids=body.document_ids)

@@ -154,7 +154,11 @@ class JobOut(BaseModel):
 class ChatOut(BaseModel):
     id: Uuid
     title: str
-    document_ids: list[Uuid] | None = Field(description="the documents the chat searches; null for all")
+    document_ids: list[Uuid] | None = Field(description="the documents the chat searches; null for all (or for "
+                                                        "its collection's)")
+    collection_id: Uuid | None = Field(default=None, description="the collection the chat searches: its documents "
+                                                                 "when each question is asked")
+    collection_name: str | None = None
     created_at: Timestamp
     updated_at: Timestamp
 
@@ -189,6 +193,61 @@ class MessageOut(BaseModel):
 
 class ChatDetail(ChatOut):
     messages: list[MessageOut]
+
+
+# collections ---------------------------------------------------------------------------------------
+
+class CollectionOut(BaseModel):
+    id: Uuid
+    name: str
+    document_count: int
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class CollectionList(BaseModel):
+    collections: list[CollectionOut]
+    next_offset: int | None = Field(default=None, description="the `offset` of the next page; null: this is the "
+                                                              "last")
+
+
+class MemberOut(BaseModel):
+    id: Uuid
+    name: str
+    status: str
+    company: str | None
+    form: str | None
+    period: str | None
+    added_at: Timestamp
+
+
+class CollectionDetail(CollectionOut):
+    documents: list[MemberOut] = Field(description="the collection's documents, in the order they were added")
+
+
+# search ------------------------------------------------------------------------------------------
+
+class FoundDocument(BaseModel):
+    id: Uuid
+    name: str
+    status: str
+    company: str | None
+    form: str | None
+    period: str | None
+
+
+class FoundChat(BaseModel):
+    id: Uuid
+    title: str
+    message_id: int | None = Field(description="the chat's best matching message; null when only its title matches")
+    role: str | None
+    snippet: str = Field(description="the matching text; each matched word between U+0002 and U+0003")
+    updated_at: Timestamp
+
+
+class SearchOut(BaseModel):
+    documents: list[FoundDocument]
+    chats: list[FoundChat]
 
 
 # admin -------------------------------------------------------------------------------------------

@@ -30,6 +30,10 @@ MAX = {
     "document_filter": 200,  # a company, form or period that narrows the documents searched
     "search_k": 100,  # hits one search returns (`thotqen search --k`, the MCP `search` tool)
     "feedback_note": 2000,  # the note on a thumbs up or down (sql/027_chat_feedback.sql checks the same)
+    "collection_name": 200,  # sql/027_b_collections.sql checks the same
+    "collections": 1000,  # collections one user may have
+    "find_query": 200,  # the sidebar's search box (GET /api/search)
+    "find_results": 20,  # documents, and chats, one search answers at most
 }
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -85,20 +89,27 @@ Turn = text(MAX["turn"])
 ChatId = text(MAX["chat_id"])
 FilterText = text(MAX["document_filter"], strip=True)
 FeedbackNote = text(MAX["feedback_note"], strip=True)
+CollectionName = text(MAX["collection_name"], min_chars=1, strip=True)
 
 
-def _canonical_uuid(value: Any) -> Any:  # noqa: ANN401
-    """A document id as its canonical lower-case string: UUIDs are case-insensitive (RFC 9562)."""
-    if isinstance(value, str):
-        try:
-            return str(uuid.UUID(value))
-        except ValueError:
-            raise ValueError("is not a document id (a UUID)") from None
-    return value
+def _canonical_uuid(what: str) -> Any:  # noqa: ANN401
+    """A validator: an id as its canonical lower-case string (UUIDs are case-insensitive, RFC 9562)."""
+
+    def check(value: Any) -> Any:  # noqa: ANN401
+        if isinstance(value, str):
+            try:
+                return str(uuid.UUID(value))
+            except ValueError:
+                raise ValueError(f"is not a {what} id (a UUID)") from None
+        return value
+
+    return check
 
 
-DocumentId = Annotated[str, BeforeValidator(_canonical_uuid),
+DocumentId = Annotated[str, BeforeValidator(_canonical_uuid("document")),
                        Field(json_schema_extra={"format": "uuid"}, description="a document id (UUID)")]
+CollectionId = Annotated[str, BeforeValidator(_canonical_uuid("collection")),
+                         Field(json_schema_extra={"format": "uuid"}, description="a collection id (UUID)")]
 DocumentIds = Annotated[list[DocumentId], Field(max_length=MAX["document_ids"])]
 
 

@@ -10,10 +10,15 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from storage import parse_uuid
+from storage import collections, parse_uuid
 from storage.rows import one
 
-CHAT_COLUMNS = "c.id, c.title, c.document_ids, c.created_at, c.updated_at"
+CHAT_COLUMNS = ("c.id, c.title, c.document_ids, c.collection_id,"
+                " (select k.name from collections k where k.id = c.collection_id) as collection_name,"
+                " c.created_at, c.updated_at")
+RETURNING = ("returning id, title, document_ids, collection_id,"
+             " (select k.name from collections k where k.id = collection_id) as collection_name,"
+             " created_at, updated_at")
 
 
 def owned_document_ids(conn: psycopg.Connection, *, owner_id: int, document_ids: Sequence[str]) -> list[uuid.UUID]:
@@ -26,12 +31,12 @@ def owned_document_ids(conn: psycopg.Connection, *, owner_id: int, document_ids:
 
 
 def create_chat(conn: psycopg.Connection, *, owner_id: int, title: str,
-                document_ids: Sequence[uuid.UUID] | None) -> dict[str, Any]:
+                document_ids: Sequence[uuid.UUID] | None, collection_id: uuid.UUID | None = None) -> dict[str, Any]:
+    """A chat over these documents, over a collection (its members at each question), or over all."""
     with conn.cursor(row_factory=dict_row) as cur:
         return one(cur.execute(
-            "insert into chats (owner_id, title, document_ids) values (%s, %s, %s)"
-            " returning id, title, document_ids, created_at, updated_at",
-            (owner_id, title, sorted(set(document_ids)) if document_ids else None),
+            "insert into chats (owner_id, title, document_ids, collection_id) values (%s, %s, %s, %s) " + RETURNING,
+            (owner_id, title, sorted(set(document_ids)) if document_ids else None, collection_id),
         ))
 
 
@@ -55,20 +60,31 @@ def get_chat(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID | st
 
 
 def update_chat(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID | str, title: str | None = None,
-                document_ids: Sequence[uuid.UUID] | None = None, scope_all: bool = False) -> dict[str, Any] | None:
-    """Change the title and/or the scope (`scope_all` resets it to all documents)."""
+                document_ids: Sequence[uuid.UUID] | None = None, scope_all: bool = False,
+                collection_id: uuid.UUID | None = None) -> dict[str, Any] | None:
+    """Change the title and/or the scope: documents, a collection (an owned one: the caller checked),
+    or all documents (`scope_all`); a new scope replaces the old one."""
     chat_uuid = parse_uuid(chat_id)
     if chat_uuid is None:
         return None
     docs = None if scope_all or not document_ids else sorted(set(document_ids))
-    set_scope = scope_all or document_ids is not None
+    set_scope = scope_all or document_ids is not None or collection_id is not None
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
             "update chats set title = coalesce(%s, title),"
-            " document_ids = case when %s then %s::uuid[] else document_ids end, updated_at = now()"
-            " where owner_id = %s and id = %s returning id, title, document_ids, created_at, updated_at",
-            (title, set_scope, docs, owner_id, chat_uuid),
+            " document_ids = case when %s then %s::uuid[] else document_ids end,"
+            " collection_id = case when %s then %s::uuid else collection_id end, updated_at = now()"
+            " where owner_id = %s and id = %s " + RETURNING,
+            (title, set_scope, docs, set_scope, collection_id, owner_id, chat_uuid),
         ).fetchone()
+
+
+def scope_now(conn: psycopg.Connection, *, owner_id: int, chat: dict[str, Any]) -> list[str] | None:
+    """The documents a question in this chat searches now: its collection's members when it is over
+    one (read at each question), else its own list (an empty one searches nothing), else None: all."""
+    if chat.get("collection_id") is not None:
+        return collections.member_ids(conn, owner_id=owner_id, collection_id=chat["collection_id"])
+    return None if chat["document_ids"] is None else [str(d) for d in chat["document_ids"]]
 
 
 def delete_chat(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID | str) -> bool:

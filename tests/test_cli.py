@@ -77,6 +77,36 @@ def test_ingest_search_documents(cli_home: Path, tmp_path: Path) -> None:
     assert res.returncode == 2 and "not a document id" in res.stderr
 
 
+def test_collections_scope_search_as_they_are_now(cli_home: Path, tmp_path: Path) -> None:
+    good = tmp_path / "Quarterly_Report.pdf"
+    good.write_bytes(pdfs.long_report(["Hurricane damage to warehouses", "Quarterly dividend policy"]))
+    doc = json.loads(thotqen("ingest", str(good), home=cli_home).stdout)["document_id"]  # reused when there
+
+    res = thotqen("collection", "create", "2023 filings", "--json", home=cli_home)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["documents"] == []
+    assert thotqen("collection", "create", "2023 filings", home=cli_home).returncode == 2  # the name is taken
+    res = thotqen("search", "dividend policy", "--collection", "2023 filings", home=cli_home)
+    assert res.returncode == 2 and "has no documents" in res.stderr
+
+    res = thotqen("collection", "add", "2023 filings", doc, home=cli_home)
+    assert res.returncode == 0 and "1 document(s)" in res.stdout, res.stderr
+    res = thotqen("search", "dividend policy", "--json", "--collection", "2023 filings", home=cli_home)
+    assert res.returncode == 0 and {h["document_id"] for h in json.loads(res.stdout)["hits"]} == {doc}
+    listed = thotqen("collection", "list", home=cli_home).stdout
+    assert "2023 filings" in listed and "1 documents" in listed
+
+    # another user has no such collection, and cannot add the document to one of theirs
+    res = thotqen("search", "dividend policy", "--collection", "2023 filings", "--user", "mallory", home=cli_home)
+    assert res.returncode == 2 and "no collection named" in res.stderr
+    thotqen("collection", "create", "theirs", "--user", "mallory", home=cli_home)
+    res = thotqen("collection", "add", "theirs", doc, "--user", "mallory", home=cli_home)
+    assert res.returncode == 2 and "no such document" in res.stderr
+    res = thotqen("ask", "x", "--collection", "2023 filings", "--document", doc, home=cli_home)
+    assert res.returncode == 2 and "not both" in res.stderr
+    assert thotqen("collection", "delete", "2023 filings", home=cli_home).returncode == 0
+
+
 def test_doctor_reports_mode_and_checks(cli_home: Path) -> None:
     res = thotqen("doctor", home=cli_home)
     assert res.returncode == 0, res.stdout + res.stderr

@@ -20,7 +20,10 @@ from tests.server.conftest import FACTS, follow_job, read_sse, signup, upload
 
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 # path parameters that name an owned object: how the owner's real one is found (keys of `owned`)
-ID_KINDS = {"document_id": "document_id", "chat_id": "chat_id", "job_id": "job_id", "message_id": "message_id"}
+ID_KINDS = {"document_id": "document_id", "chat_id": "chat_id", "job_id": "job_id", "message_id": "message_id",
+            "collection_id": "collection_id"}
+# body fields that name an owned object of another kind than a document (keys of `owned`)
+FIELD_KINDS = {"collection_id": "collection_id"}
 # a missing id of a kind that is not a UUID
 MISSING = {"message_id": str(2**62)}
 # path parameters that are not an owned object, with a valid value
@@ -32,6 +35,9 @@ BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/api/chats/{chat_id}/messages"): {"question": QUESTION},
     ("PUT", "/api/chats/{chat_id}/messages/{message_id}/feedback"): {"rating": "down", "note": "by a stranger"},
     ("PATCH", "/api/documents/{document_id}"): {"company": "Set by a stranger"},
+    ("POST", "/api/collections"): {"name": "matrix"},
+    ("PATCH", "/api/collections/{collection_id}"): {"name": "renamed by a stranger"},
+    ("POST", "/api/collections/{collection_id}/documents"): {"document_ids": []},
     ("POST", "/v1/chat/completions"): {"model": "thotqen", "messages": [{"role": "user", "content": QUESTION}]},
 }
 RAG_BODY = {"input": {"question": QUESTION}}
@@ -127,11 +133,13 @@ def owned(live, report_pdf):  # noqa: ANN001, ANN201
         res = upload(c, owner["headers"], "aurora-report.pdf", report_pdf)
         assert follow_job(c, owner["headers"], res.json()["job_id"])[-1][0] == "done"
         chat = c.post("/api/chats", headers=owner["headers"], json={"title": "mine"}).json()["id"]
+        collection = c.post("/api/collections", headers=owner["headers"],
+                            json={"name": "mine", "document_ids": [res.json()["document_id"]]}).json()["id"]
         with c.stream("POST", f"/api/chats/{chat}/messages", headers=owner["headers"],
                       json={"question": QUESTION}) as answer:
             message = read_sse(answer)[-1][1]["message_id"]
         return {**owner, "document_id": res.json()["document_id"], "job_id": res.json()["job_id"], "chat_id": chat,
-                "message_id": str(message)}
+                "message_id": str(message), "collection_id": collection}
 
 
 def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None:  # noqa: ANN001
@@ -161,15 +169,17 @@ def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None: 
                     url = url.replace("{" + p + "}", value)
                 body = base
                 for field in fields:
-                    value = owned["document_id"] if real else str(uuid.uuid4())
+                    value = owned[FIELD_KINDS.get(field[-1], "document_id")] if real else str(uuid.uuid4())
                     body = with_field(body, field, [value] if field[-1].endswith("_ids") else value)
                 with c.stream(method, url, headers=stranger["headers"],
                               **({"json": body} if body is not None else {})) as res:
                     res.read()
                     return res.status_code, answer_of(res)
 
-            for variant in ["path", "body"] if params and fields else ["path" if params else "body"]:
-                real, missing = call(True), call(False)
+            # each id field on its own (with the path's ids): fields that may not be given together
+            # (a chat's document_ids and collection_id) are each walked
+            for variant in [(f,) for f in fields] or [()]:
+                real, missing = call(True, fields=list(variant)), call(False, fields=list(variant))
                 assert real == missing, f"{method} {path} ({variant}): a stranger's id differs from a missing id: " + \
                     first_difference(real[1], missing[1]) + f" (statuses {real[0]}, {missing[0]})"
                 assert real[0] < 500, (method, path, real)
@@ -182,6 +192,9 @@ def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None: 
         assert chat["title"] == "mine" and [m["role"] for m in chat["messages"]] == ["user", "assistant"]
         assert chat["messages"][1]["feedback"] is None
         assert c.get(f"/api/jobs/{owned['job_id']}", headers=h).json()["status"] == "done"
+        kept = c.get(f"/api/collections/{owned['collection_id']}", headers=h).json()
+        assert kept["name"] == "mine" and [d["id"] for d in kept["documents"]] == [owned["document_id"]]
     # the walk found the routes that take ids (a sanity floor, not a list to keep in sync)
     assert {"GET /api/documents/{document_id}", "DELETE /api/chats/{chat_id}", "GET /api/jobs/{job_id}/events",
-            "POST /api/chats", "POST /rag/invoke", "POST /rag/stream_events"} <= set(checked), checked
+            "POST /api/chats", "POST /rag/invoke", "POST /rag/stream_events", "GET /api/collections/{collection_id}",
+            "DELETE /api/collections/{collection_id}/documents/{document_id}"} <= set(checked), checked

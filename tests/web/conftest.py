@@ -73,8 +73,27 @@ def web_settings(settings, web_admin: str):  # noqa: ANN001, ANN201
                                        "thotqen_admins": web_admin, "web_search": False, "answer_cache": False})
 
 
+AT_LENGTH = "Answer at length."  # a question ending so is answered with 200 more words (8 s): time to stop it
+LONG = " ".join(f"word{i}" for i in range(200))
+
+
+def web_script(kind: str, prompt: str) -> str:
+    """The servers' script; a question that asks for it at length gets a long answer."""
+    if kind == "answer" and AT_LENGTH in prompt.rsplit("Question:", 1)[-1]:
+        return script(kind, prompt).rstrip(".") + " " + LONG + "."
+    return script(kind, prompt)
+
+
 @pytest.fixture(scope="package")
-def parts(runtime, db, embedder) -> Iterator[dict[str, Any]]:  # noqa: ANN001
+def web_llm() -> Iterator[FakeOpenAI]:
+    """The scripted model server (its `requests` say what it was asked and whether each stream ran to its end)."""
+    fake = FakeOpenAI(web_script, token_delay_s=0.04)
+    yield fake
+    fake.close()
+
+
+@pytest.fixture(scope="package")
+def parts(runtime, db, embedder, web_llm) -> Iterator[dict[str, Any]]:  # noqa: ANN001
     """The servers' parts (tests/server/conftest.py), with the real LLMChain over HTTP to the scripted
     model server, which streams its pieces 40 ms apart so the page can be seen writing the answer
     token by token."""
@@ -83,11 +102,9 @@ def parts(runtime, db, embedder) -> Iterator[dict[str, Any]]:  # noqa: ANN001
     from tests.graph.fakes import FakeWeb
     from tests.providers.conftest import make_settings
 
-    fake = FakeOpenAI(script, token_delay_s=0.04)
-    chain = LLMChain(make_settings(vllm_base_url=f"{fake.url}/v1", vllm_model="fake-model", llm_order="vllm"))
+    chain = LLMChain(make_settings(vllm_base_url=f"{web_llm.url}/v1", vllm_model="fake-model", llm_order="vllm"))
     yield {"chain": chain, "embedder": embedder, "reranker": NoReranker(), "web": FakeWeb([]), "database": db,
            "guard": runtime.guard, "screen": runtime.screen}
-    fake.close()
 
 
 @pytest.fixture(scope="package")

@@ -10,15 +10,17 @@ let docsById = new Map();
 // a touch screen: the message box does not take focus on open (the keyboard would cover the answer)
 const touch = () => matchMedia("(hover: none) and (pointer: coarse)").matches;
 
-export async function renderChats(main, chatId) {
-  const [{ chats }, { documents }] = await Promise.all([api("/api/chats"), api("/api/documents")]);
+export async function renderChats(main, chatId, params = new URLSearchParams()) {
+  const [{ chats }, { documents }, { collections }] = await Promise.all([
+    api("/api/chats"), api("/api/documents"), api("/api/collections")]);
   docsById = new Map(documents.map((d) => [d.id, d]));
   docs.byId = docsById;
   const side = h("aside", { class: "chat-side", "aria-labelledby": "chats-heading" },
     h("div", { class: "side-head" },
       h(chatId ? "h2" : "h1", { id: "chats-heading" }, "Chats"),
-      h("button", { type: "button", class: "btn btn-primary", onclick: () => newChatDialog(main, documents) },
-        "New chat")),
+      h("button", { type: "button", class: "btn btn-primary",
+                    onclick: () => newChatDialog(main, documents, collections) }, "New chat")),
+    searchBox(),
     chats.length ? h("ul", { class: "chat-list" }, chats.map((c) => h("li", {},
       h("a", { href: `#/chats/${c.id}`, "aria-current": c.id === chatId ? "page" : null },
         h("span", { class: "chat-title" }, c.title || "Untitled chat"),
@@ -27,42 +29,52 @@ export async function renderChats(main, chatId) {
   const pane = h("section", { class: "chat-pane", "aria-label": "Conversation" });
   main.append(h("div", { class: `chats-layout${chatId ? " has-chat" : ""}${documents.length ? "" : " no-docs"}` },
     side, pane));
-  if (chatId) await renderConversation(pane, chatId, documents);
+  if (chatId) await renderConversation(pane, chatId, documents, params.get("m"));
   else {
     pane.append(h("div", { class: "empty-pane" },
       documents.length
         ? [h("p", {}, "Choose a chat, or start a new one to ask about your documents."),
-           h("button", { type: "button", class: "btn btn-primary", onclick: () => newChatDialog(main, documents) },
-             "Start a new chat")]
+           h("button", { type: "button", class: "btn btn-primary",
+                         onclick: () => newChatDialog(main, documents, collections) }, "Start a new chat")]
         : [h("p", {}, "Upload a PDF first: answers come from your documents."),
            h("a", { class: "btn btn-primary", href: "#/documents" }, "Upload documents")]));
   }
 }
 
 function scopeText(chat) {
+  if (chat.collection_name) return `Collection: ${chat.collection_name}`;
   const n = chat.document_ids ? chat.document_ids.length : 0;
   return n ? `${n} document${n > 1 ? "s" : ""}` : "All documents";
 }
 
-function newChatDialog(main, documents) {
+function newChatDialog(main, documents, collections = []) {
   const ready = documents.filter((d) => d.status === "ready");
   const title = h("input", { id: "new-title", maxLength: 200, placeholder: "e.g. Annual report questions" });
   const all = h("input", { type: "radio", name: "scope", id: "scope-all", value: "all", checked: true });
   const some = h("input", { type: "radio", name: "scope", id: "scope-some", value: "some", disabled: !ready.length });
   const boxes = ready.map((d) => h("input", { type: "checkbox", name: "doc", value: d.id, id: `doc-${d.id}` }));
+  const inCollection = h("input", { type: "radio", name: "scope", id: "scope-collection", value: "collection",
+                                    disabled: !collections.length });
+  const collection = h("select", { id: "scope-collection-pick", "aria-label": "Collection", disabled: true },
+    collections.map((c) => h("option", { value: c.id }, `${c.name} (${c.document_count})`)));
   const picks = h("fieldset", { class: "doc-picks", disabled: true },
     h("legend", { class: "visually-hidden" }, "Documents"),
     boxes.map((box, i) => h("div", { class: "check" }, box, h("label", { for: box.id }, ready[i].name))));
   const error = h("p", { class: "error-box", role: "alert", hidden: true });
   const dialog = h("dialog", { class: "new-chat", "aria-labelledby": "new-chat-title" });
-  for (const r of [all, some]) r.addEventListener("change", () => { picks.disabled = !some.checked; });
+  for (const r of [all, some, inCollection]) {
+    r.addEventListener("change", () => { picks.disabled = !some.checked; collection.disabled = !inCollection.checked; });
+  }
   const form = h("form", { method: "dialog" },
     h("h2", { id: "new-chat-title" }, "New chat"),
     h("label", { for: "new-title" }, "Title (optional)"), title,
     h("fieldset", {}, h("legend", {}, "Answer from"),
       h("div", { class: "check" }, all, h("label", { for: "scope-all" }, "All my documents")),
       h("div", { class: "check" }, some, h("label", { for: "scope-some" }, "Only the documents I choose")),
-      picks),
+      picks,
+      h("div", { class: "check" }, inCollection, h("label", { for: "scope-collection" },
+        collections.length ? "A collection (its documents when I ask)" : "A collection (you have none yet)")),
+      collections.length ? h("div", { class: "collection-pick" }, collection) : null),
     error,
     h("div", { class: "row-end" },
       h("button", { type: "button", class: "btn", onclick: () => dialog.close() }, "Cancel"),
@@ -77,7 +89,8 @@ function newChatDialog(main, documents) {
     }
     try {
       const chat = await api("/api/chats", { method: "POST",
-        json: { title: title.value.trim(), document_ids: some.checked ? chosen : null } });
+        json: { title: title.value.trim(), document_ids: some.checked ? chosen : null,
+                collection_id: inCollection.checked ? collection.value : null } });
       dialog.close();
       go(`#/chats/${chat.id}`);
     } catch (err) {
@@ -92,7 +105,7 @@ function newChatDialog(main, documents) {
   title.focus();
 }
 
-async function renderConversation(pane, chatId, documents) {
+async function renderConversation(pane, chatId, documents, foundId = null) {
   let chat;
   try {
     chat = await api(`/api/chats/${encodeURIComponent(chatId)}`);
@@ -151,7 +164,9 @@ async function renderConversation(pane, chatId, documents) {
   if (latest) prefetchCited(latest.citations || [], (latest.meta || {}).cited || []);
   if (!chat.messages.length) list.append(h("li", { class: "msg-hint" }, "Ask a first question below."));
   keepAboveComposer(pane, composer);
-  requestAnimationFrame(() => reveal(list.lastElementChild));
+  const found = foundId && list.querySelector(`li[data-id="${CSS.escape(foundId)}"]`);
+  if (found) found.classList.add("msg-found");  // from the sidebar's search: that message, marked
+  requestAnimationFrame(() => (found ? found.scrollIntoView({ block: "center" }) : reveal(list.lastElementChild)));
 
   question.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); composer.requestSubmit(); }
@@ -204,6 +219,7 @@ function refreshSide() {
 }
 
 function scopeLine(chat) {
+  if (chat.collection_name) return `Answers from the collection “${chat.collection_name}” (its documents when you ask)`;
   if (!chat.document_ids) return "Answers from all your documents";
   const names = chat.document_ids.map((id) => docsById.get(id)?.name || "a deleted document");
   return `Answers from ${names.join(", ")}`;
@@ -244,6 +260,58 @@ async function removeChat(chat) {
     if (err.status !== 404) { banner(`Could not delete the chat: ${err.detail}`, "error"); return; }
   }
   go("#/chats");
+}
+
+// ---- the sidebar's search ---------------------------------------------------------------------
+
+// Matched words come between U+0002 and U+0003 (storage/finder.py): marked with elements, the
+// snippet itself only ever text.
+function marked(snippet) {
+  return snippet.split("\x02").map((part, i) => {
+    if (!i) return part;
+    const [hit, ...rest] = part.split("\x03");
+    return [h("mark", {}, hit), rest.join("")];
+  });
+}
+
+function searchBox() {
+  const input = h("input", { type: "search", id: "find", maxLength: 200, autocomplete: "off",
+                             placeholder: "Search chats and documents" });
+  const results = h("div", { class: "found", id: "found", "aria-live": "polite" });
+  const form = h("form", { class: "side-search", role: "search", "aria-label": "Chats and documents" },
+    h("label", { for: "find", class: "visually-hidden" }, "Search your chats and documents"), input);
+  let timer = null;
+  let asked = 0;
+  const run = async () => {
+    const q = input.value.trim();
+    const chatList = form.parentElement?.querySelector(".chat-list, .chat-side > .empty");
+    if (!q) { results.replaceChildren(); if (chatList) chatList.hidden = false; return; }
+    const mine = ++asked;
+    let found;
+    try {
+      found = await api(`/api/search?q=${encodeURIComponent(q)}`);
+    } catch (err) {
+      results.replaceChildren(h("p", { class: "error-box" }, `The search failed: ${err.detail}`));
+      return;
+    }
+    if (mine !== asked) return;  // a later search is on its way
+    if (chatList) chatList.hidden = true;
+    const chats = found.chats.map((c) => h("li", {}, h("a", { href: `#/chats/${c.id}${c.message_id ? `?m=${c.message_id}` : ""}` },
+      h("span", { class: "chat-title" }, c.title || "Untitled chat"),
+      c.message_id ? h("span", { class: "snippet" }, marked(c.snippet)) : null)));
+    const docs = found.documents.map((d) => h("li", {}, h("a", { href: `#/documents?doc=${d.id}` },
+      h("span", {}, d.name),
+      [d.company, d.form, d.period].some(Boolean)
+        ? h("span", { class: "snippet" }, [d.company, d.form, d.period].filter(Boolean).join(" · ")) : null)));
+    results.replaceChildren();
+    append(results, [
+      chats.length || docs.length ? null : h("p", { class: "empty" }, `Nothing matches “${q}”.`),
+      chats.length ? [h("h3", {}, "Chats"), h("ul", { "aria-label": "Chats found" }, chats)] : null,
+      docs.length ? [h("h3", {}, "Documents"), h("ul", { "aria-label": "Documents found" }, docs)] : null]);
+  };
+  input.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(run, 250); });
+  form.addEventListener("submit", (e) => { e.preventDefault(); clearTimeout(timer); run(); });
+  return [form, results];
 }
 
 // ---- asking ------------------------------------------------------------------------------------

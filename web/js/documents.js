@@ -29,7 +29,7 @@ function orList(words) {
   return words.length > 1 ? `${words.slice(0, -1).join(", ")} or ${words[words.length - 1]}` : words.join("");
 }
 
-export async function renderDocuments(main) {
+export async function renderDocuments(main, params = new URLSearchParams()) {
   const known = await acceptedFormats();
   // Without the list the picker offers every file: the server still tells each one by its content.
   const input = h("input", { type: "file", id: "file-input", class: "visually-hidden", multiple: true,
@@ -53,6 +53,11 @@ export async function renderDocuments(main) {
     h("h2", {}, "Your documents"), listEl));
   for (const u of uploads) uploadsEl.append(u.el);
   await refreshList();
+  const found = params.get("doc") && listEl.querySelector(`tr[data-id="${CSS.escape(params.get("doc"))}"]`);
+  if (found) {  // from the sidebar's search: the document's row, marked
+    found.classList.add("doc-found");
+    found.scrollIntoView({ block: "center" });
+  }
 }
 
 export async function refreshList() {

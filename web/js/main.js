@@ -4,6 +4,7 @@ import { banner, focusMain } from "./dom.js";
 import { renderSignIn } from "./auth.js";
 import { renderDocuments } from "./documents.js";
 import { renderChats } from "./chats.js";
+import { renderCollections } from "./collections.js";
 import { renderMetrics } from "./metrics.js";
 
 // First-token and page-image timings, read by the browser tests and evals/page_latency.py.
@@ -60,8 +61,9 @@ async function render() {
   main.replaceChildren();
   try {
     if (r.name === "signin" || r.name === "signup") await renderSignIn(main, r.name, r.params);
-    else if (r.name === "documents") await renderDocuments(main);
-    else if (r.name === "chats") await renderChats(main, r.id);
+    else if (r.name === "documents") await renderDocuments(main, r.params);
+    else if (r.name === "collections") await renderCollections(main);
+    else if (r.name === "chats") await renderChats(main, r.id, r.params);
     else if (r.name === "metrics" && session.user.admin) await renderMetrics(main);
     else notFound();
   } catch (err) {

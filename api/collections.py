@@ -1,0 +1,139 @@
+"""Collections: a user's named groups of documents ("2023 filings"). A chat over a collection
+(POST /api/chats with `collection_id`) searches the collection's documents as they are when each
+question is asked, so a document added later is part of it from then on. Ownership is in SQL
+(storage/collections.py): a stranger's collection or document id answers exactly like a missing one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Response
+from pydantic import BaseModel, Field
+
+from api.chats import MAX_OFFSET, owned_scope, page_query
+from api.deps import CurrentUser, DbDep, SettingsDep
+from api.schemas import CollectionDetail, CollectionList, CollectionOut, error
+from api.text import MAX, CollectionName, DocumentIds
+from storage import collections, parse_uuid
+
+router = APIRouter(prefix="/api/collections", tags=["collections"])
+
+
+class CollectionIn(BaseModel):
+    name: CollectionName
+    document_ids: DocumentIds = Field(default_factory=list, description="documents to put in it now")
+
+
+class CollectionPatch(BaseModel):
+    name: CollectionName
+
+
+class MembersIn(BaseModel):
+    document_ids: DocumentIds = Field(min_length=1)
+
+
+def _out(c: dict[str, Any]) -> dict[str, Any]:
+    return {"id": str(c["id"]), "name": c["name"], "document_count": c["document_count"],
+            "created_at": c["created_at"].isoformat(), "updated_at": c["updated_at"].isoformat()}
+
+
+def _detail(conn: Any, owner_id: int, c: dict[str, Any]) -> dict[str, Any]:  # noqa: ANN401
+    docs = collections.members(conn, owner_id=owner_id, collection_id=c["id"])
+    return {**_out(c), "documents": [{**{k: d[k] for k in ("name", "status", "company", "form", "period")},
+                                      "id": str(d["id"]), "added_at": d["added_at"].isoformat()} for d in docs]}
+
+
+def _taken(name: str) -> HTTPException:
+    return HTTPException(409, f"you already have a collection named {name!r}")
+
+
+@router.post("", status_code=201, response_model=CollectionDetail, responses={
+    404: error("no such document in document_ids"), 409: error("a collection of that name exists, or you have "
+                                                               f"{MAX['collections']} collections")})
+def create_collection(body: CollectionIn, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    with db.connection() as conn, conn.transaction():
+        docs = owned_scope(conn, user.id, body.document_ids) if body.document_ids else []
+        if collections.count_collections(conn, owner_id=user.id) >= MAX["collections"]:
+            raise HTTPException(409, f"you have {MAX['collections']} collections, the most one user may have; "
+                                     "delete one first")
+        try:
+            created = collections.create_collection(conn, owner_id=user.id, name=body.name)
+        except collections.NameTaken:
+            raise _taken(body.name) from None
+        if docs:
+            collections.add_documents(conn, owner_id=user.id, collection_id=created["id"], document_ids=docs)
+            created = collections.get_collection(conn, owner_id=user.id, collection_id=created["id"]) or created
+        return _detail(conn, user.id, created)
+
+
+@router.get("", response_model=CollectionList, dependencies=[Depends(page_query)])
+def list_collections(user: CurrentUser, db: DbDep, settings: SettingsDep,
+                     limit: int | None = Query(None, ge=1, description="collections in this page; at most (and by "
+                                                                       "default) COLLECTION_PAGE_MAX"),
+                     offset: int = Query(0, ge=0, le=MAX_OFFSET, description="collections to skip, by name")
+                     ) -> dict[str, Any]:
+    """A page of your collections by name; `next_offset` asks for the next (null: no more)."""
+    size = min(limit or settings.collection_page_max, settings.collection_page_max)
+    with db.connection() as conn:
+        page = collections.list_collections(conn, owner_id=user.id, limit=size + 1, offset=offset)
+    return {"collections": [_out(c) for c in page[:size]], "next_offset": offset + size if len(page) > size else None}
+
+
+@router.get("/{collection_id}", response_model=CollectionDetail, responses={404: error("no such collection")})
+def get_collection(collection_id: str, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    """The collection and its documents."""
+    with db.connection() as conn:
+        found = collections.get_collection(conn, owner_id=user.id, collection_id=collection_id)
+        if found is None:
+            raise HTTPException(404, "no such collection")
+        return _detail(conn, user.id, found)
+
+
+@router.patch("/{collection_id}", response_model=CollectionOut,
+              responses={404: error("no such collection"), 409: error("a collection of that name exists")})
+def rename_collection(collection_id: str, body: CollectionPatch, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    with db.connection() as conn:
+        try:
+            renamed = collections.rename_collection(conn, owner_id=user.id, collection_id=collection_id,
+                                                    name=body.name)
+        except collections.NameTaken:
+            raise _taken(body.name) from None
+    if renamed is None:
+        raise HTTPException(404, "no such collection")
+    return _out(renamed)
+
+
+@router.delete("/{collection_id}", status_code=204, responses={404: error("no such collection")})
+def delete_collection(collection_id: str, user: CurrentUser, db: DbDep) -> Response:
+    """Delete the collection; its documents stay, and a chat over it keeps answering from the
+    documents it had when it was deleted."""
+    with db.connection() as conn:
+        if not collections.delete_collection(conn, owner_id=user.id, collection_id=collection_id):
+            raise HTTPException(404, "no such collection")
+    return Response(status_code=204)
+
+
+@router.post("/{collection_id}/documents", response_model=CollectionDetail,
+             responses={404: error("no such collection, or no such document in document_ids")})
+def add_documents(collection_id: str, body: MembersIn, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    """Add documents (one already there stays once); a chat over the collection searches them from
+    its next question."""
+    with db.connection() as conn, conn.transaction():
+        found = collections.get_collection(conn, owner_id=user.id, collection_id=collection_id)
+        if found is None:
+            raise HTTPException(404, "no such collection")
+        docs = owned_scope(conn, user.id, body.document_ids)
+        collections.add_documents(conn, owner_id=user.id, collection_id=found["id"], document_ids=docs)
+        return _detail(conn, user.id, collections.get_collection(conn, owner_id=user.id,
+                                                                 collection_id=found["id"]) or found)
+
+
+@router.delete("/{collection_id}/documents/{document_id}", status_code=204,
+               responses={404: error("no such document in such a collection")})
+def remove_document(collection_id: str, document_id: str, user: CurrentUser, db: DbDep) -> Response:
+    """Take a document out of the collection (the document itself stays)."""
+    with db.connection() as conn:
+        if parse_uuid(document_id) is None or not collections.remove_document(
+                conn, owner_id=user.id, collection_id=collection_id, document_id=document_id):
+            raise HTTPException(404, "no such document in such a collection")
+    return Response(status_code=204)
