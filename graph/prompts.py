@@ -51,10 +51,17 @@ FACTS_TASK = (
 
 
 # A figure question's answer is written by code from the fact the model picks (graph/nodes/choose.py).
+# The facts alone, without the excerpts: each carries its row, period and value, and a short prompt
+# is a fast one on the local model (evals/results/choose.md measures this prompt).
 CHOOSE_TASK = (
     "Which one listed figure is exactly the figure the question asks for: the same line item, "
     "the same period? Reply with its tag, like F1, or none if no listed figure is it."
 )
+
+
+def choose_messages(question: str, facts_block: str) -> list[tuple[str, str]]:
+    return [("system", "You match a question to the figure it asks for."),
+            ("human", f"{facts_block}Question: {question}\n\n{CHOOSE_TASK}")]
 
 
 def calculation_note(working: str) -> str:

@@ -3,8 +3,8 @@
 Runs after compute. When the question asks for one figure (graph/compose.py `wants_one_figure`)
 and code computed it, the answer is the calculation's sentence and working, with no model call.
 When it asks for a figure to look up, the model picks the fact that is the figure asked, or
-"none", in one short constrained call over the same excerpts generation would see (the prompt
-starts as grading's did, so a prefix-caching server reads it once), and code writes the sentence
+"none", in one short constrained call over the facts' list (each fact's row, period and value),
+and code writes the sentence
 (graph/compose.py `fact_sentence`): the digits, the unit and the citation are the cell's. "none"
 is the honest "the documents don't say": no listed row is the figure asked. Anything else (a
 question asking for reasons or a verdict, a calculation code could not do, no facts) goes on to
@@ -26,7 +26,7 @@ from graph.citations import citations_of, clean_markers
 from graph.context import Context, context_of
 from graph.facts import fact_block, stored_facts
 from graph.figures import asked_unit
-from graph.nodes.common import history, llm_call, llm_failed, node
+from graph.nodes.common import llm_call, llm_failed, node
 from graph.nodes.generate import _turns, excerpt_numbers, shown_excerpts
 from graph.state import State
 
@@ -63,9 +63,7 @@ def choose(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> d
         answer = compose.calculation_answer(question, calculation, set(state.get("company_words") or []))
         choice: dict[str, Any] = {"by": "calculation", "fact": None}
     else:
-        block = prompts.excerpt_block(excerpts, question, history(state, cfg.history_turns))
-        task = block + fact_block(facts, asked) + prompts.CHOOSE_TASK
-        messages = [("system", prompts.EXCERPTS_SYSTEM), ("human", task)]
+        messages = prompts.choose_messages(question, fact_block(facts, asked))
         try:
             result = cfg.running.chain(cfg.llm_order).invoke(messages, cheap=True, structured=choice_model(facts),
                                                                config=config)
