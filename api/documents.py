@@ -13,7 +13,7 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from fastapi import APIRouter, HTTPException, Request, Response
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from python_multipart.multipart import MultipartParser, parse_options_header
 from sse_starlette import EventSourceResponse
 from starlette.background import BackgroundTask
@@ -21,6 +21,7 @@ from starlette.background import BackgroundTask
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.edge import MULTIPART_OVERHEAD, BodyRefused
 from api.heavy import Slots
+from api.paging import MAX_OFFSET, page, page_query
 from api.schemas import DocumentList, DocumentOut, DocumentPatch, JobOut, PageOut, UploadOut, error
 from api.worker import QueueUnavailable
 from ingestion.errors import IngestError, UnsupportedFormat
@@ -302,10 +303,18 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
     return out
 
 
-@router.get("/api/documents", response_model=DocumentList)
-def list_documents(user: CurrentUser, db: DbDep) -> dict[str, Any]:
+@router.get("/api/documents", response_model=DocumentList, dependencies=[Depends(page_query)])
+def list_documents(user: CurrentUser, db: DbDep, settings: SettingsDep,
+                   limit: int | None = Query(None, ge=1, description="documents in this page; at most (and by "
+                                                                     "default) DOCUMENT_PAGE_MAX"),
+                   offset: int = Query(0, ge=0, le=MAX_OFFSET, description="documents to skip, the oldest first")
+                   ) -> dict[str, Any]:
+    """A page of your documents, the oldest first; `next_offset` asks for the next (null: no more)."""
     with db.connection() as conn:
-        return {"documents": [_document_out(d) for d in documents.list_documents(conn, owner_id=user.id)]}
+        found, next_offset = page(
+            lambda n, skip: documents.list_documents(conn, owner_id=user.id, limit=n, offset=skip),
+            limit=limit, offset=offset, cap=settings.document_page_max)
+    return {"documents": [_document_out(d) for d in found], "next_offset": next_offset}
 
 
 @router.get("/api/documents/{document_id}", response_model=DocumentOut, responses={404: error("no such document")})
