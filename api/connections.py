@@ -25,7 +25,7 @@ class _Deadline:
 
     transport: asyncio.Transport
     loop: asyncio.AbstractEventLoop
-    timeout_keep_alive: float
+    timeout_keep_alive: int
     _header_timer: asyncio.TimerHandle | None = None
 
     def _arm(self) -> None:
