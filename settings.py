@@ -373,6 +373,10 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     highlight_max_comparisons: int = Field(default=100_000, ge=1000)
     # Page images kept in memory for a repeat click, all together.
     page_render_cache_mb: int = Field(default=64, ge=0)
+    # Uploads being received at once (each body is held in memory, up to UPLOAD_MAX_MB): one user's
+    # (past it: 429) and everyone's in this process (past it: 503), both with Retry-After.
+    uploads_per_user: int = Field(default=2, ge=1)
+    uploads_at_once: int = Field(default=8, ge=1)
     # Ingestion progress streams (GET /api/jobs/{id}/events) one user may hold open (past it: 429).
     job_streams_per_user: int = Field(default=16, ge=1)
     # Chats one page of GET /api/chats holds at most (and by default).

@@ -273,7 +273,9 @@ def _upload_out(sub: Submission, job_id: uuid.UUID | None) -> dict[str, Any]:
                         413: error("larger than UPLOAD_MAX_MB"),
                         415: error(f"none of: {ACCEPTED} (told by content, not by name)"),
                         422: error("empty, truncated, encrypted, damaged or over-large (zip bomb) file"),
-                        503: error("file storage (Supabase) or the job broker failed; nothing was kept")})
+                        429: error("UPLOADS_PER_USER of your uploads are being received; see Retry-After"),
+                        503: error("file storage (Supabase) or the job broker failed, or UPLOADS_AT_ONCE "
+                                   "uploads are being received; nothing was kept")})
 async def upload_document(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str, Any]:
     """Upload a document (multipart field `file`): PDF, Word, PowerPoint, Excel, HTML, Markdown or
     text, told by its content. Ingestion runs in the background.
@@ -281,6 +283,21 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
     Answers `{document_id, job_id, reused}`: follow `/api/jobs/{job_id}/events`. An identical file
     already ingested is reused (its job is already done).
     """
+    # bodies held in memory at once: each user's, then everyone's (UPLOADS_PER_USER, UPLOADS_AT_ONCE)
+    mine = request.app.state.uploads.take(user.id)
+    try:
+        everyone = request.app.state.uploads_at_once.take()
+    except HTTPException:
+        mine()
+        raise
+    try:
+        return await _upload(request, user, db, settings)
+    finally:
+        everyone()
+        mine()
+
+
+async def _upload(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str, Any]:
     name, data = await read_upload(request, settings)
     await check_upload(settings, name, data)
     files = request.app.state.files
