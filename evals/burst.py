@@ -86,6 +86,14 @@ class Sampler(threading.Thread):
             self.peak = max(self.peak, mb)
 
 
+def stop_postgres(data_dir: Path) -> None:
+    """The embedded Postgres outlives the server that started it (storage/embedded.py): a fast shutdown."""
+    import signal
+
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        os.kill(int((data_dir / "postmaster.pid").read_text().split()[0]), signal.SIGINT)
+
+
 def signup(c: httpx.Client, name: str) -> dict[str, str]:
     res = c.post("/api/auth/signup", json={"username": f"{name}-{os.getpid()}", "password": "a long burst passphrase"})
     res.raise_for_status()
@@ -319,6 +327,7 @@ def main() -> int:
         server.terminate()
         server.wait(timeout=60)
         fake.close()
+        stop_postgres(workdir / "home" / "pg")
 
     routes = []
     for path in LIGHT:

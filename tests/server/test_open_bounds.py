@@ -24,7 +24,8 @@ QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 @pytest.fixture(scope="module")
 def held(start_server, server_settings) -> LiveServer:  # noqa: ANN001
     return start_server(server_settings.model_copy(update={
-        "answers_per_user": 2, "document_page_max": 2, "server_max_connections": 12, "header_timeout_s": 1}))
+        "answers_per_user": 2, "document_page_max": 2, "server_max_connections": 12, "header_timeout_s": 1,
+        "uploads_per_user": 2}))
 
 
 def small_pdf(text: str) -> bytes:
@@ -193,3 +194,33 @@ def test_a_kept_alive_connection_dribbling_a_second_request_is_closed(held) -> N
         except (BrokenPipeError, ConnectionResetError):
             closed = True
         assert closed and time.monotonic() - started < 4
+
+
+def _stalled_upload(url: str, token: str) -> socket.socket:
+    """An upload whose headers are complete and whose body stops after its first bytes."""
+    s = socket.create_connection(_address(url), timeout=5)
+    s.sendall(b"POST /api/documents HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token.encode() +
+              b"\r\nContent-Type: multipart/form-data; boundary=BB\r\nContent-Length: 500000\r\n\r\n"
+              b'--BB\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nsome text')
+    return s
+
+
+def test_uploads_being_received_are_capped_per_user(held) -> None:  # noqa: ANN001
+    with held.client() as c:
+        user = signup(c, "uploader")
+        other = signup(c, "uploader")
+    socks = [_stalled_upload(held.url, token_of(user)) for _ in range(2)]
+    try:
+        time.sleep(0.5)
+        with held.client() as c:
+            third = upload(c, user["headers"], "c.txt", b"a third upload", "text/plain")
+            assert third.status_code == 429 and "2 uploads in progress" in third.json()["detail"], third.text
+            assert int(third.headers["retry-after"]) >= 1
+            theirs = upload(c, other["headers"], "d.txt", b"another user's upload", "text/plain")
+            assert theirs.status_code == 202, theirs.text  # the cap is per user
+    finally:
+        for s in socks:
+            s.close()
+    time.sleep(0.5)  # the left uploads give their places back
+    with held.client() as c:
+        assert upload(c, user["headers"], "e.txt", b"after the stalled ones", "text/plain").status_code == 202
