@@ -14,6 +14,7 @@ import shlex
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -69,6 +70,22 @@ def _user_id(db: Database, args: argparse.Namespace) -> int:
 
     with db.connection() as conn:
         return get_or_create_user(conn, args.user, web_account=args.web_account)
+
+
+def _count(least: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}")
+        return value
+
+    return parse
+
+
+_positive, _non_negative = _count(1), _count(0)
 
 
 def _user_arguments(p: argparse.ArgumentParser, default_user: str) -> None:
@@ -407,7 +424,7 @@ def cmd_documents(args: argparse.Namespace, rt: Runtime) -> int:
     db = rt.database
     owner_id = _user_id(db, args)
     with db.connection() as conn:
-        docs = list_documents(conn, owner_id=owner_id)
+        docs = list_documents(conn, owner_id=owner_id, limit=args.limit, offset=args.offset)
     if args.json:
         _print_json({"documents": docs})
     else:
@@ -747,6 +764,9 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
     p = sub.add_parser("documents", help="list your documents")
     _user_arguments(p, default_user)
     p.add_argument("--json", action="store_true")
+    # the operator's own list, whole by default; a page of it like GET /api/documents' when asked
+    p.add_argument("--limit", type=_positive, default=None, help="at most this many documents (default: all)")
+    p.add_argument("--offset", type=_non_negative, default=0, help="documents to skip, the oldest first")
     p.set_defaults(func=cmd_documents)
 
     p = sub.add_parser("document", help="say what one of your documents is (its company, form or period), where "

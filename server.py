@@ -144,6 +144,8 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         app.state.answerer = ChatAnswerer(rt)
         app.state.renders = pages.Renders(settings)  # page images on their own bounded pool
         app.state.job_streams = heavy.Slots(settings.job_streams_per_user, "progress streams")
+        app.state.uploads = heavy.Slots(settings.uploads_per_user, "uploads")
+        app.state.uploads_at_once = heavy.Gate(settings.uploads_at_once, "uploads")
         maintenance = MaintenanceThread(db, settings)
         if start_worker and not broker:  # with a broker, ingestion and upkeep run in `thotqen worker`/beat
             rt.ingest_worker.start(settings.ingest_workers)

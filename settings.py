@@ -341,6 +341,9 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # Questions per user per rolling hour, chats and /rag together (429 with Retry-After beyond it).
     questions_per_hour: int = 120
     question_max_chars: int = 4000
+    # Answers one user may have in progress at once, every surface together (a chat's stream, /rag,
+    # /v1, MCP's ask; a /rag batch holds as many as it runs at once): past it 429 with Retry-After.
+    answers_per_user: int = Field(default=4, ge=1)
     # Upload size cap, enforced while the body streams in (413 as soon as it is passed).
     upload_max_mb: float = 50.0
     # Every other request body (JSON): read in full up to this before any route or authentication
@@ -353,6 +356,9 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # Connections and in-flight requests one server process takes (uvicorn's limit_concurrency):
     # beyond it a new one answers 503, so stalled connections cannot use up file descriptors.
     server_max_connections: int = Field(default=1000, ge=1)
+    # A connection must finish a request's headers within this many seconds of opening (or of its
+    # previous response), else it is closed; also how long an idle kept-alive connection is kept.
+    header_timeout_s: int = Field(default=10, ge=1)
     # Page images (api/pages.py, api/heavy.py): renders run on a pool of their own, apart from the
     # threads that authenticate every request. Its threads, the renders that may wait beyond them
     # (past both: 503 with Retry-After), one user's renders at once (past it: 429), and how long a
@@ -367,12 +373,18 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     highlight_max_comparisons: int = Field(default=100_000, ge=1000)
     # Page images kept in memory for a repeat click, all together.
     page_render_cache_mb: int = Field(default=64, ge=0)
+    # Uploads being received at once (each body is held in memory, up to UPLOAD_MAX_MB): one user's
+    # (past it: 429) and everyone's in this process (past it: 503), both with Retry-After.
+    uploads_per_user: int = Field(default=2, ge=1)
+    uploads_at_once: int = Field(default=8, ge=1)
     # Ingestion progress streams (GET /api/jobs/{id}/events) one user may hold open (past it: 429).
     job_streams_per_user: int = Field(default=16, ge=1)
     # Chats one page of GET /api/chats holds at most (and by default).
     chat_page_max: int = Field(default=100, ge=1)
     # Collections one page of GET /api/collections (and of /v1/models' collection models) holds at most.
     collection_page_max: int = Field(default=100, ge=1)
+    # Documents one page of GET /api/documents (and of MCP's resource list) holds at most (and by default).
+    document_page_max: int = Field(default=200, ge=1)
     # Browser origins allowed by CORS, comma-separated ("*" is refused outside development).
     cors_origins: str = ""
     # Proxies whose X-Forwarded-For/-Proto are believed (comma-separated addresses or networks, "*" for
@@ -476,11 +488,15 @@ class UvicornOptions(TypedDict):
     proxy_headers: bool
     forwarded_allow_ips: str | None
     limit_concurrency: int
+    http: str
+    timeout_keep_alive: int
 
 
 def uvicorn_options(settings: Settings) -> UvicornOptions:
     """How uvicorn treats X-Forwarded-For/-Proto: believed only from FORWARDED_ALLOW_IPS (none by
-    default; uvicorn's own default trusts loopback, so anyone on the host could pick their address)."""
+    default; uvicorn's own default trusts loopback, so anyone on the host could pick their address),
+    how many connections it keeps, and how long a request's headers may take (api/connections.py)."""
     trusted = settings.forwarded_allow_ips.strip()
     return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None,
-            "limit_concurrency": settings.server_max_connections}
+            "limit_concurrency": settings.server_max_connections,
+            "http": "api.connections:HeaderDeadline", "timeout_keep_alive": settings.header_timeout_s}

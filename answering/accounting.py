@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -45,6 +47,74 @@ class QuestionLimit(Exception):
         self.retry_after_s = retry_after_s
 
 
+class AnswersAtOnce(QuestionLimit):
+    """The owner already has ANSWERS_PER_USER answers being written (in this server process)."""
+
+    def __init__(self, limit: int) -> None:
+        Exception.__init__(self, f"you have {limit} answers in progress, the most one user may have at once; "
+                                 f"wait for one to finish")
+        self.limit = limit
+        self.retry_after_s = RETRY_AFTER_S
+
+
+RETRY_AFTER_S = 5  # what a caller told "wait for one of your answers" waits: an answer takes seconds
+
+
+class _Open:
+    """Answers being written, per owner, in this process: the cap on open answers of every surface
+    (a chat's stream, /rag's invoke, batch and streams, /v1, MCP's ask) is checked here, in `admit`."""
+
+    def __init__(self) -> None:
+        self._held: Counter[int] = Counter()
+        self._lock = threading.Lock()
+
+    def take(self, owner_id: int, count: int, limit: int) -> Callable[[], None]:
+        """Hold `count` places or raise AnswersAtOnce; the returned function gives one back (each
+        place once: calls past `count` do nothing)."""
+        with self._lock:
+            if self._held[owner_id] + count > limit:
+                raise AnswersAtOnce(limit)
+            self._held[owner_id] += count
+        left = count
+
+        def give_one() -> None:
+            nonlocal left
+            with self._lock:
+                if left <= 0:
+                    return
+                left -= 1
+                self._held[owner_id] -= 1
+                if self._held[owner_id] <= 0:
+                    del self._held[owner_id]
+
+        return give_one
+
+    def held(self, owner_id: int) -> int:
+        with self._lock:
+            return self._held[owner_id]
+
+
+OPEN = _Open()
+
+
+class _Group:
+    """The places a group of tickets admitted together holds: `held` of them (a batch runs only so
+    many of its inputs at once) until fewer than that are still open, then one fewer per ticket ended."""
+
+    def __init__(self, give_one: Callable[[], None], held: int, count: int) -> None:
+        self.give_one, self.held, self.open = give_one, held, count
+        self._lock = threading.Lock()
+
+    def ended(self) -> None:
+        with self._lock:
+            self.open -= 1
+            release = self.open < self.held
+            if release:
+                self.held -= 1
+        if release:
+            self.give_one()
+
+
 @dataclass
 class Ticket:
     """One admitted question and its query-log row."""
@@ -55,6 +125,12 @@ class Ticket:
     done: bool = False
     # an 'ok' that says the documents do not answer (nothing cited): set by whoever knows the outcome
     refused: bool = False
+    group: _Group | None = None  # its place among the owner's open answers, given back when it ends
+
+    def _ended(self) -> None:
+        group, self.group = self.group, None
+        if group is not None:
+            group.ended()
 
     def elapsed_ms(self) -> float:
         return round((time.perf_counter() - self.started) * 1000, 1)
@@ -69,11 +145,14 @@ class Ticket:
             query_log.finish(c, self.log_id, status=status, latency_ms=latency_ms, provider=provider, cached=cached,
                              input_tokens=tokens[0], output_tokens=tokens[1], error=error)
 
-        if conn is not None:
-            write(conn)
-        else:
-            with self.db.connection() as own:
-                write(own)
+        try:
+            if conn is not None:
+                write(conn)
+            else:
+                with self.db.connection() as own:
+                    write(own)
+        finally:
+            self._ended()  # written or not, this answer is no longer being written
         self.done = True
         metrics.count(metrics.QUESTIONS, metrics.question_outcome(status, refused=self.refused))
         if cached:
@@ -114,6 +193,7 @@ class Ticket:
         try:
             self.finish(status=status, error=reason)
         except Exception:  # noqa: BLE001 - the database is gone; the stale sweep finishes the row at restart
+            self._ended()
             log.warning("query log %s: could not record its end (%s)", self.log_id, reason)
 
 
@@ -136,19 +216,33 @@ async def running(ticket: Ticket) -> AsyncIterator[Run]:
 
 
 def admit(db: Database, settings: Settings, *, owner_id: int, source: str, count: int = 1,
-          chat_id: uuid.UUID | None = None) -> list[Ticket]:
-    """Start `count` questions, or raise QuestionLimit when they do not all fit in the hour."""
-    with db.connection() as conn:
-        ids, wait = query_log.admit(conn, owner_id=owner_id, source=source, count=count, chat_id=chat_id,
-                                    limit=settings.questions_per_hour, instance=_instance)
+          chat_id: uuid.UUID | None = None, at_once: int | None = None) -> list[Ticket]:
+    """Start `count` questions, or raise QuestionLimit when they do not all fit in the hour, and
+    AnswersAtOnce when the owner's answers in progress would pass ANSWERS_PER_USER. `at_once`: how
+    many of them run at the same time (a batch's concurrency; default all), the places they hold."""
+    held = min(count, at_once or count)
+    give_one = OPEN.take(owner_id, held, settings.answers_per_user)
+    try:
+        with db.connection() as conn:
+            ids, wait = query_log.admit(conn, owner_id=owner_id, source=source, count=count, chat_id=chat_id,
+                                        limit=settings.questions_per_hour, instance=_instance)
+    except BaseException:
+        for _ in range(held):
+            give_one()
+        raise
     if wait:
+        for _ in range(held):
+            give_one()
         raise QuestionLimit(settings.questions_per_hour, wait)
-    return [Ticket(db, log_id) for log_id in ids]
+    group = _Group(give_one, held, count)
+    return [Ticket(db, log_id, group=group) for log_id in ids]
 
 
 def check(db: Database, settings: Settings, *, owner_id: int) -> None:
-    """Raise QuestionLimit when the owner cannot ask now. Advisory only (an early 429 before a response
-    starts streaming): `admit` is what enforces the limit."""
+    """Raise QuestionLimit (or AnswersAtOnce) when the owner cannot ask now. Advisory only (an early
+    429 before a response starts streaming): `admit` is what enforces both limits."""
+    if OPEN.held(owner_id) >= settings.answers_per_user:
+        raise AnswersAtOnce(settings.answers_per_user)
     with db.connection() as conn:
         wait = query_log.retry_after_s(conn, owner_id=owner_id, limit=settings.questions_per_hour)
     if wait:

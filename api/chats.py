@@ -17,13 +17,12 @@ from answering import accounting
 from answering.bridge import answer_in_thread
 from answering.chat import ChatAnswerer
 from api.deps import CurrentUser, DbDep, SettingsDep
+from api.paging import MAX_OFFSET, page, page_query
 from api.schemas import ChatDetail, ChatList, ChatOut, FeedbackOut, InputErrorOut, error
 from api.text import CollectionId, DocumentIds, FeedbackNote, Title, check_question
 from storage import chats, collections, feedback, parse_uuid
 
 router = APIRouter(prefix="/api/chats", tags=["chats"])
-MAX_OFFSET = 1_000_000  # far past any user's chats; keeps the number inside Postgres' bigint
-PAGE_QUERY = frozenset({"limit", "offset"})
 
 
 class ChatIn(BaseModel):
@@ -114,16 +113,6 @@ def create_chat(user: CurrentUser, db: DbDep, body: ChatIn | None = None) -> dic
                                            collection_id=collection))
 
 
-def page_query(request: Request) -> None:
-    """A page of a list takes `limit` and `offset` only: any other query parameter (a misspelt
-    `limt` would silently give the default page) answers 422 naming it."""
-    unknown = sorted(set(request.query_params) - PAGE_QUERY)
-    if unknown:
-        raise HTTPException(422, [{"type": "extra_forbidden", "loc": ["query", name],
-                                   "msg": "unknown query parameter; a page takes limit and offset"}
-                                  for name in unknown[:20]])
-
-
 @router.get("", response_model=ChatList, dependencies=[Depends(page_query)])
 def list_chats(user: CurrentUser, db: DbDep, settings: SettingsDep,
                limit: int | None = Query(None, ge=1, description="chats in this page; at most (and by default) "
@@ -131,11 +120,10 @@ def list_chats(user: CurrentUser, db: DbDep, settings: SettingsDep,
                offset: int = Query(0, ge=0, le=MAX_OFFSET, description="chats to skip, the last updated first")
                ) -> dict[str, Any]:
     """A page of your chats, the last updated first; `next_offset` asks for the next (null: no more)."""
-    size = min(limit or settings.chat_page_max, settings.chat_page_max)
     with db.connection() as conn:
-        page = chats.list_chats(conn, owner_id=user.id, limit=size + 1, offset=offset)
-    more = len(page) > size
-    return {"chats": [_chat_out(c) for c in page[:size]], "next_offset": offset + size if more else None}
+        found, next_offset = page(lambda n, skip: chats.list_chats(conn, owner_id=user.id, limit=n, offset=skip),
+                                  limit=limit, offset=offset, cap=settings.chat_page_max)
+    return {"chats": [_chat_out(c) for c in found], "next_offset": next_offset}
 
 
 @router.get("/{chat_id}", response_model=ChatDetail, responses={404: error("no such chat")})

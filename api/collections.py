@@ -10,8 +10,9 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException, Query, Response
 from pydantic import BaseModel, Field
 
-from api.chats import MAX_OFFSET, owned_scope, page_query
+from api.chats import owned_scope
 from api.deps import CurrentUser, DbDep, SettingsDep
+from api.paging import MAX_OFFSET, page_query
 from api.schemas import CollectionDetail, CollectionList, CollectionOut, error
 from api.text import MAX, CollectionName, DocumentIds
 from storage import collections, parse_uuid

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from fastapi import APIRouter, HTTPException, Request, Response
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from python_multipart.multipart import MultipartParser, parse_options_header
 from sse_starlette import EventSourceResponse
 from starlette.background import BackgroundTask
@@ -21,6 +21,7 @@ from starlette.background import BackgroundTask
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.edge import MULTIPART_OVERHEAD, BodyRefused
 from api.heavy import Slots
+from api.paging import MAX_OFFSET, page, page_query
 from api.schemas import DocumentList, DocumentOut, DocumentPatch, JobOut, PageOut, UploadOut, error
 from api.worker import QueueUnavailable
 from ingestion.errors import IngestError, UnsupportedFormat
@@ -190,7 +191,8 @@ async def read_upload(request: Request, settings: Settings) -> tuple[str, bytes]
         raise HTTPException(422, "no field named `file` in the form")
     if not part.data:
         raise HTTPException(422, "the file is empty")
-    return clean_filename(part.filename), bytes(part.data)
+    # the copy of up to UPLOAD_MAX_MB off the event loop (a tenth of a second at the cap, every request's)
+    return clean_filename(part.filename), await asyncio.to_thread(bytes, part.data)
 
 
 async def check_upload(settings: Settings, name: str, data: bytes) -> None:
@@ -272,7 +274,9 @@ def _upload_out(sub: Submission, job_id: uuid.UUID | None) -> dict[str, Any]:
                         413: error("larger than UPLOAD_MAX_MB"),
                         415: error(f"none of: {ACCEPTED} (told by content, not by name)"),
                         422: error("empty, truncated, encrypted, damaged or over-large (zip bomb) file"),
-                        503: error("file storage (Supabase) or the job broker failed; nothing was kept")})
+                        429: error("UPLOADS_PER_USER of your uploads are being received; see Retry-After"),
+                        503: error("file storage (Supabase) or the job broker failed, or UPLOADS_AT_ONCE "
+                                   "uploads are being received; nothing was kept")})
 async def upload_document(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str, Any]:
     """Upload a document (multipart field `file`): PDF, Word, PowerPoint, Excel, HTML, Markdown or
     text, told by its content. Ingestion runs in the background.
@@ -280,6 +284,21 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
     Answers `{document_id, job_id, reused}`: follow `/api/jobs/{job_id}/events`. An identical file
     already ingested is reused (its job is already done).
     """
+    # bodies held in memory at once: each user's, then everyone's (UPLOADS_PER_USER, UPLOADS_AT_ONCE)
+    mine = request.app.state.uploads.take(user.id)
+    try:
+        everyone = request.app.state.uploads_at_once.take()
+    except HTTPException:
+        mine()
+        raise
+    try:
+        return await _upload(request, user, db, settings)
+    finally:
+        everyone()
+        mine()
+
+
+async def _upload(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str, Any]:
     name, data = await read_upload(request, settings)
     await check_upload(settings, name, data)
     files = request.app.state.files
@@ -302,10 +321,18 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
     return out
 
 
-@router.get("/api/documents", response_model=DocumentList)
-def list_documents(user: CurrentUser, db: DbDep) -> dict[str, Any]:
+@router.get("/api/documents", response_model=DocumentList, dependencies=[Depends(page_query)])
+def list_documents(user: CurrentUser, db: DbDep, settings: SettingsDep,
+                   limit: int | None = Query(None, ge=1, description="documents in this page; at most (and by "
+                                                                     "default) DOCUMENT_PAGE_MAX"),
+                   offset: int = Query(0, ge=0, le=MAX_OFFSET, description="documents to skip, the oldest first")
+                   ) -> dict[str, Any]:
+    """A page of your documents, the oldest first; `next_offset` asks for the next (null: no more)."""
     with db.connection() as conn:
-        return {"documents": [_document_out(d) for d in documents.list_documents(conn, owner_id=user.id)]}
+        found, next_offset = page(
+            lambda n, skip: documents.list_documents(conn, owner_id=user.id, limit=n, offset=skip),
+            limit=limit, offset=offset, cap=settings.document_page_max)
+    return {"documents": [_document_out(d) for d in found], "next_offset": next_offset}
 
 
 @router.get("/api/documents/{document_id}", response_model=DocumentOut, responses={404: error("no such document")})

@@ -15,12 +15,14 @@ import asyncio
 import re
 from typing import Any
 
+import numpy as np
 from starlette.responses import JSONResponse
 
 MULTIPART_OVERHEAD = 64 * 1024  # boundaries, part headers and small fields on top of the file
 # A JSON string (escapes included): its brackets are text, not nesting.
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
 
 
 class BodyRefused(Exception):
@@ -37,15 +39,13 @@ def nesting_over(body: bytes, limit: int) -> bool:
 
     Linear in the body, bounded by the body cap; malformed text is judged by its brackets alone."""
     brackets = _STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
-    depth = 0
-    for byte in brackets:
-        if byte in (0x5B, 0x7B):  # [ {
-            depth += 1
-            if depth > limit:
-                return True
-        else:
-            depth -= 1
-    return False
+    if not brackets:
+        return False
+    # the running depth after each bracket, in C: a Python loop over a body of a million brackets
+    # held the event loop (every other request) for tens of milliseconds
+    codes = np.frombuffer(brackets, dtype=np.uint8)
+    opens = (codes == 0x5B) | (codes == 0x7B)  # [ {
+    return bool(np.cumsum(opens.astype(np.int32) * 2 - 1, dtype=np.int32).max() > limit)
 
 
 # RFC 2046 5.1.1: 1 to 70 characters of this set, not ending in a space.

@@ -65,6 +65,34 @@ class Slots:
             return self._held[user_id]
 
 
+class Gate:
+    """At most `capacity` of one kind of thing at once in this process, all users together; `take`
+    answers 503 with Retry-After past it (per user, a `Slots` answers 429 first)."""
+
+    def __init__(self, capacity: int, what: str) -> None:
+        self.capacity = capacity
+        self.what = what
+        self._held = 0
+        self._lock = threading.Lock()
+
+    def take(self) -> Callable[[], None]:
+        with self._lock:
+            if self._held >= self.capacity:
+                raise HTTPException(503, f"the server is busy with other {self.what}; try again shortly",
+                                    headers={"Retry-After": str(RETRY_AFTER_S)})
+            self._held += 1
+        given_back = False
+
+        def give_back() -> None:
+            nonlocal given_back
+            with self._lock:
+                if not given_back:
+                    given_back = True
+                    self._held -= 1
+
+        return give_back
+
+
 class Pool:
     """A bounded pool of threads for one kind of heavy work (see the module's docstring)."""
 

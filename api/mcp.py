@@ -39,6 +39,7 @@ from starlette.routing import Route
 from answering import accounting
 from api.deps import UNAUTHORIZED, bearer_token
 from api.documents import _document_out
+from api.paging import MAX_OFFSET, page
 from api.security import AuthError, Tokens, User
 from api.text import MAX, DocumentIds, FilterText, question_type
 from graph.context import GraphParts
@@ -208,14 +209,23 @@ class Tools:
         return _result(_answer_text(out), out)
 
     # -- resources: the caller's documents -------------------------------------------------------
-    async def resources(self, user: User) -> list[types.Resource]:
-        def run() -> list[dict[str, Any]]:
-            with self.parts.database.connection() as conn:
-                return documents.list_documents(conn, owner_id=user.id)
+    async def resources(self, user: User, cursor: str | None = None) -> types.ListResourcesResult:
+        """A page of the caller's documents (DOCUMENT_PAGE_MAX, as GET /api/documents); the cursor is
+        the next page's offset."""
+        if cursor is not None and not (cursor.isdigit() and int(cursor) <= MAX_OFFSET):
+            raise MCPError(code=types.INVALID_PARAMS, message="unknown cursor", data={"cursor": cursor[:100]})
 
-        return [types.Resource(uri=f"{SCHEME}{d['id']}", name=d["name"], mime_type="application/json",
-                               description=f"{d['format']}, {d['status']}, {d['pages'] or 0} pages")
-                for d in await asyncio.to_thread(run)]
+        def run() -> tuple[list[dict[str, Any]], int | None]:
+            with self.parts.database.connection() as conn:
+                return page(lambda n, skip: documents.list_documents(conn, owner_id=user.id, limit=n, offset=skip),
+                            limit=None, offset=int(cursor or 0), cap=self.settings.document_page_max)
+
+        found, next_offset = await asyncio.to_thread(run)
+        return types.ListResourcesResult(
+            resources=[types.Resource(uri=f"{SCHEME}{d['id']}", name=d["name"], mime_type="application/json",
+                                      description=f"{d['format']}, {d['status']}, {d['pages'] or 0} pages")
+                       for d in found],
+            next_cursor=None if next_offset is None else str(next_offset))
 
     @staticmethod
     def templates() -> list[types.ResourceTemplate]:
@@ -256,7 +266,7 @@ def build_server(parts: GraphParts, caller: Caller) -> Server[Any]:
 
     async def list_resources(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
                              ) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=await tools.resources(caller(ctx)))
+        return await tools.resources(caller(ctx), params.cursor if params else None)
 
     async def list_templates(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
                              ) -> types.ListResourceTemplatesResult:

@@ -242,7 +242,8 @@ def mount(app: FastAPI) -> None:
         owner_id = ((config or {}).get("configurable") or {}).get("owner_id")
         if owner_id is None:  # rag_config always sets it; refuse rather than run unaccounted
             raise HTTPException(401, "not signed in")
-        return accounting.admit(app.state.db, app.state.settings, owner_id=owner_id, source="rag", count=count)
+        return accounting.admit(app.state.db, app.state.settings, owner_id=owner_id, source="rag", count=count,
+                               at_once=BATCH_CONCURRENCY)
 
     add_routes(app, served_graph(graph, app.state.runtime, admit), path="/rag", per_req_config_modifier=rag_config,
                dependencies=[Depends(current_user)], enable_feedback_endpoint=False,

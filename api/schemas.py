@@ -125,6 +125,8 @@ class DocumentPatch(BaseModel):
 
 class DocumentList(BaseModel):
     documents: list[DocumentOut]
+    next_offset: int | None = Field(default=None, description="the `offset` of the next page; null: this is the "
+                                                              "last")
 
 
 class PageOut(BaseModel):

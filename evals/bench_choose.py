@@ -124,7 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     m = machine()
     md = ["# Who picks the fact a figure answer states: the model or code's ranking", "",
           f"Command: `python evals/bench_choose.py --home {args.home} --user {args.user}"
-          f"{f' --limit {args.limit}' if args.limit else ''}`  ", f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, Python {m['python']}; "
+          f"{f' --limit {args.limit}' if args.limit else ''}`  ",
+          f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, "
+          f"Python {m['python']}; "
           f"commit {git_commit()}  ",
           f"LLM_ORDER={runtime.settings.llm_order}. {args.note}", "",
           "Lookup questions (a figure, no calculation) with the facts figure lookup offers in their filing. "

@@ -120,12 +120,32 @@ def redis_restore_options(visibility_timeout_s: float) -> dict[str, int]:
             "unacked_restore_interval": int(min(10, max(1, visibility_timeout_s // 4)))}
 
 
+CLAIM_TRIES = 5  # another worker may claim the job looked at first: look again, a few times
+
+
 def run_ingest(rt: WorkerParts, task: Any, job_id: uuid.UUID) -> str:  # noqa: ANN401 - a bound Celery task
-    """One delivery of a job. Returns what happened (for the worker's log)."""
+    """One delivery of a job's task. Returns what happened (for the worker's log).
+
+    The broker hands tasks out in publish order, so one owner's long queue would hold back another's
+    small file. A task is a turn to run a job, not that job: it runs the job storage/jobs.py's
+    `next_claimable` says is next across owners (the in-process worker's order), which is its own
+    unless another owner's is due first. There are as many tasks as jobs that need a run (one
+    published per job, and one more when a job is re-queued or redelivered), and each runs at most
+    one, so every job still gets its turn; a task that finds nothing to run ends (its own job was run
+    by an earlier task), or looks again when a live worker's lease on its own job would run out."""
+    for _ in range(CLAIM_TRIES):
+        with rt.database.connection() as conn:
+            target = jobs.next_claimable(conn)
+        if target is None:
+            break
+        if target.job_id != job_id:
+            log.info("job %s's turn runs job %s (fair order across owners)", job_id, target.job_id)
+        outcome = rt.ingest_worker.run(target)
+        if outcome is not None:
+            return outcome.status
     with rt.database.connection() as conn:
         state = jobs.job_state(conn, job_id=job_id)
-        target = jobs.job_target(conn, job_id=job_id)
-    if state is None or target is None:
+    if state is None:
         log.info("job %s: gone (its document was deleted); nothing to do", job_id)
         return "gone"
     if state.status in ("done", "failed"):
@@ -136,10 +156,7 @@ def run_ingest(rt: WorkerParts, task: Any, job_id: uuid.UUID) -> str:  # noqa: A
         # Redelivered while its worker is alive: look again when that worker's lease would run out.
         log.info("job %s: running elsewhere; looking again in %.0fs", job_id, lease_left_s)
         raise task.retry(countdown=lease_left_s + 1)
-    outcome = rt.ingest_worker.run(target)
-    if outcome is None:
-        return "busy"
-    return outcome.status
+    return "busy"
 
 
 _publishers = concurrent.futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="publish")

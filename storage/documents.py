@@ -121,11 +121,14 @@ def get_document(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.U
         ).fetchone()
 
 
-def list_documents(conn: psycopg.Connection, *, owner_id: int) -> list[dict[str, Any]]:
+def list_documents(conn: psycopg.Connection, *, owner_id: int, limit: int | None = None,
+                   offset: int = 0) -> list[dict[str, Any]]:
+    """The owner's documents, the oldest first (`limit` None: all, for the operator's CLI and evals)."""
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
-            f"select {DOCUMENT_COLUMNS} from documents d where d.owner_id = %s order by d.created_at, d.name",
-            (owner_id,),
+            f"select {DOCUMENT_COLUMNS} from documents d where d.owner_id = %s order by d.created_at, d.name, d.id"
+            " limit %s offset %s",
+            (owner_id, limit, offset),
         ).fetchall()
 
 

@@ -91,6 +91,17 @@ export async function api(path, options = {}) {
   return res.json();
 }
 
+// Every document of the user: GET /api/documents answers a page at a time (DOCUMENT_PAGE_MAX).
+export async function allDocuments() {
+  const all = [];
+  for (let offset = 0; offset !== null;) {
+    const { documents, next_offset: next } = await api(`/api/documents?offset=${offset}`);
+    all.push(...documents);
+    offset = next ?? null;
+  }
+  return { documents: all };
+}
+
 // Server-Sent Events from a fetch response (POST streams cannot use EventSource).
 // Yields {event, data, receivedAt}: receivedAt is when the bytes arrived (for the latency metric).
 export async function* readEvents(res) {

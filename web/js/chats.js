@@ -1,6 +1,6 @@
 // Chats: the list, a new chat over all documents or a chosen few, rename, delete, and the
 // conversation: answers stream token by token; [n] markers link to the cited page.
-import { api, readEvents, request } from "./api.js";
+import { allDocuments, api, readEvents, request } from "./api.js";
 import { append, banner, confirmDialog, h, waitText, when } from "./dom.js";
 import { go } from "./main.js";
 import { docs, renderMessage } from "./message.js";
@@ -12,7 +12,7 @@ const touch = () => matchMedia("(hover: none) and (pointer: coarse)").matches;
 
 export async function renderChats(main, chatId, params = new URLSearchParams()) {
   const [{ chats }, { documents }, { collections }] = await Promise.all([
-    api("/api/chats"), api("/api/documents"), api("/api/collections")]);
+    api("/api/chats"), allDocuments(), api("/api/collections")]);
   docsById = new Map(documents.map((d) => [d.id, d]));
   docs.byId = docsById;
   const side = h("aside", { class: "chat-side", "aria-labelledby": "chats-heading" },

@@ -1,12 +1,12 @@
 // Collections: named groups of documents ("2023 filings"). Make one, add or take out documents,
 // rename, delete, and start a chat over it: the chat searches the documents the collection holds
 // when each question is asked, so one added later is part of it from then on.
-import { api } from "./api.js";
+import { allDocuments, api } from "./api.js";
 import { banner, confirmDialog, h } from "./dom.js";
 import { go } from "./main.js";
 
 export async function renderCollections(main) {
-  const [{ collections }, { documents }] = await Promise.all([api("/api/collections"), api("/api/documents")]);
+  const [{ collections }, { documents }] = await Promise.all([api("/api/collections"), allDocuments()]);
   const details = await Promise.all(collections.map((c) => api(`/api/collections/${c.id}`)));
   const name = h("input", { id: "collection-name", maxLength: 200, required: true, placeholder: "e.g. 2023 filings" });
   const error = h("p", { class: "error-box", role: "alert", hidden: true });

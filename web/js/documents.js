@@ -1,6 +1,6 @@
 // Documents: upload several documents (picker or drag and drop), one live stepper per upload fed by the
 // job's Server-Sent Events, and the list with status, pages, passages and delete.
-import { api, refreshSession, uploadFile } from "./api.js";
+import { allDocuments, api, refreshSession, uploadFile } from "./api.js";
 import { banner, bytes, confirmDialog, h, waitText, when } from "./dom.js";
 
 const STEPS = [
@@ -62,7 +62,7 @@ export async function renderDocuments(main, params = new URLSearchParams()) {
 
 export async function refreshList() {
   if (!listEl || !listEl.isConnected) return;
-  const { documents } = await api("/api/documents");
+  const { documents } = await allDocuments();
   listEl.replaceChildren(documents.length ? table(documents)
     : h("p", { class: "empty" }, "No documents yet. Upload a PDF to start asking questions."));
 }
