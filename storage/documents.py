@@ -346,6 +346,21 @@ def company_names(conn: psycopg.Connection, *, owner_id: int, document_ids: Sequ
 
 
 @dataclass(frozen=True)
+class Filers:
+    """Who filed a set of the owner's documents: every name and ticker their covers give."""
+
+    names: list[str]  # current and former company names, tickers
+    unknown: bool  # a document among them whose company was not read
+
+
+def filers(conn: psycopg.Connection, *, owner_id: int, document_ids: Sequence[uuid.UUID]) -> Filers:
+    rows = conn.execute("select coalesce(company, ''), former_names, tickers from documents"
+                        " where owner_id = %s and id = any(%s)", (owner_id, list(document_ids))).fetchall()
+    names = sorted({n for company, former, tickers in rows for n in (company, *former, *tickers) if n})
+    return Filers(names=names, unknown=any(not company for company, _f, _t in rows))
+
+
+@dataclass(frozen=True)
 class Coverage:
     """What a set of the owner's documents speaks of: the years they report, and their names."""
 

@@ -137,17 +137,28 @@ def _squashed(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
-def names_unmet(question: str, citations: list[Citation], companies: list[str]) -> list[str]:
+_CAPS = re.compile(r"\b(?=[A-Z0-9&.-]*[A-Z])[A-Z0-9][A-Z0-9&.-]+\b")  # "AMCOR", "3M"; not "2023"
+
+
+def names_unmet(question: str, citations: list[Citation], companies: list[str], *,
+                filers_only: bool = False) -> list[str]:
     """The names the question uses (graph.nodes.answerable.names_in) that none of the cited sources,
     their documents' names nor their covers' companies mention: "Nike's revenue" answered from
-    another company's statement."""
-    names = names_in(question)
+    another company's statement.
+
+    `filers_only`: the answer states figures of the cited filings' own tables, which are the
+    filer's; then a name the question uses, even a lone one ("How much did Tesla spend"), must be
+    the filer's (its cover's names and tickers, or the document's name), not merely mentioned in
+    its text. The question passes when any of its names or upper-case words ("AMCOR") is."""
+    names = names_in(question, lone=filers_only)
     if not names:
         return []
-    held = _squashed(" ".join([*(c.get("text") or "" for c in citations), *(c.get("name") or "" for c in citations),
-                               *companies]))
-    lone = names_in(question, lone=True)
-    return [] if any(_squashed(n) in held for n in lone) else names
+    sources = [*(c.get("name") or "" for c in citations), *companies]
+    if not filers_only:
+        sources += [c.get("text") or "" for c in citations]
+    held = _squashed(" ".join(sources))
+    lone = names_in(question, lone=True) + (_CAPS.findall(question) if filers_only else [])
+    return [] if any(_squashed(n) and _squashed(n) in held for n in lone) else names
 
 
 @node("verify")
@@ -161,14 +172,14 @@ def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context])
         write({"token": answer})
         return {}
     cited_docs = sorted({str(c["document_id"]) for c in citations if c.get("document_id")})
-    if names_in(question):
-        from storage.documents import company_names
+    composed = bool(state.get("figure_choice"))  # the answer states the cited filings' own table figures
+    if names_in(question) or (composed and names_in(question, lone=True)):
+        from storage.documents import filers
 
         cfg = context_of(runtime, config)
         with cfg.running.database.connection() as conn:
-            companies = company_names(conn, owner_id=owner_of(conn, cfg),
-                                      document_ids=[uuid.UUID(d) for d in cited_docs])
-        if unmet := names_unmet(question, citations, companies):
+            filed = filers(conn, owner_id=owner_of(conn, cfg), document_ids=[uuid.UUID(d) for d in cited_docs])
+        if unmet := names_unmet(question, citations, filed.names, filers_only=composed and not filed.unknown):
             log.info("answer withheld: its sources never mention %s", ", ".join(unmet))
             write({"sources": []})
             write({"token": prompts.CANNOT_ANSWER})

@@ -16,7 +16,7 @@ from graph import prompts
 from graph.builder import graph
 from tests.graph.fakes import scripted_chain
 from tests.graph.test_paths import script_for
-from tests.test_tables import CASH_FLOWS, INCOME_IN_THOUSANDS
+from tests.test_tables import CASH_FLOWS, INCOME_IN_THOUSANDS, statement_pdf
 
 
 @pytest.fixture
@@ -145,3 +145,28 @@ def test_names_a_question_uses() -> None:
     assert names_in("How much did Tesla spend on research in 2021?") == []
     assert names_in("How much did Tesla spend on research in 2021?", lone=True) == ["Tesla"]
     assert names_in("Is revenue up? Round to two decimal places.", lone=True) == []
+
+
+def test_a_figure_of_the_filers_own_table_is_not_given_as_another_companys(make_user, ingest, make_run,  # noqa: ANN001
+                                                                           db) -> None:  # noqa: ANN001
+    # the filing mentions Globex (a customer); its table's net revenue is Northwind's, not Globex's
+    from storage.documents import set_owner_context
+
+    _name, owner_id = make_user("filer")
+    data = statement_pdf(["Northwind Tools, Inc.", "Consolidated Statements of Operations", "(In thousands)"],
+                         [["Year Ended December 31,", ""], ["2023", "2022"]],
+                         [("Net revenue", ["$ 1,693,954", "$ 1,512,300"], 0),
+                          ("Revenue from sales to Globex under the supply agreement", ["210,400", "198,000"], 10)])
+    sub, outcome = ingest(owner_id, "northwind-2023.pdf", data)
+    assert outcome is not None and outcome.status == "ready", outcome
+    with db.connection() as conn:  # a statement page has no cover: the owner says whose it is (PATCH)
+        assert set_owner_context(conn, owner_id=owner_id, document_id=sub.document_id, company="Northwind Tools, Inc.")
+    chain, _model = scripted_chain(script_for(grade_rule=lambda text: True, answer="unused", choose="F1"))
+    out = graph.invoke({"question": "How much net revenue did Globex report in 2023, in USD millions?"},
+                       **make_run(owner_id, chain, hyde=False))
+    assert "answerable" in out["route"] and "choose" in out["route"]  # not refused early: the filing says Globex
+    assert out["answer"] == prompts.CANNOT_ANSWER and out["citations"] == [], out["answer"]
+    # the filer's own name asks for the filer's figure
+    out = graph.invoke({"question": "How much net revenue did Northwind report in 2023, in USD millions?"},
+                       **make_run(owner_id, chain, hyde=False))
+    assert "$1,693.954 million" in out["answer"], out["answer"]
