@@ -60,7 +60,8 @@ class Tunables(_Declared):
     sparse_weight: float = tunable(1.0, "fusion weight of the full-text side", "SPARSE_WEIGHT", ge=0, le=10)
     heading_weight: float = tunable(1.0, "fusion weight of the statement-heading side (0: off)", "HEADING_WEIGHT",
                                     ge=0, le=10)
-    rrf_k: int = tunable(60, "RRF constant", "RRF_K", ge=1, le=1000)
+    rrf_k: int = tunable(60, "RRF constant of the full-text and heading sides", "RRF_K", ge=1, le=1000)
+    dense_rrf_k: int = tunable(60, "RRF constant of the dense side", "DENSE_RRF_K", ge=1, le=1000)
     candidates: int = tunable(50, "candidates per search side before fusion", "CANDIDATES", ge=1, le=500)
     max_df: float = tunable(0.4, "drop question words held by more than this share of the chunks in scope",
                             "MAX_DF", ge=0.01, le=1.0)
