@@ -68,6 +68,9 @@ FUSIONS = [Fusion(d, h, k, dk, c) for d, h, k, dk, c in itertools.product(
 # held-back figures are what a change here must beat.
 PREVIOUS = [Fusion(d, h, k, k, c) for d, h, k, c in itertools.product(
     (0.5, 1.0, 2.0), (0.0, 0.5, 1.0), (20, 60), (50, 100))]
+# What main shipped before this choice (one k for every leg; the tiers set once, not searched).
+BEFORE = Fusion(1.0, 1.0, 60, 60, 50)
+BEFORE_TIERS = (1.0, 0.8, 0.65, 0.5, 0.35)
 # Single legs: the sparse (BM25) leg alone, `--mode sparse` (BM25 and the heading leg), the dense leg alone.
 SPARSE_ONLY = Fusion(0.0, 0.0, 60, 60, 50)
 SPARSE_MODE = Fusion(0.0, 1.0, 60, 60, 50)
@@ -258,27 +261,29 @@ def main() -> int:
     shipped = Fusion(settings.dense_weight, settings.heading_weight, settings.rrf_k,
                      getattr(settings, "dense_rrf_k", None) or settings.rrf_k, settings.candidates)
     shipped_tiers = tuple(TIER_WEIGHTS)
-    fusions = list(dict.fromkeys([*FUSIONS, *PREVIOUS, shipped]))
+    fusions = list(dict.fromkeys([*FUSIONS, *PREVIOUS, shipped, BEFORE]))
     ranked = Ranked({}, {})
     within_ranks(cache, everyone, fusions, ranked)
     for single in (SPARSE_ONLY, SPARSE_MODE):
         within_ranks(cache, everyone, [single], ranked)
     dense_alone = {q.id: first_rank((r for _s, r in fuse(cache[q.id]["within"], DENSE_ONLY, K, 0.0)), q)
                    for q in everyone}
-    across_ranks(cache, everyone, shipped, [shipped_tiers, *TIERS], ranked)
+    across_ranks(cache, everyone, shipped, [shipped_tiers, BEFORE_TIERS, *TIERS], ranked)
 
     # folds
     held: dict[str, dict] = {}
     tuned: dict[str, list[dict]] = defaultdict(list)
     folds = []
     previous: dict[str, int | None] = {}  # held-back within ranks of the previous procedure
+    tiers_before: dict[str, tuple] = {}  # held-back across ranks: the fold's fusion, the tiers as before
     for company in sorted({q.company for q in everyone}):
         train = {n: [q for q in qs if q.company != company] for n, qs in tuned_sets.items()}
         before = choose_fusion(ranked, train, shipped, PREVIOUS, ("hit@3", "hit@5"))
         previous |= {q.id: ranked.within[before, q.id] for q in everyone if q.company == company}
         f = choose_fusion(ranked, train, shipped)
-        across_ranks(cache, everyone, f, [shipped_tiers, *TIERS], ranked)
+        across_ranks(cache, everyone, f, [shipped_tiers, BEFORE_TIERS, *TIERS], ranked)
         w = choose_tiers(ranked, f, train, shipped_tiers)
+        tiers_before |= {q.id: ranked.across[f, BEFORE_TIERS, q.id] for q in everyone if q.company == company}
         for q in everyone:
             if q.company == company:
                 held[q.id] = (ranked.within[f, q.id], ranked.across[f, w, q.id])
@@ -304,7 +309,9 @@ def main() -> int:
                      "chosen_on_all": {"fusion": asdict(f_all), "tiers": w_all}, "folds": folds, "sets": {}}
     parts = []
     for name, qs in groups.items():
-        rows = [("shipped fusion and tier weights", len(qs), fixed(qs, shipped, shipped_tiers)),
+        rows = [("before: " + BEFORE.label + ", tiers " + ", ".join(map(str, BEFORE_TIERS)), len(qs),
+                 fixed(qs, BEFORE, BEFORE_TIERS)),
+                ("shipped fusion and tier weights", len(qs), fixed(qs, shipped, shipped_tiers)),
                 ("sparse leg alone (within only)", len(qs),
                  figures([ranked.within[SPARSE_ONLY, q.id] for q in qs], [(None, None)] * len(qs))),
                 ("`--mode sparse` (BM25 + heading leg)", len(qs), fixed(qs, SPARSE_MODE, shipped_tiers)),
@@ -318,6 +325,8 @@ def main() -> int:
         else:
             rows.append(("chosen on all questions (never tuned on this set)", len(qs), fixed(qs, f_all, w_all)))
         rows.append(("folds: held-back", len(qs), figures([held[q.id][0] for q in qs], [held[q.id][1] for q in qs])))
+        rows.append(("folds: held-back, tier weights as before", len(qs),
+                     figures([held[q.id][0] for q in qs], [tiers_before[q.id] for q in qs])))
         payload["sets"][name] = {r[0]: r[2] for r in rows} | {"questions": len(qs)}
         parts.append(f"### {name}: {len(qs)} questions, {len({q.company for q in qs})} companies\n\n"
                      + table(rows) + "\n")

@@ -118,10 +118,11 @@ def test_the_dense_leg_has_its_own_rrf_constant(db, embedder, make_user, ingest,
     ingest(owner, "report.pdf", report)
     query = "hurricane damage warehouses"
     for rrf_k, dense_rrf_k in ((60, 60), (5, 100), (60, 1)):
-        hits = run_search(db, embedder, owner, query, k=10, heading_weight=0.0, rrf_k=rrf_k, dense_rrf_k=dense_rrf_k)
+        hits = run_search(db, embedder, owner, query, k=10, heading_weight=0.0, rrf_k=rrf_k, dense_rrf_k=dense_rrf_k,
+                          dense_weight=0.5)
         assert hits
         for h in hits:
-            expected = (1 / (dense_rrf_k + h.dense_rank) if h.dense_rank else 0.0) \
+            expected = (0.5 / (dense_rrf_k + h.dense_rank) if h.dense_rank else 0.0) \
                 + (1 / (rrf_k + h.sparse_rank) if h.sparse_rank else 0.0)
             assert h.score == pytest.approx(expected), (rrf_k, dense_rrf_k)
 
