@@ -56,12 +56,13 @@ class Tunables(_Declared):
     top_k: int = tunable(3, "excerpts graded and shown to the model", "GRAPH_TOP_K", ge=1, le=20)
     mode: Mode = tunable("hybrid", "both search sides, or one alone for comparisons", "SEARCH_MODE")
     fusion: Fusion = tunable("rrf", "rank fusion (rrf) or alpha-weighted normalised scores (score)", "FUSION")
-    dense_weight: float = tunable(1.0, "fusion weight of the dense (vector) side", "DENSE_WEIGHT", ge=0, le=10)
+    dense_weight: float = tunable(0.75, "fusion weight of the dense (vector) side", "DENSE_WEIGHT", ge=0, le=10)
     sparse_weight: float = tunable(1.0, "fusion weight of the full-text side", "SPARSE_WEIGHT", ge=0, le=10)
     heading_weight: float = tunable(1.0, "fusion weight of the statement-heading side (0: off)", "HEADING_WEIGHT",
                                     ge=0, le=10)
-    rrf_k: int = tunable(60, "RRF constant", "RRF_K", ge=1, le=1000)
-    candidates: int = tunable(50, "candidates per search side before fusion", "CANDIDATES", ge=1, le=500)
+    rrf_k: int = tunable(60, "RRF constant of the full-text and heading sides", "RRF_K", ge=1, le=1000)
+    dense_rrf_k: int = tunable(100, "RRF constant of the dense side", "DENSE_RRF_K", ge=1, le=1000)
+    candidates: int = tunable(100, "candidates per search side before fusion", "CANDIDATES", ge=1, le=500)
     max_df: float = tunable(0.4, "drop question words held by more than this share of the chunks in scope",
                             "MAX_DF", ge=0.01, le=1.0)
     scope_from_question: bool = tunable(

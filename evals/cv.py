@@ -9,7 +9,8 @@ out at a time, the point with the best score on the other companies' questions i
 ranks on the left-out company's questions are kept: pooled over all companies, these are the
 held-back figures, what a user with filings nobody read should expect. The tuned-on figures are
 the same chosen points scored on the questions they were chosen on. A change to retrieval is kept
-only when its held-back figures improve (evals/results/cv.md).
+only when its held-back figures improve (evals/results/cv.md). The dense leg's own RRF constant
+stays at its shipped value here: evals/fusion_cv.py chooses the fusion (evals/results/fusion_cv.md).
 
 Needs the development filings ingested under --home for --user (evals/bench_ingest.py or
 evals/retrieval.py); questions on filings not ingested there are left out.

@@ -145,7 +145,9 @@ def years_named(text: str) -> set[int]:
 # multiplies a hit's score by its filing's weight): the asked issuer's filing of the asked period,
 # then those holding it as comparatives, then the issuer's other periods and the filings whose
 # issuer was not read but whose period is the one asked, then unread issuers of other periods, then
-# other issuers (only when the issuer named is uncertain). evals/results/issuer_scope.md.
+# other issuers (only when the issuer named is uncertain). Set once (evals/results/issuer_scope.md);
+# weights chosen on company-grouped folds did no better on the held-back ones, so these stay
+# (evals/results/fusion_cv.md).
 TIER_WEIGHTS = (1.0, 0.8, 0.65, 0.5, 0.35)
 
 

@@ -52,6 +52,7 @@ class SearchParams:
     sparse_weight: float = _DEFAULTS.sparse_weight
     heading_weight: float = _DEFAULTS.heading_weight
     rrf_k: int = _DEFAULTS.rrf_k
+    dense_rrf_k: int = _DEFAULTS.dense_rrf_k
     candidates: int = _DEFAULTS.candidates
     max_df: float = _DEFAULTS.max_df
     fusion: Fusion = _DEFAULTS.fusion
@@ -67,7 +68,7 @@ class SearchParams:
 SEARCH_SQL = (
     "select * from hybrid_search(%(owner)s, %(embedding)s, %(text)s, %(k)s, %(docs)s::uuid[], %(mode)s,"
     " %(dense_weight)s, %(sparse_weight)s, %(rrf_k)s, %(candidates)s, %(per_parent)s,"
-    " %(max_df)s, %(fusion)s, %(heading_weight)s)"
+    " %(max_df)s, %(fusion)s, %(heading_weight)s, %(dense_rrf_k)s)"
 )
 
 
@@ -173,5 +174,6 @@ def _run(conn: psycopg.Connection, owner_id: int, query_text: str, query_embeddi
             "max_df": params.max_df,
             "fusion": params.fusion,
             "heading_weight": params.heading_weight,
+            "dense_rrf_k": params.dense_rrf_k,
         },
     ).fetchall()

@@ -111,6 +111,22 @@ def test_score_fusion_is_an_alpha_blend_of_normalised_scores(db, embedder, make_
         run_search(db, embedder, owner, query, fusion="max")
 
 
+def test_the_dense_leg_has_its_own_rrf_constant(db, embedder, make_user, ingest, report) -> None:  # noqa: ANN001
+    """RRF adds dense_weight / (dense_rrf_k + dense rank) and sparse_weight / (rrf_k + sparse rank):
+    each constant moves its own leg's share only (evals/results/fusion_cv.md chose them)."""
+    _, owner = make_user()
+    ingest(owner, "report.pdf", report)
+    query = "hurricane damage warehouses"
+    for rrf_k, dense_rrf_k in ((60, 60), (5, 100), (60, 1)):
+        hits = run_search(db, embedder, owner, query, k=10, heading_weight=0.0, rrf_k=rrf_k, dense_rrf_k=dense_rrf_k,
+                          dense_weight=0.5)
+        assert hits
+        for h in hits:
+            expected = (0.5 / (dense_rrf_k + h.dense_rank) if h.dense_rank else 0.0) \
+                + (1 / (rrf_k + h.sparse_rank) if h.sparse_rank else 0.0)
+            assert h.score == pytest.approx(expected), (rrf_k, dense_rrf_k)
+
+
 def test_heading_leg_brings_the_named_statement_forward(db, embedder, make_user, ingest) -> None:  # noqa: ANN001
     """A question naming the cash flow statement: chunks under that page heading form the third leg."""
     _, owner = make_user()

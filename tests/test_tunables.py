@@ -39,6 +39,7 @@ def test_environment_variable_is_the_declared_one(monkeypatch: pytest.MonkeyPatc
 def test_search_parameters_take_the_declared_retrieval_tunables() -> None:
     shared = [f for f in dataclasses.fields(SearchParams) if f.name in Tunables.model_fields]
     assert {f.name for f in shared} == {"mode", "fusion", "dense_weight", "sparse_weight", "heading_weight", "rrf_k",
+                                        "dense_rrf_k",
                                         "candidates", "max_df", "scope_from_question"}
     for f in shared:
         assert f.default == Tunables.model_fields[f.name].default, f.name

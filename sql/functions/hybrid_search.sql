@@ -17,9 +17,11 @@
 -- (sql/008_heading_leg.sql); chunks under a matching heading (heading_postings,
 -- sql/020_heading_postings.sql) form the third list, ordered by dense distance, weighted by
 -- p_heading_weight (0: off).
--- Fusion: p_fusion 'rrf' (weighted Reciprocal Rank Fusion) or 'score' (alpha-weighted min-max
--- normalised scores, alpha = p_dense_weight / (p_dense_weight + p_sparse_weight);
--- sql/007_score_fusion.sql, evals/ablations.py).
+-- Fusion: p_fusion 'rrf' (weighted Reciprocal Rank Fusion: the sparse and heading legs with constant
+-- p_rrf_k, the dense leg with its own p_dense_rrf_k, p_rrf_k when null; a small lexical k keeps
+-- those legs' first places on top, a larger dense k lets the dense leg order what they leave close:
+-- evals/results/fusion_cv.md) or 'score' (alpha-weighted min-max normalised scores,
+-- alpha = p_dense_weight / (p_dense_weight + p_sparse_weight); sql/007_score_fusion.sql, evals/ablations.py).
 --
 -- Its arguments and columns changed across releases, and `create or replace` cannot change either:
 -- every hybrid_search of this schema is dropped, then the current one created. The migrator then runs
@@ -49,7 +51,8 @@ create function hybrid_search(
     p_per_parent      boolean          default true,       -- keep only the best child of each parent
     p_max_df          double precision default 0.4,        -- drop lexemes in more than this share of chunks
     p_fusion          text             default 'rrf',        -- rrf | score
-    p_heading_weight  double precision default 1.0          -- the statement-heading leg; 0: off
+    p_heading_weight  double precision default 1.0,         -- the statement-heading leg; 0: off
+    p_dense_rrf_k     integer          default null          -- the dense leg's RRF constant; null: p_rrf_k
 )
 returns table (
     child_id      bigint,
@@ -168,7 +171,7 @@ fused as (
                 + case when n.heading_rank is null then 0 else p_heading_weight end)
                / nullif(p_dense_weight + p_sparse_weight, 0)
            else
-               coalesce(p_dense_weight / (p_rrf_k + n.dense_rank), 0)
+               coalesce(p_dense_weight / (coalesce(p_dense_rrf_k, p_rrf_k) + n.dense_rank), 0)
                  + coalesce(p_sparse_weight / (p_rrf_k + n.sparse_rank), 0)
                  + coalesce(p_heading_weight / (p_rrf_k + n.heading_rank), 0)
            end as score

@@ -67,10 +67,39 @@ export async function refreshList() {
     : h("p", { class: "empty" }, "No documents yet. Upload a PDF to start asking questions."));
 }
 
-// What the document says it is (company · form · period, read from its cover page), when it says.
+// What the document says it is (company · form · period, read from its cover page), when it says;
+// "Company unknown" where its cover named none, with a control to set it (PATCH /api/documents/{id}):
+// a search that names a company ranks documents of unknown company below that company's own.
 function context(d) {
-  const said = [d.company, d.form, d.period].filter(Boolean).join(" · ");
-  return said ? [h("span", { class: "doc-context muted" }, said)] : [];
+  const company = d.company || "Company unknown";
+  const said = [company, d.form, d.period].filter(Boolean).join(" · ");
+  const edit = h("button", { type: "button", class: "btn btn-quiet btn-small doc-company-edit",
+                             "aria-label": `${d.company ? "Change" : "Set"} the company of ${d.name}` },
+                 d.company ? "Change" : "Set company");
+  const line = h("span", { class: "doc-context muted", dataset: { issuer: d.issuer || "" } }, said, " ", edit);
+  edit.addEventListener("click", () => line.replaceWith(companyForm(d, line)));
+  return [line];
+}
+
+function companyForm(d, line) {
+  const input = h("input", { type: "text", class: "doc-company-input", value: d.company || "", maxlength: 200,
+                             required: true, "aria-label": `Company of ${d.name}` });
+  const form = h("form", { class: "doc-company-form" }, input,
+    h("button", { type: "submit", class: "btn btn-small" }, "Save"),
+    h("button", { type: "button", class: "btn btn-quiet btn-small", onclick: () => form.replaceWith(line) },
+      "Cancel"));
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      await api(`/api/documents/${d.id}`, { method: "PATCH", json: { company: input.value } });
+      banner(`${d.name}: company set to ${input.value.trim()}.`, "info");
+    } catch (err) {
+      banner(`Could not set the company of ${d.name}: ${err.detail}`, "error");
+    }
+    await refreshList();
+  });
+  setTimeout(() => input.focus(), 0);
+  return form;
 }
 
 function table(documents) {
