@@ -26,7 +26,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.answers import Item, dev_items, gold_figures, line_holds, oos_items, synthetic_items  # noqa: E402
-from evals.common import bench_user, eval_runtime, git_commit, machine, write_result  # noqa: E402
+from evals.common import bench_user, eval_runtime, write_result  # noqa: E402
 from graph import compose, prompts  # noqa: E402
 from graph import facts as lookup  # noqa: E402
 from graph.figures import asked_unit  # noqa: E402
@@ -121,14 +121,8 @@ def main(argv: list[str] | None = None) -> int:
                          "model_holds": share(asked, "model_holds"), "first_holds": share(asked, "first_holds"),
                          "any_holds": share(asked, "any_holds"),
                          "p50_s": sorted(r["seconds"] for r in asked)[len(asked) // 2] if asked else None}
-    m = machine()
     md = ["# Who picks the fact a figure answer states: the model or code's ranking", "",
-          f"Command: `python evals/bench_choose.py --home {args.home} --user {args.user}"
-          f"{f' --limit {args.limit}' if args.limit else ''}`  ",
-          f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, "
-          f"Python {m['python']}; "
-          f"commit {git_commit()}  ",
-          f"LLM_ORDER={runtime.settings.llm_order}. {args.note}", "",
+          f"LLM_ORDER={runtime.settings.llm_order or 'the default chain'}. {args.note}", "",
           "Lookup questions (a figure, no calculation) with the facts figure lookup offers in their filing. "
           "Answerable sets: does the model's pick / the first fact / any fact state the reference? "
           "Not reported: the model should reply none.", "",

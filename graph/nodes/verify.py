@@ -4,7 +4,8 @@ Every figure the answer states must rest on a cited fact, the shown calculation 
 a cited excerpt (graph/verify.py repairs or drops the rest; an answer left with nothing becomes
 the refusal, with no citation). A sentence that states no figure and cites excerpts must share
 at least one of its own words (beyond the question's) with them: "Lima is the capital of Peru
-[1]" citing a paragraph about leases is dropped. Talk of the system's mechanics ("as stated in
+[1]" citing a paragraph about leases is dropped, and so is a sentence that states figures and names
+nothing ("5,472 million [3]."). Talk of the system's mechanics ("as stated in
 the first excerpt") is removed. An answer whose sources never mention a name the question uses
 ("Nike's revenue" answered from another company's table) is refused. Each kept citation gets its
 evidence lines: the table row a fact rests on (with the row's box on the page), the excerpt line
@@ -77,6 +78,22 @@ def unsupported_claims(answer: str, texts: dict[int, str], question: str) -> lis
             continue
         held = set().union(*(_stems(texts.get(n, "")) for n in cited))
         if not own & held:
+            out.append(sentence)
+    return out
+
+
+_SCALE_WORDS = frozenset(["thousand", "thousands", "million", "millions", "billion", "billions", "usd", "dollars",
+                          "percent", "per", "share"])
+
+
+def bare_figures(answer: str) -> list[str]:
+    """Sentences that state figures and name nothing ("5,472 million [3]."): a reader cannot tell what
+    the figure is of, so it answers nothing."""
+    out = []
+    for start, end in sentences(answer):
+        sentence = answer[start:end]
+        words = [w for w in re.findall(r"[A-Za-z]{3,}", MARK.sub("", sentence)) if w.lower() not in _SCALE_WORDS]
+        if not words and read_figures(sentence, headers=False):
             out.append(sentence)
     return out
 
@@ -190,7 +207,7 @@ def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context])
     facts = stored_facts(fact_items, numbers)
     texts = {c["n"]: c.get("text") or "" for c in citations}
     cleaned = without_mechanics(answer)
-    for sentence in unsupported_claims(cleaned, texts, question):
+    for sentence in [*unsupported_claims(cleaned, texts, question), *bare_figures(cleaned)]:
         cleaned = cleaned.replace(sentence, "")
     report = verify(cleaned, refusal=prompts.CANNOT_ANSWER, facts=facts,
                     excerpts=[Source(n=n, text=t) for n, t in texts.items()],

@@ -170,3 +170,11 @@ def test_a_figure_of_the_filers_own_table_is_not_given_as_another_companys(make_
     out = graph.invoke({"question": "How much net revenue did Northwind report in 2023, in USD millions?"},
                        **make_run(owner_id, chain, hyde=False))
     assert "$1,693.954 million" in out["answer"], out["answer"]
+
+
+def test_a_bare_figure_that_names_nothing_is_not_an_answer(statements, make_run) -> None:  # noqa: ANN001
+    # the model copied a second figure from the page and said nothing of what it is: the reader cannot tell
+    out, _ = ask(make_run, statements, "How did Northwind's net revenue change in 2023?",
+                 "Net revenue rose to $1,693,954 thousand in 2023 [1]. 903,112 [1]")
+    assert "Net revenue rose to $1,693,954 thousand in 2023 [1]." in out["answer"], out["answer"]
+    assert "903,112" not in out["answer"], out["answer"]
