@@ -9,14 +9,14 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Query
 
 from api.deps import CurrentUser, DbDep
-from api.schemas import SearchOut, error
+from api.schemas import InputErrorOut, SearchOut, error
 from api.text import MAX, unstorable
 from storage import finder
 
 router = APIRouter(prefix="/api/search", tags=["search"])
 
 
-@router.get("", response_model=SearchOut, responses={422: error("no query, or one too long")})
+@router.get("", response_model=SearchOut, responses={422: error("no query, or one too long", InputErrorOut)})
 def search(user: CurrentUser, db: DbDep,
            q: str = Query(min_length=1, max_length=MAX["find_query"], description="words to find; the last one may "
                                                                                   "be the start of a word"),

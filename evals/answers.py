@@ -298,7 +298,8 @@ def traced_figures(out: dict, question: str) -> tuple[int, int, str]:
     sources: list[tuple[list[Figure], float]] = [
         (scoring.parse_numbers(c.get("text") or ""), page_scale(c.get("text") or "") or 1.0)
         for c in scoring.cited_citations(out)]
-    facts = [t for f in out.get("facts") or [] for t in (f.get("shown"), f.get("evidence")) if t]
+    facts = [str(t) for f in out.get("facts") or [] for t in (*_texts(f), f.get("shown"), f.get("evidence"),
+                                                               f.get("value_text")) if t]
     sources += [(scoring.parse_numbers(t), 1.0) for t in [*facts, *_texts(out.get("calculation")),
                                                             *_texts(out.get("calculations"))]]
     sources.append((scoring.parse_numbers(question), 1.0))

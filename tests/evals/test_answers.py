@@ -139,11 +139,12 @@ def test_figures_traced_to_cited_excerpts_facts_or_the_question() -> None:
     assert answers.traced_figures(with_fact, "What was ACME's net income in 2019?")[1] == 0
 
 
-def test_a_verification_report_is_used_when_the_outcome_has_one() -> None:
+def test_the_checks_own_report_is_not_taken_for_the_answers_figures() -> None:
+    # the report says verified (and lists a draft's figure); the answer's figure is in nothing it cites
     out = outcome("Revenue was $5 billion [1].", [1], {1: "nothing"},
                   verification={"figures": [{"figure": "$5 billion", "verified": True},
                                             {"figure": "3%", "verified": False}]})
-    assert answers.traced_figures(out, "q") == (2, 1, "verification")
+    assert answers.traced_figures(out, "q") == (1, 1, "excerpts")
 
 
 def test_evidence_lines_hold_the_gold_figure_or_are_not_measured() -> None:

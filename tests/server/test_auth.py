@@ -129,7 +129,8 @@ def test_supabase_tokens_hs256_and_jwks(start_server, server_settings) -> None: 
         assert first.json()["source"] == "supabase" and first.json()["username"] == claims["email"]
         second = c.get("/api/auth/me", headers={"Authorization": f"Bearer {es}"}).json()
         assert second["id"] == first.json()["id"]  # one user per Supabase identity, whichever key signed
-        assert c.get("/api/documents", headers={"Authorization": f"Bearer {es}"}).json() == {"documents": []}
+        listed = c.get("/api/documents", headers={"Authorization": f"Bearer {es}"}).json()
+        assert listed == {"documents": [], "next_offset": None}
         no_iss = {k: v for k, v in claims.items() if k != "iss"}
         for bad in [jwt.encode({**claims, "aud": "anon"}, secret, algorithm="HS256"),
                     jwt.encode({**claims, "iss": "https://other-project.supabase.co/auth/v1"}, secret,

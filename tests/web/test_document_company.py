@@ -17,7 +17,7 @@ def test_an_unknown_company_is_shown_and_set_from_the_list(open_page) -> None:  
     nav(page, "Documents")
     row = page.locator(f'table.docs tr[data-id="{doc}"]')
     expect(row.locator(".doc-context")).to_contain_text("Company unknown")
-    row.get_by_role("button", name="Set the company of borealis.pdf").click()
+    row.get_by_role("button", name="Set company of borealis.pdf").click()
     field = row.get_by_label("Company of borealis.pdf")
     expect(field).to_be_focused()
     field.fill("Borealis Freight AB")
@@ -25,7 +25,7 @@ def test_an_unknown_company_is_shown_and_set_from_the_list(open_page) -> None:  
     expect(row.locator(".doc-context")).to_contain_text("Borealis Freight AB")
     assert page.request.get(f"/api/documents/{doc}").json()["issuer"] == "set"
     # Cancel leaves it as it was
-    row.get_by_role("button", name="Change the company of borealis.pdf").click()
+    row.get_by_role("button", name="Change company of borealis.pdf").click()
     row.get_by_label("Company of borealis.pdf").fill("Someone else")
     row.get_by_role("button", name="Cancel").click()
     expect(row.locator(".doc-context")).to_contain_text("Borealis Freight AB")

@@ -95,7 +95,7 @@ export async function api(path, options = {}) {
 export async function allDocuments() {
   const all = [];
   for (let offset = 0; offset !== null;) {
-    const { documents, next_offset: next } = await api(`/api/documents?offset=${offset}`);
+    const { documents, next_offset: next } = await api(offset ? `/api/documents?offset=${offset}` : "/api/documents");
     all.push(...documents);
     offset = next ?? null;
   }

@@ -74,7 +74,7 @@ function context(d) {
   const company = d.company || "Company unknown";
   const said = [company, d.form, d.period].filter(Boolean).join(" · ");
   const edit = h("button", { type: "button", class: "btn btn-quiet btn-small doc-company-edit",
-                             "aria-label": `${d.company ? "Change" : "Set"} the company of ${d.name}` },
+                             "aria-label": `${d.company ? "Change company" : "Set company"} of ${d.name}` },
                  d.company ? "Change" : "Set company");
   const line = h("span", { class: "doc-context muted", dataset: { issuer: d.issuer || "" } }, said, " ", edit);
   edit.addEventListener("click", () => line.replaceWith(companyForm(d, line)));
