@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, Depends, HTTPException, Query
 
 from api.deps import CurrentUser, DbDep
+from api.paging import query_only
 from api.schemas import InputErrorOut, SearchOut, error
 from api.text import MAX, unstorable
 from storage import finder
@@ -16,7 +17,8 @@ from storage import finder
 router = APIRouter(prefix="/api/search", tags=["search"])
 
 
-@router.get("", response_model=SearchOut, responses={422: error("no query, or one too long", InputErrorOut)})
+@router.get("", response_model=SearchOut, responses={422: error("no query, or one too long", InputErrorOut)},
+            dependencies=[Depends(query_only("q", "limit"))])
 def search(user: CurrentUser, db: DbDep,
            q: str = Query(min_length=1, max_length=MAX["find_query"], description="words to find; the last one may "
                                                                                   "be the start of a word"),

@@ -14,14 +14,23 @@ MAX_OFFSET = 1_000_000  # far past any user's list; keeps the number inside Post
 PAGE_QUERY = frozenset({"limit", "offset"})
 
 
-def page_query(request: Request) -> None:
-    """A page of a list takes `limit` and `offset` only: any other query parameter (a misspelt
-    `limt` would silently give the default page) answers 422 naming it."""
-    unknown = sorted(set(request.query_params) - PAGE_QUERY)
-    if unknown:
-        raise HTTPException(422, [{"type": "extra_forbidden", "loc": ["query", name],
-                                   "msg": "unknown query parameter; a page takes limit and offset"}
-                                  for name in unknown[:20]])
+def query_only(*allowed: str) -> Callable[[Request], None]:
+    """A dependency that answers 422 naming any query parameter outside `allowed` (a misspelt `limt`
+    would silently give the default)."""
+    names = frozenset(allowed)
+
+    def check(request: Request) -> None:
+        unknown = sorted(set(request.query_params) - names)
+        if unknown:
+            raise HTTPException(422, [{"type": "extra_forbidden", "loc": ["query", name],
+                                       "msg": f"unknown query parameter; this takes {', '.join(sorted(names))}"}
+                                      for name in unknown[:20]])
+
+    return check
+
+
+# A page of a list takes `limit` and `offset` only.
+page_query = query_only(*PAGE_QUERY)
 
 
 def page(fetch: Callable[[int, int], Sequence[T]], *, limit: int | None, offset: int,
