@@ -5,20 +5,23 @@ code before its fix."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import socket
+import sys
 import threading
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pymupdf
 import pytest
 
+from answering.bridge import answer_in_thread
 from api import drawing, pages
 from api.text import MAX
 from storage import jobs
@@ -272,3 +275,31 @@ def test_the_chat_list_is_paged_with_a_cap(bounded) -> None:  # noqa: ANN001
         assert c.get("/api/chats", params={"limit": 0}, headers=h).status_code == 422
         misspelt = c.get("/api/chats", params={"limt": 1}, headers=h)
         assert misspelt.status_code == 422 and misspelt.json()["detail"][0]["loc"] == ["query", "limt"]
+
+
+def _nice(tid: int) -> int:
+    return os.getpriority(os.PRIO_PROCESS, tid)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own nice value is Linux's")
+def test_background_work_runs_below_the_request_loop(bounded, report_owner) -> None:  # noqa: ANN001
+    nice = bounded.app.state.settings.background_nice
+    assert nice > 0 and _nice(threading.get_native_id()) < nice  # the loop's (and the tests') own
+    ingesting = [t for t in threading.enumerate() if t.name.startswith("ingest-")]
+    assert ingesting and all(t.native_id is not None and _nice(t.native_id) >= nice for t in ingesting)
+    with bounded.client() as c:  # a render leaves its process idle, for the next one
+        res = c.get(f"/api/documents/{report_owner['document_id']}/pages/1.png", headers=report_owner["headers"])
+        assert res.status_code == 200
+    pids = [one.process.pid for one in bounded.app.state.renders.pool.children._idle]
+    assert pids and all(_nice(pid) >= nice for pid in pids)
+
+    seen: list[int] = []
+
+    async def answer() -> None:
+        events = answer_in_thread(lambda emit: (seen.append(_nice(threading.get_native_id())),
+                                                emit("done", {}))[-1],
+                                  ticket=cast(Any, None), name="nice-test", nice=nice)
+        assert [e async for e, _ in events] == ["done"]
+
+    asyncio.run(answer())
+    assert seen == [max(nice, _nice(threading.get_native_id()))]
