@@ -351,6 +351,10 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     request_max_kb: int = Field(default=1024, ge=1)
     # JSON bodies nesting arrays/objects deeper than this answer 400 before they are parsed.
     json_max_depth: int = Field(default=32, ge=2)
+    # JSON bodies holding more arrays and objects than this answer 400 before they are parsed (the
+    # decoder builds them on the event loop: docs/protection.md#bounded-work). A /rag/batch of an
+    # hour's questions (QUESTIONS_PER_HOUR, 120) with 50 earlier turns each holds about 6300.
+    json_max_containers: int = Field(default=10_000, ge=100)
     # A request body (an upload included) that sends nothing for this long answers 408.
     body_read_timeout_s: float = Field(default=30.0, gt=0)
     # Connections and in-flight requests one server process takes (uvicorn's limit_concurrency):
