@@ -108,6 +108,10 @@ class WorkLost(Exception):
     deadline passed) or crashed (a drawing that kills MuPDF)."""
 
 
+class NoWorkProcess(Exception):
+    """No work process could be had: one would not start, or the server is stopping."""
+
+
 class _Child:
     """One work process (api/child.py) and the socket to it."""
 
@@ -121,12 +125,12 @@ class _Child:
         self.conn = Connection(ours.detach())
         if not self.conn.poll(ready_s):  # a process that cannot even start is not kept
             self.end()
-            raise WorkLost(f"the work process did not start within {ready_s:g} s")
+            raise NoWorkProcess(f"the work process did not start within {ready_s:g} s")
         try:
             self.conn.recv()  # ("ready", None)
         except (EOFError, OSError):
             self.end()
-            raise WorkLost(f"the work process failed to start (exit code {self.process.poll()})") from None
+            raise NoWorkProcess(f"the work process failed to start (exit code {self.process.poll()})") from None
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -209,7 +213,7 @@ class Children:
     def _take(self) -> _Child:
         with self._lock:
             if self._closed:
-                raise WorkLost("the server is stopping")
+                raise NoWorkProcess("the server is stopping")
             while self._idle:
                 one = self._idle.pop()
                 if one.alive():

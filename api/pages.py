@@ -38,7 +38,7 @@ from fastapi.responses import FileResponse, RedirectResponse
 
 from api.deps import CurrentUser, DbDep
 from api.drawing import Unrenderable, render_page
-from api.heavy import Pool, WorkLost
+from api.heavy import NoWorkProcess, Pool, WorkLost
 from api.schemas import InputErrorOut, error
 from ingestion.formats import registry
 from settings import Settings
@@ -165,6 +165,9 @@ async def page_image(document_id: str, page: int, request: Request, user: Curren
             raise HTTPException(422, f"page {page} cannot be drawn: {exc}") from None
         except WorkLost:  # the drawing crashed its process (nothing else ends one without answering first)
             raise HTTPException(422, f"page {page} cannot be drawn: the renderer stopped on it") from None
+        except NoWorkProcess:
+            raise HTTPException(503, "page rendering is unavailable right now; try again shortly",
+                                headers={"Retry-After": "5"}) from None
 
     prefix = request.app.state.settings.accel_redirect_prefix
     if prefix:  # nginx sends the image from the file store, rendered there once

@@ -22,3 +22,10 @@ def render(gate_dir: str, path: Path, page: int, passage: str, *args: Any, **kwa
     while not (gate / "open").exists() and time.monotonic() < end:
         time.sleep(0.02)
     return render_page(path, page, passage, *args, **kwargs)
+
+
+def crash(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+    """A drawing that kills its process, as a MuPDF crash would."""
+    import os
+
+    os._exit(3)

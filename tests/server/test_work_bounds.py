@@ -303,3 +303,15 @@ def test_background_work_runs_below_the_request_loop(bounded, report_owner) -> N
 
     asyncio.run(answer())
     assert seen == [max(nice, _nice(threading.get_native_id()))]
+
+
+def test_a_drawing_that_kills_its_process_is_a_422_and_the_next_render_works(bounded, report_owner,  # noqa: ANN001
+                                                                            monkeypatch) -> None:  # noqa: ANN001
+    url = f"/api/documents/{report_owner['document_id']}/pages/5.png"
+    h = report_owner["headers"]
+    with bounded.client() as c:
+        monkeypatch.setattr(pages, "render_page", slow_render.crash)
+        res = c.get(url, params={"highlight": "crash"}, headers=h)
+        assert res.status_code == 422 and "renderer stopped" in res.json()["detail"], res.text
+        monkeypatch.undo()
+        assert c.get(url, params={"highlight": "after"}, headers=h).status_code == 200  # a fresh process
