@@ -13,7 +13,6 @@ import asyncio
 import hmac
 import logging
 import math
-import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
@@ -117,8 +116,6 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
     @asynccontextmanager
     async def run(app: FastAPI) -> AsyncIterator[None]:
         settings = rt.settings
-        # the loop gets the interpreter back sooner from a thread busy in Python (docs/protection.md#cpu-priority)
-        sys.setswitchinterval(settings.gil_switch_interval_ms / 1000)
         tokens = rt.tokens  # refuses to start in production without a real secret
         db = await asyncio.to_thread(lambda: rt.database)
         broker = bool(settings.celery_broker_url)

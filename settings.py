@@ -410,10 +410,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # ingestion threads and page-render processes run at least this nice, the request loop at the
     # server's own (Linux: per thread; 0 leaves every thread as it is).
     background_nice: int = Field(default=10, ge=0, le=19)
-    # How long a thread holding Python's GIL runs before one waiting for it gets it (the
-    # interpreter's switch interval, sys.setswitchinterval), in milliseconds: the request loop
-    # waits up to this each time it wakes while answering or ingestion holds the interpreter.
-    gil_switch_interval_ms: float = Field(default=5.0, gt=0, le=100)
     # Background ingestion threads in each server process (embedding is CPU-bound: 1 on 2 cores).
     ingest_workers: int = 1
     # Semantic answer cache: same user and scope, question embeddings within this cosine distance.
