@@ -151,7 +151,11 @@ def measure(api: str, headers: dict[str, str], seconds: float) -> dict[str, list
 
 
 def pct(values: list[float], q: float) -> float:
-    return round(statistics.quantiles(values, n=100, method="inclusive")[q - 1], 1) if len(values) > 1 else 0.0
+    """The q-th percentile; a single sample is every percentile of itself (a victim held up for the
+    whole burst makes one request, which must not read as 0 ms)."""
+    if len(values) == 1:
+        return round(values[0], 1)
+    return round(statistics.quantiles(values, n=100, method="inclusive")[q - 1], 1) if values else 0.0
 
 
 # -- the attack (a process of its own, so its work never shares the victim's interpreter) ----------
