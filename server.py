@@ -14,6 +14,7 @@ import hmac
 import logging
 import math
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
@@ -103,7 +104,8 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
     # outside every route and the origin check: a body is bounded before anything reads it
     app.add_middleware(edge.BodyLimits, body_max_bytes=rt.settings.request_max_kb * 1024,
                        upload_max_bytes=int(rt.settings.upload_max_mb * 1024 * 1024),
-                       json_max_depth=rt.settings.json_max_depth, read_timeout_s=rt.settings.body_read_timeout_s)
+                       json_max_depth=rt.settings.json_max_depth, read_timeout_s=rt.settings.body_read_timeout_s,
+                       json_max_containers=rt.settings.json_max_containers)
     app.add_middleware(prometheus.RequestMetrics)  # outermost: refused requests are counted too
     telemetry.instrument_app(app)  # a span per request when OTEL_EXPORTER_OTLP_ENDPOINT is set
     return app
@@ -146,6 +148,8 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         app.state.job_streams = heavy.Slots(settings.job_streams_per_user, "progress streams")
         app.state.uploads = heavy.Slots(settings.uploads_per_user, "uploads")
         app.state.uploads_at_once = heavy.Gate(settings.uploads_at_once, "uploads")
+        # an upload's copy, check and storing run here, off the default pool that authenticates everyone
+        app.state.upload_work = ThreadPoolExecutor(settings.uploads_at_once, thread_name_prefix="upload")
         maintenance = MaintenanceThread(db, settings)
         if start_worker and not broker:  # with a broker, ingestion and upkeep run in `thotqen worker`/beat
             rt.ingest_worker.start(settings.ingest_workers)
@@ -156,6 +160,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         maintenance.stop()
         model_lock.close()
         app.state.renders.close()
+        app.state.upload_work.shutdown(wait=False, cancel_futures=True)
         instance.close()
 
     return run

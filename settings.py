@@ -351,6 +351,10 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     request_max_kb: int = Field(default=1024, ge=1)
     # JSON bodies nesting arrays/objects deeper than this answer 400 before they are parsed.
     json_max_depth: int = Field(default=32, ge=2)
+    # JSON bodies holding more arrays and objects than this answer 400 before they are parsed (the
+    # decoder builds them on the event loop: docs/protection.md#bounded-work). A /rag/batch of an
+    # hour's questions (QUESTIONS_PER_HOUR, 120) with 50 earlier turns each holds about 6300.
+    json_max_containers: int = Field(default=10_000, ge=100)
     # A request body (an upload included) that sends nothing for this long answers 408.
     body_read_timeout_s: float = Field(default=30.0, gt=0)
     # Connections and in-flight requests one server process takes (uvicorn's limit_concurrency):
@@ -359,10 +363,11 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # A connection must finish a request's headers within this many seconds of opening (or of its
     # previous response), else it is closed; also how long an idle kept-alive connection is kept.
     header_timeout_s: int = Field(default=10, ge=1)
-    # Page images (api/pages.py, api/heavy.py): renders run on a pool of their own, apart from the
-    # threads that authenticate every request. Its threads, the renders that may wait beyond them
-    # (past both: 503 with Retry-After), one user's renders at once (past it: 429), and how long a
-    # render may take before the request answers 503 (the render ends on its own, holding its thread).
+    # Page images (api/pages.py, api/heavy.py): renders run in child processes of their own, apart
+    # from the interpreter that authenticates every request. Its processes (started when first
+    # needed), the renders that may wait beyond them (past both: 503 with Retry-After), one user's
+    # renders at once (past it: 429), and how long a render may take before the request answers 503
+    # (its process is ended then, as it is when the client leaves).
     page_render_workers: int = Field(default=2, ge=1)
     page_render_queue: int = Field(default=8, ge=0)
     page_renders_per_user: int = Field(default=2, ge=1)
@@ -401,6 +406,10 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     accel_redirect_prefix: str = Field(default="", pattern=r"^(/[A-Za-z0-9_.~-]+)*/?$")
     # Usernames allowed to read /api/admin/metrics, comma-separated (env THOTQEN_ADMINS).
     thotqen_admins: str = ""
+    # CPU priority (nice, 0-19) of the server's background work: answering threads, in-process
+    # ingestion threads and page-render processes run at least this nice, the request loop at the
+    # server's own (Linux: per thread; 0 leaves every thread as it is).
+    background_nice: int = Field(default=10, ge=0, le=19)
     # Background ingestion threads in each server process (embedding is CPU-bound: 1 on 2 cores).
     ingest_workers: int = 1
     # Semantic answer cache: same user and scope, question embeddings within this cosine distance.

@@ -19,6 +19,7 @@ from typing import Any
 
 from answering.accounting import Ticket
 from answering.chat import FINAL_EVENT, Emit
+from answering.priority import lower_priority
 
 log = logging.getLogger(__name__)
 
@@ -27,9 +28,11 @@ FINALS = frozenset(FINAL_EVENT.values())
 UNSAVED = {"message_id": None, "answer": "", "error": "the answer could not be saved; please try again"}
 
 
-def answer_in_thread(work: Callable[[Emit], None], *, ticket: Ticket, name: str) -> AsyncIterator[Event]:
+def answer_in_thread(work: Callable[[Emit], None], *, ticket: Ticket, name: str, nice: int = 0) -> AsyncIterator[Event]:
     """Start `work(emit)` in a thread now (call it on the event loop) and return its events.
-    `ticket` is the question `work` answers: if the thread cannot start, its row ends here."""
+    `ticket` is the question `work` answers: if the thread cannot start, its row ends here. The
+    thread runs at least `nice` (BACKGROUND_NICE, answering/priority.py): an answer's CPU work
+    (retrieval, embedding the question) yields to the request loop."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
     ended = threading.Event()
@@ -46,6 +49,7 @@ def answer_in_thread(work: Callable[[Emit], None], *, ticket: Ticket, name: str)
 
     def run() -> None:
         try:
+            lower_priority(nice)  # a thread of its own: nothing else runs on it afterwards
             work(emit)
         except Exception:  # noqa: BLE001 - the ticket recorded it; the client still gets a final event
             log.exception("%s: the answer could not be saved", name)

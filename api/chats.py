@@ -208,7 +208,7 @@ async def _answer(request: Request, user: CurrentUser, db: DbDep, settings: Sett
     answer = answer_in_thread(lambda emit: answerer.ask(owner_id=user.id, username=user.username, chat=chat,
                                                         question=question, emit=emit, ticket=ticket,
                                                         regenerate=regenerate),
-                              ticket=ticket, name=f"chat-{chat['id']}")
+                              ticket=ticket, name=f"chat-{chat['id']}", nice=settings.background_nice)
 
     async def events() -> AsyncIterator[dict[str, str]]:
         async for event, data in answer:

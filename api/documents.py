@@ -4,14 +4,15 @@ one page-like unit's text, job status and job progress as Server-Sent Events."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import re
 import time
 import unicodedata
 import uuid
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from python_multipart.multipart import MultipartParser, parse_options_header
@@ -36,6 +37,7 @@ from storage.document_filter import owner_values
 if TYPE_CHECKING:
     from python_multipart.multipart import MultipartCallbacks  # declared for type checkers only
 
+T = TypeVar("T")
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["documents"])
 
@@ -192,10 +194,19 @@ async def read_upload(request: Request, settings: Settings) -> tuple[str, bytes]
     if not part.data:
         raise HTTPException(422, "the file is empty")
     # the copy of up to UPLOAD_MAX_MB off the event loop (a tenth of a second at the cap, every request's)
-    return clean_filename(part.filename), await asyncio.to_thread(bytes, part.data)
+    return clean_filename(part.filename), await upload_work(request, bytes, part.data)
 
 
-async def check_upload(settings: Settings, name: str, data: bytes) -> None:
+async def upload_work(request: Request, fn: Callable[..., T], *args: object) -> T:
+    """fn(*args) on the uploads' own threads (server.py: UPLOADS_AT_ONCE of them, as many as uploads
+    being received), not asyncio's default pool: that pool verifies every request's token, and six
+    uploads copying, checking and storing their 50 MB held all its threads on 2 cores, so every
+    other request waited seconds for its sign-in (evals/results/burst.md)."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(request.app.state.upload_work, functools.partial(fn, *args))
+
+
+async def check_upload(request: Request, settings: Settings, name: str, data: bytes) -> None:
     """415 for a format told by content that nobody accepts, 422 for a file that cannot be parsed
     (encrypted, damaged, a zip bomb), before anything is kept."""
 
@@ -205,7 +216,7 @@ async def check_upload(settings: Settings, name: str, data: bytes) -> None:
             opened(data)
 
     try:
-        await asyncio.to_thread(precheck)
+        await upload_work(request, precheck)
     except UnsupportedFormat as exc:
         raise HTTPException(415, str(exc)) from None
     except IngestError as exc:
@@ -300,7 +311,7 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
 
 async def _upload(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str, Any]:
     name, data = await read_upload(request, settings)
-    await check_upload(settings, name, data)
+    await check_upload(request, settings, name, data)
     files = request.app.state.files
     queue = request.app.state.jobs  # jobqueue.dispatch: the server's threads, or a Celery broker
 
@@ -310,7 +321,7 @@ async def _upload(request: Request, user: CurrentUser, db: DbDep, settings: Sett
         return _upload_out(sub, job_id)
 
     try:
-        out = await asyncio.to_thread(submit)
+        out = await upload_work(request, submit)
     except IngestError as exc:
         raise HTTPException(422, str(exc)) from None
     except _StorageDown as exc:

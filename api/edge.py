@@ -3,10 +3,13 @@ authentication included, sees it.
 
 A multipart form (an upload) may be as large as UPLOAD_MAX_MB plus the form's own overhead and is
 counted as it streams (api/documents.py refuses it precisely, at the file's size); any other body
-is read here in full up to REQUEST_MAX_KB and its JSON nesting checked (JSON_MAX_DEPTH) before the
-route parses it, so neither the JSON decoder, LangServe nor the validation-error handler ever
-recurses over a hostile input. A Content-Length over the cap answers 413 without reading a byte;
-a body that stops arriving for BODY_READ_TIMEOUT_S answers 408.
+is read here in full up to REQUEST_MAX_KB and its JSON nesting (JSON_MAX_DEPTH) and number of
+arrays and objects (JSON_MAX_CONTAINERS) checked before the route parses it, so neither the JSON
+decoder, LangServe nor the validation-error handler ever recurses over a hostile input, and
+parsing one costs the event loop little: the decoder builds each array and object on the loop,
+about a quarter of a second per megabyte of empty ones, which a few such bodies at once made
+every other request wait for (evals/results/burst_kind_json.md). A Content-Length over the cap
+answers 413 without reading a byte; a body that stops arriving for BODY_READ_TIMEOUT_S answers 408.
 """
 
 from __future__ import annotations
@@ -34,18 +37,18 @@ class BodyRefused(Exception):
         self.detail = detail
 
 
-def nesting_over(body: bytes, limit: int) -> bool:
-    """Whether JSON text nests arrays and objects deeper than `limit` (strings' brackets ignored).
-
-    Linear in the body, bounded by the body cap; malformed text is judged by its brackets alone."""
+def shape(body: bytes) -> tuple[int, int]:
+    """(the deepest its arrays and objects nest, how many it has) of JSON text, strings' brackets
+    ignored. Linear in the body, bounded by the body cap; malformed text is judged by its brackets alone."""
     brackets = _STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
     if not brackets:
-        return False
+        return 0, 0
     # the running depth after each bracket, in C: a Python loop over a body of a million brackets
     # held the event loop (every other request) for tens of milliseconds
     codes = np.frombuffer(brackets, dtype=np.uint8)
     opens = (codes == 0x5B) | (codes == 0x7B)  # [ {
-    return bool(np.cumsum(opens.astype(np.int32) * 2 - 1, dtype=np.int32).max() > limit)
+    return int(np.cumsum(opens.astype(np.int32) * 2 - 1, dtype=np.int32).max()), int(opens.sum())
+
 
 
 # RFC 2046 5.1.1: 1 to 70 characters of this set, not ending in a space.
@@ -78,8 +81,9 @@ class BodyLimits:
     """ASGI middleware bounding every HTTP request body (see the module's docstring)."""
 
     def __init__(self, app: Any, *, body_max_bytes: int, upload_max_bytes: int, json_max_depth: int,  # noqa: ANN401
-                 read_timeout_s: float) -> None:
+                 read_timeout_s: float, json_max_containers: int) -> None:
         self.app = app
+        self.containers = json_max_containers
         self.body_max = body_max_bytes
         self.upload_max = upload_max_bytes + MULTIPART_OVERHEAD
         self.depth = json_max_depth
@@ -107,8 +111,13 @@ class BodyLimits:
         except BodyRefused as exc:
             await self._refuse(scope, send, exc.status, exc.detail)
             return
-        if body and nesting_over(body, self.depth):
+        depth, containers = shape(body) if body else (0, 0)
+        if depth > self.depth:
             await self._refuse(scope, send, 400, f"the JSON body nests deeper than {self.depth} levels")
+            return
+        if containers > self.containers:
+            await self._refuse(scope, send, 400, f"the JSON body has more than {self.containers} arrays and "
+                                                 "objects")
             return
         await self.app(scope, self._replay(body, ended, receive), send)
 

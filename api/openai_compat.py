@@ -177,7 +177,7 @@ async def chat_completions(body: CompletionIn, request: Request, user: CurrentUs
     answerer: ChatAnswerer = request.app.state.answerer
     answer = answer_in_thread(lambda emit: answerer.ask_stateless(
         owner_id=user.id, username=user.username, question=question, history=history, scope=scope,
-        source="openai", emit=emit, ticket=ticket), ticket=ticket, name=f"v1-{user.id}")
+        source="openai", emit=emit, ticket=ticket), ticket=ticket, name=f"v1-{user.id}", nice=settings.background_nice)
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
     created = int(time.time())
     if body.stream:

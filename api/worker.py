@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from answering.priority import lower_priority
 from api.files import LocalFiles
 from ingestion.pipeline import JobOutcome, run_job
 from providers import metrics
@@ -56,6 +57,9 @@ class IngestWorker:
             thread.join(timeout)
 
     def _loop(self) -> None:
+        # the job's CPU work (chunking, embedding: threads started from here inherit it, and so does
+        # the parse sandbox's process) yields to the request loop (answering/priority.py)
+        lower_priority(self.settings.background_nice)
         while not self._stop.is_set():
             try:
                 with self.db.connection() as conn:

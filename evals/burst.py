@@ -13,8 +13,8 @@ words from a vocabulary of two, the page whose highlight matching costs most). T
 2. burst: an attack process (this file with --attack) runs, per attacking account, at once: page
    renders at the largest width with a 4000-character repetitive highlight, progress streams past
    JOB_STREAMS_PER_USER, uploads just under UPLOAD_MAX_MB, JSON bodies just under REQUEST_MAX_KB
-   nesting just under JSON_MAX_DEPTH, questions on every surface (chat SSE, /rag, /v1), and
-   sockets that never finish their headers; meanwhile the victim measures as in 1.
+   nesting just under JSON_MAX_DEPTH with JSON_MAX_CONTAINERS arrays, questions on every surface
+   (chat SSE, /rag, /v1), and sockets that never finish their headers; meanwhile the victim measures as in 1.
 
 Throughout, the server's resident memory (its process and every child: uvicorn, parse sandboxes)
 is sampled every 0.25 s. The bounds checked: each light request's burst p95 within 2x its idle p95
@@ -151,7 +151,11 @@ def measure(api: str, headers: dict[str, str], seconds: float) -> dict[str, list
 
 
 def pct(values: list[float], q: float) -> float:
-    return round(statistics.quantiles(values, n=100, method="inclusive")[q - 1], 1) if len(values) > 1 else 0.0
+    """The q-th percentile; a single sample is every percentile of itself (a victim held up for the
+    whole burst makes one request, which must not read as 0 ms)."""
+    if len(values) == 1:
+        return round(values[0], 1)
+    return round(statistics.quantiles(values, n=100, method="inclusive")[q - 1], 1) if values else 0.0
 
 
 # -- the attack (a process of its own, so its work never shares the victim's interpreter) ----------
@@ -165,10 +169,13 @@ async def attack(api: str, seed_data: dict[str, Any], seconds: float, settings: 
     end = time.monotonic() + seconds
     limits = httpx.Limits(max_connections=2000, max_keepalive_connections=200)
     upload_body = b"burst text line of an allowed upload\n" * int(settings.upload_max_mb * 1024 * 1024 * 0.97 / 38)
+    # the heaviest JSON the edge lets through: nesting just under JSON_MAX_DEPTH, as many arrays as
+    # JSON_MAX_CONTAINERS allows, and a string filling the body to just under REQUEST_MAX_KB
     depth = settings.json_max_depth - 2
     unit = "[" * depth + "]" * depth
-    deep = json.dumps({"title": "t", "pad": []})[:-2] + ",".join(
-        [unit] * int(settings.request_max_kb * 1024 * 0.95 / (len(unit) + 1))) + "]}"
+    units = ",".join([unit] * max(1, (settings.json_max_containers - 2) // depth))
+    head = json.dumps({"title": "t", "pad": []})[:-2] + units + '], "filler": "'
+    deep = head + "x" * max(0, int(settings.request_max_kb * 1024 * 0.95) - len(head) - 2) + '"}'
     passage = " ".join(["a", "b"] * 1000)[:4000]
 
     async def loop(kind: str, client: httpx.AsyncClient, make: Any) -> None:  # noqa: ANN401

@@ -33,6 +33,20 @@ def test_deeply_nested_json_is_400_before_authentication(edge, path) -> None:  #
             assert "nests deeper" in res.json()["detail"]
 
 
+@pytest.mark.parametrize("path", ["/api/auth/login", "/rag/invoke", "/api/chats"])
+def test_json_with_too_many_arrays_is_400_before_it_is_parsed(edge, path) -> None:  # noqa: ANN001
+    """Each array and object is built on the event loop: a body of tens of thousands held it."""
+    limit = edge.app.state.settings.json_max_containers
+    body = b'{"title": "t", "pad": [' + b",".join([b"[[]]"] * (limit // 2 + 1)) + b"]}"
+    with edge.client() as c:
+        res = c.post(path, content=body, headers={"Content-Type": "application/json", "X-Forwarded-For": unique_ip()})
+        assert res.status_code == 400, (path, res.status_code, res.text[:300])  # was: 201 on /api/chats
+        assert f"more than {limit} arrays and objects" in res.json()["detail"]
+        fits = b'{"title": "t", "pad": [' + b",".join([b"[]"] * (limit - 2)) + b"]}"
+        res = c.post(path, content=fits, headers={"Content-Type": "application/json", "X-Forwarded-For": unique_ip()})
+        assert "arrays and objects" not in res.text  # at the cap: the route sees it
+
+
 def test_brackets_inside_strings_are_not_nesting(edge) -> None:  # noqa: ANN001
     with edge.client() as c:
         res = c.post("/api/auth/login", json={"username": "[" * 200 + "{", "password": "]]]"},

@@ -5,20 +5,27 @@ code before its fix."""
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import os
+import socket
+import sys
 import threading
 import time
 import uuid
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import httpx
 import pymupdf
 import pytest
 
-from api import pages
+from answering.bridge import answer_in_thread
+from api import drawing, pages
 from api.text import MAX
 from storage import jobs
+from tests.server import slow_render
 from tests.server.conftest import LiveServer, follow_job, signup, upload
 
 MAX_PIXELS = 1_000_000
@@ -86,37 +93,56 @@ def test_highlight_matching_is_bounded_however_repetitive_the_page_and_passage()
     assert len(page.get_text("words")) > 8000
     passage = "a b " * 1000  # what the highlight parameter allows (4000 characters)
     started = time.perf_counter()
-    rects = pages.passage_rects(page, passage, budget=100_000)
+    rects = drawing.passage_rects(page, passage, budget=100_000)
     assert time.perf_counter() - started < 2.0  # was: tens of seconds of CPU
     assert rects  # the passage's first part is still found
-    words = [pages._norm(w[4]) for w in page.get_text("words")]
-    assert pages.runs(words, passage.split(), budget=100_000)[1] <= 100_000
+    words = [drawing._norm(w[4]) for w in page.get_text("words")]
+    assert drawing.runs(words, passage.split(), budget=100_000)[1] <= 100_000
 
 
 def test_a_citations_passage_is_highlighted_whole_within_the_budget(report_pdf: bytes) -> None:
     with pymupdf.open(stream=report_pdf) as doc:
         page = doc[0]
         text = " ".join(w[4] for w in page.get_text("words", sort=True)[:150])
-        words = [pages._norm(w[4]) for w in page.get_text("words")]
-        wanted = [pages._norm(w) for w in pages._WORD.findall(text)]
-        assert pages.comparisons(words, wanted) < 100_000 / 4  # a real passage is far inside the default
-        assert len(pages.passage_rects(page, text, budget=100_000)) >= 3
+        words = [drawing._norm(w[4]) for w in page.get_text("words")]
+        wanted = [drawing._norm(w) for w in drawing._WORD.findall(text)]
+        assert drawing.comparisons(words, wanted) < 100_000 / 4  # a real passage is far inside the default
+        assert len(drawing.passage_rects(page, text, budget=100_000)) >= 3
+
+
+class Gate:
+    """The slow renders' gate (tests/server/slow_render.py: they run in the pool's processes)."""
+
+    def __init__(self, where: Path) -> None:
+        self.where = where
+
+    def set(self) -> None:
+        (self.where / "open").touch()
+
+    def ran(self) -> list[str]:
+        """The passages renders started for, in order."""
+        path = self.where / "ran"
+        return path.read_text().splitlines() if path.exists() else []
 
 
 @pytest.fixture
-def slow_renders(monkeypatch) -> Iterator[tuple[threading.Event, list[str]]]:  # noqa: ANN001
+def slow_renders(monkeypatch, tmp_path) -> Iterator[Gate]:  # noqa: ANN001
     """Renders that wait for the gate (the real drawing after it), recording the passages they ran for."""
-    gate, ran = threading.Event(), []
-    real = pages.render_page
-
-    def slow(path: Any, page: int, passage: str, *args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
-        ran.append(passage)
-        gate.wait(20)
-        return real(path, page, passage, *args, **kwargs)
-
-    monkeypatch.setattr(pages, "render_page", slow)
-    yield gate, ran
+    gate = Gate(tmp_path)
+    monkeypatch.setattr(pages, "render_page", functools.partial(slow_render.render, str(tmp_path)))
+    yield gate
     gate.set()
+
+
+def ended(pool: Any, within_s: float = 2.0) -> bool:  # noqa: ANN401 - api.heavy.Pool
+    """Whether the pool is idle with no process left within `within_s` (the gate stays shut for 20 s):
+    its running render's process was ended, not waited for."""
+    end = time.monotonic() + within_s
+    while time.monotonic() < end:
+        if pool.busy() == 0 and pool.children.processes() == 0:
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def _get(url: str, params: dict[str, Any], headers: dict[str, str], out: dict[str, Any], key: str,
@@ -130,7 +156,7 @@ def _get(url: str, params: dict[str, Any], headers: dict[str, str], out: dict[st
 
 def test_slow_renders_never_hold_up_sign_in_and_are_capped(bounded, report_owner, small_owner,  # noqa: ANN001
                                                              slow_renders) -> None:  # noqa: ANN001
-    gate, ran = slow_renders
+    gate = slow_renders
     url = f"{bounded.url}/api/documents/{report_owner['document_id']}/pages/2.png"
     h = report_owner["headers"]
     # as many renders at once as the default thread pool has threads, and one more
@@ -156,12 +182,14 @@ def test_slow_renders_never_hold_up_sign_in_and_are_capped(bounded, report_owner
     # the two admitted: the running one answers 503 at PAGE_RENDER_TIMEOUT_S, the waiting one too, unrun
     late = [r for r in results.values() if r.status_code == 503]
     assert len(late) == 2 and all("longer than 3 s" in r.json()["detail"] for r in late)
-    assert len(ran) == 1, ran
+    assert len(gate.ran()) == 1, gate.ran()
+    # the overdue render's process was ended, not waited for: the pool is free at once, gate still shut
+    assert ended(bounded.app.state.renders.pool)
     gate.set()
 
 
 def test_a_waiting_render_whose_client_left_is_skipped(bounded, report_owner, slow_renders) -> None:  # noqa: ANN001
-    gate, ran = slow_renders
+    gate = slow_renders
     url = f"{bounded.url}/api/documents/{report_owner['document_id']}/pages/3.png"
     h = report_owner["headers"]
     results: dict[str, Any] = {}
@@ -174,10 +202,27 @@ def test_a_waiting_render_whose_client_left_is_skipped(bounded, report_owner, sl
     gate.set()
     first.join(30)
     assert results["first"].status_code == 200
-    assert ran == ["first"]
+    assert gate.ran() == ["first"]
     with bounded.client() as c:  # its slot was given back
         again = c.get(url, params={"highlight": "gone"}, headers=h)
-        assert again.status_code == 200 and ran == ["first", "gone"]
+        assert again.status_code == 200 and gate.ran() == ["first", "gone"]
+
+
+def test_a_running_render_whose_client_left_is_ended(bounded, report_owner, slow_renders) -> None:  # noqa: ANN001
+    gate = slow_renders
+    url = f"{bounded.url}/api/documents/{report_owner['document_id']}/pages/4.png"
+    h = report_owner["headers"]
+    host, port = bounded.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(f"GET {url.removeprefix(bounded.url)}?highlight=left HTTP/1.1\r\nHost: x\r\n"
+                     f"Authorization: {h['Authorization']}\r\n\r\n".encode())
+        for _ in range(100):  # the render has started in its process
+            if gate.ran():
+                break
+            time.sleep(0.1)
+        assert gate.ran() == ["left"]
+    # the client has gone, the gate still shut
+    assert ended(bounded.app.state.renders.pool)  # was: it ran on for the gate's 20 s, holding its place
 
 
 def test_progress_streams_are_capped_per_user(bounded, report_owner, db) -> None:  # noqa: ANN001
@@ -230,3 +275,43 @@ def test_the_chat_list_is_paged_with_a_cap(bounded) -> None:  # noqa: ANN001
         assert c.get("/api/chats", params={"limit": 0}, headers=h).status_code == 422
         misspelt = c.get("/api/chats", params={"limt": 1}, headers=h)
         assert misspelt.status_code == 422 and misspelt.json()["detail"][0]["loc"] == ["query", "limt"]
+
+
+def _nice(tid: int) -> int:
+    return os.getpriority(os.PRIO_PROCESS, tid)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own nice value is Linux's")
+def test_background_work_runs_below_the_request_loop(bounded, report_owner) -> None:  # noqa: ANN001
+    nice = bounded.app.state.settings.background_nice
+    assert nice > 0 and _nice(threading.get_native_id()) < nice  # the loop's (and the tests') own
+    ingesting = [t for t in threading.enumerate() if t.name.startswith("ingest-")]
+    assert ingesting and all(t.native_id is not None and _nice(t.native_id) >= nice for t in ingesting)
+    with bounded.client() as c:  # a render leaves its process idle, for the next one
+        res = c.get(f"/api/documents/{report_owner['document_id']}/pages/1.png", headers=report_owner["headers"])
+        assert res.status_code == 200
+    pids = [one.process.pid for one in bounded.app.state.renders.pool.children._idle]
+    assert pids and all(_nice(pid) >= nice for pid in pids)
+
+    seen: list[int] = []
+
+    async def answer() -> None:
+        events = answer_in_thread(lambda emit: (seen.append(_nice(threading.get_native_id())),
+                                                emit("done", {}))[-1],
+                                  ticket=cast(Any, None), name="nice-test", nice=nice)
+        assert [e async for e, _ in events] == ["done"]
+
+    asyncio.run(answer())
+    assert seen == [max(nice, _nice(threading.get_native_id()))]
+
+
+def test_a_drawing_that_kills_its_process_is_a_422_and_the_next_render_works(bounded, report_owner,  # noqa: ANN001
+                                                                            monkeypatch) -> None:  # noqa: ANN001
+    url = f"/api/documents/{report_owner['document_id']}/pages/5.png"
+    h = report_owner["headers"]
+    with bounded.client() as c:
+        monkeypatch.setattr(pages, "render_page", slow_render.crash)
+        res = c.get(url, params={"highlight": "crash"}, headers=h)
+        assert res.status_code == 422 and "renderer stopped" in res.json()["detail"], res.text
+        monkeypatch.undo()
+        assert c.get(url, params={"highlight": "after"}, headers=h).status_code == 200  # a fresh process
