@@ -163,6 +163,15 @@ class Runtime:
         return telemetry.traced_embedder(build_embedder(s.embedding_backend, s.embedding_model_path,
                                                         s.embedding_batch_size, None, s.embedding_export_root))
 
+    def warm(self) -> None:
+        """Build what a question needs that is heavy to build: the server calls it before it serves,
+        because the first questions of a burst built these together, holding the interpreter lock
+        for seconds while every other request waited (evals/results/burst.md): the guardrail's
+        models (its Guardian, the packaged embedder), the screen's and the LLM chain's SDK clients."""
+        self.guard.assess("start-up", self.packaged_embedder)
+        self.screen.is_instruction("start-up")
+        self.chain().prepare()
+
     def close(self) -> None:
         """Release what holds resources (the connection pool); parts not built are not built now."""
         database = self._built.get("database")

@@ -48,6 +48,7 @@ from api import (
     web,
 )
 from api.schemas import HealthOut
+from api.verify import Verifier
 from jobqueue.maintenance import MaintenanceThread
 from providers import telemetry
 from providers.runtime import configure_process
@@ -129,6 +130,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
             log.warning("%d question(s) left running by a stopped server ended as errors", stale)
         instance = accounting.hold_instance(db, pooled=transaction_pooler(settings, db.uri))
         embedder = await asyncio.to_thread(lambda: rt.embedder)  # now, not under the first burst of questions
+        await asyncio.to_thread(rt.warm)  # the question path's models and clients, too (runtime.py)
         # Refuse to serve questions against another model's vectors (storage/embedding_index.py), and
         # hold the model lock so no reindex swaps them while this process runs.
         try:
@@ -140,6 +142,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         model_lock = embedding_index.hold(db.uri, pooled=transaction_pooler(settings, db.uri))
         app.state.db = db
         app.state.tokens = tokens
+        app.state.verifier = Verifier(tokens, db)
         app.state.files = rt.files
         app.state.worker = rt.ingest_worker
         app.state.jobs = rt.jobs

@@ -332,6 +332,11 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     jwt_secret: SecretStr | None = None
     access_token_minutes: int = 30
     refresh_token_days: int = 30
+    # How long a user's token version, once read, is kept (api/verify.py): the longest another
+    # process's revocation takes to reach this one (this process's own is seen at once); 0 reads it
+    # on every request. How many users' versions are kept (the least recently used go first).
+    token_version_ttl_s: float = Field(default=5.0, ge=0, le=300)
+    token_version_entries: int = Field(default=10_000, ge=0)
     # Failed logins that lock a username, and the sliding window they count in (kept in Postgres).
     login_max_failures: int = 5
     login_lock_minutes: int = 15

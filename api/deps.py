@@ -9,7 +9,6 @@ from, this server's own origin.
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 from typing import Annotated
 from urllib.parse import urlsplit
@@ -18,6 +17,7 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
 
 from api.security import AuthError, Tokens, User, csrf_hash
+from api.verify import Verifier
 from settings import Settings
 from storage.db import Database
 
@@ -91,10 +91,10 @@ async def authenticate(request: Request) -> User:
     if not token:
         raise HTTPException(401, "not signed in: send Authorization: Bearer <access_token> or sign in on the "
                                  "web page", headers=UNAUTHORIZED)
-    tokens: Tokens = request.app.state.tokens
+    verifier: Verifier = request.app.state.verifier
     try:
-        # Supabase tokens may need a JWKS fetch or a user row: keep the event loop free.
-        user = await asyncio.to_thread(tokens.authenticate, token, request.app.state.db)
+        # no thread for most requests, and at most one per user at a time (api/verify.py)
+        user = await verifier.user(token)
     except AuthError as exc:
         raise HTTPException(401, str(exc), headers=UNAUTHORIZED) from None
     if from_cookie and request.method not in SAFE_METHODS:

@@ -40,8 +40,9 @@ from answering import accounting
 from api.deps import UNAUTHORIZED, bearer_token
 from api.documents import _document_out
 from api.paging import MAX_OFFSET, page
-from api.security import AuthError, Tokens, User
+from api.security import AuthError, User
 from api.text import MAX, DocumentIds, FilterText, question_type
+from api.verify import Verifier
 from graph.context import GraphParts
 from graph.state import InputState
 from graph.stream import run_config, run_graph
@@ -302,10 +303,9 @@ def _http_caller(ctx: ServerRequestContext[Any]) -> User:
 class Authenticated:
     """The SDK's endpoint behind the API's bearer check: 401 (like every route) before any MCP work."""
 
-    def __init__(self, app: StreamableHTTPASGIApp, tokens: Callable[[], Tokens], db: Callable[[], Any]) -> None:
+    def __init__(self, app: StreamableHTTPASGIApp, verifier: Callable[[], Verifier]) -> None:
         self.app = app
-        self.tokens = tokens
-        self.db = db
+        self.verifier = verifier  # the app's (api/verify.py), built at start-up
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:  # noqa: ANN401
         try:
@@ -314,7 +314,7 @@ class Authenticated:
                 raise HTTPException(401, "not signed in: send Authorization: Bearer <access_token>",
                                     headers=UNAUTHORIZED)
             try:
-                user = await asyncio.to_thread(self.tokens().authenticate, token, self.db())
+                user = await self.verifier().user(token)
             except AuthError as exc:
                 raise HTTPException(401, str(exc), headers=UNAUTHORIZED) from None
         except HTTPException as exc:
@@ -336,7 +336,7 @@ def mount(app: FastAPI) -> None:
         # only a bearer token, which a rebinding page does not have (and behind a proxy the Host
         # header is the deployment's, not localhost)
         security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False))
-    endpoint = Authenticated(StreamableHTTPASGIApp(manager), lambda: rt.tokens, lambda: rt.database)
+    endpoint = Authenticated(StreamableHTTPASGIApp(manager), lambda: app.state.verifier)
     app.router.routes.append(Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"]))
     app_lifespan = app.router.lifespan_context
 

@@ -7,7 +7,9 @@ import logging
 import os
 import secrets
 import threading
+import time
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -85,12 +87,62 @@ def csrf_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()[:32]
 
 
+class KeptVersions:
+    """Users' token versions as last read, each kept `ttl_s` (0: never kept), at most `entries` of them
+    (the least recently used go first). What a revocation in another process takes to be seen here:
+    up to `ttl_s`; one in this process is seen at once (`forget`). Thread-safe."""
+
+    def __init__(self, ttl_s: float, entries: int) -> None:
+        self.ttl_s = ttl_s
+        self.entries = entries
+        self._kept: OrderedDict[int, tuple[int | None, float]] = OrderedDict()
+        self._forgets = 0
+        self._lock = threading.Lock()
+
+    def get(self, user_id: int) -> tuple[bool, int | None]:
+        """(whether a fresh value is kept, the version: None when the account no longer exists)."""
+        with self._lock:
+            kept = self._kept.get(user_id)
+            if kept is None or kept[1] <= time.monotonic():
+                return False, None
+            self._kept.move_to_end(user_id)
+            return True, kept[0]
+
+    def stamp(self) -> int:
+        """Taken before a read: `put` keeps nothing read across a `forget`."""
+        with self._lock:
+            return self._forgets
+
+    def put(self, user_id: int, version: int | None, read_at: float, stamp: int) -> None:
+        """Keep what was read at `read_at` (monotonic, before the read), unless a `forget` came since
+        `stamp`: a revocation during the read is not hidden."""
+        if self.ttl_s <= 0 or self.entries <= 0:
+            return
+        with self._lock:
+            if self._forgets != stamp:
+                return
+            self._kept[user_id] = (version, read_at + self.ttl_s)
+            self._kept.move_to_end(user_id)
+            while len(self._kept) > self.entries:
+                self._kept.popitem(last=False)
+
+    def forget(self, user_id: int) -> None:
+        with self._lock:
+            self._forgets += 1
+            self._kept.pop(user_id, None)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._kept)
+
+
 class Tokens:
     """Issues and checks the server's tokens; verifies Supabase tokens when configured."""
 
     def __init__(self, settings: Settings, secret: str) -> None:
         self.settings = settings
         self._secret = secret
+        self.versions = KeptVersions(settings.token_version_ttl_s, settings.token_version_entries)
         # Supabase tokens only with SUPABASE_AUTH: SUPABASE_URL alone (for Storage) accepts none.
         self._supabase = SupabaseVerifier(settings) if settings.supabase_auth else None
 
@@ -124,23 +176,45 @@ class Tokens:
             raise AuthError(f"expected an {typ} token")
         return claims
 
-    def authenticate(self, token: str, db: Any) -> User:  # noqa: ANN401 - storage.db.Database
-        """The user an access token (ours or Supabase's) belongs to, or AuthError. Our tokens are
-        checked against the user's token version (one primary-key read per request)."""
+    def own_claims(self, token: str) -> dict[str, Any] | None:
+        """An access token of ours, its signature, expiry and type checked (microseconds of CPU, no
+        I/O: safe on the event loop); None for a token another issuer (Supabase) signed; AuthError
+        for one that is neither."""
         try:
             unverified = jwt.decode(token, options={"verify_signature": False})
         except jwt.PyJWTError:
             raise AuthError("the token is not valid") from None
-        if unverified.get("iss") == ISSUER:
-            claims = self._decode_own(token, "access")
-            user = User(int(claims["sub"]), str(claims.get("name") or ""), csrf=claims.get("csrf"))
-            with db.connection() as conn:
-                current = accounts.token_version(conn, user.id)
-            if current is None:
-                raise AuthError("the account no longer exists")
-            if claims.get("ver") != current:  # revoked: a refresh token was reused (it leaked)
-                raise AuthError("the token was revoked; log in again")
-            return user
+        if unverified.get("iss") != ISSUER:
+            if self._supabase is None:
+                raise AuthError("the token is not valid")
+            return None
+        return self._decode_own(token, "access")
+
+    @staticmethod
+    def claimed_user(claims: dict[str, Any]) -> User:
+        return User(int(claims["sub"]), str(claims.get("name") or ""), csrf=claims.get("csrf"))
+
+    @staticmethod
+    def check_version(claims: dict[str, Any], current: int | None) -> User:
+        """The claims' user, unless the account is gone or its tokens were revoked since (AuthError)."""
+        if current is None:
+            raise AuthError("the account no longer exists")
+        if claims.get("ver") != current:  # revoked: a refresh token was reused (it leaked)
+            raise AuthError("the token was revoked; log in again")
+        return Tokens.claimed_user(claims)
+
+    def authenticate(self, token: str, db: Any) -> User:  # noqa: ANN401 - storage.db.Database
+        """The user an access token (ours or Supabase's) belongs to, or AuthError. Our tokens are
+        checked against the user's token version as stored now (one primary-key read; the server's
+        requests go through api/verify.py, which reads it once per user at a time and keeps it briefly)."""
+        claims = self.own_claims(token)
+        if claims is None:
+            return self.supabase_user(token, db)
+        with db.connection() as conn:
+            current = accounts.token_version(conn, int(claims["sub"]))
+        return self.check_version(claims, current)
+
+    def supabase_user(self, token: str, db: Any) -> User:  # noqa: ANN401 - storage.db.Database
         if self._supabase is None:
             raise AuthError("the token is not valid")
         return self._supabase.authenticate(token, db)
@@ -149,6 +223,7 @@ class Tokens:
         claims = self._decode_own(token, "refresh")
         jti = uuid.UUID(str(claims.get("jti")))
         if not accounts.spend_refresh_token(conn, jti=jti, user_id=int(claims["sub"])):
+            self.versions.forget(int(claims["sub"]))  # it may have revoked every token: read the version again
             raise AuthError("the refresh token was already used or revoked; log in again")
         return User(int(claims["sub"]), str(claims.get("name") or ""), csrf=claims.get("csrf"))
 

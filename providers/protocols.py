@@ -61,6 +61,9 @@ class ChatChain(Protocol):
     def stream(self, messages: LanguageModelInput, *, cheap: bool = False,
                config: RunnableConfig | None = None) -> Iterator[str | StreamReset | ChainResult]: ...
 
+    def prepare(self) -> None:
+        """Build what can be built ahead of the first call (SDK clients)."""
+
 
 class WebSearcher(Protocol):
     """Web results for a query (providers/web_search.py)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -65,18 +66,28 @@ class Embedder(Protocol):
 
 
 class Guardian:
-    """The packaged SecureVector Guardian, loaded on first use (a failed load is retried on the next call)."""
+    """The packaged SecureVector Guardian, loaded on first use (a failed load is retried on the next call).
+
+    One load at a time: it is a second of the interpreter lock (decompressing and decoding its JSON),
+    and every question that arrived before the first load ended started its own, which held up every
+    other request of the server (evals/results/burst.md). The server loads it at start-up (server.py)."""
 
     def __init__(self) -> None:
         self._model: Any = None
+        self._loading = threading.Lock()
+        self.loads = 0  # how many times the model was read (one, unless a load failed)
 
     def _loaded(self) -> Any:  # noqa: ANN401 - svguardian's PureGuardian
-        if self._model is None:
-            # svguardian is heavy to import: only when the guardrail first runs
-            from svguardian import resolve_runtime
-            from svguardian.model.pure_infer import PureGuardian
+        if self._model is not None:
+            return self._model
+        with self._loading:
+            if self._model is None:
+                # svguardian is heavy to import: only when the guardrail first runs
+                from svguardian import resolve_runtime
+                from svguardian.model.pure_infer import PureGuardian
 
-            self._model = PureGuardian.load(resolve_runtime())
+                self.loads += 1
+                self._model = PureGuardian.load(resolve_runtime())
         return self._model
 
     def scores(self, text: str) -> dict[str, Any]:

@@ -75,6 +75,8 @@ class LLMChain:
         self.specs, self.left_out = build_specs(settings)
         self._models: dict[str, BaseChatModel] = {}
         self._lock = threading.Lock()
+        self._building: dict[str, threading.Lock] = {}  # one build per link at a time
+        self.builds: dict[str, int] = {}  # how many times each link's client was built
         if self.left_out:
             log.info("LLM links left out (no credentials or disabled): %s", ", ".join(self.left_out))
 
@@ -89,8 +91,17 @@ class LLMChain:
     def _chat_model(self, spec: LinkSpec) -> BaseChatModel:
         with self._lock:
             model = self._models.get(spec.name)
+            building = self._building.setdefault(spec.name, threading.Lock())
         if model is not None:
             return model
+        # Questions arriving together before the first build ended each built (imported) the SDK:
+        # seconds of the interpreter lock apiece, while every other request waited (evals/results/burst.md).
+        with building:
+            with self._lock:
+                model = self._models.get(spec.name)
+            return model if model is not None else self._build(spec)
+
+    def _build(self, spec: LinkSpec) -> BaseChatModel:
         base_url = spec.base_url
         if spec.local:
             if self._local is None:
@@ -104,7 +115,17 @@ class LLMChain:
         model = make_chat_model(spec, base_url=base_url, temperature=self.settings.llm_temperature,
                                 max_tokens=self.settings.llm_max_tokens)
         with self._lock:
+            self.builds[spec.name] = self.builds.get(spec.name, 0) + 1
             return self._models.setdefault(spec.name, model)
+
+    def prepare(self) -> None:
+        """Build now every link's client that can be built without reaching a server (see
+        `_prebuild`): the server calls it at start-up, so its first questions do not import SDKs."""
+        for spec in self.specs:
+            try:
+                self._prebuild(spec)
+            except Exception as exc:  # noqa: BLE001 - a link that cannot be built fails its calls later, with a reason
+                log.warning("LLM link %s could not be built ahead: %s", spec.name, exc)
 
     def _prebuild(self, spec: LinkSpec) -> None:
         """Build a cloud link's client before its clock starts: importing an SDK is not the

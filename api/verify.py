@@ -1,0 +1,67 @@
+"""A request's access token, verified without a queue that one user can fill (issue 26).
+
+Every authenticated request used to verify its token on asyncio's default thread pool, one
+first-come queue for all users: an attacker's tens of requests a second, refused and admitted
+alike, each queued a database read there ahead of everyone else's sign-in, and the event loop
+itself waited on the lock that every thread pool shares while the attackers' threads started
+theirs (evals/results/burst.md). Here:
+
+- the token's signature, expiry and type are checked on the event loop (no I/O, microseconds), so a
+  forged, expired or garbage token never reaches a thread;
+- the user's token version (what revocation changes) is read at most once per user at a time:
+  every request of that user waits on the one read in flight, so a user holds at most one place in
+  the pool's queue however many requests they send;
+- the version read is kept TOKEN_VERSION_TTL_S (api/security.py's KeptVersions), so most requests
+  need no thread at all.
+
+Supabase tokens go to a thread as before (their key set may need fetching).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from api.security import Tokens, User
+from storage import accounts
+from storage.db import Database
+
+
+class Verifier:
+    """Turns access tokens into users for one event loop (the app's; see the module's docstring)."""
+
+    def __init__(self, tokens: Tokens, db: Database) -> None:
+        self.tokens = tokens
+        self.db = db
+        self._reading: dict[int, asyncio.Future[int | None]] = {}
+        self.reads = 0  # version reads started (a thread each)
+
+    async def user(self, token: str) -> User:
+        """The token's user, or api.security.AuthError."""
+        claims = self.tokens.own_claims(token)
+        if claims is None:
+            return await asyncio.to_thread(self.tokens.supabase_user, token, self.db)
+        return self.tokens.check_version(claims, await self.version(int(claims["sub"])))
+
+    async def version(self, user_id: int) -> int | None:
+        fresh, version = self.tokens.versions.get(user_id)
+        if fresh:
+            return version
+        reading = self._reading.get(user_id)
+        if reading is None:
+            reading = asyncio.ensure_future(self._read(user_id))
+            self._reading[user_id] = reading
+            reading.add_done_callback(lambda _: self._reading.pop(user_id, None))
+        # shielded: one waiter leaving (its client gone) does not call off the others' read
+        return await asyncio.shield(reading)
+
+    async def _read(self, user_id: int) -> int | None:
+        self.reads += 1
+        read_at, stamp = time.monotonic(), self.tokens.versions.stamp()
+        version = await asyncio.to_thread(self._current, user_id)
+        self.tokens.versions.put(user_id, version, read_at, stamp)
+        return version
+
+    def _current(self, user_id: int) -> int | None:
+        with self.db.connection() as conn:
+            return accounts.token_version(conn, user_id)

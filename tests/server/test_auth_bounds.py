@@ -1,0 +1,155 @@
+"""Issue 26, sign-in under a burst: a token is verified without a queue that one user can fill, and
+the question path's heavy parts are built before the server serves (evals/results/burst.md). Each
+test failed against the code before its fix."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import jwt
+import pytest
+
+from api.security import ISSUER
+from storage import accounts
+from tests.server.conftest import LiveServer, signup
+
+VERIFYING = {"authenticate", "supabase_user", "_current"}
+
+
+@pytest.fixture
+def version_reads(monkeypatch) -> Counter[int]:  # noqa: ANN001
+    """Reads of a user's token version (what every request used to do), by user id."""
+    reads: Counter[int] = Counter()
+    real = accounts.token_version
+
+    def counted(conn: Any, user_id: int) -> int | None:  # noqa: ANN401
+        reads[user_id] += 1
+        return real(conn, user_id)
+
+    monkeypatch.setattr(accounts, "token_version", counted)
+    return reads
+
+
+@pytest.fixture
+def verifying_threads(monkeypatch) -> list[str]:  # noqa: ANN001
+    """The token checks sent to a thread (asyncio.to_thread), by the function's name."""
+    sent: list[str] = []
+    real = asyncio.to_thread
+
+    async def counted(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+        name = getattr(fn, "__name__", "")
+        if name in VERIFYING:
+            sent.append(name)
+        return await real(fn, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "to_thread", counted)
+    return sent
+
+
+def test_a_forged_or_expired_token_never_reaches_a_thread(live: LiveServer, verifying_threads) -> None:  # noqa: ANN001
+    now = int(time.time())
+    forged = jwt.encode({"sub": "1", "typ": "access", "iss": ISSUER, "ver": 0, "exp": now + 600},
+                        "not the server's secret, but long enough", algorithm="HS256")
+    expired = jwt.encode({"sub": "1", "typ": "access", "iss": ISSUER, "ver": 0, "exp": now - 600},
+                         "not the server's secret, but long enough", algorithm="HS256")
+    with live.client() as c:
+        for token in [forged, expired, "garbage", "a.b.c"] * 5:
+            res = c.get("/api/auth/me", headers={"Authorization": f"Bearer {token}"})
+            assert res.status_code == 401, res.text
+    assert verifying_threads == []
+
+
+def test_a_users_burst_reads_their_token_version_once(live: LiveServer, version_reads) -> None:  # noqa: ANN001
+    with live.client() as c:
+        user = signup(c, "burstauth")
+        uid = c.get("/api/auth/me", headers=user["headers"]).json()["id"]
+    live.app.state.tokens.versions.forget(uid)  # nothing kept: the burst below starts cold
+    version_reads.clear()
+
+    async def burst() -> list[int]:
+        async with httpx.AsyncClient(base_url=live.url, timeout=60, headers=user["headers"]) as c:
+            return [r.status_code for r in await asyncio.gather(*(c.get("/api/auth/me") for _ in range(30)))]
+
+    assert asyncio.run(burst()) == [200] * 30
+    with live.client() as c:  # and the version read is kept for the requests that follow
+        assert all(c.get("/api/auth/me", headers=user["headers"]).status_code == 200 for _ in range(10))
+    assert version_reads[uid] == 1
+
+
+def test_kept_versions_are_bounded_and_a_revocation_here_is_seen_at_once() -> None:
+    from api.security import KeptVersions
+
+    kept = KeptVersions(ttl_s=60, entries=3)
+    for uid in range(5):
+        kept.put(uid, 1, time.monotonic(), kept.stamp())
+    assert len(kept) == 3 and kept.get(0) == (False, None) and kept.get(4) == (True, 1)
+    stamp = kept.stamp()  # a read starts, the user's tokens are revoked, the read ends
+    kept.forget(4)
+    kept.put(4, 1, time.monotonic(), stamp)
+    assert kept.get(4) == (False, None)
+    gone = KeptVersions(ttl_s=0, entries=3)
+    gone.put(1, 1, time.monotonic(), gone.stamp())
+    assert gone.get(1) == (False, None)
+    stale = KeptVersions(ttl_s=1, entries=3)
+    stale.put(1, 1, time.monotonic() - 2, stale.stamp())
+    assert stale.get(1) == (False, None)
+
+
+def test_a_reused_refresh_token_revokes_at_once_despite_kept_versions(live: LiveServer) -> None:  # noqa: ANN001
+    with live.client() as c:
+        user = signup(c, "revoked")
+        assert c.get("/api/auth/me", headers=user["headers"]).status_code == 200  # its version is kept now
+        refresh = user["tokens"]["refresh_token"]
+        assert c.post("/api/auth/refresh", json={"refresh_token": refresh}).status_code == 200
+        assert c.post("/api/auth/refresh", json={"refresh_token": refresh}).status_code == 401  # reused: leaked
+        res = c.get("/api/auth/me", headers=user["headers"])
+        assert res.status_code == 401 and "revoked" in res.json()["detail"], res.text
+
+
+def test_the_server_builds_the_question_paths_models_before_it_serves(start_server, server_settings,  # noqa: ANN001
+                                                                      parts) -> None:  # noqa: ANN001
+    from providers.classifiers.injection import InjectionClassifier
+    from providers.llm import LLMChain
+    from tests.providers.conftest import make_settings
+
+    guard = InjectionClassifier.load()
+    chain = LLMChain(make_settings(vllm_base_url="http://127.0.0.1:9/v1", vllm_model="fake-model", llm_order="vllm"))
+    start_server(server_settings, parts={**parts, "guard": guard, "chain": chain})
+    assert guard.guardian.loads == 1 and chain.builds == {"vllm": 1}
+
+
+def test_questions_arriving_together_load_the_guardian_and_build_a_link_once(monkeypatch) -> None:  # noqa: ANN001
+    from svguardian.model import pure_infer
+
+    from providers.classifiers.injection import Guardian
+    from providers.llm import LLMChain
+    from providers.llm import chain as chain_module
+    from tests.providers.conftest import make_settings
+
+    calls: Counter[str] = Counter()
+
+    def slow(name: str, value: Any) -> Callable[..., Any]:  # noqa: ANN401
+        def build(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+            calls[name] += 1
+            time.sleep(0.3)
+            return value
+        return build
+
+    monkeypatch.setattr(pure_infer.PureGuardian, "load", classmethod(lambda cls, *a, **k: slow("guardian", object())()))
+    monkeypatch.setattr(chain_module, "make_chat_model", slow("link", object()))
+    guardian = Guardian()
+    llm = LLMChain(make_settings(vllm_base_url="http://127.0.0.1:9/v1", vllm_model="fake-model", llm_order="vllm"))
+    [spec] = llm.specs
+    threads = [threading.Thread(target=guardian.scores, args=("a question",)) for _ in range(8)]
+    threads += [threading.Thread(target=llm._chat_model, args=(spec,)) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert calls == {"guardian": 1, "link": 1}
