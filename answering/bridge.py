@@ -1,4 +1,5 @@
-"""The one bridge from an answer worked out in a thread to an async response (the chat route, /v1).
+"""The one bridge from an answer worked out in a thread to an async response (the chat route, /v1;
+/rag's invoke and batch and MCP's ask await one result: `result_in_thread`).
 
 The answer runs in its own thread (answering/chat.py is synchronous and writes the answer and its
 query-log row itself), so a client that goes away mid-answer loses nothing: the thread finishes
@@ -15,7 +16,7 @@ import contextvars
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from answering.accounting import Ticket
 from answering.chat import FINAL_EVENT, Emit
@@ -23,6 +24,7 @@ from answering.priority import lower_priority
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 Event = tuple[str, dict[str, Any]]
 FINALS = frozenset(FINAL_EVENT.values())
 UNSAVED = {"message_id": None, "answer": "", "error": "the answer could not be saved; please try again"}
@@ -70,3 +72,39 @@ def answer_in_thread(work: Callable[[Emit], None], *, ticket: Ticket, name: str,
             yield item
 
     return events()
+
+
+async def result_in_thread(work: Callable[[], T], *, name: str, nice: int = 0) -> T:
+    """work() in a thread of its own at `nice`, as answer_in_thread's, its result (or exception)
+    awaited here. An answer holds no place in asyncio's default pool, which verifies tokens and
+    serves light reads: on that pool, a few long answers made every other user's request queue
+    behind them. A caller that goes away still waits for the thread, so the answer keeps its place
+    among the user's answers in progress (ANSWERS_PER_USER) until it has really ended."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+
+    def settle(value: T | None, error: BaseException | None) -> None:
+        if done.done():
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(value)  # type: ignore[arg-type]  # work's result, None only when T allows it
+
+    def run() -> None:
+        value, error = None, None
+        try:
+            lower_priority(nice)  # a thread of its own: nothing else runs on it afterwards
+            value = work()
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop is gone: the server is stopping
+            loop.call_soon_threadsafe(settle, value, error)
+
+    # in the caller's context: the request's trace goes on in the thread
+    threading.Thread(target=contextvars.copy_context().run, args=(run,), name=name, daemon=True).start()
+    try:
+        return await asyncio.shield(done)
+    except asyncio.CancelledError:
+        await asyncio.wait({done})  # until the work has ended (see above), then go on being cancelled
+        raise

@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from starlette.routing import Route
 
 from answering import accounting
+from answering.bridge import result_in_thread
 from api.deps import UNAUTHORIZED, bearer_token
 from api.documents import _document_out
 from api.paging import MAX_OFFSET, page
@@ -198,7 +199,8 @@ class Tools:
 
         with ticket:  # an exception or a caller gone away ends the row (error, cancelled)
             try:
-                outcome = await asyncio.to_thread(answer)
+                # a thread of its own, as a chat's answer: not a place in the pool that verifies tokens
+                outcome = await result_in_thread(answer, name=f"mcp-{user.id}", nice=self.settings.background_nice)
             except Exception as exc:
                 log.exception("mcp ask: the graph failed")
                 await asyncio.to_thread(ticket.close, f"{type(exc).__name__}: {exc}")

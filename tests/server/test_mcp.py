@@ -215,3 +215,27 @@ def test_a_malformed_body_is_refused_before_any_tool(live, owner_with_report) ->
         res = c.post("/mcp", json=big, headers={**owner_with_report["headers"],
                                                "Accept": "application/json, text/event-stream"})
         assert res.status_code == 413, res.text
+
+
+def test_ask_answers_on_a_thread_of_its_own_not_the_shared_pool(live, owner_with_report, monkeypatch) -> None:  # noqa: ANN001
+    """Issue 26: an answer on asyncio's default pool holds a place that every user's sign-in and light
+    reads need; MCP's ask runs where a chat's answer does, a thread of its own at BACKGROUND_NICE."""
+    import threading
+
+    from api import mcp as mcp_module
+
+    ran_on: list[str] = []
+    real = mcp_module.run_graph
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+        ran_on.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mcp_module, "run_graph", recorded)
+
+    async def talk(client: Client) -> Any:  # noqa: ANN401
+        return await client.call_tool("ask", {"question": QUESTION})
+
+    out = over_http(live, token_of(owner_with_report), talk)
+    assert not out.is_error, out.content
+    assert len(ran_on) == 1 and ran_on[0].startswith("mcp-"), ran_on
