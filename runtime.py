@@ -168,9 +168,15 @@ class Runtime:
         because the first questions of a burst built these together, holding the interpreter lock
         for seconds while every other request waited (evals/results/burst.md): the guardrail's
         models (its Guardian, the packaged embedder), the screen's and the LLM chain's SDK clients."""
-        self.guard.assess("start-up", self.packaged_embedder)
-        self.screen.is_instruction("start-up")
-        self.chain().prepare()
+        steps: list[tuple[str, Callable[[], object]]] = [
+            ("the guardrail", lambda: self.guard.assess("start-up", self.packaged_embedder)),
+            ("the screen", lambda: self.screen.is_instruction("start-up")),
+            ("the LLM links", lambda: self.chain().prepare())]
+        for what, step in steps:
+            try:
+                step()
+            except Exception as exc:  # noqa: BLE001 - built lazily then, as before: the first question says why
+                log.warning("could not build %s ahead of the first question: %s", what, exc)
 
     def close(self) -> None:
         """Release what holds resources (the connection pool); parts not built are not built now."""
