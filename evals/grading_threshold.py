@@ -82,6 +82,16 @@ def excerpts_of(scored: list[dict[str, Any]]) -> list[tuple[str, bool, float]]:
             if p is not None]
 
 
+def auc(points: list[tuple[str, bool, float]]) -> float | None:
+    """The chance that an evidence excerpt's P(yes) is above another excerpt's (0.5: no better than a coin)."""
+    evidence = [p for _c, label, p in points if label]
+    other = [p for _c, label, p in points if not label]
+    if not evidence or not other:
+        return None
+    wins = sum((a > b) + 0.5 * (a == b) for a in evidence for b in other)
+    return round(wins / (len(evidence) * len(other)), 3)
+
+
 def best_threshold(points: list[tuple[str, bool, float]]) -> float:
     return max(GRID, key=lambda t: (tally([(label, p >= t) for _c, label, p in points])["balanced"], -abs(t - 0.5)))
 
@@ -130,6 +140,7 @@ def main() -> None:
                "sampled_word": tally(sampled), "threshold_half": tally([(label, p >= 0.5) for _c, label, p in points]),
                "threshold_chosen_per_fold": chosen, "threshold_whole_set": whole,
                "whole_set_in_sample": tally([(label, p >= whole) for _c, label, p in points]),
+               "auc": auc(points),
                "p50_s": sorted(r["s"] for r in scored_rows)[len(scored_rows) // 2] if scored_rows else None}
     md = ["# The grader's P(yes) and its threshold on company-grouped folds", "",
           f"{summary['questions']} development questions ({summary['companies']} companies; one row in "
@@ -143,7 +154,8 @@ def main() -> None:
         s = summary[key]
         md.append(f"| {label} | {s['excerpts']} | {s['balanced']} | {s['accuracy']} | {s['evidence_kept']} | "
                   f"{s['evidence_dropped']} | {s['other_kept']} | {s['other_dropped']} |")
-    md += ["", "Thresholds chosen with each company held back: "
+    md += ["", f"P(yes) ranks an evidence excerpt above another with probability {summary['auc']} (AUC; 0.5 is a "
+           "coin). Thresholds chosen with each company held back: "
            + ", ".join(f"{c} {t}" for c, t in chosen.items()) + f". Grading call p50 {summary['p50_s']} s."]
     write_result(args.name, {"rows": args.rows, "stride": args.stride, "summary": summary, "scores": scored_rows},
                  "\n".join(md))
