@@ -74,6 +74,9 @@ class Tunables(_Declared):
     # correction
     grade: bool = tunable(True, "grade excerpts with the LLM (off: every excerpt counts as relevant)",
                           "GRAPH_GRADE")
+    grade_threshold: float = tunable(
+        0.5, "an excerpt is relevant when the grader's P(yes) reaches this (where the model gives "
+        "probabilities; its sampled word otherwise)", "GRADE_THRESHOLD", ge=0.0, le=1.0)
     max_rounds: int = tunable(2, "extra rounds (rewrite, then web) when fewer than half are relevant",
                               "GRAPH_MAX_ROUNDS", ge=0, le=3)
     web_search: bool = tunable(True, "allow the web-search fallback", "WEB_SEARCH")

@@ -110,11 +110,15 @@ def main(argv: list[str] | None = None) -> int:
             doc = docs.get(f"{item.doc_name}.pdf")
             wrongly["within_filing"] += bool(doc and refused_early(conn, owner, item.question, [doc]))
             wrongly["across_filings"] += bool(refused_early(conn, owner, item.question, None))
+        known = [i for i in synthetic if docs.get(f"{i.doc_name}.pdf")]
+        wrongly["synthetic_within_filing"] = sum(
+            bool(refused_early(conn, owner, i.question, [docs[f"{i.doc_name}.pdf"]])) for i in known)
     payload = {
         "lookup": {s: {"held": summary(r, "held"), "first": summary(r, "first"), "rows": r} for s, r in rows.items()},
         "refused_early": {"out_of_scope": {k: share(oos[k], kinds[k]) for k in sorted(kinds)},
                           "out_of_scope_all": share(sum(oos.values()), sum(kinds.values())),
-                          "answerable_refused": {k: share(v, len(dev)) for k, v in wrongly.items()}},
+                          "answerable_refused": {k: share(v, len(known) if k.startswith("synthetic") else len(dev))
+                                                 for k, v in wrongly.items()}},
     }
     md = ["# Figure lookup and refusals before search (no model)", "",
           f"`THOTQEN_HOME={args.home or '$THOTQEN_HOME'} python evals/facts_lookup.py --user {args.user}` "

@@ -4,7 +4,9 @@ Two checks on what the question names, against the documents it would search (al
 or those it was limited to), both in SQL and owner-scoped:
 - a year: when the question names years and none of them is a period any document reports
   (its own period, or a fiscal year one of its tables reports), the documents cannot answer
-  ("net sales for 2009" over 10-Ks of 2017-2019);
+  ("net sales for 2009" over 10-Ks of 2017-2019); nor when it names a company surely
+  (storage/document_filter.py `question_scope`) and none of that company's documents, or of those
+  whose company was not read, reports them ("Contoso's 2021" beside another company's 2021);
 - a name: when the question names something (graph.nodes.answerable.names_in) and none of its
   names occurs in the documents as a phrase, "Nike's revenue" over filings that never say "Nike"
   is refused, with no citation ("Block's (formerly Square)" passes on either name); a lone
@@ -72,6 +74,7 @@ def names_in(question: str, *, lone: bool = False) -> list[str]:
 
 def why_unanswerable(conn: Any, owner_id: int, question: str, scoped: list[uuid.UUID] | None) -> str:  # noqa: ANN401
     """Why the documents (`scoped` of the owner's, or all) cannot answer `question` (module doc); "" when they may."""
+    from storage.document_filter import question_scope
     from storage.documents import coverage, mentions
 
     years = question_period(question).years
@@ -81,6 +84,12 @@ def why_unanswerable(conn: Any, owner_id: int, question: str, scoped: list[uuid.
         covered = coverage(conn, owner_id=owner_id, document_ids=scoped)
         if covered.years and not set(years) & covered.years:
             return f"no document reports {', '.join(map(str, years))}"
+        # a company named surely: its own filings (and those whose company was not read) must report the year
+        scope = question_scope(conn, owner_id=owner_id, question=question, document_ids=scoped)
+        if scope is not None and scope.certain:
+            theirs = coverage(conn, owner_id=owner_id, document_ids=scope.documents())
+            if theirs.years and not set(years) & theirs.years:
+                return f"no document of the company named reports {', '.join(map(str, years))}"
     if names and not any(mentions(conn, owner_id=owner_id, document_ids=scoped, phrase=name)
                          for name in names_in(question, lone=True)):
         return f"no document mentions {' or '.join(names)}"

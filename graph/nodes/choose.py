@@ -6,7 +6,10 @@ When it asks for a figure to look up, the model picks the fact that is the figur
 "none", in one short constrained call over the facts' list (each fact's row, period and value),
 and code writes the sentence
 (graph/compose.py `fact_sentence`): the digits, the unit and the citation are the cell's. "none"
-is the honest "the documents don't say": no listed row is the figure asked. Anything else (a
+is the honest "the documents don't say": no listed row is the figure asked. Only facts of the
+period the question names are offered (a column whose period was not read stays): a fact of
+another year is another figure, so when no fact is of the year asked, the answer is the refusal,
+not the nearest year's value. Anything else (a
 question asking for reasons or a verdict, a calculation code could not do, no facts) goes on to
 generate. Verify checks a composed answer like any other.
 """
@@ -24,7 +27,7 @@ from graph import compose, prompts
 from graph.calc import Fact
 from graph.citations import citations_of, clean_markers
 from graph.context import Context, context_of
-from graph.facts import fact_block, stored_facts
+from graph.facts import fact_block, question_period, stored_facts
 from graph.figures import asked_unit
 from graph.nodes.common import llm_call, llm_failed, node
 from graph.nodes.generate import _turns, excerpt_numbers, shown_excerpts
@@ -38,6 +41,14 @@ def choice_model(facts: list[Fact]) -> type[BaseModel]:
     """One field whose value is a fact's tag or "none": a grammar cannot let the reply run on."""
     tags = tuple(f"F{f.n}" for f in facts) + (NONE,)
     return create_model("FigureChoice", figure=(Literal[tags], ...))  # type: ignore[arg-type]
+
+
+def of_asked_years(items: list[dict[str, Any]], question: str) -> list[dict[str, Any]]:
+    """The facts whose column is of a year the question names (all, when it names none)."""
+    years = question_period(question).years
+    if not years:
+        return items
+    return [i for i in items if i["cell"].get("fiscal_year") in (*years, None)]
 
 
 def after_choose(state: State) -> Literal["verify", "generate"]:
@@ -55,6 +66,12 @@ def choose(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> d
         return {"figure_choice": None}  # asked to compute what code could not: generate says what is missing
     cfg = context_of(runtime, config)
     excerpts, _ = shown_excerpts(state)
+    items = of_asked_years(items, question) if not calculation else items
+    if not items:
+        log.info("no fact of the year asked: refused")
+        return {"answer": prompts.CANNOT_ANSWER, "citations": [], "cited": [], "provider": None,
+                "figure_choice": {"by": "period", "fact": None},
+                "chat_history": _turns(state, prompts.CANNOT_ANSWER)}
     facts = stored_facts(items, excerpt_numbers(state))
     asked = asked_unit(question)
     calls = list(state.get("llm_calls") or [])

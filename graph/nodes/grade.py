@@ -2,7 +2,9 @@
 
 Structured output with one field per excerpt (`excerpt_1` ... `excerpt_n`, each "yes" or
 "no"): the chain puts the schema in the prompt and parses leniently, and the local model and
-vLLM enforce it with a grammar, so the reply has exactly n verdicts (free text let the 1.5B
+vLLM enforce it with a grammar, so the reply has exactly n verdicts. Where the server gives token
+probabilities (the local model, vLLM) a verdict is P(yes) against `grade_threshold`, a threshold
+chosen on company-grouped folds (evals/results/grading_threshold.md), not the sampled word (free text let the 1.5B
 model copy an example list until it hit the token limit). No reasons: on the local model a
 reason per excerpt multiplied the generated tokens, and the time a question waits for them, and
 the reasoned grader called every excerpt relevant, where the bare one sometimes said no
@@ -16,7 +18,9 @@ relevant accumulate over rounds.
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -87,6 +91,31 @@ def parse_grades(text: str, count: int) -> dict[int, bool]:
     return out
 
 
+_VERDICT_AT = re.compile(r'"excerpt_(\d+)"\s*:\s*"')
+
+
+def yes_probabilities(tokens: Sequence[dict[str, Any]]) -> dict[int, float]:
+    """P(yes) per excerpt number, read off the reply's token log-probabilities: at the token that
+    starts each verdict, the weight of "yes" against "no" among the server's top alternatives
+    (taken before the grammar, so both words are there). A verdict whose token lists neither word
+    is absent (the sampled word then decides)."""
+    text, starts = "", []
+    for token in tokens:
+        starts.append(len(text))
+        text += str(token.get("token", ""))
+    out: dict[int, float] = {}
+    for m in _VERDICT_AT.finditer(text):
+        at = max(i for i, start in enumerate(starts) if start <= m.end()) if starts else 0
+        weight = {"yes": 0.0, "no": 0.0}
+        for alternative in tokens[at].get("top_logprobs") or []:
+            word = str(alternative.get("token", "")).strip(' "').lower()
+            if word in weight:
+                weight[word] += math.exp(float(alternative.get("logprob", -math.inf)))
+        if weight["yes"] + weight["no"] > 0:
+            out[int(m.group(1))] = weight["yes"] / (weight["yes"] + weight["no"])
+    return out
+
+
 @node("grade")
 def grade(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     cfg = context_of(runtime, config)
@@ -96,19 +125,22 @@ def grade(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> di
     if not documents:
         return {"grades": [], "seen": seen, "relevant": relevant}
     if not cfg.grade:  # grading switched off (ablations): everything retrieved counts, no LLM call
-        grades = [{"n": n, "key": d["key"], "relevant": True, "name": d.get("name"), "page": d.get("page")}
-                  for n, d in enumerate(documents, 1)]
+        every = [{"n": n, "key": d["key"], "relevant": True, "name": d.get("name"), "page": d.get("page")}
+                 for n, d in enumerate(documents, 1)]
         known = {d["key"] for d in relevant}
-        return {"grades": grades, "seen": seen, "relevant": relevant + [d for d in documents if d["key"] not in known]}
+        return {"grades": every, "seen": seen, "relevant": relevant + [d for d in documents if d["key"] not in known]}
     question = state.get("standalone_question") or state["question"]
+    p_yes: dict[int, float] = {}
     messages = [("system", prompts.EXCERPTS_SYSTEM),
                 ("human", prompts.excerpt_block(documents, question) + prompts.GRADE_TASK)]
     chain = cfg.running.chain(cfg.llm_order)
     try:
-        result = chain.invoke(messages, cheap=True, structured=verdicts_model(len(documents)), config=config)
+        result = chain.invoke(messages, cheap=True, structured=verdicts_model(len(documents)),
+                              token_probabilities=True, config=config)
         parsed = result.parsed.model_dump() if result.parsed is not None else {}
-        verdicts = {n: parsed[f"excerpt_{n}"] == "yes" for n in range(1, len(documents) + 1)
-                    if f"excerpt_{n}" in parsed}
+        p_yes = yes_probabilities(result.token_logprobs or [])
+        verdicts = {n: p_yes[n] >= cfg.grade_threshold if n in p_yes else parsed[f"excerpt_{n}"] == "yes"
+                    for n in range(1, len(documents) + 1) if f"excerpt_{n}" in parsed}
         calls = llm_call(state, "grade", result)
     except Exception as exc:  # noqa: BLE001 - no valid structured reply anywhere: read a plain one leniently
         calls = llm_failed(state, "grade", exc)
@@ -118,8 +150,9 @@ def grade(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> di
                                                                                       result)
         except Exception as exc2:  # noqa: BLE001 - no grader at all: nothing counts as relevant
             verdicts, calls = {}, llm_failed({"llm_calls": calls}, "grade", exc2)
-    grades = [{"n": n, "key": d["key"], "relevant": verdicts.get(n), "name": d.get("name"), "page": d.get("page")}
-              for n, d in enumerate(documents, 1)]
+    grades: list[dict[str, Any]] = [
+        {"n": n, "key": d["key"], "relevant": verdicts.get(n), "p_yes": p_yes.get(n), "name": d.get("name"),
+         "page": d.get("page")} for n, d in enumerate(documents, 1)]
     known = {d["key"] for d in relevant}
     relevant += [d for n, d in enumerate(documents, 1) if verdicts.get(n) is True and d["key"] not in known]
     return {"grades": grades, "seen": seen, "relevant": relevant, "llm_calls": calls}

@@ -56,6 +56,16 @@ def _usage(message: BaseMessage) -> dict[str, int] | None:
     return {k: int(usage.get(k, 0) or 0) for k in ("input_tokens", "output_tokens", "total_tokens")}
 
 
+# Alternatives per token when probabilities are asked for: the grader needs "yes" and "no", which a
+# grammar-free distribution puts among the first few.
+TOP_LOGPROBS = 5
+
+
+def _token_logprobs(message: BaseMessage) -> list[dict[str, Any]] | None:
+    content = (message.response_metadata.get("logprobs") or {}).get("content")
+    return list(content) if isinstance(content, list) else None
+
+
 def _first_model(base_url: str, api_key: str) -> str:
     """The first model an OpenAI-compatible server lists (for a link that names no model)."""
     request = urllib.request.Request(f"{base_url.rstrip('/')}/models",
@@ -134,11 +144,15 @@ class LLMChain:
         if not spec.local and spec.model is not None:
             self._chat_model(spec)
 
-    def _runnable(self, spec: LinkSpec, schema: type[BaseModel] | None) -> Runnable[LanguageModelInput, BaseMessage]:
+    def _runnable(self, spec: LinkSpec, schema: type[BaseModel] | None,
+                  token_probabilities: bool = False) -> Runnable[LanguageModelInput, BaseMessage]:
         model = self._chat_model(spec)
+        extra: dict[str, Any] = {}
         if schema is not None and spec.native_json_schema:
-            return model.bind(response_format=so.response_format(schema))
-        return model
+            extra["response_format"] = so.response_format(schema)
+        if token_probabilities and spec.native_json_schema:  # the self-hosted OpenAI-style servers give them
+            extra |= {"logprobs": True, "top_logprobs": TOP_LOGPROBS}
+        return model.bind(**extra) if extra else model
 
     @staticmethod
     def _config(config: RunnableConfig | None, spec: LinkSpec) -> RunnableConfig:
@@ -158,9 +172,10 @@ class LLMChain:
 
     # -- public API -----------------------------------------------------------------------
     def invoke(self, messages: LanguageModelInput, *, cheap: bool = False,
-               structured: type[BaseModel] | None = None,
+               structured: type[BaseModel] | None = None, token_probabilities: bool = False,
                config: RunnableConfig | None = None) -> ChainResult:
-        """The first usable answer; raises AllLinksFailed when every link failed."""
+        """The first usable answer; raises AllLinksFailed when every link failed. `token_probabilities`:
+        ask for each token's log-probability (ChainResult.token_logprobs) where the link gives them."""
         msgs = so.to_messages(messages)
         if structured is not None:
             msgs = so.with_instruction(msgs, structured)
@@ -174,7 +189,8 @@ class LLMChain:
                 t0 = time.monotonic()  # the provider's own time, not our SDK import
 
                 def call(spec: LinkSpec = spec) -> BaseMessage:
-                    return self._runnable(spec, structured).invoke(msgs, config=self._config(config, spec))
+                    return self._runnable(spec, structured, token_probabilities).invoke(
+                        msgs, config=self._config(config, spec))
 
                 message = run_with_cutoff(call, spec.timeout_s, spec.name)
                 text, parsed = self._check(message, structured)
@@ -185,7 +201,7 @@ class LLMChain:
             attempt.ok(_model_name(message, spec), _usage(message))
             return ChainResult(text=text, provider=spec.name, model=_model_name(message, spec),
                                failures=failures, parsed=parsed, elapsed_s=time.monotonic() - started,
-                               usage=_usage(message))
+                               usage=_usage(message), token_logprobs=_token_logprobs(message))
         raise AllLinksFailed(failures)
 
     def stream(self, messages: LanguageModelInput, *, cheap: bool = False,

@@ -36,6 +36,9 @@ class ChainResult:
     parsed: BaseModel | None = None
     elapsed_s: float = 0.0
     usage: dict[str, int] | None = None
+    # the reply's tokens with their log-probabilities and top alternatives, OpenAI-style, when asked
+    # for and the link's server gives them (llama.cpp, vLLM); None otherwise
+    token_logprobs: list[dict[str, Any]] | None = None
 
     def metadata(self) -> dict[str, Any]:
         """Flat, JSON-safe metadata for traces (LangSmith run metadata) and the query log."""

@@ -9,6 +9,7 @@ LangGraph hands a node, for tests that call one directly.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -33,6 +34,8 @@ class ScriptedChatModel(BaseChatModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
     script: Callable[[str, str], str]
     calls: list[tuple[str, str]] = Field(default_factory=list)
+    # P(yes) of excerpt n, given back as token log-probabilities (as llama.cpp does) when asked for
+    p_yes: Callable[[int], float] | None = None
 
     @property
     def _llm_type(self) -> str:
@@ -46,7 +49,22 @@ class ScriptedChatModel(BaseChatModel):
 
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:  # noqa: ANN401
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=self._reply(messages)))])
+        reply = self._reply(messages)
+        metadata = {"logprobs": {"content": self._tokens(reply)}} if kwargs.get("logprobs") and self.p_yes else {}
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=reply, response_metadata=metadata))])
+
+    def _tokens(self, reply: str) -> list[dict[str, Any]]:
+        """`reply` as tokens; each verdict word's alternatives weigh yes and no by `p_yes`."""
+        assert self.p_yes is not None
+        tokens, at = [], 0
+        for m in re.finditer(r'"excerpt_(\d+)"\s*:\s*"(yes|no)', reply):
+            p = min(max(self.p_yes(int(m.group(1))), 1e-6), 1 - 1e-6)
+            tokens.append({"token": reply[at:m.start(2)], "logprob": 0.0, "top_logprobs": []})
+            tokens.append({"token": m.group(2), "logprob": math.log(p if m.group(2) == "yes" else 1 - p),
+                           "top_logprobs": [{"token": "yes", "logprob": math.log(p)},
+                                            {"token": "no", "logprob": math.log(1 - p)}]})
+            at = m.end(2)
+        return [*tokens, {"token": reply[at:], "logprob": 0.0, "top_logprobs": []}]
 
     def _stream(self, messages: list[BaseMessage], stop: list[str] | None = None,
                 run_manager: CallbackManagerForLLMRun | None = None,

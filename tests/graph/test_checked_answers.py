@@ -178,3 +178,30 @@ def test_a_bare_figure_that_names_nothing_is_not_an_answer(statements, make_run)
                  "Net revenue rose to $1,693,954 thousand in 2023 [1]. 903,112 [1]")
     assert "Net revenue rose to $1,693,954 thousand in 2023 [1]." in out["answer"], out["answer"]
     assert "903,112" not in out["answer"], out["answer"]
+
+
+def test_a_figure_of_another_year_is_not_given_for_the_year_asked(statements, make_run) -> None:  # noqa: ANN001
+    # 2021 is a year the documents report (Northwind's table), but the only depreciation row is Contoso's of
+    # 2022 and 2023: the model's pick of the nearest year would state another figure; the answer is the refusal
+    question = "What was depreciation and amortization in 2021, in USD millions?"
+    chain, model = scripted_chain(script_for(grade_rule=lambda text: True, answer="It was $1,488 million [1].",
+                                             choose="F1"))
+    out = graph.invoke({"question": question}, **make_run(statements, chain, hyde=False))
+    assert "retrieve" in out["route"] and out["facts"], out["route"]
+    assert out["answer"] == prompts.CANNOT_ANSWER, out["answer"]
+    assert out["citations"] == [] and out["cited"] == []
+    assert "choose" not in model.kinds() and model.prompts("answer") == []
+
+
+def test_a_year_the_named_company_does_not_report_is_refused_before_search(statements, make_run, db) -> None:  # noqa: ANN001
+    # Northwind's table reports 2021, Contoso's does not: a question about Contoso's 2021 is out of scope
+    from storage.documents import ready_documents, set_owner_context
+
+    with db.connection() as conn:  # the company of each, as its owner set it (these pages have no cover)
+        for name, doc in ready_documents(conn, owner_id=statements).items():
+            company = "Contoso Ltd." if name.startswith("contoso") else "Northwind Tools, Inc."
+            assert set_owner_context(conn, owner_id=statements, document_id=doc, company=company)
+    out, model = ask(make_run, statements, "What was Contoso's net income in 2021?", "It was $4,869 million [1].")
+    assert out["answer"] == prompts.CANNOT_ANSWER and out["citations"] == []
+    assert "retrieve" not in out["route"], out["route"]
+    assert "grade" not in model.kinds() and "answer" not in model.kinds()

@@ -2,18 +2,50 @@
 
 from __future__ import annotations
 
+import pytest
+
 from evals.fake_openai import grades_json
 from graph import prompts
 from graph.builder import graph
 from graph.citations import clean_markers, figures, repair_citations, ungrounded
 from graph.nodes.generate import shown_excerpts
-from graph.nodes.grade import parse_grades
+from graph.nodes.grade import grade, parse_grades, yes_probabilities
 from graph.nodes.rerank import one_per_page
 from graph.nodes.retrieve import excerpt_text
 from graph.nodes.route import decide
 from graph.nodes.screen import MARKER, screen_text
 from providers.classifiers.instruction import InstructionClassifier
 from tests.graph.fakes import scripted_chain
+
+
+def test_yes_probabilities_read_each_verdicts_first_token() -> None:
+    # llama.cpp's tokens for {"excerpt_1": "yes", "excerpt_2": "no"}; a token may join the quote and the word
+    tokens = [{"token": '{"excerpt_1": "', "top_logprobs": []},
+              {"token": "yes", "top_logprobs": [{"token": "yes", "logprob": -0.3}, {"token": "no", "logprob": -1.4},
+                                                {"token": "```", "logprob": -2.0}]},
+              {"token": '", "excerpt_2": ', "top_logprobs": []},
+              {"token": ' "no', "top_logprobs": [{"token": ' "no', "logprob": -0.1},
+                                                 {"token": ' "yes', "logprob": -2.5}]},
+              {"token": '"}', "top_logprobs": []}]
+    p = yes_probabilities(tokens)
+    assert set(p) == {1, 2}
+    assert abs(p[1] - 0.750) < 0.01 and abs(p[2] - 0.083) < 0.01
+    assert yes_probabilities([{"token": '{"excerpt_1": "yes"}', "top_logprobs": []}]) == {}
+
+
+def test_grade_keeps_an_excerpt_by_its_probability_against_the_threshold(make_run) -> None:  # noqa: ANN001
+    from langgraph.runtime import Runtime
+
+    chain, model = scripted_chain(lambda kind, prompt: grades_json(prompt, lambda text: "revenue" in text))
+    model.p_yes = {1: 0.6, 2: 0.45}.get  # the sampled words: yes, no
+    documents = [{"key": "a", "name": "a.pdf", "page": 1, "text": "Net revenue was $5 million."},
+                 {"key": "b", "name": "a.pdf", "page": 2, "text": "The board met in May."}]
+    state = {"question": "What was net revenue?", "documents": documents}
+    for threshold, kept in ((0.5, ["a"]), (0.7, []), (0.4, ["a", "b"])):
+        run = make_run(1, chain, grade_threshold=threshold)
+        out = grade(state, run["config"], Runtime(context=run["context"]))
+        assert [d["key"] for d in out["relevant"]] == kept, threshold
+        assert [g["p_yes"] for g in out["grades"]] == pytest.approx([0.6, 0.45])
 
 
 def test_parse_grades_tolerant_but_never_all_relevant_on_garbage() -> None:

@@ -97,6 +97,24 @@ def test_local_structured_output_is_grammar_constrained(local: lm.LocalServer) -
     assert result.text.lstrip().startswith("{")  # the grammar allows nothing but the JSON object
 
 
+def test_the_graders_verdicts_come_with_probabilities(local: lm.LocalServer) -> None:
+    from graph import prompts
+    from graph.nodes.grade import verdicts_model, yes_probabilities
+
+    chain = LLMChain(make_settings(local_llm=True, llm_max_tokens=64), local=lambda: local)
+    excerpts = [{"name": "aurora.pdf", "page": 2,
+                 "text": "Aurora Widgets' total revenue for fiscal 2023 was $412 million."},
+                {"name": "aurora.pdf", "page": 9, "text": "The cafeteria on the second floor serves lunch at noon."}]
+    question = "What was Aurora Widgets' total revenue in fiscal 2023?"
+    result = chain.invoke([("system", prompts.EXCERPTS_SYSTEM),
+                           ("human", prompts.excerpt_block(excerpts, question) + prompts.GRADE_TASK)],
+                          cheap=True, structured=verdicts_model(2), token_probabilities=True)
+    assert result.token_logprobs, "the local server gives token log-probabilities"
+    p_yes = yes_probabilities(result.token_logprobs)
+    assert set(p_yes) == {1, 2} and all(0.0 <= p <= 1.0 for p in p_yes.values())
+    assert p_yes[1] > p_yes[2], p_yes
+
+
 def test_local_stream(local: lm.LocalServer) -> None:
     chain = LLMChain(make_settings(local_llm=True, llm_max_tokens=12), local=lambda: local)
     items = list(chain.stream("Count from 1 to 5, separated by commas."))

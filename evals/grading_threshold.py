@@ -1,0 +1,166 @@
+"""The grader's verdict as a probability, and its threshold chosen on company-grouped folds.
+
+    python evals/grading_threshold.py [--rows evals/results/graph_full.json] [--stride 1]
+        [--scores /tmp/grading_scores.jsonl] [--name grading_threshold]
+
+For the excerpts the graph showed for each development question (a `bench_graph.py` result), the
+product's grading call (graph/nodes/grade.py: the same prompt, the same grammar-constrained
+schema) is sent to the local model's own OpenAI-style endpoint with token log-probabilities on,
+and each excerpt's P(yes) is read as the grade node reads it (`yes_probabilities`). An excerpt
+from an evidence page should be relevant, any other page not (stricter than relevance).
+
+The threshold is chosen per held-back company: on the other companies' excerpts, the threshold
+of the grid with the best balanced accuracy (the mean of evidence kept and other pages dropped:
+an excerpt list holds one evidence page in three, so plain accuracy would reward saying no);
+then applied to the held-back company. Reported: the held-back figures pooled, the sampled word
+(the model's argmax, which is P(yes) >= 0.5 under the grammar) on the same excerpts, and the
+threshold the whole set chooses (what the product ships, `GRADE_THRESHOLD`). Scores are kept in
+--scores so a stopped run resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from evals.answers import dev_items  # noqa: E402
+from evals.common import RESULTS, eval_runtime, write_result  # noqa: E402
+
+GRID = [round(0.05 * n, 2) for n in range(1, 20)]
+
+
+def score_row(server: Any, row: dict[str, Any]) -> dict[str, Any]:  # noqa: ANN401
+    from graph import prompts
+    from graph.nodes.grade import verdicts_model, yes_probabilities
+    from providers.llm.structured import instruction, response_format
+
+    excerpts = [{"name": c["name"], "page": c["page"], "text": c["text"]} for c in row["citations"]]
+    model = verdicts_model(len(excerpts))
+    messages = [{"role": "system", "content": prompts.EXCERPTS_SYSTEM},
+                {"role": "user", "content": prompts.excerpt_block(excerpts, row["question"]) + prompts.GRADE_TASK
+                 + "\n\n" + instruction(model)}]
+    body = {"model": "local", "messages": messages, "max_tokens": 200, "temperature": 0,
+            "response_format": response_format(model), "logprobs": True, "top_logprobs": 5}
+    request = urllib.request.Request(f"{server.base_url}/chat/completions", json.dumps(body).encode(),
+                                     {"Content-Type": "application/json", "Authorization": f"Bearer {server.api_key}"})
+    started = time.perf_counter()
+    with urllib.request.urlopen(request, timeout=600) as response:
+        out = json.load(response)
+    choice = out["choices"][0]
+    p_yes = yes_probabilities((choice.get("logprobs") or {}).get("content") or [])
+    try:
+        sampled = {int(k.rsplit("_", 1)[1]): v == "yes" for k, v in json.loads(choice["message"]["content"]).items()}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        sampled = {}
+    return {"id": row["id"], "labels": [c["page"] in row["evidence_pages"] for c in row["citations"]],
+            "p_yes": [p_yes.get(n) for n in range(1, len(excerpts) + 1)],
+            "sampled": [sampled.get(n) for n in range(1, len(excerpts) + 1)],
+            "s": round(time.perf_counter() - started, 2)}
+
+
+def tally(pairs: list[tuple[bool, bool]]) -> dict[str, Any]:
+    kept = sum(1 for label, v in pairs if label and v)
+    evidence = sum(1 for label, _ in pairs if label)
+    dropped_other = sum(1 for label, v in pairs if not label and not v)
+    other = len(pairs) - evidence
+    tpr, tnr = (kept / evidence if evidence else 0.0), (dropped_other / other if other else 0.0)
+    return {"excerpts": len(pairs), "accuracy": round(sum(label == v for label, v in pairs) / len(pairs), 3)
+            if pairs else None, "balanced": round((tpr + tnr) / 2, 3), "evidence_kept": kept,
+            "evidence_dropped": evidence - kept, "other_kept": other - dropped_other, "other_dropped": dropped_other}
+
+
+def excerpts_of(scored: list[dict[str, Any]]) -> list[tuple[str, bool, float]]:
+    """(company, is evidence, P(yes)) for every excerpt whose P(yes) could be read."""
+    return [(r["company"], label, p) for r in scored for label, p in zip(r["labels"], r["p_yes"], strict=True)
+            if p is not None]
+
+
+def auc(points: list[tuple[str, bool, float]]) -> float | None:
+    """The chance that an evidence excerpt's P(yes) is above another excerpt's (0.5: no better than a coin)."""
+    evidence = [p for _c, label, p in points if label]
+    other = [p for _c, label, p in points if not label]
+    if not evidence or not other:
+        return None
+    wins = sum((a > b) + 0.5 * (a == b) for a in evidence for b in other)
+    return round(wins / (len(evidence) * len(other)), 3)
+
+
+def best_threshold(points: list[tuple[str, bool, float]]) -> float:
+    return max(GRID, key=lambda t: (tally([(label, p >= t) for _c, label, p in points])["balanced"], -abs(t - 0.5)))
+
+
+def held_back(points: list[tuple[str, bool, float]]) -> tuple[list[tuple[bool, bool]], dict[str, float]]:
+    """Each company's excerpts judged at the threshold the other companies chose."""
+    pairs: list[tuple[bool, bool]] = []
+    chosen: dict[str, float] = {}
+    for company in sorted({c for c, _l, _p in points}):
+        threshold = best_threshold([x for x in points if x[0] != company])
+        chosen[company] = threshold
+        pairs += [(label, p >= threshold) for c, label, p in points if c == company]
+    return pairs, chosen
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", default=str(RESULTS / "graph_full.json"), help="a bench_graph.py result")
+    parser.add_argument("--stride", type=int, default=1, help="every Nth question")
+    parser.add_argument("--scores", type=Path, default=Path("/tmp/grading_scores.jsonl"))
+    parser.add_argument("--name", default="grading_threshold")
+    parser.add_argument("--note", default="")
+    parser.add_argument("--scored-only", action="store_true", help="report on the questions already scored")
+    args = parser.parse_args()
+    company = {i.id: i.company for i in dev_items()}
+    rows = json.loads(Path(args.rows).read_text())["rows"][:: args.stride]
+    done = {json.loads(line)["id"]: json.loads(line) for line in args.scores.read_text().splitlines()} \
+        if args.scores.is_file() else {}
+    server = None
+    for row in rows:
+        if row["id"] in done or not row.get("citations") or args.scored_only:
+            continue
+        server = server or eval_runtime().local_model()
+        scored = score_row(server, row)
+        done[row["id"]] = scored
+        with args.scores.open("a") as f:
+            f.write(json.dumps(scored) + "\n")
+        print(row["id"], scored["labels"], scored["p_yes"], f"{scored['s']}s", file=sys.stderr)
+    scored_rows = [{**done[r["id"]], "company": company.get(r["id"], "?")} for r in rows if r["id"] in done]
+    points = excerpts_of(scored_rows)
+    pairs, chosen = held_back(points)
+    sampled = [(label, v) for r in scored_rows for label, v, p in zip(r["labels"], r["sampled"], r["p_yes"],
+                                                                      strict=True) if v is not None and p is not None]
+    whole = best_threshold(points)
+    summary = {"questions": len(scored_rows), "companies": len(chosen), "held_back": tally(pairs),
+               "sampled_word": tally(sampled), "threshold_half": tally([(label, p >= 0.5) for _c, label, p in points]),
+               "threshold_chosen_per_fold": chosen, "threshold_whole_set": whole,
+               "whole_set_in_sample": tally([(label, p >= whole) for _c, label, p in points]),
+               "auc": auc(points),
+               "p50_s": sorted(r["s"] for r in scored_rows)[len(scored_rows) // 2] if scored_rows else None}
+    md = ["# The grader's P(yes) and its threshold on company-grouped folds", "",
+          f"{summary['questions']} development questions ({summary['companies']} companies; one row in "
+          f"{args.stride} of `{args.rows}`), the excerpts the graph showed for each. An excerpt from an evidence "
+          f"page should be kept, any other dropped. {args.note}", "",
+          "| verdict | excerpts | balanced accuracy | accuracy | evidence kept | evidence dropped | other kept "
+          "| other dropped |", "|---|---|---|---|---|---|---|---|"]
+    for label, key in (("sampled word (before)", "sampled_word"), ("P(yes) ≥ 0.5", "threshold_half"),
+                       ("P(yes) ≥ the threshold the other companies chose (held back)", "held_back"),
+                       (f"P(yes) ≥ {whole} (whole set, in sample: what ships)", "whole_set_in_sample")):
+        s = summary[key]
+        md.append(f"| {label} | {s['excerpts']} | {s['balanced']} | {s['accuracy']} | {s['evidence_kept']} | "
+                  f"{s['evidence_dropped']} | {s['other_kept']} | {s['other_dropped']} |")
+    md += ["", f"P(yes) ranks an evidence excerpt above another with probability {summary['auc']} (AUC; 0.5 is a "
+           "coin). Thresholds chosen with each company held back: "
+           + ", ".join(f"{c} {t}" for c, t in chosen.items()) + f". Grading call p50 {summary['p50_s']} s."]
+    write_result(args.name, {"rows": args.rows, "stride": args.stride, "summary": summary, "scores": scored_rows},
+                 "\n".join(md))
+    print("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()
