@@ -14,8 +14,8 @@ of the grid with the best balanced accuracy (the mean of evidence kept and other
 an excerpt list holds one evidence page in three, so plain accuracy would reward saying no);
 then applied to the held-back company. Reported: the held-back figures pooled, the sampled word
 (the model's argmax, which is P(yes) >= 0.5 under the grammar) on the same excerpts, and the
-threshold the whole set chooses (what the product ships, `GRADE_THRESHOLD`). Scores are kept in
---scores so a stopped run resumes.
+threshold the whole set chooses. `GRADE_THRESHOLD` moves from 0.5 only when the held-back
+figures beat the sampled word's. Scores are kept in --scores so a stopped run resumes.
 """
 
 from __future__ import annotations
@@ -150,10 +150,13 @@ def main() -> None:
           "| other dropped |", "|---|---|---|---|---|---|---|---|"]
     for label, key in (("sampled word (before)", "sampled_word"), ("P(yes) ≥ 0.5", "threshold_half"),
                        ("P(yes) ≥ the threshold the other companies chose (held back)", "held_back"),
-                       (f"P(yes) ≥ {whole} (whole set, in sample: what ships)", "whole_set_in_sample")):
+                       (f"P(yes) ≥ {whole} (chosen on the whole set, in sample)", "whole_set_in_sample")):
         s = summary[key]
         md.append(f"| {label} | {s['excerpts']} | {s['balanced']} | {s['accuracy']} | {s['evidence_kept']} | "
                   f"{s['evidence_dropped']} | {s['other_kept']} | {s['other_dropped']} |")
+    better = summary["held_back"]["balanced"] > summary["sampled_word"]["balanced"] + 0.02
+    md += ["", f"Held back, a chosen threshold {'beats' if better else 'does not beat'} the sampled word: "
+           f"GRADE_THRESHOLD {'can move' if better else 'stays 0.5 (the sampled word)'}."]
     md += ["", f"P(yes) ranks an evidence excerpt above another with probability {summary['auc']} (AUC; 0.5 is a "
            "coin). Thresholds chosen with each company held back: "
            + ", ".join(f"{c} {t}" for c, t in chosen.items()) + f". Grading call p50 {summary['p50_s']} s."]
