@@ -74,8 +74,7 @@ as $$
 with scope_size as (
     select greatest(coalesce(sum(d.children), 0), 1)::double precision as n
     from documents d
-    where p_mode in ('hybrid', 'sparse')
-      and d.owner_id = p_owner_id
+    where d.owner_id = p_owner_id
       and (p_document_ids is null or d.id = any (p_document_ids))
 ),
 terms as (
@@ -98,14 +97,33 @@ dense as (
     select d.id, row_number() over (order by d.distance)::integer as rnk,
            1 - d.distance as raw
     from (
-        select c.id, c.embedding <=> p_query_embedding as distance
-        from child_chunks c
-        where p_mode in ('hybrid', 'dense')
-          and p_query_embedding is not null
-          and c.owner_id = p_owner_id
-          and (p_document_ids is null or c.document_id = any (p_document_ids))
-        order by c.embedding <=> p_query_embedding
-        limit p_candidates
+        -- A scope of a few documents' chunks (a filing): every chunk measured, an exact scan of the
+        -- (owner, document) index; the planner would otherwise walk the whole table's HNSW graph for it
+        -- as the table grows (evals/results/search_scale_1m.md). The OFFSET 0 keeps the index order
+        -- out of it.
+        (select x.id, x.distance
+         from (select c.id, c.embedding <=> p_query_embedding as distance
+               from child_chunks c
+               where p_mode in ('hybrid', 'dense')
+                 and p_query_embedding is not null
+                 and p_document_ids is not null
+                 and (select n from scope_size) <= 2000
+                 and c.owner_id = p_owner_id
+                 and c.document_id = any (p_document_ids)
+               offset 0) x
+         order by x.distance
+         limit p_candidates)
+        union all
+        -- A larger scope: the HNSW graph, filtered by owner and documents.
+        (select c.id, c.embedding <=> p_query_embedding as distance
+         from child_chunks c
+         where p_mode in ('hybrid', 'dense')
+           and p_query_embedding is not null
+           and not (p_document_ids is not null and (select n from scope_size) <= 2000)
+           and c.owner_id = p_owner_id
+           and (p_document_ids is null or c.document_id = any (p_document_ids))
+         order by c.embedding <=> p_query_embedding
+         limit p_candidates)
     ) d
 ),
 sparse as (
@@ -113,12 +131,12 @@ sparse as (
     -- unnested, summing IDF x weight per chunk.
     select s.id, row_number() over (order by s.rank desc, s.id)::integer as rnk, s.rank as raw
     from (
-        select p.child_id as id, sum(t.idf * p.weight) as rank
-        from terms t
-        join term_stats ts on ts.owner_id = p_owner_id and ts.lexeme = t.lexeme
-        cross join lateral unnest(ts.child_ids, ts.weights) as p(child_id, weight)
-        where p_mode in ('hybrid', 'sparse')
-          and (p_document_ids is null or ts.document_id = any (p_document_ids))
+        select p.child_id as id, sum(p.idf * p.weight) as rank
+        from (select t.idf, unnest(ts.child_ids) as child_id, unnest(ts.weights) as weight  -- in step
+              from terms t
+              join term_stats ts on ts.owner_id = p_owner_id and ts.lexeme = t.lexeme
+              where p_mode in ('hybrid', 'sparse')
+                and (p_document_ids is null or ts.document_id = any (p_document_ids))) p
         group by p.child_id
         order by rank desc
         limit p_candidates
