@@ -113,10 +113,10 @@ returns table (
 language sql stable
 as $$
 with scope_size as (
-    -- exact: the dense side measures every chunk of a scope of a few documents' chunks (a filing).
+    -- exact: the dense side measures every chunk of one filing, or of a few documents' chunks.
     -- 2000 chunks: about where the planner of a development-sized table turned from that scan to
     -- the graph by itself, so results there stay as they were (evals/results/search_scale_1m.md).
-    select s.n, p_document_ids is not null and s.n <= 2000 as exact
+    select s.n, p_document_ids is not null and (cardinality(p_document_ids) = 1 or s.n <= 2000) as exact
     from (select greatest(coalesce(sum(d.children), 0), 1)::double precision as n
           from documents d
           where d.owner_id = p_owner_id
