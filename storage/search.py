@@ -101,7 +101,8 @@ def search(
     with conn.transaction():
         # Per transaction, not per connection, so a transaction pooler keeps them: a filtered HNSW
         # scan keeps walking the graph until enough rows pass the filter (pgvector 0.8).
-        conn.execute(SEARCH_SETTINGS)
+        one_filing = docs is not None and len(docs) == 1
+        conn.execute(ONE_FILING_SETTINGS if one_filing else SEARCH_SETTINGS)
         if scope is None:
             hits = [Hit(*row) for row in _run(conn, owner_id, query_text, query_embedding, params, docs)]
         else:
@@ -120,8 +121,15 @@ def search(
             if h.child_id in extra else h for h in hits]
 
 
-SEARCH_SETTINGS = ("select set_config('hnsw.iterative_scan', 'relaxed_order', true),"
-                   " set_config('hnsw.ef_search', '100', true)")
+_HNSW_SETTINGS = "set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', '100', true)"
+# A plan made for the call's own arguments: which dense path a larger scope takes (the graph, or a
+# scan of its chunks) is the planner's choice on them, and a prepared statement's generic plan,
+# which PostgreSQL may otherwise switch to after five calls, could choose the other one.
+SEARCH_SETTINGS = f"select {_HNSW_SETTINGS}, set_config('plan_cache_mode', 'force_custom_plan', true)"
+# One filing: its dense side is an exact scan whatever the plan (hybrid_search.sql), so the
+# connection's one generic plan serves every such call instead of a fresh plan per call (planning
+# was about as much of the database's work as the search itself: evals/results/search_scale_1m.md).
+ONE_FILING_SETTINGS = f"select {_HNSW_SETTINGS}, set_config('plan_cache_mode', 'force_generic_plan', true)"
 
 
 def _scoped(conn: psycopg.Connection, owner_id: int, query_text: str, query_embedding: np.ndarray | None,

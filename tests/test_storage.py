@@ -285,11 +285,62 @@ def test_dense_search_uses_the_hnsw_index(db, make_user) -> None:  # noqa: ANN00
             "explain select * from hybrid_search(%s, %s, 'row', 5, null, 'hybrid')", (owner, query)).fetchall())
         print(plan)
         assert "child_chunks_embedding_idx" in plan
-        # filtered by a document and still k rows back (iterative index scan)
+        # filtered by documents and still k rows back (iterative index scan; one filing alone, or a
+        # scope of few chunks, is an exact scan instead)
+        conn.execute("update documents set children = 12000 where id = %s", (doc,))
+        other = conn.execute(
+            "insert into documents (owner_id, name, content_hash, size_bytes, status) values (%s, 'empty', %s, 1,"
+            " 'ready') returning id", (owner, uuid.uuid4().hex)).fetchone()[0]
         hits = search(conn, owner_id=owner, query_text="zzz", query_embedding=query,
                       params=SearchParams(k=40, mode="dense", candidates=40, per_parent=False),
-                      document_ids=[doc])
+                      document_ids=[doc, other])
         assert len(hits) == 40
+
+
+
+def _bulk_document(conn, owner: int, rng, n: int) -> tuple[uuid.UUID, list[int], np.ndarray]:  # noqa: ANN001
+    """A ready document of `n` random unit vectors (its `children` count set, as ingestion does)."""
+    doc = conn.execute(
+        "insert into documents (owner_id, name, content_hash, size_bytes, status, children) values"
+        " (%s, 'bulk', %s, 1, 'ready', %s) returning id", (owner, uuid.uuid4().hex, n)).fetchone()[0]
+    parent = conn.execute(
+        "insert into parent_chunks (document_id, owner_id, ord, page_start, page_end, text)"
+        " values (%s, %s, 0, 1, 1, 'p') returning id", (doc, owner)).fetchone()[0]
+    vecs = rng.normal(size=(n, 384)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    with conn.cursor() as cur, cur.copy(
+        "copy child_chunks (parent_id, document_id, owner_id, ord, page, text, embedding) from stdin"
+        " with (format binary)") as copy:
+        copy.set_types(["int8", "uuid", "int8", "int4", "int4", "text", "vector"])
+        for i, vec in enumerate(vecs):
+            copy.write_row((parent, doc, owner, i, 1, f"row {i}", vec))
+    ids = [r[0] for r in conn.execute("select id from child_chunks where document_id = %s order by ord",
+                                      (doc,)).fetchall()]
+    return doc, ids, vecs
+
+
+def test_a_filings_dense_search_measures_every_chunk(db, make_user) -> None:  # noqa: ANN001
+    """Within a filing, small or large, the dense side is exact even where the planner would walk
+    the HNSW graph (enable_sort off stands in for that choice, which other stats can make:
+    evals/results/search_scale_1m.md): the nearest chunks by cosine distance, none missed by the
+    graph, the same on every call of a connection (the later ones on its cached generic plan)."""
+    _, owner = make_user()
+    rng = np.random.default_rng(1)
+    with db.connection() as conn, conn.transaction():
+        large = _bulk_document(conn, owner, rng, 6_000)
+        small = _bulk_document(conn, owner, rng, 400)
+        conn.execute("analyze child_chunks")
+    query = rng.normal(size=384).astype(np.float32)
+    query /= np.linalg.norm(query)
+    for doc, ids, vecs in (small, large):
+        exact = [ids[i] for i in np.argsort(-(vecs @ query), kind="stable")[:60]]
+        with db.connection() as conn, conn.transaction():
+            conn.execute("set local enable_sort = off")
+            for _ in range(7):  # psycopg prepares the statement after five
+                hits = search(conn, owner_id=owner, query_text="zzz", query_embedding=query,
+                              params=SearchParams(k=60, mode="dense", candidates=60, per_parent=False),
+                              document_ids=[doc])
+                assert [h.child_id for h in hits] == exact
 
 
 def crashed_claim(conn, job_id, max_attempts: int = 3):  # noqa: ANN001, ANN201

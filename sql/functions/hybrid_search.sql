@@ -2,8 +2,9 @@
 -- leg, fused by weighted Reciprocal Rank Fusion or by normalised scores. Its one body: change it
 -- here (a repeatable file, re-applied when it changes; sql/__init__.py), never in sql/NNN_*.sql.
 --
--- Each leg orders by its own score with LIMIT inside a subquery, so the dense leg is an HNSW index
--- scan (a row_number() over the whole table would never use the index). Every leg is filtered by
+-- Each leg orders by its own score with LIMIT inside a subquery, so the dense leg of a large scope is
+-- an HNSW index scan (a row_number() over the whole table would never use the index); a small
+-- scope's (a filing's) is an exact scan of its chunks. Every leg is filtered by
 -- owner (and optional documents) here, in SQL; with `hnsw.iterative_scan` on (set per transaction,
 -- storage/search.py) a filtered dense scan still returns enough rows. A plain SQL function with one
 -- statement is inlined by the planner, so EXPLAIN of a call shows the real plan.
@@ -72,11 +73,14 @@ returns table (
 language sql stable
 as $$
 with scope_size as (
-    select greatest(coalesce(sum(d.children), 0), 1)::double precision as n
-    from documents d
-    where p_mode in ('hybrid', 'sparse')
-      and d.owner_id = p_owner_id
-      and (p_document_ids is null or d.id = any (p_document_ids))
+    -- exact: the dense side measures every chunk of one filing, or of a few documents' chunks.
+    -- 2000 chunks: about where the planner of a development-sized table turned from that scan to
+    -- the graph by itself, so results there stay as they were (evals/results/search_scale_1m.md).
+    select s.n, p_document_ids is not null and (cardinality(p_document_ids) = 1 or s.n <= 2000) as exact
+    from (select greatest(coalesce(sum(d.children), 0), 1)::double precision as n
+          from documents d
+          where d.owner_id = p_owner_id
+            and (p_document_ids is null or d.id = any (p_document_ids))) s
 ),
 terms as (
     select l.lexeme,
@@ -98,27 +102,47 @@ dense as (
     select d.id, row_number() over (order by d.distance)::integer as rnk,
            1 - d.distance as raw
     from (
-        select c.id, c.embedding <=> p_query_embedding as distance
-        from child_chunks c
-        where p_mode in ('hybrid', 'dense')
-          and p_query_embedding is not null
-          and c.owner_id = p_owner_id
-          and (p_document_ids is null or c.document_id = any (p_document_ids))
-        order by c.embedding <=> p_query_embedding
-        limit p_candidates
+        -- A small scope (scope_size.exact): every chunk measured, read through the (owner, document)
+        -- index, so its results never depend on the planner's choice, which with other stats (a
+        -- larger table) can be a filtered walk of the whole table's HNSW graph that misses some
+        -- (tests/test_storage.py; evals/results/search_scale_1m.md). The OFFSET 0 keeps the HNSW
+        -- index's order out of it.
+        (select x.id, x.distance
+         from (select c.id, c.embedding <=> p_query_embedding as distance
+               from child_chunks c
+               where p_mode in ('hybrid', 'dense')
+                 and p_query_embedding is not null
+                 and (select exact from scope_size)
+                 and c.owner_id = p_owner_id
+                 and c.document_id = any (p_document_ids)
+               offset 0) x
+         order by x.distance
+         limit p_candidates)
+        union all
+        -- A larger scope: the HNSW graph, filtered by owner and documents.
+        (select c.id, c.embedding <=> p_query_embedding as distance
+         from child_chunks c
+         where p_mode in ('hybrid', 'dense')
+           and p_query_embedding is not null
+           and not (select exact from scope_size)
+           and c.owner_id = p_owner_id
+           and (p_document_ids is null or c.document_id = any (p_document_ids))
+         order by c.embedding <=> p_query_embedding
+         limit p_candidates)
     ) d
 ),
 sparse as (
     -- From the postings (term_stats.child_ids / weights): one row per (filing, term) in scope,
-    -- unnested, summing IDF x weight per chunk.
+    -- unnested in step in the select list (cheaper per posting than a lateral function scan; the
+    -- same rows in the same order, so the same sums), summing IDF x weight per chunk.
     select s.id, row_number() over (order by s.rank desc, s.id)::integer as rnk, s.rank as raw
     from (
-        select p.child_id as id, sum(t.idf * p.weight) as rank
-        from terms t
-        join term_stats ts on ts.owner_id = p_owner_id and ts.lexeme = t.lexeme
-        cross join lateral unnest(ts.child_ids, ts.weights) as p(child_id, weight)
-        where p_mode in ('hybrid', 'sparse')
-          and (p_document_ids is null or ts.document_id = any (p_document_ids))
+        select p.child_id as id, sum(p.idf * p.weight) as rank
+        from (select t.idf, unnest(ts.child_ids) as child_id, unnest(ts.weights) as weight  -- in step
+              from terms t
+              join term_stats ts on ts.owner_id = p_owner_id and ts.lexeme = t.lexeme
+              where p_mode in ('hybrid', 'sparse')
+                and (p_document_ids is null or ts.document_id = any (p_document_ids))) p
         group by p.child_id
         order by rank desc
         limit p_candidates
