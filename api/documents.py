@@ -4,6 +4,7 @@ one page-like unit's text, job status and job progress as Server-Sent Events."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import json
 import logging
@@ -203,7 +204,9 @@ async def upload_work(request: Request, fn: Callable[..., T], *args: object) -> 
     uploads copying, checking and storing their 50 MB held all its threads on 2 cores, so every
     other request waited seconds for its sign-in (evals/results/burst.md)."""
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(request.app.state.upload_work, functools.partial(fn, *args))
+    # with the request's context (its trace, as asyncio.to_thread would): the job it publishes is one trace
+    return await loop.run_in_executor(request.app.state.upload_work,
+                                      functools.partial(contextvars.copy_context().run, fn, *args))
 
 
 async def check_upload(request: Request, settings: Settings, name: str, data: bytes) -> None:
