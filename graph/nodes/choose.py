@@ -55,6 +55,12 @@ def after_choose(state: State) -> Literal["verify", "generate"]:
     return "verify" if state.get("answer") else "generate"
 
 
+def refusal(state: State, choice: dict[str, Any], calls: list[Any], provider: str | None) -> dict[str, Any]:
+    """The honest "the documents don't say", citing nothing."""
+    return {"answer": prompts.CANNOT_ANSWER, "citations": [], "cited": [], "provider": provider, "llm_calls": calls,
+            "figure_choice": choice, "chat_history": _turns(state, prompts.CANNOT_ANSWER)}
+
+
 @node("choose")
 def choose(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     question = state.get("standalone_question") or state["question"]
@@ -64,17 +70,15 @@ def choose(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> d
         return {"figure_choice": None}
     if compose.wants_a_calculation(question) and not calculation:
         return {"figure_choice": None}  # asked to compute what code could not: generate says what is missing
-    cfg = context_of(runtime, config)
-    excerpts, _ = shown_excerpts(state)
     items = of_asked_years(items, question) if not calculation else items
+    calls = list(state.get("llm_calls") or [])
     if not items:
         log.info("no fact of the year asked: refused")
-        return {"answer": prompts.CANNOT_ANSWER, "citations": [], "cited": [], "provider": None,
-                "figure_choice": {"by": "period", "fact": None},
-                "chat_history": _turns(state, prompts.CANNOT_ANSWER)}
+        return refusal(state, {"by": "period", "fact": None}, calls, None)
+    cfg = context_of(runtime, config)
+    excerpts, _ = shown_excerpts(state)
     facts = stored_facts(items, excerpt_numbers(state))
     asked = asked_unit(question)
-    calls = list(state.get("llm_calls") or [])
     provider = None
     if calculation:
         answer = compose.calculation_answer(question, calculation, set(state.get("company_words") or []))
@@ -93,8 +97,7 @@ def choose(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> d
         answer = compose.fact_sentence(chosen, asked) if chosen else prompts.CANNOT_ANSWER
         log.info("figure chosen: %s of %d facts", tag, len(facts))
     if answer == prompts.CANNOT_ANSWER:
-        return {"answer": answer, "citations": [], "cited": [], "provider": provider, "llm_calls": calls,
-                "figure_choice": choice, "chat_history": _turns(state, answer)}
+        return refusal(state, choice, calls, provider)
     answer, cited = clean_markers(answer, len(excerpts))
     return {"answer": answer, "citations": citations_of(excerpts), "cited": cited, "provider": provider,
             "llm_calls": calls, "figure_choice": choice, "chat_history": _turns(state, answer)}

@@ -2,10 +2,11 @@
 
 Structured output with one field per excerpt (`excerpt_1` ... `excerpt_n`, each "yes" or
 "no"): the chain puts the schema in the prompt and parses leniently, and the local model and
-vLLM enforce it with a grammar, so the reply has exactly n verdicts. Where the server gives token
-probabilities (the local model, vLLM) a verdict is P(yes) against `grade_threshold`, a threshold
-chosen on company-grouped folds (evals/results/grading_threshold.md), not the sampled word (free text let the 1.5B
-model copy an example list until it hit the token limit). No reasons: on the local model a
+vLLM enforce it with a grammar, so the reply has exactly n verdicts (free text let the 1.5B
+model copy an example list until it hit the token limit). Where the server gives token
+probabilities (the local model, vLLM) a verdict is P(yes) against `grade_threshold`, which moves
+from the sampled word's 0.5 only when company-grouped folds say so
+(evals/results/grading_threshold.md). No reasons: on the local model a
 reason per excerpt multiplied the generated tokens, and the time a question waits for them, and
 the reasoned grader called every excerpt relevant, where the bare one sometimes said no
 (evals/results/grading.md has both, per variant). When the
@@ -17,6 +18,8 @@ relevant accumulate over rounds.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import math
 import re
@@ -99,13 +102,11 @@ def yes_probabilities(tokens: Sequence[dict[str, Any]]) -> dict[int, float]:
     starts each verdict, the weight of "yes" against "no" among the server's top alternatives
     (taken before the grammar, so both words are there). A verdict whose token lists neither word
     is absent (the sampled word then decides)."""
-    text, starts = "", []
-    for token in tokens:
-        starts.append(len(text))
-        text += str(token.get("token", ""))
+    pieces = [str(token.get("token", "")) for token in tokens]
+    starts = list(itertools.accumulate((len(p) for p in pieces[:-1]), initial=0)) if pieces else []
     out: dict[int, float] = {}
-    for m in _VERDICT_AT.finditer(text):
-        at = max(i for i, start in enumerate(starts) if start <= m.end()) if starts else 0
+    for m in _VERDICT_AT.finditer("".join(pieces)):
+        at = bisect.bisect_right(starts, m.end()) - 1  # the token holding the verdict's first character
         weight = {"yes": 0.0, "no": 0.0}
         for alternative in tokens[at].get("top_logprobs") or []:
             word = str(alternative.get("token", "")).strip(' "').lower()
