@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from graph.calc import DAYS_IN_YEAR, DEFAULT_DECIMALS, CalcError, Fact, Result, choose_op, compute
 from graph.facts import label_words, question_period
 from graph.figures import Asked, Kind, asked_unit, decimals_at, format_figure, format_number, round_half_up
-from graph.operands import MARGIN_PARTS, REVENUE, choose
+from graph.operands import MARGIN_PARTS, REVENUE, choose, names_a_rate
 from graph.operands import phrases as operand_phrases
 
 log = logging.getLogger("thotqen.formula")
@@ -78,6 +78,10 @@ _DEFINITION = re.compile(
 _TOKEN = re.compile(r"\s*(\(|\)|\+|×|\*|/|÷|\s-\s|−|\bplus\b|\bminus\b|\btimes\b|\bdivided\s+by\b|\bover\b)\s*", re.I)
 _OPS = {"+": "+", "plus": "+", "-": "-", "−": "-", "minus": "-", "*": "*", "×": "*", "times": "*", "/": "/",
         "÷": "/", "divided by": "/", "over": "/"}
+# A label's own parenthesised note ("Investments (Note 3)", "Cost of sales (1)"): right after a word and
+# holding no operator, it is part of the line item's name, not a group of the formula.
+_NOTE = re.compile(r"(?<=[A-Za-z.,])\s*\((?:note\s+)?[\w .,&'’-]{1,30}\)(?=\s|$|[+*/×÷)−-])", re.I)
+_PER_SHARE = re.compile(r"\bper\b[\w\s]{0,30}\bshares?\b", re.I)
 _NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
 _YEAR_WORD = r"(?:fy|fiscal(?:\s+year)?\s*)?'?((?:19|20)\d\d)"
 _BETWEEN = re.compile(rf"\b(?:between|from)\s+{_YEAR_WORD}\s+(?:and|to|-|–)\s+{_YEAR_WORD}\b", re.I)
@@ -91,6 +95,7 @@ _AS_PERCENT_OF = re.compile(r"\s+as\s+an?\s+(?:%|percent(?:age)?|share|proportio
 _METRIC_END = re.compile(r"\s+(?:for|of|at|in)\s+[A-Z].*$|\s*\(.*$|\s+(?:for|according|based)\b.*$", re.S)
 _MARGIN = re.compile(r"\s*%?\s*margin\b.*$", re.I)
 _PERCENT_WORDS = re.compile(r"%|\bpercent|\bmargin\b", re.I)
+_ASKED: frozenset[str] = frozenset({"(the metric asked)"})
 _REVENUE_WORDS = frozenset({"revenue", "sale", "net"})
 
 
@@ -100,13 +105,14 @@ def _definitions(question: str) -> list[tuple[frozenset[str], str]]:
     for m in _DEFINITION.finditer(question or ""):
         name = (m.group("name") or m.group("name2") or "").strip()
         name = name.split(",")[-1]
-        key = frozenset(label_words(re.sub(r"^.*\b(?:the|what|is)\s+", "", name, flags=re.I)))
-        if key:
-            out.append((key, m.group("body").strip(" :")))
+        # "It is defined as": the metric the question asks for, which no other formula uses by name
+        key = frozenset(label_words(re.sub(r"^.*\b(?:the|what|is)\s+", "", name, flags=re.I))) or _ASKED
+        out.append((key, m.group("body").strip(" :")))
     return out
 
 
 def _tokens(text: str) -> list[str]:
+    text = _NOTE.sub(" ", text)
     return [t.strip() for t in _TOKEN.split(text) if t and t.strip()]
 
 
@@ -176,6 +182,9 @@ def leaf(text: str, defined: dict[frozenset[str], str], depth: int = 0) -> Expr:
     phrase = " ".join(text.split())
     if not label_words(phrase):
         raise CalcError(f"{phrase!r} names no line item")
+    if names_a_rate(phrase) or _PER_SHARE.search(phrase):
+        # operands are amounts: a rate or a per-share row in a formula is not read (its unit is another)
+        raise CalcError(f"{phrase!r} is a rate or a per-share figure, not an amount")
     return Item(phrase, how, years)
 
 
@@ -430,21 +439,36 @@ def evaluate(formula: Formula, facts: Sequence[Fact], asked: Asked, *, ignore: S
 
 def calculation_for(question: str, facts: Sequence[Fact], *, ignore: Set[str] = frozenset(),
                     words: Words | None = None) -> Result | None:
-    """What code computes for `question` over `facts`: one closed-set operation whose operands the
-    question names (graph/operands.py), else the formula it defines; None when neither can be done."""
+    """What code computes for `question` over `facts`: the formula it defines, else one closed-set
+    operation whose operands it names (graph/operands.py); None when neither can be done. A defined
+    formula whose rows are not all there is no calculation: a closed-set operation over some of its
+    words would show a right-looking working of another figure."""
     asked = asked_unit(question)
+    try:
+        formula = parse(question)
+    except CalcError as exc:  # a formula this grammar cannot read: no operation over some of its words
+        log.info("no formula: %s", exc)
+        return None
+    if formula is not None:
+        try:
+            return evaluate(formula, facts, asked, ignore=ignore, words=words)
+        except CalcError as exc:
+            log.info("no formula: %s", exc)
+            if not _one_division(formula.expr):
+                return None
     op = choose_op(question)
     if op and (request := choose(question, op, facts, ignore)) is not None:
         try:
             return compute(request, facts, asked)
         except CalcError as exc:
             log.info("no calculation: %s", exc)
-    try:
-        formula = parse(question)
-        return evaluate(formula, facts, asked, ignore=ignore, words=words) if formula else None
-    except CalcError as exc:
-        log.info("no formula: %s", exc)
-        return None
+    return None
+
+
+def _one_division(node: Expr) -> bool:
+    """A / B of two line items at one year: what the closed set's ratio computes as well."""
+    return (isinstance(node, Bin) and node.op == "/" and all(
+        isinstance(side, Item) and side.how == "value" for side in (node.left, node.right)))
 
 
 def lookup_plan(question: str) -> tuple[list[str], list[int]]:
