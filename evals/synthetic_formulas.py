@@ -184,7 +184,7 @@ def measure(args: argparse.Namespace) -> int:
         md.append(f"| {s} | {v['correct']['n']} | {v['correct']['share']} | {v['wrong']['share']} |")
     md.append(f"| all | {len(rows)} | {payload['all']['correct']['share']} | {payload['all']['wrong']['share']} |")
     md += ["", f"Mean over companies (correct): {payload['mean_over_companies']}"]
-    write_result(args.name, payload, "\n".join(md) + "\n")
+    write_result(args.name, payload, "\n".join(md) + "\n", directory=args.results_dir)
     print("\n".join(md))
     return 0
 
@@ -201,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--user", default="bench")
     m.add_argument("--questions", type=Path, default=OUT)
     m.add_argument("--name", default="synthetic_formulas")
+    m.add_argument("--results-dir", type=Path, default=None, help=argparse.SUPPRESS)  # the gate writes elsewhere
     m.add_argument("--closed-set-only", action="store_true",
                    help="compute only one closed-set operation (graph/operands.py), as before formulas were read")
     args = p.parse_args(argv)
