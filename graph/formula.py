@@ -79,7 +79,8 @@ _TOKEN = re.compile(r"\s*(\(|\)|\+|×|\*|/|÷|\s-\s|−|\bplus\b|\bminus\b|\btim
 _OPS = {"+": "+", "plus": "+", "-": "-", "−": "-", "minus": "-", "*": "*", "×": "*", "times": "*", "/": "/",
         "÷": "/", "divided by": "/", "over": "/"}
 # A label's own parenthesised note ("Investments (Note 3)", "Cost of sales (1)"): right after a word and
-# holding no operator, it is part of the line item's name, not a group of the formula.
+# holding no operator, it belongs to the line item's name, not to the formula's grouping; it is dropped
+# from the phrase (a note's number names no row).
 _NOTE = re.compile(r"(?<=[A-Za-z.,])\s*\((?:note\s+)?[\w .,&'’-]{1,30}\)(?=\s|$|[+*/×÷)−-])", re.I)
 _PER_SHARE = re.compile(r"\bper\b[\w\s]{0,30}\bshares?\b", re.I)
 _NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
