@@ -296,7 +296,7 @@ def _same_word(a: str, b: str) -> bool:
 
 class _Matcher:
     """Each leaf's fact: the row whose label fits the phrase (or its glossary words) best, of the year asked;
-    at one year, two different phrases never take the same row."""
+    at one year, two different phrases never take the same row, nor two rows of the same value."""
 
     def __init__(self, facts: Sequence[Fact], ignore: Set[str], words: Words | None) -> None:
         self.facts = [f for f in facts if f.figure.kind in ("money", "count")]
@@ -319,7 +319,11 @@ class _Matcher:
 
     def find(self, phrase: str, year: int, label: str | None = None) -> Fact:
         own = label_words(REVENUE if label_words(phrase) <= _REVENUE_WORDS else phrase) - self.ignore
-        free = [f for f in self.facts if _year(f) == year and self.taken.get((f.n, year), phrase) == phrase]
+        # a row another phrase took, or one of the same value (one line item printed in two tables), is not free
+        others = {(f.figure.value, y) for f in self.facts for (n, y), p in self.taken.items()
+                  if n == f.n and p != phrase}
+        free = [f for f in self.facts if _year(f) == year and self.taken.get((f.n, year), phrase) == phrase
+                and (f.figure.value, year) not in others]
         scored = [(self._fit(f, own, True) + (1.0 if f.label == label else 0.0), f) for f in free]
         scored = [(s, f) for s, f in scored if s > 0]
         if not scored and self.words and (extra := label_words(self.words(phrase)) - self.ignore):

@@ -111,3 +111,12 @@ def test_a_question_without_a_formula_has_none() -> None:
                         "current assets divided by total current liabilities.")
     assert plain_ratio is not None and plain_ratio.expr == Bin("/", Item("total current assets"),
                                                                Item("total current liabilities"))
+
+
+def test_two_line_items_are_not_read_from_one_figure_printed_twice() -> None:
+    # a revenue row printed in two tables, and no net income row: "net income / revenue" is no calculation
+    rows = {"Net sales to customers › Total revenue": {2021: "30,000", 2022: "31,000", 2023: "33,000"},
+            "Revenue › Net income and revenue": {2021: "30,000", 2022: "31,000", 2023: "33,000"}}
+    question = ("What is the FY2021 - FY2023 3 year average net profit margin (as a %) for Fabrikam? Answer in "
+                "units of percents and round to one decimal place.")
+    assert calculation_for(question, facts(rows)) is None
