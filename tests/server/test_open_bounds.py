@@ -224,3 +224,26 @@ def test_uploads_being_received_are_capped_per_user(held) -> None:  # noqa: ANN0
     time.sleep(0.5)  # the left uploads give their places back
     with held.client() as c:
         assert upload(c, user["headers"], "e.txt", b"after the stalled ones", "text/plain").status_code == 202
+
+
+def test_rag_invoke_and_batch_answer_on_threads_of_their_own(held, asker, monkeypatch) -> None:  # noqa: ANN001
+    """Issue 26: /rag's invoke and batch awaited the graph's async API, whose sync nodes ran on
+    asyncio's default pool, the pool every other user's light work shares;
+    now they run where a chat's, /v1's and MCP's answers do: a thread per answer at BACKGROUND_NICE."""
+    embedder = held.app.state.runtime.embedder
+    real = embedder.embed_query
+    ran_on: list[str] = []
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+        ran_on.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(embedder, "embed_query", recorded)
+    with held.client() as c:
+        h = asker["headers"]
+        assert c.post("/rag/invoke", headers=h, json={"input": {"question": QUESTION}}).status_code == 200
+        res = c.post("/rag/batch", headers=h, json={"inputs": [{"question": QUESTION}, {"question": "Revenue?"}]})
+        assert res.status_code == 200, res.text
+    assert len(ran_on) >= 3, ran_on
+    # was: every one on the loop's default pool ("uvloop_N" under uvicorn, "asyncio_N" without uvloop)
+    assert not any(name.startswith(("uvloop_", "asyncio_")) for name in ran_on), ran_on
