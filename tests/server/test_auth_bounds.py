@@ -153,3 +153,42 @@ def test_questions_arriving_together_load_the_guardian_and_build_a_link_once(mon
     for t in threads:
         t.join(30)
     assert calls == {"guardian": 1, "link": 1}
+
+
+def test_a_light_request_needs_no_thread_while_the_request_pool_is_full(live: LiveServer, monkeypatch) -> None:  # noqa: ANN001
+    """Issue 26: FastAPI runs a plain `def` endpoint or dependency on its thread pool (40 threads,
+    shared by every request): `GET /api/auth/me` took three hops through it (the settings and
+    database dependencies, the endpoint), so with the pool held by other requests it waited for
+    them all. Now the dependencies that only read the app's state, and /me itself, are async."""
+    from storage import documents
+
+    release = threading.Event()
+    real = documents.list_documents
+
+    def held(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+        release.wait(20)  # a slow database read, holding one of the pool's threads
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(documents, "list_documents", held)
+    with live.client() as c:
+        user = signup(c, "pooled")
+        assert c.get("/api/auth/me", headers=user["headers"]).status_code == 200  # its token version kept
+
+    def hold() -> None:
+        with live.client() as held_client:
+            held_client.get("/api/documents", headers=user["headers"], timeout=60)
+
+    holders = [threading.Thread(target=hold) for _ in range(48)]  # more than the pool's 40
+    for t in holders:
+        t.start()
+    try:
+        time.sleep(1.5)  # every thread of the pool is now waiting in `held`
+        with live.client() as c:
+            started = time.monotonic()
+            res = c.get("/api/auth/me", headers=user["headers"], timeout=30)
+            took = time.monotonic() - started
+        assert res.status_code == 200 and took < 2.0, (res.status_code, took)  # was: until the pool freed up
+    finally:
+        release.set()
+        for t in holders:
+            t.join(60)
