@@ -12,7 +12,11 @@ theirs (evals/results/burst.md). Here:
   every request of that user waits on the one read in flight, so a user holds at most one place in
   the pool's queue however many requests they send;
 - the version read is kept TOKEN_VERSION_TTL_S (api/security.py's KeptVersions), so most requests
-  need no thread at all.
+  need no thread at all;
+- a token whose signature was checked is kept (at most TOKEN_VERSION_ENTRIES of them, the least
+  recently used go first), so a client sending the same token again costs a dictionary lookup and
+  an expiry comparison: decoding and checking it again (PyJWT, twice a request) was an eighth of the
+  event loop's time under the burst (evals/results/burst_profile.md).
 
 Supabase tokens go to a thread as before (their key set may need fetching).
 """
@@ -21,8 +25,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import OrderedDict
+from typing import Any
 
-from api.security import Tokens, User
+from api.security import AuthError, Tokens, User
 from storage import accounts
 from storage.db import Database
 
@@ -35,13 +41,33 @@ class Verifier:
         self.db = db
         self._reading: dict[int, asyncio.Future[int | None]] = {}
         self.reads = 0  # version reads started (a thread each)
+        self._checked: OrderedDict[str, dict[str, Any]] = OrderedDict()  # token -> its verified claims
+        self.entries = tokens.versions.entries
 
     async def user(self, token: str) -> User:
         """The token's user, or api.security.AuthError."""
-        claims = self.tokens.own_claims(token)
+        claims = self.claims(token)
         if claims is None:
             return await asyncio.to_thread(self.tokens.supabase_user, token, self.db)
         return self.tokens.check_version(claims, await self.version(int(claims["sub"])))
+
+    def claims(self, token: str) -> dict[str, Any] | None:
+        """Tokens.own_claims, kept per token (only on the event loop: no lock). A kept token's expiry is
+        compared again on every use; what was kept was signed by this server's secret, which does not
+        change while it runs."""
+        kept = self._checked.get(token)
+        if kept is not None:
+            if kept["exp"] <= time.time():
+                del self._checked[token]
+                raise AuthError("the token has expired")
+            self._checked.move_to_end(token)
+            return kept
+        claims = self.tokens.own_claims(token)
+        if claims is not None and self.entries > 0:
+            self._checked[token] = claims
+            while len(self._checked) > self.entries:
+                self._checked.popitem(last=False)
+        return claims
 
     async def version(self, user_id: int) -> int | None:
         fresh, version = self.tokens.versions.get(user_id)

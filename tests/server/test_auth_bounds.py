@@ -192,3 +192,23 @@ def test_a_light_request_needs_no_thread_while_the_request_pool_is_full(live: Li
         release.set()
         for t in holders:
             t.join(60)
+
+
+def test_a_token_sent_again_is_not_decoded_again(live: LiveServer, monkeypatch) -> None:  # noqa: ANN001
+    """Issue 26: every request decoded its token twice (its issuer, then its signature and claims):
+    an eighth of the event loop's time under the burst. A token checked once is kept (bounded)."""
+    from api import security
+
+    decodes: list[int] = []
+    real = security.jwt.decode
+
+    def counted(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+        decodes.append(1)
+        return real(*args, **kwargs)
+
+    with live.client() as c:
+        user = signup(c, "decoded")
+        monkeypatch.setattr(security.jwt, "decode", counted)
+        for _ in range(20):
+            assert c.get("/api/auth/me", headers=user["headers"]).status_code == 200
+    assert len(decodes) <= 2, len(decodes)  # was: 40
