@@ -164,6 +164,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         maintenance.stop()
         model_lock.close()
         app.state.renders.close()
+        app.state.verifier.close()
         app.state.upload_work.shutdown(wait=False, cancel_futures=True)
         instance.close()
 

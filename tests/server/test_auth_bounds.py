@@ -49,6 +49,15 @@ def verifying_threads(monkeypatch) -> list[str]:  # noqa: ANN001
         return await real(fn, *args, **kwargs)
 
     monkeypatch.setattr(asyncio, "to_thread", counted)
+    from api.verify import Verifier
+
+    real_read = Verifier._current
+
+    def read(self: Verifier, user_id: int) -> int | None:  # the version read, on the verifier's own threads
+        sent.append("_current")
+        return real_read(self, user_id)
+
+    monkeypatch.setattr(Verifier, "_current", read)
     return sent
 
 
@@ -212,3 +221,28 @@ def test_a_token_sent_again_is_not_decoded_again(live: LiveServer, monkeypatch) 
         for _ in range(20):
             assert c.get("/api/auth/me", headers=user["headers"]).status_code == 200
     assert len(decodes) <= 2, len(decodes)  # was: 40
+
+
+def test_a_token_version_read_never_queues_behind_the_default_pool(live: LiveServer) -> None:  # noqa: ANN001
+    """Issue 26: the read of a user's token version (once per user per TOKEN_VERSION_TTL_S) ran on
+    asyncio's default pool, behind whatever else queued there (progress streams' polls, /rag's
+    admissions); under the burst it was the tail of `GET /api/auth/me`. It has threads of its own."""
+    loop = live.server.servers[0].get_loop()
+    release = threading.Event()
+
+    async def hold() -> None:
+        await asyncio.get_running_loop().run_in_executor(None, release.wait, 20)
+
+    held = [asyncio.run_coroutine_threadsafe(hold(), loop) for _ in range(40)]  # past the pool's threads
+    try:
+        time.sleep(0.5)
+        with live.client() as c:
+            user = signup(c, "queued")  # no version of theirs is kept yet: this request reads it
+            started = time.monotonic()
+            res = c.get("/api/auth/me", headers=user["headers"], timeout=30)
+            took = time.monotonic() - started
+        assert res.status_code == 200 and took < 2.0, (res.status_code, took)  # was: until the pool freed up
+    finally:
+        release.set()
+        for future in held:
+            future.result(30)
