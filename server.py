@@ -106,7 +106,8 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
     app.add_middleware(edge.BodyLimits, body_max_bytes=rt.settings.request_max_kb * 1024,
                        upload_max_bytes=int(rt.settings.upload_max_mb * 1024 * 1024),
                        json_max_depth=rt.settings.json_max_depth, read_timeout_s=rt.settings.body_read_timeout_s,
-                       json_max_containers=rt.settings.json_max_containers)
+                       json_max_containers=rt.settings.json_max_containers,
+                       form_max_bytes=rt.settings.form_max_kb * 1024)
     app.add_middleware(prometheus.RequestMetrics)  # outermost: refused requests are counted too
     telemetry.instrument_app(app)  # a span per request when OTEL_EXPORTER_OTLP_ENDPOINT is set
     return app
@@ -163,6 +164,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         maintenance.stop()
         model_lock.close()
         app.state.renders.close()
+        app.state.verifier.close()
         app.state.upload_work.shutdown(wait=False, cancel_futures=True)
         instance.close()
 

@@ -345,15 +345,22 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     login_ip_window_s: int = 900
     # Questions per user per rolling hour, chats and /rag together (429 with Retry-After beyond it).
     questions_per_hour: int = 120
+    # Questions per user per rolling minute, every surface together (a /rag batch counts each input):
+    # the hour's limit alone let one account spend its 120 in a minute of back-to-back answers, the
+    # server's CPU all the while (evals/results/burst.md). Past it 429 with Retry-After.
+    questions_per_minute: int = Field(default=10, ge=1)
     question_max_chars: int = 4000
     # Answers one user may have in progress at once, every surface together (a chat's stream, /rag,
     # /v1, MCP's ask; a /rag batch holds as many as it runs at once): past it 429 with Retry-After.
     answers_per_user: int = Field(default=4, ge=1)
     # Upload size cap, enforced while the body streams in (413 as soon as it is passed).
     upload_max_mb: float = 50.0
-    # Every other request body (JSON): read in full up to this before any route or authentication
-    # sees it (api/edge.py); larger answers 413, by Content-Length or as it streams.
+    # Every other request body (JSON): read in full before any route or authentication sees it
+    # (api/edge.py), up to REQUEST_MAX_KB on the routes that carry a conversation (/rag, /v1) and
+    # FORM_MAX_KB on every other (a chat question with its scope, a login: tens of KB at most);
+    # larger answers 413, by Content-Length or as it streams.
     request_max_kb: int = Field(default=1024, ge=1)
+    form_max_kb: int = Field(default=64, ge=1)
     # JSON bodies nesting arrays/objects deeper than this answer 400 before they are parsed.
     json_max_depth: int = Field(default=32, ge=2)
     # JSON bodies holding more arrays and objects than this answer 400 before they are parsed (the

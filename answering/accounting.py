@@ -39,10 +39,11 @@ INTERRUPTED = "the server restarted before this answer finished: ask again"
 
 
 class QuestionLimit(Exception):
-    """The owner's hourly question limit is reached."""
+    """The owner's hourly question limit (or, `per_minute`, QUESTIONS_PER_MINUTE) is reached."""
 
-    def __init__(self, limit: int, retry_after_s: float) -> None:
-        super().__init__(f"hourly question limit reached ({limit} per hour)")
+    def __init__(self, limit: int, retry_after_s: float, *, per_minute: bool = False) -> None:
+        super().__init__(f"question rate limit reached ({limit} per minute)" if per_minute
+                         else f"hourly question limit reached ({limit} per hour)")
         self.limit = limit
         self.retry_after_s = retry_after_s
 
@@ -57,6 +58,7 @@ class AnswersAtOnce(QuestionLimit):
         self.retry_after_s = RETRY_AFTER_S
 
 
+MINUTE, HOUR = 60.0, 3600.0  # the windows of QUESTIONS_PER_MINUTE and QUESTIONS_PER_HOUR
 RETRY_AFTER_S = 5  # what a caller told "wait for one of your answers" waits: an answer takes seconds
 
 
@@ -217,15 +219,17 @@ async def running(ticket: Ticket) -> AsyncIterator[Run]:
 
 def admit(db: Database, settings: Settings, *, owner_id: int, source: str, count: int = 1,
           chat_id: uuid.UUID | None = None, at_once: int | None = None) -> list[Ticket]:
-    """Start `count` questions, or raise QuestionLimit when they do not all fit in the hour, and
-    AnswersAtOnce when the owner's answers in progress would pass ANSWERS_PER_USER. `at_once`: how
-    many of them run at the same time (a batch's concurrency; default all), the places they hold."""
+    """Start `count` questions, or raise QuestionLimit when they do not all fit in the hour or the
+    minute (QUESTIONS_PER_MINUTE), and AnswersAtOnce when the owner's answers in progress would pass
+    ANSWERS_PER_USER. `at_once`: how many of them run at the same time (a batch's concurrency;
+    default all), the places they hold."""
     held = min(count, at_once or count)
     give_one = OPEN.take(owner_id, held, settings.answers_per_user)
     try:
         with db.connection() as conn:
-            ids, wait = query_log.admit(conn, owner_id=owner_id, source=source, count=count, chat_id=chat_id,
-                                        limit=settings.questions_per_hour, instance=_instance)
+            ids, wait, window = query_log.admit(conn, owner_id=owner_id, source=source, count=count,
+                                                chat_id=chat_id, limit=settings.questions_per_hour,
+                                                instance=_instance, rate=(settings.questions_per_minute, MINUTE))
     except BaseException:
         for _ in range(held):
             give_one()
@@ -233,7 +237,7 @@ def admit(db: Database, settings: Settings, *, owner_id: int, source: str, count
     if wait:
         for _ in range(held):
             give_one()
-        raise QuestionLimit(settings.questions_per_hour, wait)
+        raise _limit(settings, wait, window)
     group = _Group(give_one, held, count)
     return [Ticket(db, log_id, group=group) for log_id in ids]
 
@@ -244,9 +248,15 @@ def check(db: Database, settings: Settings, *, owner_id: int) -> None:
     if OPEN.held(owner_id) >= settings.answers_per_user:
         raise AnswersAtOnce(settings.answers_per_user)
     with db.connection() as conn:
-        wait = query_log.retry_after_s(conn, owner_id=owner_id, limit=settings.questions_per_hour)
-    if wait:
-        raise QuestionLimit(settings.questions_per_hour, wait)
+        for limit, window in ((settings.questions_per_minute, MINUTE), (settings.questions_per_hour, HOUR)):
+            if wait := query_log.retry_after_s(conn, owner_id=owner_id, limit=limit, window_s=window):
+                raise _limit(settings, wait, window)
+
+
+def _limit(settings: Settings, wait: float, window: float) -> QuestionLimit:
+    if window == MINUTE:
+        return QuestionLimit(settings.questions_per_minute, wait, per_minute=True)
+    return QuestionLimit(settings.questions_per_hour, wait)
 
 
 _instance: uuid.UUID | None = None  # this process's, while it holds its lock (hold_instance)

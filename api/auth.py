@@ -108,6 +108,6 @@ def refresh(body: RefreshIn, db: DbDep, tokens: TokensDep) -> dict[str, Any]:
 
 
 @router.get("/me", response_model=UserOut)
-def me(user: CurrentUser, settings: SettingsDep) -> dict[str, Any]:
+async def me(user: CurrentUser, settings: SettingsDep) -> dict[str, Any]:  # async: no thread, no I/O
     return {"id": user.id, "username": user.username, "source": user.source,
             "admin": user.username in settings.admins}

@@ -66,7 +66,7 @@ STREAM_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {"description": "text/event-stream: `sources`, `token`..., then `done` {message_id, answer, citations, "
                          "route, provider, cached}; `stopped` {message_id, answer written so far, citations} after "
                          "POST .../stop; or `blocked` / `error`", "content": {"text/event-stream": {}}},
-    429: error("hourly question limit; see Retry-After")}
+    429: error("the question limit per hour or per minute; see Retry-After")}
 
 
 def _chat_out(chat: dict[str, Any]) -> dict[str, Any]:

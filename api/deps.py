@@ -37,17 +37,20 @@ cookie_scheme = APIKeyCookie(name=ACCESS_COOKIE, auto_error=False, scheme_name="
 
 
 # Starlette's app.state is untyped: each dependency names the type of what server.py put there.
-def get_settings_dep(request: Request) -> Settings:
+# They are async on purpose: FastAPI runs a plain `def` dependency on its thread pool, a hop through
+# the pool (and the interpreter lock) per dependency per request, which under a burst each cost a
+# light request more than its own work (docs/protection.md#bounded-work).
+async def get_settings_dep(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
 
-def get_db(request: Request) -> Database:
+async def get_db(request: Request) -> Database:
     db: Database = request.app.state.db
     return db
 
 
-def get_tokens(request: Request) -> Tokens:
+async def get_tokens(request: Request) -> Tokens:
     tokens: Tokens = request.app.state.tokens
     return tokens
 

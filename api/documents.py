@@ -9,6 +9,7 @@ import functools
 import json
 import logging
 import re
+import tempfile
 import time
 import unicodedata
 import uuid
@@ -61,11 +62,16 @@ def clean_filename(raw: str | None) -> str:
 
 
 class _FilePart:
-    """Multipart callbacks that keep the `file` field, checking type and size as bytes arrive."""
+    """Multipart callbacks that keep the `file` field, checking type and size as bytes arrive. The
+    bytes go to a temporary file as they come, and are read back at the end in one call that lets go
+    of the interpreter lock while the kernel copies them: turning a 50 MB buffer into `bytes` took a
+    tenth of a second holding it, every other request's time (docs/protection.md#bounded-work)."""
 
     def __init__(self, cap: int) -> None:
         self.cap = cap
-        self.data = bytearray()
+        self.size = 0
+        self.head = bytearray()  # the first SNIFF_BYTES, for the early refusal
+        self.spool = tempfile.TemporaryFile()  # noqa: SIM115 - closed by read_upload, however it ends
         self.filename: str | None = None
         self.found = False
         self._field = b""
@@ -102,20 +108,27 @@ class _FilePart:
     def _pdata(self, data: bytes, start: int, end: int) -> None:
         if not self._in_file:
             return
-        self.data += data[start:end]
-        if len(self.data) > self.cap:
+        self.size += end - start
+        if self.size > self.cap:
             raise _TooLarge
-        if not self._sniffed and len(self.data) >= SNIFF_BYTES:
+        if len(self.head) < SNIFF_BYTES:
+            self.head += data[start:min(end, start + SNIFF_BYTES - len(self.head))]
+        self.spool.write(memoryview(data)[start:end])
+        if not self._sniffed and len(self.head) >= SNIFF_BYTES:
             self._sniff()
 
     def _pend(self) -> None:
-        if self._in_file and not self._sniffed and self.data:
+        if self._in_file and not self._sniffed and self.size:
             self._sniff()
         self._in_file = False
 
+    def read(self) -> bytes:
+        self.spool.seek(0)
+        return self.spool.read()
+
     def _sniff(self) -> None:
         self._sniffed = True
-        refusal = early_refusal(bytes(self.data[:SNIFF_BYTES]))
+        refusal = early_refusal(bytes(self.head))
         if refusal is not None:
             raise _NotAccepted(str(refusal))
 
@@ -171,8 +184,16 @@ async def read_upload(request: Request, settings: Settings) -> tuple[str, bytes]
     """(cleaned file name, bytes) of the form's `file` field, read as it streams in: refused as soon
     as it outgrows UPLOAD_MAX_MB or its first kilobyte shows a format nobody accepts."""
     cap = int(settings.upload_max_mb * 1024 * 1024)
-    part = _FilePart(cap)
     boundary = _multipart_boundary(request, cap, settings)
+    part = _FilePart(cap)
+    try:
+        return await _read_part(request, settings, part, boundary, cap)
+    finally:
+        part.spool.close()
+
+
+async def _read_part(request: Request, settings: Settings, part: _FilePart, boundary: bytes,
+                     cap: int) -> tuple[str, bytes]:
     received = 0
     try:
         parser = MultipartParser(boundary, part.callbacks())
@@ -192,10 +213,10 @@ async def read_upload(request: Request, settings: Settings) -> tuple[str, bytes]
         raise HTTPException(400, f"malformed multipart body: {type(exc).__name__}") from None
     if not part.found:
         raise HTTPException(422, "no field named `file` in the form")
-    if not part.data:
+    if not part.size:
         raise HTTPException(422, "the file is empty")
-    # the copy of up to UPLOAD_MAX_MB off the event loop (a tenth of a second at the cap, every request's)
-    return clean_filename(part.filename), await upload_work(request, bytes, part.data)
+    # read back off the event loop (UPLOAD_MAX_MB at most)
+    return clean_filename(part.filename), await upload_work(request, part.read)
 
 
 async def upload_work(request: Request, fn: Callable[..., T], *args: object) -> T:
@@ -209,17 +230,19 @@ async def upload_work(request: Request, fn: Callable[..., T], *args: object) -> 
                                       functools.partial(contextvars.copy_context().run, fn, *args))
 
 
-async def check_upload(request: Request, settings: Settings, name: str, data: bytes) -> None:
-    """415 for a format told by content that nobody accepts, 422 for a file that cannot be parsed
-    (encrypted, damaged, a zip bomb), before anything is kept."""
+async def check_upload(request: Request, settings: Settings, name: str, data: bytes) -> str:
+    """The upload's format; 415 for a format told by content that nobody accepts, 422 for a file that
+    cannot be parsed (encrypted, damaged, a zip bomb), before anything is kept."""
 
-    def precheck() -> None:
-        opened = registry.get(check_file(settings, name, data)).precheck
+    def precheck() -> str:
+        fmt = check_file(settings, name, data)
+        opened = registry.get(fmt).precheck
         if opened is not None:
             opened(data)
+        return fmt
 
     try:
-        await upload_work(request, precheck)
+        return await upload_work(request, precheck)
     except UnsupportedFormat as exc:
         raise HTTPException(415, str(exc)) from None
     except IngestError as exc:
@@ -245,11 +268,11 @@ def _undo(db: Database, files: Any, owner_id: int, sub: Submission) -> None:  # 
 
 
 def store_upload(db: Database, settings: Settings, files: Any, *, owner_id: int, name: str,  # noqa: ANN401
-                 data: bytes) -> tuple[Submission, uuid.UUID | None]:
+                 data: bytes, fmt: str | None = None) -> tuple[Submission, uuid.UUID | None]:
     """The document row (deduplicated by content: a ready twin is reused) and its durable copy;
     (the submission, the job a client follows). A reuse gets a finished job of its own, so clients
     follow one flow for every upload."""
-    sub = submit_document(db, settings, owner_id=owner_id, name=name, data=data)
+    sub = submit_document(db, settings, owner_id=owner_id, name=name, data=data, fmt=fmt)
     if sub.reused:
         with db.connection() as conn:
             job_id = jobs.create_job(conn, document_id=sub.document_id, owner_id=owner_id)
@@ -314,12 +337,12 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
 
 async def _upload(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str, Any]:
     name, data = await read_upload(request, settings)
-    await check_upload(request, settings, name, data)
+    fmt = await check_upload(request, settings, name, data)  # checked once: it is stored as this format
     files = request.app.state.files
     queue = request.app.state.jobs  # jobqueue.dispatch: the server's threads, or a Celery broker
 
     def submit() -> dict[str, Any]:
-        sub, job_id = store_upload(db, settings, files, owner_id=user.id, name=name, data=data)
+        sub, job_id = store_upload(db, settings, files, owner_id=user.id, name=name, data=data, fmt=fmt)
         enqueue_upload(db, files, queue, owner_id=user.id, sub=sub)
         return _upload_out(sub, job_id)
 

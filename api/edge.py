@@ -3,13 +3,17 @@ authentication included, sees it.
 
 A multipart form (an upload) may be as large as UPLOAD_MAX_MB plus the form's own overhead and is
 counted as it streams (api/documents.py refuses it precisely, at the file's size); any other body
-is read here in full up to REQUEST_MAX_KB and its JSON nesting (JSON_MAX_DEPTH) and number of
-arrays and objects (JSON_MAX_CONTAINERS) checked before the route parses it, so neither the JSON
-decoder, LangServe nor the validation-error handler ever recurses over a hostile input, and
-parsing one costs the event loop little: the decoder builds each array and object on the loop,
-about a quarter of a second per megabyte of empty ones, which a few such bodies at once made
-every other request wait for (evals/results/burst_kind_json.md). A Content-Length over the cap
-answers 413 without reading a byte; a body that stops arriving for BODY_READ_TIMEOUT_S answers 408.
+is read here in full, up to REQUEST_MAX_KB on the routes that carry a conversation
+(`CONVERSATION_PATHS`: /rag's batch of questions with their earlier turns, /v1's messages) and
+FORM_MAX_KB on every other (the largest they hold, a question with its scope, is tens of
+kilobytes: a megabyte there was only ever an attacker's, decoded on the event loop), and its JSON
+nesting (JSON_MAX_DEPTH) and number of arrays and objects (JSON_MAX_CONTAINERS) checked before the
+route parses it, so neither the JSON decoder, LangServe nor the validation-error handler ever
+recurses over a hostile input, and parsing one costs the event loop little: the decoder builds
+each array and object on the loop, about a quarter of a second per megabyte of empty ones, which a
+few such bodies at once made every other request wait for (evals/results/burst_kind_json.md). A
+Content-Length over the cap answers 413 without reading a byte; a body that stops arriving for
+BODY_READ_TIMEOUT_S answers 408.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import numpy as np
 from starlette.responses import JSONResponse
 
 MULTIPART_OVERHEAD = 64 * 1024  # boundaries, part headers and small fields on top of the file
+CONVERSATION_PATHS = ("/rag/", "/v1/")  # their bodies may be REQUEST_MAX_KB; every other FORM_MAX_KB
 # A JSON string (escapes included): its brackets are text, not nesting.
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
@@ -81,10 +86,11 @@ class BodyLimits:
     """ASGI middleware bounding every HTTP request body (see the module's docstring)."""
 
     def __init__(self, app: Any, *, body_max_bytes: int, upload_max_bytes: int, json_max_depth: int,  # noqa: ANN401
-                 read_timeout_s: float, json_max_containers: int) -> None:
+                 read_timeout_s: float, json_max_containers: int, form_max_bytes: int | None = None) -> None:
         self.app = app
         self.containers = json_max_containers
         self.body_max = body_max_bytes
+        self.form_max = min(body_max_bytes, form_max_bytes if form_max_bytes is not None else body_max_bytes)
         self.upload_max = upload_max_bytes + MULTIPART_OVERHEAD
         self.depth = json_max_depth
         self.timeout = read_timeout_s
@@ -98,10 +104,10 @@ class BodyLimits:
             await self._refuse(scope, send, 400, "a multipart body needs a boundary of 1 to 70 characters "
                                                  "(RFC 2046)")
             return
-        cap = self.upload_max if multipart else self.body_max
+        cap = self.upload_max if multipart else self._body_cap(scope["path"])
         length = _content_length(scope)
         if length is not None and length > cap:
-            await self._refuse(scope, send, 413, self._too_large(multipart))
+            await self._refuse(scope, send, 413, self._too_large(multipart, cap))
             return
         if multipart:
             await self.app(scope, self._counted(receive, cap), send)
@@ -121,10 +127,13 @@ class BodyLimits:
             return
         await self.app(scope, self._replay(body, ended, receive), send)
 
-    def _too_large(self, multipart: bool) -> str:
+    def _body_cap(self, path: str) -> int:
+        return self.body_max if path.startswith(CONVERSATION_PATHS) else self.form_max
+
+    def _too_large(self, multipart: bool, cap: int) -> str:
         if multipart:
             return f"the upload is larger than {(self.upload_max - MULTIPART_OVERHEAD) / 1048576:g} MB"
-        return f"the request body is larger than {self.body_max // 1024} KB"
+        return f"the request body is larger than {cap // 1024} KB"
 
     async def _next(self, receive: Any) -> dict[str, Any]:  # noqa: ANN401
         try:
@@ -142,7 +151,7 @@ class BodyLimits:
                 return bytes(body), message
             body += message.get("body", b"")
             if len(body) > cap:
-                raise BodyRefused(413, self._too_large(False))
+                raise BodyRefused(413, self._too_large(False, cap))
             if not message.get("more_body", False):
                 return bytes(body), None
 
@@ -159,7 +168,7 @@ class BodyLimits:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > cap:
-                    raise BodyRefused(413, self._too_large(True))
+                    raise BodyRefused(413, self._too_large(True, cap))
                 done = not message.get("more_body", False)
             return message
 

@@ -139,7 +139,7 @@ def collection_of(model: str, field: str | None) -> str | None:
           "content": {"text/event-stream": {}}},
     400: {"description": "no user question last, or too long"}, 401: {"description": "not signed in"},
     404: {"description": "unknown model (or collection), or a document in document_ids that is not the caller's"},
-    429: {"description": "hourly question limit; see Retry-After"}})
+    429: {"description": "the question limit per hour or per minute; see Retry-After"}})
 async def chat_completions(body: CompletionIn, request: Request, user: CurrentUser, db: DbDep,
                            settings: SettingsDep) -> Any:  # noqa: ANN401 - JSON or a stream
     """Answer the last user message from the caller's documents, with [n] citations."""

@@ -3,7 +3,7 @@ capped by the list's setting, the answer carrying `next_offset` (null on the las
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 from fastapi import HTTPException, Request
@@ -14,12 +14,12 @@ MAX_OFFSET = 1_000_000  # far past any user's list; keeps the number inside Post
 PAGE_QUERY = frozenset({"limit", "offset"})
 
 
-def query_only(*allowed: str) -> Callable[[Request], None]:
+def query_only(*allowed: str) -> Callable[[Request], Awaitable[None]]:
     """A dependency that answers 422 naming any query parameter outside `allowed` (a misspelt `limt`
-    would silently give the default)."""
+    would silently give the default). Async: no thread for it (api/deps.py says why)."""
     names = frozenset(allowed)
 
-    def check(request: Request) -> None:
+    async def check(request: Request) -> None:
         unknown = sorted(set(request.query_params) - names)
         if unknown:
             raise HTTPException(422, [{"type": "extra_forbidden", "loc": ["query", name],

@@ -25,6 +25,7 @@ from pydantic.fields import FieldInfo
 from typing_extensions import TypedDict
 
 from answering import accounting
+from answering.bridge import result_in_thread
 from api.deps import current_user
 from api.text import MAX, ChatId, DocumentIds, FilterText, Turn, question_type, unprocessable
 from graph.context import GraphParts
@@ -172,8 +173,15 @@ class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
 
     async def _answer(self, ticket: accounting.Ticket, input: Any, config: RunnableConfig | None,  # noqa: ANN401, A002
                       **kwargs: Any) -> Any:  # noqa: ANN401
+        """One run of the graph on a thread of its own at BACKGROUND_NICE, as a chat's, /v1's and MCP's
+        answers (answering/bridge.py): awaited through the graph's async API, its sync nodes took places
+        in asyncio's default pool, which every other user's light work shares."""
+        parts = self.parts()
+        invoke, context = super().invoke, run_context(parts, config)
+        owner = ((config or {}).get("configurable") or {}).get("owner_id")
         async with accounting.running(ticket) as run:
-            run.state = await super().ainvoke(input, config, context=run_context(self.parts(), config), **kwargs)
+            run.state = await result_in_thread(lambda: invoke(input, config, context=context, **kwargs),
+                                               name=f"rag-{owner}", nice=parts.settings.background_nice)
         return run.state
 
     async def _accounted(self, stream: Callable[..., AsyncIterator[Any]], input: Any,  # noqa: ANN401, A002

@@ -12,7 +12,15 @@ theirs (evals/results/burst.md). Here:
   every request of that user waits on the one read in flight, so a user holds at most one place in
   the pool's queue however many requests they send;
 - the version read is kept TOKEN_VERSION_TTL_S (api/security.py's KeptVersions), so most requests
-  need no thread at all.
+  need no thread at all;
+- those reads run on threads of their own (`READ_THREADS`), not asyncio's default pool, where every
+  progress stream's polls, /rag's admissions and a dozen other kinds of work queue first-come:
+  under the burst the read every TOKEN_VERSION_TTL_S waited there behind them, the tail of an
+  unrelated `GET /api/auth/me` (evals/results/burst_profile.md);
+- a token whose signature was checked is kept (at most TOKEN_VERSION_ENTRIES of them, the least
+  recently used go first), so a client sending the same token again costs a dictionary lookup and
+  an expiry comparison: decoding and checking it again (PyJWT, twice a request) was an eighth of the
+  event loop's time under the burst (evals/results/burst_profile.md).
 
 Supabase tokens go to a thread as before (their key set may need fetching).
 """
@@ -20,11 +28,18 @@ Supabase tokens go to a thread as before (their key set may need fetching).
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
-from api.security import Tokens, User
+from api.security import AuthError, Tokens, User
 from storage import accounts
 from storage.db import Database
+
+READ_THREADS = 2  # token-version reads at once: one per user at a time, each an indexed lookup
 
 
 class Verifier:
@@ -35,13 +50,37 @@ class Verifier:
         self.db = db
         self._reading: dict[int, asyncio.Future[int | None]] = {}
         self.reads = 0  # version reads started (a thread each)
+        self._checked: OrderedDict[str, dict[str, Any]] = OrderedDict()  # token -> its verified claims
+        self.entries = tokens.versions.entries
+        self._pool = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="verify")
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
     async def user(self, token: str) -> User:
         """The token's user, or api.security.AuthError."""
-        claims = self.tokens.own_claims(token)
+        claims = self.claims(token)
         if claims is None:
             return await asyncio.to_thread(self.tokens.supabase_user, token, self.db)
         return self.tokens.check_version(claims, await self.version(int(claims["sub"])))
+
+    def claims(self, token: str) -> dict[str, Any] | None:
+        """Tokens.own_claims, kept per token (only on the event loop: no lock). A kept token's expiry is
+        compared again on every use; what was kept was signed by this server's secret, which does not
+        change while it runs."""
+        kept = self._checked.get(token)
+        if kept is not None:
+            if kept["exp"] <= time.time():
+                del self._checked[token]
+                raise AuthError("the token has expired")
+            self._checked.move_to_end(token)
+            return kept
+        claims = self.tokens.own_claims(token)
+        if claims is not None and self.entries > 0:
+            self._checked[token] = claims
+            while len(self._checked) > self.entries:
+                self._checked.popitem(last=False)
+        return claims
 
     async def version(self, user_id: int) -> int | None:
         fresh, version = self.tokens.versions.get(user_id)
@@ -58,7 +97,8 @@ class Verifier:
     async def _read(self, user_id: int) -> int | None:
         self.reads += 1
         read_at, stamp = time.monotonic(), self.tokens.versions.stamp()
-        version = await asyncio.to_thread(self._current, user_id)
+        read = functools.partial(contextvars.copy_context().run, self._current, user_id)  # the request's trace
+        version = await asyncio.get_running_loop().run_in_executor(self._pool, read)
         self.tokens.versions.put(user_id, version, read_at, stamp)
         return version
 

@@ -12,8 +12,9 @@ words from a vocabulary of two, the page whose highlight matching costs most). T
    0.1 s apart) for --idle seconds: p50 and p95 of each;
 2. burst: an attack process (this file with --attack) runs, per attacking account, at once: page
    renders at the largest width with a 4000-character repetitive highlight, progress streams past
-   JOB_STREAMS_PER_USER, uploads just under UPLOAD_MAX_MB, JSON bodies just under REQUEST_MAX_KB
-   nesting just under JSON_MAX_DEPTH with JSON_MAX_CONTAINERS arrays, questions on every surface
+   JOB_STREAMS_PER_USER, uploads just under UPLOAD_MAX_MB, JSON bodies just under the route's cap
+   (REQUEST_MAX_KB to /rag/invoke, FORM_MAX_KB to /api/chats) nesting just under JSON_MAX_DEPTH with
+   JSON_MAX_CONTAINERS arrays, questions on every surface
    (chat SSE, /rag, /v1), and sockets that never finish their headers; meanwhile the victim measures as in 1.
 
 Throughout, the server's resident memory (its process and every child: uvicorn, parse sandboxes)
@@ -170,12 +171,18 @@ async def attack(api: str, seed_data: dict[str, Any], seconds: float, settings: 
     limits = httpx.Limits(max_connections=2000, max_keepalive_connections=200)
     upload_body = b"burst text line of an allowed upload\n" * int(settings.upload_max_mb * 1024 * 1024 * 0.97 / 38)
     # the heaviest JSON the edge lets through: nesting just under JSON_MAX_DEPTH, as many arrays as
-    # JSON_MAX_CONTAINERS allows, and a string filling the body to just under REQUEST_MAX_KB
+    # JSON_MAX_CONTAINERS allows, and a string filling the body to just under the route's cap
+    # (REQUEST_MAX_KB on /rag and /v1, FORM_MAX_KB on every other route)
     depth = settings.json_max_depth - 2
     unit = "[" * depth + "]" * depth
     units = ",".join([unit] * max(1, (settings.json_max_containers - 2) // depth))
-    head = json.dumps({"title": "t", "pad": []})[:-2] + units + '], "filler": "'
-    deep = head + "x" * max(0, int(settings.request_max_kb * 1024 * 0.95) - len(head) - 2) + '"}'
+
+    def deep_body(key: str, cap_kb: int) -> str:
+        head = json.dumps({key: "t", "pad": []})[:-2] + units + '], "filler": "'
+        return head + "x" * max(0, int(min(cap_kb, settings.request_max_kb) * 1024 * 0.95) - len(head) - 2) + '"}'
+
+    deep = {"/api/chats": deep_body("title", settings.form_max_kb),
+            "/rag/invoke": deep_body("input", settings.request_max_kb)}
     passage = " ".join(["a", "b"] * 1000)[:4000]
 
     async def loop(kind: str, client: httpx.AsyncClient, make: Any) -> None:  # noqa: ANN401
@@ -212,10 +219,10 @@ async def attack(api: str, seed_data: dict[str, Any], seconds: float, settings: 
             return res.status_code
         return go
 
-    def nested(a: dict[str, Any]) -> Any:  # noqa: ANN401
+    def nested(a: dict[str, Any], path: str) -> Any:  # noqa: ANN401
         async def go(c: httpx.AsyncClient, n: int) -> int:
-            res = await c.post("/api/chats", headers={**a["headers"], "Content-Type": "application/json"},
-                               content=deep)
+            res = await c.post(path, headers={**a["headers"], "Content-Type": "application/json"},
+                               content=deep[path])
             return res.status_code
         return go
 
@@ -264,7 +271,7 @@ async def attack(api: str, seed_data: dict[str, Any], seconds: float, settings: 
             if "upload" in kinds:
                 jobs += [loop("upload", c, upload(a, i)) for i in range(3)]
             if "json" in kinds:
-                jobs += [loop("deep json", c, nested(a)) for _ in range(4)]
+                jobs += [loop(f"deep json {path}", c, nested(a, path)) for path in deep for _ in range(2)]
             if "question" in kinds:
                 jobs += [loop(f"question {s}", c, question(a, s)) for s in ("chat", "rag", "v1") for _ in range(2)]
         if "headers" in kinds:

@@ -121,9 +121,11 @@ def make_prefetcher(settings: Settings) -> Prefetcher:
     return Prefetcher(prepare)
 
 
-def submit_document(db: Database, settings: Settings, *, owner_id: int, name: str, data: bytes) -> Submission:
-    """Validate, store the raw file, and queue a job. A duplicate that is ready is reused."""
-    fmt = check_file(settings, name, data)
+def submit_document(db: Database, settings: Settings, *, owner_id: int, name: str, data: bytes,
+                    fmt: str | None = None) -> Submission:
+    """Validate, store the raw file, and queue a job. A duplicate that is ready is reused. `fmt`: what
+    check_file already said of this data (an upload's check, before it is stored), else checked here."""
+    fmt = fmt if fmt is not None else check_file(settings, name, data)
     content_hash = hashlib.sha256(data).hexdigest()
     path = stored_file_path(settings, owner_id, content_hash, fmt)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -13,21 +13,23 @@ FINAL = ("ok", "blocked", "error", "cancelled")
 
 
 def admit(conn: psycopg.Connection, *, owner_id: int, source: str, limit: int, count: int = 1,
-          chat_id: uuid.UUID | None = None, window_s: float = 3600.0,
-          instance: uuid.UUID | None = None) -> tuple[list[int], float]:
-    """Start `count` questions if they fit in the owner's hourly limit: (their row ids, 0), else ([], seconds
-    until they fit). Checked and inserted under a per-owner lock in one transaction, so parallel requests
-    cannot all pass the check before any of them is counted."""
+          chat_id: uuid.UUID | None = None, window_s: float = 3600.0, instance: uuid.UUID | None = None,
+          rate: tuple[int, float] | None = None) -> tuple[list[int], float, float]:
+    """Start `count` questions if they fit in the owner's hourly limit and, when given, the shorter
+    `rate` window ((questions, seconds)): (their row ids, 0, 0), else ([], seconds until they fit, the
+    window that refused them). Checked and inserted under a per-owner lock in one transaction, so
+    parallel requests cannot all pass the check before any of them is counted."""
     with conn.transaction():
         conn.execute("select pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"thotqen:admit:{owner_id}",))
-        wait = retry_after_s(conn, owner_id=owner_id, limit=limit, window_s=window_s, adding=count)
-        if wait:
-            return [], wait
+        for cap, window in ([rate] if rate is not None else []) + [(limit, window_s)]:
+            wait = retry_after_s(conn, owner_id=owner_id, limit=cap, window_s=window, adding=count)
+            if wait:
+                return [], wait, window
         rows = conn.execute(
             "insert into query_log (owner_id, source, chat_id, instance)"
             " select %s, %s, %s, %s from generate_series(1, %s) returning id",
             (owner_id, source, chat_id, instance, count)).fetchall()
-    return [r[0] for r in rows], 0.0
+    return [r[0] for r in rows], 0.0, 0.0
 
 
 def finish(conn: psycopg.Connection, log_id: int, *, status: str, latency_ms: float, provider: str | None = None,

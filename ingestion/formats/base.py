@@ -11,7 +11,7 @@ from __future__ import annotations
 import codecs
 import io
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -63,32 +63,66 @@ class Limits:
         return parsed
 
 
-def decode_text(data: bytes) -> str | None:
-    """The text of `data` when it is text (a BOM, UTF-8, or a confident guess), else None."""
+PIECE = 1 << 20  # bytes decoded at a time when a file is checked for text
+
+
+def _pieces(data: bytes, encoding: str) -> Iterator[str]:
+    """`data` decoded as `encoding` a piece at a time (UnicodeDecodeError, LookupError as a decode
+    would raise): no single call holds the interpreter lock for the whole file, as one `decode` of a
+    50 MB upload did for 50 ms, every other request's time (docs/protection.md#bounded-work)."""
+    decoder = codecs.getincrementaldecoder(encoding)()
+    view = memoryview(data)
+    for start in range(0, max(len(data), 1), PIECE):
+        yield decoder.decode(view[start:start + PIECE], final=start + PIECE >= len(data))
+
+
+def _decoded(data: bytes, encoding: str, whole: bool) -> str | None:
+    """All of `data` decoded (`whole`: in one call, for a parser, which runs in its own process), or
+    only its first SNIFF_BYTES characters though every piece is checked (sniffing, in the server's);
+    None when it does not decode."""
+    try:
+        if whole:
+            return data.decode(encoding)
+        head = ""
+        for piece in _pieces(data, encoding):
+            if len(head) < SNIFF_BYTES:
+                head += piece[:SNIFF_BYTES - len(head)]
+    except (UnicodeDecodeError, LookupError):
+        return None
+    return head
+
+
+def _text(data: bytes, whole: bool) -> str | None:
     for bom, encoding in BOMS:
         if data.startswith(bom):
-            try:
-                return data.decode(encoding)
-            except UnicodeDecodeError:
-                return None
+            return _decoded(data, encoding, whole)
     head = data[:SNIFF_BYTES]
     if b"\x00" in head:
         return None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
+    text = _decoded(data, "utf-8", whole)
+    if text is None:
         from charset_normalizer import from_bytes  # only text that is not UTF-8 needs the guesser
 
         best = from_bytes(data[: 1024 * 1024]).best()
         if best is None or best.encoding is None:
             return None
-        try:
-            text = data.decode(best.encoding)
-        except (UnicodeDecodeError, LookupError):
+        text = _decoded(data, best.encoding, whole)
+        if text is None:
             return None
     sample = text[:SNIFF_BYTES]
     controls = sum(1 for ch in sample if ord(ch) < 32 and ch not in "\t\n\r\f\v\x1b")
     return text if controls <= 0.01 * max(len(sample), 1) else None
+
+
+def decode_text(data: bytes) -> str | None:
+    """The text of `data` when it is text (a BOM, UTF-8, or a confident guess), else None."""
+    return _text(data, whole=True)
+
+
+def text_head(data: bytes) -> str | None:
+    """The first SNIFF_BYTES characters of `data` when decode_text would find it text, else None,
+    without building the whole text (what sniffing needs)."""
+    return _text(data, whole=False)
 
 
 def or_list(words: Sequence[str]) -> str:
@@ -120,7 +154,8 @@ class Sample:
 
     @cached_property
     def text(self) -> str | None:
-        return decode_text(self.data)
+        """The first SNIFF_BYTES characters when the whole file is text (base.text_head), else None."""
+        return text_head(self.data)
 
     @cached_property
     def zip_entries(self) -> list[zipfile.ZipInfo] | None:

@@ -49,6 +49,15 @@ def verifying_threads(monkeypatch) -> list[str]:  # noqa: ANN001
         return await real(fn, *args, **kwargs)
 
     monkeypatch.setattr(asyncio, "to_thread", counted)
+    from api.verify import Verifier
+
+    real_read = Verifier._current
+
+    def read(self: Verifier, user_id: int) -> int | None:  # the version read, on the verifier's own threads
+        sent.append("_current")
+        return real_read(self, user_id)
+
+    monkeypatch.setattr(Verifier, "_current", read)
     return sent
 
 
@@ -153,3 +162,87 @@ def test_questions_arriving_together_load_the_guardian_and_build_a_link_once(mon
     for t in threads:
         t.join(30)
     assert calls == {"guardian": 1, "link": 1}
+
+
+def test_a_light_request_needs_no_thread_while_the_request_pool_is_full(live: LiveServer, monkeypatch) -> None:  # noqa: ANN001
+    """Issue 26: FastAPI runs a plain `def` endpoint or dependency on its thread pool (40 threads,
+    shared by every request): `GET /api/auth/me` took three hops through it (the settings and
+    database dependencies, the endpoint), so with the pool held by other requests it waited for
+    them all. Now the dependencies that only read the app's state, and /me itself, are async."""
+    from storage import documents
+
+    release = threading.Event()
+    real = documents.list_documents
+
+    def held(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+        release.wait(20)  # a slow database read, holding one of the pool's threads
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(documents, "list_documents", held)
+    with live.client() as c:
+        user = signup(c, "pooled")
+        assert c.get("/api/auth/me", headers=user["headers"]).status_code == 200  # its token version kept
+
+    def hold() -> None:
+        with live.client() as held_client:
+            held_client.get("/api/documents", headers=user["headers"], timeout=60)
+
+    holders = [threading.Thread(target=hold) for _ in range(48)]  # more than the pool's 40
+    for t in holders:
+        t.start()
+    try:
+        time.sleep(1.5)  # every thread of the pool is now waiting in `held`
+        with live.client() as c:
+            started = time.monotonic()
+            res = c.get("/api/auth/me", headers=user["headers"], timeout=30)
+            took = time.monotonic() - started
+        assert res.status_code == 200 and took < 2.0, (res.status_code, took)  # was: until the pool freed up
+    finally:
+        release.set()
+        for t in holders:
+            t.join(60)
+
+
+def test_a_token_sent_again_is_not_decoded_again(live: LiveServer, monkeypatch) -> None:  # noqa: ANN001
+    """Issue 26: every request decoded its token twice (its issuer, then its signature and claims):
+    an eighth of the event loop's time under the burst. A token checked once is kept (bounded)."""
+    from api import security
+
+    decodes: list[int] = []
+    real = security.jwt.decode
+
+    def counted(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+        decodes.append(1)
+        return real(*args, **kwargs)
+
+    with live.client() as c:
+        user = signup(c, "decoded")
+        monkeypatch.setattr(security.jwt, "decode", counted)
+        for _ in range(20):
+            assert c.get("/api/auth/me", headers=user["headers"]).status_code == 200
+    assert len(decodes) <= 2, len(decodes)  # was: 40
+
+
+def test_a_token_version_read_never_queues_behind_the_default_pool(live: LiveServer) -> None:  # noqa: ANN001
+    """Issue 26: the read of a user's token version (once per user per TOKEN_VERSION_TTL_S) ran on
+    asyncio's default pool, behind whatever else queued there (progress streams' polls, /rag's
+    admissions); under the burst it was the tail of `GET /api/auth/me`. It has threads of its own."""
+    loop = live.server.servers[0].get_loop()
+    release = threading.Event()
+
+    async def hold() -> None:
+        await asyncio.get_running_loop().run_in_executor(None, release.wait, 20)
+
+    held = [asyncio.run_coroutine_threadsafe(hold(), loop) for _ in range(40)]  # past the pool's threads
+    try:
+        time.sleep(0.5)
+        with live.client() as c:
+            user = signup(c, "queued")  # no version of theirs is kept yet: this request reads it
+            started = time.monotonic()
+            res = c.get("/api/auth/me", headers=user["headers"], timeout=30)
+            took = time.monotonic() - started
+        assert res.status_code == 200 and took < 2.0, (res.status_code, took)  # was: until the pool freed up
+    finally:
+        release.set()
+        for future in held:
+            future.result(30)

@@ -69,6 +69,24 @@ def test_a_body_over_the_cap_is_413_unauthenticated_by_length_and_while_streamin
         assert res.status_code == 413
 
 
+def test_a_body_past_what_its_route_holds_is_413_before_it_is_decoded(live) -> None:  # noqa: ANN001
+    """Every JSON body but /rag's and /v1's (their conversations) is capped at FORM_MAX_KB: a
+    megabyte to POST /api/chats was decoded on the event loop before its 422 (the burst's deep JSON)."""
+    form_kb = live.app.state.settings.form_max_kb
+    big = b'{"title": "' + b"t" * (form_kb * 1024 + 10) + b'"}'
+    with live.client() as c:
+        user = signup(c, "former")
+        for path in ("/api/chats", "/api/auth/login", "/mcp"):
+            res = c.post(path, content=big, headers={**user["headers"], "Content-Type": "application/json",
+                                                     "X-Forwarded-For": unique_ip()})
+            assert res.status_code == 413, (path, res.status_code, res.text[:200])  # was: 422 once decoded
+            assert f"{form_kb} KB" in res.json()["detail"]
+        history = [{"role": "user", "content": "t" * 15_000}] * 6  # 90 KB of earlier turns: allowed
+        res = c.post("/v1/chat/completions", headers=user["headers"],
+                     json={"model": "thotqen", "messages": [*history, {"role": "user", "content": "Revenue?"}]})
+        assert res.status_code == 200, res.text[:300]
+
+
 def test_validation_errors_do_not_echo_large_inputs(edge) -> None:  # noqa: ANN001
     with edge.client() as c:
         res = c.post("/api/auth/signup", json={"username": "u" * 30_000, "password": ["p"] * 2000},
@@ -169,9 +187,9 @@ def test_a_turn_a_dead_process_left_ends_as_a_saved_error_and_a_live_ones_is_kep
     try:
         with db.connection() as conn:
             chats.add_message(conn, owner_id=me["id"], chat_id=uuid.UUID(chat_id), role="user", content="revenue?")
-            [lost], _ = query_log.admit(conn, owner_id=me["id"], source="chat", limit=1000,
-                                        chat_id=uuid.UUID(chat_id), instance=dead)
-            [kept], _ = query_log.admit(conn, owner_id=me["id"], source="rag", limit=1000, instance=alive)
+            [lost], _, _ = query_log.admit(conn, owner_id=me["id"], source="chat", limit=1000,
+                                           chat_id=uuid.UUID(chat_id), instance=dead)
+            [kept], _, _ = query_log.admit(conn, owner_id=me["id"], source="rag", limit=1000, instance=alive)
         assert accounting.sweep_stale(db) >= 1
         with db.connection() as conn:
             rows = dict(conn.execute("select id, status from query_log where id in (%s, %s)", (lost, kept)).fetchall())

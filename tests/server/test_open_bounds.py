@@ -25,7 +25,7 @@ QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 def held(start_server, server_settings) -> LiveServer:  # noqa: ANN001
     return start_server(server_settings.model_copy(update={
         "answers_per_user": 2, "document_page_max": 2, "server_max_connections": 12, "header_timeout_s": 1,
-        "uploads_per_user": 2}))
+        "uploads_per_user": 2, "questions_per_minute": 4}))
 
 
 def small_pdf(text: str) -> bytes:
@@ -34,13 +34,17 @@ def small_pdf(text: str) -> bytes:
     return doc.tobytes()
 
 
-@pytest.fixture(scope="module")
-def asker(held: LiveServer) -> dict[str, Any]:
-    with held.client() as c:
-        user = signup(c, "holder")
+def user_with_a_document(server: LiveServer, prefix: str) -> dict[str, Any]:
+    with server.client() as c:
+        user = signup(c, prefix)
         res = upload(c, user["headers"], "aurora.pdf", small_pdf("Aurora Widgets total revenue was 412 million."))
         assert follow_job(c, user["headers"], res.json()["job_id"])[-1][0] == "done"
         return {**user, "id": c.get("/api/auth/me", headers=user["headers"]).json()["id"]}
+
+
+@pytest.fixture(scope="module")
+def asker(held: LiveServer) -> dict[str, Any]:
+    return user_with_a_document(held, "holder")
 
 
 @pytest.fixture
@@ -224,3 +228,94 @@ def test_uploads_being_received_are_capped_per_user(held) -> None:  # noqa: ANN0
     time.sleep(0.5)  # the left uploads give their places back
     with held.client() as c:
         assert upload(c, user["headers"], "e.txt", b"after the stalled ones", "text/plain").status_code == 202
+
+
+def test_an_upload_is_checked_once_and_kept_out_of_the_servers_memory_while_it_arrives(held,  # noqa: ANN001
+                                                                                       monkeypatch) -> None:  # noqa: ANN001
+    """Issue 26: an upload's format was checked twice in the server's process (the route's check, then
+    again when stored), each check decoding the whole file; and its bytes were gathered in a buffer
+    copied whole at the end (a tenth of a second holding the interpreter lock at UPLOAD_MAX_MB)."""
+    import tempfile as tempfile_module
+
+    from api import documents as documents_module
+    from ingestion import pipeline
+
+    checks: list[str] = []
+    spooled: list[int] = []
+    for module in (documents_module, pipeline):
+        real = module.check_file
+
+        def counted(*args: Any, real: Any = real, **kwargs: Any) -> Any:  # noqa: ANN401
+            if threading.current_thread().name.startswith("upload"):  # the request's, not the worker's
+                checks.append(threading.current_thread().name)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, "check_file", counted)
+    real_temporary = tempfile_module.TemporaryFile
+
+    def temporary(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+        spooled.append(1)
+        return real_temporary(*args, **kwargs)
+
+    monkeypatch.setattr(documents_module.tempfile, "TemporaryFile", temporary)
+    with held.client() as c:
+        user = signup(c, "checked")
+        res = upload(c, user["headers"], "once.txt", b"a line of text checked once\n" * 20_000, "text/plain")
+        assert res.status_code == 202, res.text
+    assert len(checks) == 1, checks  # was: 2
+    assert spooled == [1]  # the body went to a file as it came, not to a buffer copied whole
+
+
+def test_rag_invoke_and_batch_answer_on_threads_of_their_own(held, monkeypatch) -> None:  # noqa: ANN001
+    """Issue 26: /rag's invoke and batch awaited the graph's async API, whose sync nodes ran on
+    asyncio's default pool, the pool every other user's light work shares; now they run where a
+    chat's, /v1's and MCP's answers do: a thread per answer at BACKGROUND_NICE."""
+    embedder = held.app.state.runtime.embedder
+    real = embedder.embed_query
+    ran_on: list[str] = []
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+        ran_on.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(embedder, "embed_query", recorded)
+    h = user_with_a_document(held, "threads")["headers"]
+    with held.client() as c:
+        assert c.post("/rag/invoke", headers=h, json={"input": {"question": QUESTION}}).status_code == 200
+        res = c.post("/rag/batch", headers=h, json={"inputs": [{"question": QUESTION}, {"question": "Revenue?"}]})
+        assert res.status_code == 200, res.text
+    assert len(ran_on) >= 3, ran_on
+    # was: every one on the loop's default pool ("uvloop_N" under uvicorn, "asyncio_N" without uvloop)
+    assert not any(name.startswith(("uvloop_", "asyncio_")) for name in ran_on), ran_on
+
+
+def test_questions_per_minute_are_one_limit_on_every_surface(held) -> None:  # noqa: ANN001
+    """Issue 26: the hour's limit alone let an account ask its 120 questions back to back, as fast as
+    answers end (the burst's three attackers got 141 answers in a minute, the server's CPU all the
+    while); QUESTIONS_PER_MINUTE (4 here) is checked in accounting.admit, the path every surface takes."""
+    user = user_with_a_document(held, "pacer")
+    h = user["headers"]
+    v1 = {"model": "thotqen", "messages": [{"role": "user", "content": QUESTION}]}
+
+    async def ask(client: Client) -> Any:  # noqa: ANN401
+        return await client.call_tool("ask", {"question": QUESTION})
+
+    with held.client() as c:
+        chat = c.post("/api/chats", headers=h, json={}).json()["id"]
+        with c.stream("POST", f"/api/chats/{chat}/messages", headers=h, json={"question": QUESTION}) as res:
+            assert res.status_code == 200 and read_sse(res)[-1][0] == "done"
+        assert c.post("/rag/invoke", headers=h, json={"input": {"question": QUESTION}}).status_code == 200
+        assert c.post("/v1/chat/completions", headers=h, json=v1).status_code == 200
+        assert not over_http(held, token_of(user), ask).is_error  # the fourth of the minute
+        refused = {
+            "chat": c.post(f"/api/chats/{chat}/messages", headers=h, json={"question": QUESTION}),
+            "rag": c.post("/rag/invoke", headers=h, json={"input": {"question": QUESTION}}),
+            "rag_batch": c.post("/rag/batch", headers=h, json={"inputs": [{"question": QUESTION}]}),
+            "rag_stream": c.post("/rag/stream", headers=h, json={"input": {"question": QUESTION}}),
+            "v1": c.post("/v1/chat/completions", headers=h, json=v1),
+        }
+    for surface, res in refused.items():  # was: each answered (200)
+        assert res.status_code == 429, (surface, res.status_code, res.text[:300])
+        assert "4 per minute" in res.text and 1 <= int(res.headers["retry-after"]) <= 60, (surface, res.text)
+    mcp = over_http(held, token_of(user), ask)
+    assert mcp.is_error and "4 per minute" in mcp.content[0].text, mcp.content
