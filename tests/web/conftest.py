@@ -70,7 +70,8 @@ def web_admin() -> str:
 def web_settings(settings, web_admin: str):  # noqa: ANN001, ANN201
     # 1 MB uploads so the 413 path is cheap to reach; a question limit far away (its own test lowers it)
     return settings.model_copy(update={"upload_max_mb": 1.0, "login_ip_limit": 100_000, "questions_per_hour": 10_000,
-                                       "thotqen_admins": web_admin, "web_search": False, "answer_cache": False})
+                                       "questions_per_minute": 10_000, "thotqen_admins": web_admin, "web_search": False,
+                                       "answer_cache": False})
 
 
 AT_LENGTH = "Answer at length."  # a question ending so is answered with 200 more words (8 s): time to stop it
