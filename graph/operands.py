@@ -14,7 +14,8 @@ import re
 from collections.abc import Sequence, Set
 
 from graph.calc import Fact, Request
-from graph.facts import label_words, question_period
+from graph.facts import label_words
+from storage.question_period import asked_period
 
 # Operands of a margin the question names only by the margin's name.
 MARGIN_PARTS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -121,7 +122,7 @@ def choose(question: str, op: str, facts: Sequence[Fact], ignore: Set[str] = fro
     `ignore` holds the words that name the company (graph/facts.py `pick`)."""
     if beyond_closed_set(question, op):
         return None
-    period = question_period(question)
+    period = asked_period(question)
     years = period.years
     if op in _TWO_OPERANDS:
         parts = phrases(question, op)
@@ -130,7 +131,7 @@ def choose(question: str, op: str, facts: Sequence[Fact], ignore: Set[str] = fro
         taken: set[int] = set()
         chosen = []
         for part in parts:
-            own = question_period(part).years or years[-1:]
+            own = asked_period(part).years or years[-1:]
             fact = _best(facts, part, own, taken, ignore)
             if fact is None:
                 return None

@@ -27,10 +27,10 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from graph.context import Context, context_of
-from graph.facts import question_period
 from graph.nodes.common import node
 from graph.nodes.retrieve import owner_of
 from graph.state import State
+from storage.question_period import asked_period
 
 log = logging.getLogger("thotqen.answerable")
 
@@ -77,7 +77,7 @@ def why_unanswerable(conn: Any, owner_id: int, question: str, scoped: list[uuid.
     from storage.document_filter import question_scope
     from storage.documents import coverage, mentions
 
-    years = question_period(question).years
+    years = asked_period(question).years
     names = names_in(question)
     lone = [n for n in names_in(question, lone=True) if n not in names]
     if years:
@@ -105,7 +105,7 @@ def why_unanswerable(conn: Any, owner_id: int, question: str, scoped: list[uuid.
 def answerable(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     cfg = context_of(runtime, config)
     question = state.get("standalone_question") or state["question"]
-    if not question_period(question).years and not names_in(question, lone=True):
+    if not asked_period(question).years and not names_in(question, lone=True):
         return {"unanswerable": ""}
     scoped = [uuid.UUID(d) for d in state.get("document_ids") or []] or None
     with cfg.running.database.connection() as conn:

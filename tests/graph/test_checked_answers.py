@@ -114,8 +114,10 @@ def test_a_general_knowledge_question_is_refused_without_citations(statements, m
     assert out["citations"] == [] and out["cited"] == []
 
 
-def test_a_year_no_document_covers_is_refused_before_any_search(statements, make_run) -> None:  # noqa: ANN001
-    out, model = ask(make_run, statements, "What was Northwind's net revenue in 2005?", "It was $1 [1].")
+# the year as a question writes it: plain, as a fiscal year, with its quarter (storage/periods.py reads them all)
+@pytest.mark.parametrize("when", ["2005", "fiscal '05", "2Q05"])
+def test_a_year_no_document_covers_is_refused_before_any_search(statements, make_run, when: str) -> None:  # noqa: ANN001
+    out, model = ask(make_run, statements, f"What was Northwind's net revenue in {when}?", "It was $1 [1].")
     assert out["answer"] == prompts.CANNOT_ANSWER and out["citations"] == []
     assert "retrieve" not in out["route"] and out["route"][-2:] == ["generate", "verify"]
     assert "grade" not in model.kinds() and "answer" not in model.kinds()
