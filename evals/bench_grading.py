@@ -144,6 +144,19 @@ def grade_once(server: Any, messages: list[dict[str, str]], model: type[BaseMode
     return Graded(verdicts, reply, out.get("timings") or {}, elapsed, p_yes)
 
 
+def tally(pairs: list[tuple[bool, bool]]) -> dict[str, Any]:
+    """(is evidence, kept) pairs counted: accuracy, balanced accuracy (the mean of evidence kept and
+    other pages dropped), and each of the four cells."""
+    kept = sum(1 for label, v in pairs if label and v)
+    evidence = sum(1 for label, _ in pairs if label)
+    dropped_other = sum(1 for label, v in pairs if not label and not v)
+    other = len(pairs) - evidence
+    tpr, tnr = (kept / evidence if evidence else 0.0), (dropped_other / other if other else 0.0)
+    return {"excerpts": len(pairs), "accuracy": round(sum(label == v for label, v in pairs) / len(pairs), 3)
+            if pairs else None, "balanced": round((tpr + tnr) / 2, 3), "evidence_kept": kept,
+            "evidence_dropped": evidence - kept, "other_kept": other - dropped_other, "other_dropped": dropped_other}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", default=str(RESULTS / "graph_full.json"), help="a bench_graph.py result")
@@ -175,13 +188,8 @@ def main() -> None:
         pairs = [(label, v) for g in graded if g["verdicts"] and len(g["verdicts"]) == len(g["labels"])
                  for label, v in zip(g["labels"], g["verdicts"], strict=True)]
         summary[name] = {
-            "questions": len(graded), "excerpts": len(pairs),
+            "questions": len(graded), **tally(pairs),
             "invalid": sum(1 for g in graded if not g["verdicts"] or len(g["verdicts"]) != len(g["labels"])),
-            "accuracy": round(sum(label == v for label, v in pairs) / len(pairs), 3) if pairs else None,
-            "evidence_kept": sum(1 for label, v in pairs if label and v),
-            "evidence_dropped": sum(1 for label, v in pairs if label and not v),
-            "other_kept": sum(1 for label, v in pairs if v and not label),
-            "other_dropped": sum(1 for label, v in pairs if not v and not label),
             "p50_s": round(statistics.median(g["s"] for g in graded), 2),
             "p50_output_tokens": statistics.median(g["output_tokens"] or 0 for g in graded),
             "p50_prompt_tokens": statistics.median(g["prompt_tokens"] or 0 for g in graded),

@@ -29,7 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.answers import dev_items  # noqa: E402
-from evals.bench_grading import grade_once, grading_messages  # noqa: E402
+from evals.bench_grading import grade_once, grading_messages, tally  # noqa: E402
 from evals.common import RESULTS, eval_runtime, write_result  # noqa: E402
 
 GRID = [round(0.05 * n, 2) for n in range(1, 20)]
@@ -49,17 +49,6 @@ def score_row(server: Any, row: dict[str, Any]) -> dict[str, Any]:  # noqa: ANN4
             "p_yes": [graded.p_yes.get(n) for n in range(1, len(excerpts) + 1)],
             "sampled": [sampled[n] if n < len(sampled) else None for n in range(len(excerpts))],
             "s": round(graded.elapsed, 2)}
-
-
-def tally(pairs: list[tuple[bool, bool]]) -> dict[str, Any]:
-    kept = sum(1 for label, v in pairs if label and v)
-    evidence = sum(1 for label, _ in pairs if label)
-    dropped_other = sum(1 for label, v in pairs if not label and not v)
-    other = len(pairs) - evidence
-    tpr, tnr = (kept / evidence if evidence else 0.0), (dropped_other / other if other else 0.0)
-    return {"excerpts": len(pairs), "accuracy": round(sum(label == v for label, v in pairs) / len(pairs), 3)
-            if pairs else None, "balanced": round((tpr + tnr) / 2, 3), "evidence_kept": kept,
-            "evidence_dropped": evidence - kept, "other_kept": other - dropped_other, "other_dropped": dropped_other}
 
 
 def excerpts_of(scored: list[dict[str, Any]]) -> list[tuple[str, bool, float]]:

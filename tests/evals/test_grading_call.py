@@ -9,16 +9,16 @@ how they read the reply.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
+from evals import local_http
 from evals.bench_grading import grade_once
 from evals.grading_threshold import score_row
+from evals.local_http import JSONHandler
 from graph.nodes.grade import verdicts_model
 
 REPLY = {"choices": [{"message": {"content": '{"excerpt_1": "yes", "excerpt_2": "no"}'},
@@ -44,27 +44,16 @@ class Endpoint:
 def endpoint() -> Iterator[Endpoint]:
     bodies: list[dict[str, Any]] = []
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(JSONHandler):
         def do_POST(self) -> None:  # noqa: N802
             bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            data = json.dumps(REPLY).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            self.send_json(200, REPLY)
 
-        def log_message(self, *_args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    server = local_http.serve(Handler)
     try:
-        yield Endpoint(f"http://127.0.0.1:{server.server_address[1]}", "key", bodies)
+        yield Endpoint(local_http.url(server), "key", bodies)
     finally:
-        server.shutdown()
-        server.server_close()
+        local_http.stop(server)
 
 
 def test_the_bench_call_pays_its_whole_prompt_and_reads_the_verdicts(endpoint: Endpoint) -> None:
@@ -84,3 +73,11 @@ def test_the_threshold_eval_reads_p_yes_and_the_sampled_word_from_one_call(endpo
     assert scored["p_yes"][0] == pytest.approx(0.750, abs=0.01) and scored["p_yes"][1] == pytest.approx(0.083, abs=0.01)
     [body] = endpoint.bodies
     assert body["logprobs"] is True and body["top_logprobs"] > 1 and body["cache_prompt"] is True
+
+
+def test_both_evals_count_verdicts_one_way() -> None:
+    from evals.bench_grading import tally
+
+    counted = tally([(True, True), (True, False), (False, False), (False, False), (False, True)])
+    assert counted == {"excerpts": 5, "accuracy": 0.6, "balanced": round((1 / 2 + 2 / 3) / 2, 3), "evidence_kept": 1,
+                       "evidence_dropped": 1, "other_kept": 1, "other_dropped": 2}
