@@ -1,7 +1,9 @@
 """Figures as filings and answers write them: one reading of a number, its scale and its unit.
 
 The graph (citations, calc, verify) and the scorer (evals/scoring.py) read figures here, so a
-rule about what "(1,234)" or "$2,018mn" means is declared once. A `Figure` keeps the number as
+rule about what "(1,234)" or "$2,018mn" means is declared once; the digits, signs, currency signs,
+scale words, thousand and percent headers and the rows a header never scales are storage/numbers.py's,
+which the table cells' reader (ingestion/numbers.py) shares. A `Figure` keeps the number as
 written and the scale it was read under, so "1,693,954" in a table headed "in thousands" and
 "$1,693.954 million" in an answer are the same value, and the answer's rounding ("$1.69 billion")
 decides how close they must be.
