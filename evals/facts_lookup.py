@@ -29,26 +29,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evals.answers import Item, dev_items, gold_figures, line_holds, oos_items, synthetic_items  # noqa: E402
 from evals.common import bench_user, eval_runtime, write_result  # noqa: E402
 from graph import facts as lookup  # noqa: E402
-from graph.calc import CalcError, choose_op, compute  # noqa: E402
 from graph.figures import asked_unit  # noqa: E402
+from graph.formula import calculation_for  # noqa: E402
 from graph.nodes.answerable import why_unanswerable  # noqa: E402
 from graph.nodes.facts import candidate_facts  # noqa: E402
-from graph.operands import choose  # noqa: E402
 
 
 def offered(conn: Any, owner: int, doc: uuid.UUID, question: str) -> tuple[list[str], str | None]:  # noqa: ANN401
     """The facts' values as generation would see them, and the calculation's result (graph/nodes/facts.py, compute)."""
+    from storage.tables import glossary_words
+
     picked, ignore = candidate_facts(conn, owner, question, [doc], set())
     asked = asked_unit(question)
     facts = [lookup.as_fact(n, c, 1) for n, c in enumerate(picked, 1)]
-    result = None
-    op = choose_op(question)
-    if op and (request := choose(question, op, facts, ignore)) is not None:
-        try:
-            result = compute(request, facts, asked).text
-        except CalcError:
-            result = None
-    return [lookup.shown_value(f, asked) for f in facts], result
+    result = calculation_for(question, facts, ignore=ignore, words=lambda phrase: glossary_words(conn, phrase))
+    return [lookup.shown_value(f, asked) for f in facts], result.text if result else None
 
 
 def refused_early(conn: Any, owner: int, question: str, scope: list[uuid.UUID] | None) -> bool:  # noqa: ANN401

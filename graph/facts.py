@@ -159,15 +159,19 @@ def score(cell: Cell, words: set[str], period: AskedPeriod, pages: set[tuple[str
 
 
 def pick(cells: Iterable[Cell], question: str, pages: set[tuple[str, int]], *, ignore: Set[str] = frozenset(),
-         phrases: Sequence[str] = (), glossary: str = "", limit: int = MAX_FACTS) -> list[Cell]:
+         phrases: Sequence[str] = (), glossary: str = "", limit: int = MAX_FACTS,
+         years: Sequence[int] = ()) -> list[Cell]:
     """The best cells for `question`, one per row and period, best first.
 
     `ignore`: words that name the company, never a row ("Net earnings attributable to Best Buy"
     is not what "Best Buy's inventories" asks for). `phrases`: a calculation's operands
     (graph/operands.py), each given an equal share of the facts before the question as a whole.
-    `glossary`: the filing words the query glossary adds for the question's analyst words."""
+    `glossary`: the filing words the query glossary adds for the question's analyst words. `years`: the
+    years a formula reads beyond those the question names ("3 year average" from FY2017 to FY2019)."""
     cells = list(cells)
     period = asked_period(question)
+    if years:  # earliest first, as storage.question_period.AskedPeriod keeps them
+        period = replace(period, years=tuple(sorted({*period.years, *years})))
     out: list[Cell] = []
     seen: set[tuple[str, str, str, str]] = set()
     share = max(2, limit // max(len(phrases), 1)) if phrases else limit

@@ -63,7 +63,7 @@ def phrases(question: str, op: str) -> list[str]:
 _PERCENT_WORDS = re.compile(r"percent|%|\brate\b|\bmargin\b", re.I)
 # How the answer is to be written, not what it is of: "(in units of percents)", "as a %", "growth rate".
 _ANSWER_UNIT = re.compile(r"\b(?:in\s+(?:units\s+of\s+)?|as\s+an?\s+|expressed\s+as\s+(?:an?\s+)?)"
-                          r"(?:percent(?:s|ages?)?|%)(?!\s+of\b)"
+                          r"(?:percent(?:s|ages?)?|%)(?![a-z])(?!\s+of\b)"
                           r"|\b(?:growth|annual|change)\s+rate\b|\brate\s+of\s+(?:growth|change)\b", re.I)
 # Formulas beyond the closed set: "365 * (average AP) / (COGS + change in inventory)", "3 year average of
 # capex as a % of revenue". Computing them as a plain ratio would show a wrong figure with a right-looking
@@ -86,7 +86,7 @@ def beyond_closed_set(question: str, op: str) -> bool:
         formula = _DAYS_FACTOR.sub("", formula)
     if op not in ("sum", "difference") and _ARITHMETIC.search(formula):
         return True
-    return op in ("ratio", "percentage", "margin") and bool(_AVERAGE.search(question))
+    return op in ("ratio", "percentage", "margin", "days") and bool(_AVERAGE.search(question))
 
 
 def _fit(fact: Fact, words: set[str], years: tuple[int, ...], percent_ok: bool = True) -> float:

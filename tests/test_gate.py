@@ -84,3 +84,28 @@ def test_figure_lookup_and_refusals_before_search_hold_their_floors(tmp_path: Pa
     assert first >= FIRST_FACT_FLOOR, f"first fact or calculation {first} < {FIRST_FACT_FLOOR}"
     assert early >= REFUSED_EARLY_FLOOR, f"out of scope refused before search {early} < {REFUSED_EARLY_FLOOR}"
     assert wrong <= ANSWERABLE_REFUSED_EARLY_CEILING, f"answerable refused before search {wrong}"
+
+
+# Under evals/results/synthetic_formulas.md (rule-written formula questions, not read while the grammar
+# was written) by about three questions each way: formulas computed right, and computed wrong.
+FORMULA_FLOOR = 0.44
+FORMULA_WRONG_CEILING = 0.19
+
+
+@pytest.mark.skipif(not (FINANCEBENCH / "questions.jsonl").is_file(), reason="needs ../shared/eval/financebench")
+def test_formulas_a_question_defines_hold_their_floors(tmp_path: Path) -> None:
+    import json
+
+    from evals import synthetic_formulas
+    from evals.common import open_bench
+    from evals.retrieval import ingest_missing
+    from ingestion.retable import retable
+
+    settings, db, embedder, owner, docs = open_bench(GATE_HOME, "bench")
+    ingest_missing(db, settings, embedder, owner, docs)
+    retable(db, settings)
+    assert synthetic_formulas.main(["measure", "--home", str(GATE_HOME), "--name", "gate_formulas",
+                                    "--results-dir", str(tmp_path)]) == 0
+    out = json.loads((tmp_path / "gate_formulas.json").read_text())["all"]
+    assert out["correct"]["share"] >= FORMULA_FLOOR, f"formulas right {out['correct']['share']} < {FORMULA_FLOOR}"
+    assert out["wrong"]["share"] <= FORMULA_WRONG_CEILING, f"formulas wrong {out['wrong']['share']}"

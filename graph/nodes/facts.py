@@ -18,17 +18,19 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from graph import facts as lookup
-from graph.calc import choose_op
 from graph.context import Context, context_of
 from graph.figures import asked_unit
+from graph.formula import lookup_plan
 from graph.nodes.common import node
 from graph.nodes.retrieve import owner_of
-from graph.operands import phrases
 from graph.state import Excerpt, State
 
 # Candidate cells read from storage before `graph/facts.py` picks; enough for every column of the
 # rows a question's words match.
 CANDIDATES = 120
+# The most facts a formula's operands bring (graph/formula.py): a cash conversion cycle's five line items
+# at two years each, with an alternative row for each.
+MAX_FORMULA_FACTS = 24
 
 
 def _cells(found: list[Any]) -> list[lookup.Cell]:  # storage.tables.FoundCell
@@ -69,14 +71,16 @@ def candidate_facts(conn: Any, owner_id: int, question: str, scoped: list[uuid.U
     glossary = glossary_words(conn, lookup.without_statement_names(question))
     found = find_cells(conn, owner_id=owner_id, text=f"{question} {glossary}", document_ids=scoped,
                        limit=CANDIDATES)
-    op = choose_op(question)
-    parts = phrases(question, op) if op else []
+    parts, years = lookup_plan(question)
     for part in parts:  # each operand's rows, though the question's other words outrank them
         words = glossary_words(conn, lookup.without_statement_names(part))
         found += find_cells(conn, owner_id=owner_id, text=f"{part} {words}", document_ids=scoped,
                             limit=CANDIDATES // 2)
     ignore = company_words(conn, owner_id, scoped)
-    return lookup.pick(_cells(found), question, pages, ignore=ignore, phrases=parts, glossary=glossary), ignore
+    # a formula reads each operand at each of its years: room for two rows of each, two more for the question
+    limit = min(max(lookup.MAX_FACTS, 2 * len(parts) * len(years) + 2), MAX_FORMULA_FACTS)
+    return lookup.pick(_cells(found), question, pages, ignore=ignore, phrases=parts, glossary=glossary,
+                       limit=limit, years=years), ignore
 
 
 @node("facts")

@@ -79,8 +79,21 @@ def test_a_ratio_the_question_defines_is_computed_by_code(statements, make_run) 
     assert out["route"][-3:] == ["compute", "choose", "verify"] and model.prompts("answer") == []
 
 
+def test_a_formula_the_question_defines_is_computed_by_code_over_each_years_row(statements, make_run) -> None:  # noqa: ANN001
+    question = ("What is the FY2021 - FY2023 3 year average of cost of revenue as a % of net revenue for Northwind? "
+                "Answer in units of percents and round to one decimal place.")
+    out, model = ask(make_run, statements, question, "The average is 61.2% [1].")
+    expected = (903_112 / 1_693_954 + 850_004 / 1_512_300 + 700_250 / 1_204_877) / 3 * 100
+    assert out["calculation"]["text"] == f"{expected:.1f}%", out["calculation"]
+    assert out["calculation"]["working"].startswith(
+        "(700,250 / 1,204,877 × 100 + 850,004 / 1,512,300 × 100 + 903,112 / 1,693,954 × 100) / 3 = ")
+    assert f"{expected:.1f}%" in out["answer"] and "61.2%" not in out["answer"]
+    assert out["verification"]["verified"] is True and model.prompts("answer") == []
+
+
 def test_a_ratio_the_question_defines_but_code_cannot_do_is_not_guessed(statements, make_run) -> None:  # noqa: ANN001
-    # a formula beyond the closed set: no calculation, so no right-looking working over the wrong operands
+    # a formula whose units do not add up (an amount plus a bare number): no calculation, so no
+    # right-looking working over the wrong operands
     question = ("What is Northwind's 2023 adjusted ratio? It is defined as: (cost of revenue + 10) / net revenue. "
                 "Round to two decimal places.")
     out, _ = ask(make_run, statements, question, "The adjusted ratio is 0.53 [1].")

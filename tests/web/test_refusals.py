@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from evals.pdfs import encrypted_pdf
 from tests.web.conftest import DESKTOP, PASSWORD, Watched, sign_up
-from tests.web.helpers import ask, nav, pdf_file
+from tests.web.helpers import ask, borealis_pdf, nav, pdf_file, watch_statuses
 
 # the server answers these with 4xx on purpose; Chromium logs each as a failed resource
 REFUSED = "Failed to load resource: the server responded with a status of 4"
@@ -98,3 +98,27 @@ def test_hourly_question_limit(browser, start_server, web_settings, shot) -> Non
     finally:
         ctx.close()
 
+
+
+def test_an_upload_the_server_is_too_busy_for_waits_and_goes_up(open_page) -> None:  # noqa: ANN001
+    w = open_page()
+    page = w.page
+    sign_up(page)
+    nav(page, "Documents")
+    busy = {"left": 1}
+
+    def first_is_busy(route) -> None:  # noqa: ANN001
+        if route.request.method == "POST" and busy["left"]:
+            busy["left"] -= 1
+            route.fulfill(status=429, headers={"Retry-After": "1"}, json={
+                "detail": "you have 2 uploads in progress, the most one user may have at once"})
+            return
+        route.fallback()
+
+    page.route("**/api/documents", first_is_busy)
+    watch_statuses(page)
+    page.locator("#file-input").set_input_files([pdf_file("borealis.pdf", borealis_pdf())])
+    expect(page.locator(".upload[data-name='borealis.pdf']")).to_have_attribute("data-state", "done", timeout=60_000)
+    statuses = page.evaluate("window.__statuses")
+    assert any(s.startswith("Waiting: other uploads of yours") for s in statuses), statuses
+    w.clean(allowed=lambda e: REFUSED in e)

@@ -211,11 +211,38 @@ export function refusal(err) {
   }
 }
 
+// Bodies go up one at a time: the server receives only a few per user at once (UPLOADS_PER_USER) and
+// answers more with 429, so a picked batch queues here instead of failing; processing still runs in parallel.
+let sending = Promise.resolve();
+const BUSY_RETRIES = 5;
+const BUSY_WAIT_MAX_S = 30; // a longer Retry-After is the hourly limit: shown, not waited for
+
+function send(u) {
+  const turn = sending.then(() => sendWithRetries(u));
+  sending = turn.catch(() => {});
+  return turn;
+}
+
+async function sendWithRetries(u) {
+  for (let attempt = 0; ; attempt++) {
+    setStep(u, "upload", 0, "Uploading…");
+    try {
+      return await uploadFile(u.file, (f) => setStep(u, "upload", Math.round(f * 8),
+                                                     `Uploading… ${Math.round(f * 100)}%`));
+    } catch (err) {
+      const wait = Math.max(err.retryAfter ?? 1, 1);
+      if (err.status !== 429 || attempt >= BUSY_RETRIES || wait > BUSY_WAIT_MAX_S) throw err;
+      setStep(u, "upload", 0, `Waiting: other uploads of yours are being received. Retrying ${waitText(wait)}.`);
+      await new Promise((r) => setTimeout(r, wait * 1000));
+    }
+  }
+}
+
 async function run(u) {
-  setStep(u, "upload", 0, "Uploading…");
+  setStep(u, "upload", 0, "Waiting to upload…");
   let sub;
   try {
-    sub = await uploadFile(u.file, (f) => setStep(u, "upload", Math.round(f * 8), `Uploading… ${Math.round(f * 100)}%`));
+    sub = await send(u);
   } catch (err) {
     fail(u, refusal(err));
     return;
