@@ -23,6 +23,7 @@ import statistics
 import sys
 import time
 import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -87,27 +88,73 @@ def fields_only(model: type[BaseModel]) -> str:
     return f"Reply with one JSON object with the fields {', '.join(model.model_fields)}."
 
 
-def grade_once(server: Any, messages: list[dict], model: type[BaseModel],  # noqa: ANN401
-               texts: list[str]) -> tuple[list[bool] | None, dict, float, str]:
+def grading_messages(excerpts: list[dict[str, Any]], question: str, task: str, model: type[BaseModel],
+                     enforced: bool = False) -> list[dict[str, str]]:
+    """The grade node's messages (graph/nodes/grade.py) for `excerpts`, with `task` as the instruction;
+    `enforced`: the schema named by its fields only."""
+    from graph import prompts
+    from providers.llm.structured import instruction
+
+    return [{"role": "system", "content": prompts.EXCERPTS_SYSTEM},
+            {"role": "user", "content": prompts.excerpt_block(excerpts, question) + task
+             + "\n\n" + (fields_only(model) if enforced else instruction(model))}]
+
+
+@dataclass(frozen=True)
+class Graded:
+    """One grading call's reply: a verdict per excerpt, in order (None: the reply is not the schema)."""
+
+    verdicts: list[bool] | None
+    reply: str
+    timings: dict[str, Any]  # the server's own (prompt_n, predicted_n)
+    elapsed: float
+    p_yes: dict[int, float] = field(default_factory=dict)  # with logprobs: excerpt number -> P(yes)
+
+
+def grade_once(server: Any, messages: list[dict[str, str]], model: type[BaseModel],  # noqa: ANN401
+               texts: list[str], *, logprobs: bool = False, cache_prompt: bool = False) -> Graded:
+    """`messages` sent to the local model's endpoint under `model`'s grammar. `logprobs`: each token's
+    log-probabilities too, read into each excerpt's P(yes) as the grade node reads them; `cache_prompt`
+    False makes every call pay for its whole prompt (comparing prompts of different lengths)."""
+    from graph.nodes.grade import yes_probabilities
+    from providers.llm.chain import TOP_LOGPROBS
     from providers.llm.structured import response_format
 
-    body = {"model": "local", "messages": messages, "max_tokens": 400, "temperature": 0, "cache_prompt": False,
-            "response_format": response_format(model)}
+    body: dict[str, Any] = {"model": "local", "messages": messages, "max_tokens": 400, "temperature": 0,
+                            "cache_prompt": cache_prompt, "response_format": response_format(model)}
+    if logprobs:
+        body |= {"logprobs": True, "top_logprobs": TOP_LOGPROBS}
     request = urllib.request.Request(f"{server.base_url}/chat/completions", json.dumps(body).encode(),
                                      {"Content-Type": "application/json", "Authorization": f"Bearer {server.api_key}"})
     started = time.perf_counter()
-    with urllib.request.urlopen(request, timeout=300) as response:
+    with urllib.request.urlopen(request, timeout=600) as response:
         out = json.load(response)
     elapsed = time.perf_counter() - started
-    reply = out["choices"][0]["message"].get("content") or ""
+    choice = out["choices"][0]
+    reply = choice["message"].get("content") or ""
+    verdicts: list[bool] | None
     try:
         parsed = json.loads(reply)
         verdicts = [quote_holds(v, t) if isinstance(v, dict) and "quote" in v
                     else (v if isinstance(v, str) else v["relevant"]) == "yes"
                     for v, t in zip(parsed.values(), texts, strict=False)]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         verdicts = None
-    return verdicts, out.get("timings") or {}, elapsed, reply
+    p_yes = yes_probabilities((choice.get("logprobs") or {}).get("content") or []) if logprobs else {}
+    return Graded(verdicts, reply, out.get("timings") or {}, elapsed, p_yes)
+
+
+def tally(pairs: list[tuple[bool, bool]]) -> dict[str, Any]:
+    """(is evidence, kept) pairs counted: accuracy, balanced accuracy (the mean of evidence kept and
+    other pages dropped), and each of the four cells."""
+    kept = sum(1 for label, v in pairs if label and v)
+    evidence = sum(1 for label, _ in pairs if label)
+    dropped_other = sum(1 for label, v in pairs if not label and not v)
+    other = len(pairs) - evidence
+    tpr, tnr = (kept / evidence if evidence else 0.0), (dropped_other / other if other else 0.0)
+    return {"excerpts": len(pairs), "accuracy": round(sum(label == v for label, v in pairs) / len(pairs), 3)
+            if pairs else None, "balanced": round((tpr + tnr) / 2, 3), "evidence_kept": kept,
+            "evidence_dropped": evidence - kept, "other_kept": other - dropped_other, "other_dropped": dropped_other}
 
 
 def main() -> None:
@@ -118,8 +165,6 @@ def main() -> None:
                         help="only the variants whose names start with one of these (comma-separated)")
     parser.add_argument("--name", default="grading", help="result file name under evals/results/")
     args = parser.parse_args()
-    from graph import prompts
-    from providers.llm.structured import instruction
     server = eval_runtime().local_model()
     rows = json.loads(Path(args.rows).read_text())["rows"][:: args.stride]
     source = Path(args.rows).resolve().relative_to(Path.cwd()) if Path(args.rows).resolve().is_relative_to(
@@ -132,26 +177,19 @@ def main() -> None:
         labels = [c["page"] in row["evidence_pages"] for c in row["citations"]]
         for name, (make, task, enforced) in chosen.items():
             model = make(len(excerpts))
-            messages = [{"role": "system", "content": prompts.EXCERPTS_SYSTEM},
-                        {"role": "user", "content": prompts.excerpt_block(excerpts, row["question"]) + task
-                         + "\n\n" + (fields_only(model) if enforced else instruction(model))}]
-            verdicts, timings, elapsed, reply = grade_once(server, messages, model, [e["text"] for e in excerpts])
-            results[name].append({"id": row["id"], "labels": labels, "verdicts": verdicts,
-                                  "s": round(elapsed, 2), "prompt_tokens": timings.get("prompt_n"),
-                                  "output_tokens": timings.get("predicted_n"), "reply": reply})
-            print(name, row["id"], labels, verdicts, f"{elapsed:.1f}s", file=sys.stderr)
+            messages = grading_messages(excerpts, row["question"], task, model, enforced)
+            graded = grade_once(server, messages, model, [e["text"] for e in excerpts])
+            results[name].append({"id": row["id"], "labels": labels, "verdicts": graded.verdicts,
+                                  "s": round(graded.elapsed, 2), "prompt_tokens": graded.timings.get("prompt_n"),
+                                  "output_tokens": graded.timings.get("predicted_n"), "reply": graded.reply})
+            print(name, row["id"], labels, graded.verdicts, f"{graded.elapsed:.1f}s", file=sys.stderr)
     summary = {}
     for name, graded in results.items():
         pairs = [(label, v) for g in graded if g["verdicts"] and len(g["verdicts"]) == len(g["labels"])
                  for label, v in zip(g["labels"], g["verdicts"], strict=True)]
         summary[name] = {
-            "questions": len(graded), "excerpts": len(pairs),
+            "questions": len(graded), **tally(pairs),
             "invalid": sum(1 for g in graded if not g["verdicts"] or len(g["verdicts"]) != len(g["labels"])),
-            "accuracy": round(sum(label == v for label, v in pairs) / len(pairs), 3) if pairs else None,
-            "evidence_kept": sum(1 for label, v in pairs if label and v),
-            "evidence_dropped": sum(1 for label, v in pairs if label and not v),
-            "other_kept": sum(1 for label, v in pairs if v and not label),
-            "other_dropped": sum(1 for label, v in pairs if not v and not label),
             "p50_s": round(statistics.median(g["s"] for g in graded), 2),
             "p50_output_tokens": statistics.median(g["output_tokens"] or 0 for g in graded),
             "p50_prompt_tokens": statistics.median(g["prompt_tokens"] or 0 for g in graded),

@@ -23,57 +23,32 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.answers import dev_items  # noqa: E402
+from evals.bench_grading import grade_once, grading_messages, tally  # noqa: E402
 from evals.common import RESULTS, eval_runtime, write_result  # noqa: E402
 
 GRID = [round(0.05 * n, 2) for n in range(1, 20)]
 
 
 def score_row(server: Any, row: dict[str, Any]) -> dict[str, Any]:  # noqa: ANN401
+    """The product's grading call on the excerpts the graph showed for `row`: P(yes) and the sampled word."""
     from graph import prompts
-    from graph.nodes.grade import verdicts_model, yes_probabilities
-    from providers.llm.structured import instruction, response_format
+    from graph.nodes.grade import verdicts_model
 
     excerpts = [{"name": c["name"], "page": c["page"], "text": c["text"]} for c in row["citations"]]
     model = verdicts_model(len(excerpts))
-    messages = [{"role": "system", "content": prompts.EXCERPTS_SYSTEM},
-                {"role": "user", "content": prompts.excerpt_block(excerpts, row["question"]) + prompts.GRADE_TASK
-                 + "\n\n" + instruction(model)}]
-    body = {"model": "local", "messages": messages, "max_tokens": 200, "temperature": 0,
-            "response_format": response_format(model), "logprobs": True, "top_logprobs": 5}
-    request = urllib.request.Request(f"{server.base_url}/chat/completions", json.dumps(body).encode(),
-                                     {"Content-Type": "application/json", "Authorization": f"Bearer {server.api_key}"})
-    started = time.perf_counter()
-    with urllib.request.urlopen(request, timeout=600) as response:
-        out = json.load(response)
-    choice = out["choices"][0]
-    p_yes = yes_probabilities((choice.get("logprobs") or {}).get("content") or [])
-    try:
-        sampled = {int(k.rsplit("_", 1)[1]): v == "yes" for k, v in json.loads(choice["message"]["content"]).items()}
-    except (ValueError, KeyError, TypeError, AttributeError):
-        sampled = {}
+    graded = grade_once(server, grading_messages(excerpts, row["question"], prompts.GRADE_TASK, model), model,
+                        [e["text"] for e in excerpts], logprobs=True, cache_prompt=True)
+    sampled = graded.verdicts or []
     return {"id": row["id"], "labels": [c["page"] in row["evidence_pages"] for c in row["citations"]],
-            "p_yes": [p_yes.get(n) for n in range(1, len(excerpts) + 1)],
-            "sampled": [sampled.get(n) for n in range(1, len(excerpts) + 1)],
-            "s": round(time.perf_counter() - started, 2)}
-
-
-def tally(pairs: list[tuple[bool, bool]]) -> dict[str, Any]:
-    kept = sum(1 for label, v in pairs if label and v)
-    evidence = sum(1 for label, _ in pairs if label)
-    dropped_other = sum(1 for label, v in pairs if not label and not v)
-    other = len(pairs) - evidence
-    tpr, tnr = (kept / evidence if evidence else 0.0), (dropped_other / other if other else 0.0)
-    return {"excerpts": len(pairs), "accuracy": round(sum(label == v for label, v in pairs) / len(pairs), 3)
-            if pairs else None, "balanced": round((tpr + tnr) / 2, 3), "evidence_kept": kept,
-            "evidence_dropped": evidence - kept, "other_kept": other - dropped_other, "other_dropped": dropped_other}
+            "p_yes": [graded.p_yes.get(n) for n in range(1, len(excerpts) + 1)],
+            "sampled": [sampled[n] if n < len(sampled) else None for n in range(len(excerpts))],
+            "s": round(graded.elapsed, 2)}
 
 
 def excerpts_of(scored: list[dict[str, Any]]) -> list[tuple[str, bool, float]]:

@@ -71,8 +71,10 @@ def main() -> int:
     args = parser.parse_args()
     if args.company_only:
         import storage.document_filter
+        from storage.question_period import AskedPeriod, asked_period
 
-        storage.document_filter.years_named = lambda _text: set()  # the ablation: no year is ever named
+        # the ablation: no period is ever named (the filing kind a question names still is)
+        storage.document_filter.asked_period = lambda question: AskedPeriod(form=asked_period(question).form)
     settings, db, embedder, owner, docs = open_bench(args.home, args.user, create_user=False)
     sets = {"FinanceBench (human)": financebench_questions(), "synthetic (rule-written)": synthetic_questions()}
     payload: dict = {"filings": len(docs), "sets": {}}

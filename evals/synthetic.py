@@ -24,6 +24,7 @@ import random
 import re
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -47,13 +48,18 @@ TEMPLATES = (
 )
 
 
-def header_years(cells: list[str]) -> list[str]:
-    """The years of a header row ("2018 | 2017", "Year ended Dec 31, 2018 | 2017"), else []."""
+def loose_years(cells: list[str]) -> list[str]:
+    """A header row's years, one per cell that holds digits, repeats allowed ("2022 | 2021 | 2022 |
+    2021": a 10-Q's three and six months), else []."""
     years = [m.group(1) for cell in cells for m in [YEAR_RE.search(cell)] if m]
     with_digits = [c for c in cells if any(ch.isdigit() for ch in c)]
-    if len(years) >= 2 and len(years) == len(with_digits) and len(set(years)) == len(years):
-        return years
-    return []
+    return years if len(years) >= 2 and len(years) == len(with_digits) else []
+
+
+def header_years(cells: list[str]) -> list[str]:
+    """The years of a header row ("2018 | 2017", "Year ended Dec 31, 2018 | 2017"), each once, else []."""
+    years = loose_years(cells)
+    return years if len(set(years)) == len(years) else []
 
 
 def statement_row(cells: list[str]) -> tuple[str, list[str]] | None:
@@ -70,8 +76,8 @@ def statement_row(cells: list[str]) -> tuple[str, list[str]] | None:
     return label, values
 
 
-def candidates(parsed) -> list[dict]:  # noqa: ANN001
-    """Every (label, year, value, page) a statement row of the filing gives."""
+def rows_with_years(parsed, header: Callable[[list[str]], list[str]] = header_years) -> list[dict]:  # noqa: ANN001
+    """Every statement row of the filing with its header's years: label, years, values, page."""
     by_page: dict[int, list[list[str]]] = defaultdict(list)
     for row in parsed.rows:
         by_page[row.page].append([ANNOTATED.sub("", cell) for cell in row.text.split(" | ")])
@@ -82,13 +88,27 @@ def candidates(parsed) -> list[dict]:  # noqa: ANN001
             if found is None:
                 continue
             label, values = found
-            years = next((y for r in reversed(rows[max(0, i - HEADER_LOOKBACK):i]) if (y := header_years(r))), [])
-            if len(years) != len(values):
-                continue
-            for year, value in zip(years, values, strict=True):
-                if re.sub(r"[^\d]", "", value).strip("0"):
-                    out.append({"label": label, "year": year, "value": value, "page": page})
+            years = next((y for r in reversed(rows[max(0, i - HEADER_LOOKBACK):i]) if (y := header(r))), [])
+            if len(years) == len(values):
+                out.append({"label": label, "years": years, "values": values, "page": page})
     return out
+
+
+def nonzero(value: str) -> bool:
+    """A value that is not zero or a dash: something a question can ask for."""
+    return bool(re.sub(r"[^\d]", "", value).strip("0"))
+
+
+def question_label(label: str) -> str:
+    """A row label as a question writes it: lower-cased first letter, acronyms kept ("EBITDA")."""
+    return label[0].lower() + label[1:] if not label[:2].isupper() else label
+
+
+def candidates(parsed) -> list[dict]:  # noqa: ANN001
+    """Every (label, year, value, page) a statement row of the filing gives."""
+    return [{"label": r["label"], "year": year, "value": value, "page": r["page"]}
+            for r in rows_with_years(parsed) for year, value in zip(r["years"], r["values"], strict=True)
+            if nonzero(value)]
 
 
 def evidence_pages(parsed, label: str, value: str) -> set[int]:  # noqa: ANN001
@@ -113,12 +133,19 @@ def questions_for(doc: dict, parsed, per_filing: int, rng: random.Random) -> lis
             continue
         used_pages |= pages
         template = TEMPLATES[len(out) % len(TEMPLATES)]
-        label = c["label"][0].lower() + c["label"][1:] if not c["label"][:2].isupper() else c["label"]
         out.append({"id": f"{doc['doc_name']}-{len(out) + 1:02d}", "company": doc["company"],
-                    "doc_name": doc["doc_name"], "question": template.format(company=doc["company"], label=label,
-                                                                             year=c["year"]),
+                    "doc_name": doc["doc_name"],
+                    "question": template.format(company=doc["company"], label=question_label(c["label"]),
+                                                year=c["year"]),
                     "answer": c["value"], "pages": sorted(pages)})
     return out
+
+
+def parsed_filing(doc: dict):  # noqa: ANN201
+    """The data set's PDF of `doc` as the product's parser reads it (no OCR: the filings have text)."""
+    from ingestion.parse import OcrOptions, parse_pdf
+
+    return parse_pdf((FINANCEBENCH / "pdfs" / f"{doc['doc_name']}.pdf").read_bytes(), ocr=OcrOptions(enabled=False))
 
 
 def main() -> int:
@@ -127,13 +154,10 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
-    from ingestion.parse import OcrOptions, parse_pdf
-
     rng = random.Random(args.seed)
     written = []
     for doc in sorted(load_jsonl(FINANCEBENCH / "documents.jsonl"), key=lambda d: d["doc_name"]):
-        pdf = FINANCEBENCH / "pdfs" / f"{doc['doc_name']}.pdf"
-        parsed = parse_pdf(pdf.read_bytes(), ocr=OcrOptions(enabled=False))
+        parsed = parsed_filing(doc)
         found = questions_for(doc, parsed, args.per_filing, rng)
         print(f"{doc['doc_name']}: {len(found)} questions", file=sys.stderr)
         written.extend(found)

@@ -34,13 +34,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import FINANCEBENCH, load_jsonl  # noqa: E402
 from evals.synthetic import (  # noqa: E402
-    ANNOTATED,
-    HEADER_LOOKBACK,
     MAX_PAGES,
-    YEAR_RE,
     evidence_pages,
-    header_years,
-    statement_row,
+    loose_years,
+    nonzero,
+    parsed_filing,
+    question_label,
+    rows_with_years,
 )
 
 OUT = Path(__file__).parent / "data" / "synthetic_kinds.jsonl"
@@ -76,39 +76,6 @@ COMPARATIVE_TEMPLATES = (
 _QUARTER_NAME = re.compile(r"_(\d{4})Q([1-4])_10Q$")
 
 
-def loose_years(cells: list[str]) -> list[str]:
-    """A 10-Q header's years, repeats allowed ("2022 | 2021 | 2022 | 2021": three and six months)."""
-    years = [m.group(1) for cell in cells for m in [YEAR_RE.search(cell)] if m]
-    with_digits = [c for c in cells if any(ch.isdigit() for ch in c)]
-    return years if len(years) >= 2 and len(years) == len(with_digits) else []
-
-
-def rows_with_years(parsed, header=header_years) -> list[dict]:  # noqa: ANN001
-    """Every statement row of the filing with its header's years: label, years, values, page."""
-    by_page: dict[int, list[list[str]]] = defaultdict(list)
-    for row in parsed.rows:
-        by_page[row.page].append([ANNOTATED.sub("", cell) for cell in row.text.split(" | ")])
-    out = []
-    for page, rows in by_page.items():
-        for i, cells in enumerate(rows):
-            found = statement_row(cells)
-            if found is None:
-                continue
-            label, values = found
-            years = next((y for r in reversed(rows[max(0, i - HEADER_LOOKBACK):i]) if (y := header(r))), [])
-            if len(years) == len(values):
-                out.append({"label": label, "years": years, "values": values, "page": page})
-    return out
-
-
-def _nonzero(value: str) -> bool:
-    return bool(re.sub(r"[^\d]", "", value).strip("0"))
-
-
-def _label(label: str) -> str:
-    return label[0].lower() + label[1:] if not label[:2].isupper() else label
-
-
 def _pages(parsed, label: str, values: list[str]) -> set[int]:  # noqa: ANN001
     pages = evidence_pages(parsed, label, values[0])
     for value in values[1:]:
@@ -121,7 +88,7 @@ def quarter_questions(doc: dict, parsed, per_filing: int, rng: random.Random) ->
     if not named:
         return []
     fy, q = int(named.group(1)), int(named.group(2))
-    pool = [r for r in rows_with_years(parsed, loose_years) if _nonzero(r["values"][0])]
+    pool = [r for r in rows_with_years(parsed, loose_years) if nonzero(r["values"][0])]
     rng.shuffle(pool)
     out: list[dict] = []
     used: set[int] = set()
@@ -133,7 +100,8 @@ def quarter_questions(doc: dict, parsed, per_filing: int, rng: random.Random) ->
             continue
         used |= pages
         text = QUARTER_TEMPLATES[len(out) % len(QUARTER_TEMPLATES)].format(
-            company=doc["company"], label=_label(r["label"]), ordinal=ORDINALS[q - 1], q=q, fy=fy, yy=f"{fy % 100:02d}")
+            company=doc["company"], label=question_label(r["label"]), ordinal=ORDINALS[q - 1], q=q, fy=fy,
+            yy=f"{fy % 100:02d}")
         out.append(_question(doc, "quarter", len(out), text, r["values"][0], pages))
     return out
 
@@ -141,7 +109,7 @@ def quarter_questions(doc: dict, parsed, per_filing: int, rng: random.Random) ->
 def annual_questions(doc: dict, parsed, per_filing: int, rng: random.Random,  # noqa: ANN001
                      held_years: set[int]) -> list[dict]:
     """yoy and comparative questions of a 10-K, then the same rows with the company renamed."""
-    pool = [r for r in rows_with_years(parsed) if all(_nonzero(v) for v in r["values"][:2])]
+    pool = [r for r in rows_with_years(parsed) if all(nonzero(v) for v in r["values"][:2])]
     rng.shuffle(pool)
     out: list[dict] = []
     used: set[int] = set()
@@ -153,7 +121,7 @@ def annual_questions(doc: dict, parsed, per_filing: int, rng: random.Random,  # 
             break
         order = sorted(range(len(r["years"])), key=lambda i: r["years"][i], reverse=True)
         new, old = order[0], order[1]
-        older = [i for i in order[1:] if int(r["years"][i]) not in held_years and _nonzero(r["values"][i])]
+        older = [i for i in order[1:] if int(r["years"][i]) not in held_years and nonzero(r["values"][i])]
         kind = "yoy" if rows % 2 == 0 or not older else "comparative"
         picked = [new, old] if kind == "yoy" else [older[0]]
         pages = _pages(parsed, r["label"], [r["values"][i] for i in picked])
@@ -164,10 +132,10 @@ def annual_questions(doc: dict, parsed, per_filing: int, rng: random.Random,  # 
         for how, company in [("", doc["company"]), names[rows % len(names)]]:
             if kind == "yoy":
                 text = YOY_TEMPLATES[rows % len(YOY_TEMPLATES)].format(
-                    company=company, label=_label(r["label"]), old=r["years"][old], new=r["years"][new])
+                    company=company, label=question_label(r["label"]), old=r["years"][old], new=r["years"][new])
             else:
                 text = COMPARATIVE_TEMPLATES[rows % len(COMPARATIVE_TEMPLATES)].format(
-                    company=company, label=_label(r["label"]), year=r["years"][picked[0]])
+                    company=company, label=question_label(r["label"]), year=r["years"][picked[0]])
             answer = " -> ".join(r["values"][i] for i in reversed(picked))
             out.append(_question(doc, how or kind, len(out), text, answer, pages))
     return out
@@ -184,8 +152,6 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=2027)
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
-    from ingestion.parse import OcrOptions, parse_pdf
-
     rng = random.Random(args.seed)
     docs = sorted(load_jsonl(FINANCEBENCH / "documents.jsonl"), key=lambda d: d["doc_name"])
     annual: dict[str, set[int]] = defaultdict(set)  # the 10-K years of each company in the set
@@ -196,8 +162,7 @@ def main() -> int:
     for doc in docs:
         if doc["doc_type"] not in ("10k", "10q"):
             continue
-        parsed = parse_pdf((FINANCEBENCH / "pdfs" / f"{doc['doc_name']}.pdf").read_bytes(),
-                           ocr=OcrOptions(enabled=False))
+        parsed = parsed_filing(doc)
         if doc["doc_type"] == "10q":
             found = quarter_questions(doc, parsed, 2 * args.per_filing, rng)
         else:

@@ -55,6 +55,12 @@ class Fact:
     source: int = 0  # the excerpt [n] it comes from: its citation marker (0: none)
     period: str = ""  # its column's period ("FY2023"): CAGR reads its years from here
 
+    @property
+    def year(self) -> int | None:
+        """The year its period names ("Q2 FY2023" -> 2023), None when it names none."""
+        m = _YEAR.search(self.period)
+        return int(m.group(0)) if m else None
+
 
 class CalcError(ValueError):
     """A request that cannot be computed; the message is the reason, fit to show the model or log."""
@@ -176,7 +182,7 @@ def _shown(facts: list[Fact], asked: Asked) -> _Shown:
 def _years(request: Request, facts: list[Fact]) -> float:
     if request.years:
         return request.years
-    found = [int(m.group(0)) for f in facts if (m := _YEAR.search(f.period))]
+    found = [f.year for f in facts if f.year is not None]
     if len(found) == 2 and found[0] != found[1]:
         return float(abs(found[1] - found[0]))
     raise CalcError("CAGR needs the number of years: give \"years\" or facts with their periods")

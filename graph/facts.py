@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from graph.calc import Fact, choose_op
 from graph.figures import Asked, Figure, Kind, asked_unit, decimals_at, present
+from storage.question_period import AskedPeriod, asked_period
 
 # How many facts generation sees: enough for a ratio's operands in two periods, few enough for a
 # 1.5B model to pick from.
@@ -31,9 +32,6 @@ _FIGURE_WORDS = re.compile(
     r"assets|liabilities|equity|earnings|eps|dividends?|capex|expenditures?|profit|ebitda|cost|turnover|rate)\b"
     r"|\bratio\b|\bmargin\b|\bin\s+(?:usd\s+)?(?:thousands|millions|billions)\b|\bper\s+share\b|\bpercent",
     re.IGNORECASE)
-_YEAR = re.compile(r"\b(?:fy|fiscal(?:\s+year)?|year)?\s*'?((?:19|20)\d\d)\b|\bfy\s*'?(\d\d)\b", re.IGNORECASE)
-_QUARTER = re.compile(r"\bq([1-4])\b|\b(first|second|third|fourth)\s+(?:fiscal\s+)?quarter\b", re.IGNORECASE)
-_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4}
 _WORD = re.compile(r"[a-z][a-z&'-]+")
 # Words that say how to answer, not what: they never pick a row.
 _NOT_A_LABEL_WORD = frozenset(
@@ -52,26 +50,6 @@ def asks_for_figure(question: str) -> bool:
     asked = asked_unit(question)
     return (bool(_FIGURE_WORDS.search(question or "")) or asked.scale is not None or asked.decimals is not None
             or choose_op(question) is not None)
-
-
-@dataclass(frozen=True)
-class AskedPeriod:
-    """The fiscal years and quarter a question names (empty: it names none)."""
-
-    years: tuple[int, ...] = ()
-    quarter: int | None = None
-
-
-def question_period(question: str) -> AskedPeriod:
-    years: list[int] = []
-    for m in _YEAR.finditer(question or ""):
-        year = int(m.group(1)) if m.group(1) else 2000 + int(m.group(2))
-        if year not in years:
-            years.append(year)
-    quarter = None
-    if q := _QUARTER.search(question or ""):
-        quarter = int(q.group(1)) if q.group(1) else _ORDINAL[q.group(2).lower()]
-    return AskedPeriod(tuple(years), quarter)
 
 
 # Analysts' abbreviations, written out as statements label their rows.
@@ -191,9 +169,9 @@ def pick(cells: Iterable[Cell], question: str, pages: set[tuple[str, int]], *, i
     `glossary`: the filing words the query glossary adds for the question's analyst words. `years`: the
     years a formula reads beyond those the question names ("3 year average" from FY2017 to FY2019)."""
     cells = list(cells)
-    period = question_period(question)
-    if years:
-        period = AskedPeriod(tuple(dict.fromkeys((*period.years, *years))), period.quarter)
+    period = asked_period(question)
+    if years:  # earliest first, as storage.question_period.AskedPeriod keeps them
+        period = replace(period, years=tuple(sorted({*period.years, *years})))
     out: list[Cell] = []
     seen: set[tuple[str, str, str, str]] = set()
     share = max(2, limit // max(len(phrases), 1)) if phrases else limit

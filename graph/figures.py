@@ -1,7 +1,9 @@
 """Figures as filings and answers write them: one reading of a number, its scale and its unit.
 
 The graph (citations, calc, verify) and the scorer (evals/scoring.py) read figures here, so a
-rule about what "(1,234)" or "$2,018mn" means is declared once. A `Figure` keeps the number as
+rule about what "(1,234)" or "$2,018mn" means is declared once; the digits, signs, currency signs,
+scale words, thousand and percent headers and the rows a header never scales are storage/numbers.py's,
+which the table cells' reader (ingestion/numbers.py) shares. A `Figure` keeps the number as
 written and the scale it was read under, so "1,693,954" in a table headed "in thousands" and
 "$1,693.954 million" in an answer are the same value, and the answer's rounding ("$1.69 billion")
 decides how close they must be.
@@ -25,16 +27,20 @@ from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
+from storage.numbers import (
+    CURRENCY_SIGN,
+    HEADER_000,
+    HEADER_PERCENT,
+    NUMBER,
+    SCALE_WORDS,
+    SCALES,
+    SIGN,
+    negative,
+    unscaled_kind,
+)
+
 Kind = Literal["money", "percent", "ratio", "count", "per_share"]
 
-# Scale words as written in filings and answers ("$2,018mn", "$1.8 bn", "5.1 billion", "$5k").
-SCALES: dict[str, float] = {
-    "thousand": 1e3, "thousands": 1e3, "k": 1e3,
-    "million": 1e6, "millions": 1e6, "mn": 1e6, "mm": 1e6, "m": 1e6,
-    "billion": 1e9, "billions": 1e9, "bn": 1e9, "b": 1e9,
-    "trillion": 1e12, "trillions": 1e12, "tn": 1e12,
-}
-SCALE_WORDS: dict[float, str] = {1e3: "thousand", 1e6: "million", 1e9: "billion", 1e12: "trillion"}
 BASIS_POINT = 0.01  # in percentage points
 # A figure rounded to fewer significant digits than this must equal its source exactly: "$2
 # billion" would otherwise stand for anything from 1.5 to 2.5 billion.
@@ -42,9 +48,9 @@ MIN_ROUNDED_DIGITS = 2
 EXACT_DECIMALS = 6  # how far a value is written when nothing asks for a rounding
 
 _MARKER = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
-_TOKEN = re.compile(r"(?<![\w.,])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)")
-_PREFIX = re.compile(r"(?P<open>\()?\s?(?P<sign>[-−])?\s?(?P<cur>US\$|C\$|A\$|\$|USD|EUR|GBP|€|£|¥)?\s?"
-                     r"(?P<open2>\()?\s?(?P<sign2>[-−])?$")
+_TOKEN = re.compile(rf"(?<![\w.,])(?:{NUMBER})")
+_PREFIX = re.compile(rf"(?P<open>\()?\s?(?P<sign>{SIGN})?\s?(?P<cur>{CURRENCY_SIGN}|USD|EUR|GBP)?\s?"
+                     rf"(?P<open2>\()?\s?(?P<sign2>{SIGN})?$")
 _SUFFIX = re.compile(
     r"(?:\s?(?P<pct>%|percent(?:age)?\s+points?\b|per\s?cent\b|ppts?\b|pp\b|bps\b|basis\s+points?\b)"
     r"|\s?(?P<scale>thousands?|millions?|billions?|trillions?|mn|mm|bn|tn)\b"
@@ -68,13 +74,7 @@ _HEADER = re.compile(
     r"|\b(?:in|dollars\s+in|amounts\s+in|usd\s+in)\s+(?:usd\s+|us\$\s*|\$\s*|u\.s\.\s+dollars\s+)?"
     r"|[$€£]\s*in\s+)"
     r"(?P<word>thousands|millions|billions)\b(?P<rest>[^)\n|]{0,80}\)?)", re.IGNORECASE)
-_HEADER_000 = re.compile(r"\(\s*(?:in\s+)?[$€£]?\s*'?000'?s?\s*\)|\bin\s+[$€£]?\s*'?000'?s\b", re.IGNORECASE)
-_HEADER_PERCENT = re.compile(r"\(\s*(?:in\s+)?(?:%|percent|percentages?)\s*\)", re.IGNORECASE)
 _MONEY_WORDS = re.compile(r"[$€£]|\bdollars?\b|\busd\b|\beuros?\b|\bu\.s\.", re.IGNORECASE)
-# Row labels whose numbers are never scaled by the table's header.
-_PER_SHARE_LABEL = re.compile(r"\bper\s+(?:\w+\s+){0,2}share\b|\beps\b|\bper\s+unit\b", re.IGNORECASE)
-_PERCENT_LABEL = re.compile(r"%|\bpercent(?:age)?s?\b|\bbasis\s+points\b", re.IGNORECASE)
-_RATIO_LABEL = re.compile(r"\bratio\b", re.IGNORECASE)
 _PROSE_WORD = re.compile(r"[A-Za-z]{2,}")
 
 # What a question asks for.
@@ -203,9 +203,9 @@ def _read_one(text: str, m: re.Match[str], years: bool) -> Figure | None:
         return None  # part of a word or a code: "2nd", "10-K", "401(k)", "1.2.3"
     number = float(raw.replace(",", ""))
     opened = bool(pre.group("open") or pre.group("open2"))
-    negative = bool(pre.group("sign") or pre.group("sign2")) or (opened and bool(suf.group("close")))
+    minus = negative(pre.group("sign") or pre.group("sign2"), opened, bool(suf.group("close")))
     unit = (suf.group("pct") or suf.group("scale") or suf.group("letter") or "").lower()
-    plain = not (currency or unit or suf.group("times") or suf.group("pershare") or negative or decimals)
+    plain = not (currency or unit or suf.group("times") or suf.group("pershare") or minus or decimals)
     if plain and not years and "," not in raw and _YEAR.fullmatch(raw):
         return None
     if plain and len(raw) <= 2 and _MONTH_BEFORE.search(head):
@@ -226,12 +226,12 @@ def _read_one(text: str, m: re.Match[str], years: bool) -> Figure | None:
     if kind == "per_share" and scale != 1.0:
         kind = "money"  # "$1.2 million per share" is not how per-share figures are written; keep the amount
     first = min([pre.start(g) for g in ("open", "sign", "cur", "open2", "sign2") if pre.group(g)
-                 and (g not in ("open", "open2") or negative)], default=len(before))
+                 and (g not in ("open", "open2") or minus)], default=len(before))
     last = max(unit_end, suf.end("dollars") if suf.group("dollars") else 0,
                suf.end("pershare") if suf.group("pershare") else 0,
                suf.end("close") if suf.group("close") and opened else 0)
     span_start, span_end = base + first, end + last
-    return Figure(number=-number if negative else number, kind=kind, text=text[span_start:span_end].strip(),
+    return Figure(number=-number if minus else number, kind=kind, text=text[span_start:span_end].strip(),
                   scale=scale, scale_text=unit if scale != 1.0 else "", decimals=decimals, currency=currency,
                   points=points, start=span_start, end=span_end)
 
@@ -255,8 +255,8 @@ def scales_in(text: str) -> list[Scale]:
     found = [Scale(SCALES[m.group("word").lower()], bool(_MONEY_WORDS.search(m.group(0))), False,
                    m.group(0).strip(), m.start()) for m in _HEADER.finditer(text)]
     found += [Scale(1e3, bool(_MONEY_WORDS.search(m.group(0))), False, m.group(0).strip(), m.start())
-              for m in _HEADER_000.finditer(text)]
-    found += [Scale(1.0, False, True, m.group(0).strip(), m.start()) for m in _HEADER_PERCENT.finditer(text)]
+              for m in HEADER_000.finditer(text)]
+    found += [Scale(1.0, False, True, m.group(0).strip(), m.start()) for m in HEADER_PERCENT.finditer(text)]
     return sorted(found, key=lambda s: s.start)
 
 
@@ -281,12 +281,9 @@ def _in_context(figure: Figure, label: str, header: Scale | None) -> Figure:
     """A bare number read under its row's label and its table's header."""
     if figure.kind not in ("money", "count") or figure.scale != 1.0:
         return figure
-    if _PER_SHARE_LABEL.search(label):
-        return replace(figure, kind="per_share")
-    if _PERCENT_LABEL.search(label) or (header is not None and header.percent):
-        return replace(figure, kind="percent")
-    if _RATIO_LABEL.search(label):
-        return replace(figure, kind="ratio")
+    unscaled = unscaled_kind(label, percent_header=header is not None and header.percent)
+    if unscaled is not None:
+        return replace(figure, kind=unscaled)
     if header is None or header.factor == 1.0:
         return figure
     kind: Kind = "money" if (figure.kind == "money" or header.money) else "count"

@@ -24,10 +24,11 @@ from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 
 from graph.calc import DAYS_IN_YEAR, DEFAULT_DECIMALS, CalcError, Fact, Result, choose_op, compute
-from graph.facts import label_words, question_period
+from graph.facts import label_words
 from graph.figures import Asked, Kind, asked_unit, decimals_at, format_figure, format_number, round_half_up
 from graph.operands import MARGIN_PARTS, REVENUE, choose, names_a_rate
 from graph.operands import phrases as operand_phrases
+from storage.question_period import asked_period
 
 log = logging.getLogger("thotqen.formula")
 # A row answers a phrase when the phrase names at least this share of the row's own words (or all of its own).
@@ -227,7 +228,7 @@ def parse(question: str) -> Formula | None:
     """The formula the question defines or names ("N year average of ..."), None when it has none
     beyond one closed-set operation; CalcError when it has one this grammar cannot read."""
     defined = dict(_definitions(question))
-    years = question_period(question).years
+    years = asked_period(question).years
     percent = bool(_PERCENT_WORDS.search(question or ""))
     if m := _YEARS_AVERAGE.search(question or ""):
         first, last = sorted((int(m.group(1)), int(m.group(2))))
@@ -284,11 +285,6 @@ def phrases(formula: Formula) -> list[str]:
     return list(dict.fromkeys(i.phrase for i in items(formula.expr)))
 
 
-def _year(fact: Fact) -> int | None:
-    m = re.search(r"(?:19|20)\d\d", fact.period)
-    return int(m.group(0)) if m else None
-
-
 def _same_word(a: str, b: str) -> bool:
     """One word in two forms ("operations", "operating"): equal, or long and sharing their first 7 letters."""
     return a == b or (len(a) >= 7 and len(b) >= 7 and a[:7] == b[:7])
@@ -322,7 +318,7 @@ class _Matcher:
         # a row another phrase took, or one of the same value (one line item printed in two tables), is not free
         others = {(f.figure.value, y) for f in self.facts for (n, y), p in self.taken.items()
                   if n == f.n and p != phrase}
-        free = [f for f in self.facts if _year(f) == year and self.taken.get((f.n, year), phrase) == phrase
+        free = [f for f in self.facts if f.year == year and self.taken.get((f.n, year), phrase) == phrase
                 and (f.figure.value, year) not in others]
         scored = [(self._fit(f, own, True) + (1.0 if f.label == label else 0.0), f) for f in free]
         scored = [(s, f) for s, f in scored if s > 0]

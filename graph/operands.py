@@ -14,7 +14,8 @@ import re
 from collections.abc import Sequence, Set
 
 from graph.calc import Fact, Request
-from graph.facts import label_words, question_period
+from graph.facts import label_words
+from storage.question_period import asked_period
 
 # Operands of a margin the question names only by the margin's name.
 MARGIN_PARTS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -97,13 +98,8 @@ def _fit(fact: Fact, words: set[str], years: tuple[int, ...], percent_ok: bool =
         return 0.0
     value = shared / max(len(label), 1) + shared / max(len(words), 1)
     if years:
-        value += 1.0 if _year(fact) in years else -1.0
+        value += 1.0 if fact.year in years else -1.0
     return value
-
-
-def _year(fact: Fact) -> int | None:
-    m = re.search(r"(?:19|20)\d\d", fact.period)
-    return int(m.group(0)) if m else None
 
 
 def _best(facts: Sequence[Fact], phrase: str, years: tuple[int, ...], taken: set[int],
@@ -121,7 +117,7 @@ def choose(question: str, op: str, facts: Sequence[Fact], ignore: Set[str] = fro
     `ignore` holds the words that name the company (graph/facts.py `pick`)."""
     if beyond_closed_set(question, op):
         return None
-    period = question_period(question)
+    period = asked_period(question)
     years = period.years
     if op in _TWO_OPERANDS:
         parts = phrases(question, op)
@@ -130,7 +126,7 @@ def choose(question: str, op: str, facts: Sequence[Fact], ignore: Set[str] = fro
         taken: set[int] = set()
         chosen = []
         for part in parts:
-            own = question_period(part).years or years[-1:]
+            own = asked_period(part).years or years[-1:]
             fact = _best(facts, part, own, taken, ignore)
             if fact is None:
                 return None
@@ -145,17 +141,17 @@ def choose(question: str, op: str, facts: Sequence[Fact], ignore: Set[str] = fro
         later = _best(facts, parts[1], years[-1:], set(), ignore)
         earlier_years = (years[0],) if len(years) > 1 else (years[-1] - 1,)
         earlier = _best(facts, parts[1], earlier_years, {later.n} if later else set(), ignore)
-        if not (numerator and later and earlier) or _year(earlier) == _year(later):
+        if not (numerator and later and earlier) or earlier.year == later.year:
             return None
         return Request(op="turnover", operands=[numerator.n, earlier.n, later.n])
     if op in _SAME_ROW:
         best = _best(facts, question, (), set(), ignore)
         if best is None:
             return None
-        row = sorted((f for f in facts if f.label == best.label and _year(f) is not None), key=lambda f: _year(f) or 0)
+        row = sorted((f for f in facts if f.label == best.label and f.year is not None), key=lambda f: f.year or 0)
         by_year: dict[int, Fact] = {}
         for f in row:
-            by_year.setdefault(_year(f) or 0, f)
+            by_year.setdefault(f.year or 0, f)
         wanted = [by_year[y] for y in sorted(years) if y in by_year] if len(years) >= 2 else list(by_year.values())[-2:]
         if len(wanted) < 2:
             return None

@@ -58,6 +58,16 @@ class Citation(TypedDict, total=False):
     evidence: list[Evidence]  # what the answer rests on, when it cites this source
 
 
+class QuestionScope(TypedDict):
+    """The documents a question's words point to (storage.document_filter.Scope, ids as strings), with
+    the words and the documents it was read for (graph/scope.py)."""
+
+    question: str
+    document_ids: list[str] | None  # the documents it was read among (None: all the owner's)
+    tiers: list[list[str]] | None  # best first; None: the question names nothing that narrows
+    certain: bool
+
+
 class InputState(TypedDict, total=False):
     """What a caller sends. Ownership is NOT here: it comes from the config (the server's auth)."""
 
@@ -105,6 +115,7 @@ class State(InputState, OutputState, total=False):
     company_words: list[str]  # words of the scoped documents' company names: they pick no table row
     figure_choice: dict[str, Any] | None  # how a figure answer was composed: {"by": "model"|"calculation", "fact": n}
     unanswerable: str  # why the documents cannot answer (graph/nodes/answerable.py); "" when they may
+    question_scope: QuestionScope | None  # read by answerable, reused by retrieve (None: not read)
 
 
 # What `begin` resets for each question: a checkpointer keeps a thread's state between questions.
@@ -113,5 +124,5 @@ FRESH: dict[str, Any] = {
     "citations": [], "cited": [], "answer": "", "provider": None, "llm_calls": [], "hyde": "", "rewritten": False,
     "searched_web": False, "web_failures": [], "first_token_s": None, "route": [], "timings": {},
     "verification": None, "facts": [], "calculation": None, "unanswerable": "", "company_words": [],
-    "figure_choice": None,
+    "figure_choice": None, "question_scope": None,
 }

@@ -30,7 +30,6 @@ from pydantic import BaseModel, Field
 from graph.calc import Fact, Result
 from graph.citations import MARK
 from graph.figures import (
-    SCALE_WORDS,
     Asked,
     Figure,
     Scale,
@@ -42,6 +41,7 @@ from graph.figures import (
     same_figure,
     states,
 )
+from storage.numbers import SCALE_WORDS
 
 Status = Literal["fact", "calculation", "excerpt", "question", "unsupported"]
 _RESCALES = (1e3, 1e6, 1e9, 1e-3, 1e-6, 1e-9)

@@ -19,28 +19,24 @@ from dataclasses import dataclass
 from datetime import date
 
 from ingestion.units import Row
+from storage.periods import DATE, DAY_FIRST, matched_date
 
 COVER_PAGES = 3  # the cover page and what may precede it (a "Table of Contents" link page)
 SAMPLE_PAGES = 15  # where a 10-Q's "six months ended" statement headers and "fiscal 2024" mentions are
 RUNNING_ROW_SHARE = 0.2  # as in chunk.py: a row on this share of pages is a running header or footer
 
-_MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
-_MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
-_MONTHS["sept"] = 9
-_DATE = r"(?P<month>[A-Za-z]{3,9})\.?\s+(?P<day>\d{1,2})\s*,?\s*(?P<year>(?:19|20)\d{2})"
 _FORM = re.compile(r"\bFORM\s+(10-?K|10-?Q|8-?K|20-?F|40-?F|6-?K)\b", re.I)
 _FORM_BY_REPORT = (  # a cover page without the "FORM" line still names its report
     (re.compile(r"\bANNUAL\s+REPORT\s+PURSUANT\s+TO\s+SECTION", re.I), "10-K"),
     (re.compile(r"\bQUARTERLY\s+REPORT\s+PURSUANT\s+TO\s+SECTION", re.I), "10-Q"),
     (re.compile(r"\bCURRENT\s+REPORT\s+PURSUANT\s+TO\s+SECTION", re.I), "8-K"),
 )
-_FISCAL_YEAR_ENDED = re.compile(r"fiscal\s+year\s+ended\s*:?\s*" + _DATE, re.I)
-_QUARTER_ENDED = re.compile(r"(?:quarterly\s+period|fiscal\s+quarter|quarter)\s+ended\s*:?\s*" + _DATE, re.I)
+_FISCAL_YEAR_ENDED = re.compile(r"fiscal\s+year\s+ended\s*:?\s*" + DATE, re.I)
+_QUARTER_ENDED = re.compile(r"(?:quarterly\s+period|fiscal\s+quarter|quarter)\s+ended\s*:?\s*" + DATE, re.I)
 # a cover written day first ("For the quarterly period ended 30 June 2023")
-_DAY_FIRST = r"(?P<day>\d{1,2})\s+(?P<month>[A-Za-z]{3,9})\.?,?\s+(?P<year>(?:19|20)\d{2})"
 _QUARTER_ENDED_DAY_FIRST = re.compile(r"(?:quarterly\s+period|fiscal\s+quarter|quarter)\s+ended\s*:?\s*"
-                                      + _DAY_FIRST, re.I)
-_FISCAL_YEAR_ENDED_DAY_FIRST = re.compile(r"fiscal\s+year\s+ended\s*:?\s*" + _DAY_FIRST, re.I)
+                                      + DAY_FIRST, re.I)
+_FISCAL_YEAR_ENDED_DAY_FIRST = re.compile(r"fiscal\s+year\s+ended\s*:?\s*" + DAY_FIRST, re.I)
 # "second quarter of fiscal 2024", "fiscal 2024 second quarter": how a 10-Q names its own quarter
 _FISCAL_QUARTER_NAMED = re.compile(
     r"\b(?:(?P<q1>first|second|third|fourth)\s+quarter\s+of\s+fiscal\s+(?:year\s+)?(?P<y1>(?:19|20)\d{2})"
@@ -55,10 +51,10 @@ _SYMBOL = re.compile(r"[A-Z]{1,5}(?:\.[A-Z])?")
 _NOT_A_SYMBOL = frozenset({"NYSE", "N/A", "NA", "NONE", "USD", "LLC", "INC", "THE", "CO", "PLC", "ADS", "ADR"})
 _EXCHANGE_TICKER = re.compile(r"\((?:NYSE|NASDAQ|Nasdaq|NYSE American|ASX|LSE|TSX)\s*:\s*([A-Z]{1,5}(?:\.[A-Z])?)\)")
 _NOTHING = re.compile(r"^(?:n/?a|none|not\s+applicable|no\s+change|unchanged)\.?$", re.I)
-_REPORT_DATE = re.compile(r"date\s+of\s+report\b[^:]{0,60}:?\s*" + _DATE, re.I)
-_PERIOD_ENDED = re.compile(r"\b(?:quarter|year|months|weeks|period)\b[^.]{0,40}?\bended\s*:?\s*" + _DATE, re.I)
+_REPORT_DATE = re.compile(r"date\s+of\s+report\b[^:]{0,60}:?\s*" + DATE, re.I)
+_PERIOD_ENDED = re.compile(r"\b(?:quarter|year|months|weeks|period)\b[^.]{0,40}?\bended\s*:?\s*" + DATE, re.I)
 _RELEASE_PREFIX = re.compile(  # what may precede a release's title: "Exhibit 99.1", "PRESS RELEASE", its date
-    r"^(?:(?:exhibit\s+[\d.]+|(?:for\s+immediate|press|news)\s+release)\W*|" + _DATE + r"\W*)+", re.I)
+    r"^(?:(?:exhibit\s+[\d.]+|(?:for\s+immediate|press|news)\s+release)\W*|" + DATE + r"\W*)+", re.I)
 _REGISTRANT = re.compile(r"\(?\s*exact\s+name\s+of\s+(?:the\s+)?registrant", re.I)
 _FILE_NUMBER = re.compile(r"commission\s+file\s+(?:number|no)", re.I)
 _RELEASE_TITLE = re.compile(
@@ -122,19 +118,9 @@ def short_company(name: str) -> str:
     return short or name
 
 
-def _parse_date(match: re.Match[str]) -> date | None:
-    month = _MONTHS.get(match.group("month").lower())
-    if month is None:
-        return None
-    try:
-        return date(int(match.group("year")), month, int(match.group("day")))
-    except ValueError:
-        return None
-
-
 def _first_date(pattern: re.Pattern[str], text: str) -> date | None:
     for match in pattern.finditer(text):
-        found = _parse_date(match)
+        found = matched_date(match)
         if found is not None:
             return found
     return None
@@ -369,7 +355,7 @@ def extract_context(rows: Sequence[Row], unit_titles: Mapping[int, str] | None =
     elif release:
         head = " ".join(first_rows[:8])
         # the latest period end named up front: a release compares with earlier periods, never later ones
-        ends = [_parse_date(m) for m in _PERIOD_ENDED.finditer(" ".join(r.text for r in rows if r.page in pages[:2]))]
+        ends = [matched_date(m) for m in _PERIOD_ENDED.finditer(" ".join(r.text for r in rows if r.page in pages[:2]))]
         end = max((e for e in ends if e is not None), default=None)
         said = _QUARTER_WORD.search(head)
         quarter = _QUARTER_NUM[said.group(1).lower()] if said else None

@@ -6,8 +6,8 @@ once, in its caption or the corner of its header: "(In thousands)", "(Millions, 
 amounts)", "Dollars in millions", "$ and shares in millions", "(000s)", "(%)". "Except per share"
 leaves per-share rows unscaled; "except share and per share data" leaves share counts unscaled too.
 
-These rules are the ingestion side's; the graph's figure reading (graph/figures.py) may reuse them,
-never the other way round (graph sits above ingestion).
+What a number, a sign, a currency, a scale word and an unscaled row look like is declared once in
+storage/numbers.py, which the graph's figure reading (graph/figures.py) shares.
 """
 
 from __future__ import annotations
@@ -15,26 +15,31 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from storage.numbers import (
+    CURRENCY_SIGN,
+    CURRENCY_SIGNS,
+    HEADER_000,
+    HEADER_PERCENT,
+    NUMBER,
+    PER_SHARE,
+    SCALES,
+    SIGN,
+    negative,
+    unscaled_kind,
+)
+
 # One value: an optional sign or parenthesis, a currency sign, the digits, a percent sign.
 _VALUE = re.compile(
-    r"(?P<open>\()?\s*(?P<sign>[-−–])?\s*(?P<cur>US\$|[$€£¥])?\s*(?P<open2>\()?\s*"
-    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+    rf"(?P<open>\()?\s*(?P<sign>{SIGN})?\s*(?P<cur>{CURRENCY_SIGN})?\s*(?P<open2>\()?\s*"
+    rf"(?P<num>{NUMBER})"
     r"(?!\w)(?:\s*(?P<pct>%))?(?:\s*(?P<close>\)))?(?:\s*(?P<pct2>%))?")
 _DASH = re.compile(r"^[—–―-]+$")
-_CURRENCY = {"$": "USD", "US$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
-
-_SCALE_WORDS = {"thousand": 1e3, "thousands": 1e3, "million": 1e6, "millions": 1e6, "billion": 1e9,
-                "billions": 1e9}
+_WRITTEN_CURRENCY = re.compile(rf"(?:{CURRENCY_SIGN})\s*")
 # A scale as a caption states it: after "(", "in", "dollars", "$" or "amounts" (not prose's "3 million units").
 _SCALE = re.compile(r"(?:^|[(\[,;:]|\bin\b|\bdollars\b|\$|€|£|\bamounts\b|\busd\b|\beur\b)\s*"
                     r"(?:[\w$€£,]+\s+){0,3}?(?P<word>thousands?|millions?|billions?)\b", re.I)
-_SCALE_000 = re.compile(r"\(\s*(?:in\s+)?[$€£]?\s*'?000'?s?\s*\)|\bin\s+[$€£]?\s*'?000'?s\b|\$\s*000s?\b", re.I)
-_PERCENT_CAPTION = re.compile(r"\(\s*(?:in\s+)?(?:%|percent|percentages?)\s*\)|\bin\s+percent", re.I)
 _EXCEPT = re.compile(r"\bexcept\b(?P<rest>.*)", re.I)
-_PER_SHARE = re.compile(r"\bper\s+(?:\w+\s+){0,3}(?:share|unit)s?\b|\beps\b|\bearnings\s+per\b", re.I)
 _SHARES = re.compile(r"\bshares?\b", re.I)
-_PERCENT_LABEL = re.compile(r"%|\bpercent(?:age)?s?\b|\bbasis\s+points?\b", re.I)
-_RATIO_LABEL = re.compile(r"\bratio\b|\btimes\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -59,14 +64,14 @@ def read_values(text: str) -> list[Value]:
         after = text[m.end():m.end() + 2]
         if (before and (before.isalnum() or before in ".,")) or re.match(r"-?[A-Za-z]", after):
             continue  # inside a word or a name ("10-K", "3M", "COVID-19")
-        negative = bool(m.group("sign")) or bool((m.group("open") or m.group("open2")) and m.group("close"))
+        minus = negative(m.group("sign"), bool(m.group("open") or m.group("open2")), bool(m.group("close")))
         number = float(m.group("num").replace(",", ""))
-        written = re.sub(r"(?:US\$|[$€£¥])\s*", "", m.group(0)).strip()  # the currency is the unit's
+        written = _WRITTEN_CURRENCY.sub("", m.group(0)).strip()  # the currency is the unit's
         if (m.group("open") or m.group("open2")) and not m.group("close"):
             written = written.lstrip("( ")  # "(" opened something else, not this number
         written = re.sub(r"\(\s+", "(", written)
-        found.append(Value(written, -number if negative else number, bool(m.group("pct") or m.group("pct2")),
-                           _CURRENCY.get(m.group("cur") or "", ""), start, m.end()))
+        found.append(Value(written, -number if minus else number, bool(m.group("pct") or m.group("pct2")),
+                           CURRENCY_SIGNS.get(m.group("cur") or "", ""), start, m.end()))
     # a dash standing alone among values ("21 - 21 -" in one cell) is a zero of its own column
     for m in re.finditer(r"(?<!\S)[—–―-]+(?!\S)", text):
         found.append(Value(m.group(0), 0.0, start=m.start(), end=m.end()))
@@ -78,7 +83,7 @@ def is_value_text(text: str) -> bool:
     rest = text
     for v in read_values(text):
         rest = rest.replace(v.text, " ", 1)
-    return bool(read_values(text)) and not re.sub(r"[\s$€£¥%()]|US\$", "", rest)
+    return bool(read_values(text)) and not re.sub(r"[\s%()]", "", _WRITTEN_CURRENCY.sub("", rest))
 
 
 @dataclass(frozen=True)
@@ -102,14 +107,14 @@ def read_scale(texts: list[str]) -> TableScale:
         if m and scale == 1.0:
             # the caption's phrase, not the sentence or the header row around it
             phrase = re.split(r"[()|]", text[m.start():].lstrip("( "))[0]
-            scale, words = _SCALE_WORDS[m.group("word").lower()], phrase.strip(" (),:;[")
+            scale, words = SCALES[m.group("word").lower()], phrase.strip(" (),:;[")
             rest = _EXCEPT.search(phrase)
             if rest:
-                exempt = _PER_SHARE.sub(" ", rest.group("rest"))
+                exempt = PER_SHARE.sub(" ", rest.group("rest"))
                 shares_unscaled = bool(_SHARES.search(exempt))
-        elif scale == 1.0 and _SCALE_000.search(text):
+        elif scale == 1.0 and HEADER_000.search(text):
             scale, words = 1e3, text.strip(" ()|")
-        if _PERCENT_CAPTION.search(text):
+        if HEADER_PERCENT.search(text):
             percent = True
         if not currency:
             if re.search(r"\$|\bdollars?\b|\busd\b", text, re.I):
@@ -126,11 +131,12 @@ def cell_unit(label: str, section: tuple[str, ...], value: Value, table: TableSc
     ratios (never scaled), and share counts where the caption exempts them."""
     where = " ".join((*section, label))
     currency = value.currency or table.currency
-    if value.percent or table.percent or _PERCENT_LABEL.search(label):
+    kind = "percent" if value.percent else unscaled_kind(label, where, percent_header=table.percent)
+    if kind == "percent":
         return 1.0, "%"
-    if _PER_SHARE.search(where):
+    if kind == "per_share":
         return 1.0, f"{currency or 'currency'}/share"
-    if _RATIO_LABEL.search(label):
+    if kind == "ratio":
         return 1.0, "ratio"
     if _SHARES.search(where) and not re.search(r"\b(?:equity|capital|stock|value|repurchase[sd]?)\b", label, re.I):
         return (1.0 if table.shares_unscaled else table.scale), "shares"

@@ -17,18 +17,13 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Literal
 
-from ingestion.context import _MONTHS, DocumentContext, _add_months, _fiscal_year
+from ingestion.context import DocumentContext, _add_months, _fiscal_year
+from storage.periods import DATE, FISCAL, MONTH, QUARTER, YEAR, date_of, full_year, matched_date, quarter_of
 
 Kind = Literal["year", "quarter", "ytd", "instant"]
 
-_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
-_FULL_DATE = re.compile(rf"\b(?P<month>{_MONTH})\s+(?P<day>\d{{1,2}})\s*,?\s*(?P<year>(?:19|20)\d{{2}})\b", re.I)
-_MONTH_DAY = re.compile(rf"\b(?P<month>{_MONTH})\s+(?P<day>\d{{1,2}})\b(?!\s*,?\s*\d)", re.I)
-_YEAR = re.compile(r"(?<![\d,.$])(?P<year>(?:19|20)\d{2})(?![\d,.]\d)")
-_FISCAL = re.compile(r"\b(?:fiscal(?:\s+year)?|fy)\s*'?(?P<year>(?:19|20)?\d{2})\b", re.I)
-_QUARTER = re.compile(r"\b(?:q(?P<n>[1-4])|(?P<n2>[1-4])q|(?P<word>first|second|third|fourth)\s+(?:fiscal\s+)?quarter)"
-                      r"(?:\s*(?:of\s+)?(?:fiscal\s+|fy\s*)?'?(?P<year>(?:19|20)?\d{2})\b)?", re.I)
-_QUARTER_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4}
+_FULL_DATE = re.compile(rf"\b{DATE}\b", re.I)
+_MONTH_DAY = re.compile(rf"\b(?P<month>{MONTH})\s+(?P<day>\d{{1,2}})\b(?!\s*,?\s*\d)", re.I)
 _MONTHS_ENDED = (
     (re.compile(r"\b(?:three|3|thirteen|13|twelve|12|fourteen|14)[\s-]+weeks\b", re.I), 3),
     (re.compile(r"\b(?:three|3)[\s-]+months\b|\bquarters?\s+ended\b|\bfourth\s+quarter\b", re.I), 3),
@@ -42,7 +37,7 @@ _ENDED = re.compile(r"\b(?:ended|ending|end)\b", re.I)
 _INSTANT = re.compile(r"\b(?:as\s+of|as\s+at|at|balance)\b", re.I)
 # Words a column header is made of; a header row holds nothing else.
 HEADER_WORDS = re.compile(
-    rf"^(?:{_MONTH}|\d{{1,2}},?|(?:19|20)\d{{2}}[*†‡]?|\(?\d\)|fiscal|fy\d*|years?|quarters?|months|weeks|ended|ending|"
+    rf"^(?:{MONTH}|\d{{1,2}},?|(?:19|20)\d{{2}}[*†‡]?|\(?\d\)|fiscal|fy\d*|years?|quarters?|months|weeks|ended|ending|"
     r"as|of|at|to|date|the|and|three|six|nine|twelve|thirteen|twenty[\s-]?six|thirty[\s-]?nine|fifty[\s-]?(?:two|three)|"
     r"\d{1,2}|q[1-4]|[1-4]q|first|second|third|fourth|ytd|full|period|unaudited|audited|restated|actual|"
     r"change|%|increase|decrease|\(decrease\)|\(increase\)|variance|[-–—/,:()*]+)$", re.I)
@@ -63,29 +58,14 @@ def is_header_text(text: str) -> bool:
     words = re.findall(r"[^\s]+", text.replace("\u00a0", " "))
     if not words or not all(HEADER_WORDS.match(w) for w in words):
         return False
-    return bool(_YEAR.search(text) or _FISCAL.search(text) or _QUARTER.search(text)
-                or re.search(rf"\b{_MONTH}\b|\bended\b|\bmonths\b|\bweeks\b|\byears?\b", text, re.I))
+    return bool(YEAR.search(text) or FISCAL.search(text) or QUARTER.search(text)
+                or re.search(rf"\b{MONTH}\b|\bended\b|\bmonths\b|\bweeks\b|\byears?\b", text, re.I))
 
 
 def has_period_words(text: str) -> bool:
     """A caption row that says something about the columns' periods ("Years ended December 31")."""
     return bool(re.search(r"\b(?:ended|ending|months|weeks|fiscal|quarters?|as\s+of|as\s+at|at\s+"
-                          rf"{_MONTH})\b", text, re.I)) and len(text) <= 80
-
-
-def _date(month: str, day: str, year: str | int) -> date | None:
-    number = _MONTHS.get(month.lower().rstrip("."))
-    if number is None:
-        number = _MONTHS.get(month.lower().rstrip(".")[:3])
-    try:
-        return date(int(year), number, int(day)) if number else None
-    except ValueError:
-        return None
-
-
-def _year(text: str) -> int:
-    year = int(text)
-    return year + 2000 if year < 100 else year
+                          rf"{MONTH})\b", text, re.I)) and len(text) <= 80
 
 
 def _fiscal_year_end(context: DocumentContext | None) -> tuple[date, int] | None:
@@ -121,23 +101,22 @@ def read_period(label: str, context: DocumentContext | None = None, caption: str
     end = None
     full = _FULL_DATE.search(text)
     if full:
-        end = _date(full.group("month"), full.group("day"), full.group("year"))
-    year_match = _YEAR.search(_FULL_DATE.sub(" ", text)) if end is None else None
+        end = matched_date(full)
+    year_match = YEAR.search(_FULL_DATE.sub(" ", text)) if end is None else None
     if end is None and year_match:
         month_day = _MONTH_DAY.search(text)
         if month_day:
-            end = _date(month_day.group("month"), month_day.group("day"), year_match.group("year"))
-    fiscal = _FISCAL.search(text)
-    quarter_said = _QUARTER.search(text)
+            end = date_of(month_day.group("month"), month_day.group("day"), year_match.group("year"))
+    fiscal = FISCAL.search(text)
+    quarter_said = QUARTER.search(text)
     fiscal_year = quarter = None
     if quarter_said:
-        quarter = int(quarter_said.group("n") or quarter_said.group("n2") or 0) or \
-            _QUARTER_WORDS[quarter_said.group("word").lower()]
+        quarter = quarter_of(quarter_said)
         if quarter_said.group("year"):
-            fiscal_year = _year(quarter_said.group("year"))
+            fiscal_year = full_year(quarter_said.group("year"))
         months = months if months and months != 12 else 3
     if fiscal:
-        fiscal_year = _year(fiscal.group("year"))
+        fiscal_year = full_year(fiscal.group("year"))
     if end is not None:
         placed_year, placed_quarter = _place(end, context)
         fiscal_year = fiscal_year or placed_year

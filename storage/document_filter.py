@@ -22,6 +22,7 @@ import psycopg
 
 from storage.documents import issuer_identities
 from storage.issuers import NAMED_EXACTLY, Identity, company_names, group_issuers, named_issuers
+from storage.periods import FISCAL, YEAR, first_quarter, full_year
 from storage.question_period import (
     COMPARATIVE,
     OTHER,
@@ -38,10 +39,6 @@ __all__ = ["DocumentFilter", "Scope", "company_names", "matching_documents", "na
 
 _FORM = re.compile(r"^(?:form\s*)?(10|8|20|40|6)\s*-?\s*([kqf])$", re.I)
 _RELEASE = re.compile(r"^(?:earnings|press|news)?\s*(?:release|results|earnings)$", re.I)
-_QUARTER = re.compile(r"\b(?:q([1-4])|([1-4])q|(first|second|third|fourth)\s+quarter)\b", re.I)
-_YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?!\d)")
-_SHORT_YEAR = re.compile(r"\b(?:fy|fiscal)\s*'?(\d{2})\b", re.I)
-_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4}
 
 
 @dataclass(frozen=True)
@@ -85,15 +82,12 @@ def parse_period(value: str) -> tuple[int | None, int | None, date | None]:
         return None, None, date.fromisoformat(value)
     except ValueError:
         pass
-    quarter = _QUARTER.search(value)
-    q = None
-    if quarter:
-        q = int(quarter.group(1) or quarter.group(2) or _ORDINAL[quarter.group(3).lower()])
-    year = _YEAR.search(value)
+    quarter = first_quarter(value)
+    year = YEAR.search(value)
     if year:
-        return int(year.group(1)), q, None
-    short = _SHORT_YEAR.search(value)
-    return (2000 + int(short.group(1)) if short else None), q, None
+        return int(year.group("year")), quarter, None
+    fiscal = FISCAL.search(value)
+    return (full_year(fiscal.group("year")) if fiscal else None), quarter, None
 
 
 def _like(value: str) -> str:
@@ -134,11 +128,6 @@ def matching_documents(conn: psycopg.Connection, *, owner_id: int, where: Docume
     rows = conn.execute(f"select id from documents where {' and '.join(clauses)} order by created_at, id",
                         args).fetchall()
     return [r[0] for r in rows]
-
-
-def years_named(text: str) -> set[int]:
-    years = {int(y) for y in _YEAR.findall(text)}
-    return years | {2000 + int(y) for y in _SHORT_YEAR.findall(text)}
 
 
 # How far below the filings a question points at each other filing ranks (storage/search.py

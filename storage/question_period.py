@@ -11,30 +11,18 @@ it; the rest are not excluded (storage/document_filter.py ranks them lowest).
 
 from __future__ import annotations
 
-import calendar
 import re
 from dataclasses import dataclass
 from datetime import date
 
-_MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
-_MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
-_MONTHS["sept"] = 9
-_DATE = re.compile(r"\b(?P<month>[A-Za-z]{3,9})\.?\s+(?P<day>\d{1,2})\s*,?\s*(?P<year>(?:19|20)\d{2})\b")
-_DAY_FIRST = re.compile(r"\b(?P<day>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>[A-Za-z]{3,9})\.?,?\s+"
-                        r"(?P<year>(?:19|20)\d{2})\b")
+from storage.periods import first_date, first_quarter, years_named
+
 _FORM_NAMED = (  # the kind of filing a question names
     (re.compile(r"\b(?:form\s*)?10\s*-?\s*k\b|\bannual\s+report\b", re.I), "10-K"),
     (re.compile(r"\b(?:form\s*)?10\s*-?\s*q\b|\bquarterly\s+report\b", re.I), "10-Q"),
     (re.compile(r"\b(?:form\s*)?8\s*-?\s*k\b|\bcurrent\s+report\b", re.I), "8-K"),
     (re.compile(r"\b(?:earnings|press)\s+release\b|\bearnings\s+report\b", re.I), "earnings release"),
 )
-_YEAR = re.compile(r"(?<![\d$.,])((?:19|20)\d{2})(?![\d%])")
-_SHORT_YEAR = re.compile(r"\b(?:fy|fiscal(?:\s+year)?)\s*'?(\d{2})\b", re.I)
-_QUARTER = re.compile(
-    r"\b(?:q([1-4])\s*(?:fy\s*)?'?((?:19|20)?\d{2})?|([1-4])q\s*'?((?:19|20)?\d{2})?"
-    r"|(first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter"
-    r"(?:\s+(?:of|in|for)\s+(?:the\s+)?(?:fiscal\s+(?:year\s+)?|fy\s*)?'?((?:19|20)?\d{2}))?)\b", re.I)
-_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
 # a filing's own period label (ingestion/context.py): "FY2022", "Q2 FY2024"
 _LABEL = re.compile(r"^(?:Q(?P<quarter>[1-4])\s+)?FY(?P<year>\d{4})$")
 ANNUAL_FORMS = frozenset({"10-K", "20-F", "40-F"})
@@ -43,16 +31,9 @@ COMPARATIVE_YEARS = {"10-K": 2, "20-F": 2, "40-F": 2, "10-Q": 1, "earnings relea
 OWN, COMPARATIVE, OTHER = 0, 1, 2  # how a filing covers the period asked
 
 
-def _year(text: str | None) -> int | None:
-    if not text:
-        return None
-    y = int(text)
-    return y if y >= 1900 else 2000 + y
-
-
 @dataclass(frozen=True)
 class AskedPeriod:
-    years: frozenset[int] = frozenset()  # every year named (fiscal or calendar)
+    years: tuple[int, ...] = ()  # every year named (fiscal or calendar), earliest first
     quarter: int | None = None
     day: date | None = None  # "as of December 31, 2022"
     form: str = ""  # "10-K", "10-Q", "8-K", "earnings release" where the question names one
@@ -60,34 +41,15 @@ class AskedPeriod:
     @property
     def latest(self) -> int | None:
         """The year a question spanning several ("from 2021 to 2022") is answered from: its last."""
-        return max(self.years) if self.years else None
+        return self.years[-1] if self.years else None
 
     def __bool__(self) -> bool:
         return bool(self.years or self.quarter or self.day or self.form)
 
 
 def asked_period(question: str) -> AskedPeriod:
-    years: set[int] = set()
-    day: date | None = None
-    for m in (*_DATE.finditer(question), *_DAY_FIRST.finditer(question)):
-        month = _MONTHS.get(m.group("month").lower())
-        if month is None:
-            continue
-        try:
-            day = day or date(int(m.group("year")), month, int(m.group("day")))
-        except ValueError:
-            continue
-    quarter: int | None = None
-    for m in _QUARTER.finditer(question):
-        q = m.group(1) or m.group(3) or m.group(5)
-        quarter = quarter or (int(q) if q.isdigit() else _ORDINAL[q.lower()])
-        y = _year(m.group(2) or m.group(4) or m.group(6))
-        if y:
-            years.add(y)
-    years |= {int(y) for y in _YEAR.findall(question)}
-    years |= {2000 + int(y) for y in _SHORT_YEAR.findall(question)}
     form = next((f for pattern, f in _FORM_NAMED if pattern.search(question)), "")
-    return AskedPeriod(frozenset(years), quarter, day, form)
+    return AskedPeriod(years_named(question), first_quarter(question), first_date(question), form)
 
 
 @dataclass(frozen=True)

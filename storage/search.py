@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Any, get_args
+from typing import Any, Literal, get_args
 
 import numpy as np
 import psycopg
@@ -81,32 +81,35 @@ def search(
     params: SearchParams,
     document_ids: Sequence[uuid.UUID | str] | None = None,
     where: DocumentFilter | None = None,
+    scope: Scope | None | Literal["read"] = "read",
 ) -> list[Hit]:
     """The best `params.k` hits among the owner's documents (those of `document_ids`, and those
     matching `where`'s company / form / period, when given: no match, no hits). Without `where`,
     a query that names some of those documents' companies searches theirs alone
-    (`params.scope_from_question`, storage/document_filter.py)."""
+    (`params.scope_from_question`, storage/document_filter.py): `scope` "read" reads the query's
+    scope here; a Scope, or None for none, is that scope already read for these words and documents."""
     if params.mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}")
     if params.fusion not in FUSIONS:
         raise ValueError(f"fusion must be one of {', '.join(FUSIONS)}")
     docs = [uuid.UUID(str(d)) for d in document_ids] if document_ids else None
-    scope: Scope | None = None
+    found: Scope | None = None
     if where:
         docs = matching_documents(conn, owner_id=owner_id, where=where, document_ids=docs)
         if not docs:
             return []
     elif params.scope_from_question and (docs is None or len(docs) > 1):  # one document: nothing to narrow
-        scope = question_scope(conn, owner_id=owner_id, question=query_text, document_ids=docs)
+        found = question_scope(conn, owner_id=owner_id, question=query_text, document_ids=docs) \
+            if isinstance(scope, str) else scope
     with conn.transaction():
         # Per transaction, not per connection, so a transaction pooler keeps them: a filtered HNSW
         # scan keeps walking the graph until enough rows pass the filter (pgvector 0.8).
         one_filing = docs is not None and len(docs) == 1
         conn.execute(ONE_FILING_SETTINGS if one_filing else SEARCH_SETTINGS)
-        if scope is None:
+        if found is None:
             hits = [Hit(*row) for row in _run(conn, owner_id, query_text, query_embedding, params, docs)]
         else:
-            hits = _scoped(conn, owner_id, query_text, query_embedding, params, scope)
+            hits = _scoped(conn, owner_id, query_text, query_embedding, params, found)
     if not hits:
         return hits
     extra = {

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from datetime import date
 
 import pytest
@@ -76,14 +77,18 @@ def test_documents_without_an_issuer_are_in_no_group() -> None:
     ("FY23 capex", {2023}, None, None, ""),
     ("cash as of December 31, 2022", {2022}, None, date(2022, 12, 31), ""),
     ("in 2019, what was", {2019}, None, None, ""),
-    ("year-over-year from 2021 to 2022", {2021, 2022}, None, None, ""),
+    ("year-over-year from 2021 to 2022", (2021, 2022), None, None, ""),
+    ("FY2022 against FY2021", (2021, 2022), None, None, ""),  # earliest first, as written or not
+    ("Q3FY22 and the 3rd quarter of fiscal '21", (2021, 2022), 3, None, ""),
+    ("fiscal year '19 operating income up 20%", (2019,), None, None, ""),
+    ("cash on Sept. 30 2023, not on 30th of June 2023", (2023,), None, date(2023, 9, 30), ""),
     ("the 8-K dated 1st July 2022", {2022}, None, date(2022, 7, 1), "8-K"),
     ("its 10-Q inventory", set(), None, None, "10-Q"),
     ("net income of $2019 million", set(), None, None, ""),
 ])
-def test_a_questions_period_is_read_as_people_write_it(question: str, years: set, quarter: int | None,
+def test_a_questions_period_is_read_as_people_write_it(question: str, years: Iterable[int], quarter: int | None,
                                                        day: date | None, form: str) -> None:
-    assert asked_period(question) == AskedPeriod(frozenset(years), quarter, day, form)
+    assert asked_period(question) == AskedPeriod(tuple(years), quarter, day, form)
 
 
 def test_the_own_period_first_then_comparatives() -> None:

@@ -130,6 +130,8 @@ def test_values_as_written() -> None:
     assert [v.number for v in read_values("—")] == [0.0]
     assert [v.number for v in read_values("$ 32,765 $ 31,657")] == [32765.0, 31657.0]
     assert read_values("10-K") == []
+    # storage/numbers.py's currency signs: a Canadian dollar cell is a value, not a word's tail
+    assert [(v.text, v.number, v.currency) for v in read_values("C$ 1,234")] == [("1,234", 1234.0, "CAD")]
 
 
 def test_periods_as_headers_write_them() -> None:

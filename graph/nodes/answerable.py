@@ -27,10 +27,11 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from graph.context import Context, context_of
-from graph.facts import question_period
 from graph.nodes.common import node
 from graph.nodes.retrieve import owner_of
-from graph.state import State
+from graph.scope import kept
+from graph.state import QuestionScope, State
+from storage.question_period import asked_period
 
 log = logging.getLogger("thotqen.answerable")
 
@@ -72,12 +73,14 @@ def names_in(question: str, *, lone: bool = False) -> list[str]:
     return out
 
 
-def why_unanswerable(conn: Any, owner_id: int, question: str, scoped: list[uuid.UUID] | None) -> str:  # noqa: ANN401
-    """Why the documents (`scoped` of the owner's, or all) cannot answer `question` (module doc); "" when they may."""
+def why_unanswerable(conn: Any, owner_id: int, question: str, scoped: list[uuid.UUID] | None,  # noqa: ANN401
+                     read: list[QuestionScope] | None = None) -> str:
+    """Why the documents (`scoped` of the owner's, or all) cannot answer `question` (module doc); "" when they may.
+    The question's scope, when it is read, is appended to `read` (graph/scope.py: the search reuses it)."""
     from storage.document_filter import question_scope
     from storage.documents import coverage, mentions
 
-    years = question_period(question).years
+    years = asked_period(question).years
     names = names_in(question)
     lone = [n for n in names_in(question, lone=True) if n not in names]
     if years:
@@ -86,6 +89,8 @@ def why_unanswerable(conn: Any, owner_id: int, question: str, scoped: list[uuid.
             return f"no document reports {', '.join(map(str, years))}"
         # a company named surely: its own filings (and those whose company was not read) must report the year
         scope = question_scope(conn, owner_id=owner_id, question=question, document_ids=scoped)
+        if read is not None:
+            read.append(kept(scope, question, scoped))
         if scope is not None and scope.certain:
             theirs = coverage(conn, owner_id=owner_id, document_ids=scope.documents())
             if theirs.years and not set(years) & theirs.years:
@@ -105,14 +110,15 @@ def why_unanswerable(conn: Any, owner_id: int, question: str, scoped: list[uuid.
 def answerable(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     cfg = context_of(runtime, config)
     question = state.get("standalone_question") or state["question"]
-    if not question_period(question).years and not names_in(question, lone=True):
+    if not asked_period(question).years and not names_in(question, lone=True):
         return {"unanswerable": ""}
     scoped = [uuid.UUID(d) for d in state.get("document_ids") or []] or None
+    read: list[QuestionScope] = []
     with cfg.running.database.connection() as conn:
-        reason = why_unanswerable(conn, owner_of(conn, cfg), question, scoped)
+        reason = why_unanswerable(conn, owner_of(conn, cfg), question, scoped, read)
     if reason:
         log.info("refused before search: %s", reason)
-    return {"unanswerable": reason}
+    return {"unanswerable": reason, "question_scope": read[0] if read else None}
 
 
 def after_answerable(state: State, runtime: Runtime[Context]) -> Literal["generate", "hyde", "retrieve"]:

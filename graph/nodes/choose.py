@@ -27,11 +27,12 @@ from graph import compose, prompts
 from graph.calc import Fact
 from graph.citations import citations_of, clean_markers
 from graph.context import Context, context_of
-from graph.facts import fact_block, question_period, stored_facts
+from graph.facts import fact_block, stored_facts
 from graph.figures import asked_unit
 from graph.nodes.common import llm_call, llm_failed, node
 from graph.nodes.generate import _turns, excerpt_numbers, shown_excerpts
 from graph.state import State
+from storage.question_period import asked_period
 
 log = logging.getLogger("thotqen.choose")
 NONE = "none"
@@ -45,7 +46,7 @@ def choice_model(facts: list[Fact]) -> type[BaseModel]:
 
 def of_asked_years(items: list[dict[str, Any]], question: str) -> list[dict[str, Any]]:
     """The facts whose column is of a year the question names (all, when it names none)."""
-    years = question_period(question).years
+    years = asked_period(question).years
     if not years:
         return items
     return [i for i in items if i["cell"].get("fiscal_year") in (*years, None)]

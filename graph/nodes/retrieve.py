@@ -15,6 +15,7 @@ from langgraph.runtime import Runtime
 from graph.configuration import Configuration
 from graph.context import Context, context_of
 from graph.nodes.common import node
+from graph.scope import reused
 from graph.state import Excerpt, State
 
 
@@ -64,7 +65,8 @@ def retrieve(state: State, config: RunnableConfig, runtime: Runtime[Context]) ->
         hits = search(conn, owner_id=owner_id, query_text=query, query_embedding=embedding, params=params,
                       document_ids=state.get("document_ids") or None,
                       where=DocumentFilter(state.get("company") or "", state.get("form") or "",
-                                           state.get("period") or ""))
+                                           state.get("period") or ""),
+                      scope=reused(state.get("question_scope"), query, state.get("document_ids")))
     documents: list[Excerpt] = []
     keys: set[str] = set()
     for hit in hits:

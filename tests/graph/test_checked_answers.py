@@ -127,8 +127,10 @@ def test_a_general_knowledge_question_is_refused_without_citations(statements, m
     assert out["citations"] == [] and out["cited"] == []
 
 
-def test_a_year_no_document_covers_is_refused_before_any_search(statements, make_run) -> None:  # noqa: ANN001
-    out, model = ask(make_run, statements, "What was Northwind's net revenue in 2005?", "It was $1 [1].")
+# the year as a question writes it: plain, as a fiscal year, with its quarter (storage/periods.py reads them all)
+@pytest.mark.parametrize("when", ["2005", "fiscal '05", "2Q05"])
+def test_a_year_no_document_covers_is_refused_before_any_search(statements, make_run, when: str) -> None:  # noqa: ANN001
+    out, model = ask(make_run, statements, f"What was Northwind's net revenue in {when}?", "It was $1 [1].")
     assert out["answer"] == prompts.CANNOT_ANSWER and out["citations"] == []
     assert "retrieve" not in out["route"] and out["route"][-2:] == ["generate", "verify"]
     assert "grade" not in model.kinds() and "answer" not in model.kinds()
@@ -218,3 +220,45 @@ def test_a_year_the_named_company_does_not_report_is_refused_before_search(state
     assert out["answer"] == prompts.CANNOT_ANSWER and out["citations"] == []
     assert "retrieve" not in out["route"], out["route"]
     assert "grade" not in model.kinds() and "answer" not in model.kinds()
+
+
+def test_the_question_scope_is_read_once(statements, make_run, db, monkeypatch) -> None:  # noqa: ANN001
+    # answerable reads which documents the question points to; the first search reuses it (graph/scope.py)
+    import storage.document_filter
+    import storage.search
+    from storage.documents import ready_documents, set_owner_context
+
+    with db.connection() as conn:
+        for name, doc in ready_documents(conn, owner_id=statements).items():
+            company = "Contoso Ltd." if name.startswith("contoso") else "Northwind Tools, Inc."
+            assert set_owner_context(conn, owner_id=statements, document_id=doc, company=company)
+    reads: list[str] = []
+    real = storage.document_filter.question_scope
+
+    def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        reads.append(kwargs["question"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(storage.document_filter, "question_scope", counted)
+    monkeypatch.setattr(storage.search, "question_scope", counted)
+    out, _ = ask(make_run, statements, "What was Northwind's net revenue in 2023?", "It was $1,693,954 thousand [1].")
+    assert "retrieve" in out["route"], out["route"]
+    assert reads == ["What was Northwind's net revenue in 2023?"]
+
+
+def test_a_kept_scope_is_json_and_serves_only_its_own_words_and_documents() -> None:
+    import json
+    import uuid
+
+    from graph.scope import kept, reused
+    from storage.document_filter import Scope
+
+    a, b = uuid.uuid4(), uuid.uuid4()
+    scope = Scope(((a,), (b,)), certain=True)
+    state = json.loads(json.dumps(kept(scope, "Northwind's 2023 revenue", None)))  # what a checkpointer stores
+    assert reused(state, "Northwind's 2023 revenue", None) == scope
+    assert reused(state, "Northwind revenue 2023 rewritten", None) == "read"  # a rewrite reads its own
+    assert reused(state, "Northwind's 2023 revenue", [str(a)]) == "read"  # among other documents
+    assert reused(None, "Northwind's 2023 revenue", None) == "read"
+    nothing = kept(None, "revenue", [str(a).upper()])  # read, and nothing narrows: the search need not ask
+    assert reused(nothing, "revenue", [a]) is None

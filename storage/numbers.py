@@ -1,0 +1,60 @@
+"""How filings write a number, its sign, currency and scale: the rules both readers share.
+
+A table's cells are read at ingestion (ingestion/numbers.py) and the figures of excerpts and
+answers in the graph (graph/figures.py); graph and ingestion are one layer and may not import each
+other (tests/test_structure.py), so what both need to agree on lives here: what the digits of a
+number look like ("1,234.5"), which signs make it negative (a minus, an en dash, accounting
+parentheses), which currency a sign names, what a scale word multiplies by, which header scales a
+table ("(in thousands)", "(000s)", "(%)"), and which row labels a header never scales (per share,
+percentages, ratios).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+# The digits of one number: thousands separators, decimals, or a bare decimal (".5").
+NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+"
+SIGN = r"[-−–]"  # a minus as typed, as typeset, and the en dash PDFs print for it
+CURRENCY_SIGNS = {"US$": "USD", "C$": "CAD", "A$": "AUD", "$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
+CURRENCY_SIGN = "|".join(re.escape(s) for s in sorted(CURRENCY_SIGNS, key=len, reverse=True))
+
+# Scale words as written in filings and answers ("$2,018mn", "$1.8 bn", "5.1 billion", "$5k").
+SCALES: dict[str, float] = {
+    "thousand": 1e3, "thousands": 1e3, "k": 1e3,
+    "million": 1e6, "millions": 1e6, "mn": 1e6, "mm": 1e6, "m": 1e6,
+    "billion": 1e9, "billions": 1e9, "bn": 1e9, "b": 1e9,
+    "trillion": 1e12, "trillions": 1e12, "tn": 1e12,
+}
+SCALE_WORDS: dict[float, str] = {1e3: "thousand", 1e6: "million", 1e9: "billion", 1e12: "trillion"}
+
+# Headers that scale a table by a thousand without a word ("(000s)", "in $'000s", "$000"), or
+# say that its bare numbers are percentages ("(%)", "in percent").
+HEADER_000 = re.compile(r"\(\s*(?:in\s+)?[$€£]?\s*'?000'?s?\s*\)|\bin\s+[$€£]?\s*'?000'?s\b|\$\s*000s?\b", re.I)
+HEADER_PERCENT = re.compile(r"\(\s*(?:in\s+)?(?:%|percent|percentages?)\s*\)|\bin\s+percent", re.I)
+
+# Row labels whose numbers a table's scale never applies to.
+PER_SHARE = re.compile(r"\bper\s+(?:\w+\s+){0,3}(?:share|unit)s?\b|\beps\b|\bearnings\s+per\b", re.I)
+PERCENT_LABEL = re.compile(r"%|\bpercent(?:age)?s?\b|\bbasis\s+points?\b", re.I)
+RATIO_LABEL = re.compile(r"\bratio\b|\btimes\b", re.I)
+
+Unscaled = Literal["percent", "per_share", "ratio"]
+
+
+def unscaled_kind(label: str, where: str = "", *, percent_header: bool = False) -> Unscaled | None:
+    """What a row's numbers are when its label (or a "(%)" header) says it, never scaled by the
+    table's header: percentages, per-share amounts (`where`: the label with its section path, as
+    "Per share data Diluted"), ratios; None for amounts and counts."""
+    if percent_header or PERCENT_LABEL.search(label):
+        return "percent"
+    if PER_SHARE.search(where or label):
+        return "per_share"
+    if RATIO_LABEL.search(label):
+        return "ratio"
+    return None
+
+
+def negative(sign: str | None, opened: bool, closed: bool) -> bool:
+    """A minus sign, or the accounting parentheses around the number: "(1,234)" is -1,234."""
+    return bool(sign) or (opened and closed)
