@@ -179,10 +179,12 @@ def test_slow_renders_never_hold_up_sign_in_and_are_capped(bounded, report_owner
     assert statuses.count(429) == n - 2, statuses  # past PAGE_RENDERS_PER_USER
     refused = next(r for r in results.values() if r.status_code == 429)
     assert "2 page renders in progress" in refused.json()["detail"] and refused.headers["retry-after"]
-    # the two admitted: the running one answers 503 at PAGE_RENDER_TIMEOUT_S, the waiting one too, unrun
-    late = [r for r in results.values() if r.status_code == 503]
-    assert len(late) == 2 and all("longer than 3 s" in r.json()["detail"] for r in late)
-    assert len(gate.ran()) == 1, gate.ran()
+    # the two admitted answer 503 at PAGE_RENDER_TIMEOUT_S: the running one, and the waiting one, which
+    # may start in the place the first one's ended process freed if its own deadline has not passed yet;
+    # no refused request ever ran
+    late = {k: r for k, r in results.items() if r.status_code == 503}
+    assert len(late) == 2 and all("longer than 3 s" in r.json()["detail"] for r in late.values())
+    assert gate.ran() and set(gate.ran()) <= {f"passage {k}" for k in late}, (gate.ran(), sorted(late))
     # the overdue render's process was ended, not waited for: the pool is free at once, gate still shut
     assert ended(bounded.app.state.renders.pool)
     gate.set()
