@@ -109,13 +109,12 @@ def questions_for(doc: dict[str, Any], parsed: Any, per_filing: int, rng: random
 
 
 def write(args: argparse.Namespace) -> int:
-    from ingestion.parse import OcrOptions, parse_pdf
+    from evals.synthetic import parsed_filing
 
     rng = random.Random(args.seed)
     written = []
     for doc in sorted(load_jsonl(FINANCEBENCH / "documents.jsonl"), key=lambda d: d["doc_name"]):
-        pdf = FINANCEBENCH / "pdfs" / f"{doc['doc_name']}.pdf"
-        found = questions_for(doc, parse_pdf(pdf.read_bytes(), ocr=OcrOptions(enabled=False)), args.per_filing, rng)
+        found = questions_for(doc, parsed_filing(doc), args.per_filing, rng)
         print(f"{doc['doc_name']}: {len(found)} questions", file=sys.stderr)
         written.extend(found)
     args.out.parent.mkdir(parents=True, exist_ok=True)
