@@ -74,6 +74,9 @@ class Tunables(_Declared):
     # correction
     grade: bool = tunable(True, "grade excerpts with the LLM (off: every excerpt counts as relevant)",
                           "GRAPH_GRADE")
+    grade_local: bool = tunable(
+        False, "grade with the LLM also when its first link is the embedded local model, whose verdicts rank "
+        "evidence no better than a coin (evals/results/grading_threshold.md)", "GRAPH_GRADE_LOCAL")
     grade_threshold: float = tunable(
         0.5, "an excerpt is relevant when the grader's P(yes) reaches this (where the model gives "
         "probabilities; its sampled word otherwise)", "GRADE_THRESHOLD", ge=0.0, le=1.0)

@@ -25,8 +25,11 @@ and reports, all questions and per company beside the mean over companies (held-
                              (either way) while no figure matches it
   out-of-scope refused       the answer refuses ("the documents don't say") and cites nothing
   answerable refused         an answerable question refused (blocked, empty, or refusal text)
-  evidence line holds gold   figure questions whose cited evidence lines (a future citation
-                             field) hold every reference figure; n/a while no outcome has them
+  evidence line holds gold   figure questions whose cited evidence lines hold every reference
+                             figure (a bare figure in the scale its row's table declares), or,
+                             where the answer is a calculation whose result is the reference,
+                             show every operand's row (no row prints a computed figure); n/a
+                             while no outcome has them
   latency                    end to end p50 / p90, seconds around run_graph
 Per company: each company's figures come from its own questions. With --fold-configs FILE
 ({company: tunables chosen without that company}) each company's questions run under its fold's
@@ -281,13 +284,28 @@ def _texts(value: Any) -> list[str]:  # noqa: ANN401
     return [str(value)]
 
 
-def evidence_lines(out: dict) -> list[str] | None:
+@dataclass(frozen=True)
+class Line:
+    """An evidence line and the scale its table declares (None: none read)."""
+
+    text: str
+    scale: float | None = None
+
+
+def evidence_lines(out: dict) -> list[Line] | None:
     """The cited citations' evidence lines; None when no citation carries the field."""
     cited = scoring.cited_citations(out)
     keys = ("evidence_line", "evidence_lines", "line", "evidence")
     if not any(k in c for c in cited for k in keys):
         return None
-    return [t for c in cited for k in keys for t in _texts(c.get(k))]
+    lines = []
+    for c in cited:
+        for k in keys:
+            items = c.get(k)
+            for item in items if isinstance(items, list) else [items]:
+                scale = page_scale(str(item.get("context") or "")) if isinstance(item, dict) else None
+                lines += [Line(t, scale) for t in _texts(item)]
+    return lines
 
 
 def traced_figures(out: dict, question: str) -> tuple[int, int, str]:
@@ -309,10 +327,22 @@ def traced_figures(out: dict, question: str) -> tuple[int, int, str]:
     return len(found), untraced, "excerpts"
 
 
-def line_holds(lines: list[str], golds: list[Gold], question: str, rel_tol: float) -> bool:
+def line_holds(lines: list[Line], golds: list[Gold], question: str, rel_tol: float) -> bool:
+    """Every reference figure printed on an evidence line (a bare one in its table's scale)."""
     qs = scoring.question_scale(question)
-    nums = [n for line in lines for n in numbers(line)]
+    nums = [n if n.scale != 1.0 or not line.scale else Number(n.value, line.scale, n.percent)
+            for line in lines for n in numbers(line.text)]
     return bool(golds) and all(any(figure_matches(n, g, qs, rel_tol) for n in nums) for g in golds)
+
+
+def working_shown(out: dict, lines: list[Line], item: Item, tol: float) -> bool:
+    """The answer's calculation gives the reference, and every operand's row is an evidence line."""
+    calculation = out.get("calculation") or {}
+    operands = set(calculation.get("operands") or [])
+    if not operands or not figures_correct(str(calculation.get("text") or ""), item, tol):
+        return False
+    rows = {str(f.get("evidence") or "") for f in out.get("facts") or [] if f.get("n") in operands}
+    return len(rows) == len(operands) and rows <= {line.text for line in lines}
 
 
 Judge = Callable[[str, str, str], bool | None]  # (question, reference, answer) -> correct
@@ -330,7 +360,8 @@ def score(item: Item, out: dict, seconds: float, *, tol: float, judge: Judge | N
                            "answer": answer, "cited": cited, "refused": refused,
                            "refused_no_citation": refused and not cited, "figures": figures,
                            "untraced": untraced, "traced_by": traced_by, "total_s": round(seconds, 2),
-                           "cited_pages": [[c.get("name"), c.get("page")] for c in scoring.cited_citations(out)]}
+                           "cited_pages": [[c.get("name"), c.get("page")] for c in scoring.cited_citations(out)],
+                           "route": out.get("route"), "timings": out.get("timings")}
     if not item.answerable:
         return row
     golds = gold_figures(item)
@@ -342,7 +373,12 @@ def score(item: Item, out: dict, seconds: float, *, tol: float, judge: Judge | N
         row["scale_known"] = any(g.amount for g in golds)
         row["scale_error"] = not refused and scale_error(answer, golds, item.question, figure_tol)
         lines = evidence_lines(out)
-        row["evidence_line_holds"] = None if lines is None else line_holds(lines, golds, item.question, figure_tol)
+        if lines is not None:
+            by_line = line_holds(lines, golds, item.question, figure_tol)
+            row["evidence_line_holds"] = by_line or working_shown(out, lines, item, tol)
+            row["evidence_by"] = "line" if by_line else "working" if row["evidence_line_holds"] else None
+        else:
+            row["evidence_line_holds"] = None
     if refused:
         row.update(correct=False, correct_by="refusal")
     elif item.kind == "figure":

@@ -64,6 +64,9 @@ class ChatChain(Protocol):
     def prepare(self) -> None:
         """Build what can be built ahead of the first call (SDK clients)."""
 
+    def asks_local_first(self, cheap: bool = False) -> bool:
+        """Whether a call goes to the embedded local model first."""
+
 
 class WebSearcher(Protocol):
     """Web results for a query (providers/web_search.py)."""

@@ -117,6 +117,13 @@ def yes_probabilities(tokens: Sequence[dict[str, Any]]) -> dict[int, float]:
     return out
 
 
+def grades_with_llm(cfg: Context) -> bool:
+    """Grading is on, and its model is not the embedded one unless `grade_local` asks for it: on the
+    local model P(yes) ranks an evidence excerpt below another more often than above, and the call
+    is most of a question's time (evals/results/grading_threshold.md). A 70B link keeps it."""
+    return cfg.grade and (cfg.grade_local or not cfg.running.chain(cfg.llm_order).asks_local_first(cheap=True))
+
+
 @node("grade")
 def grade(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     cfg = context_of(runtime, config)
@@ -125,7 +132,7 @@ def grade(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> di
     relevant = list(state.get("relevant") or [])
     if not documents:
         return {"grades": [], "seen": seen, "relevant": relevant}
-    if not cfg.grade:  # grading switched off (ablations): everything retrieved counts, no LLM call
+    if not grades_with_llm(cfg):  # everything retrieved counts, no LLM call
         every = [{"n": n, "key": d["key"], "relevant": True, "name": d.get("name"), "page": d.get("page")}
                  for n, d in enumerate(documents, 1)]
         known = {d["key"] for d in relevant}

@@ -97,6 +97,11 @@ class LLMChain:
     def links_for(self, cheap: bool) -> list[LinkSpec]:
         return [spec for spec in self.specs if not (cheap and spec.complex_only)]
 
+    def asks_local_first(self, cheap: bool = False) -> bool:
+        """Whether such a call goes to the embedded model first (no configured link before it)."""
+        first = next(iter(self.links_for(cheap)), None)
+        return first is not None and first.local
+
     # -- building models (lazily, inside the worker, so a local start counts against the cut-off)
     def _chat_model(self, spec: LinkSpec) -> BaseChatModel:
         with self._lock:

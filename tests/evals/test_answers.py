@@ -161,6 +161,34 @@ def test_evidence_lines_hold_the_gold_figure_or_are_not_measured() -> None:
     assert answers.measure([plain])["evidence_line_holds_gold"]["value"] is None  # reported n/a
 
 
+def test_an_evidence_row_is_read_in_its_tables_scale() -> None:
+    item = figure_item("$382.00")
+    out = outcome("Net cash provided by operating activities (FY2020) was $381.603 million [1].", [1],
+                  {1: "Net cash provided by operating activities 381,603"})
+    out["citations"][0]["evidence"] = [{"text": "Net cash provided by operating activities 381,603",
+                                        "context": "Cash flows · FY2020 · in thousands", "kind": "row"}]
+    assert answers.score(item, out, 1.0, tol=0.02)["evidence_line_holds"] is True
+    out["citations"][0]["evidence"][0]["context"] = "Cash flows · FY2020"  # no scale read: as printed
+    assert answers.score(item, out, 1.0, tol=0.02)["evidence_line_holds"] is False
+
+
+def test_a_calculation_holds_its_evidence_when_every_operands_row_is_shown() -> None:
+    item = figure_item("0.68", "What is ACME's FY2020 working capital ratio? Round to two decimal places.")
+    rows = ["Total current assets 5,121.3", "Total current liabilities 7,491.5"]
+    calculation = {"text": "0.68", "operands": [1, 2], "working": "5,121.3 / 7,491.5 = 0.68 [1]"}
+    facts = [{"n": 1, "evidence": rows[0]}, {"n": 2, "evidence": rows[1]}]
+    out = outcome("The FY2020 working capital ratio is 0.68 [1]. Calculation: 5,121.3 / 7,491.5 = 0.68 [1]", [1],
+                  {1: " ".join(rows)}, calculation=calculation, facts=facts)
+    out["citations"][0]["evidence"] = [{"text": r, "kind": "row"} for r in rows]
+    row = answers.score(item, out, 1.0, tol=0.02)
+    assert row["evidence_line_holds"] is True and row["evidence_by"] == "working"
+    out["citations"][0]["evidence"] = [{"text": rows[0], "kind": "row"}]  # one operand's row not shown
+    assert answers.score(item, out, 1.0, tol=0.02)["evidence_line_holds"] is False
+    out["citations"][0]["evidence"] = [{"text": r, "kind": "row"} for r in rows]
+    wrong = {**calculation, "text": "0.70"}  # the rows shown, but the working gives another figure
+    assert answers.score(item, {**out, "calculation": wrong}, 1.0, tol=0.02)["evidence_line_holds"] is False
+
+
 def test_prose_without_a_judge_is_not_judged() -> None:
     item = Item("p1", "dev", "Is ACME capital-intensive?", "ACME", "ACME_2020_10K", "No, capex is low.", "prose")
     row = answers.score(item, outcome("No, it is not [1].", [1], {1: "capex"}), 1.0, tol=0.02)

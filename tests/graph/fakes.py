@@ -82,11 +82,13 @@ class ScriptedChatModel(BaseChatModel):
         return [prompt for k, prompt in self.calls if k == kind]
 
 
-def scripted_chain(script: Callable[[str, str], str]) -> tuple[LLMChain, ScriptedChatModel]:
-    settings = make_settings(vllm_base_url="http://scripted.invalid/v1", vllm_model="scripted", llm_order="vllm")
+def scripted_chain(script: Callable[[str, str], str], link: str = "vllm") -> tuple[LLMChain, ScriptedChatModel]:
+    """A chain of one link (`vllm`, or the embedded `local` one) answering by `script`."""
+    settings = make_settings(vllm_base_url="http://scripted.invalid/v1", vllm_model="scripted", llm_order=link,
+                             local_llm=link == "local")
     chain = LLMChain(settings)
     model = ScriptedChatModel(script=script)
-    chain._models["vllm"] = model  # the chain builds models lazily; this one is already "built"
+    chain._models[link] = model  # the chain builds models lazily; this one is already "built"
     return chain, model
 
 

@@ -48,6 +48,21 @@ def test_grade_keeps_an_excerpt_by_its_probability_against_the_threshold(make_ru
         assert [g["p_yes"] for g in out["grades"]] == pytest.approx([0.6, 0.45])
 
 
+def test_grade_asks_no_embedded_model_unless_told_to(make_run) -> None:  # noqa: ANN001
+    from langgraph.runtime import Runtime
+
+    chain, model = scripted_chain(lambda kind, prompt: grades_json(prompt, lambda text: "revenue" in text), "local")
+    documents = [{"key": "a", "name": "a.pdf", "page": 1, "text": "Net revenue was $5 million."},
+                 {"key": "b", "name": "a.pdf", "page": 2, "text": "The board met in May."}]
+    state = {"question": "What was net revenue?", "documents": documents}
+    run = make_run(1, chain, grade_local=False)
+    out = grade(state, run["config"], Runtime(context=run["context"]))
+    assert model.calls == [] and [d["key"] for d in out["relevant"]] == ["a", "b"]
+    run = make_run(1, chain, grade_local=True)
+    out = grade(state, run["config"], Runtime(context=run["context"]))
+    assert [k for k, _ in model.calls] == ["grade"] and [d["key"] for d in out["relevant"]] == ["a"]
+
+
 def test_parse_grades_tolerant_but_never_all_relevant_on_garbage() -> None:
     assert parse_grades('```json\n{"grades": [{"n": 1, "reason": "x", "relevant": "yes"},'
                         ' {"n": 2, "relevant": false}]}\n```', 3) == {1: True, 2: False}
