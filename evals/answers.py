@@ -49,7 +49,7 @@ import re
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -327,11 +327,12 @@ def traced_figures(out: dict, question: str) -> tuple[int, int, str]:
     return len(found), untraced, "excerpts"
 
 
-def line_holds(lines: list[Line], golds: list[Gold], question: str, rel_tol: float) -> bool:
-    """Every reference figure printed on an evidence line (a bare one in its table's scale)."""
+def line_holds(lines: Sequence[Line | str], golds: list[Gold], question: str, rel_tol: float) -> bool:
+    """Every reference figure printed on a line (a bare one in the scale its table declares)."""
     qs = scoring.question_scale(question)
+    read = [line if isinstance(line, Line) else Line(line) for line in lines]
     nums = [n if n.scale != 1.0 or not line.scale else Number(n.value, line.scale, n.percent)
-            for line in lines for n in numbers(line.text)]
+            for line in read for n in numbers(line.text)]
     return bool(golds) and all(any(figure_matches(n, g, qs, rel_tol) for n in nums) for g in golds)
 
 
