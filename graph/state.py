@@ -32,6 +32,7 @@ class Excerpt(TypedDict, total=False):
     url: str | None  # web pages
     text: str  # what the model sees (screened)
     score: float  # retrieval score
+    similarity: float | None  # cosine of the question and the matched child (None: not a document's)
     rerank_score: float
     screened: list[str]  # sentences removed as injected instructions
 

@@ -166,6 +166,17 @@ def _scoped(conn: psycopg.Connection, owner_id: int, query_text: str, query_embe
     return ranked[:params.k]
 
 
+def similarities(conn: psycopg.Connection, *, owner_id: int, query_embedding: np.ndarray,
+                 child_ids: Sequence[int]) -> dict[int, float]:
+    """Cosine similarity of the query to each of the owner's child chunks `child_ids`: an absolute
+    measure where the fused score is a rank's (graph/nodes/grade.py's relevance floor)."""
+    if not child_ids:
+        return {}
+    rows = conn.execute("select id, 1 - (embedding <=> %s) from child_chunks where owner_id = %s and id = any(%s)",
+                        (query_embedding, owner_id, list(child_ids))).fetchall()
+    return {int(i): float(sim) for i, sim in rows}
+
+
 def _run(conn: psycopg.Connection, owner_id: int, query_text: str, query_embedding: np.ndarray | None,
          params: SearchParams, docs: list[uuid.UUID] | None) -> list[tuple[Any, ...]]:
     return conn.execute(

@@ -16,6 +16,10 @@ os.environ["THOTQEN_HOME"] = str(_HOME)
 # One ONNX export of the embedder for the whole run, CLI subprocesses with their own homes included.
 os.environ.setdefault("EMBEDDING_EXPORT_DIR", str(_HOME / "models" / "embeddings"))
 os.environ.pop("DATABASE_URL", None)
+# The relevance floor is chosen on whole filings (evals/results/relevance_floor.md); the tests' few
+# synthetic pages, padded with filler, sit nearer it than a filing's best excerpt. Off here, held by
+# the tests that set it (tests/graph/test_nodes.py, test_checked_answers.py).
+os.environ.setdefault("RELEVANCE_FLOOR", "-1")
 
 from providers.runtime import configure_process  # noqa: E402
 

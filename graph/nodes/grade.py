@@ -1,4 +1,11 @@
-"""Grade: ONE batched LLM call judges every excerpt of the round.
+"""Grade: ONE batched LLM call judges every excerpt of the round, under a relevance floor.
+
+An excerpt whose cosine similarity to the question is below `relevance_floor` is not relevant
+whatever the grader says: general-knowledge questions sit below it, and the floor is chosen on
+company-grouped folds (evals/results/relevance_floor.md). When the chain asks the embedded local
+model first, no grading call is made unless `grade_local` asks for it: that model's P(yes) ranks
+evidence no better than a coin, at most of a question's time (evals/results/grading_threshold.md);
+the floor alone decides.
 
 Structured output with one field per excerpt (`excerpt_1` ... `excerpt_n`, each "yes" or
 "no"): the chain puts the schema in the prompt and parses leniently, and the local model and
@@ -33,7 +40,7 @@ from pydantic import BaseModel, ValidationError, create_model
 from graph import prompts
 from graph.context import Context, context_of
 from graph.nodes.common import llm_call, llm_failed, node
-from graph.state import State
+from graph.state import Excerpt, State
 
 
 class Grade(BaseModel):
@@ -117,6 +124,14 @@ def yes_probabilities(tokens: Sequence[dict[str, Any]]) -> dict[int, float]:
     return out
 
 
+def above_floor(excerpt: Excerpt, cfg: Context) -> bool:
+    """Whether the excerpt is near enough the question to bear on it: a general-knowledge question's
+    best excerpts sit below the floor, every development question's best above
+    (evals/results/relevance_floor.md). A web page, not embedded, has no similarity to hold it to."""
+    similarity = excerpt.get("similarity")
+    return similarity is None or similarity >= cfg.relevance_floor
+
+
 def grades_with_llm(cfg: Context) -> bool:
     """Grading is on, and its model is not the embedded one unless `grade_local` asks for it: on the
     local model P(yes) ranks an evidence excerpt below another more often than above, and the call
@@ -132,11 +147,12 @@ def grade(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> di
     relevant = list(state.get("relevant") or [])
     if not documents:
         return {"grades": [], "seen": seen, "relevant": relevant}
-    if not grades_with_llm(cfg):  # everything retrieved counts, no LLM call
-        every = [{"n": n, "key": d["key"], "relevant": True, "name": d.get("name"), "page": d.get("page")}
-                 for n, d in enumerate(documents, 1)]
+    if not grades_with_llm(cfg):  # no LLM call: what the relevance floor keeps counts
+        every = [{"n": n, "key": d["key"], "relevant": above_floor(d, cfg), "similarity": d.get("similarity"),
+                  "name": d.get("name"), "page": d.get("page")} for n, d in enumerate(documents, 1)]
         known = {d["key"] for d in relevant}
-        return {"grades": every, "seen": seen, "relevant": relevant + [d for d in documents if d["key"] not in known]}
+        return {"grades": every, "seen": seen,
+                "relevant": relevant + [d for d in documents if above_floor(d, cfg) and d["key"] not in known]}
     question = state.get("standalone_question") or state["question"]
     p_yes: dict[int, float] = {}
     messages = [("system", prompts.EXCERPTS_SYSTEM),
@@ -147,20 +163,22 @@ def grade(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> di
                               token_probabilities=True, config=config)
         parsed = result.parsed.model_dump() if result.parsed is not None else {}
         p_yes = yes_probabilities(result.token_logprobs or [])
-        verdicts = {n: p_yes[n] >= cfg.grade_threshold if n in p_yes else parsed[f"excerpt_{n}"] == "yes"
+        verdicts = {n: (p_yes[n] >= cfg.grade_threshold if n in p_yes else parsed[f"excerpt_{n}"] == "yes")
+                    and above_floor(documents[n - 1], cfg)
                     for n in range(1, len(documents) + 1) if f"excerpt_{n}" in parsed}
         calls = llm_call(state, "grade", result)
     except Exception as exc:  # noqa: BLE001 - no valid structured reply anywhere: read a plain one leniently
         calls = llm_failed(state, "grade", exc)
         try:
             result = chain.invoke(messages, cheap=True, config=config)
-            verdicts, calls = parse_grades(result.text, len(documents)), llm_call({"llm_calls": calls}, "grade",
-                                                                                      result)
+            verdicts = {n: v and above_floor(documents[n - 1], cfg)
+                        for n, v in parse_grades(result.text, len(documents)).items()}
+            calls = llm_call({"llm_calls": calls}, "grade", result)
         except Exception as exc2:  # noqa: BLE001 - no grader at all: nothing counts as relevant
             verdicts, calls = {}, llm_failed({"llm_calls": calls}, "grade", exc2)
     grades: list[dict[str, Any]] = [
-        {"n": n, "key": d["key"], "relevant": verdicts.get(n), "p_yes": p_yes.get(n), "name": d.get("name"),
-         "page": d.get("page")} for n, d in enumerate(documents, 1)]
+        {"n": n, "key": d["key"], "relevant": verdicts.get(n), "p_yes": p_yes.get(n), "similarity": d.get("similarity"),
+         "name": d.get("name"), "page": d.get("page")} for n, d in enumerate(documents, 1)]
     known = {d["key"] for d in relevant}
     relevant += [d for n, d in enumerate(documents, 1) if verdicts.get(n) is True and d["key"] not in known]
     return {"grades": grades, "seen": seen, "relevant": relevant, "llm_calls": calls}

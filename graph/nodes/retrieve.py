@@ -50,7 +50,7 @@ def owner_of(conn: Any, cfg: Configuration) -> int:  # noqa: ANN401
 @node("retrieve")
 def retrieve(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     from storage.document_filter import DocumentFilter
-    from storage.search import SearchParams, search
+    from storage.search import SearchParams, search, similarities
 
     cfg = context_of(runtime, config)
     parts = cfg.running
@@ -67,6 +67,10 @@ def retrieve(state: State, config: RunnableConfig, runtime: Runtime[Context]) ->
                       where=DocumentFilter(state.get("company") or "", state.get("form") or "",
                                            state.get("period") or ""),
                       scope=reused(state.get("question_scope"), query, state.get("document_ids")))
+        # measured against the question itself, not a hypothetical answer the search may have used
+        plain = embedding if dense_text == query else parts.embedder.embed_query(query)
+        similar = similarities(conn, owner_id=owner_id, query_embedding=plain,
+                               child_ids=[h.child_id for h in hits]) if plain is not None else {}
     documents: list[Excerpt] = []
     keys: set[str] = set()
     for hit in hits:
@@ -78,7 +82,8 @@ def retrieve(state: State, config: RunnableConfig, runtime: Runtime[Context]) ->
                                  name=hit.document_name, page=hit.page, url=None,
                                  page_label=hit.page_label or f"page {hit.page}", ocr=hit.ocr, boxes=hit.boxes,
                                  text=excerpt_text(hit.parent_text, hit.child_text, cfg.excerpt_chars),
-                                 score=float(hit.score), rerank_score=0.0, screened=[]))
+                                 score=float(hit.score), similarity=similar.get(hit.child_id), rerank_score=0.0,
+                                 screened=[]))
         if len(documents) >= cfg.retrieve_k:
             break
     return {"documents": documents}

@@ -48,6 +48,25 @@ def test_grade_keeps_an_excerpt_by_its_probability_against_the_threshold(make_ru
         assert [g["p_yes"] for g in out["grades"]] == pytest.approx([0.6, 0.45])
 
 
+@pytest.mark.parametrize("link", ["vllm", "local"])
+def test_an_excerpt_below_the_relevance_floor_is_not_relevant_whatever_the_grader_says(make_run, link: str) -> None:  # noqa: ANN001
+    from langgraph.runtime import Runtime
+
+    chain, model = scripted_chain(lambda kind, prompt: grades_json(prompt, lambda text: True), link)
+    documents = [{"key": "a", "name": "a.pdf", "page": 1, "text": "Net revenue was $5 million.", "similarity": 0.61},
+                 {"key": "b", "name": "a.pdf", "page": 2, "text": "Leases run to 2030.", "similarity": 0.12},
+                 {"key": "w", "source": "web", "name": "A page", "text": "Revenue rose.", "similarity": None}]
+    state = {"question": "What was net revenue?", "documents": documents}
+    run = make_run(1, chain, relevance_floor=0.43, grade_local=False)
+    out = grade(state, run["config"], Runtime(context=run["context"]))
+    assert [d["key"] for d in out["relevant"]] == ["a", "w"]  # a web page has no similarity to hold it to
+    assert [g["similarity"] for g in out["grades"]] == [0.61, 0.12, None]
+    assert [k for k, _ in model.calls] == (["grade"] if link == "vllm" else [])
+    run = make_run(1, chain, relevance_floor=-1.0, grade_local=False)  # off
+    out = grade(state, run["config"], Runtime(context=run["context"]))
+    assert [d["key"] for d in out["relevant"]] == ["a", "b", "w"]
+
+
 def test_grade_asks_no_embedded_model_unless_told_to(make_run) -> None:  # noqa: ANN001
     from langgraph.runtime import Runtime
 
