@@ -75,7 +75,7 @@ class Tunables(_Declared):
     grade: bool = tunable(True, "grade excerpts with the LLM (off: every excerpt counts as relevant)",
                           "GRAPH_GRADE")
     relevance_floor: float = tunable(
-        0.40, "an excerpt whose cosine similarity to the question (the packaged embedder's) is below this is "
+        0.36, "an excerpt whose cosine similarity to the question (the packaged embedder's) is below this is "
         "not relevant, whatever the grader says (-1: off; chosen on company-grouped folds: "
         "evals/results/relevance_floor.md)", "RELEVANCE_FLOOR", ge=-1.0, le=1.0)
     grade_local: bool = tunable(

@@ -14,7 +14,7 @@ a rewrite (graph/nodes/route.py): reported too, since each costs a model call.
 Folds: the answerable questions' companies in five groups, the out-of-scope questions dealt into
 five groups beside them. For each fold the floor is chosen on the other four (the highest that
 refuses none of their answerable questions) and scored on it; the table reports the
-held-back folds pooled, and the shipped floor is the one chosen on all.
+held-back folds pooled; the shipped floor is the lower of the two scopes' floors chosen on all.
 Writes evals/results/<name>.{json,md}.
 """
 
@@ -191,7 +191,9 @@ def main(argv: list[str] | None = None) -> int:
         best[kind] = (round(statistics.median(values), 3), round(min(values), 3), round(max(values), 3))
     note = (f"{len({r['question'] for r in rows})} questions; the first top_k excerpts of the shipped search; "
             f"{FOLDS} folds. {args.note}").strip()
-    view = {"scopes": scopes, "best_similarity": best}
+    view = {"scopes": scopes, "best_similarity": best,
+            "shipped_floor": min(v["shipped_floor"] for v in scopes.values())}
+    note += f" Shipped floor (the lower of the scopes'): {view['shipped_floor']}."
     write_result(args.name, {**view, "rows": rows}, report(view, note), directory=args.results_dir)
     print(report(view, note))
     return 0
