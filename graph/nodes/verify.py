@@ -49,9 +49,32 @@ _LINE = re.compile(r"[^\n]+")
 STEM = 5
 
 
+# A sentence that only says where something is written ("This information is found in [1].")
+_POINTER_WORDS = frozenset({"this", "that", "these", "the", "information", "data", "figure", "figures", "it", "is",
+                            "are", "was", "can", "be", "found", "stated", "shown", "given", "mentioned", "noted",
+                            "listed", "provided", "reported", "in", "on", "from", "according", "to", "see", "source",
+                            "sources", "as", "document", "documents", "page", "pages", "excerpt", "excerpts"})
+_POINTER = re.compile(r"(?:(?<=^)|(?<=[.!?]))\s*([^.!?]*?((?:[\s,]*\[\d+(?:,\s*\d+)*\])+)[^.!?\[]*[.!?]?)(?=\s|$)")
+
+
+def _pointers_merged(answer: str) -> str:
+    """Each pointer sentence removed, its citations given to the sentence before it, which is
+    the claim it points for: the claim is then checked against what it cites."""
+    out = answer
+    for m in reversed(list(_POINTER.finditer(answer))):
+        words = re.findall(r"[A-Za-z]+", MARK.sub("", m.group(1)).lower())
+        before = out[:m.start()].rstrip()
+        if not words or not all(w in _POINTER_WORDS for w in words) or not before:
+            continue
+        end = len(before) - 1 if before[-1] in ".!?" else len(before)
+        markers = "".join(re.findall(r"\[[\d,\s]+\]", m.group(2)))
+        out = before[:end] + " " + markers + before[end:] + out[m.end():]
+    return out
+
+
 def without_mechanics(answer: str) -> str:
     """The answer without talk of excerpts: it speaks of the documents, not of how it was made."""
-    cleaned = _MECHANICS.sub("", answer)
+    cleaned = _MECHANICS.sub("", _pointers_merged(answer))
     cleaned = re.sub(r"\s+([.,;:])", r"\1", cleaned)
     cleaned = re.sub(r"(^|[.!?]\s+)[,;:]\s*", r"\1", cleaned)
     return re.sub(r"(^|[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), cleaned).strip()

@@ -253,3 +253,15 @@ def test_document_scope_limits_retrieval(report_owner, ingest, make_run) -> None
                        **make_run(owner_id, chain))
     assert {c["document_id"] for c in out["citations"]} == {str(other.document_id)}
     assert report_id not in str(model.prompts("grade"))
+
+
+@pytest.mark.parametrize(("answer", "cleaned"), [
+    ("The capital of Peru is Lima. This information is found in [1].", "The capital of Peru is Lima [1]."),
+    ("Revenue was $5 million. See [1], [3].", "Revenue was $5 million [1][3]."),
+    ("Revenue was $5 million [1]. Costs rose in 2023 [2].", "Revenue was $5 million [1]. Costs rose in 2023 [2]."),
+    ("As stated in the first excerpt, net revenue was $2 million [1].", "Net revenue was $2 million [1]."),
+])
+def test_a_sentence_that_only_points_at_a_source_gives_its_citation_to_the_claim(answer: str, cleaned: str) -> None:
+    from graph.nodes.verify import without_mechanics
+
+    assert without_mechanics(answer) == cleaned
