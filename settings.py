@@ -375,6 +375,10 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # A connection must finish a request's headers within this many seconds of opening (or of its
     # previous response), else it is closed; also how long an idle kept-alive connection is kept.
     header_timeout_s: int = Field(default=10, ge=1)
+    # uvicorn's access log, a line per request written on the event loop (in the burst's profile, a
+    # share of the loop's samples: evals/results/burst_profile.md). Off, requests are still counted
+    # (/metrics) and errors still logged.
+    access_log: bool = True
     # Page images (api/pages.py, api/heavy.py): renders run in child processes of their own, apart
     # from the interpreter that authenticates every request. Its processes (started when first
     # needed), the renders that may wait beyond them (past both: 503 with Retry-After), one user's
@@ -511,13 +515,16 @@ class UvicornOptions(TypedDict):
     limit_concurrency: int
     http: str
     timeout_keep_alive: int
+    access_log: bool
 
 
 def uvicorn_options(settings: Settings) -> UvicornOptions:
     """How uvicorn treats X-Forwarded-For/-Proto: believed only from FORWARDED_ALLOW_IPS (none by
     default; uvicorn's own default trusts loopback, so anyone on the host could pick their address),
-    how many connections it keeps, and how long a request's headers may take (api/connections.py)."""
+    how many connections it keeps, how long a request's headers may take (api/connections.py), and
+    whether it logs each request (ACCESS_LOG)."""
     trusted = settings.forwarded_allow_ips.strip()
     return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None,
             "limit_concurrency": settings.server_max_connections,
-            "http": "api.connections:HeaderDeadline", "timeout_keep_alive": settings.header_timeout_s}
+            "http": "api.connections:HeaderDeadline", "timeout_keep_alive": settings.header_timeout_s,
+            "access_log": settings.access_log}
