@@ -402,6 +402,8 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     job_streams_per_user: int = Field(default=16, ge=1)
     # Chats one page of GET /api/chats holds at most (and by default).
     chat_page_max: int = Field(default=100, ge=1)
+    # Messages one page of a chat (GET /api/chats/{id}) holds at most (and by default): the latest.
+    message_page_max: int = Field(default=200, ge=1)
     # Collections one page of GET /api/collections (and of /v1/models' collection models) holds at most.
     collection_page_max: int = Field(default=100, ge=1)
     # Documents one page of GET /api/documents (and of MCP's resource list) holds at most (and by default).
