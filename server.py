@@ -28,6 +28,7 @@ from fastapi.responses import JSONResponse
 
 from answering import accounting
 from answering.chat import ChatAnswerer
+from answering.processes import AnswersBusy
 from api import (
     admin,
     auth,
@@ -132,6 +133,9 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         instance = accounting.hold_instance(db, pooled=transaction_pooler(settings, db.uri))
         embedder = await asyncio.to_thread(lambda: rt.embedder)  # now, not under the first burst of questions
         await asyncio.to_thread(rt.warm)  # the question path's models and clients, too (runtime.py)
+        answers = rt.answers  # the graph's runs in processes of their own (answering/processes.py)
+        if answers is not None:
+            await asyncio.to_thread(answers.start)  # each loads its models before the first question
         # Refuse to serve questions against another model's vectors (storage/embedding_index.py), and
         # hold the model lock so no reindex swaps them while this process runs.
         try:
@@ -147,7 +151,8 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         app.state.files = rt.files
         app.state.worker = rt.ingest_worker
         app.state.jobs = rt.jobs
-        app.state.answerer = ChatAnswerer(rt)
+        app.state.answers = answers
+        app.state.answerer = ChatAnswerer(rt, answers)
         app.state.renders = pages.Renders(settings)  # page images on their own bounded pool
         app.state.job_streams = heavy.Slots(settings.job_streams_per_user, "progress streams")
         app.state.uploads = heavy.Slots(settings.uploads_per_user, "uploads")
@@ -166,6 +171,8 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         app.state.renders.close()
         app.state.verifier.close()
         app.state.upload_work.shutdown(wait=False, cancel_futures=True)
+        if answers is not None:
+            answers.close()
         instance.close()
 
     return run
@@ -219,6 +226,11 @@ def add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(accounting.QuestionLimit)
     async def question_limit(request: Request, exc: accounting.QuestionLimit) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=429,
+                            headers={"Retry-After": str(max(1, math.ceil(exc.retry_after_s)))})
+
+    @app.exception_handler(AnswersBusy)
+    async def answers_busy(request: Request, exc: AnswersBusy) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=503,
                             headers={"Retry-After": str(max(1, math.ceil(exc.retry_after_s)))})
 
     @app.exception_handler(rag.GraphFailed)

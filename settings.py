@@ -428,6 +428,14 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # ingestion threads and page-render processes run at least this nice, the request loop at the
     # server's own (Linux: per thread; 0 leaves every thread as it is).
     background_nice: int = Field(default=10, ge=0, le=19)
+    # Answer processes (answering/processes.py): the graph's runs (chats, /v1, /rag's invoke and batch,
+    # MCP's ask) go to this many processes of their own at BACKGROUND_NICE, apart from the interpreter
+    # that authenticates every request; each runs at most ANSWERS_PER_PROCESS at once and ANSWER_QUEUE
+    # more may wait (past it: 503 with Retry-After). 0: on the server's own threads. Each process holds
+    # its own models (docs/protection.md#bounded-work says what that costs in memory).
+    answer_processes: int = Field(default=1, ge=0, le=64)
+    answers_per_process: int = Field(default=8, ge=1)
+    answer_queue: int = Field(default=32, ge=0)
     # Background ingestion threads in each server process (embedding is CPU-bound: 1 on 2 cores).
     ingest_workers: int = 1
     # Semantic answer cache: same user and scope, question embeddings within this cosine distance.

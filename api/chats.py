@@ -16,6 +16,7 @@ from sse_starlette import EventSourceResponse
 from answering import accounting
 from answering.bridge import answer_in_thread
 from answering.chat import ChatAnswerer
+from answering.processes import AnswerProcesses
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.paging import MAX_OFFSET, page, page_query
 from api.schemas import ChatDetail, ChatList, ChatOut, FeedbackOut, InputErrorOut, error
@@ -204,11 +205,15 @@ async def regenerate(chat_id: str, message_id: MessageId, request: Request, user
 
 async def _answer(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep, chat_id: str,
                   question: str, regenerate: dict[str, Any] | None) -> EventSourceResponse:
+    answers: AnswerProcesses | None = request.app.state.answers
+
     def prepare() -> tuple[dict[str, Any], accounting.Ticket]:
         with db.connection() as conn:
             chat = chats.get_chat(conn, owner_id=user.id, chat_id=chat_id)
         if chat is None:
             raise HTTPException(404, "no such chat")
+        if answers is not None:
+            answers.check()  # a full server: 503 with Retry-After before the question is counted
         [ticket] = accounting.admit(db, settings, owner_id=user.id, source="chat", chat_id=chat["id"])
         return chat, ticket
 
