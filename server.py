@@ -108,7 +108,9 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
                        upload_max_bytes=int(rt.settings.upload_max_mb * 1024 * 1024),
                        json_max_depth=rt.settings.json_max_depth, read_timeout_s=rt.settings.body_read_timeout_s,
                        json_max_containers=rt.settings.json_max_containers,
-                       form_max_bytes=rt.settings.form_max_kb * 1024)
+                       form_max_bytes=rt.settings.form_max_kb * 1024,
+                       large_per_minute=rt.settings.large_bodies_per_minute,
+                       verifier=lambda: getattr(app.state, "verifier", None))
     app.add_middleware(prometheus.RequestMetrics)  # outermost: refused requests are counted too
     telemetry.instrument_app(app)  # a span per request when OTEL_EXPORTER_OTLP_ENDPOINT is set
     return app
@@ -201,7 +203,8 @@ def add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(edge.BodyRefused)
     async def body_refused(request: Request, exc: edge.BodyRefused) -> JSONResponse:
         # a streamed body (an upload) passed the edge's cap or stalled while a route read it
-        return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers={"Connection": "close"})
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers={**exc.headers,
+                                                                                     "Connection": "close"})
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse | Any:  # noqa: ANN401

@@ -361,6 +361,10 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # larger answers 413, by Content-Length or as it streams.
     request_max_kb: int = Field(default=1024, ge=1)
     form_max_kb: int = Field(default=64, ge=1)
+    # Bodies past FORM_MAX_KB on /rag and /v1 (up to REQUEST_MAX_KB each, decoded on the event loop
+    # before any question is admitted) one account may send per rolling minute, in this process:
+    # past it 429 with Retry-After before the body is read; without a valid token 401. 0: no limit.
+    large_bodies_per_minute: int = Field(default=10, ge=0)
     # JSON bodies nesting arrays/objects deeper than this answer 400 before they are parsed.
     json_max_depth: int = Field(default=32, ge=2)
     # JSON bodies holding more arrays and objects than this answer 400 before they are parsed (the
