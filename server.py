@@ -108,6 +108,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
                        upload_max_bytes=int(rt.settings.upload_max_mb * 1024 * 1024),
                        json_max_depth=rt.settings.json_max_depth, read_timeout_s=rt.settings.body_read_timeout_s,
                        json_max_containers=rt.settings.json_max_containers,
+                       form_max_containers=rt.settings.form_max_containers,
                        form_max_bytes=rt.settings.form_max_kb * 1024,
                        large_per_minute=rt.settings.large_bodies_per_minute,
                        verifier=lambda: getattr(app.state, "verifier", None))

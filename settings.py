@@ -371,6 +371,10 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # decoder builds them on the event loop: docs/protection.md#bounded-work). A /rag/batch of an
     # hour's questions (QUESTIONS_PER_HOUR, 120) with 50 earlier turns each holds about 6300.
     json_max_containers: int = Field(default=10_000, ge=100)
+    # The same on every other route (FORM_MAX_KB's): their largest real body, a question with a scope
+    # of documents, holds a handful; the conversation routes' JSON_MAX_CONTAINERS decoded on the event
+    # loop was the largest share of its samples under the burst (evals/results/burst_profile.md).
+    form_max_containers: int = Field(default=256, ge=16)
     # A request body (an upload included) that sends nothing for this long answers 408.
     body_read_timeout_s: float = Field(default=30.0, gt=0)
     # Connections and in-flight requests one server process takes (uvicorn's limit_concurrency):

@@ -7,7 +7,8 @@ is read here in full, up to REQUEST_MAX_KB on the routes that carry a conversati
 (`CONVERSATION_PATHS`: /rag's batch of questions with their earlier turns, /v1's messages) and
 FORM_MAX_KB on every other (the largest they hold, a question with its scope, is tens of
 kilobytes: a megabyte there was only ever an attacker's, decoded on the event loop), and its JSON
-nesting (JSON_MAX_DEPTH) and number of arrays and objects (JSON_MAX_CONTAINERS) checked before the
+nesting (JSON_MAX_DEPTH) and number of arrays and objects (JSON_MAX_CONTAINERS on the conversation
+routes, FORM_MAX_CONTAINERS on every other) checked before the
 route parses it, so neither the JSON decoder, LangServe nor the validation-error handler ever
 recurses over a hostile input, and parsing one costs the event loop little: the decoder builds
 each array and object on the loop, about a quarter of a second per megabyte of empty ones, which a
@@ -103,9 +104,11 @@ class BodyLimits:
 
     def __init__(self, app: Any, *, body_max_bytes: int, upload_max_bytes: int, json_max_depth: int,  # noqa: ANN401
                  read_timeout_s: float, json_max_containers: int, form_max_bytes: int | None = None,
-                 large_per_minute: int = 0, verifier: Callable[[], Verifier | None] | None = None) -> None:
+                 large_per_minute: int = 0, verifier: Callable[[], Verifier | None] | None = None,
+                 form_max_containers: int | None = None) -> None:
         self.app = app
         self.containers = json_max_containers
+        self.form_containers = min(json_max_containers, form_max_containers or json_max_containers)
         self.body_max = body_max_bytes
         self.form_max = min(body_max_bytes, form_max_bytes if form_max_bytes is not None else body_max_bytes)
         self.upload_max = upload_max_bytes + MULTIPART_OVERHEAD
@@ -145,9 +148,9 @@ class BodyLimits:
         if depth > self.depth:
             await self._refuse(scope, send, 400, f"the JSON body nests deeper than {self.depth} levels")
             return
-        if containers > self.containers:
-            await self._refuse(scope, send, 400, f"the JSON body has more than {self.containers} arrays and "
-                                                 "objects")
+        most = self.containers if scope["path"].startswith(CONVERSATION_PATHS) else self.form_containers
+        if containers > most:
+            await self._refuse(scope, send, 400, f"the JSON body has more than {most} arrays and objects")
             return
         await self.app(scope, self._replay(body, ended, receive), send)
 
