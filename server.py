@@ -48,6 +48,7 @@ from api import (
     session,
     web,
 )
+from api.limits import Rate
 from api.schemas import HealthOut
 from api.verify import Verifier
 from jobqueue.maintenance import MaintenanceThread
@@ -160,6 +161,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         app.state.job_streams = heavy.Slots(settings.job_streams_per_user, "progress streams")
         app.state.uploads = heavy.Slots(settings.uploads_per_user, "uploads")
         app.state.uploads_at_once = heavy.Gate(settings.uploads_at_once, "uploads")
+        app.state.upload_rate = Rate(settings.upload_mb_per_minute)  # megabytes per account per minute
         # an upload's copy, check and storing run here, off the default pool that authenticates everyone
         app.state.upload_work = ThreadPoolExecutor(settings.uploads_at_once, thread_name_prefix="upload")
         maintenance = MaintenanceThread(db, settings)

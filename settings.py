@@ -405,6 +405,10 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # Uploads being received at once (each body is held in memory, up to UPLOAD_MAX_MB): one user's
     # (past it: 429) and everyone's in this process (past it: 503), both with Retry-After.
     uploads_per_user: int = Field(default=2, ge=1)
+    # Megabytes of upload bodies one account may send per rolling minute, in this process (each is
+    # parsed on the event loop as it streams: the burst's 50 MB uploads were a fifth of its samples);
+    # past it 429 with Retry-After before the body is read. Four uploads of UPLOAD_MAX_MB by default.
+    upload_mb_per_minute: float = Field(default=200.0, gt=0)
     uploads_at_once: int = Field(default=8, ge=1)
     # Ingestion progress streams (GET /api/jobs/{id}/events) one user may hold open (past it: 429).
     job_streams_per_user: int = Field(default=16, ge=1)
