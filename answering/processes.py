@@ -133,6 +133,9 @@ def process_main(build: Callable[[Any], GraphParts]) -> None:  # noqa: ANN401 - 
     parts = build(conn.recv())
     conn.send(("ready", os.getpid()))
     serve(parts, conn)
+    # the server's socket closed (it stopped, or was killed): nothing here outlives it, whatever
+    # threads the runtime started (a non-daemon one would keep the process alive)
+    os._exit(0)
 
 
 # -- in the server ---------------------------------------------------------------------------------
