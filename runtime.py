@@ -19,6 +19,7 @@ from typing import Any, TypeVar, cast
 
 from celery import Celery
 
+from answering.processes import AnswerProcesses, process_main
 from api.files import LocalFiles, make_file_store
 from api.security import Tokens, resolve_jwt_secret
 from api.worker import IngestWorker
@@ -151,6 +152,20 @@ class Runtime:
         return self._once("jobs", lambda: dispatch.InProcess(self.ingest_worker))
 
     @property
+    def answers(self) -> AnswerProcesses | None:
+        """The answer processes the graph's runs go to (answering/processes.py), or None: the runs stay
+        on this process's threads (ANSWER_PROCESSES=0, or a runtime handed parts, e.g. a test's fakes,
+        which live in this process only). Each process builds its own runtime from these settings,
+        on this one's database."""
+        s = self.settings
+        if s.answer_processes == 0 or self._given:
+            return None
+        return self._once("answers", lambda: AnswerProcesses(
+            s.model_copy(update={"database_url": self.database.uri}), entry=ANSWER_PROCESS_ENTRY,
+            count=s.answer_processes, per_process=s.answers_per_process, queue=s.answer_queue,
+            nice=s.background_nice))
+
+    @property
     def celery_app(self) -> Celery:
         """The broker's Celery app, for publishing jobs (a worker builds its own, with tasks: jobqueue/app.py)."""
         return self._once("celery_app", lambda: make_app(self.settings))
@@ -179,7 +194,11 @@ class Runtime:
                 log.warning("could not build %s ahead of the first question: %s", what, exc)
 
     def close(self) -> None:
-        """Release what holds resources (the connection pool); parts not built are not built now."""
+        """Release what holds resources (the connection pool, the answer processes); parts not built
+        are not built now."""
+        answers = self._built.get("answers")
+        if answers is not None:
+            answers.close()
         database = self._built.get("database")
         if database is not None:
             database.close()
@@ -191,3 +210,22 @@ def build_runtime(settings: Settings | None = None, **parts: Any) -> Runtime:  #
     settings = settings if settings is not None else Settings()
     telemetry.configure(settings)
     return Runtime(settings, **parts)
+
+
+def _answer_runtime(settings: Settings) -> Runtime:
+    """An answer process's runtime: the server's settings, the question path built before it serves."""
+    from providers.runtime import configure_process
+
+    configure_process()
+    rt = build_runtime(settings)
+    rt.embedder  # noqa: B018 - built now, not under the first question
+    rt.warm()
+    return rt
+
+
+def answer_process() -> None:
+    """The entry point of an answer process (answering/processes.py starts it with ANSWER_PROCESS_ENTRY)."""
+    process_main(_answer_runtime)
+
+
+ANSWER_PROCESS_ENTRY = "from runtime import answer_process; answer_process()"

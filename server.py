@@ -28,6 +28,7 @@ from fastapi.responses import JSONResponse
 
 from answering import accounting
 from answering.chat import ChatAnswerer
+from answering.processes import AnswersBusy
 from api import (
     admin,
     auth,
@@ -47,6 +48,7 @@ from api import (
     session,
     web,
 )
+from api.limits import Rate
 from api.schemas import HealthOut
 from api.verify import Verifier
 from jobqueue.maintenance import MaintenanceThread
@@ -107,7 +109,10 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
                        upload_max_bytes=int(rt.settings.upload_max_mb * 1024 * 1024),
                        json_max_depth=rt.settings.json_max_depth, read_timeout_s=rt.settings.body_read_timeout_s,
                        json_max_containers=rt.settings.json_max_containers,
-                       form_max_bytes=rt.settings.form_max_kb * 1024)
+                       form_max_containers=rt.settings.form_max_containers,
+                       form_max_bytes=rt.settings.form_max_kb * 1024,
+                       large_per_minute=rt.settings.large_bodies_per_minute,
+                       verifier=lambda: getattr(app.state, "verifier", None))
     app.add_middleware(prometheus.RequestMetrics)  # outermost: refused requests are counted too
     telemetry.instrument_app(app)  # a span per request when OTEL_EXPORTER_OTLP_ENDPOINT is set
     return app
@@ -132,6 +137,9 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         instance = accounting.hold_instance(db, pooled=transaction_pooler(settings, db.uri))
         embedder = await asyncio.to_thread(lambda: rt.embedder)  # now, not under the first burst of questions
         await asyncio.to_thread(rt.warm)  # the question path's models and clients, too (runtime.py)
+        answers = rt.answers  # the graph's runs in processes of their own (answering/processes.py)
+        if answers is not None:
+            await asyncio.to_thread(answers.start)  # each loads its models before the first question
         # Refuse to serve questions against another model's vectors (storage/embedding_index.py), and
         # hold the model lock so no reindex swaps them while this process runs.
         try:
@@ -147,11 +155,13 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         app.state.files = rt.files
         app.state.worker = rt.ingest_worker
         app.state.jobs = rt.jobs
-        app.state.answerer = ChatAnswerer(rt)
+        app.state.answers = answers
+        app.state.answerer = ChatAnswerer(rt, answers)
         app.state.renders = pages.Renders(settings)  # page images on their own bounded pool
         app.state.job_streams = heavy.Slots(settings.job_streams_per_user, "progress streams")
         app.state.uploads = heavy.Slots(settings.uploads_per_user, "uploads")
         app.state.uploads_at_once = heavy.Gate(settings.uploads_at_once, "uploads")
+        app.state.upload_rate = Rate(settings.upload_mb_per_minute)  # megabytes per account per minute
         # an upload's copy, check and storing run here, off the default pool that authenticates everyone
         app.state.upload_work = ThreadPoolExecutor(settings.uploads_at_once, thread_name_prefix="upload")
         maintenance = MaintenanceThread(db, settings)
@@ -166,6 +176,8 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         app.state.renders.close()
         app.state.verifier.close()
         app.state.upload_work.shutdown(wait=False, cancel_futures=True)
+        if answers is not None:
+            answers.close()
         instance.close()
 
     return run
@@ -194,7 +206,8 @@ def add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(edge.BodyRefused)
     async def body_refused(request: Request, exc: edge.BodyRefused) -> JSONResponse:
         # a streamed body (an upload) passed the edge's cap or stalled while a route read it
-        return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers={"Connection": "close"})
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers={**exc.headers,
+                                                                                     "Connection": "close"})
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse | Any:  # noqa: ANN401
@@ -219,6 +232,11 @@ def add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(accounting.QuestionLimit)
     async def question_limit(request: Request, exc: accounting.QuestionLimit) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=429,
+                            headers={"Retry-After": str(max(1, math.ceil(exc.retry_after_s)))})
+
+    @app.exception_handler(AnswersBusy)
+    async def answers_busy(request: Request, exc: AnswersBusy) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=503,
                             headers={"Retry-After": str(max(1, math.ceil(exc.retry_after_s)))})
 
     @app.exception_handler(rag.GraphFailed)

@@ -361,12 +361,20 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # larger answers 413, by Content-Length or as it streams.
     request_max_kb: int = Field(default=1024, ge=1)
     form_max_kb: int = Field(default=64, ge=1)
+    # Bodies past FORM_MAX_KB on /rag and /v1 (up to REQUEST_MAX_KB each, decoded on the event loop
+    # before any question is admitted) one account may send per rolling minute, in this process:
+    # past it 429 with Retry-After before the body is read; without a valid token 401. 0: no limit.
+    large_bodies_per_minute: int = Field(default=10, ge=0)
     # JSON bodies nesting arrays/objects deeper than this answer 400 before they are parsed.
     json_max_depth: int = Field(default=32, ge=2)
     # JSON bodies holding more arrays and objects than this answer 400 before they are parsed (the
     # decoder builds them on the event loop: docs/protection.md#bounded-work). A /rag/batch of an
     # hour's questions (QUESTIONS_PER_HOUR, 120) with 50 earlier turns each holds about 6300.
     json_max_containers: int = Field(default=10_000, ge=100)
+    # The same on every other route (FORM_MAX_KB's): their largest real body, a question with a scope
+    # of documents, holds a handful; the conversation routes' JSON_MAX_CONTAINERS decoded on the event
+    # loop was the largest share of its samples under the burst (evals/results/burst_profile.md).
+    form_max_containers: int = Field(default=256, ge=16)
     # A request body (an upload included) that sends nothing for this long answers 408.
     body_read_timeout_s: float = Field(default=30.0, gt=0)
     # Connections and in-flight requests one server process takes (uvicorn's limit_concurrency):
@@ -375,6 +383,10 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # A connection must finish a request's headers within this many seconds of opening (or of its
     # previous response), else it is closed; also how long an idle kept-alive connection is kept.
     header_timeout_s: int = Field(default=10, ge=1)
+    # uvicorn's access log, a line per request written on the event loop (in the burst's profile, a
+    # share of the loop's samples: evals/results/burst_profile.md). Off, requests are still counted
+    # (/metrics) and errors still logged.
+    access_log: bool = True
     # Page images (api/pages.py, api/heavy.py): renders run in child processes of their own, apart
     # from the interpreter that authenticates every request. Its processes (started when first
     # needed), the renders that may wait beyond them (past both: 503 with Retry-After), one user's
@@ -393,11 +405,17 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # Uploads being received at once (each body is held in memory, up to UPLOAD_MAX_MB): one user's
     # (past it: 429) and everyone's in this process (past it: 503), both with Retry-After.
     uploads_per_user: int = Field(default=2, ge=1)
+    # Megabytes of upload bodies one account may send per rolling minute, in this process (each is
+    # parsed on the event loop as it streams: the burst's 50 MB uploads were a fifth of its samples);
+    # past it 429 with Retry-After before the body is read. Four uploads of UPLOAD_MAX_MB by default.
+    upload_mb_per_minute: float = Field(default=200.0, gt=0)
     uploads_at_once: int = Field(default=8, ge=1)
     # Ingestion progress streams (GET /api/jobs/{id}/events) one user may hold open (past it: 429).
     job_streams_per_user: int = Field(default=16, ge=1)
     # Chats one page of GET /api/chats holds at most (and by default).
     chat_page_max: int = Field(default=100, ge=1)
+    # Messages one page of a chat (GET /api/chats/{id}) holds at most (and by default): the latest.
+    message_page_max: int = Field(default=200, ge=1)
     # Collections one page of GET /api/collections (and of /v1/models' collection models) holds at most.
     collection_page_max: int = Field(default=100, ge=1)
     # Documents one page of GET /api/documents (and of MCP's resource list) holds at most (and by default).
@@ -422,6 +440,14 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # ingestion threads and page-render processes run at least this nice, the request loop at the
     # server's own (Linux: per thread; 0 leaves every thread as it is).
     background_nice: int = Field(default=10, ge=0, le=19)
+    # Answer processes (answering/processes.py): the graph's runs (chats, /v1, /rag's invoke and batch,
+    # MCP's ask) go to this many processes of their own at BACKGROUND_NICE, apart from the interpreter
+    # that authenticates every request; each runs at most ANSWERS_PER_PROCESS at once and ANSWER_QUEUE
+    # more may wait (past it: 503 with Retry-After). 0: on the server's own threads. Each process holds
+    # its own models (docs/protection.md#bounded-work says what that costs in memory).
+    answer_processes: int = Field(default=1, ge=0, le=64)
+    answers_per_process: int = Field(default=8, ge=1)
+    answer_queue: int = Field(default=32, ge=0)
     # Background ingestion threads in each server process (embedding is CPU-bound: 1 on 2 cores).
     ingest_workers: int = 1
     # Semantic answer cache: same user and scope, question embeddings within this cosine distance.
@@ -511,13 +537,16 @@ class UvicornOptions(TypedDict):
     limit_concurrency: int
     http: str
     timeout_keep_alive: int
+    access_log: bool
 
 
 def uvicorn_options(settings: Settings) -> UvicornOptions:
     """How uvicorn treats X-Forwarded-For/-Proto: believed only from FORWARDED_ALLOW_IPS (none by
     default; uvicorn's own default trusts loopback, so anyone on the host could pick their address),
-    how many connections it keeps, and how long a request's headers may take (api/connections.py)."""
+    how many connections it keeps, how long a request's headers may take (api/connections.py), and
+    whether it logs each request (ACCESS_LOG)."""
     trusted = settings.forwarded_allow_ips.strip()
     return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None,
             "limit_concurrency": settings.server_max_connections,
-            "http": "api.connections:HeaderDeadline", "timeout_keep_alive": settings.header_timeout_s}
+            "http": "api.connections:HeaderDeadline", "timeout_keep_alive": settings.header_timeout_s,
+            "access_log": settings.access_log}

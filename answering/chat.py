@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from answering.accounting import Ticket
+from answering.processes import AnswerProcesses
 from answering.stopping import Stopped, StopWatch, chat_stop_watch
 from graph.context import GraphParts
 from graph.outcome import Outcome
@@ -59,8 +60,9 @@ class Turn:
 
 
 class ChatAnswerer:
-    def __init__(self, parts: GraphParts) -> None:
+    def __init__(self, parts: GraphParts, answers: AnswerProcesses | None = None) -> None:
         self.parts = parts  # the runtime (runtime.py), or a test's parts with fakes
+        self.answers = answers  # where the graph runs: answer processes (answering/processes.py), or here
         self.db: Database = parts.database
         self.settings: Settings = parts.settings
 
@@ -170,10 +172,14 @@ class ChatAnswerer:
         config = run_config(owner_id=turn.owner_id, user=turn.username, run_name="thotqen chat",
                             metadata={"chat_id": str(turn.chat_id) if turn.chat_id else None,
                                       "owner_id": turn.owner_id, "source": turn.source})
-        if turn.stop is not None:
-            config["callbacks"] = [turn.stop]
+        if self.answers is not None:  # the process watches the chat's stop mark itself
+            events = self.answers.stream(inputs, config, turn.chat_id if turn.stop is not None else None)
+        else:
+            if turn.stop is not None:
+                config["callbacks"] = [turn.stop]
+            events = run_graph(inputs, config, self.parts)
         streamed = False
-        for kind, data in run_graph(inputs, config, self.parts):
+        for kind, data in events:
             if kind == "sources":
                 turn.sources = data
                 turn.emit("sources", {"sources": data})

@@ -16,6 +16,7 @@ from sse_starlette import EventSourceResponse
 from answering import accounting
 from answering.bridge import answer_in_thread
 from answering.chat import ChatAnswerer
+from answering.processes import AnswerProcesses
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.paging import MAX_OFFSET, page, page_query
 from api.schemas import ChatDetail, ChatList, ChatOut, FeedbackOut, InputErrorOut, error
@@ -126,15 +127,24 @@ def list_chats(user: CurrentUser, db: DbDep, settings: SettingsDep,
     return {"chats": [_chat_out(c) for c in found], "next_offset": next_offset}
 
 
-@router.get("/{chat_id}", response_model=ChatDetail, responses={404: error("no such chat")})
-def get_chat(chat_id: str, user: CurrentUser, db: DbDep) -> dict[str, Any]:
-    """The chat and its messages; an assistant message carries its citations and meta (route, provider)."""
+@router.get("/{chat_id}", response_model=ChatDetail, responses={404: error("no such chat")},
+            dependencies=[Depends(page_query)])
+def get_chat(chat_id: str, user: CurrentUser, db: DbDep, settings: SettingsDep,
+             limit: int | None = Query(None, ge=1, description="messages in this page; at most (and by default) "
+                                                               "MESSAGE_PAGE_MAX"),
+             offset: int = Query(0, ge=0, le=MAX_OFFSET, description="the newest messages to skip")
+             ) -> dict[str, Any]:
+    """The chat and a page of its messages: the latest ones (oldest first within the page);
+    `next_offset` asks for the earlier ones (null: none). An assistant message carries its citations
+    and meta (route, provider)."""
     with db.connection() as conn:
         chat = chats.get_chat(conn, owner_id=user.id, chat_id=chat_id)
         if chat is None:
             raise HTTPException(404, "no such chat")
-        messages = chats.list_messages(conn, owner_id=user.id, chat_id=chat["id"])
-    return {**_chat_out(chat), "messages": [_message_out(m) for m in messages]}
+        messages, next_offset = page(lambda n, skip: chats.list_messages(conn, owner_id=user.id, chat_id=chat["id"],
+                                                                         limit=n, offset=skip),
+                                     limit=limit, offset=offset, cap=settings.message_page_max)
+    return {**_chat_out(chat), "messages": [_message_out(m) for m in reversed(messages)], "next_offset": next_offset}
 
 
 @router.patch("/{chat_id}", response_model=ChatOut,
@@ -195,11 +205,15 @@ async def regenerate(chat_id: str, message_id: MessageId, request: Request, user
 
 async def _answer(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep, chat_id: str,
                   question: str, regenerate: dict[str, Any] | None) -> EventSourceResponse:
+    answers: AnswerProcesses | None = request.app.state.answers
+
     def prepare() -> tuple[dict[str, Any], accounting.Ticket]:
         with db.connection() as conn:
             chat = chats.get_chat(conn, owner_id=user.id, chat_id=chat_id)
         if chat is None:
             raise HTTPException(404, "no such chat")
+        if answers is not None:
+            answers.check()  # a full server: 503 with Retry-After before the question is counted
         [ticket] = accounting.admit(db, settings, owner_id=user.id, source="chat", chat_id=chat["id"])
         return chat, ticket
 

@@ -24,6 +24,7 @@ from starlette.background import BackgroundTask
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.edge import MULTIPART_OVERHEAD, BodyRefused
 from api.heavy import Slots
+from api.limits import Rate, too_many
 from api.paging import MAX_OFFSET, page, page_query
 from api.schemas import DocumentList, DocumentOut, DocumentPatch, JobOut, PageOut, UploadOut, error
 from api.worker import QueueUnavailable
@@ -199,6 +200,7 @@ async def _read_part(request: Request, settings: Settings, part: _FilePart, boun
         parser = MultipartParser(boundary, part.callbacks())
         async for chunk in request.stream():
             received += len(chunk)
+            request.state.upload_bytes = received
             if received > cap + MULTIPART_OVERHEAD:
                 raise _TooLarge
             parser.write(chunk)
@@ -311,7 +313,8 @@ def _upload_out(sub: Submission, job_id: uuid.UUID | None) -> dict[str, Any]:
                         413: error("larger than UPLOAD_MAX_MB"),
                         415: error(f"none of: {ACCEPTED} (told by content, not by name)"),
                         422: error("empty, truncated, encrypted, damaged or over-large (zip bomb) file"),
-                        429: error("UPLOADS_PER_USER of your uploads are being received; see Retry-After"),
+                        429: error("UPLOADS_PER_USER of your uploads are being received, or UPLOAD_MB_PER_MINUTE "
+                                   "were sent this minute; see Retry-After"),
                         503: error("file storage (Supabase) or the job broker failed, or UPLOADS_AT_ONCE "
                                    "uploads are being received; nothing was kept")})
 async def upload_document(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str, Any]:
@@ -321,6 +324,13 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
     Answers `{document_id, job_id, reused}`: follow `/api/jobs/{job_id}/events`. An identical file
     already ingested is reused (its job is already done).
     """
+    # what one account's bodies cost to read per minute (UPLOAD_MB_PER_MINUTE), by their length when
+    # the request says it, else by what was read (counted afterwards)
+    rate: Rate = request.app.state.upload_rate
+    length = request.headers.get("content-length") or ""
+    said = int(length) / 1048576 if length.isdigit() else 0.0
+    if wait := rate.take(f"user:{user.id}", said):
+        raise too_many(f"at most {rate.limit:g} MB of uploads a minute per account; try again later", wait)
     # bodies held in memory at once: each user's, then everyone's (UPLOADS_PER_USER, UPLOADS_AT_ONCE)
     mine = request.app.state.uploads.take(user.id)
     try:
@@ -333,6 +343,9 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
     finally:
         everyone()
         mine()
+        if not said:  # a chunked body: what it was is known now
+            rate.add(f"user:{user.id}", request.state.upload_bytes / 1048576
+                     if hasattr(request.state, "upload_bytes") else 0.0)
 
 
 async def _upload(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str, Any]:

@@ -7,23 +7,39 @@ is read here in full, up to REQUEST_MAX_KB on the routes that carry a conversati
 (`CONVERSATION_PATHS`: /rag's batch of questions with their earlier turns, /v1's messages) and
 FORM_MAX_KB on every other (the largest they hold, a question with its scope, is tens of
 kilobytes: a megabyte there was only ever an attacker's, decoded on the event loop), and its JSON
-nesting (JSON_MAX_DEPTH) and number of arrays and objects (JSON_MAX_CONTAINERS) checked before the
+nesting (JSON_MAX_DEPTH) and number of arrays and objects (JSON_MAX_CONTAINERS on the conversation
+routes, FORM_MAX_CONTAINERS on every other) checked before the
 route parses it, so neither the JSON decoder, LangServe nor the validation-error handler ever
 recurses over a hostile input, and parsing one costs the event loop little: the decoder builds
 each array and object on the loop, about a quarter of a second per megabyte of empty ones, which a
 few such bodies at once made every other request wait for (evals/results/burst_kind_json.md). A
 Content-Length over the cap answers 413 without reading a byte; a body that stops arriving for
 BODY_READ_TIMEOUT_S answers 408.
+
+The conversation routes' bodies past FORM_MAX_KB (a megabyte of JSON each, which LangServe decodes
+on the event loop before any question is admitted) are also a rate per account:
+LARGE_BODIES_PER_MINUTE, checked as soon as a body is known to pass FORM_MAX_KB (by its
+Content-Length, before a byte is read, or as it streams) from the request's access token (its
+signature checked on the loop, api/verify.py; a Supabase token counts by itself); without a valid
+token such a body answers 401, past the rate 429 with Retry-After, and is never read.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from starlette.requests import Request
 from starlette.responses import JSONResponse
+
+from api.deps import ACCESS_COOKIE
+from api.limits import Rate
+from api.security import AuthError
+from api.verify import Verifier
 
 MULTIPART_OVERHEAD = 64 * 1024  # boundaries, part headers and small fields on top of the file
 CONVERSATION_PATHS = ("/rag/", "/v1/")  # their bodies may be REQUEST_MAX_KB; every other FORM_MAX_KB
@@ -36,10 +52,11 @@ _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 class BodyRefused(Exception):
     """Raised from a route's receive when the streamed body passes its cap or stalls (status, message)."""
 
-    def __init__(self, status: int, detail: str) -> None:
+    def __init__(self, status: int, detail: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
+        self.headers = headers or {}
 
 
 def shape(body: bytes) -> tuple[int, int]:
@@ -86,14 +103,20 @@ class BodyLimits:
     """ASGI middleware bounding every HTTP request body (see the module's docstring)."""
 
     def __init__(self, app: Any, *, body_max_bytes: int, upload_max_bytes: int, json_max_depth: int,  # noqa: ANN401
-                 read_timeout_s: float, json_max_containers: int, form_max_bytes: int | None = None) -> None:
+                 read_timeout_s: float, json_max_containers: int, form_max_bytes: int | None = None,
+                 large_per_minute: int = 0, verifier: Callable[[], Verifier | None] | None = None,
+                 form_max_containers: int | None = None) -> None:
         self.app = app
         self.containers = json_max_containers
+        self.form_containers = min(json_max_containers, form_max_containers or json_max_containers)
         self.body_max = body_max_bytes
         self.form_max = min(body_max_bytes, form_max_bytes if form_max_bytes is not None else body_max_bytes)
         self.upload_max = upload_max_bytes + MULTIPART_OVERHEAD
         self.depth = json_max_depth
         self.timeout = read_timeout_s
+        # bodies past form_max on the conversation routes, per account (0: not limited)
+        self.large = Rate(large_per_minute) if large_per_minute and verifier is not None else None
+        self.verifier = verifier
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:  # noqa: ANN401
         if scope["type"] != "http":
@@ -112,18 +135,22 @@ class BodyLimits:
         if multipart:
             await self.app(scope, self._counted(receive, cap), send)
             return
+        large = self.large is not None and scope["path"].startswith(CONVERSATION_PATHS)
         try:
-            body, ended = await self._read(receive, cap)
+            if large and length is not None and length > self.form_max:
+                self._count_large(scope)  # before a byte of it is read
+                large = False
+            body, ended = await self._read(receive, cap, (lambda: self._count_large(scope)) if large else None)
         except BodyRefused as exc:
-            await self._refuse(scope, send, exc.status, exc.detail)
+            await self._refuse(scope, send, exc.status, exc.detail, exc.headers)
             return
         depth, containers = shape(body) if body else (0, 0)
         if depth > self.depth:
             await self._refuse(scope, send, 400, f"the JSON body nests deeper than {self.depth} levels")
             return
-        if containers > self.containers:
-            await self._refuse(scope, send, 400, f"the JSON body has more than {self.containers} arrays and "
-                                                 "objects")
+        most = self.containers if scope["path"].startswith(CONVERSATION_PATHS) else self.form_containers
+        if containers > most:
+            await self._refuse(scope, send, 400, f"the JSON body has more than {most} arrays and objects")
             return
         await self.app(scope, self._replay(body, ended, receive), send)
 
@@ -142,8 +169,33 @@ class BodyLimits:
             raise BodyRefused(408, f"the request body stopped arriving for {self.timeout:g} s") from None
         return message
 
-    async def _read(self, receive: Any, cap: int) -> tuple[bytes, dict[str, Any] | None]:  # noqa: ANN401
-        """The whole body, or the disconnect that cut it short (handed on for the route to see)."""
+    def _count_large(self, scope: dict[str, Any]) -> None:
+        """Count a body past FORM_MAX_KB against its account's LARGE_BODIES_PER_MINUTE (BodyRefused:
+        401 without a valid token, 429 past the rate)."""
+        assert self.large is not None and self.verifier is not None
+        verifier = self.verifier()
+        if verifier is None:  # not started yet: nothing is served either
+            return
+        request = Request(scope)
+        scheme, _, token = (request.headers.get("authorization") or "").partition(" ")
+        token = token.strip() if scheme.lower() == "bearer" else request.cookies.get(ACCESS_COOKIE, "")
+        kb = self.form_max // 1024
+        try:
+            claims = verifier.claims(token) if token else None
+            key = f"user:{claims['sub']}" if claims is not None else f"token:{hash(token)}" if token else None
+        except AuthError:
+            key = None
+        if key is None:
+            raise BodyRefused(401, f"a request body larger than {kb} KB needs a valid access token")
+        wait = self.large.take(key)
+        if wait:
+            raise BodyRefused(429, f"at most {self.large.limit} request bodies larger than {kb} KB a minute per "
+                                   f"account; try again later", {"Retry-After": str(max(1, math.ceil(wait)))})
+
+    async def _read(self, receive: Any, cap: int,  # noqa: ANN401
+                    past_form: Callable[[], None] | None = None) -> tuple[bytes, dict[str, Any] | None]:
+        """The whole body, or the disconnect that cut it short (handed on for the route to see);
+        `past_form` is called once the body passes FORM_MAX_KB."""
         body = bytearray()
         while True:
             message = await self._next(receive)
@@ -152,6 +204,9 @@ class BodyLimits:
             body += message.get("body", b"")
             if len(body) > cap:
                 raise BodyRefused(413, self._too_large(False, cap))
+            if past_form is not None and len(body) > self.form_max:
+                past_form()
+                past_form = None
             if not message.get("more_body", False):
                 return bytes(body), None
 
@@ -189,9 +244,11 @@ class BodyLimits:
         return replay
 
     @staticmethod
-    async def _refuse(scope: dict[str, Any], send: Any, status: int, detail: str) -> None:  # noqa: ANN401
+    async def _refuse(scope: dict[str, Any], send: Any, status: int, detail: str,  # noqa: ANN401
+                      headers: dict[str, str] | None = None) -> None:
         # the connection closes after a refusal: the rest of the body is never read
-        response = JSONResponse({"detail": detail}, status_code=status, headers={"Connection": "close"})
+        response = JSONResponse({"detail": detail}, status_code=status, headers={**(headers or {}),
+                                                                                 "Connection": "close"})
 
         async def nothing() -> dict[str, Any]:
             return {"type": "http.disconnect"}

@@ -38,6 +38,7 @@ from starlette.routing import Route
 
 from answering import accounting
 from answering.bridge import result_in_thread
+from answering.processes import AnswerProcesses
 from api.deps import UNAUTHORIZED, bearer_token
 from api.documents import _document_out
 from api.paging import MAX_OFFSET, page
@@ -137,8 +138,9 @@ class Tools:
     """What the tools and resources do for the caller of each call, over the runtime's parts (blocking work in
     threads)."""
 
-    def __init__(self, parts: GraphParts) -> None:
+    def __init__(self, parts: GraphParts, answers: AnswerProcesses | None = None) -> None:
         self.parts = parts
+        self.answers = answers  # the graph's runs go there when given (answering/processes.py)
         self.settings = parts.settings
         self.search_model = search_input(self.settings)
         self.ask_model = ask_input(self.settings)
@@ -195,7 +197,9 @@ class Tools:
                             metadata={"source": "mcp"})
 
         def answer() -> Any:  # noqa: ANN401 - graph.outcome.Outcome
-            return next(data for kind, data in run_graph(inputs, config, self.parts) if kind == "done")
+            events = (self.answers.stream(inputs, config) if self.answers is not None
+                      else run_graph(inputs, config, self.parts))
+            return next(data for kind, data in events if kind == "done")
 
         with ticket:  # an exception or a caller gone away ends the row (error, cancelled)
             try:
@@ -256,9 +260,10 @@ class Tools:
         return await asyncio.to_thread(run)
 
 
-def build_server(parts: GraphParts, caller: Caller) -> Server[Any]:
-    """The MCP server over the runtime's parts; `caller` says who asks in a request's context."""
-    tools = Tools(parts)
+def build_server(parts: GraphParts, caller: Caller, answers: AnswerProcesses | None = None) -> Server[Any]:
+    """The MCP server over the runtime's parts; `caller` says who asks in a request's context;
+    `answers`: the answer processes its questions' runs go to (the HTTP server's)."""
+    tools = Tools(parts, answers)
 
     async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
                          ) -> types.ListToolsResult:
@@ -332,7 +337,7 @@ def mount(app: FastAPI) -> None:
     document (it is JSON-RPC, not REST); the SDK's session manager runs inside the app's lifespan."""
     rt = app.state.runtime
     manager = StreamableHTTPSessionManager(
-        app=build_server(rt, _http_caller), stateless=True, json_response=True,
+        app=build_server(rt, _http_caller, rt.answers), stateless=True, json_response=True,
         max_request_body_size=body_limit(rt.settings),
         # DNS rebinding protection guards servers that trust whoever reaches them; this one trusts
         # only a bearer token, which a rebinding page does not have (and behind a proxy the Host

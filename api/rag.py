@@ -26,6 +26,7 @@ from typing_extensions import TypedDict
 
 from answering import accounting
 from answering.bridge import result_in_thread
+from answering.processes import AnswerProcesses, AnswersBusy
 from api.deps import current_user
 from api.text import MAX, ChatId, DocumentIds, FilterText, Turn, question_type, unprocessable
 from graph.context import GraphParts
@@ -128,10 +129,15 @@ class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
     def parts(self) -> GraphParts:
         raise NotImplementedError  # served_graph's subclass knows the app's runtime
 
+    def answers(self) -> AnswerProcesses | None:
+        return None  # served_graph's subclass knows the runtime's answer processes
+
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: ANN401, A002
         [ticket] = await self.admitted(config, 1)
         try:
             return await self._answer(ticket, input, config, **kwargs)
+        except AnswersBusy:
+            raise  # 503 with Retry-After (server.py)
         except Exception as exc:
             log.exception("/rag: the graph failed")
             raise GraphFailed from exc
@@ -146,6 +152,8 @@ class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
         async def one(i: int) -> Any:  # noqa: ANN401
             try:
                 return await self._answer(tickets[i], inputs[i], configs[i], **kwargs)
+            except AnswersBusy:
+                raise
             except Exception as exc:
                 if return_exceptions:
                     return exc
@@ -176,12 +184,17 @@ class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
         """One run of the graph on a thread of its own at BACKGROUND_NICE, as a chat's, /v1's and MCP's
         answers (answering/bridge.py): awaited through the graph's async API, its sync nodes took places
         in asyncio's default pool, which every other user's light work shares."""
-        parts = self.parts()
+        parts, answers = self.parts(), self.answers()
         invoke, context = super().invoke, run_context(parts, config)
         owner = ((config or {}).get("configurable") or {}).get("owner_id")
         async with accounting.running(ticket) as run:
-            run.state = await result_in_thread(lambda: invoke(input, config, context=context, **kwargs),
-                                               name=f"rag-{owner}", nice=parts.settings.background_nice)
+            if answers is not None:  # in an answer process (answering/processes.py); a caller gone stops it
+                plain = input.model_dump() if isinstance(input, BaseModel) else input  # RagInput is this app's class
+                job = await result_in_thread(lambda: answers.submit("invoke", plain, config), name=f"rag-{owner}")
+                run.state = await job.result()
+            else:
+                run.state = await result_in_thread(lambda: invoke(input, config, context=context, **kwargs),
+                                                   name=f"rag-{owner}", nice=parts.settings.background_nice)
         return run.state
 
     async def _accounted(self, stream: Callable[..., AsyncIterator[Any]], input: Any,  # noqa: ANN401, A002
@@ -196,7 +209,8 @@ class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
             run.state = final.state
 
 
-def served_graph(graph: Any, parts: GraphParts, admit: Admit) -> RunnableBinding[dict[str, Any], dict[str, Any]]:  # noqa: ANN401
+def served_graph(graph: Any, parts: GraphParts, admit: Admit,  # noqa: ANN401
+                 answers: AnswerProcesses | None = None) -> RunnableBinding[dict[str, Any], dict[str, Any]]:
     """The graph as LangServe sees it: its configuration schema is the caller's tunables only (with
     the server's values), its input schema the caller's fields only, so LangServe validates both
     (422 naming the field) and the playground shows just these; every run is accounted (`admit`) and
@@ -217,6 +231,9 @@ def served_graph(graph: Any, parts: GraphParts, admit: Admit) -> RunnableBinding
 
         def parts(self) -> GraphParts:
             return parts
+
+        def answers(self) -> AnswerProcesses | None:
+            return answers
 
     return ServedGraph(bound=graph, kwargs={}, config={})
 
@@ -250,9 +267,12 @@ def mount(app: FastAPI) -> None:
         owner_id = ((config or {}).get("configurable") or {}).get("owner_id")
         if owner_id is None:  # rag_config always sets it; refuse rather than run unaccounted
             raise HTTPException(401, "not signed in")
+        if (answers := app.state.runtime.answers) is not None:
+            answers.check()  # a full server: 503 before the question is counted
         return accounting.admit(app.state.db, app.state.settings, owner_id=owner_id, source="rag", count=count,
                                at_once=BATCH_CONCURRENCY)
 
-    add_routes(app, served_graph(graph, app.state.runtime, admit), path="/rag", per_req_config_modifier=rag_config,
+    rt = app.state.runtime
+    add_routes(app, served_graph(graph, rt, admit, rt.answers), path="/rag", per_req_config_modifier=rag_config,
                dependencies=[Depends(current_user)], enable_feedback_endpoint=False,
                enable_public_trace_link_endpoint=False)

@@ -14,8 +14,9 @@ words from a vocabulary of two, the page whose highlight matching costs most). T
    renders at the largest width with a 4000-character repetitive highlight, progress streams past
    JOB_STREAMS_PER_USER, uploads just under UPLOAD_MAX_MB, JSON bodies just under the route's cap
    (REQUEST_MAX_KB to /rag/invoke, FORM_MAX_KB to /api/chats) nesting just under JSON_MAX_DEPTH with
-   JSON_MAX_CONTAINERS arrays, questions on every surface
-   (chat SSE, /rag, /v1), and sockets that never finish their headers; meanwhile the victim measures as in 1.
+   as many arrays as the route's container cap allows (JSON_MAX_CONTAINERS, FORM_MAX_CONTAINERS),
+   questions on every surface (chat SSE, /rag, /v1), and sockets that never finish their headers;
+   meanwhile the victim measures as in 1.
 
 Throughout, the server's resident memory (its process and every child: uvicorn, parse sandboxes)
 is sampled every 0.25 s. The bounds checked: each light request's burst p95 within 2x its idle p95
@@ -135,15 +136,17 @@ def seed(api: str, attackers: int) -> dict[str, Any]:
 
 def measure(api: str, headers: dict[str, str], seconds: float) -> dict[str, list[float]]:
     """The victim: its light requests one at a time, on one kept-alive connection."""
-    times: dict[str, list[float]] = {path: [] for path in LIGHT}
+    times: dict[str, list[float]] = {path: [] for path in LIGHT} | {f"{path}@": [] for path in LIGHT}
     errors: Counter[str] = Counter()
-    end = time.monotonic() + seconds
+    start = time.monotonic()
+    end = start + seconds
     with httpx.Client(base_url=api, timeout=60, headers=headers) as c:
         while time.monotonic() < end:
             for path in LIGHT:
                 started = time.perf_counter()
                 res = c.get(path)
                 times[path].append((time.perf_counter() - started) * 1000)
+                times[f"{path}@"].append(time.monotonic() - start)  # when it was sent, for the slices
                 if res.status_code != 200:
                     errors[f"{path} {res.status_code}"] += 1
                 time.sleep(0.1)
@@ -157,6 +160,12 @@ def pct(values: list[float], q: float) -> float:
     if len(values) == 1:
         return round(values[0], 1)
     return round(statistics.quantiles(values, n=100, method="inclusive")[q - 1], 1) if values else 0.0
+
+
+def thirds(values: list[float], at: list[float], seconds: float) -> list[float]:
+    """The p95 of the requests sent in each third of the burst: whether the tail is its start or all of it."""
+    return [pct([v for v, t in zip(values, at, strict=True) if k * seconds / 3 <= t < (k + 1) * seconds / 3], 95)
+            for k in range(3)]
 
 
 # -- the attack (a process of its own, so its work never shares the victim's interpreter) ----------
@@ -173,16 +182,17 @@ async def attack(api: str, seed_data: dict[str, Any], seconds: float, settings: 
     # the heaviest JSON the edge lets through: nesting just under JSON_MAX_DEPTH, as many arrays as
     # JSON_MAX_CONTAINERS allows, and a string filling the body to just under the route's cap
     # (REQUEST_MAX_KB on /rag and /v1, FORM_MAX_KB on every other route)
+    # (JSON_MAX_CONTAINERS there, FORM_MAX_CONTAINERS elsewhere)
     depth = settings.json_max_depth - 2
     unit = "[" * depth + "]" * depth
-    units = ",".join([unit] * max(1, (settings.json_max_containers - 2) // depth))
 
-    def deep_body(key: str, cap_kb: int) -> str:
+    def deep_body(key: str, cap_kb: int, containers: int) -> str:
+        units = ",".join([unit] * max(1, (containers - 2) // depth))
         head = json.dumps({key: "t", "pad": []})[:-2] + units + '], "filler": "'
         return head + "x" * max(0, int(min(cap_kb, settings.request_max_kb) * 1024 * 0.95) - len(head) - 2) + '"}'
 
-    deep = {"/api/chats": deep_body("title", settings.form_max_kb),
-            "/rag/invoke": deep_body("input", settings.request_max_kb)}
+    deep = {"/api/chats": deep_body("title", settings.form_max_kb, settings.form_max_containers),
+            "/rag/invoke": deep_body("input", settings.request_max_kb, settings.json_max_containers)}
     passage = " ".join(["a", "b"] * 1000)[:4000]
 
     async def loop(kind: str, client: httpx.AsyncClient, make: Any) -> None:  # noqa: ANN401
@@ -350,6 +360,7 @@ def main() -> int:
         routes.append({"route": f"GET {path}", "idle_p50_ms": pct(idle[path], 50), "idle_p95_ms": idle_p95,
                        "burst_p50_ms": pct(burst[path], 50), "burst_p95_ms": burst_p95,
                        "burst_max_ms": round(max(burst[path]), 1), "allowed_p95_ms": allowed,
+                       "burst_p95_by_third_ms": thirds(burst[path], burst[f"{path}@"], args.burst),
                        "requests": [len(idle[path]), len(burst[path])], "holds": burst_p95 <= allowed})
     memory = {"idle_mb": round(idle_rss), "peak_mb": round(sampler.peak), "ceiling_mb": args.ceiling_mb,
               "holds": sampler.peak <= args.ceiling_mb}
@@ -362,6 +373,8 @@ def main() -> int:
              "|---|---|---|---|---|---|---|"]
     lines += [f"| {r['route']} | {r['idle_p50_ms']} ms | {r['idle_p95_ms']} ms | {r['burst_p50_ms']} ms | "
               f"{r['burst_p95_ms']} ms | {r['allowed_p95_ms']} ms | {'yes' if r['holds'] else 'NO'} |" for r in routes]
+    lines += ["", "Burst p95 by third of the burst (first, middle, last): " + "; ".join(
+        f"{r['route']} {', '.join(f'{v} ms' for v in r['burst_p95_by_third_ms'])}" for r in routes) + "."]
     verdict = "holds" if memory["holds"] else "EXCEEDED"
     lines += ["", f"Server memory (RSS of the server and its children): idle {memory['idle_mb']} MB, peak under the "
               f"burst {memory['peak_mb']} MB, ceiling {args.ceiling_mb:.0f} MB: {verdict}.",

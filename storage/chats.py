@@ -121,16 +121,18 @@ def end_unanswered(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUI
     return row is not None
 
 
-def list_messages(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID) -> list[dict[str, Any]]:
-    """The chat's messages in order, each assistant message with the owner's verdict (None if none)."""
+def list_messages(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, limit: int,
+                  offset: int = 0) -> list[dict[str, Any]]:
+    """A page of the chat's messages, the newest first (`offset` of them skipped), each assistant
+    message with the owner's verdict (None if none). The newest first: a long chat opens at its end."""
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
             "select m.id, m.role, m.content, m.status, m.citations, m.meta, m.created_at,"
             " case when f.message_id is null then null"
             "      else jsonb_build_object('rating', f.rating, 'note', f.note) end as feedback"
             " from messages m left join message_feedback f on f.message_id = m.id"
-            " where m.owner_id = %s and m.chat_id = %s order by m.id",
-            (owner_id, chat_id),
+            " where m.owner_id = %s and m.chat_id = %s order by m.id desc limit %s offset %s",
+            (owner_id, chat_id, limit, offset),
         ).fetchall()
 
 

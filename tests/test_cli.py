@@ -157,6 +157,23 @@ def test_serve_trusts_forwarded_headers_only_from_configured_proxies(monkeypatch
     assert seen["proxy_headers"] is True and seen["forwarded_allow_ips"] == "10.0.0.5,10.0.1.0/24"
 
 
+def test_serve_turns_the_access_log_off_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26: uvicorn's access log writes a line per request on the event loop; ACCESS_LOG=false
+    turns it off (it is on by default, as uvicorn's is)."""
+    import uvicorn
+
+    import cli
+
+    seen: dict = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(app=app, **kw))
+    monkeypatch.delenv("ACCESS_LOG", raising=False)
+    assert cli.main(["serve"]) == 0
+    assert seen["access_log"] is True
+    monkeypatch.setenv("ACCESS_LOG", "false")
+    assert cli.main(["serve"]) == 0
+    assert seen["access_log"] is False
+
+
 def test_another_model_is_refused_until_reindex(cli_home: Path, model_128: str) -> None:
     """The filing ingested above holds MiniLM vectors: a 128-d model is refused with the fix, reindex
     re-embeds owner by owner with a progress bar, then the new model searches and the old is refused."""

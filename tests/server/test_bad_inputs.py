@@ -124,3 +124,39 @@ def test_bad_and_expired_tokens_are_401(live, user) -> None:  # noqa: ANN001
         assert c.get("/api/documents").status_code == 401
         assert c.get("/api/documents", headers={"Authorization": "Basic abc"}).status_code == 401
         assert c.get("/api/documents", headers=user["headers"]).status_code == 200
+
+
+def test_large_conversation_bodies_are_a_rate_per_account(live, user) -> None:  # noqa: ANN001
+    """/rag and /v1 take bodies up to REQUEST_MAX_KB (LangServe decodes each on the event loop before
+    any question is admitted), so the ones past FORM_MAX_KB are LARGE_BODIES_PER_MINUTE per account:
+    past it 429 with Retry-After before the body is read, and without a valid token 401 (before the
+    fix every one was read and decoded: the eleventh here was LangServe's 422)."""
+    settings = live.app.state.settings
+    n, kb = settings.large_bodies_per_minute, settings.form_max_kb
+    assert n > 0
+    body = {"input": {"question": "q", "padding": "x" * (kb * 1024 + 1000)}}
+    with live.client() as c:
+        for _ in range(n):  # LangServe's own refusal of the unknown field: the body was read
+            assert c.post("/rag/invoke", headers=user["headers"], json=body).status_code == 422
+        refused = c.post("/rag/invoke", headers=user["headers"], json=body)
+        assert refused.status_code == 429 and int(refused.headers["Retry-After"]) >= 1, refused.text
+        assert f"larger than {kb} KB a minute" in refused.json()["detail"]
+        big_v1 = {"model": "thotqen", "messages": [{"role": "user", "content": "x" * (kb * 1024 + 10)}]}
+        assert c.post("/v1/chat/completions", headers=user["headers"], json=big_v1).status_code == 429
+        import json as _json
+
+        def chunks():  # noqa: ANN202 - no Content-Length: counted as it streams
+            data = _json.dumps(body).encode()
+            for i in range(0, len(data), 16 * 1024):
+                yield data[i:i + 16 * 1024]
+
+        streamed = c.post("/rag/invoke", headers={**user["headers"], "Content-Type": "application/json"},
+                          content=chunks())
+        assert streamed.status_code == 429, streamed.text
+        # a small body is not counted; another account has its own rate
+        assert c.post("/rag/invoke", headers=user["headers"], json={"input": {"padding": 1}}).status_code == 422
+        other = signup(c, "bad-other")
+        assert c.post("/rag/invoke", headers=other["headers"], json=body).status_code == 422
+        # without a valid token such a body is not read at all
+        assert c.post("/rag/invoke", json=body).status_code == 401
+        assert c.post("/rag/invoke", headers={"Authorization": "Bearer garbage"}, json=body).status_code == 401

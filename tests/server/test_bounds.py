@@ -36,7 +36,8 @@ def test_deeply_nested_json_is_400_before_authentication(edge, path) -> None:  #
 @pytest.mark.parametrize("path", ["/api/auth/login", "/rag/invoke", "/api/chats"])
 def test_json_with_too_many_arrays_is_400_before_it_is_parsed(edge, path) -> None:  # noqa: ANN001
     """Each array and object is built on the event loop: a body of tens of thousands held it."""
-    limit = edge.app.state.settings.json_max_containers
+    settings = edge.app.state.settings  # the route's cap: a conversation's, or FORM_MAX_CONTAINERS
+    limit = settings.json_max_containers if path.startswith("/rag/") else settings.form_max_containers
     body = b'{"title": "t", "pad": [' + b",".join([b"[[]]"] * (limit // 2 + 1)) + b"]}"
     with edge.client() as c:
         res = c.post(path, content=body, headers={"Content-Type": "application/json", "X-Forwarded-For": unique_ip()})
@@ -45,6 +46,24 @@ def test_json_with_too_many_arrays_is_400_before_it_is_parsed(edge, path) -> Non
         fits = b'{"title": "t", "pad": [' + b",".join([b"[]"] * (limit - 2)) + b"]}"
         res = c.post(path, content=fits, headers={"Content-Type": "application/json", "X-Forwarded-For": unique_ip()})
         assert "arrays and objects" not in res.text  # at the cap: the route sees it
+
+
+def test_a_form_body_holds_far_fewer_arrays_than_a_conversation(edge) -> None:  # noqa: ANN001
+    """Every route but /rag and /v1 takes FORM_MAX_CONTAINERS arrays and objects (their largest real
+    body holds a handful): the conversations' JSON_MAX_CONTAINERS, decoded on the event loop, was the
+    largest share of its samples under the burst. Before: such a body reached the route (401 here)."""
+    settings = edge.app.state.settings
+    limit = settings.form_max_containers
+    assert limit < settings.json_max_containers
+    body = b'{"title": "t", "pad": [' + b",".join([b"[]"] * limit) + b"]}"
+    with edge.client() as c:
+        res = c.post("/api/chats", content=body, headers={"Content-Type": "application/json"})
+        assert res.status_code == 400 and f"more than {limit} arrays and objects" in res.json()["detail"], res.text
+        res = c.post("/rag/invoke", content=body, headers={"Content-Type": "application/json"})
+        assert res.status_code == 401 and "arrays and objects" not in res.text  # a conversation's cap is higher
+        fits = b'{"title": "t", "pad": [' + b",".join([b"[]"] * (limit - 2)) + b"]}"
+        res = c.post("/api/chats", content=fits, headers={"Content-Type": "application/json"})
+        assert res.status_code == 401  # at the cap: the route sees it
 
 
 def test_brackets_inside_strings_are_not_nesting(edge) -> None:  # noqa: ANN001

@@ -36,7 +36,7 @@ def bounded(start_server, server_settings) -> LiveServer:  # noqa: ANN001
     return start_server(server_settings.model_copy(update={
         "page_render_workers": 1, "page_render_queue": 1, "page_renders_per_user": 2,
         "page_render_timeout_s": 3.0, "page_render_max_pixels": MAX_PIXELS, "job_streams_per_user": 2,
-        "chat_page_max": 3}))
+        "chat_page_max": 3, "message_page_max": 4, "upload_mb_per_minute": 0.05}))
 
 
 def pdf(width: float, height: float, text: str, fontsize: float = 9) -> bytes:
@@ -277,6 +277,55 @@ def test_the_chat_list_is_paged_with_a_cap(bounded) -> None:  # noqa: ANN001
         assert c.get("/api/chats", params={"limit": 0}, headers=h).status_code == 422
         misspelt = c.get("/api/chats", params={"limt": 1}, headers=h)
         assert misspelt.status_code == 422 and misspelt.json()["detail"][0]["loc"] == ["query", "limt"]
+
+
+def test_a_chats_messages_are_paged_from_the_latest_with_a_cap(bounded, db) -> None:  # noqa: ANN001
+    """A chat's messages were answered whole, however long the chat: now the latest MESSAGE_PAGE_MAX
+    (or `limit`) of them, oldest first within the page, and `next_offset` for the earlier ones."""
+    from storage import chats
+
+    with bounded.client() as c:
+        h = signup(c, "pager")["headers"]
+        chat_id = c.post("/api/chats", headers=h, json={"title": "long"}).json()["id"]
+        owner = c.get("/api/auth/me", headers=h).json()["id"]
+        with db.connection() as conn:
+            made = [chats.add_message(conn, owner_id=owner, chat_id=uuid.UUID(chat_id), role=role, content=f"m{i}")
+                    for i, role in enumerate(["user", "assistant"] * 3)]
+        first = c.get(f"/api/chats/{chat_id}", headers=h).json()
+        assert [m["id"] for m in first["messages"]] == made[2:] and first["next_offset"] == 4  # was: all six
+        assert c.get(f"/api/chats/{chat_id}", params={"limit": 1000}, headers=h).json()["next_offset"] == 4
+        rest = c.get(f"/api/chats/{chat_id}", params={"offset": 4}, headers=h).json()
+        assert [m["id"] for m in rest["messages"]] == made[:2] and rest["next_offset"] is None
+        two = c.get(f"/api/chats/{chat_id}", params={"limit": 2, "offset": 1}, headers=h).json()
+        assert [m["id"] for m in two["messages"]] == made[3:5] and two["next_offset"] == 3
+        assert c.get(f"/api/chats/{chat_id}", params={"limit": 0}, headers=h).status_code == 422
+        assert c.get(f"/api/chats/{chat_id}", params={"limt": 1}, headers=h).status_code == 422
+
+
+def test_an_accounts_uploads_are_a_rate_of_megabytes(bounded) -> None:  # noqa: ANN001
+    """Each upload's body is parsed on the event loop as it streams: UPLOAD_MB_PER_MINUTE bounds what
+    one account sends (counted by the body's length, before it is read; a chunked one by what was
+    read), past it 429 with Retry-After. Before: every upload was read (the third here was a 415)."""
+    limit = bounded.app.state.settings.upload_mb_per_minute
+    body = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + b"x" * int(limit * 1048576 * 0.45)  # refused by its first kilobyte
+    with bounded.client() as c:
+        h = signup(c, "uprate")["headers"]
+        assert upload(c, h, "a.png", body).status_code == 415
+        assert upload(c, h, "b.png", body).status_code == 415
+        third = upload(c, h, "c.png", body)
+        assert third.status_code == 429 and int(third.headers["Retry-After"]) >= 1, third.text
+        assert f"at most {limit:g} MB of uploads a minute" in third.json()["detail"]
+        other = signup(c, "uprate")["headers"]  # another account has its own
+        assert upload(c, other, "d.png", body).status_code == 415
+
+        def chunks():  # noqa: ANN202 - no Content-Length: counted by what was read
+            yield b"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"e.png\"\r\n\r\n"
+            yield body
+            yield b"\r\n--b--\r\n"
+
+        form = {**signup(c, "uprate")["headers"], "Content-Type": "multipart/form-data; boundary=b"}
+        statuses = [c.post("/api/documents", headers=form, content=chunks()).status_code for _ in range(4)]
+        assert statuses == [415, 415, 415, 429]  # the window is full once what was read passes the limit
 
 
 def _nice(tid: int) -> int:

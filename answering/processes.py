@@ -1,0 +1,376 @@
+"""The graph's runs in answer processes of their own, apart from the interpreter whose event loop
+authenticates every request and serves the light reads.
+
+Under a burst of questions, answers on threads of the server process held Python's interpreter lock
+for most of its samples (LangGraph, the LLM client, pydantic: evals/results/burst_profile.md), and
+the event loop waited for the lock: another user's `GET /api/auth/me` took many times its idle
+time. A thread cannot run below the loop's priority in a way that matters (they share one lock), a
+process can: `AnswerProcesses` keeps `count` processes (each a fresh interpreter that builds its
+own runtime from the server's settings, started at BACKGROUND_NICE), runs at most `per_process`
+answers in each at once and lets at most `queue` more wait; past that a question answers 503 with
+Retry-After (`AnswersBusy`). What a run streams (sources, tokens, the outcome) comes back over
+the process's socket as it happens.
+
+The answering around a run stays in the server process (answering/chat.py: admission, the answer
+cache, saving the turn, the query-log row), so an answer whose process dies mid-run is still saved
+as an error (`AnswerLost`), and the process is started afresh for the next question. A stop (the
+chat's mark in Postgres, or the caller giving up: `Job.cancel`) is checked inside the process by a
+`StopWatch` on the run, as it is in a thread. A run's configuration crosses as JSON-like data: its
+callbacks (a request's trace) stay behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import os
+import queue
+import socket
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from multiprocessing.connection import Connection
+from typing import TYPE_CHECKING, Any, cast
+
+from answering.priority import lower_priority
+from answering.stopping import Stopped, StopWatch, chat_stop_watch
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+
+    from graph.context import GraphParts
+    from graph.state import InputState
+
+log = logging.getLogger(__name__)
+
+RETRY_AFTER_S = 10  # what a client told "busy" waits: an answer takes seconds
+ENDS = frozenset({"done", "stopped", "failed", "lost"})
+# what of a run's configuration crosses to the process (the rest, callbacks above all, does not pickle)
+PORTABLE = ("configurable", "run_name", "metadata", "tags", "recursion_limit", "max_concurrency")
+
+
+class AnswersBusy(Exception):
+    """Every answer process's places and the waiting list are taken."""
+
+    def __init__(self, retry_after_s: float = RETRY_AFTER_S) -> None:
+        super().__init__("the server is busy answering other questions; try again shortly")
+        self.retry_after_s = retry_after_s
+
+
+class AnswerFailed(Exception):
+    """The graph raised in the answer process (its message: the exception's type and text)."""
+
+
+class AnswerLost(Exception):
+    """The answer process ended before the run did (it crashed, or the server is stopping)."""
+
+
+def portable(config: dict[str, Any] | Any) -> dict[str, Any]:  # noqa: ANN401 - a RunnableConfig
+    return {k: v for k, v in dict(config or {}).items() if k in PORTABLE}
+
+
+# -- inside an answer process ---------------------------------------------------------------------
+
+def serve(parts: GraphParts, conn: Connection) -> None:
+    """Run what the server sends until its socket closes: ("run", id, kind, inputs, config, chat) starts
+    a run on a thread of its own ("stream": the run's events; "invoke": its final state), ("cancel",
+    id) stops one. Every run ends with one of `ENDS`."""
+    from graph.builder import graph
+    from graph.stream import run_context, run_graph
+
+    sending = threading.Lock()
+    cancelled: dict[int, threading.Event] = {}
+
+    def send(message: tuple[int, str, Any]) -> None:
+        with sending:
+            conn.send(message)
+
+    def run(job: int, kind: str, inputs: Any, portable: dict[str, Any], chat: str | None) -> None:  # noqa: ANN401
+        flag = cancelled[job]
+        marked = chat_stop_watch(parts.database, uuid.UUID(chat)).requested if chat else None
+        watch = StopWatch(lambda: flag.is_set() or (marked is not None and marked()))
+        config = cast("RunnableConfig", {**portable, "callbacks": [watch]})
+        try:
+            if kind == "stream":
+                for event, data in run_graph(inputs, config, parts):
+                    send((job, event, data))
+            else:
+                send((job, "done", graph.invoke(inputs, config, context=run_context(parts, config))))
+        except Stopped:
+            send((job, "stopped", None))
+        except Exception as exc:  # noqa: BLE001 - the server saves it as the answer's error
+            log.exception("answer %s failed", job)
+            with contextlib.suppress(Exception):
+                send((job, "failed", f"{type(exc).__name__}: {exc}"))
+        finally:
+            cancelled.pop(job, None)
+
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message[0] == "cancel":
+            if (flag := cancelled.get(message[1])) is not None:
+                flag.set()
+            continue
+        _, job, kind, inputs, config, chat = message
+        cancelled[job] = threading.Event()
+        threading.Thread(target=run, args=(job, kind, inputs, config, chat), name=f"answer-{job}",
+                         daemon=True).start()
+
+
+def process_main(build: Callable[[Any], GraphParts]) -> None:  # noqa: ANN401 - the server's Settings
+    """An answer process's entry: `FD NICE` on its command line, the server's settings as the first
+    message; `build` makes its runtime (runtime.py, the composition root), warmed before "ready"."""
+    fd, nice = int(sys.argv[1]), int(sys.argv[2])
+    lower_priority(nice)  # first: every thread it starts afterwards inherits the value (Linux)
+    conn = Connection(fd)
+    parts = build(conn.recv())
+    conn.send(("ready", os.getpid()))
+    serve(parts, conn)
+    # the server's socket closed (it stopped, or was killed): nothing here outlives it, whatever
+    # threads the runtime started (a non-daemon one would keep the process alive)
+    os._exit(0)
+
+
+# -- in the server ---------------------------------------------------------------------------------
+
+class Job:
+    """One run in an answer process: its events as they come, and a way to stop it."""
+
+    def __init__(self, process: _Process, job_id: int, release: Callable[[], None]) -> None:
+        self.process, self.id = process, job_id
+        self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.ended = False
+        self._release = release
+        self._listeners: list[Callable[[], None]] = []
+
+    def put(self, kind: str, data: Any) -> None:  # noqa: ANN401
+        if self.ended:
+            return
+        if kind in ENDS:
+            self.ended = True
+            self._release()
+        self.events.put((kind, data))
+        for listen in self._listeners:
+            listen()
+
+    def cancel(self) -> None:
+        if not self.ended:
+            self.process.send(("cancel", self.id))
+
+    def stream(self) -> Iterator[tuple[str, Any]]:
+        """The run's events, as run_graph yields them; a stop raises Stopped, a failure AnswerFailed."""
+        while True:
+            kind, data = self.events.get()
+            if kind == "stopped":
+                raise Stopped
+            if kind == "failed":
+                raise AnswerFailed(data)
+            if kind == "lost":
+                raise AnswerLost(data)
+            yield kind, data
+            if kind == "done":
+                return
+
+    async def result(self) -> Any:  # noqa: ANN401
+        """The final event's data, awaited without a thread; a caller that goes away stops the run."""
+        loop = asyncio.get_running_loop()
+        arrived: asyncio.Future[None] = loop.create_future()
+
+        def settle() -> None:
+            if not arrived.done():
+                arrived.set_result(None)
+
+        def listen() -> None:
+            loop.call_soon_threadsafe(settle)
+
+        self._listeners.append(listen)
+        if self.ended:  # it ended before the listener was there
+            settle()
+        try:
+            while True:
+                await arrived
+                while True:
+                    try:
+                        kind, data = self.events.get_nowait()
+                    except queue.Empty:
+                        break
+                    if kind in ENDS:
+                        return next(_ended(kind, data))
+                arrived = loop.create_future()
+                if self.ended:
+                    settle()
+        except asyncio.CancelledError:
+            self.cancel()
+            raise
+
+
+def _ended(kind: str, data: Any) -> Iterator[Any]:  # noqa: ANN401
+    if kind == "stopped":
+        raise Stopped
+    if kind == "failed":
+        raise AnswerFailed(data)
+    if kind == "lost":
+        raise AnswerLost(data)
+    yield data
+
+
+class _Process:
+    """One answer process and the socket to it; a reader thread hands each message to its run."""
+
+    def __init__(self, entry: str, settings: Any, nice: int, ready_s: float) -> None:  # noqa: ANN401
+        ours, theirs = socket.socketpair()
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        try:
+            self.process = subprocess.Popen([sys.executable, "-c", entry, str(theirs.fileno()), str(nice)], env=env,
+                                            pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
+        finally:
+            theirs.close()  # the child's copy is its own: its death reads as EOF here
+        self.conn = Connection(ours.detach())
+        self.jobs: dict[int, Job] = {}
+        self._sending = threading.Lock()
+        try:
+            self.conn.send(settings)
+            if not self.conn.poll(ready_s):
+                raise AnswerLost(f"the answer process did not start within {ready_s:g} s")
+            self.conn.recv()  # ("ready", pid)
+        except (EOFError, OSError, AnswerLost) as exc:
+            self.kill()
+            raise AnswerLost(f"the answer process failed to start ({exc or type(exc).__name__})") from None
+        threading.Thread(target=self._read, name=f"answers-{self.process.pid}", daemon=True).start()
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        with self._sending, contextlib.suppress(OSError, EOFError):
+            self.conn.send(message)
+
+    def _read(self) -> None:
+        while True:
+            try:
+                job_id, kind, data = self.conn.recv()
+            except (EOFError, OSError):
+                break
+            except Exception:  # noqa: BLE001 - a message that does not unpickle here: its run fails
+                log.exception("answer process %s: a message could not be read", self.process.pid)
+                continue
+            job = self.jobs.get(job_id)
+            if job is not None:
+                job.put(kind, data)
+                if kind in ENDS:
+                    self.jobs.pop(job_id, None)
+        self.kill()
+        for job in list(self.jobs.values()):
+            job.put("lost", f"the answer process ended (exit code {self.process.poll()})")
+        self.jobs.clear()
+
+    def kill(self) -> None:
+        if self.alive():
+            self.process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(5)
+
+
+class AnswerProcesses:
+    """`count` answer processes, `per_process` runs in each at once, `queue` more waiting (past it
+    AnswersBusy). A process that ended is started again for the next run."""
+
+    def __init__(self, settings: Any, *, entry: str, count: int, per_process: int, queue: int,  # noqa: ANN401
+                 nice: int, ready_s: float = 300.0) -> None:
+        self.settings, self.entry, self.nice, self.ready_s = settings, entry, nice, ready_s
+        self.per_process, self.queue = per_process, queue
+        self._places = threading.Semaphore(count * per_process)
+        self._capacity = count * per_process
+        self._running = 0
+        self._waiting = 0
+        self._lock = threading.Lock()
+        self._starting = [threading.Lock() for _ in range(count)]
+        self._processes: list[_Process | None] = [None] * count
+        self._ids = itertools.count(1)
+        self._closed = False
+
+    def start(self) -> None:
+        """Start every process now (the server calls it before it serves: each loads the models)."""
+        for i in range(len(self._processes)):
+            with contextlib.suppress(AnswerLost):
+                self._process(i)
+
+    def _process(self, i: int) -> _Process:
+        with self._starting[i]:
+            if self._closed:
+                raise AnswerLost("the server is stopping")
+            found = self._processes[i]
+            if found is None or not found.alive():
+                found = self._processes[i] = _Process(self.entry, self.settings, self.nice, self.ready_s)
+            return found
+
+    def pids(self) -> list[int]:
+        return [p.process.pid for p in self._processes if p is not None and p.alive()]
+
+    def check(self) -> None:
+        """AnswersBusy now if a run would be refused: a route calls it before it admits the question
+        (and before its response starts), so a full server answers 503 rather than a failed answer.
+        (`submit` decides again: two at once may both pass here, the second then waits or is refused.)"""
+        with self._lock:
+            if self._running >= self._capacity and self._waiting >= self.queue:
+                raise AnswersBusy
+
+    def submit(self, kind: str, inputs: Any, config: Any, chat: str | None = None) -> Job:  # noqa: ANN401
+        """Start a run ("stream" or "invoke"); waits for a place when all are taken, unless `queue`
+        runs already wait (AnswersBusy). Blocks: call it off the event loop."""
+        if not self._places.acquire(blocking=False):
+            with self._lock:
+                if self._waiting >= self.queue:
+                    raise AnswersBusy
+                self._waiting += 1
+            try:
+                self._places.acquire()
+            finally:
+                with self._lock:
+                    self._waiting -= 1
+        released = threading.Event()
+        with self._lock:
+            self._running += 1
+
+        def release() -> None:
+            with self._lock:
+                if released.is_set():
+                    return
+                released.set()
+                self._running -= 1
+            self._places.release()
+
+        try:
+            # the live process with the fewest runs (one that ended is started again)
+            index = min(range(len(self._processes)), key=lambda i: len(p.jobs) if (p := self._processes[i]) else 0)
+            process = self._process(index)
+            job = Job(process, next(self._ids), release)
+            process.jobs[job.id] = job
+            process.send(("run", job.id, kind, inputs, portable(config), chat))
+            if not process.alive():
+                job.put("lost", "the answer process ended")
+        except BaseException:
+            release()
+            raise
+        return job
+
+    def stream(self, inputs: InputState, config: Any, chat: uuid.UUID | None = None) -> Iterator[tuple[str, Any]]:  # noqa: ANN401
+        """run_graph's events, the run in an answer process (`chat`: its stop mark is watched)."""
+        job = self.submit("stream", inputs, config, str(chat) if chat else None)
+        try:
+            yield from job.stream()
+        finally:
+            job.cancel()  # the caller stopped reading: the run need not go on (no-op once ended)
+
+    def close(self) -> None:
+        self._closed = True
+        for process in self._processes:
+            if process is not None:
+                process.kill()

@@ -1,0 +1,135 @@
+"""Issue 26: the graph's runs in answer processes of their own (answering/processes.py), apart
+from the interpreter whose event loop authenticates everyone: a server with its real runtime (no
+handed parts, so ANSWER_PROCESSES applies), the provider chain pointed at a slow scripted model
+server. Streaming, a stop, a crash mid-answer, /rag's invoke and the waiting list's 503, each
+through the process. Before answering/processes.py every run was a thread of the server process
+(these fail: `app.state.answers` did not exist)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from evals.fake_openai import FakeOpenAI
+from tests.server.conftest import FACTS, follow_job, read_sse, signup, upload
+from tests.server.test_chat_actions import LONG, read_sse_text, slow_script
+
+QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
+
+
+@pytest.fixture(scope="module")
+def model() -> Any:  # noqa: ANN401
+    fake = FakeOpenAI(slow_script)  # fast unless a test slows its pieces (token_delay_s)
+    yield fake
+    fake.close()
+
+
+@pytest.fixture(scope="module")
+def served(start_server, db, model):  # noqa: ANN001, ANN201
+    from settings import Settings
+
+    # validated, not copied: the LLM links are read from these fields when settings are made
+    settings = Settings(
+        database_url=db.uri, vllm_base_url=f"{model.url}/v1", vllm_model="fake-model", llm_order="vllm",
+        reranker="none", answer_cache=False, web_search=False, upload_max_mb=1.0, login_ip_limit=100_000,
+        questions_per_hour=10_000, questions_per_minute=10_000, forwarded_allow_ips="127.0.0.1",
+        answer_processes=1, answers_per_process=1, answer_queue=0)
+    return start_server(settings, parts={})
+
+
+@pytest.fixture(scope="module")
+def owner(served, report_pdf):  # noqa: ANN001, ANN201
+    with served.client() as c:
+        user = signup(c, "procs")
+        res = upload(c, user["headers"], "aurora-report.pdf", report_pdf)
+        assert follow_job(c, user["headers"], res.json()["job_id"])[-1][0] == "done"
+        chat = c.post("/api/chats", headers=user["headers"], json={"title": "procs"}).json()
+        return {**user, "chat_id": chat["id"], "document_id": res.json()["document_id"]}
+
+
+def _pid(served) -> int:  # noqa: ANN001
+    [pid] = served.app.state.answers.pids()
+    return pid
+
+
+def test_answers_stream_from_a_process_below_the_request_loop(served, owner, model) -> None:  # noqa: ANN001
+    answers = served.app.state.answers
+    pid = _pid(served)
+    assert pid != os.getpid()
+    assert os.getpriority(os.PRIO_PROCESS, pid) >= served.app.state.settings.background_nice
+    with served.client() as c:
+        with c.stream("POST", f"/api/chats/{owner['chat_id']}/messages", headers=owner["headers"],
+                      json={"question": QUESTION}) as res:
+            events = read_sse(res)
+        kinds = [e for e, _ in events]
+        assert kinds[-1] == "done" and "sources" in kinds and "token" in kinds, kinds
+        assert FACTS["revenue"] in events[-1][1]["answer"], events[-1][1]
+        assert next(answers._ids) > 1  # the run went to the process  # noqa: SLF001
+        res = c.post("/rag/invoke", headers=owner["headers"], json={"input": {"question": QUESTION}})
+        assert res.status_code == 200, res.text
+        out = res.json()["output"]
+        assert FACTS["revenue"] in out["answer"] and out["citations"][0]["document_id"] == owner["document_id"]
+        v1 = c.post("/v1/chat/completions", headers=owner["headers"],
+                    json={"model": "thotqen", "messages": [{"role": "user", "content": QUESTION}]})
+        assert v1.status_code == 200 and FACTS["revenue"] in v1.json()["choices"][0]["message"]["content"]
+    assert _pid(served) == pid  # one process, kept
+
+
+def test_a_stop_reaches_the_run_in_its_process(served, owner, model) -> None:  # noqa: ANN001
+    h, chat_id = owner["headers"], owner["chat_id"]
+    model.token_delay_s = 0.05  # the answer's 200 pieces take ten seconds
+    try:
+        with served.client() as c:
+            with c.stream("POST", f"/api/chats/{chat_id}/messages", headers=h, json={"question": QUESTION}) as res:
+                lines = res.iter_lines()
+                drafts = 0
+                for line in lines:
+                    if line.startswith("event: draft"):
+                        drafts += 1
+                        if drafts == 5:
+                            stopped_at = time.monotonic()
+                            threading.Thread(target=lambda: served.client().post(
+                                f"/api/chats/{chat_id}/stop", headers=h).raise_for_status()).start()
+                            break
+                events = read_sse_text("\n".join(lines))
+            assert events[-1][0] == "stopped", events[-3:]
+            assert time.monotonic() - stopped_at < 3
+            messages = c.get(f"/api/chats/{chat_id}", headers=h).json()["messages"]
+            assert messages[-1]["status"] == "stopped" and len(messages[-1]["content"]) < len(LONG)
+    finally:
+        model.token_delay_s = 0.0
+
+
+def test_a_full_server_answers_503_and_a_crash_mid_answer_is_saved_as_an_error(served, owner, model) -> None:  # noqa: ANN001
+    h, chat_id = owner["headers"], owner["chat_id"]
+    answers = served.app.state.answers
+    pid = _pid(served)
+    model.token_delay_s = 0.05
+    try:
+        with served.client() as c:
+            with c.stream("POST", f"/api/chats/{chat_id}/messages", headers=h, json={"question": QUESTION}) as res:
+                lines = res.iter_lines()
+                for line in lines:
+                    if line.startswith("event: draft"):
+                        break
+                # ANSWERS_PER_PROCESS (1) runs and ANSWER_QUEUE (0) waiting: the next question is refused
+                other = c.post("/rag/invoke", headers=h, json={"input": {"question": QUESTION}})
+                assert other.status_code == 503 and int(other.headers["Retry-After"]) >= 1, other.text
+                busy = c.post(f"/api/chats/{chat_id}/messages", headers=h, json={"question": QUESTION})
+                assert busy.status_code == 503, busy.text
+                os.kill(pid, 9)  # the process dies mid-answer
+                events = read_sse_text("\n".join(lines))
+            assert events[-1][0] == "error", events[-3:]
+            messages = c.get(f"/api/chats/{chat_id}", headers=h).json()["messages"]
+            assert messages[-1]["role"] == "assistant" and messages[-1]["status"] == "error"
+    finally:
+        model.token_delay_s = 0.0
+    assert answers._running == 0  # its place was given back  # noqa: SLF001
+    with served.client() as c, c.stream("POST", f"/api/chats/{chat_id}/messages", headers=h,
+                                        json={"question": QUESTION}) as res:
+        assert read_sse(res)[-1][0] == "done"  # a fresh process answers the next one
+    assert _pid(served) != pid
