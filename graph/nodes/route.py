@@ -2,8 +2,9 @@
 
 "Enough" is at least half of this round's excerpts graded relevant. At most `max_rounds`
 extra rounds in all, counted in the state: the first rewrites the query and searches the
-documents again, the second searches the web (when enabled). With no documents found at all a
-rewrite cannot help, so the web comes first.
+documents again, the second searches the web (when enabled). With no documents found at all, or
+none near enough the question to pass the relevance floor, a rewrite cannot help, so the web
+comes first (or, without it, the answer: the honest refusal).
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ def decide(state: State, cfg: Configuration) -> tuple[Next, int]:
     if rounds >= cfg.max_rounds:
         return "generate", rounds
     rewritten, searched_web = bool(state.get("rewritten")), bool(state.get("searched_web"))
+    if grades and all(g.get("similarity") is not None and g["similarity"] < cfg.relevance_floor for g in grades):
+        # off the documents' subject: other words cannot bring the question nearer (no answerable
+        # question's excerpts all fell below the floor: evals/results/relevance_floor.md)
+        return ("web_search", rounds + 1) if cfg.web_search and not searched_web else ("generate", rounds)
     if grades and not rewritten:
         return "rewrite", rounds + 1
     if cfg.web_search and not searched_web:

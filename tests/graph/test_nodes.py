@@ -184,6 +184,12 @@ def test_route_counts_rounds_and_stops() -> None:
     assert decide({"grades": few, "rounds": 2, "rewritten": True, "searched_web": True}, cfg) == ("generate", 2)
     assert decide({"grades": [], "rounds": 0}, cfg) == ("web_search", 1)
     assert decide({"grades": few, "rounds": 0}, Configuration(max_rounds=0)) == ("generate", 0)
+    # nothing near enough the question (every excerpt under the relevance floor): no rewrite
+    far = [{"relevant": False, "similarity": 0.2}, {"relevant": False, "similarity": 0.31}]
+    assert decide({"grades": far, "rounds": 0}, cfg) == ("web_search", 1)
+    assert decide({"grades": far, "rounds": 0}, Configuration(max_rounds=2, web_search=False)) == ("generate", 0)
+    near = [{"relevant": False, "similarity": 0.2}, {"relevant": False, "similarity": 0.5}]
+    assert decide({"grades": near, "rounds": 0}, cfg) == ("rewrite", 1)
     # the timing list is bookkeeping: a route naming nodes decides nothing
     assert decide({"grades": few, "rounds": 1, "route": ["rewrite", "web_search"]}, cfg) == ("rewrite", 2)
 
