@@ -1,5 +1,6 @@
 """Regression gate: within-filing hybrid hit@5 on both development question sets, figure lookup and
-the refusals before search (evals/facts_lookup.py).
+the refusals before search (evals/facts_lookup.py), formulas, and answers of the out-of-scope mix
+through the graph with the local model (evals/answers.py).
 
     make gate          (or: pytest -m gate)
 
@@ -115,10 +116,10 @@ def test_formulas_a_question_defines_hold_their_floors(tmp_path: Path) -> None:
 # mix (half out of scope, half development questions across all filings), under what those same
 # questions gave in evals/results/answers_oos.md by about one question each way.
 GATE_ANSWERS = 16
-OOS_REFUSED_FLOOR = 0.0
-ANSWERABLE_REFUSED_CEILING = 1.0
-UNTRACED_CEILING = 1.0
-FIGURE_CORRECT_FLOOR = 0.0
+OOS_REFUSED_FLOOR = 0.87  # 8 of 8 measured: 7 of 8 passes
+ANSWERABLE_REFUSED_CEILING = 0.13  # 0 of 8 measured: 1 of 8 passes
+UNTRACED_CEILING = 0.08  # 1 of 39 answer figures measured: about 3 passes
+FIGURE_CORRECT_FLOOR = 0.2  # 2 of 5 measured: 1 of 5 passes
 
 
 @pytest.mark.skipif(not (FINANCEBENCH / "questions.jsonl").is_file(), reason="needs ../shared/eval/financebench")
