@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from answering.priority import lower_priority
 from answering.stopping import Stopped, StopWatch, chat_stop_watch
+from providers import telemetry
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -76,8 +77,8 @@ def portable(config: dict[str, Any] | Any) -> dict[str, Any]:  # noqa: ANN401 - 
 # -- inside an answer process ---------------------------------------------------------------------
 
 def serve(parts: GraphParts, conn: Connection) -> None:
-    """Run what the server sends until its socket closes: ("run", id, kind, inputs, config, chat) starts
-    a run on a thread of its own ("stream": the run's events; "invoke": its final state), ("cancel",
+    """Run what the server sends until its socket closes: ("run", id, kind, inputs, config, chat,
+    trace) starts a run on a thread of its own ("stream": the run's events; "invoke": its final state), ("cancel",
     id) stops one. Every run ends with one of `ENDS`."""
     from graph.builder import graph
     from graph.stream import run_context, run_graph
@@ -89,17 +90,19 @@ def serve(parts: GraphParts, conn: Connection) -> None:
         with sending:
             conn.send(message)
 
-    def run(job: int, kind: str, inputs: Any, portable: dict[str, Any], chat: str | None) -> None:  # noqa: ANN401
+    def run(job: int, kind: str, inputs: Any, portable: dict[str, Any], chat: str | None,  # noqa: ANN401
+            trace: dict[str, str]) -> None:
         flag = cancelled[job]
         marked = chat_stop_watch(parts.database, uuid.UUID(chat)).requested if chat else None
         watch = StopWatch(lambda: flag.is_set() or (marked is not None and marked()))
         config = cast("RunnableConfig", {**portable, "callbacks": [watch]})
         try:
-            if kind == "stream":
-                for event, data in run_graph(inputs, config, parts):
-                    send((job, event, data))
-            else:
-                send((job, "done", graph.invoke(inputs, config, context=run_context(parts, config))))
+            with telemetry.continued(trace):  # the run's spans stay in the request's trace
+                if kind == "stream":
+                    for event, data in run_graph(inputs, config, parts):
+                        send((job, event, data))
+                else:
+                    send((job, "done", graph.invoke(inputs, config, context=run_context(parts, config))))
         except Stopped:
             send((job, "stopped", None))
         except Exception as exc:  # noqa: BLE001 - the server saves it as the answer's error
@@ -118,9 +121,9 @@ def serve(parts: GraphParts, conn: Connection) -> None:
             if (flag := cancelled.get(message[1])) is not None:
                 flag.set()
             continue
-        _, job, kind, inputs, config, chat = message
+        _, job, kind, inputs, config, chat, trace = message
         cancelled[job] = threading.Event()
-        threading.Thread(target=run, args=(job, kind, inputs, config, chat), name=f"answer-{job}",
+        threading.Thread(target=run, args=(job, kind, inputs, config, chat, trace), name=f"answer-{job}",
                          daemon=True).start()
 
 
@@ -353,7 +356,7 @@ class AnswerProcesses:
             process = self._process(index)
             job = Job(process, next(self._ids), release)
             process.jobs[job.id] = job
-            process.send(("run", job.id, kind, inputs, portable(config), chat))
+            process.send(("run", job.id, kind, inputs, portable(config), chat, telemetry.carrier()))
             if not process.alive():
                 job.put("lost", "the answer process ended")
         except BaseException:

@@ -93,6 +93,33 @@ def instrument_app(app: Any) -> None:  # noqa: ANN401 - a FastAPI app
         log.exception("could not instrument the FastAPI app; its requests are not traced")
 
 
+def carrier() -> dict[str, str]:
+    """The current trace context as W3C headers, for work that goes on in another process."""
+    if not enabled():
+        return {}
+    from opentelemetry.propagate import inject
+
+    headers: dict[str, str] = {}
+    inject(headers)
+    return headers
+
+
+@contextmanager
+def continued(headers: Mapping[str, str] | None) -> Iterator[None]:
+    """Spans started inside belong to the trace `headers` (another process's `carrier()`) name."""
+    if not headers or not enabled():
+        yield
+        return
+    from opentelemetry import context
+    from opentelemetry.propagate import extract
+
+    token = context.attach(extract(dict(headers)))
+    try:
+        yield
+    finally:
+        context.detach(token)
+
+
 def flush(timeout_s: float = 10.0) -> None:
     """Send what is buffered now (a process about to exit; the SDK also does it at exit)."""
     if _provider is not None:
