@@ -151,7 +151,7 @@ class Job:
         self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
         self.ended = False
         self._release = release
-        self._listeners: list[Callable[[], None]] = []
+        self._wakers: list[Callable[[], None]] = []
 
     def put(self, kind: str, data: Any) -> None:  # noqa: ANN401
         if self.ended:
@@ -160,8 +160,8 @@ class Job:
             self.ended = True
             self._release()
         self.events.put((kind, data))
-        for listen in self._listeners:
-            listen()
+        for wake in self._wakers:
+            wake()
 
     def cancel(self) -> None:
         if not self.ended:
@@ -190,11 +190,11 @@ class Job:
             if not arrived.done():
                 arrived.set_result(None)
 
-        def listen() -> None:
+        def wake() -> None:
             loop.call_soon_threadsafe(settle)
 
-        self._listeners.append(listen)
-        if self.ended:  # it ended before the listener was there
+        self._wakers.append(wake)
+        if self.ended:  # it ended before its waker was there
             settle()
         try:
             while True:
