@@ -171,15 +171,10 @@ class Job:
         """The run's events, as run_graph yields them; a stop raises Stopped, a failure AnswerFailed."""
         while True:
             kind, data = self.events.get()
-            if kind == "stopped":
-                raise Stopped
-            if kind == "failed":
-                raise AnswerFailed(data)
-            if kind == "lost":
-                raise AnswerLost(data)
-            yield kind, data
-            if kind == "done":
+            if kind in ENDS:
+                yield kind, next(_ended(kind, data))
                 return
+            yield kind, data
 
     async def result(self) -> Any:  # noqa: ANN401
         """The final event's data, awaited without a thread; a caller that goes away stops the run."""

@@ -31,6 +31,18 @@ HIT1_FLOORS = {"financebench": 0.64, "synthetic": 0.36}
 GATE_HOME = Path(os.environ.get("GATE_HOME", "/tmp/thotqen-gate"))
 
 
+def tables_read() -> None:
+    """The development filings ingested into GATE_HOME, with their tables' cells (a gate home filled
+    before tables were read gets them)."""
+    from evals.common import open_bench
+    from evals.retrieval import ingest_missing
+    from ingestion.retable import retable
+
+    settings, db, embedder, owner, docs = open_bench(GATE_HOME, "bench")
+    ingest_missing(db, settings, embedder, owner, docs)
+    retable(db, settings)
+
+
 @pytest.mark.skipif(not (FINANCEBENCH / "questions.jsonl").is_file(), reason="needs ../shared/eval/financebench")
 @pytest.mark.parametrize("question_set", sorted(FLOORS))
 def test_within_filing_hybrid_hit_at_5_and_1_hold_their_floors(question_set: str) -> None:
@@ -67,13 +79,7 @@ def test_figure_lookup_and_refusals_before_search_hold_their_floors(tmp_path: Pa
     import json
 
     from evals import facts_lookup
-    from evals.common import open_bench
-    from evals.retrieval import ingest_missing
-    from ingestion.retable import retable
-
-    settings, db, embedder, owner, docs = open_bench(GATE_HOME, "bench")
-    ingest_missing(db, settings, embedder, owner, docs)
-    retable(db, settings)  # a gate home filled before tables were read gets its cells
+    tables_read()
     assert facts_lookup.main(["--home", str(GATE_HOME), "--name", "gate_facts_lookup",
                               "--results-dir", str(tmp_path)]) == 0
     out = json.loads((tmp_path / "gate_facts_lookup.json").read_text())
@@ -98,13 +104,7 @@ def test_formulas_a_question_defines_hold_their_floors(tmp_path: Path) -> None:
     import json
 
     from evals import synthetic_formulas
-    from evals.common import open_bench
-    from evals.retrieval import ingest_missing
-    from ingestion.retable import retable
-
-    settings, db, embedder, owner, docs = open_bench(GATE_HOME, "bench")
-    ingest_missing(db, settings, embedder, owner, docs)
-    retable(db, settings)
+    tables_read()
     assert synthetic_formulas.main(["measure", "--home", str(GATE_HOME), "--name", "gate_formulas",
                                     "--results-dir", str(tmp_path)]) == 0
     out = json.loads((tmp_path / "gate_formulas.json").read_text())["all"]
@@ -127,13 +127,7 @@ def test_answers_of_the_out_of_scope_mix_hold_their_floors(tmp_path: Path) -> No
     import json
 
     from evals import answers
-    from evals.common import open_bench
-    from evals.retrieval import ingest_missing
-    from ingestion.retable import retable
-
-    settings, db, embedder, owner, docs = open_bench(GATE_HOME, "bench")
-    ingest_missing(db, settings, embedder, owner, docs)
-    retable(db, settings)
+    tables_read()
     assert answers.main(["--set", "oos", "--limit", str(GATE_ANSWERS), "--home", str(GATE_HOME), "--judge", "none",
                          "--rows", str(tmp_path / "rows.jsonl"), "--name", "gate_answers",
                          "--results-dir", str(tmp_path)]) == 0

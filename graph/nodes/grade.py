@@ -30,7 +30,7 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -124,12 +124,12 @@ def yes_probabilities(tokens: Sequence[dict[str, Any]]) -> dict[int, float]:
     return out
 
 
-def above_floor(excerpt: Excerpt, cfg: Context) -> bool:
-    """Whether the excerpt is near enough the question to bear on it: a general-knowledge question's
-    best excerpts sit below the floor, every development question's best above
+def above_floor(item: Mapping[str, Any], floor: float) -> bool:
+    """Whether an excerpt (or its grade) is near enough the question to bear on it: a general-knowledge
+    question's best excerpts sit below the floor, every development question's best above
     (evals/results/relevance_floor.md). A web page, not embedded, has no similarity to hold it to."""
-    similarity = excerpt.get("similarity")
-    return similarity is None or similarity >= cfg.relevance_floor
+    similarity = item.get("similarity")
+    return similarity is None or similarity >= floor
 
 
 def grades_with_llm(cfg: Context) -> bool:
@@ -139,20 +139,10 @@ def grades_with_llm(cfg: Context) -> bool:
     return cfg.grade and (cfg.grade_local or not cfg.running.chain(cfg.llm_order).asks_local_first(cheap=True))
 
 
-@node("grade")
-def grade(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
-    cfg = context_of(runtime, config)
-    documents = list(state.get("documents") or [])
-    seen = [*(state.get("seen") or []), *[d["key"] for d in documents]]
-    relevant = list(state.get("relevant") or [])
-    if not documents:
-        return {"grades": [], "seen": seen, "relevant": relevant}
-    if not grades_with_llm(cfg):  # no LLM call: what the relevance floor keeps counts
-        every = [{"n": n, "key": d["key"], "relevant": above_floor(d, cfg), "similarity": d.get("similarity"),
-                  "name": d.get("name"), "page": d.get("page")} for n, d in enumerate(documents, 1)]
-        known = {d["key"] for d in relevant}
-        return {"grades": every, "seen": seen,
-                "relevant": relevant + [d for d in documents if above_floor(d, cfg) and d["key"] not in known]}
+def _llm_verdicts(state: State, cfg: Context, config: RunnableConfig,
+                  documents: list[Excerpt]) -> tuple[dict[int, bool], dict[int, float], list[Any]]:
+    """The grading call's verdicts by excerpt number, its P(yes) where the server gives them, and the
+    run's LLM calls with it."""
     question = state.get("standalone_question") or state["question"]
     p_yes: dict[int, float] = {}
     messages = [("system", prompts.EXCERPTS_SYSTEM),
@@ -163,19 +153,34 @@ def grade(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> di
                               token_probabilities=True, config=config)
         parsed = result.parsed.model_dump() if result.parsed is not None else {}
         p_yes = yes_probabilities(result.token_logprobs or [])
-        verdicts = {n: (p_yes[n] >= cfg.grade_threshold if n in p_yes else parsed[f"excerpt_{n}"] == "yes")
-                    and above_floor(documents[n - 1], cfg)
+        verdicts = {n: p_yes[n] >= cfg.grade_threshold if n in p_yes else parsed[f"excerpt_{n}"] == "yes"
                     for n in range(1, len(documents) + 1) if f"excerpt_{n}" in parsed}
         calls = llm_call(state, "grade", result)
     except Exception as exc:  # noqa: BLE001 - no valid structured reply anywhere: read a plain one leniently
         calls = llm_failed(state, "grade", exc)
         try:
             result = chain.invoke(messages, cheap=True, config=config)
-            verdicts = {n: v and above_floor(documents[n - 1], cfg)
-                        for n, v in parse_grades(result.text, len(documents)).items()}
-            calls = llm_call({"llm_calls": calls}, "grade", result)
+            verdicts, calls = parse_grades(result.text, len(documents)), llm_call({"llm_calls": calls}, "grade",
+                                                                                      result)
         except Exception as exc2:  # noqa: BLE001 - no grader at all: nothing counts as relevant
             verdicts, calls = {}, llm_failed({"llm_calls": calls}, "grade", exc2)
+    return verdicts, p_yes, calls
+
+
+@node("grade")
+def grade(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
+    cfg = context_of(runtime, config)
+    documents = list(state.get("documents") or [])
+    seen = [*(state.get("seen") or []), *[d["key"] for d in documents]]
+    relevant = list(state.get("relevant") or [])
+    if not documents:
+        return {"grades": [], "seen": seen, "relevant": relevant}
+    if grades_with_llm(cfg):
+        verdicts, p_yes, calls = _llm_verdicts(state, cfg, config, documents)
+    else:  # no LLM call: every excerpt counts, as far as the floor lets it
+        verdicts, p_yes = dict.fromkeys(range(1, len(documents) + 1), True), {}
+        calls = list(state.get("llm_calls") or [])
+    verdicts = {n: v and above_floor(documents[n - 1], cfg.relevance_floor) for n, v in verdicts.items()}
     grades: list[dict[str, Any]] = [
         {"n": n, "key": d["key"], "relevant": verdicts.get(n), "p_yes": p_yes.get(n), "similarity": d.get("similarity"),
          "name": d.get("name"), "page": d.get("page")} for n, d in enumerate(documents, 1)]

@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 from graph.configuration import Configuration
 from graph.context import Context, context_of
 from graph.nodes.common import node
+from graph.nodes.grade import above_floor
 from graph.state import State
 
 Next = Literal["rewrite", "web_search", "generate"]
@@ -31,7 +32,7 @@ def decide(state: State, cfg: Configuration) -> tuple[Next, int]:
     if rounds >= cfg.max_rounds:
         return "generate", rounds
     rewritten, searched_web = bool(state.get("rewritten")), bool(state.get("searched_web"))
-    if grades and all(g.get("similarity") is not None and g["similarity"] < cfg.relevance_floor for g in grades):
+    if grades and not any(above_floor(g, cfg.relevance_floor) for g in grades):
         # off the documents' subject: other words cannot bring the question nearer (no answerable
         # question's excerpts all fell below the floor: evals/results/relevance_floor.md)
         return ("web_search", rounds + 1) if cfg.web_search and not searched_web else ("generate", rounds)

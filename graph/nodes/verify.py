@@ -67,7 +67,7 @@ def _pointers_merged(answer: str) -> str:
         if not words or not all(w in _POINTER_WORDS for w in words) or not before:
             continue
         end = len(before) - 1 if before[-1] in ".!?" else len(before)
-        markers = "".join(re.findall(r"\[[\d,\s]+\]", m.group(2)))
+        markers = "".join(marker.group(0) for marker in MARK.finditer(m.group(2)))
         out = before[:end] + " " + markers + before[end:] + out[m.end():]
     return out
 
