@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from graph.calc import Fact, choose_op
 from graph.figures import Asked, Figure, Kind, asked_unit, decimals_at, present
+from graph.statements import named_statements, preference, statement_of
 from storage.question_period import AskedPeriod, asked_period
 
 # How many facts generation sees: enough for a ratio's operands in two periods, few enough for a
@@ -64,6 +65,13 @@ ABBREVIATIONS: dict[str, str] = {
 _STATEMENT = re.compile(r"\b(?:(?:income|cash\s*flows?|balance)\s+(?:statements?|sheets?)"
                         r"|statements?\s+of\s+(?:financial\s+position|cash\s+flows?|operations|income|earnings)"
                         r"|p&l)\b", re.IGNORECASE)
+
+
+def with_abbreviations(text: str) -> str:
+    """`text` and the written-out form of each analysts' abbreviation in it: what full-text search reads
+    ("net PPNE" also searches "property plant equipment net")."""
+    found = {w for w in _WORD.findall((text or "").lower()) if w in ABBREVIATIONS}
+    return " ".join([text, *(ABBREVIATIONS[w] for w in sorted(found))])
 
 
 def without_statement_names(text: str) -> str:
@@ -136,9 +144,11 @@ def cell_figure(cell: Cell) -> Figure:
                   currency=kind in ("money", "per_share") and (cell.unit.startswith("USD") or "$" in cell.value_text))
 
 
-def score(cell: Cell, words: set[str], period: AskedPeriod, pages: set[tuple[str, int]]) -> float:
+def score(cell: Cell, words: set[str], period: AskedPeriod, pages: set[tuple[str, int]],
+          named: Set[str] = frozenset()) -> float:
     """How well a cell answers: its label's share of the question's words first, then the period,
-    then its page being one grading kept, then the full-text rank (storage.tables.find_cells)."""
+    then its table being a primary statement (`named`: the ones the question says to read), its page
+    being one grading kept, and the full-text rank (storage.tables.find_cells)."""
     label = label_words(cell.path)
     if not label:
         return 0.0
@@ -153,6 +163,7 @@ def score(cell: Cell, words: set[str], period: AskedPeriod, pages: set[tuple[str
         value += 1.0 if cell.quarter == period.quarter else -1.0
     elif cell.period_kind in ("quarter", "ytd"):
         value -= 0.5  # an annual question: the year's column before a quarter's
+    value += preference(statement_of(cell.caption), named)
     if (cell.document_id, cell.page) in pages:
         value += 0.5
     return value + 0.1 * cell.rank
@@ -175,9 +186,10 @@ def pick(cells: Iterable[Cell], question: str, pages: set[tuple[str, int]], *, i
     out: list[Cell] = []
     seen: set[tuple[str, str, str, str]] = set()
     share = max(2, limit // max(len(phrases), 1)) if phrases else limit
+    named = named_statements(question)
     for text, quota in [*((p, share) for p in phrases), (f"{question} {glossary}", limit)]:
         words = label_words(text) - ignore
-        scored = sorted(((score(c, words, period, pages), c) for c in cells), key=lambda t: -t[0])
+        scored = sorted(((score(c, words, period, pages, named), c) for c in cells), key=lambda t: -t[0])
         best = scored[0][0] if scored else 0.0
         taken = 0
         for value, cell in scored:
@@ -228,7 +240,8 @@ def as_fact(n: int, cell: Cell, source: int) -> Fact:
     figure = cell_figure(cell)
     if figure.number < 0 and figure.kind == "money" and _OUTFLOW.search(cell.label):
         figure = replace(figure, number=-figure.number)
-    return Fact(n=n, figure=figure, label=cell.path, source=source, period=period_of(cell))
+    return Fact(n=n, figure=figure, label=cell.path, source=source, period=period_of(cell),
+                statement=statement_of(cell.caption))
 
 
 def shown_value(fact: Fact, asked: Asked) -> str:

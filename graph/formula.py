@@ -28,6 +28,7 @@ from graph.facts import label_words
 from graph.figures import Asked, Kind, asked_unit, decimals_at, format_figure, format_number, round_half_up
 from graph.operands import MARGIN_PARTS, REVENUE, choose, names_a_rate
 from graph.operands import phrases as operand_phrases
+from graph.statements import named_statements, preference
 from storage.question_period import asked_period
 
 log = logging.getLogger("thotqen.formula")
@@ -294,9 +295,10 @@ class _Matcher:
     """Each leaf's fact: the row whose label fits the phrase (or its glossary words) best, of the year asked;
     at one year, two different phrases never take the same row, nor two rows of the same value."""
 
-    def __init__(self, facts: Sequence[Fact], ignore: Set[str], words: Words | None) -> None:
+    def __init__(self, facts: Sequence[Fact], ignore: Set[str], words: Words | None,
+                 named: Set[str] = frozenset()) -> None:
         self.facts = [f for f in facts if f.figure.kind in ("money", "count")]
-        self.ignore, self.words = ignore, words
+        self.ignore, self.words, self.named = ignore, words, named
         self.taken: dict[tuple[int, int], str] = {}  # (fact, year) -> the phrase it answers
 
     @staticmethod
@@ -320,11 +322,12 @@ class _Matcher:
                   if n == f.n and p != phrase}
         free = [f for f in self.facts if f.year == year and self.taken.get((f.n, year), phrase) == phrase
                 and (f.figure.value, year) not in others]
-        scored = [(self._fit(f, own, True) + (1.0 if f.label == label else 0.0), f) for f in free]
-        scored = [(s, f) for s, f in scored if s > 0]
+        scored = [(fit + (1.0 if f.label == label else 0.0) + preference(f.statement, self.named), f)
+                  for f in free if (fit := self._fit(f, own, True)) > 0]
         if not scored and self.words and (extra := label_words(self.words(phrase)) - self.ignore):
             # the glossary's filing words, only when the phrase's own words name no row: they are broad
-            scored = [(s, f) for f in free if (s := self._fit(f, extra, False)) > 0]
+            scored = [(fit + preference(f.statement, self.named), f) for f in free
+                      if (fit := self._fit(f, extra, False)) > 0]
         if not scored:
             raise CalcError(f"no fact of {phrase!r} for {year}")
         fact = max(scored, key=lambda t: (round(t[0], 6), abs(t[1].figure.value)))[1]
@@ -341,9 +344,10 @@ class _Value:
 
 
 def evaluate(formula: Formula, facts: Sequence[Fact], asked: Asked, *, ignore: Set[str] = frozenset(),
-             words: Words | None = None) -> Result:
-    """The formula's result over `facts`, shown as `asked`; CalcError when a leaf has no fact of its year."""
-    match = _Matcher(facts, ignore, words)
+             words: Words | None = None, named: Set[str] = frozenset()) -> Result:
+    """The formula's result over `facts`, shown as `asked`; CalcError when a leaf has no fact of its year.
+    `named`: the primary statements the question says to read (graph/statements.py)."""
+    match = _Matcher(facts, ignore, words, named)
     used: list[Fact] = []
     shown_scale = asked.scale or 1.0
 
@@ -452,7 +456,7 @@ def calculation_for(question: str, facts: Sequence[Fact], *, ignore: Set[str] = 
         return None
     if formula is not None:
         try:
-            return evaluate(formula, facts, asked, ignore=ignore, words=words)
+            return evaluate(formula, facts, asked, ignore=ignore, words=words, named=named_statements(question))
         except CalcError as exc:
             log.info("no formula: %s", exc)
             if not _one_division(formula.expr):

@@ -15,6 +15,7 @@ from collections.abc import Sequence, Set
 
 from graph.calc import Fact, Request
 from graph.facts import label_words
+from graph.statements import named_statements, preference
 from storage.question_period import asked_period
 
 # Operands of a margin the question names only by the margin's name.
@@ -89,24 +90,25 @@ def beyond_closed_set(question: str, op: str) -> bool:
     return op in ("ratio", "percentage", "margin", "days") and bool(_AVERAGE.search(question))
 
 
-def _fit(fact: Fact, words: set[str], years: tuple[int, ...], percent_ok: bool = True) -> float:
+def _fit(fact: Fact, words: set[str], years: tuple[int, ...], percent_ok: bool = True,
+         named: Set[str] = frozenset()) -> float:
     if fact.figure.kind == "percent" and not percent_ok:
         return 0.0  # an operand the question names as an amount is not a percentage row
     label = label_words(fact.label)
     shared = len(label & words)
     if not shared:
         return 0.0
-    value = shared / max(len(label), 1) + shared / max(len(words), 1)
+    value = shared / max(len(label), 1) + shared / max(len(words), 1) + preference(fact.statement, named)
     if years:
         value += 1.0 if fact.year in years else -1.0
     return value
 
 
 def _best(facts: Sequence[Fact], phrase: str, years: tuple[int, ...], taken: set[int],
-          ignore: Set[str] = frozenset()) -> Fact | None:
+          ignore: Set[str] = frozenset(), named: Set[str] = frozenset()) -> Fact | None:
     words = label_words(phrase) - ignore
     percent_ok = names_a_rate(phrase) and phrase != REVENUE
-    scored = [(_fit(f, words, years, percent_ok), f) for f in facts if f.n not in taken]
+    scored = [(_fit(f, words, years, percent_ok, named), f) for f in facts if f.n not in taken]
     scored = [(s, f) for s, f in scored if s > 0]
     # equal fit: the larger amount is the total ("Net sales" of the company, not of a segment)
     return max(scored, key=lambda t: (round(t[0], 6), abs(t[1].figure.value)))[1] if scored else None
@@ -119,6 +121,7 @@ def choose(question: str, op: str, facts: Sequence[Fact], ignore: Set[str] = fro
         return None
     period = asked_period(question)
     years = period.years
+    named = named_statements(question)
     if op in _TWO_OPERANDS:
         parts = phrases(question, op)
         if len(parts) != 2:
@@ -127,7 +130,7 @@ def choose(question: str, op: str, facts: Sequence[Fact], ignore: Set[str] = fro
         chosen = []
         for part in parts:
             own = asked_period(part).years or years[-1:]
-            fact = _best(facts, part, own, taken, ignore)
+            fact = _best(facts, part, own, taken, ignore, named)
             if fact is None:
                 return None
             taken.add(fact.n)
@@ -137,15 +140,15 @@ def choose(question: str, op: str, facts: Sequence[Fact], ignore: Set[str] = fro
         parts = phrases(question, op)
         if len(parts) != 2 or not years:
             return None
-        numerator = _best(facts, parts[0], years[-1:], set(), ignore)
-        later = _best(facts, parts[1], years[-1:], set(), ignore)
+        numerator = _best(facts, parts[0], years[-1:], set(), ignore, named)
+        later = _best(facts, parts[1], years[-1:], set(), ignore, named)
         earlier_years = (years[0],) if len(years) > 1 else (years[-1] - 1,)
-        earlier = _best(facts, parts[1], earlier_years, {later.n} if later else set(), ignore)
+        earlier = _best(facts, parts[1], earlier_years, {later.n} if later else set(), ignore, named)
         if not (numerator and later and earlier) or earlier.year == later.year:
             return None
         return Request(op="turnover", operands=[numerator.n, earlier.n, later.n])
     if op in _SAME_ROW:
-        best = _best(facts, question, (), set(), ignore)
+        best = _best(facts, question, (), set(), ignore, named)
         if best is None:
             return None
         row = sorted((f for f in facts if f.label == best.label and f.year is not None), key=lambda f: f.year or 0)

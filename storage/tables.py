@@ -125,10 +125,11 @@ def replace_cells(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.
 
 def find_cells(conn: psycopg.Connection, *, owner_id: int, text: str,
                document_ids: Sequence[uuid.UUID] | None = None, fiscal_year: int | None = None,
-               quarter: int | None = None, limit: int = 50) -> list[FoundCell]:
+               quarter: int | None = None, captions: str | None = None, limit: int = 50) -> list[FoundCell]:
     """The owner's cells whose label, section path or caption shares a word with `text`, best first:
     cells matching every word, then by full-text rank (the label weighing most), then a label that
-    is the text itself; optionally within some documents and a fiscal year and quarter."""
+    is the text itself; optionally within some documents, a fiscal year and quarter, and tables whose
+    caption, lower-cased with its spaces removed, matches the regular expression `captions`."""
     conditions = ["c.owner_id = %(owner)s", "d.owner_id = %(owner)s", "c.tsv @@ q.any_word"]
     params: dict[str, object] = {"owner": owner_id, "text": text, "limit": limit, "weights": WEIGHTS}
     if document_ids is not None:
@@ -140,6 +141,9 @@ def find_cells(conn: psycopg.Connection, *, owner_id: int, text: str,
     if quarter is not None:
         conditions.append("c.quarter = %(quarter)s")
         params["quarter"] = quarter
+    if captions is not None:
+        conditions.append("regexp_replace(lower(c.caption), '\\s+', '', 'g') ~ %(captions)s")
+        params["captions"] = captions
     sql = (
         f"{SELECT}, ((c.tsv @@ q.every_word)::int + ts_rank(%(weights)s::real[], c.tsv, q.any_word)"
         " + (lower(c.label) = lower(%(text)s))::int)::float8 as rank"

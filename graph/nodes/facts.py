@@ -18,6 +18,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from graph import facts as lookup
+from graph import statements
 from graph.context import Context, context_of
 from graph.figures import asked_unit
 from graph.formula import lookup_plan
@@ -28,6 +29,8 @@ from graph.state import Excerpt, State
 # Candidate cells read from storage before `graph/facts.py` picks; enough for every column of the
 # rows a question's words match.
 CANDIDATES = 120
+# Candidates read again within the primary statements (graph/statements.py), for every text searched.
+STATEMENT_CANDIDATES = 40
 # The most facts a formula's operands bring (graph/formula.py): a cash conversion cycle's five line items
 # at two years each, with an alternative row for each.
 MAX_FORMULA_FACTS = 24
@@ -69,13 +72,18 @@ def candidate_facts(conn: Any, owner_id: int, question: str, scoped: list[uuid.U
     from storage.tables import find_cells, glossary_words
 
     glossary = glossary_words(conn, lookup.without_statement_names(question))
-    found = find_cells(conn, owner_id=owner_id, text=f"{question} {glossary}", document_ids=scoped,
-                       limit=CANDIDATES)
+    titles = statements.titles(statements.named_statements(question))
     parts, years = lookup_plan(question)
-    for part in parts:  # each operand's rows, though the question's other words outrank them
-        words = glossary_words(conn, lookup.without_statement_names(part))
-        found += find_cells(conn, owner_id=owner_id, text=f"{part} {words}", document_ids=scoped,
-                            limit=CANDIDATES // 2)
+    found = []
+    # each text's rows anywhere, then in the primary statements (those the question names, else all three):
+    # a row of a note that shares more of the question's words does not crowd out the statement's own row
+    for text, limit in [(f"{question} {glossary}", CANDIDATES),
+                        *((f"{part} {glossary_words(conn, lookup.without_statement_names(part))}", CANDIDATES // 2)
+                          for part in parts)]:
+        text = lookup.with_abbreviations(text)
+        found += find_cells(conn, owner_id=owner_id, text=text, document_ids=scoped, limit=limit)
+        found += find_cells(conn, owner_id=owner_id, text=text, document_ids=scoped, captions=titles,
+                            limit=STATEMENT_CANDIDATES)
     ignore = company_words(conn, owner_id, scoped)
     # a formula reads each operand at each of its years: room for two rows of each, two more for the question
     limit = min(max(lookup.MAX_FACTS, 2 * len(parts) * len(years) + 2), MAX_FORMULA_FACTS)

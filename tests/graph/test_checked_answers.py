@@ -281,3 +281,84 @@ def test_a_kept_scope_is_json_and_serves_only_its_own_words_and_documents() -> N
     assert reused(None, "Northwind's 2023 revenue", None) == "read"
     nothing = kept(None, "revenue", [str(a).upper()])  # read, and nothing narrows: the search need not ask
     assert reused(nothing, "revenue", [a]) is None
+
+
+def pages_pdf(*pages: bytes) -> bytes:
+    """One PDF of the given one-page PDFs, in order: a filing whose statement and notes share a line item."""
+    import pymupdf
+
+    out = pymupdf.open()
+    for data in pages:
+        with pymupdf.open(stream=data, filetype="pdf") as one:
+            out.insert_pdf(one)
+    joined = out.tobytes()
+    out.close()
+    return joined
+
+
+SEGMENT_NOTE = statement_pdf(
+    ["Note 18. Segment Information", "(In thousands)"],
+    [["Year Ended December 31,", ""], ["2023", "2022"]],
+    [("Capital expenditures", [], 0),
+     ("Reportable segment capital expenditures", ["964,121", "618,986"], 10),
+     ("Corporate and other", ["522,722", "120,020"], 10)],
+)
+CASH_FLOW_STATEMENT = statement_pdf(
+    ["Fabrikam Resorts, Inc.", "Consolidated Statements of Cash Flows", "(In thousands)"],
+    [["Year Ended December 31,", ""], ["2023", "2022"]],
+    [("Cash flows from investing activities", [], 0),
+     ("Capital expenditures, net of construction payable", ["(1,486,843)", "(739,006)"], 10),
+     ("Net cash used in investing activities", ["(1,301,210)", "(702,100)"], 30)],
+)
+BALANCE_SHEET = statement_pdf(
+    ["Fabrikam Resorts, Inc.", "Consolidated Balance Sheets", "(In thousands)"],
+    [["December 31, 2023", "December 31, 2022"]],
+    [("Total current assets", ["2,410,330", "2,003,118"], 20),
+     ("Property and equipment, at cost less accumulated depreciation", ["14,632,091", "15,210,450"], 0),
+     ("Total assets", ["36,494,705", "33,876,215"], 0),
+     ("Net income attributable to noncontrolling interests in subsidiaries", ["212,118", "190,400"], 0)],
+)
+
+
+def filing(make_user, ingest, *pages: bytes) -> int:  # noqa: ANN001
+    _name, owner_id = make_user("fabrikam")
+    _sub, outcome = ingest(owner_id, "fabrikam-2023.pdf", pages_pdf(*pages))
+    assert outcome is not None and outcome.status == "ready", outcome
+    return owner_id
+
+
+INCOME_STATEMENT = statement_pdf(
+    ["Fabrikam Resorts, Inc.", "Consolidated Statements of Operations", "(In thousands)"],
+    [["Year Ended December 31,", ""], ["2023", "2022"]],
+    [("Revenues", ["11,763,096", "12,899,672"], 0),
+     ("Operating income", ["2,101,300", "1,950,230"], 0)],
+)
+
+
+def test_the_statement_a_question_names_is_the_table_its_operands_are_read_from(make_user, ingest,  # noqa: ANN001
+                                                                                 make_run) -> None:  # noqa: ANN001
+    # the segment note's row shares more of "capex" than the cash flow statement's: the question names the statement
+    question = ("What is the FY2022 - FY2023 2 year average of capex as a % of revenue for Fabrikam? Answer in units "
+                "of percents and round to one decimal place. Use the statement of cash flows and the income statement.")
+    chain, _model = scripted_chain(script_for(grade_rule=lambda text: True, answer="unused", choose="F1"))
+    owner_id = filing(make_user, ingest, SEGMENT_NOTE, CASH_FLOW_STATEMENT, INCOME_STATEMENT)
+    out = graph.invoke({"question": question}, **make_run(owner_id, chain, hyde=False, relevance_floor=FLOOR))
+    expected = (739_006 / 12_899_672 + 1_486_843 / 11_763_096) / 2 * 100
+    assert out["calculation"]["text"] == f"{expected:.1f}%", out["calculation"]
+    assert "739,006 / 12,899,672" in out["calculation"]["working"]
+
+
+def test_an_analysts_abbreviation_finds_the_row_it_stands_for(make_user, ingest, make_run,  # noqa: ANN001
+                                                               monkeypatch) -> None:  # noqa: ANN001
+    # "PPNE" is no word of the filing and its row does not say "net": search reads the abbreviation written
+    # out. One candidate per search stands for a filing's thousands of cells, where another row's "net" wins.
+    from graph.nodes import facts as facts_node
+
+    monkeypatch.setattr(facts_node, "CANDIDATES", 1)
+    monkeypatch.setattr(facts_node, "STATEMENT_CANDIDATES", 1)
+    question = "Using the balance sheet, what is Fabrikam's year end FY2023 net PPNE? Answer in USD thousands."
+    chain, _model = scripted_chain(script_for(grade_rule=lambda text: True, answer="unused", choose="F1"))
+    owner_id = filing(make_user, ingest, BALANCE_SHEET)
+    out = graph.invoke({"question": question}, **make_run(owner_id, chain, hyde=False, relevance_floor=FLOOR))
+    assert out["facts"][0]["label"] == "Property and equipment, at cost less accumulated depreciation", out["facts"]
+    assert "$14,632,091 thousand" in out["answer"], out["answer"]
