@@ -54,7 +54,7 @@ class Fact:
     label: str = ""  # the row label with its section path
     source: int = 0  # the excerpt [n] it comes from: its citation marker (0: none)
     period: str = ""  # its column's period ("FY2023"): CAGR reads its years from here
-    statement: str = ""  # the primary statement its table is ("income", "balance", "cash"; graph/statements.py)
+    statement: str = ""  # the primary statement its table is ("income", "balance", "cash"; storage/statements.py)
 
     @property
     def year(self) -> int | None:

@@ -17,8 +17,8 @@ from dataclasses import dataclass, replace
 
 from graph.calc import Fact, choose_op
 from graph.figures import Asked, Figure, Kind, asked_unit, decimals_at, present
-from graph.statements import named_statements, preference, statement_of
 from storage.question_period import AskedPeriod, asked_period
+from storage.statements import named_statements, preference, statement_of
 
 # How many facts generation sees: enough for a ratio's operands in two periods, few enough for a
 # 1.5B model to pick from.
@@ -42,7 +42,9 @@ _NOT_A_LABEL_WORD = frozenset(
     "figure", "amount", "company", "company's", "give", "response", "question", "relying", "details", "shown",
     "statement", "statements", "round", "rounded", "decimal", "places", "place", "answer", "calculate",
     "calculated", "using", "based", "please", "provide", "report", "reported", "reports", "end", "ended", "inc",
-    "corp", "corporation", "ltd", "total"])
+    "corp", "corporation", "ltd", "co", "llc", "plc", "total",
+    # whose a figure is, not what: "Net income attributable to ACME Co. shareholders" is the net income
+    "attributable", "shareholder", "stockholder"])
 
 
 def asks_for_figure(question: str) -> bool:
@@ -88,13 +90,20 @@ def _stem(word: str) -> str:
     return word
 
 
+# Words statements use for one thing, read as one: "net earnings" is net income, "net sales" revenue,
+# "cost of sales" the cost of revenue, "operating profit" operating income.
+SAME_MEANING: dict[str, str] = {"earning": "income", "profit": "income", "sale": "revenue"}
+
+
 def label_words(text: str) -> set[str]:
-    """The words of `text` that can name a row ("capital", "expenditure"), lower-cased, singular."""
+    """The words of `text` that can name a row ("capital", "expenditure"), lower-cased, singular, each
+    of SAME_MEANING's words read as its equivalent."""
     text = _STATEMENT.sub(" ", (text or "").lower())
     words: set[str] = set()
     for word in (w.strip("'-") for w in _WORD.findall(text)):
         words.update(ABBREVIATIONS[word].split() if word in ABBREVIATIONS else [word])
-    return {_stem(w) for w in words} - _NOT_A_LABEL_WORD
+    stems = {_stem(w) for w in words}
+    return {SAME_MEANING.get(w, w) for w in stems} - _NOT_A_LABEL_WORD
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,8 @@ from graph.facts import label_words
 from graph.figures import Asked, Kind, asked_unit, decimals_at, format_figure, format_number, round_half_up
 from graph.operands import MARGIN_PARTS, REVENUE, choose, names_a_rate
 from graph.operands import phrases as operand_phrases
-from graph.statements import named_statements, preference
 from storage.question_period import asked_period
+from storage.statements import named_statements, preference
 
 log = logging.getLogger("thotqen.formula")
 # A row answers a phrase when the phrase names at least this share of the row's own words (or all of its own).
@@ -99,6 +99,11 @@ _METRIC_END = re.compile(r"\s+(?:for|of|at|in)\s+[A-Z].*$|\s*\(.*$|\s+(?:for|acc
 _MARGIN = re.compile(r"\s*%?\s*margin\b.*$", re.I)
 _PERCENT_WORDS = re.compile(r"%|\bpercent|\bmargin\b", re.I)
 _ASKED: frozenset[str] = frozenset({"(the metric asked)"})
+# One year's margin of a line item the closed set has no name for: "the FY2015 depreciation and
+# amortization (D&A from cash flow statement) % margin" is that line item over revenue.
+_ONE_MARGIN = re.compile(r"\b(?:is|was)\s+(?:the\s+)?(?:[\w&.-]+['’]s\s+)?(?:fy\s?'?\d{4}\s+)?"
+                         r"(?P<metric>[^?.]{3,120}?\bmargin)\b", re.I)
+_PARENTHESES = re.compile(r"\([^()]*\)")
 _REVENUE_WORDS = frozenset({"revenue", "sale", "net"})
 
 
@@ -237,6 +242,12 @@ def parse(question: str) -> Formula | None:
         if body is not None and last - first < 10:
             return Formula(Mean(tuple(range(first, last + 1)), body), percent, None)
     definitions = _definitions(question)
+    if not definitions and (m := _ONE_MARGIN.search(question or "")):
+        metric = _PARENTHESES.sub(" ", m.group("metric"))
+        if not any(pattern.search(metric) for pattern, _ in MARGIN_PARTS):  # those the closed set computes
+            body = _per_year(metric, defined)
+            if body is not None:
+                return Formula(body, True, max(years) if years else None)
     if not definitions:
         return None
     expr = _parse(definitions[0][1], defined)
@@ -346,7 +357,7 @@ class _Value:
 def evaluate(formula: Formula, facts: Sequence[Fact], asked: Asked, *, ignore: Set[str] = frozenset(),
              words: Words | None = None, named: Set[str] = frozenset()) -> Result:
     """The formula's result over `facts`, shown as `asked`; CalcError when a leaf has no fact of its year.
-    `named`: the primary statements the question says to read (graph/statements.py)."""
+    `named`: the primary statements the question says to read (storage/statements.py)."""
     match = _Matcher(facts, ignore, words, named)
     used: list[Fact] = []
     shown_scale = asked.scale or 1.0

@@ -15,8 +15,8 @@ from collections.abc import Sequence, Set
 
 from graph.calc import Fact, Request
 from graph.facts import label_words
-from graph.statements import named_statements, preference
 from storage.question_period import asked_period
+from storage.statements import named_statements, preference
 
 # Operands of a margin the question names only by the margin's name.
 MARGIN_PARTS: tuple[tuple[re.Pattern[str], str], ...] = (

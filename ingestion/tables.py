@@ -27,6 +27,7 @@ from ingestion.numbers import TableScale, Value, cell_unit, is_value_text, read_
 from ingestion.parse import CELL_GAP_POINTS
 from ingestion.periods import Period, has_period_words, is_header_text, read_period
 from ingestion.units import Box, Parsed, Row
+from storage.statements import statement_of
 from storage.tables import CellRow
 
 CAPTION_ROWS = 8  # rows above a table that may hold its caption, scale and period words
@@ -350,10 +351,13 @@ class _Reader:
         period_words = " ".join(line.row.text for line in captions if has_period_words(line.row.text))
         periods = [read_period(_joined(spanning, label), self.context, period_words) if label else None
                    for label in labels]
-        title = next((line.row.text for line in reversed(self.above[:start])
-                      if not line.row.text.startswith("(") and not has_period_words(line.row.text)
-                      and not read_scale([line.row.text]).words and any(ch.isalpha() for ch in line.row.text)
-                      and line.words <= CAPTION_WORDS and line.row.text not in self.running), "")
+        titles = [line.row.text for line in reversed(self.above[:start])
+                  if not line.row.text.startswith("(") and not has_period_words(line.row.text)
+                  and not read_scale([line.row.text]).words and any(ch.isalpha() for ch in line.row.text)
+                  and line.words <= CAPTION_WORDS and line.row.text not in self.running]
+        # the nearest caption line, unless another names a primary statement: a statement's title often
+        # stands above the company's name ("Consolidated Statements of Cash Flows" / "ACME INC. AND SUBSIDIARIES")
+        title = next((t for t in titles if statement_of(t)), titles[0] if titles else "")
         self.tables_on_page += 1
         table = _Table(f"{first.row.page}.{self.tables_on_page}", title, scale, periods, anchors,
                        first.positioned and all(a.box is not None for a in anchors))

@@ -19,7 +19,7 @@ from storage.rows import scalar
 
 # Bump when the rules that read tables (ingestion/tables.py) change so much that stored cells should
 # be read again: `thotqen reindex --tables` redoes every document stored under an older version.
-TABLES_VERSION = 1
+TABLES_VERSION = 2  # 2: a table is titled by the primary statement a caption line names (storage/statements.py)
 
 Box = tuple[float, float, float, float]
 

@@ -212,6 +212,18 @@ def test_balance_sheet_and_cash_flow_sections() -> None:
         (("Cash flows from investing activities",), -1373.0, 2022, "year")
 
 
+def test_a_statements_title_above_the_companys_name_titles_its_table() -> None:
+    # the caption line nearest the table is the company's; the statement's title stands above it
+    data = statement_pdf(["Consolidated Statements of Cash Flows", "FABRIKAM, INC. AND SUBSIDIARIES", "(In Millions)"],
+                         [["Fiscal Year", ""], ["2023", "2022"]],
+                         [("Net cash provided by operating activities", ["3,676.2", "2,807.0"], 0)])
+    flows = cell(cells_of(data), "Net cash provided by operating activities", 0)
+    assert flows.caption == "Consolidated Statements of Cash Flows"
+    note = statement_pdf(["Note 7. Debt", "FABRIKAM, INC. AND SUBSIDIARIES", "(In Millions)"],
+                         [["Fiscal Year", ""], ["2023", "2022"]], [("Notes payable", ["279.0", "1,468.7"], 0)])
+    assert cell(cells_of(note), "Notes payable", 0).caption == "FABRIKAM, INC. AND SUBSIDIARIES"  # the nearest
+
+
 def test_xlsx_and_html_tables() -> None:
     data = xlsx_bytes({"Income": [
         ["Statement of income (in millions)"],

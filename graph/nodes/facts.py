@@ -18,18 +18,18 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from graph import facts as lookup
-from graph import statements
 from graph.context import Context, context_of
 from graph.figures import asked_unit
 from graph.formula import lookup_plan
 from graph.nodes.common import node
 from graph.nodes.retrieve import owner_of
 from graph.state import Excerpt, State
+from storage import statements
 
 # Candidate cells read from storage before `graph/facts.py` picks; enough for every column of the
 # rows a question's words match.
 CANDIDATES = 120
-# Candidates read again within the primary statements (graph/statements.py), for every text searched.
+# Candidates read again within the primary statements (storage/statements.py), for every text searched.
 STATEMENT_CANDIDATES = 40
 # The most facts a formula's operands bring (graph/formula.py): a cash conversion cycle's five line items
 # at two years each, with an alternative row for each.

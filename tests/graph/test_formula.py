@@ -120,3 +120,23 @@ def test_two_line_items_are_not_read_from_one_figure_printed_twice() -> None:
     question = ("What is the FY2021 - FY2023 3 year average net profit margin (as a %) for Fabrikam? Answer in "
                 "units of percents and round to one decimal place.")
     assert calculation_for(question, facts(rows)) is None
+
+
+def test_a_margin_of_a_line_item_the_closed_set_does_not_name_is_that_item_over_revenue() -> None:
+    question = ("According to the P&L statement and the statement of cash flows, what is the FY2023 depreciation and "
+                "amortization (D&A from cash flow statement) % margin for Fabrikam?")
+    result = calculation_for(question, facts())
+    assert result is not None and result.working.startswith("800 / 33,000 × 100 = 2.4%"), result
+
+
+def test_net_income_is_the_bottom_line_whatever_the_statement_calls_it() -> None:
+    # "net earnings attributable to ... shareholders" is the net income; the continuing-operations line is a part
+    rows = {"Net earnings from continuing operations": {2021: "1,246", 2022: "807", 2023: "1,207"},
+            "Net earnings attributable to Fabrikam Co., Inc. shareholders": {2021: "1,233", 2022: "897", 2023: "1,228"},
+            "Operating income": {2021: "1,450", 2022: "1,375", 2023: "1,854"},
+            "Revenue": {2021: "40,339", 2022: "39,528", 2023: "39,403"}}
+    question = ("What is the FY2021 - FY2023 3 year average net profit margin (as a %) for Fabrikam? Answer in units "
+                "of percents and round to one decimal place.")
+    result = calculation_for(question, facts(rows), ignore={"fabrikam"})
+    assert result is not None
+    assert result.working.startswith("(1,233 / 40,339 × 100 + 897 / 39,528 × 100 + 1,228 / 39,403 × 100) / 3 = 2.8%")
