@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.web.conftest import DESKTOP, Watched, sign_up
+from tests.web.conftest import DESKTOP, PHONE, Watched, sign_up
 from tests.web.helpers import csrf
 
 TURNS = 5  # ten messages: two pages of four and one of two
@@ -25,11 +25,12 @@ def paged_live(start_server, web_settings):  # noqa: ANN001, ANN201
 
 
 @pytest.fixture
-def paged_page(browser, paged_live) -> Iterator[Callable[[], Watched]]:  # noqa: ANN001
+def paged_page(browser, paged_live) -> Iterator[Callable[..., Watched]]:  # noqa: ANN001
     contexts = []
 
-    def open_() -> Watched:
-        ctx = browser.new_context(viewport=DESKTOP, device_scale_factor=1, base_url=paged_live.url)
+    def open_(phone: bool = False) -> Watched:
+        ctx = browser.new_context(viewport=PHONE if phone else DESKTOP, device_scale_factor=1, is_mobile=phone,
+                                  has_touch=phone, base_url=paged_live.url)
         ctx.set_default_timeout(30_000)
         contexts.append(ctx)
         return Watched(ctx.new_page(), paged_live.url)
@@ -96,4 +97,23 @@ def test_a_long_chat_opens_at_its_end_and_loads_earlier_pages_in_place(paged_pag
     found = page.locator(".messages > li.msg-found")
     expect(found).to_contain_text("Answer 1, paragraph 1")
     expect(found).to_be_in_viewport()
+    w.clean()
+
+
+def test_at_phone_width_earlier_messages_keep_the_page_where_it_was(paged_page, db) -> None:  # noqa: ANN001
+    """At phone width the page scrolls, not the list: what was on screen stays put there too."""
+    w = paged_page(phone=True)
+    page = w.page
+    sign_up(page)
+    chat_id, _ = seeded_chat(page, db)
+    page.goto(f"/#/chats/{chat_id}")
+    messages = page.locator(".messages > li.msg")
+    expect(messages).to_have_count(PAGE)
+    page.evaluate("window.scrollTo(0, 0)")
+    anchor = page.locator(".messages > li.msg-user").get_by_text("Question 4", exact=True)
+    top = anchor.bounding_box()["y"]
+    page.get_by_role("button", name="Earlier messages").click()
+    expect(messages.first).to_have_text("Question 2")
+    assert abs(anchor.bounding_box()["y"] - top) < 2, (top, anchor.bounding_box())
+    assert page.evaluate("window.scrollY") > 0
     w.clean()
