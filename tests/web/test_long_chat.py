@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.web.conftest import DESKTOP, PHONE, Watched, sign_up
-from tests.web.helpers import csrf
+from tests.web.helpers import accessibility_problems, csrf
 
 TURNS = 5  # ten messages: two pages of four and one of two
 PAGE = 4
@@ -85,6 +85,8 @@ def test_a_long_chat_opens_at_its_end_and_loads_earlier_pages_in_place(paged_pag
     page.evaluate("document.querySelector('.messages').scrollTop = 0")  # up to the next page's button
     expect(earlier).to_be_in_viewport()
     shot(page, "desktop-32-earlier-messages")
+    problems = accessibility_problems(page)
+    assert not problems, problems
     earlier.click()
     expect(messages).to_have_count(2 * TURNS)
     expect(earlier).to_have_count(0)  # the first message is shown: nothing earlier
@@ -116,4 +118,5 @@ def test_at_phone_width_earlier_messages_keep_the_page_where_it_was(paged_page, 
     expect(messages.first).to_have_text("Question 2")
     assert abs(anchor.bounding_box()["y"] - top) < 2, (top, anchor.bounding_box())
     assert page.evaluate("window.scrollY") > 0
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]  # no sideways scrolling
     w.clean()
