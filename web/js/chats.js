@@ -248,6 +248,8 @@ function earlierButton(conv) {
     } else {
       button.disabled = false;
       button.textContent = "Earlier messages";
+      // disabled while loading, it lost the focus: a keyboard reader goes on from it
+      if (document.activeElement === document.body) button.focus({ preventScroll: true });
     }
     return page.messages.length > 0;
   };
