@@ -414,7 +414,8 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     job_streams_per_user: int = Field(default=16, ge=1)
     # Chats one page of GET /api/chats holds at most (and by default).
     chat_page_max: int = Field(default=100, ge=1)
-    # Messages one page of a chat (GET /api/chats/{id}) holds at most (and by default): the latest.
+    # Messages one page of a chat (GET /api/chats/{id}) holds at most (and by default): the latest
+    # (`before`, a message id: the latest older than it; the web app's "Earlier messages").
     message_page_max: int = Field(default=200, ge=1)
     # Collections one page of GET /api/collections (and of /v1/models' collection models) holds at most.
     collection_page_max: int = Field(default=100, ge=1)

@@ -9,7 +9,11 @@ process can: `AnswerProcesses` keeps `count` processes (each a fresh interpreter
 own runtime from the server's settings, started at BACKGROUND_NICE), runs at most `per_process`
 answers in each at once and lets at most `queue` more wait; past that a question answers 503 with
 Retry-After (`AnswersBusy`). What a run streams (sources, tokens, the outcome) comes back over
-the process's socket as it happens.
+the process's socket as it happens. A run is one of: "stream" (run_graph's events: chats, /v1),
+"invoke" (the final state: /rag invoke and batch, MCP), or one of `RUNNABLE_STREAMS`, the graph's
+own astream / astream_log / astream_events with LangServe's arguments (/rag's stream, stream_log
+and stream_events): each chunk, patch or event comes back as LangServe would have had it in the
+server, and the run ends with the root run's final state (the question's outcome).
 
 The answering around a run stays in the server process (answering/chat.py: admission, the answer
 cache, saving the turn, the query-log row), so an answer whose process dies mid-run is still saved
@@ -32,7 +36,7 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any, cast
 
@@ -51,7 +55,10 @@ log = logging.getLogger(__name__)
 RETRY_AFTER_S = 10  # what a client told "busy" waits: an answer takes seconds
 ENDS = frozenset({"done", "stopped", "failed", "lost"})
 # what of a run's configuration crosses to the process (the rest, callbacks above all, does not pickle)
-PORTABLE = ("configurable", "run_name", "metadata", "tags", "recursion_limit", "max_concurrency")
+# (run_id: LangServe names the root run, and tells the caller the id in a stream's metadata event)
+PORTABLE = ("configurable", "run_name", "metadata", "tags", "recursion_limit", "max_concurrency", "run_id")
+# the graph's own async streams, run in the process as LangServe would run them in the server
+RUNNABLE_STREAMS = frozenset({"astream", "astream_log", "astream_events"})
 
 
 class AnswersBusy(Exception):
@@ -78,10 +85,12 @@ def portable(config: dict[str, Any] | Any) -> dict[str, Any]:  # noqa: ANN401 - 
 
 def serve(parts: GraphParts, conn: Connection) -> None:
     """Run what the server sends until its socket closes: ("run", id, kind, inputs, config, chat,
-    trace) starts a run on a thread of its own ("stream": the run's events; "invoke": its final state), ("cancel",
-    id) stops one. Every run ends with one of `ENDS`."""
+    trace, options) starts a run on a thread of its own ("stream": the run's events; "invoke": its
+    final state; one of RUNNABLE_STREAMS: its items as "chunk", then "done" with the final state;
+    `options`: that method's keyword arguments), ("cancel", id) stops one. Every run ends with one
+    of `ENDS`."""
     from graph.builder import graph
-    from graph.stream import run_context, run_graph
+    from graph.stream import FinalState, run_context, run_graph
 
     sending = threading.Lock()
     cancelled: dict[int, threading.Event] = {}
@@ -90,8 +99,12 @@ def serve(parts: GraphParts, conn: Connection) -> None:
         with sending:
             conn.send(message)
 
+    async def relay(job: int, items: AsyncIterator[Any]) -> None:  # noqa: ANN401
+        async for item in items:
+            send((job, "chunk", item))
+
     def run(job: int, kind: str, inputs: Any, portable: dict[str, Any], chat: str | None,  # noqa: ANN401
-            trace: dict[str, str]) -> None:
+            trace: dict[str, str], options: dict[str, Any]) -> None:
         flag = cancelled[job]
         marked = chat_stop_watch(parts.database, uuid.UUID(chat)).requested if chat else None
         watch = StopWatch(lambda: flag.is_set() or (marked is not None and marked()))
@@ -101,6 +114,14 @@ def serve(parts: GraphParts, conn: Connection) -> None:
                 if kind == "stream":
                     for event, data in run_graph(inputs, config, parts):
                         send((job, event, data))
+                elif kind in RUNNABLE_STREAMS:
+                    final = FinalState()
+                    config["callbacks"] = [watch, final]
+                    # the async method on a loop of this run's own (astream_log and astream_events
+                    # have no sync form), its sync nodes on that loop's executor, in this process
+                    stream = getattr(graph, kind)(inputs, config, context=run_context(parts, config), **options)
+                    asyncio.run(relay(job, stream))
+                    send((job, "done", final.state))
                 else:
                     send((job, "done", graph.invoke(inputs, config, context=run_context(parts, config))))
         except Stopped:
@@ -121,9 +142,9 @@ def serve(parts: GraphParts, conn: Connection) -> None:
             if (flag := cancelled.get(message[1])) is not None:
                 flag.set()
             continue
-        _, job, kind, inputs, config, chat, trace = message
+        _, job, kind, inputs, config, chat, trace, options = message
         cancelled[job] = threading.Event()
-        threading.Thread(target=run, args=(job, kind, inputs, config, chat, trace), name=f"answer-{job}",
+        threading.Thread(target=run, args=(job, kind, inputs, config, chat, trace, options), name=f"answer-{job}",
                          daemon=True).start()
 
 
@@ -160,7 +181,7 @@ class Job:
             self.ended = True
             self._release()
         self.events.put((kind, data))
-        for wake in self._wakers:
+        for wake in list(self._wakers):  # a reader may be removing its own
             wake()
 
     def cancel(self) -> None:
@@ -176,37 +197,41 @@ class Job:
                 return
             yield kind, data
 
-    async def result(self) -> Any:  # noqa: ANN401
-        """The final event's data, awaited without a thread; a caller that goes away stops the run."""
+    async def aevents(self) -> AsyncGenerator[tuple[str, Any], None]:
+        """The run's events as `stream` has them, awaited without a thread; a caller that goes away
+        (a cancelled task, a stream closed before its end) stops the run."""
         loop = asyncio.get_running_loop()
-        arrived: asyncio.Future[None] = loop.create_future()
-
-        def settle() -> None:
-            if not arrived.done():
-                arrived.set_result(None)
+        arrived = asyncio.Event()
 
         def wake() -> None:
-            loop.call_soon_threadsafe(settle)
+            with contextlib.suppress(RuntimeError):  # the loop is gone: the server is stopping
+                loop.call_soon_threadsafe(arrived.set)
 
         self._wakers.append(wake)
-        if self.ended:  # it ended before its waker was there
-            settle()
         try:
             while True:
-                await arrived
-                while True:
-                    try:
-                        kind, data = self.events.get_nowait()
-                    except queue.Empty:
-                        break
-                    if kind in ENDS:
-                        return next(_ended(kind, data))
-                arrived = loop.create_future()
-                if self.ended:
-                    settle()
-        except asyncio.CancelledError:
-            self.cancel()
-            raise
+                try:
+                    kind, data = self.events.get_nowait()
+                except queue.Empty:
+                    # an event put after get_nowait wakes `arrived` after this clear (call_soon_threadsafe)
+                    await arrived.wait()
+                    arrived.clear()
+                    continue
+                if kind in ENDS:
+                    yield kind, next(_ended(kind, data))
+                    return
+                yield kind, data
+        finally:
+            self._wakers.remove(wake)
+            self.cancel()  # a no-op once the run ended
+
+    async def result(self) -> Any:  # noqa: ANN401
+        """The final event's data, awaited without a thread; a caller that goes away stops the run."""
+        async with contextlib.aclosing(self.aevents()) as events:
+            async for kind, data in events:
+                if kind in ENDS:
+                    return data
+        raise AnswerLost("the run ended without a final event")  # aevents always ends with one
 
 
 def _ended(kind: str, data: Any) -> Iterator[Any]:  # noqa: ANN401
@@ -320,9 +345,11 @@ class AnswerProcesses:
             if self._running >= self._capacity and self._waiting >= self.queue:
                 raise AnswersBusy
 
-    def submit(self, kind: str, inputs: Any, config: Any, chat: str | None = None) -> Job:  # noqa: ANN401
-        """Start a run ("stream" or "invoke"); waits for a place when all are taken, unless `queue`
-        runs already wait (AnswersBusy). Blocks: call it off the event loop."""
+    def submit(self, kind: str, inputs: Any, config: Any, chat: str | None = None,  # noqa: ANN401
+               options: dict[str, Any] | None = None) -> Job:
+        """Start a run ("stream", "invoke" or one of RUNNABLE_STREAMS with its keyword `options`);
+        waits for a place when all are taken, unless `queue` runs already wait (AnswersBusy).
+        Blocks: call it off the event loop."""
         if not self._places.acquire(blocking=False):
             with self._lock:
                 if self._waiting >= self.queue:
@@ -351,7 +378,7 @@ class AnswerProcesses:
             process = self._process(index)
             job = Job(process, next(self._ids), release)
             process.jobs[job.id] = job
-            process.send(("run", job.id, kind, inputs, portable(config), chat, telemetry.carrier()))
+            process.send(("run", job.id, kind, inputs, portable(config), chat, telemetry.carrier(), options or {}))
             if not process.alive():
                 job.put("lost", "the answer process ended")
         except BaseException:

@@ -18,7 +18,7 @@ from answering.bridge import answer_in_thread
 from answering.chat import ChatAnswerer
 from answering.processes import AnswerProcesses
 from api.deps import CurrentUser, DbDep, SettingsDep
-from api.paging import MAX_OFFSET, page, page_query
+from api.paging import MAX_OFFSET, PAGE_QUERY, page, page_query, query_only
 from api.schemas import ChatDetail, ChatList, ChatOut, FeedbackOut, InputErrorOut, error
 from api.text import CollectionId, DocumentIds, FeedbackNote, Title, check_question
 from storage import chats, collections, feedback, parse_uuid
@@ -114,6 +114,11 @@ def create_chat(user: CurrentUser, db: DbDep, body: ChatIn | None = None) -> dic
                                            collection_id=collection))
 
 
+MAX_MESSAGE_ID = 2**63 - 1  # Postgres' bigint
+# a chat's page also takes `before`, a message id (the web app's "Earlier messages")
+message_query = query_only(*PAGE_QUERY, "before")
+
+
 @router.get("", response_model=ChatList, dependencies=[Depends(page_query)])
 def list_chats(user: CurrentUser, db: DbDep, settings: SettingsDep,
                limit: int | None = Query(None, ge=1, description="chats in this page; at most (and by default) "
@@ -128,21 +133,25 @@ def list_chats(user: CurrentUser, db: DbDep, settings: SettingsDep,
 
 
 @router.get("/{chat_id}", response_model=ChatDetail, responses={404: error("no such chat")},
-            dependencies=[Depends(page_query)])
+            dependencies=[Depends(message_query)])
 def get_chat(chat_id: str, user: CurrentUser, db: DbDep, settings: SettingsDep,
              limit: int | None = Query(None, ge=1, description="messages in this page; at most (and by default) "
                                                                "MESSAGE_PAGE_MAX"),
-             offset: int = Query(0, ge=0, le=MAX_OFFSET, description="the newest messages to skip")
+             offset: int = Query(0, ge=0, le=MAX_OFFSET, description="the newest messages to skip"),
+             before: int | None = Query(None, ge=1, le=MAX_MESSAGE_ID,
+                                        description="only messages older than this message id: the page "
+                                                    "before the oldest one shown, which stays put while "
+                                                    "the chat grows (an offset would shift)")
              ) -> dict[str, Any]:
     """The chat and a page of its messages: the latest ones (oldest first within the page);
-    `next_offset` asks for the earlier ones (null: none). An assistant message carries its citations
-    and meta (route, provider)."""
+    `next_offset` asks for the earlier ones (null: none), with the same `before`. An assistant
+    message carries its citations and meta (route, provider)."""
     with db.connection() as conn:
         chat = chats.get_chat(conn, owner_id=user.id, chat_id=chat_id)
         if chat is None:
             raise HTTPException(404, "no such chat")
         messages, next_offset = page(lambda n, skip: chats.list_messages(conn, owner_id=user.id, chat_id=chat["id"],
-                                                                         limit=n, offset=skip),
+                                                                         limit=n, offset=skip, before=before),
                                      limit=limit, offset=offset, cap=settings.message_page_max)
     return {**_chat_out(chat), "messages": [_message_out(m) for m in reversed(messages)], "next_offset": next_offset}
 

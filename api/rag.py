@@ -5,14 +5,17 @@ Every route needs a bearer token. The caller's identity goes into the graph's co
 retrieval is scoped to their documents in SQL. Callers may tune retrieval per request within the
 bounds of tunables.py; the rest of the configuration is the server's. The input is validated by
 the same text rules as every other route (api/text.py), and every run is a question admitted and
-finished by answering/accounting.py: one per input of a batch, streams included.
+finished by answering/accounting.py: one per input of a batch, streams included. Every run goes to
+the answer processes (answering/processes.py) when the server has them: invoke and batch as one
+final state, the three streams as the graph's own astream / astream_log / astream_events there,
+whose items LangServe then sends as it would have sent them from a run in this process.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Literal
 
@@ -26,11 +29,11 @@ from typing_extensions import TypedDict
 
 from answering import accounting
 from answering.bridge import result_in_thread
-from answering.processes import AnswerProcesses, AnswersBusy
+from answering.processes import AnswerProcesses, AnswersBusy, Job
 from api.deps import current_user
 from api.text import MAX, ChatId, DocumentIds, FilterText, Turn, question_type, unprocessable
 from graph.context import GraphParts
-from graph.stream import run_config, run_context
+from graph.stream import FinalState, run_config, run_context
 from settings import Settings
 from tunables import Tunables
 
@@ -80,23 +83,6 @@ def served_input(settings: Settings) -> type[BaseModel]:
                                                          "earnings release (empty: any)")),
         period=(FilterText, Field(default="", description="only documents of this period: FY2022, fiscal 2022, "
                                                            "Q2 2023, 2023 or a date (empty: any)")))
-
-
-class _FinalState(BaseCallbackHandler):
-    """Keeps the root run's final state, from which a streamed run's outcome is read."""
-
-    def __init__(self) -> None:
-        self.root: uuid.UUID | None = None
-        self.state: dict[str, Any] | None = None
-
-    def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: uuid.UUID,  # noqa: ANN401
-                       parent_run_id: uuid.UUID | None = None, **kwargs: Any) -> None:  # noqa: ANN401
-        if parent_run_id is None and self.root is None:
-            self.root = run_id
-
-    def on_chain_end(self, outputs: Any, *, run_id: uuid.UUID, **kwargs: Any) -> None:  # noqa: ANN401
-        if run_id == self.root and isinstance(outputs, dict):
-            self.state = outputs
 
 
 def _with_callback(config: RunnableConfig | None, handler: BaseCallbackHandler) -> RunnableConfig:
@@ -168,16 +154,43 @@ class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
 
     async def astream(self, input: Any, config: RunnableConfig | None = None,  # noqa: ANN401, A002
                       **kwargs: Any) -> AsyncIterator[Any]:  # noqa: ANN401
-        async for chunk in self._accounted(super().astream, input, config, **kwargs):
+        async for chunk in self._accounted("astream", super().astream, input, config, **kwargs):
             yield chunk
+
+    # /rag/stream_log: LangServe asks for patches (diff=True) with its name/type/tag filters
+    async def astream_log(
+            self, input: Any, config: RunnableConfig | None = None,  # noqa: ANN401, A002
+            **kwargs: Any) -> AsyncIterator[Any]:  # noqa: ANN401
+        if self.answers() is None:  # in this process Runnable.astream_log runs through astream, accounted there
+            async for patch in super().astream_log(input, config, **kwargs):
+                yield patch
+            return
+        async for patch in self._accounted("astream_log", super().astream_log, input, config, **kwargs):
+            yield patch
 
     # the event streams LangServe asks for (v1, v2); its v3 overload, an awaitable, is not served
     async def astream_events(  # type: ignore[override]
             self, input: Any, config: RunnableConfig | None = None,  # noqa: ANN401, A002
             **kwargs: Any) -> AsyncIterator[Any]:  # noqa: ANN401
         # the binding hands astream_events straight to the graph (not through astream): account here
-        async for event in self._accounted(super().astream_events, input, config, **kwargs):
+        async for event in self._accounted("astream_events", super().astream_events, input, config, **kwargs):
             yield event
+
+    async def _submit(self, answers: AnswerProcesses, kind: str, input: Any,  # noqa: ANN401, A002
+                      config: RunnableConfig | None, options: dict[str, Any] | None = None) -> Job:
+        """A run in an answer process, submitted from a thread of its own (it may wait for a place);
+        a caller that goes away meanwhile stops the run it started."""
+        plain = input.model_dump() if isinstance(input, BaseModel) else input  # RagInput is this app's class
+        owner = ((config or {}).get("configurable") or {}).get("owner_id")
+        made: list[Job] = []
+        try:
+            await result_in_thread(lambda: made.append(answers.submit(kind, plain, config, options=options)),
+                                   name=f"rag-{owner}")
+        except asyncio.CancelledError:
+            for job in made:
+                job.cancel()
+            raise
+        return made[0]
 
     async def _answer(self, ticket: accounting.Ticket, input: Any, config: RunnableConfig | None,  # noqa: ANN401, A002
                       **kwargs: Any) -> Any:  # noqa: ANN401
@@ -189,24 +202,36 @@ class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
         owner = ((config or {}).get("configurable") or {}).get("owner_id")
         async with accounting.running(ticket) as run:
             if answers is not None:  # in an answer process (answering/processes.py); a caller gone stops it
-                plain = input.model_dump() if isinstance(input, BaseModel) else input  # RagInput is this app's class
-                job = await result_in_thread(lambda: answers.submit("invoke", plain, config), name=f"rag-{owner}")
+                job = await self._submit(answers, "invoke", input, config)
                 run.state = await job.result()
             else:
                 run.state = await result_in_thread(lambda: invoke(input, config, context=context, **kwargs),
                                                    name=f"rag-{owner}", nice=parts.settings.background_nice)
         return run.state
 
-    async def _accounted(self, stream: Callable[..., AsyncIterator[Any]], input: Any,  # noqa: ANN401, A002
+    async def _accounted(self, kind: str, stream: Callable[..., AsyncIterator[Any]], input: Any,  # noqa: ANN401, A002
                          config: RunnableConfig | None, **kwargs: Any) -> AsyncIterator[Any]:  # noqa: ANN401
-        """One stream of the graph as one question; its outcome is read from the root run's final state."""
+        """One stream of the graph as one question; its outcome is read from the root run's final
+        state. With answer processes the run is `kind` there (its keyword arguments, LangServe's
+        filters, cross with it; the config's callbacks stay here, as for every run there), and a
+        client that leaves closes this stream, which stops the run there."""
         [ticket] = await self.admitted(config, 1)
-        final = _FinalState()
+        answers = self.answers()
         async with accounting.running(ticket) as run:
-            async for item in stream(input, _with_callback(config, final), context=run_context(self.parts(), config),
-                                     **kwargs):
-                yield item
-            run.state = final.state
+            if answers is not None:
+                job = await self._submit(answers, kind, input, config, kwargs)
+                async with contextlib.aclosing(job.aevents()) as events:
+                    async for event, data in events:
+                        if event == "chunk":
+                            yield data
+                        else:  # "done": the final state
+                            run.state = data
+            else:
+                final = FinalState()
+                async for item in stream(input, _with_callback(config, final),
+                                         context=run_context(self.parts(), config), **kwargs):
+                    yield item
+                run.state = final.state
 
 
 def served_graph(graph: Any, parts: GraphParts, admit: Admit,  # noqa: ANN401
@@ -249,12 +274,14 @@ def checked_configurable(configurable: dict[str, Any] | None) -> dict[str, Any]:
 
 async def rag_config(config: dict[str, Any], request: Request) -> dict[str, Any]:
     """LangServe per-request modifier: bounds, identity from the token, and for a stream an early 429
-    (its response starts before the run is admitted; the admission itself stays atomic)."""
+    or 503 (its response starts before the run is admitted; the admission itself stays atomic)."""
     user = getattr(request.state, "user", None) or await current_user(request)
     app = request.app
     run = run_config(owner_id=user.id, user=user.username, tunables=checked_configurable(config.get("configurable")))
     if request.url.path.endswith(STREAMS):
         await asyncio.to_thread(accounting.check, app.state.db, app.state.settings, owner_id=user.id)
+        if (answers := app.state.runtime.answers) is not None:
+            answers.check()  # a full server: 503 with Retry-After, not an error event in a started stream
     return {**config, **run}
 
 

@@ -195,8 +195,9 @@ class MessageOut(BaseModel):
 
 class ChatDetail(ChatOut):
     messages: list[MessageOut] = Field(description="the latest MESSAGE_PAGE_MAX (or `limit`) messages past "
-                                                   "`offset`, oldest first")
-    next_offset: int | None = Field(description="the offset of the earlier messages' page; null: none")
+                                                   "`offset` (and older than `before`), oldest first")
+    next_offset: int | None = Field(description="the offset of the earlier messages' page (with the same "
+                                                "`before`); null: none")
 
 
 # collections ---------------------------------------------------------------------------------------

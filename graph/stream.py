@@ -15,9 +15,11 @@ endpoints stream the graph's own output, under the configuration `run_config` ma
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any, cast
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableConfig
 
 from graph.builder import graph
@@ -62,3 +64,21 @@ def run_graph(inputs: InputState, config: RunnableConfig, parts: GraphParts) -> 
         elif "reset" in chunk:
             yield "reset", chunk["reset"]
     yield "done", Outcome.from_state(out)
+
+
+class FinalState(BaseCallbackHandler):
+    """Keeps the root run's final state, from which a streamed run's outcome is read (LangServe's
+    /rag streams yield the graph's own chunks, patches or events, none of them the state itself)."""
+
+    def __init__(self) -> None:
+        self.root: uuid.UUID | None = None
+        self.state: dict[str, Any] | None = None
+
+    def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: uuid.UUID,  # noqa: ANN401
+                       parent_run_id: uuid.UUID | None = None, **kwargs: Any) -> None:  # noqa: ANN401
+        if parent_run_id is None and self.root is None:
+            self.root = run_id
+
+    def on_chain_end(self, outputs: Any, *, run_id: uuid.UUID, **kwargs: Any) -> None:  # noqa: ANN401
+        if run_id == self.root and isinstance(outputs, dict):
+            self.state = outputs

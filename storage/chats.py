@@ -122,17 +122,19 @@ def end_unanswered(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUI
 
 
 def list_messages(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, limit: int,
-                  offset: int = 0) -> list[dict[str, Any]]:
-    """A page of the chat's messages, the newest first (`offset` of them skipped), each assistant
-    message with the owner's verdict (None if none). The newest first: a long chat opens at its end."""
+                  offset: int = 0, before: int | None = None) -> list[dict[str, Any]]:
+    """A page of the chat's messages, the newest first (`offset` of them skipped; `before`: only
+    those older than that message id), each assistant message with the owner's verdict (None if
+    none). The newest first: a long chat opens at its end."""
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
             "select m.id, m.role, m.content, m.status, m.citations, m.meta, m.created_at,"
             " case when f.message_id is null then null"
             "      else jsonb_build_object('rating', f.rating, 'note', f.note) end as feedback"
             " from messages m left join message_feedback f on f.message_id = m.id"
-            " where m.owner_id = %s and m.chat_id = %s order by m.id desc limit %s offset %s",
-            (owner_id, chat_id, limit, offset),
+            " where m.owner_id = %s and m.chat_id = %s and (%s::bigint is null or m.id < %s)"
+            " order by m.id desc limit %s offset %s",
+            (owner_id, chat_id, before, before, limit, offset),
         ).fetchall()
 
 

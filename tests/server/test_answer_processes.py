@@ -3,7 +3,9 @@ from the interpreter whose event loop authenticates everyone: a server with its 
 handed parts, so ANSWER_PROCESSES applies), the provider chain pointed at a slow scripted model
 server. Streaming, a stop, a crash mid-answer, /rag's invoke and the waiting list's 503, each
 through the process. Before answering/processes.py every run was a thread of the server process
-(these fail: `app.state.answers` did not exist)."""
+(these fail: `app.state.answers` did not exist). /rag's three streams went on running in the
+server after that (the stream tests here failed: no run reached the process, a full server
+streamed anyway)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import pytest
 
 from evals.fake_openai import FakeOpenAI
 from tests.server.conftest import FACTS, follow_job, read_sse, signup, upload
+from tests.server.test_accounting import settled
 from tests.server.test_chat_actions import LONG, read_sse_text, slow_script
 
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
@@ -119,6 +122,9 @@ def test_a_full_server_answers_503_and_a_crash_mid_answer_is_saved_as_an_error(s
                 # ANSWERS_PER_PROCESS (1) runs and ANSWER_QUEUE (0) waiting: the next question is refused
                 other = c.post("/rag/invoke", headers=h, json={"input": {"question": QUESTION}})
                 assert other.status_code == 503 and int(other.headers["Retry-After"]) >= 1, other.text
+                for path in ("/rag/stream", "/rag/stream_log", "/rag/stream_events"):  # before the stream starts
+                    other = c.post(path, headers=h, json={"input": {"question": QUESTION}})
+                    assert other.status_code == 503 and int(other.headers["Retry-After"]) >= 1, (path, other.text)
                 busy = c.post(f"/api/chats/{chat_id}/messages", headers=h, json={"question": QUESTION})
                 assert busy.status_code == 503, busy.text
                 os.kill(pid, 9)  # the process dies mid-answer
@@ -133,3 +139,59 @@ def test_a_full_server_answers_503_and_a_crash_mid_answer_is_saved_as_an_error(s
                                         json={"question": QUESTION}) as res:
         assert read_sse(res)[-1][0] == "done"  # a fresh process answers the next one
     assert _pid(served) != pid
+
+
+def test_rag_streams_run_in_the_process_in_langserves_formats(served, owner, db) -> None:  # noqa: ANN001
+    """/rag/stream, /rag/stream_log and /rag/stream_events each run the graph in the answer process,
+    and LangServe's own client (RemoteRunnable) reads each as it reads a run in the server."""
+    import asyncio
+
+    from langchain_core.tracers.log_stream import RunLog
+    from langserve import RemoteRunnable
+
+    answers = served.app.state.answers
+    remote = RemoteRunnable(f"{served.url}/rag", headers=owner["headers"], timeout=120)
+    before = next(answers._ids)  # noqa: SLF001
+    chunks = list(remote.stream({"question": QUESTION}))
+    assert any(FACTS["revenue"] in str(chunk) for chunk in chunks), chunks
+
+    async def log_and_events() -> tuple[RunLog, list[dict[str, Any]]]:
+        log = None
+        async for patch in remote.astream_log({"question": QUESTION}):
+            log = patch if log is None else log + patch
+        events = [e async for e in remote.astream_events({"question": QUESTION}, version="v2")]
+        return log, events
+
+    log, events = asyncio.run(log_and_events())
+    # the log's final output: the graph's node updates, merged (its default stream mode)
+    assert isinstance(log, RunLog) and FACTS["revenue"] in str(log.state["final_output"]), log
+    assert {"retrieve", "generate"} <= set(log.state["logs"]), sorted(log.state["logs"])
+    started = {e["name"] for e in events if e["event"] == "on_chain_start"}
+    assert {"guardrail", "retrieve", "generate"} <= started, started
+    assert any(e["event"] == "on_chat_model_stream" for e in events)
+    assert FACTS["revenue"] in events[-1]["data"]["output"]["answer"]
+    assert next(answers._ids) == before + 4  # each of the three was a run in the process  # noqa: SLF001
+    owner_id = served.client().get("/api/auth/me", headers=owner["headers"]).json()["id"]
+    assert [(s, st) for s, st, _ in settled(db, owner_id, 3)[-3:]] == [("rag", "ok")] * 3
+
+
+def test_a_rag_stream_the_client_leaves_stops_its_run_in_the_process(served, owner, model, db) -> None:  # noqa: ANN001
+    answers = served.app.state.answers
+    model.token_delay_s = 0.05  # the answer's 200 pieces take ten seconds
+    try:
+        with served.client() as c, c.stream("POST", "/rag/stream_events", headers=owner["headers"],
+                                             json={"input": {"question": QUESTION}}) as res:
+            assert res.status_code == 200
+            for line in res.iter_lines():
+                if "on_chat_model_stream" in line:  # the model is writing
+                    break
+            assert answers._running == 1  # the run holds the process's place  # noqa: SLF001
+            left = time.monotonic()
+        while answers._running and time.monotonic() - left < 5:  # noqa: SLF001
+            time.sleep(0.05)
+        assert answers._running == 0, "the run went on after its client left"  # noqa: SLF001
+        assert time.monotonic() - left < 3
+        owner_id = served.client().get("/api/auth/me", headers=owner["headers"]).json()["id"]
+        assert settled(db, owner_id, 1)[-1] == ("rag", "cancelled", "the client disconnected")
+    finally:
+        model.token_delay_s = 0.0

@@ -302,6 +302,35 @@ def test_a_chats_messages_are_paged_from_the_latest_with_a_cap(bounded, db) -> N
         assert c.get(f"/api/chats/{chat_id}", params={"limt": 1}, headers=h).status_code == 422
 
 
+def test_a_chats_earlier_page_stays_put_while_the_chat_grows(bounded, db) -> None:  # noqa: ANN001
+    """The web app loads earlier messages with `before` (the oldest one it shows): an offset would
+    shift by the turns asked since the chat opened, and show some twice (before: `before` was an
+    unknown parameter, 422)."""
+    from storage import chats
+
+    with bounded.client() as c:
+        h = signup(c, "before")["headers"]
+        chat_id = c.post("/api/chats", headers=h, json={"title": "growing"}).json()["id"]
+        owner = c.get("/api/auth/me", headers=h).json()["id"]
+
+        def add(n: int) -> list[int]:
+            with db.connection() as conn:
+                return [chats.add_message(conn, owner_id=owner, chat_id=uuid.UUID(chat_id),
+                                          role=("user", "assistant")[i % 2], content=f"m{i}") for i in range(n)]
+
+        made = add(10)
+        first = c.get(f"/api/chats/{chat_id}", headers=h).json()
+        assert [m["id"] for m in first["messages"]] == made[6:]
+        made += add(2)  # a turn asked after the chat opened
+        res = c.get(f"/api/chats/{chat_id}", params={"before": first["messages"][0]["id"]}, headers=h)
+        assert res.status_code == 200, res.text
+        assert [m["id"] for m in res.json()["messages"]] == made[2:6] and res.json()["next_offset"] == 4
+        rest = c.get(f"/api/chats/{chat_id}", params={"before": made[6], "offset": 4}, headers=h).json()
+        assert [m["id"] for m in rest["messages"]] == made[:2] and rest["next_offset"] is None
+        assert c.get(f"/api/chats/{chat_id}", params={"before": made[0]}, headers=h).json()["messages"] == []
+        assert c.get(f"/api/chats/{chat_id}", params={"before": 0}, headers=h).status_code == 422
+
+
 def test_an_accounts_uploads_are_a_rate_of_megabytes(bounded) -> None:  # noqa: ANN001
     """Each upload's body is parsed on the event loop as it streams: UPLOAD_MB_PER_MINUTE bounds what
     one account sends (counted by the body's length, before it is read; a chunked one by what was

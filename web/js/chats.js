@@ -1,5 +1,7 @@
 // Chats: the list, a new chat over all documents or a chosen few, rename, delete, and the
-// conversation: answers stream token by token; [n] markers link to the cited page.
+// conversation: answers stream token by token; [n] markers link to the cited page. A long chat
+// opens at its latest page of messages (the API's MESSAGE_PAGE_MAX); "Earlier messages" at the
+// top loads the page before the oldest one shown, keeping what is on screen where it was.
 import { allDocuments, api, readEvents, request } from "./api.js";
 import { append, banner, confirmDialog, h, waitText, when } from "./dom.js";
 import { go } from "./main.js";
@@ -154,16 +156,21 @@ async function renderConversation(pane, chatId, documents, foundId = null) {
   };
   conv.actions = (m, latest) => ({ chatId: chat.id, latest, regenerate: (old) => regenerate(conv, old) });
 
-  const replaced = new Set(chat.messages.map((m) => (m.meta || {}).regenerates).filter(Boolean));
+  // answers replaced by a later one (any page loaded so far): marked "Earlier answer"
+  conv.replaced = new Set();
+  conv.loaded = new Set();
   const lastId = chat.messages.at(-1)?.id;
-  for (const m of chat.messages) {
-    const shown = replaced.has(m.id) ? { ...m, meta: { ...m.meta, superseded: true } } : m;
-    list.append(renderMessage(shown, m.role === "assistant" ? conv.actions(m, m.id === lastId) : null));
-  }
+  list.append(...messageItems(conv, chat.messages, lastId));
   const latest = chat.messages.filter((m) => m.role === "assistant" && m.status === "ok").at(-1);
   if (latest) prefetchCited(latest.citations || [], (latest.meta || {}).cited || []);
   if (!chat.messages.length) list.append(h("li", { class: "msg-hint" }, "Ask a first question below."));
+  conv.oldestId = chat.messages[0]?.id;
+  if (chat.next_offset != null) list.prepend(earlierButton(conv));
   keepAboveComposer(pane, composer);
+  // from the sidebar's search: a message further back than the latest page is loaded too
+  for (let pages = 0; foundId && !conv.loaded.has(Number(foundId)) && conv.earlier && pages < 50; pages++) {
+    if (!(await conv.earlier.load())) break;
+  }
   const found = foundId && list.querySelector(`li[data-id="${CSS.escape(foundId)}"]`);
   if (found) found.classList.add("msg-found");  // from the sidebar's search: that message, marked
   requestAnimationFrame(() => (found ? found.scrollIntoView({ block: "center" }) : reveal(list.lastElementChild)));
@@ -196,6 +203,71 @@ async function renderConversation(pane, chatId, documents, foundId = null) {
     });
   });
   if (!touch()) question.focus();
+}
+
+// A page of messages (oldest first) as list items; `lastId`: the chat's latest message, the one
+// answer that can be answered again.
+function messageItems(conv, messages, lastId = null) {
+  for (const m of messages) {
+    conv.loaded.add(m.id);
+    if ((m.meta || {}).regenerates) conv.replaced.add(m.meta.regenerates);
+  }
+  return messages.map((m) => {
+    const shown = conv.replaced.has(m.id) ? { ...m, meta: { ...m.meta, superseded: true } } : m;
+    return renderMessage(shown, m.role === "assistant" ? conv.actions(m, m.id === lastId) : null);
+  });
+}
+
+// "Earlier messages": the page before the oldest message shown (`before`, which stays put while
+// the chat grows), put above it without moving what is on screen.
+function earlierButton(conv) {
+  const button = h("button", { type: "button", class: "btn btn-small" }, "Earlier messages");
+  const li = h("li", { class: "msg-earlier" }, button);
+  const load = async () => {
+    button.disabled = true;
+    button.textContent = "Loading earlier messages…";
+    let page;
+    try {
+      page = await api(`/api/chats/${encodeURIComponent(conv.chat.id)}?before=${conv.oldestId}`);
+    } catch (err) {
+      button.disabled = false;
+      button.textContent = "Earlier messages";
+      banner(`Earlier messages could not be loaded: ${err.detail}`, "error");
+      return false;
+    }
+    const anchor = li.nextElementSibling;
+    keepPlace(conv.list, anchor, () => {
+      li.after(...messageItems(conv, page.messages));
+      if (page.next_offset == null) li.remove();
+    });
+    conv.oldestId = page.messages[0]?.id ?? conv.oldestId;
+    conv.live.textContent = `${page.messages.length} earlier messages shown.`;
+    if (page.next_offset == null) {
+      conv.earlier = null;
+      if (document.activeElement === document.body) conv.question.focus({ preventScroll: true });
+    } else {
+      button.disabled = false;
+      button.textContent = "Earlier messages";
+      // disabled while loading, it lost the focus: a keyboard reader goes on from it
+      if (document.activeElement === document.body) button.focus({ preventScroll: true });
+    }
+    return page.messages.length > 0;
+  };
+  button.addEventListener("click", load);
+  conv.earlier = { load };
+  return li;
+}
+
+// Run `change` (which adds above `anchor`) and scroll back by what `anchor` moved: the messages
+// scroll in their list on a wide screen and with the page on a phone.
+function keepPlace(list, anchor, change) {
+  const before = anchor ? anchor.getBoundingClientRect().top : 0;
+  change();
+  if (!anchor) return;
+  const moved = anchor.getBoundingClientRect().top - before;
+  if (!moved) return;
+  if (list.scrollHeight > list.clientHeight) list.scrollTop += moved;
+  else window.scrollBy(0, moved);
 }
 
 // The message box is sticky at phone width: a message scrolled into view stops above it.

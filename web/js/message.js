@@ -243,7 +243,7 @@ function feedbackControls(chatId, m) {
 
 // `actions`: {chatId, latest (may answer again), regenerate(m)} for a saved answer; none while streaming.
 export function renderMessage(m, actions = null) {
-  if (m.role === "user") return h("li", { class: "msg msg-user" }, h("p", {}, m.content));
+  if (m.role === "user") return h("li", { class: "msg msg-user", dataset: { id: m.id ?? "" } }, h("p", {}, m.content));
   const meta = m.meta || {};
   const citations = m.citations || [];
   if (m.status === "blocked") {
