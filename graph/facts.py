@@ -106,6 +106,20 @@ def label_words(text: str) -> set[str]:
     return {SAME_MEANING.get(w, w) for w in stems} - _NOT_A_LABEL_WORD
 
 
+# Words of a label that exclude one another: a row of one says it is not the other ("Accounts payable" is
+# no accounts receivable, "Cash flows from financing activities" no operating cash flow). Sales read as
+# revenue (SAME_MEANING), so a purchase is the opposite of a sale there.
+CONTRASTS: tuple[frozenset[str], ...] = tuple(frozenset(group) for group in (
+    ("payable", "receivable"), ("asset", "liability"), ("income", "expense"), ("current", "noncurrent"),
+    ("short-term", "long-term"), ("purchase", "revenue"), ("inflow", "outflow"),
+    ("operating", "investing", "financing")))
+
+
+def contradicts(label: Set[str], words: Set[str]) -> bool:
+    """The label holds a word whose contrast (CONTRASTS) the phrase's `words` ask for instead."""
+    return any(w in group and w not in words and words & group for w in label for group in CONTRASTS)
+
+
 @dataclass(frozen=True)
 class Cell:
     """A stored cell as the graph uses it (storage.tables.FoundCell has these fields)."""
@@ -159,12 +173,15 @@ def score(cell: Cell, words: set[str], period: AskedPeriod, pages: set[tuple[str
     then its table being a primary statement (`named`: the ones the question says to read), its page
     being one grading kept, and the full-text rank (storage.tables.find_cells)."""
     label = label_words(cell.path)
-    if not label:
+    if not label or contradicts(label, words):
         return 0.0
     shared = len(label & words)
     if not shared:
         return 0.0
-    covered = shared / len(label)  # a label all of whose words the question uses ("net income")
+    # a label all of whose words the question uses ("net income"), counted over the row's own label when
+    # its section path is long ("Adjustments to reconcile net income to ... › Depreciation and amortization")
+    own = label_words(cell.label)
+    covered = max(shared / len(label), len(own & words) / len(own) if own else 0.0)
     value = 2.0 * covered + shared / max(len(words), 1)
     if period.years:
         value += 1.5 if cell.fiscal_year in period.years else -1.5

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 
 from graph.calc import DAYS_IN_YEAR, DEFAULT_DECIMALS, CalcError, Fact, Result, choose_op, compute
-from graph.facts import label_words
+from graph.facts import contradicts, label_words
 from graph.figures import Asked, Kind, asked_unit, decimals_at, format_figure, format_number, round_half_up
 from graph.operands import MARGIN_PARTS, REVENUE, choose, names_a_rate
 from graph.operands import phrases as operand_phrases
@@ -34,10 +34,6 @@ from storage.statements import named_statements, preference
 log = logging.getLogger("thotqen.formula")
 # A row answers a phrase when the phrase names at least this share of the row's own words (or all of its own).
 MIN_LABEL_SHARE = 0.5
-# Words a row label uses for the opposite of what a phrase asks (both ways).
-_OPPOSITE_PAIRS = (("payable", "receivable"), ("asset", "liability"), ("income", "expense"), ("current", "noncurrent"),
-                   ("short-term", "long-term"), ("purchase", "sale"), ("inflow", "outflow"))
-OPPOSITES = {a: b for pair in _OPPOSITE_PAIRS for a, b in (pair, pair[::-1])}
 Words = Callable[[str], str]  # a phrase's glossary words (storage/tables.py glossary_words), "" when none
 
 
@@ -319,7 +315,7 @@ class _Matcher:
         and 0 when the label says the opposite ("Accounts payable" for accounts receivable). `forms`:
         a word may match another form of itself ("operations", "operating")."""
         label = label_words(fact.label.split(" › ")[-1]) or label_words(fact.label)
-        if any(OPPOSITES.get(w) in words for w in label):
+        if contradicts(label, words):
             return 0.0
         shared = sum(any(_same_word(w, x) if forms else w == x for x in label) for w in words)
         if shared and (shared / max(len(label), 1) >= MIN_LABEL_SHARE or shared == len(words)):

@@ -1,0 +1,35 @@
+"""Figure lookup's choice among a filing's cells (graph/facts.py `pick`): which row answers the words a
+question uses. Companies and numbers are invented."""
+
+from __future__ import annotations
+
+from graph.facts import Cell, contradicts, label_words, pick
+
+
+def cell(n: int, path: str, value: float, *, caption: str = "", year: int = 2023) -> Cell:
+    label = path.split(" › ")[-1]
+    return Cell(id=n, document_id="d", document_name="fabrikam-2023.pdf", page=n, label=label, path=path,
+                caption=caption, period_label=str(year), period_kind="year", fiscal_year=year, quarter=None,
+                months=None, scale=1e3, unit="USD", scale_words="In thousands", value_text=f"{value:,.0f}",
+                value=value, box=None, row_box=None, rank=0.0)
+
+
+def test_a_cash_flow_of_another_activity_is_not_the_one_asked_for() -> None:
+    # the financing section shares "cash flows" and "activities" with the question; its row is not operating
+    cells = [cell(1, "Cash flows from financing activities › Other financing activities", -7_359),
+             cell(2, "Adjustments to reconcile net loss to net cash provided by operating activities › "
+                     "Net cash provided by operating activities", 381_603)]
+    question = "How much did Fabrikam generate in cash flow from operating activities in FY2023, in USD millions?"
+    assert pick(cells, question, set(), ignore={"fabrikam"})[0].value == 381_603
+    assert contradicts(label_words("Other financing activities"), label_words("operating activities"))
+    assert not contradicts(label_words("Net cash used in financing activities"), label_words("financing cash flows"))
+
+
+def test_a_row_deep_in_its_statement_is_read_by_its_own_label() -> None:
+    # a long section path does not make "Depreciation and amortization" a worse match than a short table's row
+    cells = [cell(1, "Numerator › + Depreciation and amortization", 10_987),
+             cell(2, "Cash flows from operating activities › Adjustments to reconcile consolidated net income to net "
+                     "cash provided by operating activities › Depreciation and amortization", 10_988,
+                  caption="Consolidated Statements of Cash Flows")]
+    question = "What was Fabrikam's FY2023 depreciation and amortization, in USD millions, in the cash flow statement?"
+    assert pick(cells, question, set())[0].value == 10_988
