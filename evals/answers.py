@@ -321,6 +321,8 @@ def traced_figures(out: dict, question: str) -> tuple[int, int, str]:
                                                                f.get("value_text")) if t]
     sources += [(scoring.parse_numbers(t), 1.0) for t in [*facts, *_texts(out.get("calculation")),
                                                             *_texts(out.get("calculations"))]]
+    # the cited rows and sentences (a fact's row, in the scale its table declares): what the reader checks
+    sources += [(scoring.parse_numbers(line.text), line.scale or 1.0) for line in evidence_lines(out) or []]
     sources.append((scoring.parse_numbers(question), 1.0))
     untraced = sum(1 for n in found
                    if not any(scoring.number_found(n, nums, TRACE_TOLERANCE, scale) for nums, scale in sources))

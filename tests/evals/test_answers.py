@@ -139,6 +139,19 @@ def test_figures_traced_to_cited_excerpts_facts_or_the_question() -> None:
     assert answers.traced_figures(with_fact, "What was ACME's net income in 2019?")[1] == 0
 
 
+def test_a_figure_copied_from_a_cited_row_is_traced_in_its_tables_scale() -> None:
+    # the cited excerpt is another chunk of the row's page: the row the answer rests on is the citation's
+    # evidence, with its table's scale (the outcome keeps no facts; its citations' evidence rows say them)
+    out = outcome("Merchandise inventories (end of FY2019) was $5,409 million [1].", [1],
+                  {1: "Total liabilities and equity 12,901 (in millions) Goodwill 915"})
+    assert answers.traced_figures(out, "What were inventories at year end FY2019?")[1] == 1
+    out["citations"][0]["evidence"] = [{"kind": "row", "text": "Merchandise inventories 5,409",
+                                        "context": "Current assets · February 2, 2019 · $ in millions"}]
+    assert answers.traced_figures(out, "What were inventories at year end FY2019?")[1] == 0
+    out["citations"][0]["evidence"][0]["text"] = "Merchandise inventories 5,209"
+    assert answers.traced_figures(out, "What were inventories at year end FY2019?")[1] == 1
+
+
 def test_the_checks_own_report_is_not_taken_for_the_answers_figures() -> None:
     # the report says verified (and lists a draft's figure); the answer's figure is in nothing it cites
     out = outcome("Revenue was $5 billion [1].", [1], {1: "nothing"},
