@@ -338,14 +338,23 @@ def line_holds(lines: Sequence[Line | str], golds: list[Gold], question: str, re
     return bool(golds) and all(any(figure_matches(n, g, qs, rel_tol) for n in nums) for g in golds)
 
 
+# Numbers a working writes that are the formula's, not an operand's: days in a year, a percentage's
+# hundred, an average's count, a growth's one.
+_FORMULA_CONSTANTS = frozenset({365.0, 360.0, 100.0, 1.0, 2.0, 3.0, 4.0, 5.0})
+
+
 def working_shown(out: dict, lines: list[Line], item: Item, tol: float) -> bool:
-    """The answer's calculation gives the reference, and every operand's row is an evidence line."""
+    """The answer's calculation gives the reference, and every operand of its working is on an evidence
+    line (a cited row, in the scale its table declares). The outcome keeps no facts: the working's own
+    numbers are the operands as shown."""
     calculation = out.get("calculation") or {}
-    operands = set(calculation.get("operands") or [])
-    if not operands or not figures_correct(str(calculation.get("text") or ""), item, tol):
+    if not calculation.get("operands") or not figures_correct(str(calculation.get("text") or ""), item, tol):
         return False
-    rows = {str(f.get("evidence") or "") for f in out.get("facts") or [] if f.get("n") in operands}
-    return len(rows) == len(operands) and rows <= {line.text for line in lines}
+    shown = str(calculation.get("working") or "").split("=")[0]
+    operands = [n for n in scoring.parse_numbers(shown) if n.value not in _FORMULA_CONSTANTS]
+    rows = [(scoring.parse_numbers(line.text), line.scale or 1.0) for line in lines]
+    return bool(operands) and all(any(scoring.number_found(n, nums, TRACE_TOLERANCE, scale) for nums, scale in rows)
+                                  for n in operands)
 
 
 Judge = Callable[[str, str, str], bool | None]  # (question, reference, answer) -> correct

@@ -189,9 +189,9 @@ def test_a_calculation_holds_its_evidence_when_every_operands_row_is_shown() -> 
     item = figure_item("0.68", "What is ACME's FY2020 working capital ratio? Round to two decimal places.")
     rows = ["Total current assets 5,121.3", "Total current liabilities 7,491.5"]
     calculation = {"text": "0.68", "operands": [1, 2], "working": "5,121.3 / 7,491.5 = 0.68 [1]"}
-    facts = [{"n": 1, "evidence": rows[0]}, {"n": 2, "evidence": rows[1]}]
+    # as the graph's outcome is: its calculation and citations, no facts
     out = outcome("The FY2020 working capital ratio is 0.68 [1]. Calculation: 5,121.3 / 7,491.5 = 0.68 [1]", [1],
-                  {1: " ".join(rows)}, calculation=calculation, facts=facts)
+                  {1: " ".join(rows)}, calculation=calculation)
     out["citations"][0]["evidence"] = [{"text": r, "kind": "row"} for r in rows]
     row = answers.score(item, out, 1.0, tol=0.02)
     assert row["evidence_line_holds"] is True and row["evidence_by"] == "working"
