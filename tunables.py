@@ -81,6 +81,10 @@ class Tunables(_Declared):
     grade_local: bool = tunable(
         False, "grade with the LLM also when its first link is the embedded local model, whose verdicts rank "
         "evidence no better than a coin (evals/results/grading_threshold.md)", "GRAPH_GRADE_LOCAL")
+    choose_local: bool = tunable(
+        False, "let the embedded local model pick a lookup's fact when it is the chain's first link; off, it only "
+        "says whether any listed fact is the figure asked and code's ranking picks (evals/results/"
+        "choose_after_lookup.md: the ranking's first fact holds the reference more often)", "GRAPH_CHOOSE_LOCAL")
     grade_threshold: float = tunable(
         0.5, "an excerpt is relevant when the grader's P(yes) reaches this (where the model gives "
         "probabilities; its sampled word otherwise)", "GRADE_THRESHOLD", ge=0.0, le=1.0)

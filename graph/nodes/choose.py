@@ -4,7 +4,9 @@ Runs after compute. When the question asks for one figure (graph/compose.py `wan
 and code computed it, the answer is the calculation's sentence and working, with no model call.
 When it asks for a figure to look up, the model picks the fact that is the figure asked, or
 "none", in one short constrained call over the facts' list (each fact's row, period and value),
-and code writes the sentence
+and code writes the sentence. When the chain's first link is the embedded local model, its pick
+only says that a listed fact is the figure: code's ranking (graph/facts.py `pick`) names which,
+measured more often right (`choose_local` hands the pick back to the model)
 (graph/compose.py `fact_sentence`): the digits, the unit and the citation are the cell's. "none"
 is the honest "the documents don't say": no listed row is the figure asked. Only facts of the
 period the question names are offered (a column whose period was not read stays): a fact of
@@ -95,6 +97,10 @@ def choose(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> d
         tag = str(result.parsed.model_dump()["figure"]) if result.parsed is not None else NONE
         chosen = next((f for f in facts if f"F{f.n}" == tag), None)
         choice = {"by": "model", "fact": chosen.n if chosen else None}
+        local = cfg.running.chain(cfg.llm_order).asks_local_first(cheap=True)
+        if chosen is not None and local and not cfg.choose_local:
+            # the local model's pick is less often right than code's ranking: it says whether one is, code which
+            chosen, choice = facts[0], {"by": "ranking", "fact": facts[0].n, "model": chosen.n}
         answer = compose.fact_sentence(chosen, asked) if chosen else prompts.CANNOT_ANSWER
         log.info("figure chosen: %s of %d facts", tag, len(facts))
     if answer == prompts.CANNOT_ANSWER:
