@@ -66,10 +66,10 @@ def test_within_filing_hybrid_hit_at_5_and_1_hold_their_floors(question_set: str
 # Under evals/results/facts_lookup.md by about four synthetic questions and one out-of-scope one:
 # figure lookup over the statement-row questions (not read while its rules were written), and the
 # refusals before any search (general knowledge, other companies, years no filing covers).
-LOOKUP_FLOOR = 0.83
+LOOKUP_FLOOR = 0.87
 # The figure a composed answer states when the model keeps code's first fact, or the calculation
 # (graph/nodes/choose.py): under the synthetic set's "first fact" column by about six questions.
-FIRST_FACT_FLOOR = 0.69
+FIRST_FACT_FLOOR = 0.74
 REFUSED_EARLY_FLOOR = 0.44
 ANSWERABLE_REFUSED_EARLY_CEILING = 0.04
 
@@ -95,8 +95,8 @@ def test_figure_lookup_and_refusals_before_search_hold_their_floors(tmp_path: Pa
 
 # Under evals/results/synthetic_formulas.md (rule-written formula questions, not read while the grammar
 # was written) by about three questions each way: formulas computed right, and computed wrong.
-FORMULA_FLOOR = 0.44
-FORMULA_WRONG_CEILING = 0.19
+FORMULA_FLOOR = 0.47
+FORMULA_WRONG_CEILING = 0.16
 
 
 @pytest.mark.skipif(not (FINANCEBENCH / "questions.jsonl").is_file(), reason="needs ../shared/eval/financebench")
@@ -117,9 +117,9 @@ def test_formulas_a_question_defines_hold_their_floors(tmp_path: Path) -> None:
 # questions gave in evals/results/answers_oos.md by about one question each way.
 GATE_ANSWERS = 16
 OOS_REFUSED_FLOOR = 0.87  # 8 of 8 measured: 7 of 8 passes
-ANSWERABLE_REFUSED_CEILING = 0.13  # 0 of 8 measured: 1 of 8 passes
-UNTRACED_CEILING = 0.08  # 1 of 39 answer figures measured: about 3 passes
-FIGURE_CORRECT_FLOOR = 0.2  # 2 of 5 measured: 1 of 5 passes
+ANSWERABLE_REFUSED_CEILING = 0.13  # 1 of 8 measured (3M's capex: the model says none): 1 of 8 passes
+UNTRACED_CEILING = 0.05  # 0 of 44 answer figures measured: about 2 pass
+FIGURE_CORRECT_FLOOR = 0.6  # 4 of 5 measured: 3 of 5 passes
 
 
 @pytest.mark.skipif(not (FINANCEBENCH / "questions.jsonl").is_file(), reason="needs ../shared/eval/financebench")
