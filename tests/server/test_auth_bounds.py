@@ -249,6 +249,35 @@ def test_a_light_read_needs_neither_the_shared_threads_nor_the_shared_connection
             future.result(30)
 
 
+def test_a_progress_stream_takes_no_thread(live: LiveServer, monkeypatch) -> None:  # noqa: ANN001
+    """Issue 26: a progress stream gave its slot back in a plain function's background task, which
+    Starlette runs on FastAPI's thread pool: under the burst's hundreds of streams (the attackers'
+    streams of finished jobs end at once) those trips were most of the event loop's thread hops
+    (evals/results/burst_profile.md). Its polls read on the loop too (api/reads.py): no thread at all."""
+    import anyio.to_thread
+
+    from tests.server.conftest import follow_job, upload
+    from tests.server.test_open_bounds import small_pdf
+
+    with live.client() as c:
+        user = signup(c, "streamed")
+        job = upload(c, user["headers"], "streamed.pdf", small_pdf("Aurora Widgets total revenue was 412 million."))
+        assert follow_job(c, user["headers"], job.json()["job_id"])[-1][0] == "done"
+        assert c.get("/api/auth/me", headers=user["headers"]).status_code == 200  # its token version kept
+        sent: list[str] = []
+        real = anyio.to_thread.run_sync
+
+        async def counted(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+            sent.append(getattr(fn, "__name__", repr(fn)))
+            return await real(fn, *args, **kwargs)
+
+        monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
+        for _ in range(3):
+            assert follow_job(c, user["headers"], job.json()["job_id"])[-1][0] == "done"
+        time.sleep(0.3)  # the background task runs after the response's end
+    assert sent == [], sent  # was: one `give_back` per stream
+
+
 def test_one_users_light_reads_take_one_connection_at_a_time() -> None:
     """A user's light reads queue behind each other, not ahead of another user's: with one user
     holding their turn, their next read waits and another user's goes straight to a connection."""
