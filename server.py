@@ -49,7 +49,6 @@ from api import (
     web,
 )
 from api.limits import Rate
-from api.reads import LightReads
 from api.schemas import HealthOut
 from api.verify import Verifier
 from jobqueue.maintenance import MaintenanceThread
@@ -153,8 +152,6 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         app.state.db = db
         app.state.tokens = tokens
         app.state.verifier = Verifier(tokens, db)
-        app.state.reads = LightReads(settings, db)  # light reads on the loop, connections of their own
-        await app.state.reads.open()
         app.state.files = rt.files
         app.state.worker = rt.ingest_worker
         app.state.jobs = rt.jobs
@@ -178,7 +175,6 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         model_lock.close()
         app.state.renders.close()
         app.state.verifier.close()
-        await app.state.reads.close()
         app.state.upload_work.shutdown(wait=False, cancel_futures=True)
         if answers is not None:
             answers.close()

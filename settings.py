@@ -337,10 +337,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # on every request. How many users' versions are kept (the least recently used go first).
     token_version_ttl_s: float = Field(default=5.0, ge=0, le=300)
     token_version_entries: int = Field(default=10_000, ge=0)
-    # Connections of their own for the light reads the web app makes all the time (GET /api/documents,
-    # GET /api/chats: api/reads.py), read on the event loop with psycopg's async driver: no thread of
-    # the pool every other request shares, no place in the shared DB_POOL_SIZE connections.
-    light_read_connections: int = Field(default=2, ge=1, le=32)
     # Failed logins that lock a username, and the sliding window they count in (kept in Postgres).
     login_max_failures: int = 5
     login_lock_minutes: int = 15

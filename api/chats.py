@@ -18,8 +18,7 @@ from answering.bridge import answer_in_thread
 from answering.chat import ChatAnswerer
 from answering.processes import AnswerProcesses
 from api.deps import CurrentUser, DbDep, SettingsDep
-from api.paging import MAX_OFFSET, PAGE_QUERY, page, page_async, page_query, query_only
-from api.reads import LightReads
+from api.paging import MAX_OFFSET, PAGE_QUERY, page, page_query, query_only
 from api.schemas import ChatDetail, ChatList, ChatOut, FeedbackOut, InputErrorOut, error
 from api.text import CollectionId, DocumentIds, FeedbackNote, Title, check_question
 from storage import chats, collections, feedback, parse_uuid
@@ -121,18 +120,15 @@ message_query = query_only(*PAGE_QUERY, "before")
 
 
 @router.get("", response_model=ChatList, dependencies=[Depends(page_query)])
-async def list_chats(request: Request, user: CurrentUser, settings: SettingsDep,
-                     limit: int | None = Query(None, ge=1, description="chats in this page; at most (and by "
-                                                                       "default) CHAT_PAGE_MAX"),
-                     offset: int = Query(0, ge=0, le=MAX_OFFSET, description="chats to skip, the last updated "
-                                                                              "first")
-                     ) -> dict[str, Any]:
+def list_chats(user: CurrentUser, db: DbDep, settings: SettingsDep,
+               limit: int | None = Query(None, ge=1, description="chats in this page; at most (and by default) "
+                                                                 "CHAT_PAGE_MAX"),
+               offset: int = Query(0, ge=0, le=MAX_OFFSET, description="chats to skip, the last updated first")
+               ) -> dict[str, Any]:
     """A page of your chats, the last updated first; `next_offset` asks for the next (null: no more)."""
-    reads: LightReads = request.app.state.reads  # on the loop, no thread: api/reads.py
-    async with reads.connection(user.id) as conn:
-        found, next_offset = await page_async(
-            lambda n, skip: chats.list_chats_async(conn, owner_id=user.id, limit=n, offset=skip),
-            limit=limit, offset=offset, cap=settings.chat_page_max)
+    with db.connection() as conn:
+        found, next_offset = page(lambda n, skip: chats.list_chats(conn, owner_id=user.id, limit=n, offset=skip),
+                                  limit=limit, offset=offset, cap=settings.chat_page_max)
     return {"chats": [_chat_out(c) for c in found], "next_offset": next_offset}
 
 

@@ -25,8 +25,7 @@ from api.deps import CurrentUser, DbDep, SettingsDep
 from api.edge import MULTIPART_OVERHEAD, BodyRefused
 from api.heavy import Slots
 from api.limits import Rate, too_many
-from api.paging import MAX_OFFSET, page_async, page_query
-from api.reads import LightReads
+from api.paging import MAX_OFFSET, page, page_query
 from api.schemas import DocumentList, DocumentOut, DocumentPatch, JobOut, PageOut, UploadOut, error
 from api.worker import QueueUnavailable
 from ingestion.errors import IngestError, UnsupportedFormat
@@ -373,17 +372,15 @@ async def _upload(request: Request, user: CurrentUser, db: DbDep, settings: Sett
 
 
 @router.get("/api/documents", response_model=DocumentList, dependencies=[Depends(page_query)])
-async def list_documents(request: Request, user: CurrentUser, settings: SettingsDep,
-                         limit: int | None = Query(None, ge=1, description="documents in this page; at most (and "
-                                                                           "by default) DOCUMENT_PAGE_MAX"),
-                         offset: int = Query(0, ge=0, le=MAX_OFFSET, description="documents to skip, the oldest "
-                                                                                  "first")
-                         ) -> dict[str, Any]:
+def list_documents(user: CurrentUser, db: DbDep, settings: SettingsDep,
+                   limit: int | None = Query(None, ge=1, description="documents in this page; at most (and by "
+                                                                     "default) DOCUMENT_PAGE_MAX"),
+                   offset: int = Query(0, ge=0, le=MAX_OFFSET, description="documents to skip, the oldest first")
+                   ) -> dict[str, Any]:
     """A page of your documents, the oldest first; `next_offset` asks for the next (null: no more)."""
-    reads: LightReads = request.app.state.reads  # on the loop, no thread: api/reads.py
-    async with reads.connection(user.id) as conn:
-        found, next_offset = await page_async(
-            lambda n, skip: documents.list_documents_async(conn, owner_id=user.id, limit=n, offset=skip),
+    with db.connection() as conn:
+        found, next_offset = page(
+            lambda n, skip: documents.list_documents(conn, owner_id=user.id, limit=n, offset=skip),
             limit=limit, offset=offset, cap=settings.document_page_max)
     return {"documents": [_document_out(d) for d in found], "next_offset": next_offset}
 
@@ -460,20 +457,19 @@ def sse(event: str, data: dict[str, Any]) -> dict[str, str]:
                          "pages, chunks} or `failed` {error} (with job_id and document_id while the job exists)",
           "content": {"text/event-stream": {}}},
     404: error("no such job"), 429: error("this user's open progress streams (JOB_STREAMS_PER_USER)")})
-async def job_events(job_id: str, request: Request, user: CurrentUser) -> EventSourceResponse:
+async def job_events(job_id: str, request: Request, user: CurrentUser, db: DbDep) -> EventSourceResponse:
     """Progress of an ingestion job as Server-Sent Events, until it is done or failed. One user may
     hold JOB_STREAMS_PER_USER open at once (each polls the database): past it 429."""
-    reads: LightReads = request.app.state.reads  # each poll on the loop, no thread: api/reads.py
 
-    async def read() -> dict[str, Any] | None:
-        async with reads.connection(user.id) as conn:
-            job = await jobs.get_job_async(conn, owner_id=user.id, job_id=job_id)
+    def read() -> dict[str, Any] | None:
+        with db.connection() as conn:
+            job = jobs.get_job(conn, owner_id=user.id, job_id=job_id)
             if job is not None and job["status"] == "done":
-                doc = await documents.get_document_async(conn, owner_id=user.id, document_id=job["document_id"])
+                doc = documents.get_document(conn, owner_id=user.id, document_id=job["document_id"])
                 job["document"] = _document_out(doc) if doc else None
             return job
 
-    first = await read()
+    first = await asyncio.to_thread(read)
     if first is None:
         raise HTTPException(404, "no such job")
     streams: Slots = request.app.state.job_streams
@@ -514,13 +510,7 @@ async def job_events(job_id: str, request: Request, user: CurrentUser) -> EventS
                 return
             # poll fast at first (small files finish in a second or two), then ease off
             await asyncio.sleep(0.2 if time.monotonic() - started < 10 else 0.5)
-            job = await read()
-
-    async def given_back() -> None:
-        # async: Starlette runs a plain function's background task on FastAPI's thread pool, a trip
-        # there and back per stream for a counter (the most of the event loop's thread hops under the
-        # burst's hundreds of progress streams, evals/results/burst_profile.md)
-        give_back()
+            job = await asyncio.to_thread(read)
 
     # the background task gives the slot back too: a stream the client left before it started
-    return EventSourceResponse(events(), ping=15, background=BackgroundTask(given_back))
+    return EventSourceResponse(events(), ping=15, background=BackgroundTask(give_back))

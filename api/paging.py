@@ -38,16 +38,6 @@ def page(fetch: Callable[[int, int], Sequence[T]], *, limit: int | None, offset:
     """The page `fetch(limit, offset)` gives at most `cap` (`limit` asks for fewer), and the next
     page's offset (None: no more). One row past the page tells whether there is more."""
     size = min(limit or cap, cap)
-    return _cut(list(fetch(size + 1, offset)), size, offset)
-
-
-async def page_async(fetch: Callable[[int, int], Awaitable[Sequence[T]]], *, limit: int | None, offset: int,
-                     cap: int) -> tuple[list[T], int | None]:
-    """`page` for a fetch on the event loop (api/reads.py)."""
-    size = min(limit or cap, cap)
-    return _cut(list(await fetch(size + 1, offset)), size, offset)
-
-
-def _cut(rows: list[T], size: int, offset: int) -> tuple[list[T], int | None]:
+    rows = list(fetch(size + 1, offset))
     return rows[:size], offset + size if len(rows) > size else None
 

@@ -40,22 +40,14 @@ def create_chat(conn: psycopg.Connection, *, owner_id: int, title: str,
         ))
 
 
-LIST_CHATS = (f"select {CHAT_COLUMNS}, (select count(*) from messages m where m.chat_id = c.id) as messages"
-              " from chats c where c.owner_id = %s order by c.updated_at desc, c.id desc limit %s offset %s")
-
-
 def list_chats(conn: psycopg.Connection, *, owner_id: int, limit: int, offset: int = 0) -> list[dict[str, Any]]:
     """One page of the owner's chats, the last updated first (ties by id, so pages never overlap)."""
     with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(LIST_CHATS, (owner_id, limit, offset)).fetchall()
-
-
-async def list_chats_async(conn: psycopg.AsyncConnection, *, owner_id: int, limit: int,
-                           offset: int = 0) -> list[dict[str, Any]]:
-    """list_chats over an async connection: the server's light read, on its event loop (api/reads.py)."""
-    async with conn.cursor(row_factory=dict_row) as cur:
-        await cur.execute(LIST_CHATS, (owner_id, limit, offset))
-        return await cur.fetchall()
+        return cur.execute(
+            f"select {CHAT_COLUMNS}, (select count(*) from messages m where m.chat_id = c.id) as messages"
+            " from chats c where c.owner_id = %s order by c.updated_at desc, c.id desc limit %s offset %s",
+            (owner_id, limit, offset),
+        ).fetchall()
 
 
 def get_chat(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID | str) -> dict[str, Any] | None:

@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 import psycopg.conninfo
 from pgvector.psycopg import register_vector
-from psycopg_pool import AsyncConnectionPool, ConnectionPool
+from psycopg_pool import ConnectionPool
 
 import sql
 from settings import Settings
@@ -163,13 +163,6 @@ class Database:
 
     def close(self) -> None:
         self.pool.close()
-
-
-def async_pool(settings: Settings, uri: str, size: int) -> AsyncConnectionPool[psycopg.AsyncConnection]:
-    """`size` async connections to the migrated database at `uri`, not yet open (`await pool.open()`
-    on the event loop that uses them): the server's light reads (api/reads.py)."""
-    return AsyncConnectionPool(uri, min_size=size, max_size=size, open=False,
-                               kwargs={"autocommit": True, **connect_kwargs(settings, uri)})
 
 
 def resolve_uri(settings: Settings) -> tuple[str, str]:

@@ -109,46 +109,27 @@ def recognised_chunks(conn: psycopg.Connection, *, owner_id: int, document_id: u
         " and boxes is not null order by ord", (owner_id, doc_uuid, page)).fetchall()]
 
 
-GET_DOCUMENT = f"select {DOCUMENT_COLUMNS} from documents d where d.owner_id = %s and d.id = %s"
-
-
 def get_document(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str) -> dict[str, Any] | None:
     """The document if `owner_id` owns it; None otherwise (a stranger's id looks absent)."""
     doc_uuid = parse_uuid(document_id)
     if doc_uuid is None:
         return None
     with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(GET_DOCUMENT, (owner_id, doc_uuid)).fetchone()
-
-
-async def get_document_async(conn: psycopg.AsyncConnection, *, owner_id: int,
-                             document_id: uuid.UUID | str) -> dict[str, Any] | None:
-    """get_document over an async connection, on the server's event loop (api/reads.py)."""
-    doc_uuid = parse_uuid(document_id)
-    if doc_uuid is None:
-        return None
-    async with conn.cursor(row_factory=dict_row) as cur:
-        await cur.execute(GET_DOCUMENT, (owner_id, doc_uuid))
-        return await cur.fetchone()
-
-
-LIST_DOCUMENTS = (f"select {DOCUMENT_COLUMNS} from documents d where d.owner_id = %s"
-                  " order by d.created_at, d.name, d.id limit %s offset %s")
+        return cur.execute(
+            f"select {DOCUMENT_COLUMNS} from documents d where d.owner_id = %s and d.id = %s",
+            (owner_id, doc_uuid),
+        ).fetchone()
 
 
 def list_documents(conn: psycopg.Connection, *, owner_id: int, limit: int | None = None,
                    offset: int = 0) -> list[dict[str, Any]]:
     """The owner's documents, the oldest first (`limit` None: all, for the operator's CLI and evals)."""
     with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(LIST_DOCUMENTS, (owner_id, limit, offset)).fetchall()
-
-
-async def list_documents_async(conn: psycopg.AsyncConnection, *, owner_id: int, limit: int,
-                               offset: int = 0) -> list[dict[str, Any]]:
-    """list_documents over an async connection: the server's light read, on its event loop (api/reads.py)."""
-    async with conn.cursor(row_factory=dict_row) as cur:
-        await cur.execute(LIST_DOCUMENTS, (owner_id, limit, offset))
-        return await cur.fetchall()
+        return cur.execute(
+            f"select {DOCUMENT_COLUMNS} from documents d where d.owner_id = %s order by d.created_at, d.name, d.id"
+            " limit %s offset %s",
+            (owner_id, limit, offset),
+        ).fetchall()
 
 
 def delete_document(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str) -> bool:

@@ -52,27 +52,16 @@ def delete_job(conn: psycopg.Connection, *, job_id: uuid.UUID) -> None:
     conn.execute("delete from document_jobs where id = %s and status = 'queued'", (job_id,))
 
 
-GET_JOB = ("select id, document_id, status, stage, percent, error, attempts, created_at, updated_at"
-           " from document_jobs where owner_id = %s and id = %s")
-
-
 def get_job(conn: psycopg.Connection, *, owner_id: int, job_id: uuid.UUID | str) -> dict[str, Any] | None:
     job_uuid = parse_uuid(job_id)
     if job_uuid is None:
         return None
     with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(GET_JOB, (owner_id, job_uuid)).fetchone()
-
-
-async def get_job_async(conn: psycopg.AsyncConnection, *, owner_id: int,
-                        job_id: uuid.UUID | str) -> dict[str, Any] | None:
-    """get_job over an async connection: a progress stream's poll, on the server's event loop (api/reads.py)."""
-    job_uuid = parse_uuid(job_id)
-    if job_uuid is None:
-        return None
-    async with conn.cursor(row_factory=dict_row) as cur:
-        await cur.execute(GET_JOB, (owner_id, job_uuid))
-        return await cur.fetchone()
+        return cur.execute(
+            "select id, document_id, status, stage, percent, error, attempts, created_at, updated_at"
+            " from document_jobs where owner_id = %s and id = %s",
+            (owner_id, job_uuid),
+        ).fetchone()
 
 
 @dataclass(frozen=True)

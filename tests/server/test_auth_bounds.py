@@ -164,32 +164,34 @@ def test_questions_arriving_together_load_the_guardian_and_build_a_link_once(mon
     assert calls == {"guardian": 1, "link": 1}
 
 
-def hold_request_pool(live: LiveServer, release: threading.Event, threads: int = 48) -> list[Any]:
-    """Every thread of the pool FastAPI runs plain `def` routes and dependencies on (anyio's, 40 of
-    them), held on the server's loop until `release`: what slow sync requests do to it."""
-    import anyio.to_thread
-
-    loop = live.server.servers[0].get_loop()
-
-    async def hold() -> None:
-        await anyio.to_thread.run_sync(release.wait, 20)
-
-    held = [asyncio.run_coroutine_threadsafe(hold(), loop) for _ in range(threads)]  # more than the pool's 40
-    time.sleep(0.5)
-    return held
-
-
-def test_a_light_request_needs_no_thread_while_the_request_pool_is_full(live: LiveServer) -> None:  # noqa: ANN001
+def test_a_light_request_needs_no_thread_while_the_request_pool_is_full(live: LiveServer, monkeypatch) -> None:  # noqa: ANN001
     """Issue 26: FastAPI runs a plain `def` endpoint or dependency on its thread pool (40 threads,
     shared by every request): `GET /api/auth/me` took three hops through it (the settings and
     database dependencies, the endpoint), so with the pool held by other requests it waited for
     them all. Now the dependencies that only read the app's state, and /me itself, are async."""
+    from storage import documents
+
+    release = threading.Event()
+    real = documents.list_documents
+
+    def held(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+        release.wait(20)  # a slow database read, holding one of the pool's threads
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(documents, "list_documents", held)
     with live.client() as c:
         user = signup(c, "pooled")
         assert c.get("/api/auth/me", headers=user["headers"]).status_code == 200  # its token version kept
-    release = threading.Event()
-    held = hold_request_pool(live, release)
+
+    def hold() -> None:
+        with live.client() as held_client:
+            held_client.get("/api/documents", headers=user["headers"], timeout=60)
+
+    holders = [threading.Thread(target=hold) for _ in range(48)]  # more than the pool's 40
+    for t in holders:
+        t.start()
     try:
+        time.sleep(1.5)  # every thread of the pool is now waiting in `held`
         with live.client() as c:
             started = time.monotonic()
             res = c.get("/api/auth/me", headers=user["headers"], timeout=30)
@@ -197,137 +199,8 @@ def test_a_light_request_needs_no_thread_while_the_request_pool_is_full(live: Li
         assert res.status_code == 200 and took < 2.0, (res.status_code, took)  # was: until the pool freed up
     finally:
         release.set()
-        for future in held:
-            future.result(30)
-
-
-def test_a_light_read_needs_neither_the_shared_threads_nor_the_shared_connections(live: LiveServer) -> None:
-    """Issue 26: `GET /api/documents` and `GET /api/chats` were plain `def` routes: FastAPI ran each on
-    its thread pool and then validated its response there too (two round trips through the pool, and
-    the interpreter lock on each way), and read over the DB_POOL_SIZE connections that ingestion,
-    uploads, progress streams and answers share; a progress stream polled on asyncio's default pool.
-    Under the burst `GET /api/documents` was the victim's slow request (evals/results/burst.md). They
-    read on the event loop now, over LIGHT_READ_CONNECTIONS of their own (api/reads.py): with every
-    thread of both pools and every shared connection held, all three answer at once (they waited
-    until the pool or a connection was given back)."""
-    from tests.server.conftest import follow_job, upload
-    from tests.server.test_open_bounds import small_pdf
-
-    db = live.app.state.db
-    with live.client() as c:
-        user = signup(c, "light")
-        job = upload(c, user["headers"], "light.pdf", small_pdf("Aurora Widgets total revenue was 412 million."))
-        assert follow_job(c, user["headers"], job.json()["job_id"])[-1][0] == "done"
-        assert c.post("/api/chats", headers=user["headers"], json={"title": "kept"}).status_code == 201
-        assert c.get("/api/auth/me", headers=user["headers"]).status_code == 200  # its token version kept
-    release = threading.Event()
-    held = hold_request_pool(live, release)
-    loop = live.server.servers[0].get_loop()
-
-    async def hold_default() -> None:
-        await asyncio.get_running_loop().run_in_executor(None, release.wait, 20)
-
-    held += [asyncio.run_coroutine_threadsafe(hold_default(), loop) for _ in range(40)]  # asyncio's default pool
-    connections = [db.pool.getconn(timeout=10) for _ in range(db.pool.max_size)]  # every shared one
-    try:
-        with live.client() as c:
-            for path, key, count in (("/api/documents", "documents", 1), ("/api/chats", "chats", 1)):
-                started = time.monotonic()
-                res = c.get(path, headers=user["headers"], timeout=30)
-                took = time.monotonic() - started
-                assert res.status_code == 200 and took < 2.0, (path, res.status_code, took)  # was: 20 s
-                assert len(res.json()[key]) == count and res.json()["next_offset"] is None
-            started = time.monotonic()
-            events = follow_job(c, user["headers"], job.json()["job_id"])
-            took = time.monotonic() - started
-            assert events[-1][0] == "done" and events[-1][1]["chunks"] and took < 2.0, (events, took)
-    finally:
-        release.set()
-        for conn in connections:
-            db.pool.putconn(conn)
-        for future in held:
-            future.result(30)
-
-
-def test_a_progress_stream_takes_no_thread(live: LiveServer, monkeypatch) -> None:  # noqa: ANN001
-    """Issue 26: a progress stream gave its slot back in a plain function's background task, which
-    Starlette runs on FastAPI's thread pool: under the burst's hundreds of streams (the attackers'
-    streams of finished jobs end at once) those trips were most of the event loop's thread hops
-    (evals/results/burst_profile.md). Its polls read on the loop too (api/reads.py): no thread at all."""
-    import anyio.to_thread
-
-    from tests.server.conftest import follow_job, upload
-    from tests.server.test_open_bounds import small_pdf
-
-    with live.client() as c:
-        user = signup(c, "streamed")
-        job = upload(c, user["headers"], "streamed.pdf", small_pdf("Aurora Widgets total revenue was 412 million."))
-        assert follow_job(c, user["headers"], job.json()["job_id"])[-1][0] == "done"
-        assert c.get("/api/auth/me", headers=user["headers"]).status_code == 200  # its token version kept
-        sent: list[str] = []
-        real = anyio.to_thread.run_sync
-
-        async def counted(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
-            sent.append(getattr(fn, "__name__", repr(fn)))
-            return await real(fn, *args, **kwargs)
-
-        monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
-        for _ in range(3):
-            assert follow_job(c, user["headers"], job.json()["job_id"])[-1][0] == "done"
-        time.sleep(0.3)  # the background task runs after the response's end
-    assert sent == [], sent  # was: one `give_back` per stream
-
-
-def test_one_users_light_reads_take_one_connection_at_a_time() -> None:
-    """A user's light reads queue behind each other, not ahead of another user's: with one user
-    holding their turn, their next read waits and another user's goes straight to a connection."""
-    from api.reads import LightReads
-
-    class Pool:
-        def __init__(self) -> None:
-            self.open_now = 0
-
-        def connection(self) -> Any:  # noqa: ANN401
-            pool = self
-
-            class Held:
-                async def __aenter__(self) -> str:
-                    pool.open_now += 1
-                    return "conn"
-
-                async def __aexit__(self, *exc: object) -> None:
-                    pool.open_now -= 1
-
-            return Held()
-
-    reads = LightReads.__new__(LightReads)
-    reads.pool = Pool()  # type: ignore[assignment]
-    reads._turns = {}
-
-    async def run() -> list[str]:
-        order: list[str] = []
-        first_in, let_go = asyncio.Event(), asyncio.Event()
-
-        async def read(user: int, name: str, hold: bool = False) -> None:
-            async with reads.connection(user):
-                order.append(name)
-                if hold:
-                    first_in.set()
-                    await let_go.wait()
-
-        first = asyncio.create_task(read(1, "a1", hold=True))
-        await first_in.wait()
-        second = asyncio.create_task(read(1, "a2"))
-        other = asyncio.create_task(read(2, "b1"))
-        await asyncio.wait_for(other, 5)  # another user's read is not held up by user 1's
-        await asyncio.sleep(0.05)
-        assert order == ["a1", "b1"] and not second.done()  # user 1's second read waits for their first
-        let_go.set()
-        await asyncio.wait_for(asyncio.gather(first, second), 5)
-        assert reads._turns == {}  # nothing kept for users with no read
-        return order
-
-    assert asyncio.run(run()) == ["a1", "b1", "a2"]
+        for t in holders:
+            t.join(60)
 
 
 def test_a_token_sent_again_is_not_decoded_again(live: LiveServer, monkeypatch) -> None:  # noqa: ANN001
