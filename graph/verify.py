@@ -29,7 +29,6 @@ from pydantic import BaseModel, Field
 
 from graph.calc import Fact, Result
 from graph.citations import MARK
-from graph.facts import label_words
 from graph.figures import (
     Asked,
     Figure,
@@ -56,8 +55,6 @@ _END = re.compile(r"[.!?]+(?:\s*\[\d+(?:\s*,\s*\d+)*\])*(?=\s|$)|\n+")
 _ABBREVIATION = re.compile(r"(?:\b(?:U\.S|U\.K|Inc|Co|Corp|Ltd|No|vs|e\.g|i\.e|approx|Jr|Sr|St|Mr|Ms|Dr)|\b[A-Z])$")
 _PER_SHARE_WORDS = re.compile(r"\s*(?:per|a|/)\s*(?:\w+\s+){0,2}share\b", re.IGNORECASE)
 _LETTER = re.compile(r"[A-Za-z]")
-# What a sentence says about its figure, not which thing it is: markers and years name no row.
-_NOT_NAMING = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]|\b(?:fy)?(?:19|20)\d\d\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -107,20 +104,6 @@ class _Held:
     fact: int | None = None
     excerpt: int | None = None
     shown: str = ""
-    line: str = ""  # an excerpt's figure: the line of the excerpt it is printed on
-
-
-def names_its_line(sentence: str, line: str) -> bool:
-    """The sentence says something its figure's line says: a word that names a row (graph/facts.py
-    `label_words`: "revenue" for "Net sales"). "Monthly active users were 14,694 [2]" copies the digits
-    of "Net sales 14,694" and says nothing that line does: a figure taken for another thing."""
-    return bool(label_words(_NOT_NAMING.sub(" ", sentence)) & label_words(line))
-
-
-def _line_at(text: str, at: int) -> str:
-    start = text.rfind("\n", 0, at) + 1
-    end = text.find("\n", at)
-    return text[start:end if end >= 0 else len(text)]
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
@@ -153,7 +136,7 @@ def _held(facts: Iterable[Fact], result: Result | None, excerpts: Sequence[Sourc
         out += [_Held("calculation", f, 1, shown=result.working) for f in alternates]
     for source in excerpts:
         rank = 2 if source.n in cited else 3
-        out += [_Held("excerpt", f, rank, excerpt=source.n, shown=_shown(f), line=_line_at(source.text, f.start))
+        out += [_Held("excerpt", f, rank, excerpt=source.n, shown=_shown(f))
                 for f in read_figures(source.text, scale=source.scale)]
     out += [_Held("question", f, 4, shown=f.text) for f in read_figures(question, headers=False)]
     return out
@@ -243,14 +226,12 @@ def verify(answer: str, *, refusal: str, facts: Sequence[Fact] = (), excerpts: S
         edits: list[tuple[Figure, str]] = []
         ours: list[FigureCheck] = []
         failed = False
-        # an excerpt's figure supports a sentence that names what its line is about (`names_its_line`)
-        usable = [h for h in held if h.status != "excerpt" or names_its_line(sentence, h.line)]
         for fig in (f for f in read_figures(sentence, headers=False) if f.identifying):
-            support = next((h for h in sorted(usable, key=lambda h: h.rank)
+            support = next((h for h in sorted(held, key=lambda h: h.rank)
                             if _supports(fig, h.figure, asked, tolerance)), None)
             check = FigureCheck(text=fig.text, sentence=i, kind=fig.kind, value=_read_as(fig, asked).value,
                                 status=support.status if support else "unsupported", verified=support is not None)
-            if support is None and (rescue := _repair(fig, usable, asked)) is not None:
+            if support is None and (rescue := _repair(fig, held, asked)) is not None:
                 support = rescue
                 check.replaced_by = _restate(rescue.figure, fig, asked)
                 check.action = "replaced"

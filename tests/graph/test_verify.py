@@ -148,13 +148,3 @@ def test_sentences_keep_decimals_and_abbreviations_whole() -> None:
     text = "Sales in the U.S. were $1.2 billion [1]. Margin was 12.5% [2].\nNext line"
     assert [text[a:b] for a, b in sentences(text)] == [
         "Sales in the U.S. were $1.2 billion [1]. ", "Margin was 12.5% [2].\n", "Next line"]
-
-
-def test_a_figure_taken_for_another_thing_than_its_line_says_is_no_support() -> None:
-    # the digits are the revenue line's; the sentence says they count users: the claim is not the excerpt's
-    report = check("The number of monthly active users was 612 [2].")
-    assert report.refused and report.answer == REFUSAL, report.answer
-    assert report.figures[0].status == "unsupported"
-    # a sentence naming the line in other words still rests on it ("net sales" is revenue, "EPS" earnings per share)
-    assert check("Subscription net sales were $612 million [2].").verified
-    assert check("Diluted EPS was $3.21 [1].").verified
