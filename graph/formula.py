@@ -100,7 +100,7 @@ _ASKED: frozenset[str] = frozenset({"(the metric asked)"})
 _ONE_MARGIN = re.compile(r"\b(?:is|was)\s+(?:the\s+)?(?:[\w&.-]+['’]s\s+)?(?:fy\s?'?\d{4}\s+)?"
                          r"(?P<metric>[^?.]{3,120}?\bmargin)\b", re.I)
 _PARENTHESES = re.compile(r"\([^()]*\)")
-_REVENUE_WORDS = frozenset({"revenue", "sale", "net"})
+_REVENUE_WORDS = frozenset({"revenue", "net"})  # label_words reads "sales" as revenue
 
 
 def _definitions(question: str) -> list[tuple[frozenset[str], str]]:

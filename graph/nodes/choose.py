@@ -4,11 +4,11 @@ Runs after compute. When the question asks for one figure (graph/compose.py `wan
 and code computed it, the answer is the calculation's sentence and working, with no model call.
 When it asks for a figure to look up, the model picks the fact that is the figure asked, or
 "none", in one short constrained call over the facts' list (each fact's row, period and value),
-and code writes the sentence. When the chain's first link is the embedded local model, its pick
-only says that a listed fact is the figure: code's ranking (graph/facts.py `pick`) names which,
-measured more often right (`choose_local` hands the pick back to the model)
-(graph/compose.py `fact_sentence`): the digits, the unit and the citation are the cell's. "none"
-is the honest "the documents don't say": no listed row is the figure asked. Only facts of the
+and code writes the sentence (graph/compose.py `fact_sentence`): the digits, the unit and the
+citation are the cell's. When the chain's first link is the embedded local model, its pick only
+says that a listed fact is the figure: code's ranking (graph/facts.py `pick`) names which, measured
+more often right (`choose_local` hands the pick back to the model). "none" is the honest "the
+documents don't say": no listed row is the figure asked. Only facts of the
 period the question names are offered (a column whose period was not read stays): a fact of
 another year is another figure, so when no fact is of the year asked, the answer is the refusal,
 not the nearest year's value. Anything else (a

@@ -149,14 +149,20 @@ class Watched:
 @pytest.fixture
 def open_page(browser, web_live) -> Iterator[Callable[..., Watched]]:  # noqa: ANN001
     """open_page(phone=False) -> a Watched page in a fresh context (its own cookies)."""
+    yield from pages_of(browser, web_live.url)
+
+
+def pages_of(browser: Any, url: str) -> Iterator[Callable[..., Watched]]:  # noqa: ANN401
+    """What a page fixture yields for the server at `url`: open_(phone=False) -> a Watched page in a fresh
+    context (its own cookies); every context is closed after the test."""
     contexts = []
 
     def open_(phone: bool = False) -> Watched:
         ctx = browser.new_context(viewport=PHONE if phone else DESKTOP, device_scale_factor=1,
-                                  is_mobile=phone, has_touch=phone, base_url=web_live.url)
+                                  is_mobile=phone, has_touch=phone, base_url=url)
         ctx.set_default_timeout(30_000)
         contexts.append(ctx)
-        return Watched(ctx.new_page(), web_live.url)
+        return Watched(ctx.new_page(), url)
 
     yield open_
     for ctx in contexts:

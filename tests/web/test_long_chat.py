@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.web.conftest import DESKTOP, PHONE, Watched, sign_up
+from tests.web.conftest import PHONE, Watched, pages_of, sign_up
 from tests.web.helpers import accessibility_problems, csrf
 
 TURNS = 5  # ten messages: two pages of four and one of two
@@ -26,18 +26,7 @@ def paged_live(start_server, web_settings):  # noqa: ANN001, ANN201
 
 @pytest.fixture
 def paged_page(browser, paged_live) -> Iterator[Callable[..., Watched]]:  # noqa: ANN001
-    contexts = []
-
-    def open_(phone: bool = False) -> Watched:
-        ctx = browser.new_context(viewport=PHONE if phone else DESKTOP, device_scale_factor=1, is_mobile=phone,
-                                  has_touch=phone, base_url=paged_live.url)
-        ctx.set_default_timeout(30_000)
-        contexts.append(ctx)
-        return Watched(ctx.new_page(), paged_live.url)
-
-    yield open_
-    for ctx in contexts:
-        ctx.close()
+    yield from pages_of(browser, paged_live.url)
 
 
 def seeded_chat(page: Any, db: Any) -> tuple[str, list[int]]:  # noqa: ANN401
