@@ -259,6 +259,11 @@ class Children:
         with self._lock:
             return sum(one.alive() for one in [*self._idle, *self._running])
 
+    def running(self) -> int:
+        """Work processes alive and taken by a call now (an idle one waits for the next call)."""
+        with self._lock:
+            return sum(one.alive() for one in self._running)
+
     def close(self) -> None:
         with self._lock:
             self._closed = True

@@ -135,11 +135,12 @@ def slow_renders(monkeypatch, tmp_path) -> Iterator[Gate]:  # noqa: ANN001
 
 
 def ended(pool: Any, within_s: float = 2.0) -> bool:  # noqa: ANN401 - api.heavy.Pool
-    """Whether the pool is idle with no process left within `within_s` (the gate stays shut for 20 s):
-    its running render's process was ended, not waited for."""
+    """Whether the pool is idle with no process running work within `within_s` (the gate stays shut for
+    20 s): its running render's process was ended, not waited for. A process may be left idle: one a
+    call was called off from while it started is kept for the next call."""
     end = time.monotonic() + within_s
     while time.monotonic() < end:
-        if pool.busy() == 0 and pool.children.processes() == 0:
+        if pool.busy() == 0 and pool.children.running() == 0:
             return True
         time.sleep(0.05)
     return False
