@@ -7,6 +7,8 @@ Runs the compiled graph in process (graph/stream.py's run_graph) over one set:
   oos        evals/data/out_of_scope.jsonl (hand-written: general knowledge, companies not uploaded,
              years no filing covers, figures a filing does not report) interleaved with the 51
              answerable ones, every question across all the user's filings, as a chat over them is
+             (--out-of-scope evals/data/out_of_scope_holdout.jsonl: 48 more, written on 2026-12-02
+             before that day's refusal rules and never read while writing them: the held-back batch)
   synthetic  evals/data/synthetic_questions.jsonl (evals/synthetic.py: written from statement
              rows, so every reference is a figure; the scale its evidence page states, "in
              millions", is read from the PDF)
@@ -575,7 +577,7 @@ def chosen_items(args: argparse.Namespace) -> list[Item]:
     elif args.set == "oos":
         oos = oos_items(args.out_of_scope)
         by_kind = interleave(*[[i for i in oos if i.kind == k] for k in OOS_KINDS])
-        items = interleave(by_kind, dev_items(args.questions))
+        items = by_kind if args.without_answerable else interleave(by_kind, dev_items(args.questions))
     else:
         items = synthetic_items(args.synthetic)
     return items[: args.limit] if args.limit else items
@@ -596,7 +598,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--tolerance", type=float, default=0.02, help="relative tolerance where no rounding is asked")
     p.add_argument("--judge", choices=["chain", "none"], default="chain", help="who scores prose references")
     p.add_argument("--questions", type=Path, default=FINANCEBENCH / "questions.jsonl")
-    p.add_argument("--out-of-scope", type=Path, default=OUT_OF_SCOPE)
+    p.add_argument("--out-of-scope", type=Path, default=OUT_OF_SCOPE,
+                   help="the out-of-scope questions (evals/data/out_of_scope_holdout.jsonl: written later, held back)")
+    p.add_argument("--without-answerable", action="store_true",
+                   help="--set oos: the out-of-scope questions alone, not interleaved with the answerable ones")
     p.add_argument("--synthetic", type=Path, default=SYNTHETIC)
     p.add_argument("--rows", type=Path, default=None, help="JSONL rows are appended to (default /tmp/...)")
     p.add_argument("--resume", action="store_true", help="keep rows already in --rows")
