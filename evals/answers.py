@@ -580,6 +580,10 @@ def chosen_items(args: argparse.Namespace) -> list[Item]:
         items = by_kind if args.without_answerable else interleave(by_kind, dev_items(args.questions))
     else:
         items = synthetic_items(args.synthetic)
+        by_filing: dict[str, list[Item]] = {}
+        for item in items:
+            by_filing.setdefault(item.doc_name or "", []).append(item)
+        items = interleave(*by_filing.values())  # a --limit reads every filing, not the first few
     return items[: args.limit] if args.limit else items
 
 

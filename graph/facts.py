@@ -167,6 +167,40 @@ def cell_figure(cell: Cell) -> Figure:
                   currency=kind in ("money", "per_share") and (cell.unit.startswith("USD") or "$" in cell.value_text))
 
 
+# Verbs a question asks with ("How much casino revenue did Amazon make"): they end a phrase, naming no row.
+_ASKING = frozenset(["did", "do", "does", "have", "has", "had", "be", "been", "make", "made", "makes", "will",
+                     "would", "can", "could", "should", "come", "came", "comes", "spend", "spent", "earn", "earned",
+                     "generate", "generated", "bring", "brought", "contribute", "contributed", "account",
+                     "accounted", "represent", "represented", "operate", "operated", "deliver", "delivered",
+                     "produce", "produced", "carry", "hold", "held", "record", "recorded", "see", "saw", "get", "got",
+                     "take", "took", "pay", "grow", "grew"])
+_PHRASE_BREAK = re.compile(r"[^\w&'’\s-]+|\b\d[\d,.]*\b")
+
+
+def unsaid_words(question: str, cell: Cell, ignore: Set[str] = frozenset()) -> list[str]:
+    """The question's words, as written, that stand in one phrase with words naming the cell's row but
+    that its label, section and caption leave unsaid: "casino" of "casino revenue" beside "Unearned
+    revenue". A phrase is a run of words that can name a row, ended by punctuation, a number, a word
+    that says how to ask, a verb of asking, a possessive or the company's name. An abbreviation or a word in capitals
+    ("capex", "EBITDA") is no word a filing need print as written: it is never one of them."""
+    row = label_words(f"{cell.path} {cell.caption}")
+    out: list[str] = []
+    for segment in _PHRASE_BREAK.split(question or ""):
+        run: list[tuple[str, set[str]]] = []
+        for token in [*segment.split(), ""]:
+            lower = token.lower().strip("'’-")
+            possessive = lower.endswith(("'s", "’s"))  # whose the figure is ("Block's"), not what
+            words = label_words(lower) - ignore if lower and lower not in _ASKING and not possessive else set()
+            if words:
+                written = not (lower in ABBREVIATIONS or (token.isupper() and len(token) > 1))
+                run.append((lower if written else "", words))
+                continue
+            if any(w & row for _, w in run):
+                out += [t for t, w in run if t and not w <= row and t not in out]
+            run = []
+    return out
+
+
 def score(cell: Cell, words: set[str], period: AskedPeriod, pages: set[tuple[str, int]],
           named: Set[str] = frozenset()) -> float:
     """How well a cell answers: its label's share of the question's words first, then the period,

@@ -96,9 +96,11 @@ _MARGIN = re.compile(r"\s*%?\s*margin\b.*$", re.I)
 _PERCENT_WORDS = re.compile(r"%|\bpercent|\bmargin\b", re.I)
 _ASKED: frozenset[str] = frozenset({"(the metric asked)"})
 # One year's margin of a line item the closed set has no name for: "the FY2015 depreciation and
-# amortization (D&A from cash flow statement) % margin" is that line item over revenue.
+# amortization (D&A from cash flow statement) % margin" is that line item over revenue. Only the
+# analyst's "% margin" says so: a named margin the closed set lacks ("net interest margin", a bank's
+# income over its earning assets) is no line item over revenue.
 _ONE_MARGIN = re.compile(r"\b(?:is|was)\s+(?:the\s+)?(?:[\w&.-]+['’]s\s+)?(?:fy\s?'?\d{4}\s+)?"
-                         r"(?P<metric>[^?.]{3,120}?\bmargin)\b", re.I)
+                         r"(?P<metric>[^?.]{3,120}?(?:%|\bpercent(?:age)?)\s*margin)\b", re.I)
 _PARENTHESES = re.compile(r"\([^()]*\)")
 _REVENUE_WORDS = frozenset({"revenue", "net"})  # label_words reads "sales" as revenue
 

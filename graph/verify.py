@@ -3,7 +3,9 @@
 A figure is supported when it states (graph/figures.py `states`: the same value, or the source
 rounded to the precision the answer shows) a cited fact, the shown calculation's result or a
 number of its working, a figure of a cited excerpt read under that excerpt's own scale, or a
-figure the question itself gives. A bare amount in an answer ("1,694") is read in the unit the
+figure the question itself gives. An excerpt's figure supports a sentence only when the sentence names
+something its line says (`names_its_line`): "Amcor had 109 subscribers" does not rest on a "109" of a
+line about something else. A bare amount in an answer ("1,694") is read in the unit the
 question asks ("in USD millions"); asked none, it may copy the table's digits as written.
 
 Repair, in the order a careful reader would accept it: an unsupported figure that is a supported
@@ -21,7 +23,7 @@ and a sentence would be dropped for writing "three" as "3".
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
 from typing import Literal
 
@@ -29,6 +31,7 @@ from pydantic import BaseModel, Field
 
 from graph.calc import Fact, Result
 from graph.citations import MARK
+from graph.facts import label_words
 from graph.figures import (
     Asked,
     Figure,
@@ -55,6 +58,11 @@ _END = re.compile(r"[.!?]+(?:\s*\[\d+(?:\s*,\s*\d+)*\])*(?=\s|$)|\n+")
 _ABBREVIATION = re.compile(r"(?:\b(?:U\.S|U\.K|Inc|Co|Corp|Ltd|No|vs|e\.g|i\.e|approx|Jr|Sr|St|Mr|Ms|Dr)|\b[A-Z])$")
 _PER_SHARE_WORDS = re.compile(r"\s*(?:per|a|/)\s*(?:\w+\s+){0,2}share\b", re.IGNORECASE)
 _LETTER = re.compile(r"[A-Za-z]")
+# What a sentence says about its figure, not which thing it is: markers and years name no row.
+_NOT_NAMING = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]|\b(?:fy)?(?:19|20)\d\d\b", re.I)
+# Words a sentence states a figure with ("Amcor had 109 ...", "... per user"): they say nothing of what it is.
+_STATING = frozenset(["had", "has", "have", "did", "does", "do", "made", "make", "makes", "be", "been", "being",
+                      "with", "there", "also", "about", "approximately", "around", "over", "under", "per"])
 
 
 @dataclass(frozen=True)
@@ -104,6 +112,28 @@ class _Held:
     fact: int | None = None
     excerpt: int | None = None
     shown: str = ""
+    line: str = ""  # an excerpt's figure: the line it is printed on, and the line before (a wrapped sentence)
+
+
+def names_its_line(sentence: str, line: str, ignore: Set[str] = frozenset(), asked: Set[str] = frozenset()) -> bool:
+    """The sentence names what its figure's line is about: words that name a row (graph/facts.py
+    `label_words`: "revenue" for "Net sales"), beyond the company's names (`ignore`). Of the words it
+    shares with the question (`asked`: what it answers), the line says at least half; sharing none, it
+    says one of the sentence's. "Amcor had 109 subscribers [2]" copies the digits of a line about
+    something else, and "average revenue per user was $10.21" those of a line of earnings per share."""
+    own = label_words(_NOT_NAMING.sub(" ", sentence)) - ignore - _STATING
+    said = label_words(line) - ignore
+    answering = own & asked
+    if answering:
+        return 2 * len(answering & said) >= len(answering)
+    return bool(own & said)
+
+
+def _line_at(text: str, at: int) -> str:
+    """The line of `text` holding position `at`, with the line before it."""
+    start = text.rfind("\n", 0, max(text.rfind("\n", 0, at), 0)) + 1
+    end = text.find("\n", at)
+    return text[start:end if end >= 0 else len(text)]
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
@@ -136,7 +166,7 @@ def _held(facts: Iterable[Fact], result: Result | None, excerpts: Sequence[Sourc
         out += [_Held("calculation", f, 1, shown=result.working) for f in alternates]
     for source in excerpts:
         rank = 2 if source.n in cited else 3
-        out += [_Held("excerpt", f, rank, excerpt=source.n, shown=_shown(f))
+        out += [_Held("excerpt", f, rank, excerpt=source.n, shown=_shown(f), line=_line_at(source.text, f.start))
                 for f in read_figures(source.text, scale=source.scale)]
     out += [_Held("question", f, 4, shown=f.text) for f in read_figures(question, headers=False)]
     return out
@@ -210,19 +240,24 @@ def _repair(stated: Figure, held: list[_Held], asked: Asked) -> _Held | None:
 
 
 def verify(answer: str, *, refusal: str, facts: Sequence[Fact] = (), excerpts: Sequence[Source] = (),
-           result: Result | None = None, question: str = "", tolerance: float = 0.0) -> VerifyReport:
+           result: Result | None = None, question: str = "", tolerance: float = 0.0,
+           ignore: Set[str] = frozenset()) -> VerifyReport:
     """Check every figure of `answer` against what it may rest on, repair it, and report (module doc).
 
     `refusal` is what the user sees when nothing supported is left (graph.prompts.CANNOT_ANSWER);
-    `tolerance` is a relative slack beyond rounding (0: the rounding shown is the only slack)."""
+    `tolerance` is a relative slack beyond rounding (0: the rounding shown is the only slack);
+    `ignore`: the words of the documents' company names, which say whose a figure is, not what."""
     asked = asked_unit(question)
+    asked_words = label_words(question) - ignore - _STATING
     checks: list[FigureCheck] = []
     kept: list[str] = []
     dropped: list[str] = []
     for i, (start, end) in enumerate(sentences(answer)):
         sentence = answer[start:end]
         cited = {int(x) for m in MARK.finditer(sentence) for x in m.group(1).split(",")}
-        held = _held(facts, result, excerpts, question, cited)
+        # an excerpt's figure supports a sentence that names what its line is about (`names_its_line`)
+        held = [h for h in _held(facts, result, excerpts, question, cited)
+                if h.status != "excerpt" or names_its_line(sentence, h.line, ignore, asked_words)]
         edits: list[tuple[Figure, str]] = []
         ours: list[FigureCheck] = []
         failed = False

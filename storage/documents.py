@@ -394,3 +394,17 @@ def mentions(conn: psycopg.Connection, *, owner_id: int, document_ids: Sequence[
         (owner_id, list(document_ids) if document_ids else None, list(document_ids) if document_ids else None,
          phrase)).fetchone()
     return bool(row and row[0])
+
+
+def absent_words(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str,
+                 words: Sequence[str]) -> set[str]:
+    """The `words` the owner's document never uses (full text, stemmed as the sparse search stems);
+    a stop word ("did") is never absent: it is not indexed at all."""
+    if not words:
+        return set()
+    rows = conn.execute(
+        "select w from unnest(%s::text[]) w where numnode(plainto_tsquery('english', w)) > 0"
+        " and not exists(select 1 from child_chunks c join documents d on d.id = c.document_id"
+        " where d.owner_id = %s and d.id = %s and c.tsv @@ plainto_tsquery('english', w))",
+        (list(words), owner_id, parse_uuid(document_id))).fetchall()
+    return {r[0] for r in rows}

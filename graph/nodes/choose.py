@@ -9,8 +9,8 @@ citation are the cell's. When the chain's first link is the embedded local model
 says that a listed fact is the figure: code's ranking (graph/facts.py `pick`) names which, measured
 more often right (`choose_local` hands the pick back to the model). "none" is the honest "the
 documents don't say": no listed row is the figure asked. Only facts of the
-period the question names are offered (a column whose period was not read stays): a fact of
-another year is another figure, so when no fact is of the year asked, the answer is the refusal,
+period the question names are offered (a column whose period was not read stays, beside one of
+that period): a fact of another year is another figure, so when no fact is of the year asked, the answer is the refusal,
 not the nearest year's value. Anything else (a
 question asking for reasons or a verdict, a calculation code could not do, no facts) goes on to
 generate. Verify checks a composed answer like any other.
@@ -47,11 +47,14 @@ def choice_model(facts: list[Fact]) -> type[BaseModel]:
 
 
 def of_asked_years(items: list[dict[str, Any]], question: str) -> list[dict[str, Any]]:
-    """The facts whose column is of a year the question names (all, when it names none)."""
+    """The facts whose column is of a year the question names (all, when it names none). A column whose
+    period was not read stays beside a fact of the year asked, never alone: "AMD's net revenue in 2019"
+    is not the 3,991 of a five-year table whose headers were not read, in a 10-K of 2015."""
     years = asked_period(question).years
     if not years:
         return items
-    return [i for i in items if i["cell"].get("fiscal_year") in (*years, None)]
+    kept = [i for i in items if i["cell"].get("fiscal_year") in (*years, None)]
+    return kept if any(i["cell"].get("fiscal_year") in years for i in kept) else []
 
 
 def after_choose(state: State) -> Literal["verify", "generate"]:

@@ -18,6 +18,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from graph import facts as lookup
+from graph.calc import choose_op
 from graph.context import Context, context_of
 from graph.figures import asked_unit
 from graph.formula import lookup_plan
@@ -87,8 +88,30 @@ def candidate_facts(conn: Any, owner_id: int, question: str, scoped: list[uuid.U
     ignore = company_words(conn, owner_id, scoped)
     # a formula reads each operand at each of its years: room for two rows of each, two more for the question
     limit = min(max(lookup.MAX_FACTS, 2 * len(parts) * len(years) + 2), MAX_FORMULA_FACTS)
-    return lookup.pick(_cells(found), question, pages, ignore=ignore, phrases=parts, glossary=glossary,
+    cells = _cells(found)
+    if not parts and choose_op(question) is None:  # a lookup: rows whose figure the document does not report go
+        cells = _reported(conn, owner_id, question, cells, ignore)
+    return lookup.pick(cells, question, pages, ignore=ignore, phrases=parts, glossary=glossary,
                        limit=limit, years=years), ignore
+
+
+def _reported(conn: Any, owner_id: int, question: str, cells: list[lookup.Cell],  # noqa: ANN401
+              ignore: set[str]) -> list[lookup.Cell]:
+    """The cells but those whose row the question's phrase names with a word the row leaves unsaid
+    (graph/facts.py `unsaid_words`) and its document never uses: "casino revenue" of a filing that never
+    says "casino" is not its "Unearned revenue", nor "paid subscribers" of one that never says
+    "subscribers" its "Dividends paid". That document does not report the figure asked."""
+    from graph.compose import asked_clause
+    from storage.documents import absent_words
+
+    clause = asked_clause(question)  # not the framing around it ("Assume you are an equities analyst.")
+    unsaid = {c.id: lookup.unsaid_words(clause, c, ignore) for c in cells}
+    by_document: dict[str, set[str]] = {}
+    for c in cells:
+        by_document.setdefault(c.document_id, set()).update(unsaid[c.id])
+    absent = {d: absent_words(conn, owner_id=owner_id, document_id=d, words=sorted(words))
+              for d, words in by_document.items() if words}
+    return [c for c in cells if not set(unsaid[c.id]) & absent.get(c.document_id, set())]
 
 
 @node("facts")

@@ -1,8 +1,8 @@
 """Verify: the check between the model and the user; what it lets through streams as the answer.
 
 Every figure the answer states must rest on a cited fact, the shown calculation or a figure of
-a cited excerpt (graph/verify.py repairs or drops the rest; an answer left with nothing becomes
-the refusal, with no citation). A sentence that states no figure and cites excerpts must share
+a cited excerpt printed on a line that its sentence names (graph/verify.py repairs or drops the
+rest; an answer left with nothing becomes the refusal, with no citation). A sentence that states no figure and cites excerpts must share
 at least one of its own words (beyond the question's) with them: "Lima is the capital of Peru
 [1]" citing a paragraph about leases is dropped, and so is a sentence that states figures and names
 nothing ("5,472 million [3]."). Talk of the system's mechanics ("as stated in
@@ -201,6 +201,17 @@ def names_unmet(question: str, citations: list[Citation], companies: list[str], 
     return [] if any(_squashed(n) and _squashed(n) in held for n in lone) else names
 
 
+def _company_words(state: State, config: RunnableConfig, runtime: Runtime[Context], cited_docs: list[str]) -> set[str]:
+    """The cited documents' company-name words (the facts node's, else read): they say whose a figure is."""
+    if state.get("company_words") or not cited_docs:
+        return set(state.get("company_words") or [])
+    from graph.nodes.facts import company_words
+
+    cfg = context_of(runtime, config)
+    with cfg.running.database.connection() as conn:
+        return company_words(conn, owner_of(conn, cfg), [uuid.UUID(d) for d in cited_docs])
+
+
 @node("verify")
 def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     answer = str(state.get("answer") or "")
@@ -234,7 +245,8 @@ def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context])
         cleaned = cleaned.replace(sentence, "")
     report = verify(cleaned, refusal=prompts.CANNOT_ANSWER, facts=facts,
                     excerpts=[Source(n=n, text=t) for n, t in texts.items()],
-                    result=Result.from_dict(calc) if (calc := state.get("calculation")) else None, question=question)
+                    result=Result.from_dict(calc) if (calc := state.get("calculation")) else None, question=question,
+                    ignore=_company_words(state, config, runtime, cited_docs))
     report.original = answer
     final = report.answer
     cited = sorted(_cited(final))

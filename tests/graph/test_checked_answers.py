@@ -227,6 +227,19 @@ def test_a_figure_of_another_year_is_not_given_for_the_year_asked(statements, ma
     assert "choose" not in model.kinds() and model.prompts("answer") == []
 
 
+def test_a_column_whose_period_was_not_read_never_stands_for_the_year_asked() -> None:
+    from graph.nodes.choose import of_asked_years
+
+    # issue 24's held-back batch: "AMD's net revenue in 2019" was answered with a five-year table's 3,991,
+    # its headers not read, from a 10-K of 2015
+    unread = {"n": 1, "cell": {"fiscal_year": None}}
+    of_2019 = {"n": 2, "cell": {"fiscal_year": 2019}}
+    of_2018 = {"n": 3, "cell": {"fiscal_year": 2018}}
+    assert of_asked_years([unread, of_2018], "What was net revenue in 2019?") == []
+    assert of_asked_years([unread, of_2019, of_2018], "What was net revenue in 2019?") == [unread, of_2019]
+    assert of_asked_years([unread, of_2018], "What was net revenue?") == [unread, of_2018]
+
+
 def test_a_year_the_named_company_does_not_report_is_refused_before_search(statements, make_run, db) -> None:  # noqa: ANN001
     # Northwind's table reports 2021, Contoso's does not: a question about Contoso's 2021 is out of scope
     from storage.documents import ready_documents, set_owner_context

@@ -129,6 +129,15 @@ def test_a_margin_of_a_line_item_the_closed_set_does_not_name_is_that_item_over_
     assert result is not None and result.working.startswith("800 / 33,000 × 100 = 2.4%"), result
 
 
+def test_a_named_margin_the_closed_set_lacks_is_not_a_line_item_over_revenue() -> None:
+    # issue 24: "net interest margin" (a bank's income over its earning assets) was computed as a retailer's
+    # "Interest expense, net" over its revenue
+    rows = {"Interest expense, net": {2023: "379"}, "Revenue": {2023: "33,000"}}
+    question = "What was Fabrikam's net interest margin in fiscal 2023?"
+    assert calculation_for(question, facts(rows)) is None
+    assert calculation_for("What is the FY2023 interest expense % margin for Fabrikam?", facts(rows)) is not None
+
+
 def test_net_income_is_the_bottom_line_whatever_the_statement_calls_it() -> None:
     # "net earnings attributable to ... shareholders" is the net income; the continuing-operations line is a part
     rows = {"Net earnings from continuing operations": {2021: "1,246", 2022: "807", 2023: "1,207"},

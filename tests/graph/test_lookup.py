@@ -3,7 +3,7 @@ question uses. Companies and numbers are invented."""
 
 from __future__ import annotations
 
-from graph.facts import Cell, contradicts, label_words, pick
+from graph.facts import Cell, contradicts, label_words, pick, unsaid_words
 
 
 def cell(n: int, path: str, value: float, *, caption: str = "", year: int = 2023) -> Cell:
@@ -33,3 +33,16 @@ def test_a_row_deep_in_its_statement_is_read_by_its_own_label() -> None:
                   caption="Consolidated Statements of Cash Flows")]
     question = "What was Fabrikam's FY2023 depreciation and amortization, in USD millions, in the cash flow statement?"
     assert pick(cells, question, set())[0].value == 10_988
+
+
+def test_a_phrase_naming_a_row_with_a_word_the_row_leaves_unsaid() -> None:
+    # issue 24: "casino revenue" was answered with "Unearned revenue", "paid subscribers" with "Dividends paid"
+    unearned = cell(1, "Unearned revenue", 738, caption="Consolidated Balance Sheets")
+    assert unsaid_words("How much casino revenue did Fabrikam make in 2023?", unearned, {"fabrikam"}) == ["casino"]
+    dividends = cell(2, "Cash flows from financing activities › Dividends paid", 1195.8)
+    assert unsaid_words("How many paid subscribers did Fabrikam have in fiscal 2023?", dividends) == ["subscribers"]
+    # whose the figure is, an abbreviation, an acronym and the words of asking are never unsaid
+    assert unsaid_words("What was Block's unearned revenue in 2023?", unearned) == []
+    capex = cell(3, "Purchases of property, plant and equipment", 1577)
+    assert unsaid_words("What is Fabrikam's FY2023 capex on property?", capex, {"fabrikam"}) == []
+    assert unsaid_words("What was the EBITDA of property, plant and equipment?", capex) == []

@@ -148,3 +148,28 @@ def test_sentences_keep_decimals_and_abbreviations_whole() -> None:
     text = "Sales in the U.S. were $1.2 billion [1]. Margin was 12.5% [2].\nNext line"
     assert [text[a:b] for a, b in sentences(text)] == [
         "Sales in the U.S. were $1.2 billion [1]. ", "Margin was 12.5% [2].\n", "Next line"]
+
+
+def test_a_figure_taken_from_a_line_about_something_else_is_unsupported() -> None:
+    # issue 24's held-back out-of-scope batch: "Amcor had 109 subscribers" passed on a 109 of another line
+    report = check("Marlowe had 612 subscribers at year end [2].", "How many subscribers did Marlowe have?",
+                   ignore={"marlowe"})
+    assert report.refused and [f.status for f in report.figures] == ["unsupported"]
+    # the company's own name is no row: a line naming it says nothing of what the figure is
+    named = Source(6, "Marlowe Kitchens | 2,210\nEmployees | 5,400")
+    assert verify("Marlowe had 2,210 stores [6].", refusal=REFUSAL, excerpts=[named],
+                  ignore={"marlowe", "kitchen"}).refused
+    # a sentence naming the line's row is supported, and so is one whose row is named on the line before
+    assert check("Subscription revenue was $612 million [2].").verified
+    wrapped = Source(7, "Marlowe's net sales for the year\nreached $1,240 million, up 4%.")
+    assert verify("Net sales were $1,240 million [7].", refusal=REFUSAL, excerpts=[wrapped]).verified
+
+
+def test_a_figure_answering_the_question_rests_on_a_line_about_what_was_asked() -> None:
+    # issue 24's held-back batch: "average revenue per user was $10.21" rested on a line of earnings per share
+    eps = Source(8, "Diluted earnings per share | $ 10.21 | $ 9.40")
+    question = "What was Marlowe's average revenue per user in 2022?"
+    assert verify("Marlowe's average revenue per user in 2022 was $10.21 [8].", refusal=REFUSAL, excerpts=[eps],
+                  question=question, ignore={"marlowe"}).refused
+    assert verify("Diluted earnings per share were $10.21 [8].", refusal=REFUSAL, excerpts=[eps],
+                  question="What were diluted earnings per share in 2022?").verified
