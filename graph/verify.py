@@ -17,7 +17,8 @@ sentence cites, then the other excerpts; two different candidates at the same ra
 An answer whose figures all fail, or that has nothing left, becomes the refusal.
 
 Small bare integers ("3 segments", "December 31") are not checked: they rarely identify a fact,
-and a sentence would be dropped for writing "three" as "3".
+and a sentence would be dropped for writing "three" as "3". In the answer to a question asking for
+one figure they are (a date's day aside): "The combined ratio was 1 [1]" is that figure.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pydantic import BaseModel, Field
 
 from graph.calc import Fact, Result
 from graph.citations import MARK
+from graph.compose import wants_one_figure
 from graph.facts import label_words
 from graph.figures import (
     Asked,
@@ -119,14 +121,28 @@ def names_its_line(sentence: str, line: str, ignore: Set[str] = frozenset(), ask
     """The sentence names what its figure's line is about: words that name a row (graph/facts.py
     `label_words`: "revenue" for "Net sales"), beyond the company's names (`ignore`). Of the words it
     shares with the question (`asked`: what it answers), the line says at least half; sharing none, it
-    says one of the sentence's. "Amcor had 109 subscribers [2]" copies the digits of a line about
-    something else, and "average revenue per user was $10.21" those of a line of earnings per share."""
+    says one of the sentence's (a question may ask in other words: "what did shareholders get" is
+    answered by a dividend); naming nothing ("The figure is 412 million"), it speaks of what was asked.
+    "Amcor had 109 subscribers [2]" copies the digits of a line about something else, and "average
+    revenue per user was $10.21" those of a line of earnings per share."""
     own = label_words(_NOT_NAMING.sub(" ", sentence)) - ignore - _STATING
+    if not own:
+        own = set(asked)
+        if not own:
+            return True
     said = label_words(line) - ignore
     answering = own & asked
     if answering:
         return 2 * len(answering & said) >= len(answering)
     return bool(own & said)
+
+
+_MONTH = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s*$", re.I)
+
+
+def _is_day(sentence: str, figure: Figure) -> bool:
+    """A small number that is a date's day ("December 31"), not a figure."""
+    return bool(_MONTH.search(sentence[:figure.start]))
 
 
 def _line_at(text: str, at: int) -> str:
@@ -241,14 +257,16 @@ def _repair(stated: Figure, held: list[_Held], asked: Asked) -> _Held | None:
 
 def verify(answer: str, *, refusal: str, facts: Sequence[Fact] = (), excerpts: Sequence[Source] = (),
            result: Result | None = None, question: str = "", tolerance: float = 0.0,
-           ignore: Set[str] = frozenset()) -> VerifyReport:
+           ignore: Set[str] = frozenset(), question_words: Set[str] = frozenset()) -> VerifyReport:
     """Check every figure of `answer` against what it may rest on, repair it, and report (module doc).
 
     `refusal` is what the user sees when nothing supported is left (graph.prompts.CANNOT_ANSWER);
     `tolerance` is a relative slack beyond rounding (0: the rounding shown is the only slack);
-    `ignore`: the words of the documents' company names, which say whose a figure is, not what."""
+    `ignore`: the words of the documents' company names, which say whose a figure is, not what;
+    `question_words`: more words that say what the question asks (the filing words its glossary gives)."""
     asked = asked_unit(question)
-    asked_words = label_words(question) - ignore - _STATING
+    asked_words = (label_words(question) | set(question_words)) - ignore - _STATING
+    one_figure = wants_one_figure(question)
     checks: list[FigureCheck] = []
     kept: list[str] = []
     dropped: list[str] = []
@@ -261,7 +279,8 @@ def verify(answer: str, *, refusal: str, facts: Sequence[Fact] = (), excerpts: S
         edits: list[tuple[Figure, str]] = []
         ours: list[FigureCheck] = []
         failed = False
-        for fig in (f for f in read_figures(sentence, headers=False) if f.identifying):
+        for fig in (f for f in read_figures(sentence, headers=False) if f.identifying or (one_figure and not
+                                                                                         _is_day(sentence, f))):
             support = next((h for h in sorted(held, key=lambda h: h.rank)
                             if _supports(fig, h.figure, asked, tolerance)), None)
             check = FigureCheck(text=fig.text, sentence=i, kind=fig.kind, value=_read_as(fig, asked).value,

@@ -2,12 +2,14 @@
 
 Every figure the answer states must rest on a cited fact, the shown calculation or a figure of
 a cited excerpt printed on a line that its sentence names (graph/verify.py repairs or drops the
-rest; an answer left with nothing becomes the refusal, with no citation). A sentence that states no figure and cites excerpts must share
-at least one of its own words (beyond the question's) with them: "Lima is the capital of Peru
-[1]" citing a paragraph about leases is dropped, and so is a sentence that states figures and names
-nothing ("5,472 million [3]."). Talk of the system's mechanics ("as stated in
-the first excerpt") is removed. An answer whose sources never mention a name the question uses
-("Nike's revenue" answered from another company's table) is refused. Each kept citation gets its
+rest; an answer left with nothing becomes the refusal, with no citation). A sentence that states
+no figure and cites excerpts must share at least one of its own words (beyond the question's) with
+them: "Lima is the capital of Peru [1]" citing a paragraph about leases is dropped, and so is a
+sentence that states figures and names nothing ("5,472 million [3]."). Talk of the system's
+mechanics ("as stated in the first excerpt") is removed. An answer whose sources never mention a
+name the question uses ("Nike's revenue" answered from another company's table) is refused, and so
+is one copying a filer's own table for a question naming another filer in capitals ("AMD's"
+answered from Block's statement). Each kept citation gets its
 evidence lines: the table row a fact rests on (with the row's box on the page), the excerpt line
 holding a figure the answer copied, or the excerpt sentence closest to the answer sentence that
 cites it. Streams {"sources": citations} then {"token": piece}... of the verified answer
@@ -28,7 +30,7 @@ from graph import prompts
 from graph.calc import Result
 from graph.citations import MARK
 from graph.context import Context, context_of
-from graph.facts import label_words, stored_facts
+from graph.facts import label_words, stored_facts, without_statement_names
 from graph.figures import read_figures
 from graph.nodes.answerable import names_in
 from graph.nodes.common import node
@@ -201,15 +203,39 @@ def names_unmet(question: str, citations: list[Citation], companies: list[str], 
     return [] if any(_squashed(n) and _squashed(n) in held for n in lone) else names
 
 
-def _company_words(state: State, config: RunnableConfig, runtime: Runtime[Context], cited_docs: list[str]) -> set[str]:
-    """The cited documents' company-name words (the facts node's, else read): they say whose a figure is."""
-    if state.get("company_words") or not cited_docs:
-        return set(state.get("company_words") or [])
-    from graph.nodes.facts import company_words
+def _words_of(state: State, config: RunnableConfig, runtime: Runtime[Context], question: str,
+              cited_docs: list[str]) -> tuple[set[str], set[str]]:
+    """The cited documents' company-name words (the facts node's, else read), which say whose a figure is;
+    and the filing words the query glossary gives for the question's ("capex": purchases of property)."""
+    from storage.tables import glossary_words
 
     cfg = context_of(runtime, config)
     with cfg.running.database.connection() as conn:
-        return company_words(conn, owner_of(conn, cfg), [uuid.UUID(d) for d in cited_docs])
+        asked = label_words(glossary_words(conn, without_statement_names(question)))
+        if state.get("company_words") or not cited_docs:
+            return set(state.get("company_words") or []), asked
+        from graph.nodes.facts import company_words
+
+        return company_words(conn, owner_of(conn, cfg), [uuid.UUID(d) for d in cited_docs]), asked
+
+
+def names_another_filer(question: str, cited_filers: list[str], all_filers: list[str]) -> list[str]:
+    """The question's words in capitals ("AMD") that are another filer's name or ticker among the owner's
+    documents, not the cited documents' filer's: "AMD's operating income" answered from Block's table.
+    A word in capitals no filer goes by ("EBITDA") says nothing of whose the figure is."""
+    cited = {k for n in cited_filers for k in _goes_by(n)}
+    everyone = {k for n in all_filers for k in _goes_by(n)}
+    return [w for w in dict.fromkeys(_CAPS.findall(question)) if _squashed(w) in everyone - cited]
+
+
+_SUFFIX = frozenset(["inc", "corp", "corporation", "co", "company", "ltd", "plc", "llc", "the", "and", "of"])
+
+
+def _goes_by(name: str) -> set[str]:
+    """A filer's name squashed, and its initials: "Advanced Micro Devices, Inc." goes by "amd" too."""
+    words = [w for w in re.findall(r"[A-Za-z0-9][\w&'-]*", name) if w.lower() not in _SUFFIX]
+    initials = "".join(w[0] for w in words).lower() if len(words) > 1 else ""
+    return {_squashed(name), *([initials] if initials else [])}
 
 
 @node("verify")
@@ -224,13 +250,19 @@ def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context])
         return {}
     cited_docs = sorted({str(c["document_id"]) for c in citations if c.get("document_id")})
     composed = bool(state.get("figure_choice"))  # the answer states the cited filings' own table figures
-    if names_in(question) or (composed and names_in(question, lone=True)):
-        from storage.documents import filers
+    if names_in(question) or (composed and (names_in(question, lone=True) or _CAPS.search(question))):
+        from storage.documents import filers, ready_documents
 
         cfg = context_of(runtime, config)
         with cfg.running.database.connection() as conn:
-            filed = filers(conn, owner_id=owner_of(conn, cfg), document_ids=[uuid.UUID(d) for d in cited_docs])
-        if unmet := names_unmet(question, citations, filed.names, filers_only=composed and not filed.unknown):
+            owner = owner_of(conn, cfg)
+            filed = filers(conn, owner_id=owner, document_ids=[uuid.UUID(d) for d in cited_docs])
+            own_table = composed and not filed.unknown
+            unmet = names_unmet(question, citations, filed.names, filers_only=own_table)
+            if own_table and not unmet and _CAPS.search(question):
+                mine = filers(conn, owner_id=owner, document_ids=list(ready_documents(conn, owner_id=owner).values()))
+                unmet = names_another_filer(question, filed.names, mine.names)
+        if unmet:
             log.info("answer withheld: its sources never mention %s", ", ".join(unmet))
             write({"sources": []})
             write({"token": prompts.CANNOT_ANSWER})
@@ -240,13 +272,14 @@ def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context])
     fact_items = list(state.get("facts") or [])
     facts = stored_facts(fact_items, numbers)
     texts = {c["n"]: c.get("text") or "" for c in citations}
+    ignore, glossary = _words_of(state, config, runtime, question, cited_docs)
     cleaned = without_mechanics(answer)
     for sentence in [*unsupported_claims(cleaned, texts, question), *bare_figures(cleaned)]:
         cleaned = cleaned.replace(sentence, "")
     report = verify(cleaned, refusal=prompts.CANNOT_ANSWER, facts=facts,
                     excerpts=[Source(n=n, text=t) for n, t in texts.items()],
                     result=Result.from_dict(calc) if (calc := state.get("calculation")) else None, question=question,
-                    ignore=_company_words(state, config, runtime, cited_docs))
+                    ignore=ignore, question_words=glossary)
     report.original = answer
     final = report.answer
     cited = sorted(_cited(final))

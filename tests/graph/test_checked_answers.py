@@ -395,3 +395,14 @@ def test_on_the_local_model_code_ranks_the_facts_and_the_model_only_says_whether
     chain, _model = scripted_chain(script_for(grade_rule=lambda text: True, answer="unused", choose="none"), link=link)
     out = graph.invoke({"question": question}, **make_run(statements, chain, hyde=False, relevance_floor=FLOOR))
     assert out["answer"] == prompts.CANNOT_ANSWER and out["citations"] == []
+
+
+def test_a_question_naming_another_filer_in_capitals_is_not_answered_from_this_ones_table() -> None:
+    from graph.nodes.verify import names_another_filer
+
+    # issue 24's held-back batch: "AMD's operating income in 2020" was answered from Block's statement
+    filers = ["Advanced Micro Devices, Inc.", "Square, Inc.", "SQ", "3M Company", "MMM"]
+    question = "What was AMD's operating income in 2020?"
+    assert names_another_filer(question, ["Square, Inc.", "SQ"], filers) == ["AMD"]
+    assert names_another_filer(question, ["Advanced Micro Devices, Inc."], filers) == []
+    assert names_another_filer("What was 3M's EBITDA in FY2022?", ["3M Company", "MMM"], filers) == []

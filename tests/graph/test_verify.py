@@ -173,3 +173,15 @@ def test_a_figure_answering_the_question_rests_on_a_line_about_what_was_asked() 
                   question=question, ignore={"marlowe"}).refused
     assert verify("Diluted earnings per share were $10.21 [8].", refusal=REFUSAL, excerpts=[eps],
                   question="What were diluted earnings per share in 2022?").verified
+
+
+def test_a_small_number_answering_a_one_figure_question_is_checked() -> None:
+    # issue 24's held-back batch: "The churn rate in 2022 was 2 [1]." and "The combined ratio was 1" went unchecked
+    report = check("Marlowe's churn rate in 2023 was 2 [3].", "What was Marlowe's churn rate in 2023?",
+                   ignore={"marlowe"})
+    assert report.refused and [f.text for f in report.figures] == ["2"]
+    # a date's day is no figure, and a question asking for no one figure keeps small counts unchecked
+    assert check("As of December 31 total revenues were $1.69 billion [1].",
+                 "What were total revenues in 2023?").verified
+    assert check("Marlowe has 3 segments [3].", "Describe Marlowe's business.").figures == []
+

@@ -23,7 +23,7 @@ LONG = " ".join(f"word{i}" for i in range(200))
 def slow_script(kind: str, prompt: str) -> str:
     """The servers' script, with a long answer (200 pieces, each 50 ms apart: ten seconds)."""
     if kind == "answer":
-        return script(kind, prompt).rstrip(".") + " " + LONG + "."
+        return script(kind, prompt) + " " + LONG + "."  # the filler a sentence of its own: it names no row
     return script(kind, prompt)
 
 

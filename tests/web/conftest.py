@@ -81,7 +81,7 @@ LONG = " ".join(f"word{i}" for i in range(200))
 def web_script(kind: str, prompt: str) -> str:
     """The servers' script; a question that asks for it at length gets a long answer."""
     if kind == "answer" and AT_LENGTH in prompt.rsplit("Question:", 1)[-1]:
-        return script(kind, prompt).rstrip(".") + " " + LONG + "."
+        return script(kind, prompt) + " " + LONG + "."  # the filler a sentence of its own: it names no row
     return script(kind, prompt)
 
 
