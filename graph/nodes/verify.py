@@ -260,8 +260,12 @@ def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context])
             own_table = composed and not filed.unknown
             unmet = names_unmet(question, citations, filed.names, filers_only=own_table)
             if own_table and not unmet and _CAPS.search(question):
+                # the filer of the rows the answer cites, not of every excerpt it was shown
+                marked = _cited(answer)
+                used = sorted({str(c["document_id"]) for c in citations if c["n"] in marked and c.get("document_id")})
+                theirs = filers(conn, owner_id=owner, document_ids=[uuid.UUID(d) for d in used])
                 mine = filers(conn, owner_id=owner, document_ids=list(ready_documents(conn, owner_id=owner).values()))
-                unmet = names_another_filer(question, filed.names, mine.names)
+                unmet = names_another_filer(question, theirs.names, mine.names)
         if unmet:
             log.info("answer withheld: its sources never mention %s", ", ".join(unmet))
             write({"sources": []})

@@ -206,6 +206,34 @@ def test_a_figure_of_the_filers_own_table_is_not_given_as_another_companys(make_
     assert "$1,693.954 million" in out["answer"], out["answer"]
 
 
+def test_a_filer_named_in_capitals_is_not_answered_from_another_filers_table(make_user, ingest, make_run,  # noqa: ANN001
+                                                                             db) -> None:  # noqa: ANN001
+    # issue 24's held-back batch: "AMD's operating income in 2020" was answered from Block's statement
+    from storage.documents import set_owner_context
+
+    _name, owner_id = make_user("capitals")
+    northwind = statement_pdf(["Northwind Tools, Inc.", "Consolidated Statements of Operations", "(In thousands)"],
+                              [["Year Ended December 31,", ""], ["2023", "2022"]],
+                              [("Net revenue", ["$ 1,693,954", "$ 1,512,300"], 0)])
+    other = statement_pdf(["Advanced Widget Devices, Inc.", "Consolidated Balance Sheets", "(In thousands)"],
+                          [["December 31,", ""], ["2023", "2022"]], [("Total assets", ["$ 88,100", "$ 80,200"], 0)])
+    for name, data, company in [("northwind-2023.pdf", northwind, "Northwind Tools, Inc."),
+                                ("awd-2023.pdf", other, "Advanced Widget Devices, Inc.")]:
+        sub, outcome = ingest(owner_id, name, data)
+        assert outcome is not None and outcome.status == "ready", outcome
+        with db.connection() as conn:
+            assert set_owner_context(conn, owner_id=owner_id, document_id=sub.document_id, company=company)
+    chain, _model = scripted_chain(script_for(grade_rule=lambda text: True, answer="unused", choose="F1"))
+    out = graph.invoke({"question": "How much net revenue did AWD report in 2023, in USD millions?"},
+                       **make_run(owner_id, chain, hyde=False))
+    assert "choose" in out["route"] and out["answer"] == prompts.CANNOT_ANSWER, out["answer"]
+    assert out["citations"] == []
+    # the filer's own initials ask for its own figure
+    out = graph.invoke({"question": "How much net revenue did NT report in 2023, in USD millions?"},
+                       **make_run(owner_id, chain, hyde=False))
+    assert "$1,693.954 million" in out["answer"], out["answer"]
+
+
 def test_a_bare_figure_that_names_nothing_is_not_an_answer(statements, make_run) -> None:  # noqa: ANN001
     # the model copied a second figure from the page and said nothing of what it is: the reader cannot tell
     out, _ = ask(make_run, statements, "How did Northwind's net revenue change in 2023?",
