@@ -117,12 +117,14 @@ class _Held:
     line: str = ""  # an excerpt's figure: the line it is printed on, and the line before (a wrapped sentence)
 
 
-def names_its_line(sentence: str, line: str, ignore: Set[str] = frozenset(), asked: Set[str] = frozenset()) -> bool:
+def names_its_line(sentence: str, line: str, ignore: Set[str] = frozenset(), asked: Set[str] = frozenset(), *,
+                   lookup: bool = True) -> bool:
     """The sentence names what its figure's line is about: words that name a row (graph/facts.py
-    `label_words`: "revenue" for "Net sales"), beyond the company's names (`ignore`). Of the words it
-    shares with the question (`asked`: what it answers), the line says at least half; sharing none, it
-    says one of the sentence's (a question may ask in other words: "what did shareholders get" is
-    answered by a dividend); naming nothing ("The figure is 412 million"), it speaks of what was asked.
+    `label_words`: "revenue" for "Net sales"), beyond the company's names (`ignore`). Answering a
+    question that asks for one figure (`lookup`), of the words the sentence shares with the question
+    (`asked`: what it answers) the line says at least half; otherwise, or sharing none (a question may
+    ask in other words: "what did shareholders get" is answered by a dividend), it says one of the
+    sentence's; naming nothing ("The figure is 412 million"), it speaks of what was asked.
     "Amcor had 109 subscribers [2]" copies the digits of a line about something else, and "average
     revenue per user was $10.21" those of a line of earnings per share."""
     own = label_words(_NOT_NAMING.sub(" ", sentence)) - ignore - _STATING
@@ -131,7 +133,7 @@ def names_its_line(sentence: str, line: str, ignore: Set[str] = frozenset(), ask
         if not own:
             return True
     said = label_words(line) - ignore
-    answering = own & asked
+    answering = own & asked if lookup else set()
     if answering:
         return 2 * len(answering & said) >= len(answering)
     return bool(own & said)
@@ -145,11 +147,18 @@ def _is_day(sentence: str, figure: Figure) -> bool:
     return bool(_MONTH.search(sentence[:figure.start]))
 
 
+_DIGIT = re.compile(r"\d")
+
+
 def _line_at(text: str, at: int) -> str:
-    """The line of `text` holding position `at`, with the line before it."""
+    """The line of `text` holding position `at`, with the line before it (a wrapped sentence or label) and
+    the nearest line above without a number (a table's heading: "Restructuring liability" over "Balance
+    at December 31, 2022 | 81")."""
     start = text.rfind("\n", 0, max(text.rfind("\n", 0, at), 0)) + 1
     end = text.find("\n", at)
-    return text[start:end if end >= 0 else len(text)]
+    lines = text[:start].splitlines()
+    heading = next((line for line in reversed(lines) if line.strip() and not _DIGIT.search(line)), "")
+    return f"{heading}\n{text[start:end if end >= 0 else len(text)]}"
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
@@ -275,7 +284,7 @@ def verify(answer: str, *, refusal: str, facts: Sequence[Fact] = (), excerpts: S
         cited = {int(x) for m in MARK.finditer(sentence) for x in m.group(1).split(",")}
         # an excerpt's figure supports a sentence that names what its line is about (`names_its_line`)
         held = [h for h in _held(facts, result, excerpts, question, cited)
-                if h.status != "excerpt" or names_its_line(sentence, h.line, ignore, asked_words)]
+                if h.status != "excerpt" or names_its_line(sentence, h.line, ignore, asked_words, lookup=one_figure)]
         edits: list[tuple[Figure, str]] = []
         ours: list[FigureCheck] = []
         failed = False

@@ -136,3 +136,25 @@ def test_answers_of_the_out_of_scope_mix_hold_their_floors(tmp_path: Path) -> No
     assert out["answerable_refused"]["value"] <= ANSWERABLE_REFUSED_CEILING, out["answerable_refused"]
     assert out["untraced_figures"]["value"] <= UNTRACED_CEILING, out["untraced_figures"]
     assert out["figure_correct"]["value"] >= FIGURE_CORRECT_FLOOR, out["figure_correct"]
+
+
+# The two held-back out-of-scope batches alone (evals/data/out_of_scope_holdout*.jsonl, 80 questions), under
+# what they gave in evals/results/answers_oos_holdout.md and answers_oos_holdout_2.md by about two questions.
+HOLDOUT_REFUSED_FLOOR = 0.85  # 71 of 80 measured: 68 of 80 passes
+
+
+@pytest.mark.skipif(not (FINANCEBENCH / "questions.jsonl").is_file(), reason="needs ../shared/eval/financebench")
+def test_the_held_back_out_of_scope_batches_are_refused(tmp_path: Path) -> None:
+    import json
+
+    from evals import answers
+    tables_read()
+    refused = asked = 0
+    for batch in ("out_of_scope_holdout.jsonl", "out_of_scope_holdout_2.jsonl"):
+        name = batch.removesuffix(".jsonl")
+        assert answers.main(["--set", "oos", "--without-answerable", "--out-of-scope", str(answers.DATA / batch),
+                             "--home", str(GATE_HOME), "--judge", "none", "--rows", str(tmp_path / f"{name}.jsonl"),
+                             "--name", name, "--results-dir", str(tmp_path)]) == 0
+        share = json.loads((tmp_path / f"{name}.json").read_text())["folds"]["all"]["oos_refused_no_citation"]
+        refused, asked = refused + share["k"], asked + share["n"]
+    assert refused / asked >= HOLDOUT_REFUSED_FLOOR, (refused, asked)

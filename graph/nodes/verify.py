@@ -225,7 +225,9 @@ def names_another_filer(question: str, cited_filers: list[str], all_filers: list
     A word in capitals no filer goes by ("EBITDA") says nothing of whose the figure is."""
     cited = {k for n in cited_filers for k in _goes_by(n)}
     everyone = {k for n in all_filers for k in _goes_by(n)}
-    return [w for w in dict.fromkeys(_CAPS.findall(question)) if _squashed(w) in everyone - cited]
+    # "MGM" is MGM Resorts International's, whether or not that filing printed its ticker
+    return [w for w in dict.fromkeys(_CAPS.findall(question))
+            if _squashed(w) in everyone and not any(_squashed(w) in key for key in cited)]
 
 
 _SUFFIX = frozenset(["inc", "corp", "corporation", "co", "company", "ltd", "plc", "llc", "the", "and", "of"])

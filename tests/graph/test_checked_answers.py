@@ -434,3 +434,5 @@ def test_a_question_naming_another_filer_in_capitals_is_not_answered_from_this_o
     assert names_another_filer(question, ["Square, Inc.", "SQ"], filers) == ["AMD"]
     assert names_another_filer(question, ["Advanced Micro Devices, Inc."], filers) == []
     assert names_another_filer("What was 3M's EBITDA in FY2022?", ["3M Company", "MMM"], filers) == []
+    # a filing that did not print its ticker is still the filer the ticker names
+    assert names_another_filer("What was MGM's revenue?", ["MGM Resorts International"], [*filers, "MGM"]) == []

@@ -185,3 +185,21 @@ def test_a_small_number_answering_a_one_figure_question_is_checked() -> None:
                  "What were total revenues in 2023?").verified
     assert check("Marlowe has 3 segments [3].", "Describe Marlowe's business.").figures == []
 
+
+
+def test_a_tables_heading_says_what_its_rows_are_about() -> None:
+    # the development mix: "The restructuring liability ... is $81 million" rested on "Balance ... | 81"
+    table = Source(9, "(in millions)\nRestructuring liability\nBalance at January 1, 2022 | $ 70\n"
+                      "Balance at December 31, 2022 | $ 81")
+    question = "What was Marlowe's restructuring liability at the end of 2022?"
+    assert verify("The restructuring liability was $81 million [9].", refusal=REFUSAL, excerpts=[table],
+                  question=question).verified
+
+
+def test_a_question_asking_no_one_figure_is_answered_in_the_documents_words() -> None:
+    # "the worst topline performance ... Las Vegas Strip Resorts, net revenues up 77%": the line names the
+    # sentence's region and revenue, none of the question's words
+    table = Source(10, "Las Vegas Strip Resorts net revenues | 77%")
+    answer = "The region with the worst topline performance was Las Vegas Strip Resorts, net revenues up 77% [10]."
+    question = "Which region had the worst topline performance in 2022?"
+    assert verify(answer, refusal=REFUSAL, excerpts=[table], question=question).verified
