@@ -140,7 +140,7 @@ def test_answers_of_the_out_of_scope_mix_hold_their_floors(tmp_path: Path) -> No
 
 # The two held-back out-of-scope batches alone (evals/data/out_of_scope_holdout*.jsonl, 80 questions), under
 # what they gave in evals/results/answers_oos_holdout.md and answers_oos_holdout_2.md by about two questions.
-HOLDOUT_REFUSED_FLOOR = 0.85  # 71 of 80 measured: 68 of 80 passes
+HOLDOUT_REFUSED_FLOOR = 0.85  # 70 of 80 measured (1e1c376): 68 of 80 passes
 
 
 @pytest.mark.skipif(not (FINANCEBENCH / "questions.jsonl").is_file(), reason="needs ../shared/eval/financebench")
