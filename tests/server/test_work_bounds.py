@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import gc
 import os
 import socket
 import sys
@@ -397,18 +396,3 @@ def test_a_drawing_that_kills_its_process_is_a_422_and_the_next_render_works(bou
         assert res.status_code == 422 and "renderer stopped" in res.json()["detail"], res.text
         monkeypatch.undo()
         assert c.get(url, params={"highlight": "after"}, headers=h).status_code == 200  # a fresh process
-
-
-def test_what_start_up_built_is_out_of_the_collectors_full_passes(start_server, server_settings) -> None:  # noqa: ANN001
-    """A full garbage collection walks every object it tracks, holding the interpreter lock: under the
-    burst one walked the server's start-up heap (about 800 000 objects) for a second, and every
-    request waited (evals/results/burst_profile.md). What the lifespan built is frozen out of those
-    passes while the server serves, and given back when it stops."""
-    live = start_server(server_settings, start_worker=False)
-    verifier = live.app.state.verifier  # built by the lifespan, alive as long as the server
-    try:
-        assert gc.get_freeze_count() > 0
-        assert not any(o is verifier for o in gc.get_objects())  # not in any generation a pass walks
-    finally:
-        live.stop()
-    assert any(o is verifier for o in gc.get_objects())
