@@ -53,7 +53,7 @@ from api.schemas import HealthOut
 from api.verify import Verifier
 from jobqueue.maintenance import MaintenanceThread
 from providers import telemetry
-from providers.runtime import configure_process, settle_heap, unsettle_heap
+from providers.runtime import configure_process
 from runtime import Runtime, build_runtime
 from settings import Settings
 from storage import embedding_index, jobs
@@ -169,10 +169,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
             rt.ingest_worker.start(settings.ingest_workers)
             maintenance.start()
         log.info("ingestion: %s", app.state.jobs.kind)
-        # last before serving: what start-up built leaves the collector's full passes (providers/runtime.py)
-        log.info("start-up heap settled: %d objects out of the collector's full passes", settle_heap())
         yield
-        unsettle_heap()
         rt.ingest_worker.stop(timeout=10)
         maintenance.stop()
         model_lock.close()
