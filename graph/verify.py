@@ -114,14 +114,14 @@ class _Held:
     fact: int | None = None
     excerpt: int | None = None
     shown: str = ""
-    line: str = ""  # an excerpt's figure: the line it is printed on, and the line before (a wrapped sentence)
+    line: str = ""  # an excerpt's figure: its line with the line before and its heading (`_line_at`)
 
 
 def names_its_line(sentence: str, line: str, ignore: Set[str] = frozenset(), asked: Set[str] = frozenset(), *,
-                   lookup: bool = True) -> bool:
+                   one_figure: bool = True) -> bool:
     """The sentence names what its figure's line is about: words that name a row (graph/facts.py
     `label_words`: "revenue" for "Net sales"), beyond the company's names (`ignore`). Answering a
-    question that asks for one figure (`lookup`), of the words the sentence shares with the question
+    question that asks for one figure (`one_figure`), of the words the sentence shares with the question
     (`asked`: what it answers) the line says at least half; otherwise, or sharing none (a question may
     ask in other words: "what did shareholders get" is answered by a dividend), it says one of the
     sentence's; naming nothing ("The figure is 412 million"), it speaks of what was asked.
@@ -133,18 +133,10 @@ def names_its_line(sentence: str, line: str, ignore: Set[str] = frozenset(), ask
         if not own:
             return True
     said = label_words(line) - ignore
-    answering = own & asked if lookup else set()
+    answering = own & asked if one_figure else set()
     if answering:
         return 2 * len(answering & said) >= len(answering)
     return bool(own & said)
-
-
-_MONTH = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s*$", re.I)
-
-
-def _is_day(sentence: str, figure: Figure) -> bool:
-    """A small number that is a date's day ("December 31"), not a figure."""
-    return bool(_MONTH.search(sentence[:figure.start]))
 
 
 _DIGIT = re.compile(r"\d")
@@ -284,12 +276,13 @@ def verify(answer: str, *, refusal: str, facts: Sequence[Fact] = (), excerpts: S
         cited = {int(x) for m in MARK.finditer(sentence) for x in m.group(1).split(",")}
         # an excerpt's figure supports a sentence that names what its line is about (`names_its_line`)
         held = [h for h in _held(facts, result, excerpts, question, cited)
-                if h.status != "excerpt" or names_its_line(sentence, h.line, ignore, asked_words, lookup=one_figure)]
+                if h.status != "excerpt"
+                or names_its_line(sentence, h.line, ignore, asked_words, one_figure=one_figure)]
         edits: list[tuple[Figure, str]] = []
         ours: list[FigureCheck] = []
         failed = False
-        for fig in (f for f in read_figures(sentence, headers=False) if f.identifying or (one_figure and not
-                                                                                         _is_day(sentence, f))):
+        # a date's day ("December 31") is no figure read_figures reads
+        for fig in (f for f in read_figures(sentence, headers=False) if f.identifying or one_figure):
             support = next((h for h in sorted(held, key=lambda h: h.rank)
                             if _supports(fig, h.figure, asked, tolerance)), None)
             check = FigureCheck(text=fig.text, sentence=i, kind=fig.kind, value=_read_as(fig, asked).value,

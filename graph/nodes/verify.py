@@ -203,6 +203,10 @@ def names_unmet(question: str, citations: list[Citation], companies: list[str], 
     return [] if any(_squashed(n) and _squashed(n) in held for n in lone) else names
 
 
+def _documents_of(citations: list[Citation]) -> list[str]:
+    return sorted({str(c["document_id"]) for c in citations if c.get("document_id")})
+
+
 def _words_of(state: State, config: RunnableConfig, runtime: Runtime[Context], question: str,
               cited_docs: list[str]) -> tuple[set[str], set[str]]:
     """The cited documents' company-name words (the facts node's, else read), which say whose a figure is;
@@ -250,7 +254,7 @@ def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context])
         write({"sources": citations})
         write({"token": answer})
         return {}
-    cited_docs = sorted({str(c["document_id"]) for c in citations if c.get("document_id")})
+    cited_docs = _documents_of(citations)
     composed = bool(state.get("figure_choice"))  # the answer states the cited filings' own table figures
     if names_in(question) or (composed and (names_in(question, lone=True) or _CAPS.search(question))):
         from storage.documents import filers, ready_documents
@@ -264,7 +268,7 @@ def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context])
             if own_table and not unmet and _CAPS.search(question):
                 # the filer of the rows the answer cites, not of every excerpt it was shown
                 marked = _cited(answer)
-                used = sorted({str(c["document_id"]) for c in citations if c["n"] in marked and c.get("document_id")})
+                used = _documents_of([c for c in citations if c["n"] in marked])
                 theirs = filers(conn, owner_id=owner, document_ids=[uuid.UUID(d) for d in used])
                 mine = filers(conn, owner_id=owner, document_ids=list(ready_documents(conn, owner_id=owner).values()))
                 unmet = names_another_filer(question, theirs.names, mine.names)
