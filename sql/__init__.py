@@ -50,10 +50,12 @@ def checksum(path: Path) -> str:
 
 
 class Manifest(TypedDict):
-    """sql/released.json: `released` (name -> sha256) and `superseded` (name -> earlier sha256s)."""
+    """sql/released.json: `released` (name -> sha256), `superseded` (name -> earlier sha256s) and
+    `supabase` (the versions of supabase/migrations released, which never go away: sql/mirror.py)."""
 
     released: dict[str, str]
     superseded: dict[str, list[str]]
+    supabase: list[str]
 
 
 def manifest() -> Manifest:

@@ -1,6 +1,7 @@
-"""Record the versioned migrations not yet in sql/released.json as released (their sha256 now).
+"""Record the versioned migrations not yet in sql/released.json as released (their sha256 now), and the
+versions of supabase/migrations (sql/mirror.py) not yet in it.
 
-    python -m sql.release          # add every sql/NNN_*.sql missing from the manifest
+    python -m sql.release          # add every sql/NNN_*.sql and Supabase version missing from the manifest
     python -m sql.release --check  # exit 1 when one is missing or a released one changed
 
 Run it when a new migration is ready to ship: from then on the file is immutable
@@ -14,7 +15,7 @@ import argparse
 import json
 import sys
 
-from sql import MANIFEST, checksum, manifest, migration_name, versioned_files
+from sql import MANIFEST, checksum, manifest, migration_name, mirror, versioned_files
 
 
 def problems() -> tuple[list[str], list[str]]:
@@ -47,8 +48,12 @@ def main() -> int:
     for name in missing:
         data["released"][name] = checksum(MANIFEST.parent / name)
     data["released"] = dict(sorted(data["released"].items()))
+    supabase = {str(mirror.version(name)) for name in mirror.expected()} - set(data["supabase"])
+    data["supabase"] = sorted({*data["supabase"], *supabase})
     MANIFEST.write_text(json.dumps(data, indent=2) + "\n")
     print(f"released: {', '.join(missing)}" if missing else "every migration is released")
+    if supabase:
+        print(f"released Supabase versions: {', '.join(sorted(supabase))}")
     return 0
 
 

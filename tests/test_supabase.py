@@ -38,8 +38,53 @@ alter default privileges in schema public grant all on sequences to anon, authen
 def test_supabase_migrations_equal_sql() -> None:
     assert mirror.actual() == mirror.expected(), "run `python -m sql.mirror`"
     assert ROW_SECURITY in {p.name for p in sql.versioned_files()}
-    functions = [name for name in mirror.actual() if mirror.FUNCTIONS.fullmatch(name)]
-    assert functions and functions == sorted(mirror.actual())[-len(functions):]  # after every versioned one
+    have = mirror.actual()
+    functions = [name for name in have if mirror.FUNCTIONS.fullmatch(name)]
+    # after every versioned one: the current functions migration is the newest version (the
+    # generations it replaced are empty, and versioned migrations added since sort between them)
+    assert functions and functions[-1] == max(have, key=mirror.version)
+    assert all(have[name] == mirror.STUB for name in functions[:-1])
+
+
+def test_no_version_is_repeated_or_sorts_before_a_released_one() -> None:
+    """Issue 42: 027_b_collections and 027_chat_feedback were one version, so `supabase db reset` failed on
+    a duplicate key and `db push` skipped whichever a database did not have. Every version is unique,
+    the released ones all stay, and every other sorts after them (a plain `db push`, no --include-all)."""
+    assert mirror.problems(mirror.actual(), sql.manifest()["supabase"]) == []
+    assert mirror.problems(["20260101000027_b_collections.sql", "20260101000027_chat_feedback.sql"]) == [
+        "version 20260101000027 is used by 2 files"]
+    released = ["20260101000027", "20260101001002"]
+    assert mirror.problems(["20260101000027_a.sql", "20260101000028_b.sql", "20260101001002_functions.sql"],
+                           released) == ["version 20260101000028 sorts before the released 20260101001002:"
+                                         " `db push` would need --include-all"]
+    assert mirror.problems(["20260101001002_functions.sql"], released) == ["released version 20260101000027 is missing"]
+
+
+def test_a_shared_version_becomes_two_migrations_after_every_version() -> None:
+    """The folder as released with the two 027s under one version regenerates into today's: that version
+    emptied, each 027 a migration of its own after every released version, then the functions again."""
+    have = mirror.actual()
+    old = {name: text for name, text in have.items() if mirror.version(name) <= 20260101001002}
+    old.update({f"20260101000027_{name.removeprefix('027_')}": (sql.MIGRATIONS_DIR / name).read_text()
+                for name in ("027_b_collections.sql", "027_chat_feedback.sql")})
+    del old["20260101000027_superseded.sql"]
+    old["20260101001002_functions.sql"] = mirror.functions_migration()
+    assert mirror.problems(old) == ["version 20260101000027 is used by 2 files"]
+    assert mirror.expected(old) == have
+    newest = max(map(mirror.version, old))
+    assert [name for name in have if mirror.version(name) > newest] == [
+        f"{newest + 1}_027_b_collections.sql", f"{newest + 2}_027_chat_feedback.sql", f"{newest + 3}_functions.sql"]
+
+
+def test_a_new_migration_sorts_after_every_released_version() -> None:
+    have = mirror.actual()
+    versioned = {sql.migration_name(p): p.read_text() for p in sql.versioned_files()}
+    want = mirror.expected(have, {**versioned, "028_next.sql": "select 1;\n"})
+    newest = max(map(mirror.version, have))
+    assert set(want) == set(have) | {f"{newest + 1}_028_next.sql", f"{newest + 2}_functions.sql"}
+    assert want[max(have, key=mirror.version)] == mirror.STUB  # the functions come last again, with row security
+    assert mirror.problems(want, sql.manifest()["supabase"]) == []
+    assert mirror.expected(want, {**versioned, "028_next.sql": "select 1;\n"}) == want
 
 
 def test_a_changed_function_is_mirrored_as_the_next_generation() -> None:
@@ -48,7 +93,7 @@ def test_a_changed_function_is_mirrored_as_the_next_generation() -> None:
     have = mirror.actual()
     (current,) = [name for name in have if mirror.FUNCTIONS.fullmatch(name) and have[name] != mirror.STUB]
     generation = int(mirror.FUNCTIONS.fullmatch(current).group(1))
-    following = f"{mirror.FUNCTIONS_PREFIX}{generation + 1:03d}_functions.sql"
+    following = f"{generation + 1}_functions.sql"
     pushed = {**have, current: have[current].replace("create function hybrid_search", "create function old_search")}
     want = mirror.expected(pushed)
     assert want[current] == mirror.STUB and want[following] == mirror.functions_migration()
@@ -69,6 +114,39 @@ def fresh_database(db):  # noqa: ANN001, ANN201
     yield uri
     with psycopg.connect(db.uri, autocommit=True) as admin:
         admin.execute(f"drop database {name} with (force)")
+
+
+def push(conn: psycopg.Connection, folder: dict[str, str], applied: set[int]) -> None:
+    """`supabase db push` without --include-all: each file whose version the database lacks, in order, in
+    its own transaction; refused when one sorts before the newest version the database has."""
+    pending = sorted((name for name in folder if mirror.version(name) not in applied), key=mirror.version)
+    assert not pending or not applied or mirror.version(pending[0]) > max(applied), f"needs --include-all: {pending}"
+    for name in pending:
+        with conn.transaction():
+            conn.execute(folder[name])
+        applied.add(mirror.version(name))
+
+
+@pytest.mark.parametrize("pushed", ["027_chat_feedback.sql", "027_b_collections.sql"])
+def test_a_database_that_had_either_027_gets_both(fresh_database: str, pushed: str) -> None:
+    """Before issue 42 a database got version 027 from whichever 027 file it saw first, and never the
+    other. A plain `db push` of today's folder now gives it both, and runs the one it had again harmlessly."""
+    have = mirror.actual()
+    released = {name: text for name, text in have.items() if mirror.version(name) <= 20260101001002}
+    released["20260101000027_superseded.sql"] = (sql.MIGRATIONS_DIR / pushed).read_text()
+    released["20260101001002_functions.sql"] = mirror.functions_migration()  # then the newest generation
+    applied: set[int] = set()
+    with psycopg.connect(fresh_database) as conn:
+        push(conn, released, applied)
+        push(conn, have, applied)
+        assert applied == set(map(mirror.version, have))
+        tables = {r[0] for r in conn.execute("select relname from pg_class where relname = any(%s) and relrowsecurity",
+                                             (["collections", "collection_documents", "message_feedback"],))}
+        assert tables == {"collections", "collection_documents", "message_feedback"}
+        columns = conn.execute("select count(*) from information_schema.columns where (table_name, column_name)"
+                               " in (('chats', 'stop_requested_at'), ('chats', 'collection_id'),"
+                               " ('messages', 'search_tsv'))").fetchone()[0]
+        assert columns == 3
 
 
 def test_api_roles_read_nothing(fresh_database: str) -> None:

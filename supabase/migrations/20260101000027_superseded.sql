@@ -1,0 +1,3 @@
+-- More than one file of sql/ was mirrored under this version (issue 42): each is a migration of its
+-- own now, numbered after it (sql/mirror.py). Kept, empty, so a database that applied this version
+-- still finds it.
