@@ -283,7 +283,8 @@ def add_routes(app: FastAPI) -> None:
 QUESTIONS = ("/messages", "/invoke", "/batch", "/stream", "/stream_log", "/stream_events", "/chat/completions")
 ERRORS = {
     400: "a malformed HTTP request (bad header values or body framing, refused before any route), a body that "
-         "is not JSON (or not UTF-8), a malformed multipart body, or a bad LangServe config hash",
+         "is not JSON (or not UTF-8), JSON past the body's bounds (nesting, arrays and objects, a number of over "
+         "100 digits), a malformed multipart body, or a bad LangServe config hash",
     403: "not allowed: admins only, or a LangServe endpoint this server turns off",
     422: "a field is missing, malformed, out of bounds, or holds text that cannot be stored; `detail` names it",
     429: "a rate limit: the hourly question limit, or login/signup attempts per address; see Retry-After",

@@ -8,7 +8,8 @@ is read here in full, up to REQUEST_MAX_KB on the routes that carry a conversati
 FORM_MAX_KB on every other (the largest they hold, a question with its scope, is tens of
 kilobytes: a megabyte there was only ever an attacker's, decoded on the event loop), and its JSON
 nesting (JSON_MAX_DEPTH) and number of arrays and objects (JSON_MAX_CONTAINERS on the conversation
-routes, FORM_MAX_CONTAINERS on every other) checked before the
+routes, FORM_MAX_CONTAINERS on every other) and numbers' digits (NUMBER_MAX_DIGITS: past
+Python's int-string limit json.loads raises a ValueError no parser catches) checked before the
 route parses it, so neither the JSON decoder, LangServe nor the validation-error handler ever
 recurses over a hostile input, and parsing one costs the event loop little: the decoder builds
 each array and object on the loop, about a quarter of a second per megabyte of empty ones, which a
@@ -46,7 +47,11 @@ CONVERSATION_PATHS = ("/rag/", "/v1/")  # their bodies may be REQUEST_MAX_KB; ev
 # A JSON string (escapes included): its brackets are text, not nesting.
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-
+# Python's int() refuses a string of more than 4300 digits (sys.get_int_max_str_digits) with a
+# ValueError that no route catches: json.loads raises it from deep inside FastAPI's and LangServe's
+# body parsing (500, or a reset /rag/stream). No real field needs a number a hundred digits long.
+NUMBER_MAX_DIGITS = 100
+_LONG_NUMBER = re.compile(rb"(?<![0-9])[0-9]{%d}" % (NUMBER_MAX_DIGITS + 1))  # from a run's start only: linear
 
 
 class BodyRefused(Exception):
@@ -62,7 +67,26 @@ class BodyRefused(Exception):
 def shape(body: bytes) -> tuple[int, int]:
     """(the deepest its arrays and objects nest, how many it has) of JSON text, strings' brackets
     ignored. Linear in the body, bounded by the body cap; malformed text is judged by its brackets alone."""
-    brackets = _STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
+    return _shape(_STRING.sub(b"", body))
+
+
+def json_problem(body: bytes, depth: int, containers: int) -> str | None:
+    """Why JSON text (a body, a decompressed config hash) is refused before any parser sees it: it
+    nests deeper than `depth`, holds more than `containers` arrays and objects, or a number of more
+    than NUMBER_MAX_DIGITS digits; None when it is within every bound. Linear in the text."""
+    bare = _STRING.sub(b"", body)  # what is left outside strings: brackets, numbers, literals
+    nesting, count = _shape(bare)
+    if nesting > depth:
+        return f"the JSON body nests deeper than {depth} levels"
+    if count > containers:
+        return f"the JSON body has more than {containers} arrays and objects"
+    if _LONG_NUMBER.search(bare):
+        return f"the JSON body has a number of more than {NUMBER_MAX_DIGITS} digits"
+    return None
+
+
+def _shape(bare: bytes) -> tuple[int, int]:
+    brackets = bare.translate(None, _NOT_BRACKETS)
     if not brackets:
         return 0, 0
     # the running depth after each bracket, in C: a Python loop over a body of a million brackets
@@ -144,13 +168,10 @@ class BodyLimits:
         except BodyRefused as exc:
             await self._refuse(scope, send, exc.status, exc.detail, exc.headers)
             return
-        depth, containers = shape(body) if body else (0, 0)
-        if depth > self.depth:
-            await self._refuse(scope, send, 400, f"the JSON body nests deeper than {self.depth} levels")
-            return
         most = self.containers if scope["path"].startswith(CONVERSATION_PATHS) else self.form_containers
-        if containers > most:
-            await self._refuse(scope, send, 400, f"the JSON body has more than {most} arrays and objects")
+        problem = json_problem(body, self.depth, most) if body else None
+        if problem is not None:
+            await self._refuse(scope, send, 400, problem)
             return
         await self.app(scope, self._replay(body, ended, receive), send)
 

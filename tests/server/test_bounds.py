@@ -3,6 +3,7 @@ under the attack that broke it, and failed against the code before its fix."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import time
@@ -64,6 +65,34 @@ def test_a_form_body_holds_far_fewer_arrays_than_a_conversation(edge) -> None:  
         fits = b'{"title": "t", "pad": [' + b",".join([b"[]"] * (limit - 2)) + b"]}"
         res = c.post("/api/chats", content=fits, headers={"Content-Type": "application/json"})
         assert res.status_code == 401  # at the cap: the route sees it
+
+
+LONG_NUMBER = b"1" * 5000  # past Python's int-string conversion limit (4300 digits)
+PAGE = "/api/documents/00000000-0000-0000-0000-000000000000/pages/1.png"
+
+
+@pytest.mark.parametrize("path", ["/rag/invoke", "/rag/batch", "/rag/stream", "/rag/c/N4XyA/invoke", "/api/chats",
+                                  "/api/auth/login", "/mcp", PAGE])
+def test_a_number_past_pythons_digit_limit_is_400_everywhere(edge, path) -> None:  # noqa: ANN001
+    """Issue 41: json.loads raises ValueError on a 5000-digit integer, which no route caught: 500 on
+    /rag/invoke and /rag/batch, a reset connection on /rag/stream. The edge refuses it first, with or
+    without a token, as it does deep JSON."""
+    body = {"input": {"question": "q"}, "inputs": [{"question": "q"}], "title": "t", "username": "u",
+            "password": "p"}
+    text = json.dumps(body).encode()[:-1] + b', "n": ' + LONG_NUMBER + b"}"
+    with edge.client() as c:
+        user = signup(c, "digits")
+        for headers in ({}, user["headers"]):
+            res = c.request("GET" if path == PAGE else "POST", path, content=text,
+                            headers={**headers, "Content-Type": "application/json", "X-Forwarded-For": unique_ip()})
+            assert res.status_code == 400, (path, bool(headers), res.status_code, res.text[:300])
+            assert "more than 100 digits" in res.json()["detail"]
+        # a long number inside a string is text; a hundred digits is a number any parser takes
+        fits = json.dumps({**body, "username": f"nobody-{uuid.uuid4().hex[:8]}", "note": LONG_NUMBER.decode()}
+                          ).encode()[:-1] + b', "n": ' + b"9" * 100 + b"}"
+        res = c.post("/api/auth/login", content=fits, headers={"Content-Type": "application/json",
+                                                               "X-Forwarded-For": unique_ip()})
+        assert res.status_code == 401, res.text[:300]
 
 
 def test_brackets_inside_strings_are_not_nesting(edge) -> None:  # noqa: ANN001
