@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from langserve.lzstring import LZString
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
@@ -52,6 +53,12 @@ _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 # body parsing (500, or a reset /rag/stream). No real field needs a number a hundred digits long.
 NUMBER_MAX_DIGITS = 100
 _LONG_NUMBER = re.compile(rb"(?<![0-9])[0-9]{%d}" % (NUMBER_MAX_DIGITS + 1))  # from a run's start only: linear
+# LangServe's /rag/c/{config_hash}/... routes: the hash is an LZString of the run's config, which
+# LangServe decompresses (pure Python, its output up to quadratic in the hash) and parses before
+# anything of ours runs: a 60 KB hash held the event loop 3-4 s and a gigabyte. The playground's
+# hashes, the whole served config included, are about 420 characters (at most 4 ms of decompressing here).
+CONFIG_HASH = re.compile(r"/rag/c/([^/]*)(?:/|$)")
+CONFIG_HASH_MAX_CHARS = 1024
 
 
 class BodyRefused(Exception):
@@ -146,6 +153,9 @@ class BodyLimits:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if (hashed := self._config_hash(scope["path"])) is not None:
+            await self._refuse(scope, send, *hashed)
+            return
         multipart, boundary_ok = _multipart(scope)
         if not boundary_ok:
             await self._refuse(scope, send, 400, "a multipart body needs a boundary of 1 to 70 characters "
@@ -174,6 +184,27 @@ class BodyLimits:
             await self._refuse(scope, send, 400, problem)
             return
         await self.app(scope, self._replay(body, ended, receive), send)
+
+    def _config_hash(self, path: str) -> tuple[int, str] | None:
+        """(status, message) refusing a LangServe config hash in `path` that is too long, or whose
+        config (decompressed here, its cost bounded by the hash's length) is past a body's bounds."""
+        found = CONFIG_HASH.match(path)
+        if found is None:
+            return None
+        given = found.group(1)
+        if len(given) > CONFIG_HASH_MAX_CHARS:
+            return 414, f"the config hash is longer than {CONFIG_HASH_MAX_CHARS} characters"
+        try:
+            text = LZString.decompressFromEncodedURIComponent(given) if given else ""  # type: ignore[no-untyped-call]
+        except Exception:  # noqa: BLE001 - malformed: LangServe answers 400 "Invalid config hash" itself
+            return None
+        if not isinstance(text, str) or not text:
+            return None
+        config = text.encode("utf-8", "surrogatepass")
+        if len(config) > self.form_max:
+            return 400, f"the config hash holds more than {self.form_max // 1024} KB"
+        problem = json_problem(config, self.depth, self.form_containers)
+        return (400, problem.replace("JSON body", "config hash's JSON")) if problem else None
 
     def _body_cap(self, path: str) -> int:
         return self.body_max if path.startswith(CONVERSATION_PATHS) else self.form_max
