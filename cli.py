@@ -644,6 +644,35 @@ def cmd_mcp(args: argparse.Namespace, rt: Runtime) -> int:
 # ---------------------------------------------------------------- worker, beat, maintenance, migrate
 
 
+def cmd_account(args: argparse.Namespace, rt: Runtime) -> int:
+    """Create a web account (a password sign-in) as the operator: the only way to make an account
+    named in THOTQEN_ADMINS, which web signup refuses. The password is read from stdin (one line), or
+    asked for on a terminal."""
+    import getpass
+
+    from api.security import hash_password
+    from api.text import MAX
+    from storage import accounts
+
+    name = args.name.strip()
+    if not 3 <= len(name) <= MAX["username"]:
+        print(f"error: a username has 3 to {MAX['username']} characters", file=sys.stderr)
+        return 2
+    password = (getpass.getpass(f"password for {name}: ") if sys.stdin.isatty()
+                else sys.stdin.readline().rstrip("\r\n"))
+    if not 8 <= len(password) <= MAX["password"]:
+        print(f"error: a password has 8 to {MAX['password']} characters", file=sys.stderr)
+        return 2
+    with rt.database.connection() as conn:
+        user_id = accounts.create_password_user(conn, username=name, password_hash=hash_password(password))
+    if user_id is None:
+        print(f"error: the name {name!r} is taken", file=sys.stderr)
+        return 2
+    admin = " (an admin: THOTQEN_ADMINS names it)" if name in rt.settings.admins else ""
+    print(f"created the web account {name!r}{admin}")
+    return 0
+
+
 def cmd_migrate(args: argparse.Namespace, rt: Runtime) -> int:
     """Apply the migrations and exit (compose's one-shot `migrate` service runs this before the rest)."""
     import psycopg
@@ -817,6 +846,11 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
     p = sub.add_parser("beat", help="schedule the periodic upkeep on the broker (exactly one per deployment)")
     p.add_argument("--loglevel", default="INFO")
     p.set_defaults(func=cmd_beat)
+
+    p = sub.add_parser("account", help="create a web account (password from stdin): how an admin named in "
+                       "THOTQEN_ADMINS gets one, since web signup refuses those names")
+    p.add_argument("name", help="the username")
+    p.set_defaults(func=cmd_account)
 
     p = sub.add_parser("migrate", help="apply the database migrations and exit")
     p.set_defaults(func=cmd_migrate)

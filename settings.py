@@ -435,7 +435,9 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # X-Accel-Redirect names it there, once ownership is checked, and nginx sends the bytes. Empty: the
     # API sends them itself. Supabase Storage answers downloads with a short-lived signed URL either way.
     accel_redirect_prefix: str = Field(default="", pattern=r"^(/[A-Za-z0-9_.~-]+)*/?$")
-    # Usernames allowed to read /api/admin/metrics, comma-separated (env THOTQEN_ADMINS).
+    # Usernames allowed to read /api/admin/metrics, comma-separated (env THOTQEN_ADMINS). Web signup
+    # refuses these names (case-insensitive, like RESERVED_USERNAMES): an admin's account is made by
+    # the operator (`thotqen account NAME`), never by whoever signs the name up first.
     thotqen_admins: str = ""
     # CPU priority (nice, 0-19) of the server's background work: answering threads, in-process
     # ingestion threads and page-render processes run at least this nice, the request loop at the
@@ -501,6 +503,11 @@ class Settings(Tunables, ServerTunables, BaseSettings):
         """Names (lower case) no web signup may take: the CLI's default user and RESERVED_USERNAMES."""
         names = {name.strip().lower() for name in self.reserved_usernames.split(",") if name.strip()}
         return names | {self.default_user.strip().lower()}
+
+    @property
+    def admin_names(self) -> set[str]:
+        """THOTQEN_ADMINS in lower case: names no web signup may take (the operator makes them)."""
+        return {name.lower() for name in self.admins}
 
     @property
     def admins(self) -> set[str]:

@@ -45,6 +45,9 @@ def create_account(body: SignupIn, request: Request, db: Database, settings: Set
     """The signup, shared with the web session (api/session.py), which binds a CSRF token into the tokens."""
     ip = client_ip(request)
     limits.check_login_ip(db, settings, ip)
+    if body.username.strip().lower() in settings.admin_names:
+        # THOTQEN_ADMINS: whoever signed the name up first became the admin; the operator makes it
+        raise HTTPException(409, "that username is reserved for an admin account the operator creates")
     if body.username.strip().lower() in settings.reserved_names:
         # the operator's command-line users: whoever took the name would read what they ingest
         raise HTTPException(409, "that username is reserved for the command line")

@@ -8,7 +8,8 @@ is read here in full, up to REQUEST_MAX_KB on the routes that carry a conversati
 FORM_MAX_KB on every other (the largest they hold, a question with its scope, is tens of
 kilobytes: a megabyte there was only ever an attacker's, decoded on the event loop), and its JSON
 nesting (JSON_MAX_DEPTH) and number of arrays and objects (JSON_MAX_CONTAINERS on the conversation
-routes, FORM_MAX_CONTAINERS on every other) checked before the
+routes, FORM_MAX_CONTAINERS on every other) and numbers' digits (NUMBER_MAX_DIGITS: past
+Python's int-string limit json.loads raises a ValueError no parser catches) checked before the
 route parses it, so neither the JSON decoder, LangServe nor the validation-error handler ever
 recurses over a hostile input, and parsing one costs the event loop little: the decoder builds
 each array and object on the loop, about a quarter of a second per megabyte of empty ones, which a
@@ -33,6 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from langserve.lzstring import LZString
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
@@ -46,7 +48,17 @@ CONVERSATION_PATHS = ("/rag/", "/v1/")  # their bodies may be REQUEST_MAX_KB; ev
 # A JSON string (escapes included): its brackets are text, not nesting.
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-
+# Python's int() refuses a string of more than 4300 digits (sys.get_int_max_str_digits) with a
+# ValueError that no route catches: json.loads raises it from deep inside FastAPI's and LangServe's
+# body parsing (500, or a reset /rag/stream). No real field needs a number a hundred digits long.
+NUMBER_MAX_DIGITS = 100
+_LONG_NUMBER = re.compile(rb"(?<![0-9])[0-9]{%d}" % (NUMBER_MAX_DIGITS + 1))  # from a run's start only: linear
+# LangServe's /rag/c/{config_hash}/... routes: the hash is an LZString of the run's config, which
+# LangServe decompresses (pure Python, its output up to quadratic in the hash) and parses before
+# anything of ours runs: a 60 KB hash held the event loop 3-4 s and a gigabyte. The playground's
+# hashes, the whole served config included, are about 420 characters (at most 4 ms of decompressing here).
+CONFIG_HASH = re.compile(r"/rag/c/([^/]*)(?:/|$)")
+CONFIG_HASH_MAX_CHARS = 1024
 
 
 class BodyRefused(Exception):
@@ -62,7 +74,26 @@ class BodyRefused(Exception):
 def shape(body: bytes) -> tuple[int, int]:
     """(the deepest its arrays and objects nest, how many it has) of JSON text, strings' brackets
     ignored. Linear in the body, bounded by the body cap; malformed text is judged by its brackets alone."""
-    brackets = _STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
+    return _shape(_STRING.sub(b"", body))
+
+
+def json_problem(body: bytes, depth: int, containers: int) -> str | None:
+    """Why JSON text (a body, a decompressed config hash) is refused before any parser sees it: it
+    nests deeper than `depth`, holds more than `containers` arrays and objects, or a number of more
+    than NUMBER_MAX_DIGITS digits; None when it is within every bound. Linear in the text."""
+    bare = _STRING.sub(b"", body)  # what is left outside strings: brackets, numbers, literals
+    nesting, count = _shape(bare)
+    if nesting > depth:
+        return f"the JSON body nests deeper than {depth} levels"
+    if count > containers:
+        return f"the JSON body has more than {containers} arrays and objects"
+    if _LONG_NUMBER.search(bare):
+        return f"the JSON body has a number of more than {NUMBER_MAX_DIGITS} digits"
+    return None
+
+
+def _shape(bare: bytes) -> tuple[int, int]:
+    brackets = bare.translate(None, _NOT_BRACKETS)
     if not brackets:
         return 0, 0
     # the running depth after each bracket, in C: a Python loop over a body of a million brackets
@@ -122,6 +153,9 @@ class BodyLimits:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if (hashed := self._config_hash(scope["path"])) is not None:
+            await self._refuse(scope, send, *hashed)
+            return
         multipart, boundary_ok = _multipart(scope)
         if not boundary_ok:
             await self._refuse(scope, send, 400, "a multipart body needs a boundary of 1 to 70 characters "
@@ -144,15 +178,33 @@ class BodyLimits:
         except BodyRefused as exc:
             await self._refuse(scope, send, exc.status, exc.detail, exc.headers)
             return
-        depth, containers = shape(body) if body else (0, 0)
-        if depth > self.depth:
-            await self._refuse(scope, send, 400, f"the JSON body nests deeper than {self.depth} levels")
-            return
         most = self.containers if scope["path"].startswith(CONVERSATION_PATHS) else self.form_containers
-        if containers > most:
-            await self._refuse(scope, send, 400, f"the JSON body has more than {most} arrays and objects")
+        problem = json_problem(body, self.depth, most) if body else None
+        if problem is not None:
+            await self._refuse(scope, send, 400, problem)
             return
         await self.app(scope, self._replay(body, ended, receive), send)
+
+    def _config_hash(self, path: str) -> tuple[int, str] | None:
+        """(status, message) refusing a LangServe config hash in `path` that is too long, or whose
+        config (decompressed here, its cost bounded by the hash's length) is past a body's bounds."""
+        found = CONFIG_HASH.match(path)
+        if found is None:
+            return None
+        given = found.group(1)
+        if len(given) > CONFIG_HASH_MAX_CHARS:
+            return 414, f"the config hash is longer than {CONFIG_HASH_MAX_CHARS} characters"
+        try:
+            text = LZString.decompressFromEncodedURIComponent(given) if given else ""  # type: ignore[no-untyped-call]
+        except Exception:  # noqa: BLE001 - malformed: LangServe answers 400 "Invalid config hash" itself
+            return None
+        if not isinstance(text, str) or not text:
+            return None
+        config = text.encode("utf-8", "surrogatepass")
+        if len(config) > self.form_max:
+            return 400, f"the config hash holds more than {self.form_max // 1024} KB"
+        problem = json_problem(config, self.depth, self.form_containers)
+        return (400, problem.replace("JSON body", "config hash's JSON")) if problem else None
 
     def _body_cap(self, path: str) -> int:
         return self.body_max if path.startswith(CONVERSATION_PATHS) else self.form_max

@@ -43,6 +43,24 @@ class User:
     csrf: str | None = None  # hash of the CSRF token a cookie session is bound to (api/session.py)
 
 
+@dataclass(frozen=True)
+class Standing:
+    """What a user's access tokens are checked against: the token version they must carry (a reused
+    refresh token moves it on) and the web sessions signed out (their CSRF hashes) whose tokens
+    could still be valid (sql/028_signed_out.sql)."""
+
+    version: int
+    ended: frozenset[str] = frozenset()
+
+
+def read_standing(conn: psycopg.Connection, user_id: int) -> Standing | None:
+    """The user's standing as stored now; None when the account no longer exists."""
+    version = accounts.token_version(conn, user_id)
+    if version is None:
+        return None
+    return Standing(version, accounts.ended_sessions(conn, user_id))
+
+
 def hash_password(password: str) -> str:
     return _hasher.hash(password)
 
@@ -88,18 +106,18 @@ def csrf_hash(token: str) -> str:
 
 
 class KeptVersions:
-    """Users' token versions as last read, each kept `ttl_s` (0: never kept), at most `entries` of them
+    """Users' token versions (their Standing) as last read, each kept `ttl_s` (0: never kept), at most `entries` of them
     (the least recently used go first). What a revocation in another process takes to be seen here:
     up to `ttl_s`; one in this process is seen at once (`forget`). Thread-safe."""
 
     def __init__(self, ttl_s: float, entries: int) -> None:
         self.ttl_s = ttl_s
         self.entries = entries
-        self._kept: OrderedDict[int, tuple[int | None, float]] = OrderedDict()
+        self._kept: OrderedDict[int, tuple[Standing | None, float]] = OrderedDict()
         self._forgets = 0
         self._lock = threading.Lock()
 
-    def get(self, user_id: int) -> tuple[bool, int | None]:
+    def get(self, user_id: int) -> tuple[bool, Standing | None]:
         """(whether a fresh value is kept, the version: None when the account no longer exists)."""
         with self._lock:
             kept = self._kept.get(user_id)
@@ -113,7 +131,7 @@ class KeptVersions:
         with self._lock:
             return self._forgets
 
-    def put(self, user_id: int, version: int | None, read_at: float, stamp: int) -> None:
+    def put(self, user_id: int, version: Standing | None, read_at: float, stamp: int) -> None:
         """Keep what was read at `read_at` (monotonic, before the read), unless a `forget` came since
         `stamp`: a revocation during the read is not hidden."""
         if self.ttl_s <= 0 or self.entries <= 0:
@@ -195,12 +213,15 @@ class Tokens:
         return User(int(claims["sub"]), str(claims.get("name") or ""), csrf=claims.get("csrf"))
 
     @staticmethod
-    def check_version(claims: dict[str, Any], current: int | None) -> User:
-        """The claims' user, unless the account is gone or its tokens were revoked since (AuthError)."""
+    def check_version(claims: dict[str, Any], current: Standing | None) -> User:
+        """The claims' user, unless the account is gone, its tokens were revoked since, or the web
+        session the token belongs to signed out (AuthError)."""
         if current is None:
             raise AuthError("the account no longer exists")
-        if claims.get("ver") != current:  # revoked: a refresh token was reused (it leaked)
+        if claims.get("ver") != current.version:  # revoked: a refresh token was reused (it leaked)
             raise AuthError("the token was revoked; log in again")
+        if claims.get("csrf") is not None and claims["csrf"] in current.ended:
+            raise AuthError("the session was signed out; sign in again")
         return Tokens.claimed_user(claims)
 
     def authenticate(self, token: str, db: Any) -> User:  # noqa: ANN401 - storage.db.Database
@@ -211,7 +232,7 @@ class Tokens:
         if claims is None:
             return self.supabase_user(token, db)
         with db.connection() as conn:
-            current = accounts.token_version(conn, int(claims["sub"]))
+            current = read_standing(conn, int(claims["sub"]))
         return self.check_version(claims, current)
 
     def supabase_user(self, token: str, db: Any) -> User:  # noqa: ANN401 - storage.db.Database
@@ -221,11 +242,22 @@ class Tokens:
 
     def spend_refresh(self, token: str, conn: psycopg.Connection) -> User:
         claims = self._decode_own(token, "refresh")
+        if claims.get("csrf") is not None and claims["csrf"] in accounts.ended_sessions(conn, int(claims["sub"])):
+            raise AuthError("the session was signed out; sign in again")
         jti = uuid.UUID(str(claims.get("jti")))
         if not accounts.spend_refresh_token(conn, jti=jti, user_id=int(claims["sub"])):
             self.versions.forget(int(claims["sub"]))  # it may have revoked every token: read the version again
             raise AuthError("the refresh token was already used or revoked; log in again")
         return User(int(claims["sub"]), str(claims.get("name") or ""), csrf=claims.get("csrf"))
+
+    def end_session(self, conn: psycopg.Connection, user_id: int, session: str) -> None:
+        """Sign out the web session whose tokens carry `session` (their CSRF hash): every one of them
+        answers 401 from now on, in this process at once (the kept standing is dropped), in another
+        within TOKEN_VERSION_TTL_S; its refresh tokens refresh nothing. Kept as long as a refresh
+        token of the session (a copy of the cookie that was not spent) could still be valid."""
+        until = datetime.now(UTC) + timedelta(days=self.settings.refresh_token_days, minutes=1)
+        accounts.end_session(conn, user_id=user_id, session=session, until=until)
+        self.versions.forget(user_id)
 
     def refresh_claims(self, token: str) -> dict[str, Any]:
         """A refresh token's claims (signature and expiry checked, not whether it was spent)."""

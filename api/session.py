@@ -141,7 +141,8 @@ def _ended(request: Request, settings: Settings) -> Response:
 
 @router.delete("", status_code=204, responses={403: error(f"missing or wrong {CSRF_HEADER}")})
 def sign_out(request: Request, db: DbDep, settings: SettingsDep, tokens: TokensDep) -> Response:
-    """Sign out: the refresh token is revoked and the cookies cleared."""
+    """Sign out: the session ends on the server (its access token answers 401 from now on, wherever
+    a copy of it is), its refresh token is spent and the cookies cleared."""
     raw = request.cookies.get(REFRESH_COOKIE)
     claims = None
     if raw:
@@ -149,11 +150,17 @@ def sign_out(request: Request, db: DbDep, settings: SettingsDep, tokens: TokensD
             claims = tokens.refresh_claims(raw)
         except AuthError:
             claims = None
-    if raw and claims is not None:
-        check_csrf(request, claims.get("csrf"))
-        # already spent: signing out still clears the cookies
-        with db.connection() as conn, contextlib.suppress(AuthError):
-            tokens.spend_refresh(raw, conn)
+    if claims is None:  # no refresh cookie (or an expired one): the access cookie names the session
+        with contextlib.suppress(AuthError):
+            claims = tokens.own_claims(request.cookies.get(ACCESS_COOKIE) or "")
+    if claims is not None:
+        check_csrf(request, claims.get("csrf"))  # 403 unless the session's own page asks
+        with db.connection() as conn:
+            if raw and claims.get("typ") == "refresh":
+                # already spent: signing out still ends the session and clears the cookies
+                with contextlib.suppress(AuthError):
+                    tokens.spend_refresh(raw, conn)
+            tokens.end_session(conn, int(claims["sub"]), str(claims["csrf"]))
     res = Response(status_code=204)
     clear_cookies(res, request, settings)
     return res

@@ -8,8 +8,8 @@ theirs (evals/results/burst.md). Here:
 
 - the token's signature, expiry and type are checked on the event loop (no I/O, microseconds), so a
   forged, expired or garbage token never reaches a thread;
-- the user's token version (what revocation changes) is read at most once per user at a time:
-  every request of that user waits on the one read in flight, so a user holds at most one place in
+- the user's token version and signed-out sessions (what revocation changes) are read at most once
+  per user at a time: every request of that user waits on the one read in flight, so a user holds at most one place in
   the pool's queue however many requests they send;
 - the version read is kept TOKEN_VERSION_TTL_S (api/security.py's KeptVersions), so most requests
   need no thread at all;
@@ -35,8 +35,7 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from api.security import AuthError, Tokens, User
-from storage import accounts
+from api.security import AuthError, Standing, Tokens, User, read_standing
 from storage.db import Database
 
 READ_THREADS = 2  # token-version reads at once: one per user at a time, each an indexed lookup
@@ -48,7 +47,7 @@ class Verifier:
     def __init__(self, tokens: Tokens, db: Database) -> None:
         self.tokens = tokens
         self.db = db
-        self._reading: dict[int, asyncio.Future[int | None]] = {}
+        self._reading: dict[int, asyncio.Future[Standing | None]] = {}
         self.reads = 0  # version reads started (a thread each)
         self._checked: OrderedDict[str, dict[str, Any]] = OrderedDict()  # token -> its verified claims
         self.entries = tokens.versions.entries
@@ -82,7 +81,7 @@ class Verifier:
                 self._checked.popitem(last=False)
         return claims
 
-    async def version(self, user_id: int) -> int | None:
+    async def version(self, user_id: int) -> Standing | None:
         fresh, version = self.tokens.versions.get(user_id)
         if fresh:
             return version
@@ -94,7 +93,7 @@ class Verifier:
         # shielded: one waiter leaving (its client gone) does not call off the others' read
         return await asyncio.shield(reading)
 
-    async def _read(self, user_id: int) -> int | None:
+    async def _read(self, user_id: int) -> Standing | None:
         self.reads += 1
         read_at, stamp = time.monotonic(), self.tokens.versions.stamp()
         read = functools.partial(contextvars.copy_context().run, self._current, user_id)  # the request's trace
@@ -102,6 +101,6 @@ class Verifier:
         self.tokens.versions.put(user_id, version, read_at, stamp)
         return version
 
-    def _current(self, user_id: int) -> int | None:
+    def _current(self, user_id: int) -> Standing | None:
         with self.db.connection() as conn:
-            return accounts.token_version(conn, user_id)
+            return read_standing(conn, user_id)

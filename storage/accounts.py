@@ -128,6 +128,21 @@ def revoke_tokens(conn: psycopg.Connection, *, user_id: int) -> None:
     conn.execute("update users set token_version = token_version + 1 where id = %s", (user_id,))
 
 
+def end_session(conn: psycopg.Connection, *, user_id: int, session: str, until: datetime) -> None:
+    """Sign a web session out (sql/028_signed_out.sql): its tokens, which carry `session`, stop
+    working; the row is kept `until` no token of the session can still be valid."""
+    conn.execute("insert into ended_sessions (user_id, session, expires_at) values (%s, %s, %s)"
+                 " on conflict (user_id, session) do update set expires_at = greatest(ended_sessions.expires_at,"
+                 " excluded.expires_at)", (user_id, session, until))
+
+
+def ended_sessions(conn: psycopg.Connection, user_id: int) -> frozenset[str]:
+    """The user's signed-out web sessions whose tokens could still be valid."""
+    rows = conn.execute("select session from ended_sessions where user_id = %s and expires_at > now()",
+                        (user_id,)).fetchall()
+    return frozenset(row[0] for row in rows)
+
+
 def token_version(conn: psycopg.Connection, user_id: int) -> int | None:
     """The version the user's access tokens must carry; None when the user no longer exists."""
     row = conn.execute("select token_version from users where id = %s", (user_id,)).fetchone()

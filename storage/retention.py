@@ -1,7 +1,7 @@
 """Retention: rows that only grow unless something deletes them.
 
 Expired refresh tokens (a spent token is kept until it expires: presenting it again is how a leak is
-detected), login attempts and query-log rows older than the retention window (the lockout and
+detected) and signed-out sessions, login attempts and query-log rows older than the retention window (the lockout and
 per-IP windows are minutes, so days of history are plenty), and answer-cache entries past their TTL.
 """
 
@@ -15,6 +15,7 @@ def purge(conn: psycopg.Connection, *, retention_days: int, answer_cache_ttl_hou
     days = {"d": retention_days}
     counts = {
         "refresh_tokens": conn.execute("delete from refresh_tokens where expires_at < now()").rowcount,
+        "ended_sessions": conn.execute("delete from ended_sessions where expires_at < now()").rowcount,
         "login_attempts": conn.execute(
             "delete from login_attempts where at < now() - make_interval(days => %(d)s)", days).rowcount,
         "query_log": conn.execute(

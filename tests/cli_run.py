@@ -14,10 +14,11 @@ from evals.fake_openai import FakeOpenAI, subprocess_env
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_cli(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    """`python -m cli ARGS` from the repository root under `env`."""
+def run_cli(env: dict[str, str], *args: str, timeout: float = 300,
+            stdin: str | None = None) -> subprocess.CompletedProcess:
+    """`python -m cli ARGS` from the repository root under `env` (`stdin`: what it reads there)."""
     return subprocess.run([sys.executable, "-m", "cli", *args], capture_output=True, text=True, env=env, cwd=ROOT,
-                          timeout=timeout)
+                          timeout=timeout, input=stdin)
 
 
 def ingest_report(env: dict[str, str], directory: Path, user: str) -> str:

@@ -182,6 +182,23 @@ def signup(client: httpx.Client, prefix: str = "user", password: str = "correct 
             "headers": {"Authorization": f"Bearer {tokens['access_token']}"}}
 
 
+def operator_account(db: Any, username: str, password: str) -> None:  # noqa: ANN401
+    """The web account `thotqen account USERNAME` makes (cli.py cmd_account): how an admin named in
+    THOTQEN_ADMINS gets an account, since web signup refuses those names. Kept on a rerun."""
+    from api.security import hash_password
+    from storage import accounts
+
+    with db.connection() as conn:
+        accounts.create_password_user(conn, username=username, password_hash=hash_password(password))
+
+
+def login_headers(client: httpx.Client, username: str, password: str) -> dict[str, str]:
+    res = client.post("/api/auth/login", json={"username": username, "password": password},
+                      headers={"X-Forwarded-For": unique_ip()})
+    assert res.status_code == 200, res.text
+    return {"Authorization": f"Bearer {res.json()['access_token']}"}
+
+
 def upload(client: httpx.Client, headers: dict[str, str], name: str, data: bytes,
            content_type: str = "application/pdf") -> httpx.Response:
     return client.post("/api/documents", headers=headers, files={"file": (name, data, content_type)})

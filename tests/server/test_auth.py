@@ -13,7 +13,7 @@ from pydantic import SecretStr, ValidationError
 
 from evals import local_http
 from evals.local_http import JSONHandler
-from tests.server.conftest import ADMIN, ask, signup, unique_ip
+from tests.server.conftest import ADMIN, ask, login_headers, operator_account, signup, unique_ip
 
 
 def test_signup_login_refresh_rotation(live) -> None:  # noqa: ANN001
@@ -158,7 +158,7 @@ def test_supabase_auth_needs_an_issuer(tmp_path) -> None:  # noqa: ANN001
     assert ok.supabase_token_issuer == "https://p.supabase.co/auth/v1"
 
 
-def test_admin_metrics(live, owner_with_report) -> None:  # noqa: ANN001
+def test_admin_metrics(live, owner_with_report, db) -> None:  # noqa: ANN001
     h = owner_with_report["headers"]
     with live.client() as c:
         chat = c.post("/api/chats", headers=h, json={}).json()["id"]
@@ -166,12 +166,8 @@ def test_admin_metrics(live, owner_with_report) -> None:  # noqa: ANN001
         question = {"input": {"question": "What was total revenue in fiscal 2023?"}}
         assert c.post("/rag/invoke", headers=h, json=question).is_success
         assert c.get("/api/admin/metrics", headers=h).status_code == 403
-        res = c.post("/api/auth/signup", json={"username": ADMIN, "password": "admin password 1"},
-                     headers={"X-Forwarded-For": unique_ip()})
-        if res.status_code == 409:  # a rerun in the same session
-            res = c.post("/api/auth/login", json={"username": ADMIN, "password": "admin password 1"},
-                         headers={"X-Forwarded-For": unique_ip()})
-        admin = {"Authorization": f"Bearer {res.json()['access_token']}"}
+        operator_account(db, ADMIN, "admin password 1")  # web signup refuses THOTQEN_ADMINS (issue 41)
+        admin = login_headers(c, ADMIN, "admin password 1")
         assert c.get("/api/auth/me", headers=admin).json()["admin"] is True
         m = c.get("/api/admin/metrics", headers=admin).json()["query_log"]
         assert m["questions"] >= 2 and m["by_source"].get("chat", 0) >= 1 and m["by_source"].get("rag", 0) >= 1
@@ -180,6 +176,37 @@ def test_admin_metrics(live, owner_with_report) -> None:  # noqa: ANN001
         assert m["answers_by_provider"].get("vllm", 0) >= 2
         assert m["tokens"]["input"] > 0 and m["tokens"]["output"] > 0
         assert c.get("/api/admin/metrics?hours=0", headers=admin).status_code == 422
+
+
+def test_an_admins_name_cannot_be_claimed_by_signing_up(live, db, tmp_path) -> None:  # noqa: ANN001
+    """Issue 41: whoever first signed up a name listed in THOTQEN_ADMINS became the admin. Web signup
+    now refuses those names (any case, both signups); the operator makes the account
+    (`thotqen account NAME`, the password on stdin), and only then does it sign in as an admin."""
+    import os
+
+    from tests.cli_run import run_cli
+
+    with live.client() as c:
+        for path in ("/api/auth/signup", "/api/session/signup"):
+            for name in (ADMIN, ADMIN.upper(), f" {ADMIN}"):
+                res = c.post(path, json={"username": name, "password": "an attacker's password"},
+                             headers={"X-Forwarded-For": unique_ip()})
+                assert res.status_code == 409 and "reserved" in res.json()["detail"], (path, name, res.text)
+        res = c.post("/api/auth/login", json={"username": ADMIN, "password": "an attacker's password"},
+                     headers={"X-Forwarded-For": unique_ip()})
+        assert res.status_code == 401
+    name = f"ops-admin-{uuid.uuid4().hex[:8]}"
+    env = {**os.environ, "DATABASE_URL": db.uri, "THOTQEN_HOME": str(tmp_path), "THOTQEN_ADMINS": name}
+    res = run_cli(env, "account", name, stdin="the operator's password\n")
+    assert res.returncode == 0 and "an admin" in res.stdout, res.stderr
+    assert run_cli(env, "account", name, stdin="another password\n").returncode == 2  # taken: never replaced
+    assert run_cli(env, "account", f"{name}-2", stdin="short\n").returncode == 2
+    with live.client() as c:
+        headers = login_headers(c, name, "the operator's password")
+        assert c.get("/api/auth/me", headers=headers).json()["admin"] is False  # this server lists ADMIN only
+        operator_account(db, ADMIN, "admin password 1")
+        admin = login_headers(c, ADMIN, "admin password 1")
+        assert c.get("/api/auth/me", headers=admin).json()["admin"] is True
 
 
 def test_langsmith_outage_keeps_local_metrics(settings, db) -> None:  # noqa: ANN001

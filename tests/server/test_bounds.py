@@ -3,7 +3,9 @@ under the attack that broke it, and failed against the code before its fix."""
 
 from __future__ import annotations
 
+import json
 import os
+import random
 import socket
 import time
 import uuid
@@ -64,6 +66,74 @@ def test_a_form_body_holds_far_fewer_arrays_than_a_conversation(edge) -> None:  
         fits = b'{"title": "t", "pad": [' + b",".join([b"[]"] * (limit - 2)) + b"]}"
         res = c.post("/api/chats", content=fits, headers={"Content-Type": "application/json"})
         assert res.status_code == 401  # at the cap: the route sees it
+
+
+LONG_NUMBER = b"1" * 5000  # past Python's int-string conversion limit (4300 digits)
+PAGE = "/api/documents/00000000-0000-0000-0000-000000000000/pages/1.png"
+
+
+@pytest.mark.parametrize("path", ["/rag/invoke", "/rag/batch", "/rag/stream", "/rag/c/N4XyA/invoke", "/api/chats",
+                                  "/api/auth/login", "/mcp", PAGE])
+def test_a_number_past_pythons_digit_limit_is_400_everywhere(edge, path) -> None:  # noqa: ANN001
+    """Issue 41: json.loads raises ValueError on a 5000-digit integer, which no route caught: 500 on
+    /rag/invoke and /rag/batch, a reset connection on /rag/stream. The edge refuses it first, with or
+    without a token, as it does deep JSON."""
+    body = {"input": {"question": "q"}, "inputs": [{"question": "q"}], "title": "t", "username": "u",
+            "password": "p"}
+    text = json.dumps(body).encode()[:-1] + b', "n": ' + LONG_NUMBER + b"}"
+    with edge.client() as c:
+        user = signup(c, "digits")
+        for headers in ({}, user["headers"]):
+            res = c.request("GET" if path == PAGE else "POST", path, content=text,
+                            headers={**headers, "Content-Type": "application/json", "X-Forwarded-For": unique_ip()})
+            assert res.status_code == 400, (path, bool(headers), res.status_code, res.text[:300])
+            assert "more than 100 digits" in res.json()["detail"]
+        # a long number inside a string is text; a hundred digits is a number any parser takes
+        fits = json.dumps({**body, "username": f"nobody-{uuid.uuid4().hex[:8]}", "note": LONG_NUMBER.decode()}
+                          ).encode()[:-1] + b', "n": ' + b"9" * 100 + b"}"
+        res = c.post("/api/auth/login", content=fits, headers={"Content-Type": "application/json",
+                                                               "X-Forwarded-For": unique_ip()})
+        assert res.status_code == 401, res.text[:300]
+
+
+def _config_hash(config: object) -> str:
+    from langserve.lzstring import LZString
+
+    return str(LZString.compressToEncodedURIComponent(json.dumps(config)))
+
+
+def test_a_langserve_config_hash_is_bounded_before_it_is_decompressed(edge) -> None:  # noqa: ANN001
+    """Issue 41: /rag/c/{config_hash}/... decompressed an LZString hash of any length (a 60 KB one held
+    the event loop 3-4 s and a gigabyte) and parsed what it held unbounded. A hash is now at most
+    1024 characters, and the config it holds is held to a body's bounds (size, depth, arrays, digits)."""
+    rng = random.Random(41)
+    noise = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(55_000))
+    long_hash = _config_hash({"configurable": {"k": noise}})
+    assert len(long_hash) > 40_000
+    with edge.client() as c:
+        user = signup(c, "hasher")
+        for headers in ({}, user["headers"]):
+            for route in ("input_schema", "invoke", "playground/"):
+                res = c.request("POST" if route == "invoke" else "GET", f"/rag/c/{long_hash}/{route}",
+                                headers={**headers, "X-Forwarded-For": unique_ip()},
+                                **({"json": {"input": {"question": "q"}}} if route == "invoke" else {}))
+                assert res.status_code == 414, (route, res.status_code, res.text[:200])
+                assert "longer than 1024 characters" in res.json()["detail"]
+        deep = _config_hash({"configurable": {"k": json.loads("[" * 100 + "]" * 100)}})
+        digits = _config_hash({"configurable": {"k": 10 ** 120}})
+        for bad, why in ((deep, "nests deeper"), (digits, "more than 100 digits")):
+            assert len(bad) <= 1024
+            res = c.get(f"/rag/c/{bad}/input_schema", headers=user["headers"])
+            assert res.status_code == 400 and why in res.json()["detail"], res.text[:300]
+        # what the playground sends: the served config, every tunable set (about 420 characters)
+        from api.rag import served_config
+
+        good = _config_hash(served_config(edge.app.state.settings)().model_dump())
+        assert len(good) <= 1024
+        res = c.get(f"/rag/c/{good}/input_schema", headers=user["headers"])
+        assert res.status_code == 200, res.text[:300]
+        page = c.get(f"/rag/c/{good}/playground/", headers=user["headers"])
+        assert page.status_code == 200 and "<html" in page.text.lower()
 
 
 def test_brackets_inside_strings_are_not_nesting(edge) -> None:  # noqa: ANN001

@@ -14,7 +14,16 @@ from typing import Any
 import pytest
 
 from evals.fake_openai import FakeOpenAI
-from tests.server.conftest import follow_job, read_sse, script, signup, unique_ip, upload
+from tests.server.conftest import (
+    follow_job,
+    login_headers,
+    operator_account,
+    read_sse,
+    script,
+    signup,
+    unique_ip,
+    upload,
+)
 
 ADMIN = f"actions-admin-{uuid.uuid4().hex[:6]}"
 LONG = " ".join(f"word{i}" for i in range(200))
@@ -94,11 +103,15 @@ def test_stop_ends_the_model_call_and_saves_the_turn_as_stopped(slow_live, slow_
         assert c.post(f"/api/chats/{chat_id}/stop", headers=stranger["headers"]).status_code == 404
 
 
-def admin_headers(c: Any) -> dict[str, str]:  # noqa: ANN401
+def admin_headers(c: Any, db: Any) -> dict[str, str]:  # noqa: ANN401
+    # the operator makes an admin's account: web signup refuses THOTQEN_ADMINS' names (issue 41)
     res = c.post("/api/auth/signup", json={"username": ADMIN, "password": "admin password 1"},
                  headers={"X-Forwarded-For": unique_ip()})
-    assert res.status_code == 201, res.text
-    return {"Authorization": f"Bearer {res.json()['access_token']}"}
+    assert res.status_code == 409, res.text
+    operator_account(db, ADMIN, "admin password 1")
+    headers = login_headers(c, ADMIN, "admin password 1")
+    assert c.get("/api/auth/me", headers=headers).json()["admin"] is True
+    return headers
 
 
 def read_sse_text(text: str) -> list[tuple[str, Any]]:
@@ -139,7 +152,7 @@ def test_regenerate_adds_an_answer_and_keeps_the_old_one(slow_live, slow_llm, ch
         assert res.status_code == 422
 
 
-def test_feedback_is_stored_shown_to_admins_and_exported(slow_live, chat, tmp_path) -> None:  # noqa: ANN001
+def test_feedback_is_stored_shown_to_admins_and_exported(slow_live, chat, tmp_path, db) -> None:  # noqa: ANN001
     h, chat_id = chat["headers"], chat["chat_id"]
     with slow_live.client() as c:
         messages = c.get(f"/api/chats/{chat_id}", headers=h).json()["messages"]
@@ -159,7 +172,7 @@ def test_feedback_is_stored_shown_to_admins_and_exported(slow_live, chat, tmp_pa
         assert c.put(f"/api/chats/{chat_id}/messages/{question['id']}/feedback", headers=h,
                      json={"rating": "up"}).status_code == 404
 
-        ah = admin_headers(c)
+        ah = admin_headers(c, db)
         metrics = c.get("/api/admin/metrics?hours=1", headers=ah).json()["feedback"]
         assert metrics["down"] >= 1 and any(n["note"] == note for n in metrics["notes"])
 

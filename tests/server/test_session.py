@@ -119,6 +119,43 @@ def test_sign_out_revokes_the_refresh_token(live) -> None:  # noqa: ANN001
         assert replay.post("/api/session/refresh", headers={"X-CSRF-Token": csrf}).status_code == 401
 
 
+def test_a_signed_out_sessions_access_cookie_no_longer_works(live) -> None:  # noqa: ANN001
+    """Issue 41: sign-out cleared the cookies and spent the refresh token, but the access token is a JWT
+    valid until it expires: a copy of the cookie (another tab, a stolen one) kept working. The session
+    now ends on the server; the user's other sessions and bearer tokens are untouched."""
+    c, csrf, username = web_signup(live)
+    other = live.client(headers={"X-Forwarded-For": unique_ip()})
+    with closing(c), closing(other):
+        access = c.cookies.get("thotqen_access")
+        assert other.post("/api/session", json={"username": username, "password": PASSWORD}).status_code == 200
+        bearer = c.post("/api/auth/login", json={"username": username, "password": PASSWORD}).json()
+        assert c.delete("/api/session", headers={"X-CSRF-Token": csrf}).status_code == 204
+        with httpx.Client(base_url=live.url, cookies={"thotqen_access": access}) as copy:
+            assert copy.get("/api/session").status_code == 401  # was: 200 until the token expired
+            assert copy.get("/api/documents").status_code == 401
+            assert copy.post("/api/chats", json={}, headers={"X-CSRF-Token": csrf}).status_code == 401
+        with httpx.Client(base_url=live.url) as api:  # the cookie's token sent as a bearer token
+            assert api.get("/api/auth/me", headers={"Authorization": f"Bearer {access}"}).status_code == 401
+            # the same user's other sign-ins keep working
+            assert api.get("/api/auth/me", headers={"Authorization": f"Bearer {bearer['access_token']}"}).is_success
+        assert other.get("/api/session").json()["user"]["username"] == username
+
+
+def test_signing_out_without_a_refresh_cookie_still_ends_the_session(live) -> None:  # noqa: ANN001
+    """...and a copy of its refresh cookie, never spent, refreshes nothing."""
+    c, csrf, _ = web_signup(live)
+    with closing(c):
+        access = c.cookies.get("thotqen_access")
+        refresh = c.cookies.get("thotqen_refresh", path="/api/session")
+        c.cookies.delete("thotqen_refresh", path="/api/session")
+        assert c.delete("/api/session").status_code == 403  # the access cookie names it: CSRF still needed
+        assert c.delete("/api/session", headers={"X-CSRF-Token": csrf}).status_code == 204
+    with httpx.Client(base_url=live.url, cookies={"thotqen_access": access}) as copy:
+        assert copy.get("/api/session").status_code == 401
+    with httpx.Client(base_url=live.url, cookies={"thotqen_refresh": refresh}) as replay:
+        assert replay.post("/api/session/refresh", headers={"X-CSRF-Token": csrf}).status_code == 401
+
+
 def test_session_sign_in_keeps_the_login_lockout(live) -> None:  # noqa: ANN001
     c, _csrf, username = web_signup(live)
     with closing(c):

@@ -62,8 +62,13 @@ def shots_dir() -> Iterator[Path]:
 
 
 @pytest.fixture(scope="package")
-def web_admin() -> str:
-    return f"web-admin-{uuid.uuid4().hex[:6]}"
+def web_admin(db) -> str:  # noqa: ANN001
+    """An admin's name, its account made by the operator (web signup refuses THOTQEN_ADMINS' names)."""
+    from tests.server.conftest import operator_account
+
+    name = f"web-admin-{uuid.uuid4().hex[:6]}"
+    operator_account(db, name, PASSWORD)
+    return name
 
 
 @pytest.fixture(scope="package")
@@ -177,6 +182,15 @@ def shot(shots_dir: Path) -> Callable[[Any, str], Path]:
         return path
 
     return take
+
+
+def sign_in(page: Any, username: str, password: str = PASSWORD) -> None:  # noqa: ANN401
+    """Sign in through the page to an account that exists."""
+    page.goto("/#/signin")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("heading", name="Chats").wait_for()
 
 
 def sign_up(page: Any, username: str | None = None, password: str = PASSWORD) -> str:  # noqa: ANN401

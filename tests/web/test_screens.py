@@ -7,7 +7,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.web.conftest import PASSWORD, sign_up
+from tests.web.conftest import PASSWORD, sign_in, sign_up
 from tests.web.helpers import QUESTION, accessibility_problems, ask, aurora_pdf, nav, pdf_file
 
 
@@ -25,7 +25,7 @@ def test_phone_screens_and_metrics(open_page, shot, web_admin) -> None:  # noqa:
     page.goto("/#/signin")
     page.get_by_role("heading", name="Sign in to Thotqen").wait_for()
     shot(page, "phone-01-sign-in")
-    sign_up(page, web_admin)
+    sign_in(page, web_admin)  # the operator made the admin's account (tests/web/conftest.py)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390  # nothing wider than the phone
     expect(page.get_by_role("link", name="Upload documents")).to_be_visible()  # the empty state at phone width too
     assert page.evaluate("document.activeElement.id") != "question"
