@@ -101,6 +101,9 @@ class VerifyReport(BaseModel):
     refused: bool
     figures: list[FigureCheck]
     dropped: list[str] = Field(description="sentences removed for an unsupported figure")
+    claims: list[dict[str, str]] = Field(default_factory=list,
+                                         description="sentences the claim check removed, each with the check it "
+                                                     "failed (graph/claims.py)")
     calculation: dict[str, object] | None = None
 
 
