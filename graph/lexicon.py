@@ -2,7 +2,8 @@
 
 Function words carry no evidence: a passage is not nearer a question for sharing "the" or "what"
 with it (graph/windows.py), and an answer sentence made of them and the question's own words says
-nothing new (graph/claims.py).
+nothing new (graph/claims.py). Units of measure say how a figure is counted, not what it is of:
+"10 miles" of a line "Visibility 10 Miles" is no distance of a crash site (graph/verify.py).
 """
 
 from __future__ import annotations
@@ -20,3 +21,11 @@ tell give list name state describe explain according based document documents ex
 said stated shown show mentioned given provided
 """
 FUNCTION_WORDS = frozenset(_FUNCTION_WORDS.split())
+
+_UNIT_WORDS = """
+mile miles km kilometre kilometres kilometer kilometers metre metres meter meters m cm mm ft foot feet inch inches
+yard yards nautical nm knot knots kt kts mph kph hour hours hr hrs minute minutes min mins second seconds sec secs
+day days week weeks month months year years mg g kg gram grams kilogram kilograms lb lbs pound pounds ounce ounces
+ml l litre litres liter liters gallon gallons percent percentage per degree degrees celsius fahrenheit
+"""
+UNIT_WORDS = frozenset(_UNIT_WORDS.split())

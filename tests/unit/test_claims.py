@@ -57,3 +57,14 @@ def test_only_sentences_that_cite_are_checked_and_each_failure_is_named() -> Non
     assert [(f.sentence.strip(), f.check) for f in found] == [
         ("The principal investigator is Dr. Alan Grant [1].", "name_not_cited")]
     assert len({c.name for c in CHECKS}) == len(CHECKS)
+
+
+def test_a_unit_names_no_line() -> None:
+    # "Visibility 10 Miles" holds a 10 and the word miles; it says nothing of how far the crash was
+    from graph.verify import names_its_line
+
+    for one_figure in (True, False):  # asked in other words than the answer's: the line must name its thing
+        assert not names_its_line("The crash site was 10 miles from the airport [1].", "Visibility 10 Miles",
+                                  one_figure=one_figure)
+        assert names_its_line("The crash site was 3 miles from the airport [1].",
+                              "The wreckage was found 3 miles east of the airport.", one_figure=one_figure)
