@@ -286,6 +286,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     tavily_api_key: SecretStr | None = None
     tavily_base_url: str | None = None
     web_search_timeout_s: float = 8.0
+    web_search_retry_s: float = Field(default=300.0, ge=0)  # a failed web backend is skipped this long
     ddgs_backend: str = "duckduckgo"  # ddgs engine(s), comma-separated; "auto" tries several
 
     @classmethod

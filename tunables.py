@@ -88,11 +88,12 @@ class Tunables(_Declared):
     grade_threshold: float = tunable(
         0.5, "an excerpt is relevant when the grader's P(yes) reaches this (where the model gives "
         "probabilities; its sampled word otherwise)", "GRADE_THRESHOLD", ge=0.0, le=1.0)
-    max_rounds: int = tunable(2, "extra rounds (rewrite, then web) when fewer than half are relevant",
+    max_rounds: int = tunable(2, "extra rounds (rewrite, then web) when no excerpt is relevant",
                               "GRAPH_MAX_ROUNDS", ge=0, le=3)
     web_search: bool = tunable(True, "allow the web-search fallback", "WEB_SEARCH")
     # prompts
-    excerpt_chars: int = tunable(500, "characters of each parent chunk shown, centred on the matched child",
+    excerpt_chars: int = tunable(1200, "characters of each parent chunk shown: where its matched children and the "
+                                 "question's words are (graph/windows.py)",
                                  "GRAPH_EXCERPT_CHARS", ge=200, le=4000)
     history_turns: int = tunable(3, "chat turns (user + assistant pairs) the model sees", "GRAPH_HISTORY_TURNS",
                                  ge=0, le=10)

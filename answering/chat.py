@@ -5,9 +5,11 @@ admitted the question first (answering/accounting.py: the hourly limit and its q
 The answer, the messages and the row's final state are written by this thread, not by the HTTP
 response, so a client that disconnects mid-answer loses nothing: the answer is in the chat when it
 comes back. Whatever fails, the row ends in a final state and the client gets a final event.
-Events: `sources` (numbered like the final answer's [n]), `token`..., `reset`, then one of
-`done`, `blocked`, `error` or `stopped` (the person stopped it: answering/stopping.py; what was
-written so far is saved with status 'stopped'). A regenerated answer is a new assistant message
+Events: `draft` ({"chars": n}: the model is writing, n characters so far; its text is never sent,
+as nothing unchecked reaches the screen), `sources` (numbered like the final answer's [n]), `token`...
+of the checked answer, `reset`, then one of `done`, `blocked`, `error` or `stopped` (the person
+stopped it: answering/stopping.py; what was checked and sent so far is saved with status 'stopped',
+which is nothing when the check had not finished). A regenerated answer is a new assistant message
 to the same question (meta `regenerates`: the earlier one's id, which stays in the chat).
 """
 
@@ -95,7 +97,7 @@ class ChatAnswerer:
             try:
                 self._answer(turn)
             except Stopped:
-                self._save(turn, answer=turn.written, status="stopped", citations=turn.sources,
+                self._save(turn, answer=turn.written, status="stopped", citations=turn.sources if turn.written else [],
                            meta={"stopped": True})
             except Exception as exc:  # noqa: BLE001 - say so, save it, never leave the client hanging
                 log.exception("chat %s: answering failed", turn.chat_id)
@@ -178,18 +180,18 @@ class ChatAnswerer:
             if turn.stop is not None:
                 config["callbacks"] = [turn.stop]
             events = run_graph(inputs, config, self.parts)
-        streamed = False
+        streamed, drafted = False, 0
         for kind, data in events:
             if kind == "sources":
                 turn.sources = data
                 turn.emit("sources", {"sources": data})
-            elif kind == "draft_sources":  # what the draft cites: kept by a stop, not sent (the checked ones are)
-                turn.sources = data
-            elif kind == "draft":  # the model's text before the check: shown as it comes, kept by a stop
+            elif kind == "draft_sources":  # what the unchecked draft cites: neither sent nor kept by a stop
+                pass
+            elif kind == "draft":  # the model's text before the check: only its progress is sent
+                drafted += len(data)
+                turn.emit("draft", {"chars": drafted})
+            elif kind == "token":  # the checked answer (graph/nodes/verify.py)
                 turn.written += data
-                turn.emit("draft", {"token": data})
-            elif kind == "token":  # the checked answer (graph/nodes/verify.py) replaces the draft
-                turn.written = (turn.written if streamed else "") + data
                 turn.emit("token", {"token": data})
                 streamed = True
             elif kind == "reset":

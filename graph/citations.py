@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from graph.figures import read_figures, same_digits
-from graph.state import Citation, Excerpt
+from graph.state import Citation, Excerpt, PagePart
 
 # A citation marker: "[2]" or "[1, 3]".
 MARK = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
@@ -33,6 +33,22 @@ def citations_of(excerpts: list[Excerpt]) -> list[Citation]:
 
 # A marker repeated after the sentence it ends ("… dollars [1]. [1]") or right after itself.
 _REPEAT = re.compile(r"(\[[\d, ]+\])\s*([.!?]?)\s*\1")
+
+
+def on_evidence_page(citation: Citation, parts: list[PagePart]) -> Citation:
+    """The citation named by the page its first evidence line is on, where the passage it cites spans
+    pages (its `parts`): the fact's page, not the page the search matched."""
+    # the longest piece of each line: a line of the shown text may join two windows (graph/windows.py)
+    lines = [" ".join(max(str(e.get("text") or "").split(" … "), key=len).split())
+             for e in citation.get("evidence") or []]
+    for line in (x for x in lines if x):
+        part = next((p for p in parts if line in " ".join(p["text"].split())), None)
+        if part is not None:
+            if part["page"] == citation.get("page"):
+                return citation
+            return Citation(**{**citation, "page": part["page"], "page_label": part["page_label"],
+                               "boxes": part["boxes"]})
+    return citation
 
 
 def clean_markers(answer: str, count: int) -> tuple[str, list[int]]:

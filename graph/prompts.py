@@ -27,7 +27,7 @@ EXCERPTS_SYSTEM = (
 
 GRADE_TASK = (
     "For EVERY excerpt above, answer yes if it contains information the answer needs (a figure, "
-    "line item or statement), otherwise no."
+    "date, name, line item or statement), otherwise no."
 )
 
 # No "reply exactly: I cannot answer" escape hatch here: generate runs only when grading found
@@ -35,10 +35,11 @@ GRADE_TASK = (
 # question even with the evidence page in front of it. An answer without a valid [n] is
 # reported as not answered.
 ANSWER_TASK = (
-    "Using only the excerpts above, answer the question in at most three sentences. Give the "
-    "figures the answer rests on, copied exactly, and cite the excerpt each comes from with its "
-    "number in square brackets, like [1]. Do not cite numbers that are not listed. If a figure "
-    "the answer needs is missing from the excerpts, say which one."
+    "Using only the excerpts above, answer the question in at most three sentences. Begin with the "
+    "direct answer: yes or no to a yes/no question, otherwise the figure, date, name or reason asked. "
+    "Copy figures, dates and names exactly as the excerpts write them, and cite the excerpt each "
+    "comes from with its number in square brackets, like [1]. Do not cite numbers that are not "
+    "listed. If a figure the answer needs is missing from the excerpts, say which one."
 )
 
 # Figure lookup's facts (graph/nodes/facts.py) and the code's calculation (graph/nodes/compute.py) sit
@@ -83,8 +84,8 @@ CONDENSE_SYSTEM = (
 
 REWRITE = (
     "A search of the user's documents for the question below found little that helps. Write "
-    "one better search query: use the words the document itself would use (line items, "
-    "defined terms), keep names and periods. Reply with the query only.\n\nQuestion: {question}"
+    "one better search query: use the words the document itself would use (its defined terms, "
+    "headings, line items), keep names and periods. Reply with the query only.\n\nQuestion: {question}"
 )
 
 GUARD_SYSTEM = (

@@ -18,6 +18,15 @@ class Turn(TypedDict):
     content: str
 
 
+class PagePart(TypedDict):
+    """A part of a passage the excerpt shows, and the page it is on (a passage may span pages)."""
+
+    page: int
+    page_label: str
+    boxes: list[list[float]] | None
+    text: str
+
+
 class Excerpt(TypedDict, total=False):
     """One piece of context: a parent chunk of a document (found through its child) or a web page."""
 
@@ -35,6 +44,7 @@ class Excerpt(TypedDict, total=False):
     similarity: float | None  # cosine of the question and the matched child (None: not a document's)
     rerank_score: float
     screened: list[str]  # sentences removed as injected instructions
+    parts: list[PagePart]  # the passage's children the text shows: a citation names the page its evidence is on
 
 
 class Evidence(TypedDict, total=False):

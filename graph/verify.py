@@ -46,6 +46,7 @@ from graph.figures import (
     same_figure,
     states,
 )
+from graph.lexicon import UNIT_WORDS
 from storage.numbers import SCALE_WORDS
 
 Status = Literal["fact", "calculation", "excerpt", "question", "unsupported"]
@@ -65,6 +66,9 @@ _NOT_NAMING = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]|\b(?:fy)?(?:19|20)\d\d\b", re.
 # Words a sentence states a figure with ("Amcor had 109 ...", "... per user"): they say nothing of what it is.
 _STATING = frozenset(["had", "has", "have", "did", "does", "do", "made", "make", "makes", "be", "been", "being",
                       "with", "there", "also", "about", "approximately", "around", "over", "under", "per"])
+
+
+_UNITS = label_words(" ".join(UNIT_WORDS))  # a unit says how a figure counts, not what it is of
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,9 @@ class VerifyReport(BaseModel):
     refused: bool
     figures: list[FigureCheck]
     dropped: list[str] = Field(description="sentences removed for an unsupported figure")
+    claims: list[dict[str, str]] = Field(default_factory=list,
+                                         description="sentences the claim check removed, each with the check it "
+                                                     "failed (graph/claims.py)")
     calculation: dict[str, object] | None = None
 
 
@@ -127,12 +134,12 @@ def names_its_line(sentence: str, line: str, ignore: Set[str] = frozenset(), ask
     sentence's; naming nothing ("The figure is 412 million"), it speaks of what was asked.
     "Amcor had 109 subscribers [2]" copies the digits of a line about something else, and "average
     revenue per user was $10.21" those of a line of earnings per share."""
-    own = label_words(_NOT_NAMING.sub(" ", sentence)) - ignore - _STATING
+    own = label_words(_NOT_NAMING.sub(" ", sentence)) - ignore - _STATING - _UNITS
     if not own:
         own = set(asked)
         if not own:
             return True
-    said = label_words(line) - ignore
+    said = label_words(line) - ignore - _UNITS
     answering = own & asked if one_figure else set()
     if answering:
         return 2 * len(answering & said) >= len(answering)

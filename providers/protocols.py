@@ -73,6 +73,9 @@ class WebSearcher(Protocol):
 
     def search(self, query: str, k: int = 5) -> list[WebResult]: ...
 
+    @property
+    def available(self) -> bool: ...
+
 
 class LocalEndpoint(Protocol):
     """Where the embedded model answers, OpenAI-style (providers/local_model.py's servers)."""

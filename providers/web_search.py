@@ -7,12 +7,15 @@
 Each backend call is cut off after WEB_SEARCH_TIMEOUT_S; a failing backend hands over to the
 next. When every backend fails (offline, rate-limited) the result is an empty list and the
 reasons are logged and kept in `last_failures`: web search is a corrective step, never a
-reason for a question to fail. WEB_SEARCH=false turns it off.
+reason for a question to fail. A backend that failed is not tried again for WEB_SEARCH_RETRY_S, so
+an offline install does not spend a cut-off on every question: while none can be tried, `available`
+is false and the graph skips the web round at once. WEB_SEARCH=false turns it off.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -40,19 +43,32 @@ class WebSearch:
         self._tavily_url = settings.tavily_base_url
         self._ddgs_backend = settings.ddgs_backend
         self.backends = (["tavily"] if key else []) + ["duckduckgo"]
+        self.retry_s = settings.web_search_retry_s
         self.last_failures: list[tuple[str, str]] = []
+        self._down_until: dict[str, float] = {}
+
+    def _up(self) -> list[str]:
+        now = time.monotonic()
+        return [b for b in self.backends if self._down_until.get(b, 0.0) <= now]
+
+    @property
+    def available(self) -> bool:
+        """Whether a search may find anything: on, and some backend not failed within WEB_SEARCH_RETRY_S."""
+        return self.enabled and bool(self._up())
 
     def search(self, query: str, k: int = 5) -> list[WebResult]:
         self.last_failures = []
         if not self.enabled or not query.strip():
             return []
-        for backend in self.backends:
+        for backend in self._up():
             fn = self._tavily if backend == "tavily" else self._duckduckgo
             try:
                 results = run_with_cutoff(partial(fn, query, k), self.timeout_s, f"web-{backend}")
             except Exception as exc:  # noqa: BLE001 - any failure hands over to the next backend
                 self.last_failures.append((backend, describe(exc)))
-                log.warning("web search via %s failed: %s", backend, describe(exc))
+                self._down_until[backend] = time.monotonic() + self.retry_s
+                log.warning("web search via %s failed: %s (not tried again for %.0f s)", backend, describe(exc),
+                            self.retry_s)
                 continue
             return results[:k]
         return []

@@ -385,12 +385,13 @@ def coverage(conn: psycopg.Connection, *, owner_id: int, document_ids: Sequence[
 
 def mentions(conn: psycopg.Connection, *, owner_id: int, document_ids: Sequence[uuid.UUID] | None,
              phrase: str) -> bool:
-    """Whether any of the owner's ready documents (`document_ids` of them, or all) holds `phrase`
-    as words in a row (full text, stemmed as the sparse search stems)."""
+    """Whether any of the owner's ready documents (`document_ids` of them, or all) holds every word of
+    `phrase` in one passage, in any order (full text, stemmed as the sparse search stems): a question's
+    "Fullerton Cessna" is the report's "a Cessna ... near Fullerton"."""
     row = conn.execute(
         "select exists(select 1 from child_chunks c join documents d on d.id = c.document_id"
         " where d.owner_id = %s and d.status = 'ready' and (%s::uuid[] is null or d.id = any(%s))"
-        " and c.tsv @@ phraseto_tsquery('english', %s))",
+        " and c.tsv @@ plainto_tsquery('english', %s))",
         (owner_id, list(document_ids) if document_ids else None, list(document_ids) if document_ids else None,
          phrase)).fetchone()
     return bool(row and row[0])

@@ -166,6 +166,29 @@ def _scoped(conn: psycopg.Connection, owner_id: int, query_text: str, query_embe
     return ranked[:params.k]
 
 
+@dataclass(frozen=True)
+class ChildUnit:
+    """A child chunk as a citation names it: its page, label, line boxes and text."""
+
+    parent_id: int
+    page: int
+    page_label: str
+    boxes: list[list[float]] | None
+    text: str
+
+
+def children_of(conn: psycopg.Connection, *, owner_id: int, parent_ids: Sequence[int]) -> dict[int, list[ChildUnit]]:
+    """The owner's child chunks of each of `parent_ids`, in order: which page each part of a parent is on."""
+    if not parent_ids:
+        return {}
+    out: dict[int, list[ChildUnit]] = {}
+    for row in conn.execute(
+            "select parent_id, page, coalesce(page_label, 'page ' || page), boxes, text from child_chunks"
+            " where owner_id = %s and parent_id = any(%s) order by parent_id, ord", (owner_id, list(parent_ids))):
+        out.setdefault(int(row[0]), []).append(ChildUnit(int(row[0]), int(row[1]), str(row[2]), row[3], str(row[4])))
+    return out
+
+
 def similarities(conn: psycopg.Connection, *, owner_id: int, query_embedding: np.ndarray,
                  child_ids: Sequence[int]) -> dict[int, float]:
     """Cosine similarity of the query to each of the owner's child chunks `child_ids`: an absolute

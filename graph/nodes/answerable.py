@@ -8,9 +8,12 @@ or those it was limited to), both in SQL and owner-scoped:
   (storage/document_filter.py `question_scope`) and none of that company's documents, or of those
   whose company was not read, reports them ("Contoso's 2021" beside another company's 2021);
 - a name: when the question names something (graph.nodes.answerable.names_in) and none of its
-  names occurs in the documents as a phrase, "Nike's revenue" over filings that never say "Nike"
+  names occurs in the documents, "Nike's revenue" over filings that never say "Nike"
   is refused, with no citation ("Block's (formerly Square)" passes on either name); a lone
   capitalised word ("How much did Tesla spend") when none of the owner's documents has it at all.
+  A name counts as mentioned when a passage holds all of its words in any order: a question's words
+  for a thing are seldom the document's exact phrase ("the Fullerton Cessna", "the Acting Secretary
+  of Homeland Security" for "Chad Wolf, Acting Secretary ... Department of Homeland Security").
 A refused question goes straight to the answer with the reason in `unanswerable`; no model is
 called. Names written in capitals only ("AMCOR", "EBITDA") are not checked: acronyms of metrics
 look the same.

@@ -90,7 +90,10 @@ def candidate_facts(conn: Any, owner_id: int, question: str, scoped: list[uuid.U
     limit = min(max(lookup.MAX_FACTS, 2 * len(parts) * len(years) + 2), MAX_FORMULA_FACTS)
     cells = _cells(found)
     if not parts and choose_op(question) is None:  # a lookup: rows whose figure the document does not report go
-        cells = _reported(conn, owner_id, question, cells, ignore)
+        # a dash prints no figure: in a statement it may mean zero, in a form's field ("Flight Conducted
+        # Under: -") nothing at all, and a lookup answered from it would write a 0 no document states
+        cells = _reported(conn, owner_id, question, [c for c in cells if any(ch.isdigit() for ch in c.value_text)],
+                          ignore)
     return lookup.pick(cells, question, pages, ignore=ignore, phrases=parts, glossary=glossary,
                        limit=limit, years=years), ignore
 

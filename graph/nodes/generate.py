@@ -41,12 +41,15 @@ def shown_excerpts(state: State) -> tuple[list[Excerpt], list[int]]:
     When this round found something relevant, its excerpts are shown in the order they were
     graded (with earlier rounds' relevant ones after them): the prompt then begins as grading's
     did and the model server reads it from its prefix cache instead of again (half the prompt
-    tokens of a question). Otherwise only the relevant excerpts of earlier rounds are shown.
+    tokens of a question). Otherwise (no grading call was made: the floor alone judged; or this round
+    found nothing relevant) only the relevant excerpts are shown: an excerpt of another document
+    that nothing judged relevant lends the model a wrong name or figure and costs prompt time.
     """
     relevant = list(state.get("relevant") or [])
     round_docs = list(state.get("documents") or [])
     kept = {g["key"] for g in state.get("grades") or [] if g.get("relevant") is True}
-    if not any(d["key"] in kept for d in round_docs):
+    graded = any(c.get("node") == "grade" for c in state.get("llm_calls") or [])
+    if not graded or not any(d["key"] in kept for d in round_docs):
         return relevant, list(range(1, len(relevant) + 1))
     keys = {d["key"] for d in round_docs}
     shown = [*round_docs, *[d for d in relevant if d["key"] not in keys]]

@@ -1,5 +1,8 @@
 """Retrieve: hybrid search over child chunks for the caller's documents, handing back parents.
 
+Each passage is shown where the evidence is (graph/windows.py): around all of its children the
+search matched and the lines holding the question's words, within `excerpt_chars`.
+
 The dense side embeds the HyDE passage (question + passage, so the question's own terms still
 count) and the sparse side uses the query words. Parents already graded in an earlier round are
 left out, so a new round brings new text. Ownership is enforced inside SQL (hybrid_search).
@@ -7,7 +10,7 @@ left out, so a new round brings new text. Ownership is enforced inside SQL (hybr
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
@@ -16,27 +19,22 @@ from graph.configuration import Configuration
 from graph.context import Context, context_of
 from graph.nodes.common import node
 from graph.scope import reused
-from graph.state import Excerpt, State
+from graph.state import Excerpt, PagePart, State
+from graph.windows import view
+
+if TYPE_CHECKING:
+    from storage.search import ChildUnit
+
+# Matched children asked for per passage wanted: a passage's second and third matches widen its view.
+CHILDREN_PER_PARENT = 3
 
 
-def excerpt_text(parent: str, child: str, limit: int) -> str:
-    """At most `limit` characters of the parent, centred on the matched child."""
-    if len(parent) <= limit:
-        return parent
-    at = parent.find(child[:80])
-    if at < 0:
-        return child[:limit]
-    centre = at + min(len(child), limit) // 2
-    start = max(0, min(centre - limit // 2, len(parent) - limit))
-    # start and end on a word boundary
-    if start > 0:
-        space = parent.find(" ", start)
-        start = space + 1 if 0 <= space < start + 40 else start
-    end = start + limit
-    if end < len(parent):
-        space = parent.rfind(" ", start, end)
-        end = space if space > end - 40 else end
-    return ("… " if start > 0 else "") + parent[start:end].strip() + (" …" if end < len(parent) else "")
+def shown_parts(text: str, children: list[ChildUnit]) -> list[PagePart]:
+    """The children of a passage whose lines the shown `text` holds, each with its page."""
+    squashed = " ".join(text.split())
+    return [PagePart(page=c.page, page_label=c.page_label, boxes=c.boxes, text=c.text) for c in children
+            if any(" ".join(line.split()) in squashed for line in c.text.splitlines() if len(line.strip()) >= 20)
+            or " ".join(c.text.split()) in squashed]
 
 
 def owner_of(conn: Any, cfg: Configuration) -> int:  # noqa: ANN401
@@ -50,7 +48,7 @@ def owner_of(conn: Any, cfg: Configuration) -> int:  # noqa: ANN401
 @node("retrieve")
 def retrieve(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     from storage.document_filter import DocumentFilter
-    from storage.search import SearchParams, search, similarities
+    from storage.search import SearchParams, children_of, search, similarities
 
     cfg = context_of(runtime, config)
     parts = cfg.running
@@ -59,7 +57,8 @@ def retrieve(state: State, config: RunnableConfig, runtime: Runtime[Context]) ->
     dense_text = f"{query}\n{state['hyde']}" if state.get("hyde") and not state.get("rounds") else query
     embedding = parts.embedder.embed_query(dense_text) if cfg.mode != "sparse" else None
     seen = set(state.get("seen") or [])
-    params = SearchParams.from_tunables(cfg, k=cfg.retrieve_k + len(seen))
+    # every matched child, not only each passage's best: the view shows the passage where they all are
+    params = SearchParams.from_tunables(cfg, k=CHILDREN_PER_PARENT * (cfg.retrieve_k + len(seen)), per_parent=False)
     with parts.database.connection() as conn:
         owner_id = owner_of(conn, cfg)
         hits = search(conn, owner_id=owner_id, query_text=query, query_embedding=embedding, params=params,
@@ -71,6 +70,11 @@ def retrieve(state: State, config: RunnableConfig, runtime: Runtime[Context]) ->
         plain = embedding if dense_text == query else parts.embedder.embed_query(query)
         similar = similarities(conn, owner_id=owner_id, query_embedding=plain,
                                child_ids=[h.child_id for h in hits]) if plain is not None else {}
+        children = children_of(conn, owner_id=owner_id, parent_ids=list(dict.fromkeys(h.parent_id for h in hits)))
+    matched: dict[int, list[str]] = {}
+    for hit in hits:
+        matched.setdefault(hit.parent_id, []).append(hit.child_text)
+    asked = " ".join(dict.fromkeys([state.get("standalone_question") or state["question"], query]))
     documents: list[Excerpt] = []
     keys: set[str] = set()
     for hit in hits:
@@ -78,10 +82,11 @@ def retrieve(state: State, config: RunnableConfig, runtime: Runtime[Context]) ->
         if key in seen or key in keys:
             continue
         keys.add(key)
+        text = view(hit.parent_text, matched[hit.parent_id], asked, cfg.excerpt_chars)
         documents.append(Excerpt(source="document", key=key, document_id=str(hit.document_id),
                                  name=hit.document_name, page=hit.page, url=None,
                                  page_label=hit.page_label or f"page {hit.page}", ocr=hit.ocr, boxes=hit.boxes,
-                                 text=excerpt_text(hit.parent_text, hit.child_text, cfg.excerpt_chars),
+                                 text=text, parts=shown_parts(text, children.get(hit.parent_id, [])),
                                  score=float(hit.score), similarity=similar.get(hit.child_id), rerank_score=0.0,
                                  screened=[]))
         if len(documents) >= cfg.retrieve_k:

@@ -1,6 +1,8 @@
-"""Route: enough relevant context → answer; otherwise one more round (rewrite, then web).
+"""Route: relevant context → answer; otherwise one more round (rewrite, then web).
 
-"Enough" is at least half of this round's excerpts graded relevant. At most `max_rounds`
+"Enough" is one excerpt graded relevant: the answer often sits in one document, and the other
+excerpts, from other documents, are then rightly not relevant (a rule asking for half of them spent a
+rewrite and a web search on questions whose answer was in view). At most `max_rounds`
 extra rounds in all, counted in the state: the first rewrites the query and searches the
 documents again, the second searches the web (when enabled). With no documents found at all, or
 none near enough the question to pass the relevance floor, a rewrite cannot help, so the web
@@ -23,15 +25,16 @@ from graph.state import State
 Next = Literal["rewrite", "web_search", "generate"]
 
 
-def decide(state: State, cfg: Configuration) -> tuple[Next, int]:
+def decide(state: State, cfg: Configuration, web_available: bool = True) -> tuple[Next, int]:
+    """The next step; `web_available`: the web searcher may reach a backend (providers/web_search.py)."""
     grades = state.get("grades") or []
     rounds = int(state.get("rounds") or 0)
-    good = sum(1 for g in grades if g.get("relevant") is True)
-    if grades and good > 0 and 2 * good >= len(grades):
+    if any(g.get("relevant") is True for g in grades):
         return "generate", rounds
     if rounds >= cfg.max_rounds:
         return "generate", rounds
-    rewritten, searched_web = bool(state.get("rewritten")), bool(state.get("searched_web"))
+    rewritten = bool(state.get("rewritten"))
+    searched_web = bool(state.get("searched_web")) or not web_available  # unreachable: as if searched
     if grades and not any(above_floor(g, cfg.relevance_floor) for g in grades):
         # off the documents' subject: other words cannot bring the question nearer (no answerable
         # question's excerpts all fell below the floor: evals/results/relevance_floor.md)
@@ -47,7 +50,8 @@ def decide(state: State, cfg: Configuration) -> tuple[Next, int]:
 
 @node("route")
 def route(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
-    nxt, rounds = decide(state, context_of(runtime, config))
+    cfg = context_of(runtime, config)
+    nxt, rounds = decide(state, cfg, cfg.running.web.available)
     return {"next": nxt, "rounds": rounds}
 
 

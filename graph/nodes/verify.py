@@ -26,15 +26,15 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from graph import prompts
+from graph import claims, prompts
 from graph.calc import Result
-from graph.citations import MARK
+from graph.citations import MARK, on_evidence_page
 from graph.context import Context, context_of
 from graph.facts import label_words, stored_facts, without_statement_names
 from graph.figures import read_figures
 from graph.nodes.answerable import names_in
 from graph.nodes.common import node
-from graph.nodes.generate import _turns, _writer, excerpt_numbers
+from graph.nodes.generate import _turns, _writer, excerpt_numbers, shown_excerpts
 from graph.nodes.retrieve import owner_of
 from graph.state import Citation, Evidence, State
 from graph.verify import Source, VerifyReport, sentences, verify
@@ -75,8 +75,22 @@ def _pointers_merged(answer: str) -> str:
 
 
 def without_mechanics(answer: str) -> str:
-    """The answer without talk of excerpts: it speaks of the documents, not of how it was made."""
-    cleaned = _MECHANICS.sub("", _pointers_merged(answer))
+    """The answer without talk of excerpts: it speaks of the documents, not of how it was made. A
+    citation marker inside the talk removed ("as stated in excerpt [1]") stays with its sentence."""
+    merged = _pointers_merged(answer)
+    pieces = []
+    for start, end in sentences(merged):
+        sentence = merged[start:end]
+        talk = [m.group(0) for m in _MECHANICS.finditer(sentence)]
+        cleaned = _MECHANICS.sub("", sentence)
+        markers = [x.group(0) for t in talk for x in MARK.finditer(t)]
+        kept = [x for x in dict.fromkeys(markers) if x not in cleaned]
+        if kept:
+            body = cleaned.rstrip()
+            stop = len(body.rstrip(".!?")) if body else 0
+            cleaned = body[:stop] + " " + "".join(kept) + body[stop:] + cleaned[len(body):]
+        pieces.append(cleaned)
+    cleaned = "".join(pieces)
     cleaned = re.sub(r"\s+([.,;:])", r"\1", cleaned)
     cleaned = re.sub(r"(^|[.!?]\s+)[,;:]\s*", r"\1", cleaned)
     return re.sub(r"(^|[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), cleaned).strip()
@@ -286,18 +300,29 @@ def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context])
     cleaned = without_mechanics(answer)
     for sentence in [*unsupported_claims(cleaned, texts, question), *bare_figures(cleaned)]:
         cleaned = cleaned.replace(sentence, "")
+    # the model's sentences (not code's, composed from a table's row) say only what they cite
+    failed = [] if composed else claims.failures(
+        sentences(cleaned), cleaned, {c["n"]: f"{c.get('name') or ''}\n{c.get('text') or ''}" for c in citations},
+        question)
+    for failure in failed:
+        log.info("sentence dropped by the claim check: %s", failure.check)
+        cleaned = cleaned.replace(failure.sentence, "")
     report = verify(cleaned, refusal=prompts.CANNOT_ANSWER, facts=facts,
                     excerpts=[Source(n=n, text=t) for n, t in texts.items()],
                     result=Result.from_dict(calc) if (calc := state.get("calculation")) else None, question=question,
                     ignore=ignore, question_words=glossary)
     report.original = answer
+    report.claims = [{"sentence": f.sentence.strip(), "check": f.check} for f in failed]
     final = report.answer
     cited = sorted(_cited(final))
     if report.refused or not cited:
         final, citations, cited = prompts.CANNOT_ANSWER, [], []
     else:
         evidence = evidence_of(final, report, citations, fact_items, numbers)
-        citations = [Citation(**{**c, "evidence": evidence.get(c["n"], [])}) for c in citations]
+        shown, _ = shown_excerpts(state)
+        parts = {n: list(e.get("parts") or []) for n, e in enumerate(shown, 1)}
+        citations = [on_evidence_page(Citation(**{**c, "evidence": evidence.get(c["n"], [])}), parts.get(c["n"], []))
+                     for c in citations]
     write({"sources": citations})
     for piece in re.findall(r"\S+\s*", final):  # piece by piece, as a reader expects an answer to arrive
         write({"token": piece})

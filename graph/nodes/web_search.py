@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 from graph.context import Context, context_of
 from graph.nodes.common import node
 from graph.state import Excerpt, State
+from graph.windows import view
 
 
 @node("web_search")
@@ -25,6 +26,7 @@ def web_search(state: State, config: RunnableConfig, runtime: Runtime[Context]) 
         if not r.get("url") or key in seen:
             continue
         documents.append(Excerpt(source="web", key=key, document_id=None, name=str(r.get("title") or r["url"]),
-                                 page=None, url=str(r["url"]), text=str(r.get("content") or "")[: cfg.excerpt_chars],
+                                 page=None, url=str(r["url"]),
+                                 text=view(str(r.get("content") or ""), [], query, cfg.excerpt_chars),
                                  score=0.0, rerank_score=0.0, screened=[]))
     return {"documents": documents, "searched_web": True, "web_failures": list(getattr(web, "last_failures", []) or [])}

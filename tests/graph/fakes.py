@@ -102,6 +102,7 @@ class FakeWeb:
         self.results = results
         self.queries: list[str] = []
         self.last_failures: list[tuple[str, str]] = []
+        self.available = True
 
     def search(self, query: str, k: int = 5) -> list[dict[str, str]]:
         self.queries.append(query)

@@ -436,3 +436,19 @@ def test_a_question_naming_another_filer_in_capitals_is_not_answered_from_this_o
     assert names_another_filer("What was 3M's EBITDA in FY2022?", ["3M Company", "MMM"], filers) == []
     # a filing that did not print its ticker is still the filer the ticker names
     assert names_another_filer("What was MGM's revenue?", ["MGM Resorts International"], [*filers, "MGM"]) == []
+
+
+def test_a_forms_dash_is_no_figure_to_answer_with(make_user, ingest, make_run) -> None:  # noqa: ANN001
+    # an accident report's field/value layout: "Flight Conducted Under: -" is nothing, not a 0 for the
+    # flight time the question asks (the model's pick was overridden by such a row and written as 0)
+    _name, owner_id = make_user("form")
+    data = statement_pdf(["Pilot Information"], [["", "Value"]],
+                         [("Flight Conducted Under", ["-"], 0), ("Total Flight Time", ["102"], 0),
+                          ("Flight Time Last 90 Days", ["12"], 0)])
+    _sub, outcome = ingest(owner_id, "report.pdf", data)
+    assert outcome is not None and outcome.status == "ready", outcome
+    chain, _model = scripted_chain(script_for(grade_rule=lambda text: True, answer="unused", choose="F1"))
+    out = graph.invoke({"question": "What was the total flight time of the flight conducted under this report?"},
+                       **make_run(owner_id, chain, hyde=False))
+    assert all(f["value_text"] != "-" for f in out["facts"]), out["facts"]
+    assert not re.search(r"\b0\b", out["answer"]), out["answer"]

@@ -11,7 +11,6 @@ from graph.citations import clean_markers, figures, repair_citations, ungrounded
 from graph.nodes.generate import shown_excerpts
 from graph.nodes.grade import grade, parse_grades, yes_probabilities
 from graph.nodes.rerank import one_per_page
-from graph.nodes.retrieve import excerpt_text
 from graph.nodes.route import decide
 from graph.nodes.screen import MARKER, screen_text
 from providers.classifiers.instruction import InstructionClassifier
@@ -133,13 +132,16 @@ def test_an_answer_whose_figures_all_come_from_nowhere_is_ungrounded() -> None:
 
 def test_answer_shows_the_graded_round_first_so_the_prompt_prefix_repeats() -> None:
     a, b, c, old = ({"key": k, "text": k} for k in ("a", "b", "c", "old"))
-    state = {"documents": [a, b, c], "relevant": [old, a, c],
+    state = {"documents": [a, b, c], "relevant": [old, a, c], "llm_calls": [{"node": "grade"}],
              "grades": [{"key": "a", "relevant": True}, {"key": "b", "relevant": False},
                         {"key": "c", "relevant": True}]}
     shown, relevant = shown_excerpts(state)  # type: ignore[arg-type]
     assert [d["key"] for d in shown] == ["a", "b", "c", "old"] and relevant == [1, 3, 4]
     nothing_new = {**state, "grades": [{"key": k, "relevant": False} for k in "abc"], "relevant": [old]}
     assert shown_excerpts(nothing_new) == ([old], [1])  # type: ignore[arg-type]
+    # no grading call (the floor alone judged): no prefix to repeat, so only what was judged relevant is shown
+    floor_only = {**state, "llm_calls": []}
+    assert shown_excerpts(floor_only) == ([old, a, c], [1, 2, 3])  # type: ignore[arg-type]
 
 
 def test_one_excerpt_per_page_where_the_candidates_allow() -> None:
@@ -150,14 +152,6 @@ def test_one_excerpt_per_page_where_the_candidates_allow() -> None:
     assert [e["key"] for e in one_per_page([a, b, c, d], 3)] == ["a", "c", "d"]  # b repeats page 19 of d1
     assert [e["key"] for e in one_per_page([a, b, c], 3)] == ["a", "b", "c"]  # a repeat fills a free slot
     assert [e["key"] for e in one_per_page([a, b, c], 1)] == ["a"]
-
-
-def test_excerpt_text_is_centred_on_the_child() -> None:
-    parent = " ".join(f"w{i}" for i in range(2000))
-    child = " ".join(f"w{i}" for i in range(1000, 1040))
-    text = excerpt_text(parent, child, 600)
-    assert child in text and len(text) <= 610
-    assert excerpt_text("short parent", "short", 600) == "short parent"
 
 
 def test_screen_removes_injected_instruction_and_keeps_data() -> None:
@@ -178,7 +172,10 @@ def test_route_counts_rounds_and_stops() -> None:
     cfg = Configuration(max_rounds=2, web_search=True)
     half = [{"relevant": True}, {"relevant": False}]
     assert decide({"grades": half, "rounds": 0}, cfg) == ("generate", 0)
-    few = [{"relevant": True}, {"relevant": None}, {"relevant": False}]
+    # one relevant is enough: the answer sits in one document, the other excerpts rightly not relevant
+    one = [{"relevant": True}, {"relevant": None}, {"relevant": False}]
+    assert decide({"grades": one, "rounds": 0}, cfg) == ("generate", 0)
+    few = [{"relevant": False}, {"relevant": None}, {"relevant": False}]
     assert decide({"grades": few, "rounds": 0}, cfg) == ("rewrite", 1)
     assert decide({"grades": few, "rounds": 1, "rewritten": True}, cfg) == ("web_search", 2)
     assert decide({"grades": few, "rounds": 2, "rewritten": True, "searched_web": True}, cfg) == ("generate", 2)
@@ -192,6 +189,9 @@ def test_route_counts_rounds_and_stops() -> None:
     assert decide({"grades": near, "rounds": 0}, cfg) == ("rewrite", 1)
     # the timing list is bookkeeping: a route naming nodes decides nothing
     assert decide({"grades": few, "rounds": 1, "route": ["rewrite", "web_search"]}, cfg) == ("rewrite", 2)
+    # the web unreachable (its backends failed lately): no web round, as if it had been searched
+    assert decide({"grades": far, "rounds": 0}, cfg, web_available=False) == ("generate", 0)
+    assert decide({"grades": few, "rounds": 1, "rewritten": True}, cfg, web_available=False) == ("generate", 1)
 
 
 def test_injected_chunk_is_neutralised_before_grading(make_user, ingest, make_run) -> None:  # noqa: ANN001
@@ -254,7 +254,7 @@ def test_document_scope_limits_retrieval(report_owner, ingest, make_run) -> None
     owner_id, report_id = report_owner
     other, _ = ingest(owner_id, "other.pdf", text_pdf(["Total revenue of Zephyr Corp was 99 million dollars."]))
     chain, model = scripted_chain(lambda kind, prompt: grades_json(prompt, lambda t: True) if kind == "grade"
-                                  else "x [1]")
+                                  else "Zephyr Corp had total revenue of 99 million dollars [1].")
     out = graph.invoke({"question": "What was total revenue?", "document_ids": [str(other.document_id)]},
                        **make_run(owner_id, chain))
     assert {c["document_id"] for c in out["citations"]} == {str(other.document_id)}

@@ -47,3 +47,18 @@ def test_without_key_only_duckduckgo_and_switch_off(no_ddgs) -> None:
     assert search.last_failures and search.last_failures[0][0] == "duckduckgo"
     off = WebSearch(make_settings(web_search=False))
     assert off.search("anything") == [] and off.last_failures == []
+
+
+def test_a_failed_backend_is_skipped_until_its_retry_time(fake, no_ddgs) -> None:
+    # offline: the first search pays the cut-off, the next ones none, and the graph is told (available)
+    tavily = fake("hang")
+    search = WebSearch(make_settings(tavily_api_key="k", tavily_base_url=tavily.url, web_search_timeout_s=1.0,
+                                     web_search_retry_s=300.0))
+    assert search.available and search.search("anything") == []
+    assert not search.available
+    asked = len(tavily.requests)
+    assert search.search("again") == [] and search.last_failures == [] and len(tavily.requests) == asked
+    search._down_until.clear()  # the retry time passed
+    assert search.available
+    again = WebSearch(make_settings(web_search_retry_s=0.0))
+    assert again.search("anything") == [] and again.available  # 0: every question tries again

@@ -38,6 +38,12 @@ def script(kind: str, prompt: str) -> str:
         if kind == "answer":
             return ("The ratio of cost of revenue to net revenue is {C}." if "Computed by code" in prompt
                     else "Lima is the capital of Peru [1].")
+    if "sleep hygiene" in question:  # a protocol, not a filing (tests/web/test_other_documents.py)
+        if kind == "grade":
+            return grades_json(prompt, lambda text: "participants" in text)
+        if kind == "answer":
+            n = next((n for n, _where, text in excerpts_in(prompt) if "20 participants" in text), 1)
+            return f"The study will recruit 20 participants, as stated in the excerpt [{n}]."
     if kind == "grade":
         fact = fact_for(prompt)
         return grades_json(prompt, lambda text: fact in text)

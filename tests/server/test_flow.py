@@ -40,9 +40,10 @@ def test_signup_upload_progress_ask_follow_up(live, fake_llm, report_pdf) -> Non
 
         answer = ask(c, h, chat_id, "What was Aurora Widgets' total revenue in fiscal 2023?")
         names = [name for name, _ in answer]
-        # the model's draft first, then the checked answer: its sources before its tokens
+        # the model's progress first (never its unchecked text), then the checked answer: its sources before its tokens
         assert names[0] == "draft" and names[-1] == "done" and names.count("sources") == 1 and "token" in names
         assert names.index("draft") < names.index("sources") < names.index("token")
+        assert all(set(d) == {"chars"} for n, d in answer if n == "draft")
         sources = answer[names.index("sources")][1]["sources"]
         done = answer[-1][1]
         assert "".join(d["token"] for n, d in answer if n == "token").strip() == done["answer"]

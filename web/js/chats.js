@@ -436,21 +436,14 @@ async function stream(conv, path, json, onRefused) {
   }
   let text = "";
   let firstToken = true;
-  let drafting = false;
   let final = null;
   try {
     for await (const { event, data, receivedAt } of readEvents(res)) {
       if (event === "sources") {
         p.status.lastChild.textContent = "Writing the answer…";
-      } else if (event === "draft" || event === "token") {
-        if (event === "token" && drafting) {  // the checked answer replaces the model's draft
-          drafting = false;
-          text = "";
-          p.status.lastChild.textContent = "Writing the answer…";
-        } else if (event === "draft" && !drafting) {
-          drafting = true;
-          p.status.lastChild.textContent = "Writing the answer (its figures are checked before it is final)…";
-        }
+      } else if (event === "draft") {  // the model is writing: its text is shown once it has been checked
+        p.status.lastChild.textContent = "Checking the answer against your documents…";
+      } else if (event === "token") {
         text += data.token;
         p.text.data = text;
         if (firstToken) {

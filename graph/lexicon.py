@@ -1,0 +1,31 @@
+"""Words of general English that the answer's model reads, declared once.
+
+Function words carry no evidence: a passage is not nearer a question for sharing "the" or "what"
+with it (graph/windows.py), and an answer sentence made of them and the question's own words says
+nothing new (graph/claims.py). Units of measure say how a figure is counted, not what it is of:
+"10 miles" of a line "Visibility 10 Miles" is no distance of a crash site (graph/verify.py).
+"""
+
+from __future__ import annotations
+
+_FUNCTION_WORDS = """
+a about above after again against all also am an and any are as at be because been before being below
+between both but by can could did do does doing done down during each either else ever every few for from
+further had has have having he her here hers herself him himself his how however i if in into is it its
+itself just least less let like many may me might more most much must my myself neither no nor not now of
+off on once only or other ought our ours ourselves out over own per please same shall she should since so
+some such than that the their theirs them themselves then there these they this those through thus to too
+under until up upon us very was we were what whatever when whenever where whereas whether which while who
+whom whose why will with within without would yet you your yours yourself yourselves
+tell give list name state describe explain according based document documents excerpt excerpts say says
+said stated shown show mentioned given provided
+"""
+FUNCTION_WORDS = frozenset(_FUNCTION_WORDS.split())
+
+_UNIT_WORDS = """
+mile miles km kilometre kilometres kilometer kilometers metre metres meter meters m cm mm ft foot feet inch inches
+yard yards nautical nm knot knots kt kts mph kph hour hours hr hrs minute minutes min mins second seconds sec secs
+day days week weeks month months year years mg g kg gram grams kilogram kilograms lb lbs pound pounds ounce ounces
+ml l litre litres liter liters gallon gallons percent percentage per degree degrees celsius fahrenheit
+"""
+UNIT_WORDS = frozenset(_UNIT_WORDS.split())

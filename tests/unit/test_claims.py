@@ -1,0 +1,70 @@
+"""The claim check's examples: each check fails what a careful reader would strike, and passes the rest."""
+
+from __future__ import annotations
+
+import pytest
+
+from graph.claims import CHECKS, adds_nothing, failures, name_not_cited, names_not_cited, year_not_cited
+from graph.verify import sentences
+
+REPORT = ("The pilot, Mr. John Alden, held a commercial certificate. The Cessna 172 crashed near Fullerton "
+          "Municipal Airport on March 3, 2019. Visibility 10 miles.")
+PROTOCOL = ("Principal Investigator: Dr. Maria Keane, Riverside Clinical Research Unit. "
+            "20 participants will be recruited.")
+
+
+@pytest.mark.parametrize("sentence", [
+    "The principal investigator of the study is [1].",
+    "The principal investigator of the study is.",
+])
+def test_a_blank_value_adds_nothing(sentence: str) -> None:
+    assert adds_nothing(sentence, PROTOCOL, "Who is the principal investigator of the study?")
+
+
+@pytest.mark.parametrize("sentence", [
+    "Dr. Maria Keane is the principal investigator [1].",
+    "20 people will be recruited [1].",
+    "No, the study is not randomised [1].",
+    "Yes [1].",
+])
+def test_an_answer_says_something(sentence: str) -> None:
+    assert not adds_nothing(sentence, PROTOCOL, "Who is the principal investigator of the study?")
+
+
+def test_a_name_from_another_document_is_not_in_the_cited_excerpt() -> None:
+    question = "Who is the principal investigator of the study?"
+    assert name_not_cited("The principal investigator is Dr. Alan Grant [1].", PROTOCOL, question)
+    assert names_not_cited("The principal investigator is Dr. Alan Grant [1].", PROTOCOL, question) == ["Alan Grant"]
+    assert not name_not_cited("The principal investigator is Dr. Maria Keane [1].", PROTOCOL, question)
+    # a sentence's first word, names the question gives, and capitals of words the excerpt holds pass
+    assert not name_not_cited("Twenty participants will be recruited [1].", PROTOCOL, question)
+    assert not name_not_cited("The Fullerton Cessna crashed in 2019 [1].", REPORT,
+                              "Where did the Fullerton Cessna crash?")
+    assert not name_not_cited("The Riverside clinical research unit runs it [1].", PROTOCOL, question)
+
+
+def test_a_year_the_cited_excerpt_does_not_give_fails() -> None:
+    question = "When did the Cessna crash?"
+    assert year_not_cited("It crashed on March 3, 2018 [1].", REPORT, question)
+    assert not year_not_cited("It crashed on March 3, 2019 [1].", REPORT, question)
+    assert not year_not_cited("Revenue was $2,019 million [1].", REPORT, question)  # an amount, not a year
+    assert not year_not_cited("Revenue in 2017 was higher [1].", REPORT, "What was revenue in 2017?")
+
+
+def test_only_sentences_that_cite_are_checked_and_each_failure_is_named() -> None:
+    answer = "The principal investigator is Dr. Alan Grant [1]. 20 participants will be recruited [1]. The end."
+    found = failures(sentences(answer), answer, {1: PROTOCOL}, "Who leads the study and how many take part?")
+    assert [(f.sentence.strip(), f.check) for f in found] == [
+        ("The principal investigator is Dr. Alan Grant [1].", "name_not_cited")]
+    assert len({c.name for c in CHECKS}) == len(CHECKS)
+
+
+def test_a_unit_names_no_line() -> None:
+    # "Visibility 10 Miles" holds a 10 and the word miles; it says nothing of how far the crash was
+    from graph.verify import names_its_line
+
+    for one_figure in (True, False):  # asked in other words than the answer's: the line must name its thing
+        assert not names_its_line("The crash site was 10 miles from the airport [1].", "Visibility 10 Miles",
+                                  one_figure=one_figure)
+        assert names_its_line("The crash site was 3 miles from the airport [1].",
+                              "The wreckage was found 3 miles east of the airport.", one_figure=one_figure)
