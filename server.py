@@ -52,7 +52,7 @@ from api.limits import Rate
 from api.schemas import HealthOut
 from api.verify import Verifier
 from jobqueue.maintenance import MaintenanceThread
-from providers import telemetry
+from providers import logs, telemetry
 from providers.runtime import configure_process
 from runtime import Runtime, build_runtime
 from settings import Settings
@@ -114,6 +114,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
                        large_per_minute=rt.settings.large_bodies_per_minute,
                        verifier=lambda: getattr(app.state, "verifier", None))
     app.add_middleware(prometheus.RequestMetrics)  # outermost: refused requests are counted too
+    app.add_middleware(logs.RequestId)  # every response's X-Request-ID, every log line's request_id
     telemetry.instrument_app(app)  # a span per request when OTEL_EXPORTER_OTLP_ENDPOINT is set
     return app
 
