@@ -184,6 +184,12 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # (prepared statements off); "transaction" for another such pooler; "none" never.
     database_pooler: Literal["auto", "transaction", "none"] = "auto"
     db_pool_size: int = 10
+    # A database that is down or unreachable must not hold requests (storage/outage.py): a new
+    # connection gives up after DB_CONNECT_TIMEOUT_S (libpq's whole seconds, at least 2), a request
+    # waits at most DB_ACQUIRE_TIMEOUT_S for a pooled connection, and once a fresh connection fails
+    # every request answers 503 with Retry-After at once until one succeeds again.
+    db_connect_timeout_s: float = Field(default=5.0, gt=0)
+    db_acquire_timeout_s: float = Field(default=10.0, gt=0)
 
     # Embeddings: a local path to a sentence-transformers model; unset: the packaged MiniLM.
     embedding_model_path: str | None = None

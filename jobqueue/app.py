@@ -214,7 +214,8 @@ def run_worker(rt: WorkerParts, concurrency: int = 1, beat: bool = False, loglev
             "--without-gossip", "--without-mingle"]
     if beat:
         argv += ["--beat", "--schedule", str(settings.home / "celerybeat-schedule")]
-    scrape = metrics.serve_worker_metrics(settings, lambda: [QueueDepth(db)])  # WORKER_METRICS_PORT
+    depth = QueueDepth(db)  # read in the background, the last value kept (api/prometheus.py)
+    scrape = metrics.serve_worker_metrics(settings, lambda: [depth])  # WORKER_METRICS_PORT
     try:
         app.worker_main(argv)
     finally:
