@@ -1,8 +1,9 @@
 """Operator-ready (issue 40): a real `thotqen serve` on a data directory of its own, with LOG_FORMAT=json and
-tracing to a local OTLP receiver. Its log lines are JSON, each request's id comes back and is on its lines
-with the trace's id, and no question text is logged. Then its Postgres is stopped: a request that needs it
-answers 503 with Retry-After in moments (it waited the pool's 30 s and answered 500 with a traceback),
-logged as one line, /metrics still answers at once; and once Postgres is started again, so does the server.
+tracing to a local OTLP receiver. Its log lines (its answer process's too) are JSON, each request's id comes
+back and is on its lines with the trace's id, and no question text is logged. Then its Postgres is stopped:
+a request that needs it answers 503 with Retry-After in moments (it waited the pool's 30 s and answered 500
+with a traceback), logged as one line, /metrics still answers at once; and once Postgres is started again,
+so does the server.
 
 Timing bounds are generous (a busy 2-core machine): the old behaviour was 30 s a request."""
 
@@ -59,7 +60,7 @@ def wait_for_line(proc: Process, found: Any, timeout: float = 30) -> dict[str, A
 def served(fake_llm: FakeOpenAI) -> Iterator[dict[str, Any]]:
     home = Path(tempfile.mkdtemp(prefix="thq-o-", dir="/tmp"))  # short: Postgres sockets live here
     receiver = OTLPReceiver()
-    env = process_env(fake_llm, home, LOG_FORMAT="json", LOG_LEVEL="INFO", ANSWER_PROCESSES="0",
+    env = process_env(fake_llm, home, LOG_FORMAT="json", LOG_LEVEL="INFO",
                       OTEL_EXPORTER_OTLP_ENDPOINT=receiver.url, OTEL_BSP_SCHEDULE_DELAY="200")
     proc = None
     try:
@@ -101,6 +102,10 @@ def test_json_logs_carry_the_request_id_and_trace_id_and_no_question_text(served
     assert MARKER not in log
     assert user["tokens"]["access_token"] not in log and "correct horse" not in log
     assert {"time", "level", "logger", "message"} <= set(lines(proc)[0])
+    # the answer process (ANSWER_PROCESSES=1, its stderr the server's) logs through the same configuration
+    loading = [line for line in lines(proc)
+               if line["logger"] == "runtime" and line["message"].startswith("loading the")]
+    assert len(loading) >= 2, loading  # the server's embedder, and the answer process's
 
 
 def test_a_stopped_database_answers_503_at_once_and_metrics_still_answer(served) -> None:  # noqa: ANN001
