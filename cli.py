@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from providers import logs
 from runtime import Runtime, build_runtime
 from settings import Settings
 from storage.users import NotACliUser, NoWebAccount
@@ -568,8 +569,9 @@ def cmd_serve(args: argparse.Namespace, rt: Runtime) -> int:
     import uvicorn
 
     shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
-    print(f"Thotqen: open http://{shown}:{args.port}/ in a browser (API reference: /docs)", file=sys.stderr,
-          flush=True)
+    if rt.settings.log_format == "text":  # a JSON log holds JSON lines only (uvicorn says where it listens)
+        print(f"Thotqen: open http://{shown}:{args.port}/ in a browser (API reference: /docs)", file=sys.stderr,
+              flush=True)
     # Several worker processes: one process's Python tops out at one core (evals/results/loadtest.md).
     from settings import uvicorn_options
 
@@ -578,8 +580,11 @@ def cmd_serve(args: argparse.Namespace, rt: Runtime) -> int:
     # uvicorn kills a child that has not answered its supervisor's ping within the health-check timeout
     # (5 s by default); children loading their models on busy cores took longer, so each was killed and
     # restarted, over and over, and none ever served
-    uvicorn.run("server:app", host=args.host, port=args.port, workers=args.workers, log_level="info",
-                timeout_worker_healthcheck=120, **uvicorn_options(rt.settings))
+    # every server process logs through one configuration, uvicorn's loggers included (providers/logs.py)
+    config = logs.dict_config(rt.settings, default_level="DEBUG" if args.verbose else "WARNING")
+    uvicorn.run("server:app", host=args.host, port=args.port, workers=args.workers, log_config=config,
+                log_level=(rt.settings.log_level or "INFO").lower(), timeout_worker_healthcheck=120,
+                **uvicorn_options(rt.settings))
     return 0
 
 
@@ -879,11 +884,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: the settings are not valid:\n{exc}", file=sys.stderr)
         return 2
     args = build_parser(settings).parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    # LOG_FORMAT and LOG_LEVEL (providers/logs.py); `-v` is DEBUG when LOG_LEVEL is unset
+    logs.configure(settings, default_level="DEBUG" if args.verbose else "WARNING")
     try:
         rt = build_runtime(settings)
         try:

@@ -214,9 +214,11 @@ def build_runtime(settings: Settings | None = None, **parts: Any) -> Runtime:  #
 
 def _answer_runtime(settings: Settings) -> Runtime:
     """An answer process's runtime: the server's settings, the question path built before it serves."""
+    from providers import logs
     from providers.runtime import configure_process
 
     configure_process()
+    logs.configure(settings)  # the server's LOG_FORMAT and LOG_LEVEL (providers/logs.py)
     rt = build_runtime(settings)
     rt.embedder  # noqa: B018 - built now, not under the first question
     rt.warm()

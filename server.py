@@ -25,6 +25,7 @@ from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
+from psycopg_pool import PoolTimeout
 
 from answering import accounting
 from answering.chat import ChatAnswerer
@@ -52,12 +53,13 @@ from api.limits import Rate
 from api.schemas import HealthOut
 from api.verify import Verifier
 from jobqueue.maintenance import MaintenanceThread
-from providers import telemetry
+from providers import logs, telemetry
 from providers.runtime import configure_process
 from runtime import Runtime, build_runtime
 from settings import Settings
 from storage import embedding_index, jobs
 from storage.db import Database, transaction_pooler
+from storage.outage import RETRY_S, DatabaseUnavailable
 
 log = logging.getLogger("thotqen.server")
 
@@ -114,6 +116,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
                        large_per_minute=rt.settings.large_bodies_per_minute,
                        verifier=lambda: getattr(app.state, "verifier", None))
     app.add_middleware(prometheus.RequestMetrics)  # outermost: refused requests are counted too
+    app.add_middleware(logs.RequestId)  # every response's X-Request-ID, every log line's request_id
     telemetry.instrument_app(app)  # a span per request when OTEL_EXPORTER_OTLP_ENDPOINT is set
     return app
 
@@ -150,6 +153,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
             raise
         model_lock = embedding_index.hold(db.uri, pooled=transaction_pooler(settings, db.uri))
         app.state.db = db
+        app.state.queue_depth = prometheus.QueueDepth(db)  # /metrics' database gauges, read in the background
         app.state.tokens = tokens
         app.state.verifier = Verifier(tokens, db)
         app.state.files = rt.files
@@ -251,10 +255,41 @@ def add_error_handlers(app: FastAPI) -> None:
         return JSONResponse({"detail": "a value in the request cannot be stored (invalid characters or out of "
                                        "range)"}, status_code=422)
 
+    @app.exception_handler(DatabaseUnavailable)
+    @app.exception_handler(PoolTimeout)
+    @app.exception_handler(psycopg.OperationalError)
+    async def database_unavailable(request: Request, exc: Exception) -> JSONResponse:
+        return database_down(request, exc)
+
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        if database_failure(exc):  # raised where the handlers above do not reach (a middleware)
+            return database_down(request, exc)
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         return JSONResponse({"detail": "internal error"}, status_code=500)
+
+
+def database_failure(exc: BaseException) -> bool:
+    """Whether `exc`, or what it was raised from (`raise ... from`), is the database being unreachable or
+    out of connections."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, DatabaseUnavailable | PoolTimeout | psycopg.OperationalError):
+            return True
+        seen = seen.__cause__
+    return False
+
+
+def database_down(request: Request, exc: BaseException) -> JSONResponse:
+    """503 with Retry-After for a request the database could not serve, logged as one line (no traceback:
+    storage/outage.py logs the outage itself once)."""
+    retry = exc.retry_after_s if isinstance(exc, DatabaseUnavailable) else RETRY_S
+    log.warning("%s %s: 503, the database is unavailable: %s", request.method, request.url.path,
+                " ".join(str(exc).split())[:200] or type(exc).__name__)
+    return JSONResponse({"detail": "the database is unavailable; please try again shortly"}, status_code=503,
+                        headers={"Retry-After": str(max(1, math.ceil(retry)))})
 
 
 def add_routes(app: FastAPI) -> None:

@@ -184,6 +184,12 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # (prepared statements off); "transaction" for another such pooler; "none" never.
     database_pooler: Literal["auto", "transaction", "none"] = "auto"
     db_pool_size: int = 10
+    # A database that is down or unreachable must not hold requests (storage/outage.py): a new
+    # connection gives up after DB_CONNECT_TIMEOUT_S (libpq's whole seconds, at least 2), a request
+    # waits at most DB_ACQUIRE_TIMEOUT_S for a pooled connection, and once a fresh connection fails
+    # every request answers 503 with Retry-After at once until one succeeds again.
+    db_connect_timeout_s: float = Field(default=5.0, gt=0)
+    db_acquire_timeout_s: float = Field(default=10.0, gt=0)
 
     # Embeddings: a local path to a sentence-transformers model; unset: the packaged MiniLM.
     embedding_model_path: str | None = None
@@ -475,6 +481,14 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     langsmith_endpoint: str = "https://api.smith.langchain.com"
     langsmith_project: str = "default"
 
+    # --- Logs (providers/logs.py; docs/deployment.md#logs) ---
+    log_format: Literal["text", "json"] = Field(default="text", description=(
+        "`json`: one JSON object a line (time, level, logger, message, request_id, trace_id, exc); "
+        "`text`: one readable line. The same for the app's loggers and uvicorn's, in every process"))
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] | None = Field(default=None, description=(
+        "the level of every logger; unset: the server and workers log INFO and up, other commands "
+        "WARNING and up (`-v`: DEBUG)"))
+
     # --- Metrics and tracing (providers/telemetry.py, providers/metrics.py; docs/deployment.md) ---
     otel_exporter_otlp_endpoint: str | None = Field(default=None, description=(
         "OTLP/HTTP collector base URL (e.g. http://collector:4318): traces go to its /v1/traces. "
@@ -494,6 +508,14 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     worker_metrics_port: int = Field(default=0, ge=0, le=65535, description=(
         "`thotqen worker` serves its /metrics on this port (same protection); 0: none"))
     worker_metrics_host: str = Field(default="127.0.0.1", description="the address `thotqen worker` serves /metrics on")
+
+    @field_validator("log_level", "log_format", mode="before")
+    @classmethod
+    def _any_case(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic's raw input
+        if isinstance(value, str):
+            value = value.strip()
+            return (value.lower() if value.lower() in ("text", "json") else value.upper()) or None
+        return value
 
     @property
     def development(self) -> bool:

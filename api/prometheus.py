@@ -3,14 +3,18 @@
 What is counted is declared in providers/metrics.py; this module adds the HTTP side: a middleware
 that times every request by its route template (`/api/documents/{document_id}`, never the raw path,
 so the series stay few), the protected scrape route, and a collector that reads the queue depth
-from Postgres at scrape time (every process sees the same table: take max(), not sum()).
+from Postgres in the background (every process sees the same table: take max(), not sum()), so a
+database that is down never holds a scrape.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -21,26 +25,71 @@ from providers import metrics
 from storage import jobs
 from storage.db import Database
 
+log = logging.getLogger(__name__)
 router = APIRouter(tags=["metrics"])
 
 
 class QueueDepth:
-    """thotqen_ingestion_queue_jobs{status}: jobs queued and running, read when scraped."""
+    """thotqen_ingestion_queue_jobs{status}: jobs queued and running, read from the jobs table in the
+    background, never on the scrape's time: a scrape starts a read when the last is older than
+    `refresh_s`, waits at most `wait_s` for it, and otherwise exports the last value read, with
+    thotqen_ingestion_queue_read_age_seconds saying how old it is. A database that is down or does not
+    answer (each read is bounded by a statement timeout and the pool's own) leaves /metrics answering
+    at once, the age growing; before any read succeeded, neither series is exported."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, refresh_s: float = 5.0, wait_s: float = 0.5) -> None:
         self.db = db
+        self.refresh_s = refresh_s
+        self.wait_s = wait_s
+        self._lock = threading.Lock()
+        self._depth: dict[str, int] | None = None
+        self._read_at = 0.0
+        self._reading: threading.Thread | None = None
+
+    def _read(self) -> None:
+        try:
+            with self.db.connection() as conn, conn.transaction():
+                conn.execute("select set_config('statement_timeout', %s, true)", (str(int(STATEMENT_MS)),))
+                depth = jobs.queue_depth(conn)
+        except Exception as exc:  # noqa: BLE001 - the last value stays, its age says how stale it is
+            log.debug("queue depth not read: %s", exc)
+            return
+        with self._lock:
+            self._depth, self._read_at = depth, time.monotonic()
+
+    def _fresh(self) -> threading.Thread | None:
+        """The read in flight, started now when the last one is older than refresh_s (one at a time)."""
+        with self._lock:
+            if self._reading is not None and self._reading.is_alive():
+                return self._reading
+            if self._depth is not None and time.monotonic() - self._read_at < self.refresh_s:
+                return None
+            self._reading = threading.Thread(target=self._read, name="queue-depth", daemon=True)
+            self._reading.start()
+            return self._reading
 
     def collect(self) -> Iterator[Metric]:
-        family = GaugeMetricFamily("thotqen_ingestion_queue_jobs", "ingestion jobs queued and running now "
-                                   "(read from the jobs table at scrape time)", labels=["status"])
-        try:
-            with self.db.connection() as conn:
-                depth = jobs.queue_depth(conn)
-        except Exception:  # noqa: BLE001 - a scrape during a database outage still answers, without the gauge
+        reading = self._fresh()
+        if reading is not None:
+            reading.join(self.wait_s)
+        with self._lock:
+            depth, read_at = self._depth, self._read_at
+        if depth is None:
             return
+        family = GaugeMetricFamily("thotqen_ingestion_queue_jobs", "ingestion jobs queued and running (read from "
+                                   "the jobs table in the background; its age: "
+                                   "thotqen_ingestion_queue_read_age_seconds)", labels=["status"])
         for status, n in depth.items():
             family.add_metric([status], n)
         yield family
+        yield GaugeMetricFamily("thotqen_ingestion_queue_read_age_seconds", "seconds since "
+                                "thotqen_ingestion_queue_jobs was read from the database (grows while it cannot "
+                                "be read)", value=round(time.monotonic() - read_at, 3))
+
+
+STATEMENT_MS = 5000  # a queue-depth read that takes longer is cut off by Postgres
+# /metrics renders here, not on the default executor that the routes' own waits can fill
+_RENDER = ThreadPoolExecutor(2, thread_name_prefix="metrics")
 
 
 @router.get("/metrics", include_in_schema=False)
@@ -50,9 +99,9 @@ async def scrape(request: Request) -> Response:
     if not metrics.allowed(request.app.state.settings, client, request.headers.get("authorization")):
         return JSONResponse({"detail": "metrics are readable from METRICS_ALLOW_IPS or with the bearer "
                                        "METRICS_TOKEN"}, status_code=403)
-    db = getattr(request.app.state, "db", None)
-    extra = [QueueDepth(db)] if db is not None else []
-    body = await asyncio.to_thread(metrics.render, extra)
+    depth = getattr(request.app.state, "queue_depth", None)
+    extra = [depth] if depth is not None else []
+    body = await asyncio.get_running_loop().run_in_executor(_RENDER, metrics.render, extra)
     return Response(body, media_type=metrics.CONTENT_TYPE)
 
 

@@ -20,6 +20,7 @@ from providers.protocols import DocumentEmbedder
 from settings import Settings
 from storage import jobs
 from storage.db import Database
+from storage.outage import DatabaseUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,9 @@ class IngestWorker:
             try:
                 with self.db.connection() as conn:
                     claimed = jobs.next_claimable(conn)
+            except DatabaseUnavailable as exc:  # logged once by storage/outage.py; try again later
+                log.debug("could not read the job queue: %s", exc)
+                claimed = None
             except Exception:  # noqa: BLE001 - the database may be restarting; try again later
                 log.exception("could not read the job queue")
                 claimed = None

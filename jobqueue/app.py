@@ -23,12 +23,12 @@ import socket
 import uuid
 from typing import Any, Protocol
 
-from celery import Celery
+from celery import Celery, signals
 
 from api.prometheus import QueueDepth
 from api.worker import IngestWorker
 from jobqueue.maintenance import purge, sweep_jobs
-from providers import metrics, telemetry
+from providers import logs, metrics, telemetry
 from settings import Settings
 from storage import embedding_index, jobs
 from storage.db import Database, transaction_pooler
@@ -184,9 +184,20 @@ def publish(app: Celery, job_id: uuid.UUID, *, timeout_s: float | None = None, d
             jobs.mark_published(conn, job_ids=[job_id])
 
 
+def own_logging(settings: Settings, loglevel: str) -> None:
+    """Celery's worker and beat log in LOG_FORMAT through providers/logs.py, not in Celery's own format:
+    with a receiver of `setup_logging`, Celery leaves the logging configuration to it."""
+
+    def setup(**_: Any) -> None:  # noqa: ANN401 - Celery's signal arguments
+        logs.configure(settings, default_level=loglevel.upper())
+
+    signals.setup_logging.connect(setup, weak=False)
+
+
 def run_worker(rt: WorkerParts, concurrency: int = 1, beat: bool = False, loglevel: str = "INFO") -> None:
     """`thotqen worker`: recover what dead workers left, then consume jobs until stopped."""
     settings = rt.settings
+    own_logging(settings, loglevel)
     app = make_app(settings, rt)
     db = rt.database  # opens the database (migrating it) and loads the embedder before the first job
     embedder = rt.ingest_worker.embedder
@@ -203,7 +214,10 @@ def run_worker(rt: WorkerParts, concurrency: int = 1, beat: bool = False, loglev
             "--without-gossip", "--without-mingle"]
     if beat:
         argv += ["--beat", "--schedule", str(settings.home / "celerybeat-schedule")]
-    scrape = metrics.serve_worker_metrics(settings, lambda: [QueueDepth(db)])  # WORKER_METRICS_PORT
+    if settings.log_format == "json":  # no banner on stdout: a JSON log holds JSON lines only
+        argv = ["--quiet", *argv]
+    depth = QueueDepth(db)  # read in the background, the last value kept (api/prometheus.py)
+    scrape = metrics.serve_worker_metrics(settings, lambda: [depth])  # WORKER_METRICS_PORT
     try:
         app.worker_main(argv)
     finally:
@@ -214,6 +228,8 @@ def run_worker(rt: WorkerParts, concurrency: int = 1, beat: bool = False, loglev
 
 def run_beat(settings: Settings, loglevel: str = "INFO") -> None:
     """`thotqen beat`: the one scheduler of the periodic tasks (run exactly one per deployment)."""
+    own_logging(settings, loglevel)
     settings.home.mkdir(parents=True, exist_ok=True)
-    make_app(settings).start(["beat", "--schedule", str(settings.home / "celerybeat-schedule"),
+    quiet = ["--quiet"] if settings.log_format == "json" else []  # no banner among JSON lines
+    make_app(settings).start([*quiet, "beat", "--schedule", str(settings.home / "celerybeat-schedule"),
                               "--loglevel", loglevel])

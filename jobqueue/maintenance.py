@@ -15,6 +15,7 @@ from typing import Any
 
 from settings import Settings
 from storage import jobs, retention
+from storage.outage import DatabaseUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -68,5 +69,7 @@ class MaintenanceThread:
             try:
                 purge(self.db, self.settings)
                 sweep_jobs(self.db, self.settings)
+            except DatabaseUnavailable as exc:  # logged once by storage/outage.py; the next round retries
+                log.warning("maintenance skipped: %s", exc)
             except Exception:  # noqa: BLE001 - the database may be restarting; the next round retries
                 log.exception("maintenance failed")

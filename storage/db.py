@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import logging
+import math
 import threading
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import psycopg.conninfo
 from pgvector.psycopg import register_vector
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 import sql
 from settings import Settings
 from sql import ROW_SECURITY
 from storage.embedded import start_embedded_postgres
+from storage.outage import Availability, DatabaseUnavailable
 from storage.rows import scalar
 
 log = logging.getLogger(__name__)
@@ -147,14 +150,43 @@ def pgvector_version(conn: psycopg.Connection) -> str | None:
 
 @dataclass
 class Database:
-    """A pool on a migrated database. `mode` is 'embedded' or 'external'."""
+    """A pool on a migrated database. `mode` is 'embedded' or 'external'.
+
+    `connection()` fails fast while the database is down (storage/outage.py): DatabaseUnavailable at
+    once instead of the pool's wait, which the server answers with 503 and Retry-After."""
 
     pool: ConnectionPool[psycopg.Connection]
     mode: str
     uri: str
+    connect_timeout_s: float = 5.0
+    availability: Availability = field(init=False)
 
-    def connection(self) -> AbstractContextManager[psycopg.Connection]:
-        return self.pool.connection()
+    def __post_init__(self) -> None:
+        self.availability = Availability(self._probe, recovered=self.pool.check)
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection]:
+        self.availability.check()
+        try:
+            with self.pool.connection() as conn:
+                try:
+                    yield conn
+                except psycopg.OperationalError as exc:
+                    if not conn.broken:  # a query's own failure (a statement timeout): not an outage
+                        raise
+                    self.availability.suspect(exc)  # down unless a fresh connection works
+                    raise DatabaseUnavailable(f"the connection to the database was lost ({type(exc).__name__})",
+                                              self.availability.retry_s) from exc
+        except PoolTimeout as exc:
+            down = self.availability.suspect(exc)
+            raise DatabaseUnavailable("the database is unreachable" if down else
+                                      "no database connection was free in time", self.availability.retry_s) from exc
+
+    def _probe(self) -> None:
+        """A fresh connection (not the pool's) and a trivial query, within the connect timeout."""
+        with psycopg.connect(self.uri, autocommit=True, connect_timeout=_libpq_seconds(self.connect_timeout_s),
+                             prepare_threshold=None) as conn:
+            conn.execute("select 1")
 
     def ping(self) -> None:
         """Raise unless the database answers a trivial query."""
@@ -162,7 +194,13 @@ class Database:
             conn.execute("select 1")
 
     def close(self) -> None:
+        self.availability.close()
         self.pool.close()
+
+
+def _libpq_seconds(seconds: float) -> int:
+    """libpq's connect_timeout is whole seconds, and it takes 1 as 2."""
+    return max(2, math.ceil(seconds))
 
 
 def resolve_uri(settings: Settings) -> tuple[str, str]:
@@ -180,11 +218,14 @@ def open_database(settings: Settings) -> Database:
     """Start or connect, migrate, and return a new pooled Database (runtime.py opens the process's one)."""
     with _opening:
         uri, mode = resolve_uri(settings)
-        return _connect(uri, mode, settings.db_pool_size, transaction_pooler(settings, uri))
+        return _connect(uri, mode, settings, transaction_pooler(settings, uri))
 
 
-def _connect(uri: str, mode: str, pool_size: int, pooled: bool) -> Database:
-    extra = {"prepare_threshold": None} if pooled else {}  # see connect_kwargs
+def _connect(uri: str, mode: str, settings: Settings, pooled: bool) -> Database:
+    extra: dict[str, Any] = {"prepare_threshold": None} if pooled else {}  # see connect_kwargs
+    # every connection gives up after DB_CONNECT_TIMEOUT_S (a host that drops packets), and a pooled
+    # request waits at most DB_ACQUIRE_TIMEOUT_S for one (was the pool's 30 s)
+    extra["connect_timeout"] = _libpq_seconds(settings.db_connect_timeout_s)
     with psycopg.connect(uri, autocommit=False, **extra) as conn:
         applied = migrate(conn)
         if applied:
@@ -192,10 +233,11 @@ def _connect(uri: str, mode: str, pool_size: int, pooled: bool) -> Database:
     pool = ConnectionPool(
         uri,
         min_size=1,
-        max_size=pool_size,
+        max_size=settings.db_pool_size,
         configure=_configure,
         kwargs={"autocommit": True, **extra},
+        timeout=settings.db_acquire_timeout_s,
         open=True,
     )
     pool.wait(timeout=30)
-    return Database(pool=pool, mode=mode, uri=uri)
+    return Database(pool=pool, mode=mode, uri=uri, connect_timeout_s=settings.db_connect_timeout_s)

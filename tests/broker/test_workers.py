@@ -5,6 +5,7 @@ and the API in broker mode (tests/broker/conftest.py)."""
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from pathlib import Path
@@ -209,3 +210,17 @@ def test_a_poison_job_fails_after_max_attempts_with_its_reason(broker_api, broke
         doc = c.get(f"/api/documents/{res.json()['document_id']}", headers=user["headers"]).json()
         assert doc["status"] == "failed" and doc["error"] == events[-1][1]["error"]
         assert chunk_counts(broker_db, uuid.UUID(res.json()["document_id"]))[0] == 0
+
+
+def test_a_worker_with_log_format_json_writes_json_lines_only(broker_api, start_worker) -> None:  # noqa: ANN001
+    """LOG_FORMAT=json (providers/logs.py): Celery leaves its logging to Thotqen's configuration and prints
+    no banner, so every line a worker writes, through a job, is one JSON object (Celery's own lines too)."""
+    worker = start_worker(LOG_FORMAT="json", LOG_LEVEL="INFO").wait_ready()
+    with broker_api.client() as c:
+        user = signup(c, "jsonlog")
+        res = upload(c, user["headers"], "json.pdf", text_pdf(["Aurora Widgets: the JSON log test.", "Page two."]))
+        assert res.status_code == 202, res.text
+        assert follow_job(c, user["headers"], res.json()["job_id"])[-1][0] == "done"
+    records = [json.loads(line) for line in worker.text().splitlines() if line.strip()]  # fails on any other line
+    assert any(r["logger"] == "celery.apps.worker" and r["message"].endswith(" ready.") for r in records)
+    assert all({"time", "level", "logger", "message"} <= set(r) for r in records)

@@ -1,0 +1,151 @@
+"""Operator-ready (issue 40): a real `thotqen serve` on a data directory of its own, with LOG_FORMAT=json and
+tracing to a local OTLP receiver. Its log lines (its answer process's too) are JSON, each request's id comes
+back and is on its lines with the trace's id, and no question text is logged. Then its Postgres is stopped:
+a request that needs it answers 503 with Retry-After in moments (it waited the pool's 30 s and answered 500
+with a traceback), logged as one line, /metrics still answers at once; and once Postgres is started again,
+so does the server.
+
+Timing bounds are generous (a busy 2-core machine): the old behaviour was 30 s a request."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from evals.fake_openai import FakeOpenAI
+from tests.server.conftest import read_sse, signup
+from tests.server.processes import OTLPReceiver, Process, process_env, serve, stop_postgres
+
+MARKER = "zebracrossing7781"  # in a question: it must never reach the log
+FAST = 10.0  # seconds: far under the pool's old 30 s, far over the expected fraction of one
+
+
+def lines(proc: Process) -> list[dict[str, Any]]:
+    """The server's log as JSON objects; a line that is not one fails the test (LOG_FORMAT=json)."""
+    out = []
+    for line in proc.text().splitlines():
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                raise AssertionError(f"not a JSON log line: {line!r}") from None
+    return out
+
+
+def of_request(proc: Process, request_id: str) -> list[dict[str, Any]]:
+    return [line for line in lines(proc) if line.get("request_id") == request_id]
+
+
+def wait_for_line(proc: Process, found: Any, timeout: float = 30) -> dict[str, Any]:  # noqa: ANN401
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = next((line for line in lines(proc) if found(line)), None)
+        if line is not None:
+            return line
+        time.sleep(0.2)
+    raise AssertionError(f"no such line in:\n{proc.text()[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def served(fake_llm: FakeOpenAI) -> Iterator[dict[str, Any]]:
+    home = Path(tempfile.mkdtemp(prefix="thq-o-", dir="/tmp"))  # short: Postgres sockets live here
+    receiver = OTLPReceiver()
+    env = process_env(fake_llm, home, LOG_FORMAT="json", LOG_LEVEL="INFO",
+                      OTEL_EXPORTER_OTLP_ENDPOINT=receiver.url, OTEL_BSP_SCHEDULE_DELAY="200")
+    proc = None
+    try:
+        proc, url = serve(env, home / "serve.log")
+        yield {"proc": proc, "url": url, "home": home, "receiver": receiver}
+    finally:
+        if proc is not None:
+            proc.stop()
+        receiver.close()
+        stop_postgres(home)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def test_json_logs_carry_the_request_id_and_trace_id_and_no_question_text(served) -> None:  # noqa: ANN001
+    proc: Process = served["proc"]
+    with httpx.Client(base_url=served["url"], timeout=120) as c:
+        user = signup(c, "operator")
+        rid = f"op-{uuid.uuid4().hex[:12]}"
+        res = c.get("/api/documents", headers={**user["headers"], "X-Request-ID": rid})
+        assert res.status_code == 200 and res.headers["X-Request-ID"] == rid
+        # an id that is not plain (spaces, quotes) or too long is replaced by a fresh one
+        for bad in ('x" y', "a" * 65):
+            other = c.get("/api/health", headers={"X-Request-ID": bad}).headers["X-Request-ID"]
+            assert re.fullmatch(r"[0-9a-f]{32}", other), other
+        minted = c.get("/api/health").headers["X-Request-ID"]
+        assert re.fullmatch(r"[0-9a-f]{32}", minted)
+        assert c.get("/api/search", params={"q": MARKER}, headers=user["headers"]).status_code == 200  # not logged
+        chat = c.post("/api/chats", headers=user["headers"], json={"title": "t"}).json()["id"]
+        with c.stream("POST", f"/api/chats/{chat}/messages", headers=user["headers"],
+                      json={"question": f"What was the {MARKER} revenue in fiscal 2023?"}) as answer:
+            assert answer.status_code == 200
+            assert read_sse(answer)[-1][0] == "done"
+    # uvicorn's access line for the request, with its id and the trace's; the trace reached the receiver
+    access = wait_for_line(proc, lambda line: line.get("request_id") == rid and line["logger"] == "uvicorn.access")
+    assert "GET /api/documents" in access["message"] and access["level"] == "INFO"
+    assert re.fullmatch(r"[0-9a-f]{32}", access["trace_id"]), access
+    served["receiver"].wait(lambda spans: [s for s in spans if s.trace_id == access["trace_id"]])
+    log = proc.text()
+    assert MARKER not in log
+    assert user["tokens"]["access_token"] not in log and "correct horse" not in log
+    assert {"time", "level", "logger", "message"} <= set(lines(proc)[0])
+    # the answer process (ANSWER_PROCESSES=1, its stderr the server's) logs through the same configuration
+    loading = [line for line in lines(proc)
+               if line["logger"] == "runtime" and line["message"].startswith("loading the")]
+    assert len(loading) >= 2, loading  # the server's embedder, and the answer process's
+
+
+def test_a_stopped_database_answers_503_at_once_and_metrics_still_answer(served) -> None:  # noqa: ANN001
+    proc: Process = served["proc"]
+    home: Path = served["home"]
+    with httpx.Client(base_url=served["url"], timeout=120) as c:
+        user = signup(c, "outage")
+        assert c.get("/api/documents", headers=user["headers"]).status_code == 200
+        assert "thotqen_ingestion_queue_read_age_seconds" in c.get("/metrics").text  # read once while up
+
+        stop_postgres(home)
+        for n in range(3):  # the first finds the pool's connections broken; the next, the database marked down
+            rid = f"down-{n}-{uuid.uuid4().hex[:8]}"
+            started = time.monotonic()
+            res = c.get("/api/documents", headers={**user["headers"], "X-Request-ID": rid})
+            took = time.monotonic() - started
+            assert res.status_code == 503, res.text
+            assert int(res.headers["Retry-After"]) >= 1 and took < FAST, (took, res.headers)
+            assert res.headers["X-Request-ID"] == rid
+            line = wait_for_line(proc, lambda line, rid=rid: line.get("request_id") == rid and "503" in line["message"])
+            assert line["level"] == "WARNING" and "exc" not in line  # one line, no traceback
+            assert [x for x in of_request(proc, rid) if x["logger"] != "uvicorn.access"] == [line]
+        started = time.monotonic()
+        assert c.get("/api/health").status_code == 503 and time.monotonic() - started < FAST
+        started = time.monotonic()
+        scraped = c.get("/metrics")
+        assert scraped.status_code == 200 and time.monotonic() - started < FAST
+        age = re.search(r"^thotqen_ingestion_queue_read_age_seconds ([0-9.e+]+)$", scraped.text, re.M)
+        assert age is not None and float(age.group(1)) >= 0  # the last value read, and how old it is
+        assert "thotqen_ingestion_queue_jobs{" in scraped.text
+        down = wait_for_line(proc, lambda line: line["message"].startswith("database unreachable"))
+        assert down["level"] == "ERROR" and "exc" not in down
+
+        # started again (from here: the data directory's own), the server serves again by itself
+        from storage.embedded import start_embedded_postgres
+
+        start_embedded_postgres(home / "pg")
+        deadline = time.monotonic() + 60
+        while c.get("/api/health").status_code != 200:
+            assert time.monotonic() < deadline, proc.text()[-3000:]
+            time.sleep(0.5)
+        assert c.get("/api/documents", headers=user["headers"]).status_code == 200
+        wait_for_line(proc, lambda line: line["message"].startswith("database reachable again"))
