@@ -60,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals import scoring  # noqa: E402
 from graph.figures import Figure  # noqa: E402
-from storage.numbers import SCALES  # noqa: E402
+from lexicon import SCALES  # noqa: E402
 
 if TYPE_CHECKING:
     from runtime import Runtime

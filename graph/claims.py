@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from graph.citations import MARK
-from graph.lexicon import FUNCTION_WORDS
 from graph.windows import stems
+from lexicon import FUNCTION_WORDS
 
 # Words that answer a yes/no question: an answer sentence holding one says something.
 POLARITY = frozenset(["yes", "no", "not", "never", "none", "neither", "nor", "cannot", "without"])

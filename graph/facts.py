@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from graph.calc import Fact, choose_op
 from graph.figures import Asked, Figure, Kind, asked_unit, decimals_at, present
+from lexicon import SCALE_PLURAL
 from storage.question_period import AskedPeriod, asked_period
 from storage.statements import named_statements, preference, statement_of
 
@@ -31,7 +32,7 @@ _FIGURE_WORDS = re.compile(
     r"\bhow\s+(?:much|many)\b|\bwhat\s+(?:is|was|were|are)\s+(?:the\s+)?(?:[\w'’]+\s+){0,6}?"
     r"(?:amount|total|value|figure|number|balance|revenue|sales|income|loss|expense|margin|ratio|cash|debt|"
     r"assets|liabilities|equity|earnings|eps|dividends?|capex|expenditures?|profit|ebitda|cost|turnover|rate)\b"
-    r"|\bratio\b|\bmargin\b|\bin\s+(?:usd\s+)?(?:thousands|millions|billions)\b|\bper\s+share\b|\bpercent",
+    rf"|\bratio\b|\bmargin\b|\bin\s+(?:usd\s+)?(?:{SCALE_PLURAL})\b|\bper\s+share\b|\bpercent",
     re.IGNORECASE)
 _WORD = re.compile(r"[a-z][a-z&'-]+")
 # Words that say how to answer, not what: they never pick a row.

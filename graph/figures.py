@@ -27,17 +27,17 @@ from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
+from lexicon import SCALE_ABBREVIATION, SCALE_PLURAL, SCALE_WORD, SCALE_WORDS, SCALES
 from storage.numbers import (
     CURRENCY_SIGN,
     HEADER_000,
     HEADER_PERCENT,
     NUMBER,
-    SCALE_WORDS,
-    SCALES,
     SIGN,
     negative,
     unscaled_kind,
 )
+from storage.periods import MONTH
 
 Kind = Literal["money", "percent", "ratio", "count", "per_share"]
 
@@ -53,7 +53,7 @@ _PREFIX = re.compile(rf"(?P<open>\()?\s?(?P<sign>{SIGN})?\s?(?P<cur>{CURRENCY_SI
                      rf"(?P<open2>\()?\s?(?P<sign2>{SIGN})?$")
 _SUFFIX = re.compile(
     r"(?:\s?(?P<pct>%|percent(?:age)?\s+points?\b|per\s?cent\b|ppts?\b|pp\b|bps\b|basis\s+points?\b)"
-    r"|\s?(?P<scale>thousands?|millions?|billions?|trillions?|mn|mm|bn|tn)\b"
+    rf"|\s?(?P<scale>{SCALE_WORD}|{SCALE_ABBREVIATION})\b"
     r"|(?P<letter>[kmb])\b"
     r"|\s?(?P<times>x|times)\b)?"
     r"(?P<dollars>\s+(?:of\s+)?(?:u\.s\.\s+|us\s+)?(?:dollars|usd)\b)?"
@@ -62,7 +62,7 @@ _SUFFIX = re.compile(
 _NOT_A_FIGURE_BEFORE = re.compile(
     r"(?:\b(?:notes?|items?|pages?|p\.|pp\.|parts?|sections?|exhibits?|schedules?|rules?|asu|asc|topics?|form|"
     r"chapters?|articles?|no\.|footnotes?|s&p|fortune|level|tier)\s*)$", re.IGNORECASE)
-_MONTH_BEFORE = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s*$",
+_MONTH_BEFORE = re.compile(rf"\b{MONTH}\s*$",
                            re.IGNORECASE)
 _ATTACHED_AFTER = re.compile(r"[A-Za-z]|-[A-Za-z]|\(k\)|[.,]\d", re.IGNORECASE)
 _YEAR = re.compile(r"(?:199\d|20\d\d)")
@@ -73,14 +73,14 @@ _HEADER = re.compile(
     r"(?P<lead>\(\s*(?:[$€£]\s*|usd\s+|dollars\s+|amounts\s+)?(?:in\s+)?"
     r"|\b(?:in|dollars\s+in|amounts\s+in|usd\s+in)\s+(?:usd\s+|us\$\s*|\$\s*|u\.s\.\s+dollars\s+)?"
     r"|[$€£]\s*in\s+)"
-    r"(?P<word>thousands|millions|billions)\b(?P<rest>[^)\n|]{0,80}\)?)", re.IGNORECASE)
+    rf"(?P<word>{SCALE_PLURAL})\b(?P<rest>[^)\n|]{{0,80}}\)?)", re.IGNORECASE)
 _MONEY_WORDS = re.compile(r"[$€£]|\bdollars?\b|\busd\b|\beuros?\b|\bu\.s\.", re.IGNORECASE)
 _PROSE_WORD = re.compile(r"[A-Za-z]{2,}")
 
 # What a question asks for.
 _NUMBER_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _ASKED_SCALE = re.compile(r"(?:\bin\s+|\(\s*)(?:usd\s+|us\$\s*|\$\s*|u\.s\.\s+dollars\s+|dollars\s+|eur\s+|€\s*)?"
-                          r"(thousands|millions|billions)\b|\b(?:usd|us\$|\$)\s*(thousands|millions|billions)\b",
+                          rf"({SCALE_PLURAL})\b|\b(?:usd|us\$|\$)\s*({SCALE_PLURAL})\b",
                           re.IGNORECASE)
 _ASKED_DECIMALS = re.compile(r"\b(\d|zero|no|one|two|three|four|five|six)\s+decimals?\b", re.IGNORECASE)
 _ASKED_NEAREST = re.compile(r"\bnearest\s+(tenth|hundredth|thousandth|whole|integer|dollar|cent|percent)"

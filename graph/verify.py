@@ -46,8 +46,7 @@ from graph.figures import (
     same_figure,
     states,
 )
-from graph.lexicon import UNIT_WORDS
-from storage.numbers import SCALE_WORDS
+from lexicon import SCALE_WORDS, UNIT_WORDS
 
 Status = Literal["fact", "calculation", "excerpt", "question", "unsupported"]
 _RESCALES = (1e3, 1e6, 1e9, 1e-3, 1e-6, 1e-9)

@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from graph.lexicon import FUNCTION_WORDS
+from lexicon import FUNCTION_WORDS
 
 # Two words sharing this many first letters count as one ("recruited" / "recruitment").
 STEM = 5

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from lexicon import SCALE_WORD, SCALES
 from storage.numbers import (
     CURRENCY_SIGN,
     CURRENCY_SIGNS,
@@ -22,7 +23,6 @@ from storage.numbers import (
     HEADER_PERCENT,
     NUMBER,
     PER_SHARE,
-    SCALES,
     SIGN,
     negative,
     unscaled_kind,
@@ -37,7 +37,7 @@ _DASH = re.compile(r"^[—–―-]+$")
 _WRITTEN_CURRENCY = re.compile(rf"(?:{CURRENCY_SIGN})\s*")
 # A scale as a caption states it: after "(", "in", "dollars", "$" or "amounts" (not prose's "3 million units").
 _SCALE = re.compile(r"(?:^|[(\[,;:]|\bin\b|\bdollars\b|\$|€|£|\bamounts\b|\busd\b|\beur\b)\s*"
-                    r"(?:[\w$€£,]+\s+){0,3}?(?P<word>thousands?|millions?|billions?)\b", re.I)
+                    rf"(?:[\w$€£,]+\s+){{0,3}}?(?P<word>{SCALE_WORD})\b", re.I)
 _EXCEPT = re.compile(r"\bexcept\b(?P<rest>.*)", re.I)
 _SHARES = re.compile(r"\bshares?\b", re.I)
 

@@ -20,14 +20,6 @@ SIGN = r"[-−–]"  # a minus as typed, as typeset, and the en dash PDFs print 
 CURRENCY_SIGNS = {"US$": "USD", "C$": "CAD", "A$": "AUD", "$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
 CURRENCY_SIGN = "|".join(re.escape(s) for s in sorted(CURRENCY_SIGNS, key=len, reverse=True))
 
-# Scale words as written in filings and answers ("$2,018mn", "$1.8 bn", "5.1 billion", "$5k").
-SCALES: dict[str, float] = {
-    "thousand": 1e3, "thousands": 1e3, "k": 1e3,
-    "million": 1e6, "millions": 1e6, "mn": 1e6, "mm": 1e6, "m": 1e6,
-    "billion": 1e9, "billions": 1e9, "bn": 1e9, "b": 1e9,
-    "trillion": 1e12, "trillions": 1e12, "tn": 1e12,
-}
-SCALE_WORDS: dict[float, str] = {1e3: "thousand", 1e6: "million", 1e9: "billion", 1e12: "trillion"}
 
 # Headers that scale a table by a thousand without a word ("(000s)", "in $'000s", "$000"), or
 # say that its bare numbers are percentages ("(%)", "in percent").

@@ -34,6 +34,7 @@ from graph.nodes.common import node
 from graph.nodes.retrieve import owner_of
 from graph.scope import kept
 from graph.state import QuestionScope, State
+from storage.periods import MONTH
 from storage.question_period import asked_period
 
 log = logging.getLogger("thotqen.answerable")
@@ -50,7 +51,7 @@ _PHRASING = frozenset(
     "name", "show", "describe", "explain", "compare", "summarize", "summarise", "provide", "state", "what's",
     "how's", "roughly", "approximately", "about", "between", "during", "since", "after", "before", "among",
     "given"])
-_CALENDAR = re.compile(r"^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?$|^(?:mon|tue|wed|thu|fri|"
+_CALENDAR = re.compile(rf"^{MONTH}$|^(?:mon|tue|wed|thu|fri|"
                        r"sat|sun)[a-z]*day$|^(?:fiscal|year|quarter|q[1-4]|fy\d*)$", re.IGNORECASE)
 
 

@@ -38,6 +38,7 @@ from graph.nodes.generate import _turns, _writer, excerpt_numbers, shown_excerpt
 from graph.nodes.retrieve import owner_of
 from graph.state import Citation, Evidence, State
 from graph.verify import Source, VerifyReport, sentences, verify
+from lexicon import SCALES
 
 log = logging.getLogger("thotqen.verify")
 _NTH = r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|provided|given|above|same)"
@@ -121,8 +122,7 @@ def unsupported_claims(answer: str, texts: dict[int, str], question: str) -> lis
     return out
 
 
-_SCALE_WORDS = frozenset(["thousand", "thousands", "million", "millions", "billion", "billions", "usd", "dollars",
-                          "percent", "per", "share"])
+_SCALE_WORDS = frozenset([*SCALES, "usd", "dollars", "percent", "per", "share"])
 
 
 def bare_figures(answer: str) -> list[str]:

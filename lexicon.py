@@ -1,4 +1,9 @@
-"""Words of general English that the answer's model reads, declared once.
+"""Words of general English the product reads, declared once: every module below and above storage
+imports them from here, and patterns are generated from them (months: storage/periods.py).
+
+Scales: how documents and questions write a thousand, a million, a billion, a trillion ("5.1 billion",
+"$2,018mn", "in thousands"): figures are read (graph/figures.py), captions scaled (ingestion/numbers.py),
+questions' units read and answers written (storage/numbers.py) from the same words.
 
 Function words carry no evidence: a passage is not nearer a question for sharing "the" or "what"
 with it (graph/windows.py), and an answer sentence made of them and the question's own words says
@@ -29,3 +34,16 @@ day days week weeks month months year years mg g kg gram grams kilogram kilogram
 ml l litre litres liter liters gallon gallons percent percentage per degree degrees celsius fahrenheit
 """
 UNIT_WORDS = frozenset(_UNIT_WORDS.split())
+
+SCALE_WORDS: dict[float, str] = {1e3: "thousand", 1e6: "million", 1e9: "billion", 1e12: "trillion"}
+# Abbreviations written after a figure ("$2,018mn", "$1.8 bn", "$5k"); the one-letter ones only attached.
+SCALE_ABBREVIATIONS: dict[str, float] = {"k": 1e3, "mn": 1e6, "mm": 1e6, "m": 1e6, "bn": 1e9, "b": 1e9, "tn": 1e12}
+SCALES: dict[str, float] = {
+    **{word: factor for factor, word in SCALE_WORDS.items()},
+    **{word + "s": factor for factor, word in SCALE_WORDS.items()},
+    **SCALE_ABBREVIATIONS,
+}
+# Patterns to embed: a scale word in the plural a caption uses ("in millions"), or either number.
+SCALE_PLURAL = "|".join(word + "s" for word in SCALE_WORDS.values())
+SCALE_WORD = "|".join(word + "s?" for word in SCALE_WORDS.values())
+SCALE_ABBREVIATION = "|".join(a for a in SCALE_ABBREVIATIONS if len(a) > 1)
