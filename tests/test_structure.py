@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Lowest first. Within a layer nothing imports anything, except the pairs in SAME_LAYER.
 LAYERS: list[set[str]] = [
-    {"settings", "tunables", "lexicon", "sql", "web"},  # web: the web app's static files (a package so installs ship them)
+    # lexicon: the words read, declared once; web: the web app's static files (a package so installs ship them)
+    {"settings", "tunables", "lexicon", "sql", "web"},
     {"providers", "storage"},  # models; SQL. Neither knows the other: storage never makes vectors
     {"graph", "ingestion"},
     {"answering"},
