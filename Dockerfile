@@ -24,7 +24,7 @@ RUN apt-get update \
 
 WORKDIR /app
 COPY pyproject.toml README.md ./
-COPY cli.py doctor.py runtime.py settings.py server.py studio.py tunables.py ./
+COPY cli.py doctor.py lexicon.py runtime.py settings.py server.py studio.py tunables.py ./
 COPY api ./api
 COPY answering ./answering
 COPY graph ./graph

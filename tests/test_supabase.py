@@ -70,10 +70,13 @@ def test_a_shared_version_becomes_two_migrations_after_every_version() -> None:
     del old["20260101000027_superseded.sql"]
     old["20260101001002_functions.sql"] = mirror.functions_migration()
     assert mirror.problems(old) == ["version 20260101000027 is used by 2 files"]
-    assert mirror.expected(old) == have
+    # the versioned files of that day (later ones, 028 on, are mirrored after these: the next test)
+    versioned = {sql.migration_name(p): p.read_text() for p in sql.versioned_files() if p.name < "028"}
+    regenerated = mirror.expected(old, versioned)
     newest = max(map(mirror.version, old))
-    assert [name for name in have if mirror.version(name) > newest] == [
+    assert sorted(name for name in regenerated if mirror.version(name) > newest) == [
         f"{newest + 1}_027_b_collections.sql", f"{newest + 2}_027_chat_feedback.sql", f"{newest + 3}_functions.sql"]
+    assert all(have[name] == regenerated[name] for name in regenerated if "027" in name)
 
 
 def test_a_new_migration_sorts_after_every_released_version() -> None:
@@ -330,7 +333,8 @@ def test_everything_works_through_a_transaction_pooler(db, settings, embedder) -
                     hits = search(conn, owner_id=owner, query_text="employ people", query_embedding=query,
                                   params=SearchParams(k=3))
                 assert hits and "5,300" in hits[0].parent_text
-            assert set(purge(pdb, pooled)) == {"refresh_tokens", "login_attempts", "query_log", "answer_cache"}
+            assert set(purge(pdb, pooled)) == {"refresh_tokens", "login_attempts", "query_log", "answer_cache",
+                                               "ended_sessions"}
             assert sweep_jobs(pdb, pooled)["failed"] >= 0
             with pdb.connection() as conn:
                 assert jobs.recover_interrupted(conn, max_attempts=3) is not None

@@ -265,6 +265,8 @@ export function renderMessage(m, actions = null) {
     unanswered ? h("p", { class: "msg-label" }, "Not in your documents") : null,
     m.content ? answerBody(m.content, citations) : null,
     stopped ? h("p", { class: "msg-label muted" }, "Stopped") : null,
+    stopped && !m.content ? h("p", { class: "muted small" },
+      "Stopped before the answer was checked against your documents, so none of it is shown.") : null,
     groundsOf(citations, meta.cited, verification),
     sourcesList(citations, meta.cited),
     meta.cached ? h("p", { class: "muted small" }, "Answered from a recent identical question.") : null);
