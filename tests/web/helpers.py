@@ -46,6 +46,16 @@ def watch_stream(page: Any) -> None:  # noqa: ANN401
     }""")
 
 
+def new_chat(page: Any, title: str) -> None:  # noqa: ANN401
+    """From any screen: a new chat over all documents, titled `title`, open."""
+    nav(page, "Chats")
+    page.get_by_role("button", name="New chat", exact=True).click()
+    dialog = page.get_by_role("dialog", name="New chat")
+    dialog.get_by_label("Title (optional)").fill(title)
+    dialog.get_by_role("button", name="Create chat").click()
+    page.get_by_role("heading", name=title).wait_for()
+
+
 def ask(page: Any, question: str) -> Any:  # noqa: ANN401
     """Type the question, send it with Enter, wait for the answer; the last message's locator."""
     count = page.locator(".messages > li.msg").count()

@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from tests.test_tables import INCOME_IN_THOUSANDS
 from tests.web.conftest import sign_up
-from tests.web.helpers import amber_pixels, ask, nav, pdf_file
+from tests.web.helpers import amber_pixels, ask, nav, new_chat, pdf_file
 
 RATIO = "What is Northwind's 2023 cost of revenue divided by net revenue? Round to two decimal places."
 
@@ -21,12 +21,7 @@ def test_a_computed_figure_its_working_and_evidence_and_a_refusal(open_page, sho
     page.get_by_role("heading", name="Documents", exact=True).wait_for()
     page.locator("#file-input").set_input_files([pdf_file("northwind-2023.pdf", INCOME_IN_THOUSANDS)])
     expect(page.locator(".upload[data-state=done]")).to_have_count(1, timeout=180_000)
-    nav(page, "Chats")
-    page.get_by_role("button", name="New chat", exact=True).click()
-    dialog = page.get_by_role("dialog", name="New chat")
-    dialog.get_by_label("Title (optional)").fill("Northwind 2023")
-    dialog.get_by_role("button", name="Create chat").click()
-    page.get_by_role("heading", name="Northwind 2023").wait_for()
+    new_chat(page, "Northwind 2023")
 
     answer = ask(page, RATIO)
     text = answer.locator(".answer-text")

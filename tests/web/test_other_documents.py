@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 from evals.pdfs import text_pdf
 from tests.graph.test_evidence_in_view import PAGE_1, PAGE_2
 from tests.web.conftest import sign_up
-from tests.web.helpers import ask, nav, pdf_file
+from tests.web.helpers import ask, nav, new_chat, pdf_file
 
 
 def test_a_protocols_answer_with_its_evidence_never_showing_unchecked_text(open_page, shot) -> None:  # noqa: ANN001
@@ -19,12 +19,7 @@ def test_a_protocols_answer_with_its_evidence_never_showing_unchecked_text(open_
     page.get_by_role("heading", name="Documents", exact=True).wait_for()
     page.locator("#file-input").set_input_files([pdf_file("sleep-protocol.pdf", text_pdf([PAGE_1, PAGE_2]))])
     expect(page.locator(".upload[data-state=done]")).to_have_count(1, timeout=180_000)
-    nav(page, "Chats")
-    page.get_by_role("button", name="New chat", exact=True).click()
-    dialog = page.get_by_role("dialog", name="New chat")
-    dialog.get_by_label("Title (optional)").fill("Sleep protocol")
-    dialog.get_by_role("button", name="Create chat").click()
-    page.get_by_role("heading", name="Sleep protocol").wait_for()
+    new_chat(page, "Sleep protocol")
     page.evaluate("""() => {
       window.__texts = [];
       new MutationObserver(() => {
