@@ -56,8 +56,10 @@ STEM = 5
 _POINTER_WORDS = frozenset({"this", "that", "these", "the", "information", "data", "figure", "figures", "it", "is",
                             "are", "was", "can", "be", "found", "stated", "shown", "given", "mentioned", "noted",
                             "listed", "provided", "reported", "in", "on", "from", "according", "to", "see", "source",
+                            "and", "both",
                             "sources", "as", "document", "documents", "page", "pages", "excerpt", "excerpts"})
-_POINTER = re.compile(r"(?:(?<=^)|(?<=[.!?]))\s*([^.!?]*?((?:[\s,]*\[\d+(?:,\s*\d+)*\])+)[^.!?\[]*[.!?]?)(?=\s|$)")
+_POINTER = re.compile(
+    r"(?:(?<=^)|(?<=[.!?]))\s*([^.!?]*?((?:(?:[\s,]*|\s+and\s+)\[\d+(?:,\s*\d+)*\])+)[^.!?\[]*[.!?]?)(?=\s|$)")
 
 
 def _pointers_merged(answer: str) -> str:

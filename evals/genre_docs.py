@@ -1,0 +1,127 @@
+"""The second-genre eval's documents (not filings): fetched from Debian, checked, ingested.
+
+    python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
+    (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
+
+Eight documents of five genres (a standard, a history report, two manuals, a constitution, a
+licence, a specification, release notes), each one file of a Debian bookworm package, all under
+licences that allow redistribution (recorded below, from the package's copyright file). Each is
+taken from the package's .deb (`apt-get download PKG=VERSION`, no root; `dpkg-deb -x`), or from the
+installed file when it is the same bytes, gunzipped where the package ships it compressed, given the
+name below and checked against its sha256: a different file stops the script. Then
+`thotqen ingest` ingests them all for --user. Nothing is committed but this list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Doc:
+    name: str  # the file name the product sees (the questions' "document")
+    genre: str
+    package: str
+    version: str
+    member: str  # path inside the .deb; ".gz" is gunzipped
+    sha256: str  # of the file as ingested
+    licence: str
+
+
+DOCS = (
+    Doc("fhs-3.0.pdf", "standard (Filesystem Hierarchy Standard 3.0, 50 pages)", "debian-policy", "4.6.2.0",
+        "usr/share/doc/debian-policy/fhs/fhs-3.0.pdf.gz",
+        "53d239e569a2d7b31a74fa09d585368c0f5a164e4624723fa2894660dd10fd23",
+        "FHS: free redistribution with the copyright notice (The Linux Foundation); package GPL-2+"),
+    Doc("project-history.en.pdf", "report (A Brief History of Debian, 27 pages)", "debian-history", "2.28",
+        "usr/share/doc/debian-history/docs/project-history.en.pdf",
+        "d3d263affc69ec9c994fe1d06b3cf7dddb78f84e24849d87a4aefe3a4ed15e77", "GPL-2+"),
+    Doc("maint-guide.en.pdf", "manual (Debian New Maintainers' Guide, 63 pages)", "maint-guide", "1.2.53",
+        "usr/share/doc/maint-guide/maint-guide.en.pdf",
+        "0b94abf28167fb3fe59db3d03f99b5faa50d9f6f696a7864825c5d0378ba27ef", "GPL-2+"),
+    Doc("feynmf-manual.pdf", "manual (FeynMF, drawing Feynman diagrams with LaTeX, 44 pages)", "feynmf", "1.08-14",
+        "usr/share/doc/feynmf/feynmf.pdf",
+        "ec14169464c6d9272359e35f03e91c9b16451e12ea0725f12b7a0f555e64765c", "GPL-2+"),
+    Doc("debian-constitution.txt", "legal/governance (Constitution for the Debian Project v1.9)", "debian-history",
+        "2.28", "usr/share/doc/debian-history/constitution.txt.gz",
+        "d39c2237d25127585f306a65a0166931d96e9bee67f2d983eae2d6fd57674c67", "GPL-2+"),
+    Doc("MPL-2.0.txt", "licence (Mozilla Public License 2.0)", "base-files", "12.4+deb12u15",
+        "usr/share/common-licenses/MPL-2.0",
+        "fab3dd6bdab226f1c08630b1dd917e11fcb4ec5e1e020e2c16f83a0a13863e85",
+        "the licence text itself (verbatim copying allowed); package GPL"),
+    Doc("copyright-format-1.0.html", "specification (machine-readable debian/copyright format 1.0)",
+        "debian-policy", "4.6.2.0", "usr/share/doc/debian-policy/copyright-format-1.0.html",
+        "db44ad348eb96d36388e515e5e091bd155b909eea8adeb17d6ff6935f0732d54", "GPL-2+ (debian-policy)"),
+    Doc("latexmk-changes.txt", "release notes (latexmk's list of main changes, v3.04 to 4.79)", "latexmk",
+        "1:4.79-1", "usr/share/doc/latexmk/changelog.gz",
+        "566f08eb1e711a0254028a65aebff62a9dd58eb68c440d4c768db4654dfcf480", "GPL-2+"),
+)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read_member(root: Path, member: str) -> bytes:
+    data = (root / member).read_bytes()
+    return gzip.decompress(data) if member.endswith(".gz") else data
+
+
+def obtain(directory: Path) -> list[Path]:
+    """Every document under `directory`, checked; .debs downloaded only for what is missing."""
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    with tempfile.TemporaryDirectory() as tmp:
+        unpacked: dict[str, Path] = {}
+        for doc in DOCS:
+            target = directory / doc.name
+            if target.exists() and _sha256(target.read_bytes()) == doc.sha256:
+                paths.append(target)
+                continue
+            data = None
+            installed = Path("/") / doc.member
+            if installed.exists():
+                data = _read_member(Path("/"), doc.member)
+                data = data if _sha256(data) == doc.sha256 else None
+            if data is None:
+                key = f"{doc.package}={doc.version}"
+                if key not in unpacked:
+                    subprocess.run(["apt-get", "download", key], cwd=tmp, check=True, capture_output=True)
+                    deb = next(Path(tmp).glob(f"{doc.package}_*.deb"))
+                    unpacked[key] = Path(tmp) / doc.package
+                    subprocess.run(["dpkg-deb", "-x", str(deb), str(unpacked[key])], check=True)
+                    deb.unlink()
+                data = _read_member(unpacked[key], doc.member)
+            if _sha256(data) != doc.sha256:
+                sys.exit(f"{doc.name}: sha256 {_sha256(data)} is not the recorded {doc.sha256}")
+            target.write_bytes(data)
+            paths.append(target)
+    return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "thotqen-genre-docs")
+    p.add_argument("--user", default="genre")
+    p.add_argument("--no-ingest", action="store_true")
+    args = p.parse_args(argv)
+    paths = obtain(args.dir)
+    print(f"{len(paths)} documents in {args.dir}", file=sys.stderr)
+    if args.no_ingest:
+        return 0
+    thotqen = shutil.which("thotqen") or str(ROOT / ".venv/bin/thotqen")
+    return subprocess.run([thotqen, "ingest", *map(str, paths), "--user", args.user]).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
