@@ -219,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=900, help="seconds one `thotqen ask` may take")
     p.add_argument("--rows", type=Path, help="default evals/results/genre_<name>.rows.jsonl")
     p.add_argument("--resume", action="store_true", help="keep --rows and skip the questions it holds")
+    p.add_argument("--results-dir", type=Path, default=None, help=argparse.SUPPRESS)  # the gate writes elsewhere
     args = p.parse_args(argv)
     from graph import prompts
 
@@ -244,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     figs = measure(rows)
     write_result(f"genre_{args.name}", {"figures": figs, "load_average": load, "nproc": os.cpu_count(),
                                         "rows_file": str(rows_path), "questions": len(chosen), "rows": rows},
-                 report(figs, rows, len(chosen), load))
+                 report(figs, rows, len(chosen), load), args.results_dir)
     return 0
 
 
