@@ -132,7 +132,9 @@ def score(q: dict, out: dict, seconds: float, stderr: str, refusal_texts: Iterab
                           "page_label": c.get("page_label")} for c in used],
            "figures": figures, "untraced": untraced, "route": out.get("route"), "timings": out.get("timings"),
            "provider": out.get("provider"), "total_s": round(seconds, 2), "error": out.get("error"),
-           "model_server": "kept alive by `thotqen model-server`" in stderr}
+           "model_server": "kept alive by `thotqen model-server`" in stderr,
+           # what the check did (graph/claims.py): the draft and the sentences each check removed
+           "verification": {k: (out.get("verification") or {}).get(k) for k in ("original", "claims", "dropped")}}
     if q.get("document"):
         pages = {q["page"], *q.get("other_pages", [])}
         row["right"] = not refused and right(q, answer)
@@ -217,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=900, help="seconds one `thotqen ask` may take")
     p.add_argument("--rows", type=Path, help="default evals/results/genre_<name>.rows.jsonl")
     p.add_argument("--resume", action="store_true", help="keep --rows and skip the questions it holds")
+    p.add_argument("--results-dir", type=Path, default=None, help=argparse.SUPPRESS)  # the gate writes elsewhere
     args = p.parse_args(argv)
     from graph import prompts
 
@@ -242,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     figs = measure(rows)
     write_result(f"genre_{args.name}", {"figures": figs, "load_average": load, "nproc": os.cpu_count(),
                                         "rows_file": str(rows_path), "questions": len(chosen), "rows": rows},
-                 report(figs, rows, len(chosen), load))
+                 report(figs, rows, len(chosen), load), args.results_dir)
     return 0
 
 

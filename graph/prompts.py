@@ -35,13 +35,11 @@ GRADE_TASK = (
 # question even with the evidence page in front of it. An answer without a valid [n] is
 # reported as not answered.
 ANSWER_TASK = (
-    "Using only the excerpts above, answer the question in at most three sentences. Begin with the "
-    "direct answer: yes or no to a yes/no question, otherwise the figure, date, name or reason asked. "
-    "Copy figures, dates and names exactly as the excerpts write them, and cite the excerpt each "
-    "comes from with its number in square brackets, like [1]. Do not cite numbers that are not "
-    "listed. If a figure the answer needs is missing from the excerpts, say which one."
+    "Using only the excerpts above, answer the question in at most three sentences. Give the "
+    "figures the answer rests on, copied exactly, and cite the excerpt each comes from with its "
+    "number in square brackets, like [1]. Do not cite numbers that are not listed. If a figure "
+    "the answer needs is missing from the excerpts, say which one."
 )
-
 # Figure lookup's facts (graph/nodes/facts.py) and the code's calculation (graph/nodes/compute.py) sit
 # between the excerpts and the task: the model copies a fact by its tag, code writes its value.
 FACTS_TASK = (

@@ -56,8 +56,14 @@ STEM = 5
 _POINTER_WORDS = frozenset({"this", "that", "these", "the", "information", "data", "figure", "figures", "it", "is",
                             "are", "was", "can", "be", "found", "stated", "shown", "given", "mentioned", "noted",
                             "listed", "provided", "reported", "in", "on", "from", "according", "to", "see", "source",
+                            "and", "both", "also", "occurred", "occurs", "happened", "described", "explained",
+                            "discussed", "detailed", "specified", "written", "cited", "says", "states", "explains",
+                            "describes", "mentions", "indicates", "shows", "refer", "refers", "line", "lines",
+                            "section", "sections", "paragraph", "paragraphs", "clause", "clauses", "article",
+                            "articles", "part", "parts",
                             "sources", "as", "document", "documents", "page", "pages", "excerpt", "excerpts"})
-_POINTER = re.compile(r"(?:(?<=^)|(?<=[.!?]))\s*([^.!?]*?((?:[\s,]*\[\d+(?:,\s*\d+)*\])+)[^.!?\[]*[.!?]?)(?=\s|$)")
+_POINTER = re.compile(
+    r"(?:(?<=^)|(?<=[.!?]))\s*([^.!?]*?((?:(?:[\s,]*|\s+and\s+)\[\d+(?:,\s*\d+)*\])+)[^.!?\[]*[.!?]?)(?=\s|$)")
 
 
 def _pointers_merged(answer: str) -> str:

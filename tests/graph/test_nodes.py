@@ -263,6 +263,10 @@ def test_document_scope_limits_retrieval(report_owner, ingest, make_run) -> None
 
 @pytest.mark.parametrize(("answer", "cleaned"), [
     ("The capital of Peru is Lima. This information is found in [1].", "The capital of Peru is Lima [1]."),
+    ("Bruce Perens took over as leader. This is mentioned in [2] and [3].", "Bruce Perens took over as leader [2][3]."),
+    ("Bruce Perens took over as leader. This occurred in [2].", "Bruce Perens took over as leader [2]."),
+    ("A vote is open for one week. This is stated in excerpt [1] on lines 158-159.",
+     "A vote is open for one week [1]."),
     ("Revenue was $5 million. See [1], [3].", "Revenue was $5 million [1][3]."),
     ("Revenue was $5 million [1]. Costs rose in 2023 [2].", "Revenue was $5 million [1]. Costs rose in 2023 [2]."),
     ("As stated in the first excerpt, net revenue was $2 million [1].", "Net revenue was $2 million [1]."),

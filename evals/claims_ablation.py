@@ -1,0 +1,78 @@
+"""What each claim check (graph/claims.py) did to the answers of a genre run: kept only with a gain.
+
+    python evals/claims_ablation.py [--rows evals/results/genre_after.rows.jsonl] [--name claims_ablation]
+
+Offline, from a run's rows (evals/genre.py keeps each answer's `verification`: the model's draft and
+the sentences each check removed). For each check, the answer without it is the answer with the
+sentences that check removed put back (the draft's wording, when the check had left nothing). Both
+are scored as evals/genre.py scores answers; a check earns its place when it turned more wrong
+answers into refusals (or right ones) than right answers into refusals or wrong ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from evals.answers import is_refusal_text  # noqa: E402
+from evals.common import RESULTS, load_jsonl, write_result  # noqa: E402
+from evals.genre import DATA, right  # noqa: E402
+from graph.claims import CHECKS  # noqa: E402
+
+
+def outcome(question: dict, answer: str) -> str:
+    if not answer.strip() or is_refusal_text(answer):
+        return "refused"
+    if question.get("kind") in (None, "absent", "not_stated", "general", "oos"):
+        return "answered out of scope"
+    return "right" if right(question, answer) else "wrong"
+
+
+def without(row: dict, check: str) -> str:
+    """The answer the user would have read without `check`: its removed sentences put back."""
+    claims = [c for c in (row.get("verification") or {}).get("claims") or [] if c["check"] == check]
+    if not claims:
+        return row["answer"]
+    restored = " ".join(c["sentence"] for c in claims)
+    return restored if row.get("refused") else f"{row['answer']} {restored}"
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rows", type=Path, default=RESULTS / "genre_after.rows.jsonl")
+    p.add_argument("--name", default="claims_ablation")
+    args = p.parse_args()
+    questions = {q["id"]: q for f in ("genre_questions.jsonl", "genre_out_of_scope.jsonl")
+                 for q in load_jsonl(DATA / f)}
+    rows = [r for r in load_jsonl(args.rows) if r.get("id") in questions]
+    table = []
+    for check in CHECKS:
+        moves: dict[str, int] = {}
+        for row in rows:
+            q = questions[row["id"]]
+            before, after = outcome(q, without(row, check.name)), outcome(q, row["answer"])
+            if before != after:
+                moves[f"{before} -> {after}"] = moves.get(f"{before} -> {after}", 0) + 1
+        gained = sum(n for move, n in moves.items() if move.startswith(("wrong", "answered out of scope")))
+        lost = sum(n for move, n in moves.items() if move.startswith("right"))
+        table.append({"check": check.name, "why": check.why, "changed": sum(moves.values()), "moves": moves,
+                      "wrong_or_out_of_scope_stopped": gained, "right_lost": lost, "keep": gained >= lost})
+    lines = [f"# Claim checks, ablated on `{args.rows.name}` ({len(rows)} questions)", "",
+             f"Command: `python evals/claims_ablation.py --rows {args.rows}`", "",
+             "Each check's answers with the sentences it removed put back, scored as evals/genre.py scores them.",
+             "", "| check | answers it changed | wrong or out-of-scope stopped | right lost | moves | kept |",
+             "|---|---|---|---|---|---|"]
+    for t in table:
+        moves = "; ".join(f"{m}: {n}" for m, n in sorted(t["moves"].items())) or "–"
+        lines.append(f"| `{t['check']}` | {t['changed']} | {t['wrong_or_out_of_scope_stopped']} | {t['right_lost']} "
+                     f"| {moves} | {'yes' if t['keep'] else 'no'} |")
+    write_result(args.name, {"rows": str(args.rows), "checks": table}, "\n".join(lines) + "\n")
+    print(json.dumps(table, indent=1))
+
+
+if __name__ == "__main__":
+    main()
