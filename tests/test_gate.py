@@ -164,8 +164,8 @@ def test_the_held_back_out_of_scope_batches_are_refused(tmp_path: Path) -> None:
 # The second genre (evals/data/genre_*.jsonl: eight documents that are not filings, questions written before
 # any product run), under what evals/results/genre_after.md gave by about three questions each.
 GENRE_HOME = Path(os.environ.get("GENRE_HOME", "/tmp/thotqen-genre"))
-GENRE_RIGHT_FLOOR = 0.0  # set from evals/results/genre_after.md
-GENRE_REFUSED_OOS_FLOOR = 0.0
+GENRE_RIGHT_FLOOR = 0.30  # 20 of 56 measured (0.357): 17 of 56 passes; the code before issue 39 gave 17
+GENRE_REFUSED_OOS_FLOOR = 0.66  # 10 of 12 measured: 8 of 12 passes
 
 
 def test_the_second_genre_holds_its_floors(tmp_path: Path) -> None:
