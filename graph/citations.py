@@ -18,6 +18,7 @@ import re
 
 from graph.figures import read_figures, same_digits
 from graph.state import Citation, Excerpt, PagePart
+from graph.windows import stems
 
 # A citation marker: "[2]" or "[1, 3]".
 MARK = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
@@ -100,6 +101,31 @@ def repair_citations(answer: str, texts: list[str], question: str = "") -> str:
                 sentence = re.sub(r"\s+([.!?])", r"\1", sentence)
             end = len(sentence.rstrip()) - (1 if sentence.rstrip()[-1:] in ".!?" else 0)
             sentence = sentence[:end].rstrip() + " " + marker + sentence[end:]
+        out.append(sentence)
+    return "".join(out)
+
+
+# An uncited sentence is given the excerpt holding this many of its own words (beyond the question's), at least.
+CITE_BY_WORDS = 2
+
+
+def cite_uncited(answer: str, texts: list[str], question: str = "") -> str:
+    """An answer that cites nothing ("This is stated in the excerpt."): each sentence cites the excerpt
+    that holds most of its own words, when one holds at least CITE_BY_WORDS of them. The claim check
+    then holds the sentence to what that excerpt says."""
+    if MARK.search(answer) or not texts:
+        return answer
+    asked = stems(question)
+    held = [stems(t) for t in texts]
+    out = []
+    for sentence in _SENTENCE.findall(answer):
+        own = stems(sentence) - asked
+        scores = [len(own & h) for h in held]
+        best = max(range(len(held)), key=lambda n: scores[n])
+        if sentence.strip() and scores[best] >= CITE_BY_WORDS:
+            body = sentence.rstrip()
+            end = len(body) - (1 if body[-1:] in ".!?" else 0)
+            sentence = body[:end].rstrip() + f" [{best + 1}]" + body[end:] + sentence[len(body):]
         out.append(sentence)
     return "".join(out)
 

@@ -24,7 +24,7 @@ from langgraph.runtime import Runtime
 
 from graph import prompts
 from graph.calc import Fact
-from graph.citations import citations_of, clean_markers, repair_citations
+from graph.citations import citations_of, cite_uncited, clean_markers, repair_citations
 from graph.compose import fact_sentence
 from graph.context import Context, context_of
 from graph.facts import fact_block, shown_value, stored_facts
@@ -165,7 +165,8 @@ def generate(state: State, config: RunnableConfig, runtime: Runtime[Context]) ->
     texts = [e.get("text") or "" for e in excerpts]
     answer = fill_tags(result.text, facts, calculation, asked)
     answer, _ = clean_markers(answer, len(excerpts))
-    answer, cited = clean_markers(repair_citations(answer, texts, question), len(excerpts))
+    answer, cited = clean_markers(cite_uncited(repair_citations(answer, texts, question), texts, question),
+                                  len(excerpts))
     if calculation and str(calculation["working"]) not in answer:
         answer = f"{answer.rstrip()}\n\nCalculation: {calculation['working']}".strip()
         _, cited = clean_markers(answer, len(excerpts))

@@ -60,7 +60,7 @@ _POINTER_WORDS = frozenset({"this", "that", "these", "the", "information", "data
                             "discussed", "detailed", "specified", "written", "cited", "says", "states", "explains",
                             "describes", "mentions", "indicates", "shows", "refer", "refers", "line", "lines",
                             "section", "sections", "paragraph", "paragraphs", "clause", "clauses", "article",
-                            "articles", "part", "parts",
+                            "articles", "part", "parts", "at", "first", "second", "third", "fourth", "fifth",
                             "sources", "as", "document", "documents", "page", "pages", "excerpt", "excerpts"})
 _POINTER = re.compile(
     r"(?:(?<=^)|(?<=[.!?]))\s*([^.!?]*?((?:(?:[\s,]*|\s+and\s+)\[\d+(?:,\s*\d+)*\])+)[^.!?\[]*[.!?]?)(?=\s|$)")
@@ -88,6 +88,9 @@ def without_mechanics(answer: str) -> str:
     pieces = []
     for start, end in sentences(merged):
         sentence = merged[start:end]
+        words = re.findall(r"[A-Za-z]+", sentence.lower())
+        if words and not MARK.search(sentence) and all(w in _POINTER_WORDS for w in words):
+            continue  # "This information is found in the excerpt.": where, citing nothing
         talk = [m.group(0) for m in _MECHANICS.finditer(sentence)]
         cleaned = _MECHANICS.sub("", sentence)
         markers = [x.group(0) for t in talk for x in MARK.finditer(t)]
