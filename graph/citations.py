@@ -18,7 +18,7 @@ import re
 
 from graph.figures import read_figures, same_digits
 from graph.state import Citation, Excerpt, PagePart
-from graph.windows import stems
+from graph.windows import GAP, stems
 
 # A citation marker: "[2]" or "[1, 3]".
 MARK = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
@@ -40,7 +40,7 @@ def on_evidence_page(citation: Citation, parts: list[PagePart]) -> Citation:
     """The citation named by the page its first evidence line is on, where the passage it cites spans
     pages (its `parts`): the fact's page, not the page the search matched."""
     # the longest piece of each line: a line of the shown text may join two windows (graph/windows.py)
-    lines = [" ".join(max(str(e.get("text") or "").split(" … "), key=len).split())
+    lines = [" ".join(max(str(e.get("text") or "").split(GAP), key=len).split())
              for e in citation.get("evidence") or []]
     for line in (x for x in lines if x):
         part = next((p for p in parts if line in " ".join(p["text"].split())), None)

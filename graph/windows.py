@@ -12,6 +12,7 @@ passage's order, joined by " … ". A passage within the budget is shown whole.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections.abc import Sequence
@@ -63,26 +64,42 @@ def _snap(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for s, e in sorted(spans):
+        if out and s <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
+
+
 def view(parent: str, matched: Sequence[str], question: str, limit: int) -> str:
     """At most about `limit` characters of `parent`: where the question's words and the matched
     children are (module doc)."""
     if len(parent) <= limit:
         return parent
     units = _units(parent, stems(question))
-    spans: list[tuple[int, int]] = []
+    starts, ends = [u.start for u in units], [u.end for u in units]
+    spans: list[tuple[int, int]] = []  # in the order taken: the budget left grows around them in that order
+    shown: list[tuple[int, int]] = []  # the same, merged and sorted: what a new span would add
     used = 0
+
+    def adds(start: int, end: int) -> int:
+        return max(0, end - start) - sum(max(0, min(e, end) - max(s, start)) for s, e in shown)
 
     def take(start: int, end: int) -> None:
         """Adds the span when what it adds fits the budget; only a first piece is ever cut to fit."""
-        nonlocal used
+        nonlocal used, shown
         start, end = _snap(parent, max(0, start), min(len(parent), end))
-        new = sum(1 for i in range(start, end) if not any(s <= i < e for s, e in spans))
+        new = adds(start, end)
         if new == 0 or used + new > limit and spans:
             return
         if used + new > limit:
             end = start + limit
             new = limit
         spans.append((start, end))
+        shown = _merged([*shown, (start, end)])
         used += new
 
     ranked = sorted(range(len(units)), key=lambda i: (-units[i].score, i))
@@ -104,8 +121,8 @@ def view(parent: str, matched: Sequence[str], question: str, limit: int) -> str:
     while used < limit and grown:
         grown = False
         for s, e in list(spans):
-            for near in (next((u for u in units if u.start >= e), None),
-                         next((u for u in reversed(units) if u.end <= s), None)):
+            after, before = bisect.bisect_left(starts, e), bisect.bisect_right(ends, s) - 1
+            for near in (units[after] if after < len(units) else None, units[before] if before >= 0 else None):
                 if near is not None and used < limit:
                     size = used
                     take(near.start, near.end)

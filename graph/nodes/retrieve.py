@@ -70,7 +70,9 @@ def retrieve(state: State, config: RunnableConfig, runtime: Runtime[Context]) ->
         plain = embedding if dense_text == query else parts.embedder.embed_query(query)
         similar = similarities(conn, owner_id=owner_id, query_embedding=plain,
                                child_ids=[h.child_id for h in hits]) if plain is not None else {}
-        children = children_of(conn, owner_id=owner_id, parent_ids=list(dict.fromkeys(h.parent_id for h in hits)))
+        # the passages this round shows (the first `retrieve_k` not seen): only theirs are read
+        shown = list(dict.fromkeys(h.parent_id for h in hits if f"doc:{h.parent_id}" not in seen))[:cfg.retrieve_k]
+        children = children_of(conn, owner_id=owner_id, parent_ids=shown)
     matched: dict[int, list[str]] = {}
     for hit in hits:
         matched.setdefault(hit.parent_id, []).append(hit.child_text)
