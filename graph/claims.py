@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from graph.citations import MARK
 from graph.windows import stems
 from lexicon import FUNCTION_WORDS
+from storage.periods import YEAR
 
 # Words that answer a yes/no question: an answer sentence holding one says something.
 POLARITY = frozenset(["yes", "no", "not", "never", "none", "neither", "nor", "cannot", "without"])
 _NAME = re.compile(r"\b[A-Z][A-Za-z'’.-]*[A-Za-z](?:\s+(?:of|and|&|de|van|von|du|la)?\s*[A-Z][A-Za-z'’.-]*[A-Za-z])*\b")
-_YEAR = re.compile(r"(?<![\d.,$])(?:19|20)\d\d(?![\d,])")
 _WORDS = re.compile(r"[a-z0-9]+")
 
 
@@ -65,8 +65,8 @@ def name_not_cited(sentence: str, cited: str, question: str) -> bool:
 
 
 def year_not_cited(sentence: str, cited: str, question: str) -> bool:
-    held = set(_YEAR.findall(cited)) | set(_YEAR.findall(question))
-    return any(y not in held for y in _YEAR.findall(_body(sentence)))
+    held = set(YEAR.findall(cited)) | set(YEAR.findall(question))
+    return any(y not in held for y in YEAR.findall(_body(sentence)))
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ def test_a_year_the_cited_excerpt_does_not_give_fails() -> None:
     question = "When did the Cessna crash?"
     assert year_not_cited("It crashed on March 3, 2018 [1].", REPORT, question)
     assert not year_not_cited("It crashed on March 3, 2019 [1].", REPORT, question)
+    assert year_not_cited("It crashed in 2018, at night [1].", REPORT, question)  # a year before a comma too
     assert not year_not_cited("Revenue was $2,019 million [1].", REPORT, question)  # an amount, not a year
     assert not year_not_cited("Revenue in 2017 was higher [1].", REPORT, "What was revenue in 2017?")
 
