@@ -3,6 +3,7 @@ provider chain pointed at a local OpenAI-compatible fake (evals/fake_openai.py).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -139,11 +140,10 @@ def server_settings(settings):  # noqa: ANN001, ANN201
                                        "forwarded_allow_ips": "127.0.0.1"})
 
 
-@pytest.fixture(scope="package")
-def start_server(parts) -> Iterator[Callable[..., LiveServer]]:  # noqa: ANN001
-    """Start a live server for an app over a runtime of these settings and `parts` (default: the
-    fixture's). Package scope: every server (and its ingestion worker, which would pick up other
-    tests' queued jobs) stops after tests/server."""
+@contextlib.contextmanager
+def _servers(parts: dict[str, Any]) -> Iterator[Callable[..., LiveServer]]:
+    """Start live servers for an app over a runtime of these settings and `parts` (default: the
+    fixture's); every one stops on leaving."""
     from runtime import build_runtime
     from server import create_app
 
@@ -154,9 +154,26 @@ def start_server(parts) -> Iterator[Callable[..., LiveServer]]:  # noqa: ANN001
         started.append(live)
         return live
 
-    yield start
-    for live in started:
-        live.stop()
+    try:
+        yield start
+    finally:
+        for live in started:
+            live.stop()
+
+
+@pytest.fixture(scope="package")
+def start_server(parts) -> Iterator[Callable[..., LiveServer]]:  # noqa: ANN001
+    """Servers that stop after tests/server (each has an ingestion worker reading the shared queue)."""
+    with _servers(parts) as start:
+        yield start
+
+
+@pytest.fixture
+def own_server(parts) -> Iterator[Callable[..., LiveServer]]:  # noqa: ANN001
+    """Servers that stop when their test ends: one whose files live elsewhere (another home, Supabase
+    Storage) must not keep a worker that claims other tests' jobs and fails them."""
+    with _servers(parts) as start:
+        yield start
 
 
 @pytest.fixture(scope="package")

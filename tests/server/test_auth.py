@@ -110,11 +110,11 @@ class _Jwks:
         self.url = f"{local_http.url(self.server)}/auth/v1/.well-known/jwks.json"
 
 
-def test_supabase_tokens_hs256_and_jwks(start_server, server_settings) -> None:  # noqa: ANN001
+def test_supabase_tokens_hs256_and_jwks(own_server, server_settings) -> None:  # noqa: ANN001
     jwks = _Jwks()
     secret = "supabase-project-jwt-secret-" + uuid.uuid4().hex
     issuer = "https://project-ref.supabase.co/auth/v1"
-    live = start_server(server_settings.model_copy(update={
+    live = own_server(server_settings.model_copy(update={
         "supabase_auth": True, "supabase_issuer": issuer,
         "supabase_jwt_secret": SecretStr(secret), "supabase_jwks_url": jwks.url}))
     now = datetime.now(UTC)
@@ -142,7 +142,7 @@ def test_supabase_tokens_hs256_and_jwks(start_server, server_settings) -> None: 
                                headers={"kid": "k1"})]:
             assert c.get("/api/auth/me", headers={"Authorization": f"Bearer {bad}"}).status_code == 401
     # Supabase Storage settings alone (SUPABASE_URL) accept no Supabase token: auth is its own switch
-    storage_only = start_server(server_settings.model_copy(update={
+    storage_only = own_server(server_settings.model_copy(update={
         "supabase_url": "https://project-ref.supabase.co", "supabase_jwt_secret": SecretStr(secret)}))
     with storage_only.client() as c:
         assert c.get("/api/auth/me", headers={"Authorization": f"Bearer {hs}"}).status_code == 401

@@ -151,10 +151,10 @@ def test_supabase_signed_url_is_short_lived_and_names_the_file(settings, tmp_pat
     fake.server.shutdown()
 
 
-def test_a_supabase_download_is_a_redirect_to_a_signed_url(start_server, server_settings, report_pdf,
+def test_a_supabase_download_is_a_redirect_to_a_signed_url(own_server, server_settings, report_pdf,
                                                            tmp_path) -> None:  # noqa: ANN001
     fake = FakeStorage()
-    live = start_server(server_settings.model_copy(update={
+    live = own_server(server_settings.model_copy(update={
         "thotqen_home": tmp_path, "supabase_url": fake.url, "supabase_service_key": SecretStr(SERVICE_KEY),
         "supabase_bucket": "pdfs"}))
     with live.client() as c:
@@ -178,10 +178,10 @@ def test_a_supabase_download_is_a_redirect_to_a_signed_url(start_server, server_
         assert down.status_code == 503 and down.headers["retry-after"]
 
 
-def test_a_failed_storage_upload_answers_503_and_keeps_nothing(start_server, server_settings, report_pdf,
+def test_a_failed_storage_upload_answers_503_and_keeps_nothing(own_server, server_settings, report_pdf,
                                                                 tmp_path) -> None:  # noqa: ANN001
     fake = FakeStorage()
-    live = start_server(server_settings.model_copy(update={
+    live = own_server(server_settings.model_copy(update={
         "thotqen_home": tmp_path, "supabase_url": fake.url, "supabase_service_key": SecretStr(SERVICE_KEY),
         "supabase_bucket": "pdfs"}))
     with live.client() as c:
