@@ -35,6 +35,26 @@ ml l litre litres liter liters gallon gallons percent percentage per degree degr
 """
 UNIT_WORDS = frozenset(_UNIT_WORDS.split())
 
+# Numbers written in words ("seven members", "one week").
+_CARDINALS = """
+zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen
+eighteen nineteen twenty
+"""
+_TENS = "thirty forty fifty sixty seventy eighty ninety"
+CARDINALS: dict[str, int] = {w: n for n, w in enumerate(_CARDINALS.split())} | {
+    w: 10 * n for n, w in enumerate(_TENS.split(), 3)}
+NUMBER_WORD = "|".join([*CARDINALS, "hundred", "thousand", "million", "billion", "trillion", "dozen", "half", "once",
+                        "twice"])
+
+# Words an answer presents its value with, saying nothing of what it is ("The figure is 412 million",
+# "According to the excerpt, the answer is ...").
+_PRESENTING_WORDS = """
+answer answers figure figures value values amount number result total stated states state says said shown
+shows show given gives according excerpt excerpts document documents source sources reported reports
+approximately about roughly around
+"""
+PRESENTING_WORDS = frozenset(_PRESENTING_WORDS.split())
+
 SCALE_WORDS: dict[float, str] = {1e3: "thousand", 1e6: "million", 1e9: "billion", 1e12: "trillion"}
 # Abbreviations written after a figure ("$2,018mn", "$1.8 bn", "$5k"); the one-letter ones only attached.
 SCALE_ABBREVIATIONS: dict[str, float] = {"k": 1e3, "mn": 1e6, "mm": 1e6, "m": 1e6, "bn": 1e9, "b": 1e9, "tn": 1e12}

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evals.answers import is_refusal_text  # noqa: E402
 from evals.common import RESULTS, load_jsonl, write_result  # noqa: E402
 from evals.genre import DATA, right  # noqa: E402
-from graph.claims import CHECKS  # noqa: E402
+from graph.claims import ANSWERS_THE_QUESTION, ANSWERS_THE_QUESTION_WHY, CHECKS  # noqa: E402
 
 
 def outcome(question: dict, answer: str) -> str:
@@ -50,16 +50,17 @@ def main() -> None:
                  for q in load_jsonl(DATA / f)}
     rows = [r for r in load_jsonl(args.rows) if r.get("id") in questions]
     table = []
-    for check in CHECKS:
+    why = {c.name: c.why for c in CHECKS} | {ANSWERS_THE_QUESTION: ANSWERS_THE_QUESTION_WHY}
+    for check in why:
         moves: dict[str, int] = {}
         for row in rows:
             q = questions[row["id"]]
-            before, after = outcome(q, without(row, check.name)), outcome(q, row["answer"])
+            before, after = outcome(q, without(row, check)), outcome(q, row["answer"])
             if before != after:
                 moves[f"{before} -> {after}"] = moves.get(f"{before} -> {after}", 0) + 1
         gained = sum(n for move, n in moves.items() if move.startswith(("wrong", "answered out of scope")))
         lost = sum(n for move, n in moves.items() if move.startswith("right"))
-        table.append({"check": check.name, "why": check.why, "changed": sum(moves.values()), "moves": moves,
+        table.append({"check": check, "why": why[check], "changed": sum(moves.values()), "moves": moves,
                       "wrong_or_out_of_scope_stopped": gained, "right_lost": lost, "keep": gained >= lost})
     lines = [f"# Claim checks, ablated on `{args.rows.name}` ({len(rows)} questions)", "",
              f"Command: `python evals/claims_ablation.py --rows {args.rows}`", "",

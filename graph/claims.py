@@ -9,6 +9,13 @@ test_claims.py holds them). A sentence citing excerpts fails a check when:
 - `year_not_cited`: it gives a year that neither the excerpts it cites nor the question hold: a
   date of the wrong year.
 Figures are checked figure by figure by graph/verify.py. What fails is removed; what passes is kept.
+
+And the answer as a whole must speak of what was asked (`answers_the_question`, on the question's
+reading, graph/reading.py): when it says what it states a thing of, that is one of the question's
+own words, unless it gives what the question's kind asks for (a yes or no, the name a "who" asks,
+the date a "when" asks, the measure a "how long" asks). "Corning had about 11,500 unexpired patents"
+is no answer to how many homes it had in backlog, whatever it cites; "The figure is 412 million" for
+a revenue question says nothing else and is left to the figure checks.
 """
 
 from __future__ import annotations
@@ -18,9 +25,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from graph.citations import MARK
+from graph.reading import Reading
 from graph.windows import stems
-from lexicon import FUNCTION_WORDS
-from storage.periods import YEAR
+from lexicon import FUNCTION_WORDS, NUMBER_WORD, PRESENTING_WORDS, SCALES, UNIT_WORDS
+from storage.periods import MONTH, YEAR
 
 # Words that answer a yes/no question: an answer sentence holding one says something.
 POLARITY = frozenset(["yes", "no", "not", "never", "none", "neither", "nor", "cannot", "without"])
@@ -67,6 +75,34 @@ def name_not_cited(sentence: str, cited: str, question: str) -> bool:
 def year_not_cited(sentence: str, cited: str, question: str) -> bool:
     held = set(YEAR.findall(cited)) | set(YEAR.findall(question))
     return any(y not in held for y in YEAR.findall(_body(sentence)))
+
+
+# The whole answer's check: its failures are reported under this name, with this reason.
+ANSWERS_THE_QUESTION = "answers_the_question"
+ANSWERS_THE_QUESTION_WHY = "speaks of something the question does not ask"
+
+
+def answers_the_question(answer: str, reading: Reading) -> bool:
+    """Whether `answer` speaks of what `reading`'s question asks (module doc)."""
+    body = _body(answer)
+    if _words(body) & POLARITY:
+        return True
+    if reading.asks == "name" and names_not_cited(body, "", reading.question):
+        return True  # a name the question does not give: "Who founded Debian?" "Ian Murdock [1]."
+    if reading.asks == "date" and (set(YEAR.findall(body)) - set(YEAR.findall(reading.question))
+                                   or re.search(MONTH, body, re.I)):
+        return True  # "When was it ratified?" "On March 26th, 2022 [1]."
+    quantities = re.findall(rf"(?:\d[\d,.]*|\b(?:{NUMBER_WORD})\b)\s*([a-z]*)", YEAR.sub(" ", body).lower())
+    if reading.asks == "value" and not quantities:
+        return False  # "How many barrels of oil did it produce?" "It produced the product in 2017 [1]."
+    if reading.quantity and any(w in UNIT_WORDS for w in quantities):
+        return True  # "How long is a vote open?" "2 weeks [1]."
+    said = stems(body) - stems(" ".join(PRESENTING_WORDS | UNIT_WORDS | set(SCALES))) - {
+        s for s in stems(body) if s[0].isdigit()}
+    said -= stems(" ".join(reading.lone_names))
+    if not said or not reading.measure:
+        return True  # it says nothing but a figure or a name, or the question has no words of its own
+    return bool(said & reading.measure)
 
 
 @dataclass(frozen=True)

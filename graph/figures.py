@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
-from lexicon import SCALE_ABBREVIATION, SCALE_PLURAL, SCALE_WORD, SCALE_WORDS, SCALES
+from lexicon import CARDINALS, SCALE_ABBREVIATION, SCALE_PLURAL, SCALE_WORD, SCALE_WORDS, SCALES
 from storage.numbers import (
     CURRENCY_SIGN,
     HEADER_000,
@@ -78,7 +78,7 @@ _MONEY_WORDS = re.compile(r"[$€£]|\bdollars?\b|\busd\b|\beuros?\b|\bu\.s\.", 
 _PROSE_WORD = re.compile(r"[A-Za-z]{2,}")
 
 # What a question asks for.
-_NUMBER_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+_NUMBER_WORDS = {"no": 0, **CARDINALS}
 _ASKED_SCALE = re.compile(r"(?:\bin\s+|\(\s*)(?:usd\s+|us\$\s*|\$\s*|u\.s\.\s+dollars\s+|dollars\s+|eur\s+|€\s*)?"
                           rf"({SCALE_PLURAL})\b|\b(?:usd|us\$|\$)\s*({SCALE_PLURAL})\b",
                           re.IGNORECASE)

@@ -127,6 +127,7 @@ class State(InputState, OutputState, total=False):
     figure_choice: dict[str, Any] | None  # how a figure answer was composed: {"by": "model"|"calculation", "fact": n}
     unanswerable: str  # why the documents cannot answer (graph/nodes/answerable.py); "" when they may
     question_scope: QuestionScope | None  # read by answerable, reused by retrieve (None: not read)
+    reading: dict[str, Any]  # the standalone question read once (graph/reading.py Reading.to_state)
 
 
 # What `begin` resets for each question: a checkpointer keeps a thread's state between questions.

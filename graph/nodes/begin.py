@@ -11,9 +11,10 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from graph.reading import read
 from graph.state import FRESH, State
 
 
 def begin(state: State, config: RunnableConfig) -> dict[str, Any]:
     question = str(state.get("question") or "").strip()
-    return {**FRESH, "standalone_question": question, "query": question}
+    return {**FRESH, "standalone_question": question, "query": question, "reading": read(question).to_state()}

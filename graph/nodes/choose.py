@@ -30,11 +30,9 @@ from graph.calc import Fact
 from graph.citations import citations_of, clean_markers
 from graph.context import Context, context_of
 from graph.facts import fact_block, stored_facts
-from graph.figures import asked_unit
-from graph.nodes.common import llm_call, llm_failed, node
+from graph.nodes.common import llm_call, llm_failed, node, reading_of
 from graph.nodes.generate import _turns, excerpt_numbers, shown_excerpts
 from graph.state import State
-from storage.question_period import asked_period
 
 log = logging.getLogger("thotqen.choose")
 NONE = "none"
@@ -46,11 +44,10 @@ def choice_model(facts: list[Fact]) -> type[BaseModel]:
     return create_model("FigureChoice", figure=(Literal[tags], ...))  # type: ignore[arg-type]
 
 
-def of_asked_years(items: list[dict[str, Any]], question: str) -> list[dict[str, Any]]:
+def of_asked_years(items: list[dict[str, Any]], years: tuple[int, ...]) -> list[dict[str, Any]]:
     """The facts whose column is of a year the question names (all, when it names none). A column whose
     period was not read stays beside a fact of the year asked, never alone: "AMD's net revenue in 2019"
     is not the 3,991 of a five-year table whose headers were not read, in a 10-K of 2015."""
-    years = asked_period(question).years
     if not years:
         return items
     kept = [i for i in items if i["cell"].get("fiscal_year") in (*years, None)]
@@ -69,14 +66,15 @@ def refusal(state: State, choice: dict[str, Any], calls: list[Any], provider: st
 
 @node("choose")
 def choose(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
-    question = state.get("standalone_question") or state["question"]
+    reading = reading_of(state)
+    question = reading.question
     items = list(state.get("facts") or [])
     calculation = state.get("calculation")
     if state.get("unanswerable") or not items or not compose.wants_one_figure(question):
         return {"figure_choice": None}
     if compose.wants_a_calculation(question) and not calculation:
         return {"figure_choice": None}  # asked to compute what code could not: generate says what is missing
-    items = of_asked_years(items, question) if not calculation else items
+    items = of_asked_years(items, reading.period.years) if not calculation else items
     calls = list(state.get("llm_calls") or [])
     if not items:
         log.info("no fact of the year asked: refused")
@@ -84,7 +82,7 @@ def choose(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> d
     cfg = context_of(runtime, config)
     excerpts, _ = shown_excerpts(state)
     facts = stored_facts(items, excerpt_numbers(state))
-    asked = asked_unit(question)
+    asked = reading.unit
     provider = None
     if calculation:
         answer = compose.calculation_answer(question, calculation, set(state.get("company_words") or []))

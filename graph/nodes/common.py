@@ -12,6 +12,7 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from graph.context import Context
+from graph.reading import Reading, read
 from graph.state import State
 from providers import telemetry
 
@@ -40,6 +41,15 @@ def node(name: str) -> Callable[[Node], Node]:
         return run
 
     return wrap
+
+
+def reading_of(state: State) -> Reading:
+    """The standalone question's reading, kept by begin/condense; read here when a node runs alone."""
+    question = (state.get("standalone_question") or state.get("question") or "").strip()
+    kept = state.get("reading")
+    if kept and kept.get("question") == question:
+        return Reading.from_state(kept)
+    return read(question)
 
 
 def history(state: State, turns: int) -> list[tuple[str, str]]:

@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 from graph import prompts
 from graph.context import Context, context_of
 from graph.nodes.common import history, llm_call, llm_failed, node
+from graph.reading import read
 from graph.state import State
 
 
@@ -26,4 +27,5 @@ def condense(state: State, config: RunnableConfig, runtime: Runtime[Context]) ->
     except Exception as exc:  # noqa: BLE001 - without a model, search with the user's own words
         return {"standalone_question": question, "query": question, "llm_calls": llm_failed(state, "condense", exc)}
     standalone = result.text.strip().strip('"').splitlines()[0].strip() or question
-    return {"standalone_question": standalone, "query": standalone, "llm_calls": llm_call(state, "condense", result)}
+    return {"standalone_question": standalone, "query": standalone, "reading": read(standalone).to_state(),
+            "llm_calls": llm_call(state, "condense", result)}

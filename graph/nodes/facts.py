@@ -20,9 +20,8 @@ from langgraph.runtime import Runtime
 from graph import facts as lookup
 from graph.calc import choose_op
 from graph.context import Context, context_of
-from graph.figures import asked_unit
 from graph.formula import lookup_plan
-from graph.nodes.common import node
+from graph.nodes.common import node, reading_of
 from graph.nodes.retrieve import owner_of
 from graph.state import Excerpt, State
 from storage import statements
@@ -119,9 +118,10 @@ def _reported(conn: Any, owner_id: int, question: str, cells: list[lookup.Cell],
 
 @node("facts")
 def facts(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
-    question = state.get("standalone_question") or state["question"]
+    reading = reading_of(state)
+    question = reading.question
     relevant = list(state.get("relevant") or [])
-    if state.get("unanswerable") or not lookup.asks_for_figure(question):
+    if state.get("unanswerable") or not reading.figure:
         return {"facts": []}
     cfg = context_of(runtime, config)
     kept_docs = {str(e.get("document_id")) for e in relevant if e.get("source") == "document" and e.get("document_id")}
@@ -144,7 +144,7 @@ def facts(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> di
         excerpt = cell_excerpt(cells)
         relevant.append(excerpt)
         by_page[where] = excerpt["key"]
-    asked = asked_unit(question)
+    asked = reading.unit
     out = []
     for n, cell in enumerate(picked, 1):
         fact = lookup.as_fact(n, cell, 0)

@@ -28,8 +28,8 @@ from graph.citations import citations_of, cite_uncited, clean_markers, repair_ci
 from graph.compose import fact_sentence
 from graph.context import Context, context_of
 from graph.facts import fact_block, shown_value, stored_facts
-from graph.figures import Asked, asked_unit
-from graph.nodes.common import history, llm_failed, node
+from graph.figures import Asked
+from graph.nodes.common import history, llm_failed, node, reading_of
 from graph.state import Excerpt, State, Turn
 
 log = logging.getLogger("thotqen.generate")
@@ -126,11 +126,12 @@ def generate(state: State, config: RunnableConfig, runtime: Runtime[Context]) ->
 
     cfg = context_of(runtime, config)
     excerpts, relevant = shown_excerpts(state)
-    question = state.get("standalone_question") or state["question"]
+    reading = reading_of(state)
+    question = reading.question
     if not relevant or state.get("unanswerable"):
         return {"answer": prompts.CANNOT_ANSWER, "citations": [], "cited": [], "provider": None,
                 "chat_history": _turns(state, prompts.CANNOT_ANSWER)}
-    asked = asked_unit(question)
+    asked = reading.unit
     facts = stored_facts(list(state.get("facts") or []), excerpt_numbers(state))
     calculation = state.get("calculation")
     block = prompts.excerpt_block(excerpts, question, history(state, cfg.history_turns))

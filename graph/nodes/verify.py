@@ -32,10 +32,10 @@ from graph.citations import MARK, on_evidence_page
 from graph.context import Context, context_of
 from graph.facts import label_words, stored_facts, without_statement_names
 from graph.figures import read_figures
-from graph.nodes.answerable import names_in
-from graph.nodes.common import node
+from graph.nodes.common import node, reading_of
 from graph.nodes.generate import _turns, _writer, excerpt_numbers, shown_excerpts
 from graph.nodes.retrieve import owner_of
+from graph.reading import names_in
 from graph.state import Citation, Evidence, State
 from graph.verify import Source, VerifyReport, sentences, verify
 from lexicon import SCALES
@@ -207,7 +207,7 @@ _CAPS = re.compile(r"\b(?=[A-Z0-9&.-]*[A-Z])[A-Z0-9][A-Z0-9&.-]+\b")  # "AMCOR",
 
 def names_unmet(question: str, citations: list[Citation], companies: list[str], *,
                 filers_only: bool = False) -> list[str]:
-    """The names the question uses (graph.nodes.answerable.names_in) that none of the cited sources,
+    """The names the question uses (graph/reading.py `names_in`) that none of the cited sources,
     their documents' names nor their covers' companies mention: "Nike's revenue" answered from
     another company's statement.
 
@@ -271,7 +271,8 @@ def _goes_by(name: str) -> set[str]:
 def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     answer = str(state.get("answer") or "")
     citations = list(state.get("citations") or [])
-    question = state.get("standalone_question") or state["question"]
+    reading = reading_of(state)
+    question = reading.question
     write = _writer()
     if not citations or answer == prompts.CANNOT_ANSWER:  # nothing to check: a refusal or a failure message
         write({"sources": citations})
@@ -279,7 +280,7 @@ def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context])
         return {}
     cited_docs = _documents_of(citations)
     composed = bool(state.get("figure_choice"))  # the answer states the cited filings' own table figures
-    if names_in(question) or (composed and (names_in(question, lone=True) or _CAPS.search(question))):
+    if reading.names or (composed and (reading.lone_names or _CAPS.search(question))):
         from storage.documents import filers, ready_documents
 
         cfg = context_of(runtime, config)
@@ -316,6 +317,10 @@ def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context])
     for failure in failed:
         log.info("sentence dropped by the claim check: %s", failure.check)
         cleaned = cleaned.replace(failure.sentence, "")
+    if not composed and cleaned.strip() and not claims.answers_the_question(cleaned, reading):
+        log.info("answer withheld by the claim check: it %s", claims.ANSWERS_THE_QUESTION_WHY)
+        failed.append(claims.Failure(cleaned.strip(), claims.ANSWERS_THE_QUESTION))
+        cleaned = ""
     report = verify(cleaned, refusal=prompts.CANNOT_ANSWER, facts=facts,
                     excerpts=[Source(n=n, text=t) for n, t in texts.items()],
                     result=Result.from_dict(calc) if (calc := state.get("calculation")) else None, question=question,

@@ -69,3 +69,26 @@ def test_a_unit_names_no_line() -> None:
                                   one_figure=one_figure)
         assert names_its_line("The crash site was 3 miles from the airport [1].",
                               "The wreckage was found 3 miles east of the airport.", one_figure=one_figure)
+
+
+def test_an_answer_speaks_of_what_was_asked() -> None:
+    from graph.claims import answers_the_question
+    from graph.reading import read
+
+    def answers(answer: str, question: str) -> bool:
+        return answers_the_question(answer, read(question))
+
+    # what the local model wrote for questions the filings do not answer (answers_oos_holdout_2.md)
+    assert not answers("[1] Corning had about 11,500 unexpired patents in various countries.",
+                       "How many homes did Corning have in backlog at the end of 2020?")
+    assert not answers("The trial enrols adults aged 18 to 65 [1].", "What dose of melatonin does the protocol give?")
+    # a sentence on the question's own measure, a yes or no, a bare figure: left to the other checks
+    assert answers("Bruce Perens took over as leader [2].", "Who took over as Debian leader when Ian Murdock left?")
+    assert answers("No, the committee does not draw up designs itself [1].",
+                   "Does the Technical Committee design new policy?")
+    assert answers("The figure is 412 million [1].", "What was Aurora Widgets' total revenue in fiscal 2023?")
+    # the kind a "who", "when" or "how long" question asks for answers it without its words
+    assert answers("Ian Murdock [1].", "Who founded Debian?")
+    assert answers("It was adopted on March 26th, 2022 [1].", "When was the constitution ratified?")
+    assert answers("The voting period lasts 2 weeks [1].", "How long is a developers' vote open for?")
+    assert not answers("The voting period lasts 2 weeks [1].", "Who counts the votes of a developers' ballot?")

@@ -1,0 +1,162 @@
+"""The question read once: what it asks for, in which words, unit, period and names (issue 39, item 2).
+
+`read` is called when the question is settled (graph/nodes/begin.py, then condense.py for a
+follow-up) and the result is kept in the state as `reading`; every node takes what it needs from it
+(graph/nodes/common.py `reading_of`) instead of reading the question again in its own way.
+
+What is asked (`asks`) comes from the question's form, whatever the document's genre:
+- "explanation": "why", "what happens";
+- "yes_no": it opens with an auxiliary ("Does the committee ...", "Was the pilot ...");
+- "date": "when", or "what/which ... year, date, day, month";
+- "name": "who", "whom", "whose", "which", or "the name of";
+- "value": "how many, much, long, far ...", "the most/number of ...", or a figure (graph/facts.py
+  `asks_for_figure`);
+- "list": "list", "name the/all", "what are the steps/types ...";
+- "explanation": "how" (not of a quantity: "How did revenue change" asks a figure), "explain",
+  "describe", "the purpose/reason of";
+- "other": anything else ("What does the protocol require of participants?").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import date
+from typing import Any, Literal
+
+from graph.calc import choose_op
+from graph.facts import asks_for_figure
+from graph.figures import Asked, asked_unit
+from graph.windows import stems
+from storage.periods import MONTH
+from storage.question_period import AskedPeriod, asked_period
+
+Kind = Literal["yes_no", "date", "name", "value", "list", "explanation", "other"]
+
+# A framing before the question proper: "According to the report, who ...", "As of v4.74b, is ...",
+# and a condition before its question word ("If I fix it, how long ...").
+_FRAMING = re.compile(
+    r"^\W*(?:(?:according\s+to|based\s+on|using|considering|given|in|from|per|as\s+of|under)\b[^,?]*,\s*"
+    r"|(?:if|when|once|after|before|while)\b[^,?]*,\s*(?=(?:what|which|who|whom|whose|how|when|where|why|is|are|"
+    r"was|were|do|does|did|can|could|will|would|should|must|may)\b))", re.I)
+_QUANTITY = r"(?:many|much|long|far|old|often|large|big|high|tall|fast|heavy|wide|deep)"
+_DIMENSION = re.compile(r"\bhow\s+(long|far|old|often|large|big|high|tall|fast|heavy|wide|deep)\b", re.I)
+_KINDS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
+    ("explanation", re.compile(r"^\W*why\b|^\W*what\s+happens\b", re.I)),
+    ("yes_no", re.compile(r"^\W*(?:is|are|was|were|do|does|did|can|could|will|would|should|shall|has|have|had|may|"
+                          r"might|must)\b", re.I)),
+    ("date", re.compile(r"^\W*(?:when|since\s+when|until\s+when|by\s+when)\b"
+                        r"|\b(?:what|which)\s+(?:[\w-]+\s+){0,4}?(?:year|date|day|month)\b", re.I)),
+    ("name", re.compile(r"^\W*(?:who|whom|which)\b|\bwhose\b|\bthe\s+name\s+of\b|\bwho\s+(?:is|was|are|were)\b",
+                        re.I)),
+    ("value", re.compile(rf"\bhow\s+{_QUANTITY}\b|\bthe\s+(?:most|least|maximum|minimum|longest|shortest|largest|"
+                         r"smallest|number|amount)\b", re.I)),
+    ("list", re.compile(r"^\W*(?:list|enumerate|name\s+(?:the|all|every|each))\b|\bwhat\s+are\s+the\s+(?:\w+\s+)?"
+                        r"(?:steps|types|kinds|criteria|conditions|requirements|components|parts|stages|phases)\b",
+                        re.I)),
+    ("explanation", re.compile(r"^\W*how\b|\b(?:explain|describe|summari[sz]e)\b|\bwhat\s+(?:is|was|are|were)"
+                               r"\s+the\s+(?:purpose|reason|role|goal|objective|rationale)s?\b", re.I)),
+)
+# Words that say a quantity or a period is asked, not what it is of ("how long", "the most", "at the end of").
+_ASKING = frozenset(["many", "much", "long", "far", "old", "often", "large", "big", "high", "tall", "fast", "heavy",
+                     "wide", "deep", "most", "least", "maximum", "minimum", "exact", "exactly", "roughly", "end",
+                     "ended", "ending", "beginning", "start", "period", "fiscal", "year", "years", "quarter"])
+
+# -- the names a question uses ----------------------------------------------------------------------------------------
+_TITLE = r"[A-Z][a-z][\w&'.-]*"
+_NAME = re.compile(rf"{_TITLE}(?:\s+(?:&\s+|of\s+|and\s+)?{_TITLE})*")
+# Capitalised words that are the question's own phrasing, not a name.
+_PHRASING = frozenset(
+    ["what", "who", "whom", "whose", "how", "which", "when", "where", "why", "is", "was", "were", "are", "did",
+     "does", "do", "can", "could", "would", "should", "will", "tell", "give", "please", "answer", "using", "use",
+     "based", "by", "in", "for", "according", "considering", "consider", "assume", "assuming", "taking", "take",
+     "the", "a", "an", "if", "has", "have", "had", "we", "you", "i", "it", "of", "and", "or", "on", "at", "from",
+     "to", "as", "with", "this", "that", "these", "those", "there", "here", "calculate", "compute", "find", "list",
+     "name", "show", "describe", "explain", "compare", "summarize", "summarise", "provide", "state", "what's",
+     "how's", "roughly", "approximately", "about", "between", "during", "since", "after", "before", "among",
+     "given"])
+_CALENDAR = re.compile(rf"^{MONTH}$|^(?:mon|tue|wed|thu|fri|"
+                       r"sat|sun)[a-z]*day$|^(?:fiscal|year|quarter|q[1-4]|fy\d*)$", re.IGNORECASE)
+_ACRONYM = re.compile(r"\b[A-Z0-9][A-Z0-9&.-]+\b")
+
+
+def names_in(question: str, *, lone: bool = False) -> list[str]:
+    """The names a question uses: runs of two or more capitalised words, or one word in the possessive
+    ("Nike's"), without its phrasing words, possessives cut. A lone capitalised word is too often an
+    ordinary word set in title case ("the Real change", "Highest") to refuse on; `lone` adds those
+    (a question is not refused when one of them is mentioned: "Block's (formerly Square)")."""
+    out: list[str] = []
+    for m in _NAME.finditer(question or ""):
+        possessive = bool(re.search(r"(?:'s|’s|s')$", m.group(0))) or question[m.end():m.end() + 2] in ("'s", "’s")
+        words = [w for w in re.sub(r"'s\b|’s\b", "", m.group(0)).split()]
+        while words and (words[0].lower() in _PHRASING or _CALENDAR.match(words[0])):
+            words.pop(0)
+        while words and (words[-1].lower() in _PHRASING or _CALENDAR.match(words[-1])):
+            words.pop()
+        name = " ".join(words).strip(" .,'")
+        # a sentence's first word is capitalised by orthography, not because it is a name
+        first = not question[:m.start()].strip() or question[:m.start()].rstrip()[-1] in ".?!:;\n"
+        single_at_start = len(words) == 1 and first and m.group(0).split()[0] == words[0]
+        if name and name not in out and (len(words) > 1 or possessive or (lone and not single_at_start)):
+            out.append(name)
+    return out
+
+
+def kind_of(question: str) -> Kind:
+    """What the question asks for, read from its form (module doc)."""
+    asked = _FRAMING.sub("", (question or "").strip())
+    for i, (kind, pattern) in enumerate(_KINDS):
+        if kind == "explanation" and i and asks_for_figure(asked):
+            return "value"  # "How did revenue change, in USD millions?" asks a figure
+        if pattern.search(asked):
+            return kind
+    return "value" if asks_for_figure(asked) else "other"
+
+
+@dataclass(frozen=True)
+class Reading:
+    question: str
+    asks: Kind = "other"
+    figure: bool = False  # it wants a number (graph/facts.py `asks_for_figure`)
+    operation: str | None = None  # the calculation its wording names (graph/calc.py `choose_op`)
+    unit: Asked = field(default_factory=Asked)  # the unit, scale and rounding it asks figures in
+    period: AskedPeriod = field(default_factory=AskedPeriod)
+    names: tuple[str, ...] = ()  # names it uses surely (names_in)
+    lone_names: tuple[str, ...] = ()  # ... and with lone capitalised words (names_in(lone=True))
+    measure: frozenset[str] = frozenset()  # stems of its own words: not names, numbers, periods or phrasing
+    quantity: str = ""  # the dimension a "how long/far/old/..." asks ("long"); "" for any other question
+
+    def to_state(self) -> dict[str, Any]:
+        """JSON-safe (graph/state.py): lists for tuples and sets, an ISO date."""
+        out = asdict(self)
+        out["measure"] = sorted(self.measure)
+        out["period"]["day"] = self.period.day.isoformat() if self.period.day else None
+        return out
+
+    @classmethod
+    def from_state(cls, data: dict[str, Any]) -> Reading:
+        period = dict(data.get("period") or {})
+        day = period.get("day")
+        return cls(question=data["question"], asks=data.get("asks", "other"), figure=bool(data.get("figure")),
+                   quantity=data.get("quantity") or "",
+                   operation=data.get("operation"), unit=Asked(**(data.get("unit") or {})),
+                   period=AskedPeriod(years=tuple(period.get("years") or ()), quarter=period.get("quarter"),
+                                      day=date.fromisoformat(day) if day else None, form=period.get("form") or ""),
+                   names=tuple(data.get("names") or ()), lone_names=tuple(data.get("lone_names") or ()),
+                   measure=frozenset(data.get("measure") or ()))
+
+
+def measure_words(question: str) -> frozenset[str]:
+    """The stems of what the question speaks of: its words but names, acronyms, numbers, months,
+    phrasing and function words ("How long is a developers' vote open?" -> develop, vote, open)."""
+    named = " ".join([*names_in(question[1:] if question else "", lone=True), *_ACRONYM.findall(question or "")])
+    drop = stems(named) | stems(" ".join(_PHRASING | _ASKING))
+    return frozenset(s for s in stems(question or "") - drop if not s[0].isdigit() and not _CALENDAR.match(s))
+
+
+def read(question: str) -> Reading:
+    q = (question or "").strip()
+    return Reading(question=q, asks=kind_of(q), figure=asks_for_figure(q), operation=choose_op(q),
+                   unit=asked_unit(q), period=asked_period(q), names=tuple(names_in(q)),
+                   lone_names=tuple(names_in(q, lone=True)), measure=measure_words(q),
+                   quantity=m.group(1).lower() if (m := _DIMENSION.search(q)) else "")
