@@ -82,9 +82,14 @@ ANSWERS_THE_QUESTION = "answers_the_question"
 ANSWERS_THE_QUESTION_WHY = "speaks of something the question does not ask"
 
 
-def answers_the_question(answer: str, reading: Reading) -> bool:
-    """Whether `answer` speaks of what `reading`'s question asks (module doc)."""
-    body = _body(answer)
+def answers_the_question(answer: str, reading: Reading, spans: list[tuple[int, int]]) -> bool:
+    """Whether a sentence of `answer` (its `spans`) speaks of what `reading`'s question asks (module doc):
+    the model may cite a later sentence than the one that answers."""
+    return any(speaks_to(answer[a:b], reading) for a, b in spans if answer[a:b].strip())
+
+
+def speaks_to(sentence: str, reading: Reading) -> bool:
+    body = _body(sentence)
     if _words(body) & POLARITY:
         return True
     if reading.asks == "name" and names_not_cited(body, "", reading.question):
@@ -97,9 +102,9 @@ def answers_the_question(answer: str, reading: Reading) -> bool:
         return False  # "How many barrels of oil did it produce?" "It produced the product in 2017 [1]."
     if reading.quantity and any(w in UNIT_WORDS for w in quantities):
         return True  # "How long is a vote open?" "2 weeks [1]."
-    said = stems(body) - stems(" ".join(PRESENTING_WORDS | UNIT_WORDS | set(SCALES))) - {
-        s for s in stems(body) if s[0].isdigit()}
-    said -= stems(" ".join(reading.lone_names))
+    words = stems(body)
+    said = words - stems(" ".join(PRESENTING_WORDS | UNIT_WORDS | set(SCALES))) - stems(" ".join(reading.lone_names))
+    said -= {w for w in words if w[0].isdigit()}
     if not said or not reading.measure:
         return True  # it says nothing but a figure or a name, or the question has no words of its own
     return bool(said & reading.measure)

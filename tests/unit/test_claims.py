@@ -74,9 +74,10 @@ def test_a_unit_names_no_line() -> None:
 def test_an_answer_speaks_of_what_was_asked() -> None:
     from graph.claims import answers_the_question
     from graph.reading import read
+    from graph.verify import sentences
 
     def answers(answer: str, question: str) -> bool:
-        return answers_the_question(answer, read(question))
+        return answers_the_question(answer, read(question), sentences(answer))
 
     # what the local model wrote for questions the filings do not answer (answers_oos_holdout_2.md)
     assert not answers("[1] Corning had about 11,500 unexpired patents in various countries.",
@@ -92,3 +93,7 @@ def test_an_answer_speaks_of_what_was_asked() -> None:
     assert answers("It was adopted on March 26th, 2022 [1].", "When was the constitution ratified?")
     assert answers("The voting period lasts 2 weeks [1].", "How long is a developers' vote open for?")
     assert not answers("The voting period lasts 2 weeks [1].", "Who counts the votes of a developers' ballot?")
+    # one sentence that answers is enough, whichever sentence the model put its citation on
+    assert answers("The figure is 5,300 [1]. Other words follow.", "How many people did Aurora Widgets employ?")
+    assert answers("The company had 5,300 employees [1]. It also sold widgets [2].",
+                   "How many people did Aurora Widgets employ?")
