@@ -33,7 +33,9 @@ yard yards nautical nm knot knots kt kts mph kph hour hours hr hrs minute minute
 day days week weeks month months year years mg g kg gram grams kilogram kilograms lb lbs pound pounds ounce ounces
 ml l litre litres liter liters gallon gallons percent percentage per degree degrees celsius fahrenheit
 """
-UNIT_WORDS = frozenset(_UNIT_WORDS.split())
+# Money's units: what a figure is counted in, not what it is of ("18 cents", "$5 dollars").
+CURRENCY_WORDS = frozenset("dollar dollars usd cent cents euro euros eur yen gbp sterling".split())
+UNIT_WORDS = frozenset(_UNIT_WORDS.split()) | CURRENCY_WORDS
 
 # Numbers written in words ("seven members", "one week").
 _CARDINALS = """
