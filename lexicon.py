@@ -34,7 +34,8 @@ day days week weeks month months year years mg g kg gram grams kilogram kilogram
 ml l litre litres liter liters gallon gallons percent percentage per degree degrees celsius fahrenheit
 """
 # Money's units: what a figure is counted in, not what it is of ("18 cents", "$5 dollars").
-CURRENCY_WORDS = frozenset("dollar dollars usd cent cents euro euros eur yen gbp sterling".split())
+CURRENCY_WORDS = frozenset(["dollar", "dollars", "usd", "cent", "cents", "euro", "euros", "eur", "yen", "gbp",
+                            "sterling"])
 UNIT_WORDS = frozenset(_UNIT_WORDS.split()) | CURRENCY_WORDS
 
 # Numbers written in words ("seven members", "one week").

@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals import scoring  # noqa: E402
+from graph.claims import DECLINES  # noqa: E402
 from graph.figures import Figure  # noqa: E402
 from lexicon import SCALES  # noqa: E402
 
@@ -84,12 +85,7 @@ _DIGITS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4}
 _ROUNDING = re.compile(r"\b(zero|one|two|three|four|\d)\s+decimal\s+(?:places?|points?)\b", re.IGNORECASE)
 _NEAREST = re.compile(r"\bnearest\s+(whole\s+number|integer|whole\s+percent|percent|tenth|hundredth)\b",
                       re.IGNORECASE)
-_REFUSAL = re.compile(
-    r"\b(?:do(?:es)?\s*n[o'’]t|did\s*n[o'’]t)\s+(?:say|state|contain|mention|provide|include|"
-    r"cover|report|disclose|specify|give)\b"
-    r"|\bnot\s+(?:found|mentioned|provided|stated|available|given|included|disclosed|reported|covered)\s+in\b"
-    r"|\b(?:cannot|can[’']t|can\s+not|unable\s+to)\s+(?:answer|find|determine|tell)\b|\bno\s+information\b",
-    re.IGNORECASE)
+_REFUSAL = DECLINES  # a declining answer, read as the product reads it (graph/claims.py)
 
 
 # -- the questions --------------------------------------------------------------------------------

@@ -30,10 +30,20 @@ from graph.windows import stems
 from lexicon import FUNCTION_WORDS, NUMBER_WORD, PRESENTING_WORDS, SCALES, UNIT_WORDS
 from storage.periods import MONTH, YEAR
 
+# The model declining in its own words: "The excerpts do not provide ...", "I cannot determine ...".
+DECLINES = re.compile(
+    r"\b(?:do(?:es)?\s*n[o'’]t|did\s*n[o'’]t)\s+(?:say|state|contain|mention|provide|include|"
+    r"cover|report|disclose|specify|give)\b"
+    r"|\bnot\s+(?:found|mentioned|provided|stated|available|given|included|disclosed|reported|covered)\s+in\b"
+    r"|\b(?:cannot|can[’']t|can\s+not|unable\s+to)\s+(?:answer|find|determine|tell)\b|\bno\s+information\b",
+    re.IGNORECASE)
+DECLINED = "declined"  # the name its withheld answers are reported under
+
 # Words that answer a yes/no question: an answer sentence holding one says something.
 POLARITY = frozenset(["yes", "no", "not", "never", "none", "neither", "nor", "cannot", "without"])
 _NAME = re.compile(r"\b[A-Z][A-Za-z'’.-]*[A-Za-z](?:\s+(?:of|and|&|de|van|von|du|la)?\s*[A-Z][A-Za-z'’.-]*[A-Za-z])*\b")
 _WORDS = re.compile(r"[a-z0-9]+")
+_NUMBER = re.compile(r"\d[\d,.]*\d|\d")
 
 
 def _words(text: str) -> set[str]:
@@ -46,9 +56,15 @@ def _body(sentence: str) -> str:
 
 def adds_nothing(sentence: str, cited: str, question: str) -> bool:
     body = _body(sentence)
-    if any(ch.isdigit() for ch in body) or _words(body) & POLARITY:
-        return False
+    if set(_NUMBER.findall(body)) - set(_NUMBER.findall(question)) or _words(body) & POLARITY:
+        return False  # a figure the question does not give ("3M" is the question's name, not a value)
     return not (stems(body) - stems(question))
+
+
+def declines(answer: str, spans: list[tuple[int, int]]) -> bool:
+    """The answer's first sentence says the excerpts do not answer: a refusal, which cites nothing."""
+    first = next((answer[a:b] for a, b in spans if answer[a:b].strip()), "")
+    return bool(DECLINES.search(first))
 
 
 def names_not_cited(sentence: str, cited: str, question: str) -> list[str]:

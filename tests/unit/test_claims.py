@@ -97,3 +97,24 @@ def test_an_answer_speaks_of_what_was_asked() -> None:
     assert answers("The figure is 5,300 [1]. Other words follow.", "How many people did Aurora Widgets employ?")
     assert answers("The company had 5,300 employees [1]. It also sold widgets [2].",
                    "How many people did Aurora Widgets employ?")
+
+
+def test_a_declining_answer_is_a_refusal() -> None:
+    from graph.claims import declines
+    from graph.verify import sentences
+
+    def declined(answer: str) -> bool:
+        return declines(answer, sentences(answer))
+
+    # what the local model wrote for a held-back out-of-scope question (answers_oos_holdout_3_base.md)
+    assert declined("The excerpts do not provide information on the colour of Best Buy employees' shirts [1].")
+    assert declined("I cannot determine the dose from the excerpts. The trial is described in [2].")
+    assert not declined("The dose is not 10 mg/kg but 1-1.5 mg/kg [1].")
+    assert not declined("Revenue was 412 million [1]. The excerpts do not say what drove it.")
+
+
+def test_a_figure_of_the_question_adds_nothing() -> None:
+    from graph.claims import adds_nothing
+
+    assert adds_nothing("The logo of 3M was designed by [1].", "", "Who designed the logo of 3M?")
+    assert not adds_nothing("The logo of 3M was designed in 1977 [1].", "", "Who designed the logo of 3M?")
