@@ -8,7 +8,8 @@ the same text rules as every other route (api/text.py), and every run is a quest
 finished by answering/accounting.py: one per input of a batch, streams included. Every run goes to
 the answer processes (answering/processes.py) when the server has them: invoke and batch as one
 final state, the three streams as the graph's own astream / astream_log / astream_events there,
-whose items LangServe then sends as it would have sent them from a run in this process.
+whose items LangServe then sends as it would have sent them from a run in this process, less
+what the check has not passed (graph/unchecked.py).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from api.deps import current_user
 from api.text import MAX, ChatId, DocumentIds, FilterText, Turn, question_type, unprocessable
 from graph.context import GraphParts
 from graph.stream import FinalState, run_config, run_context
+from graph.unchecked import CheckedOnly
 from settings import Settings
 from tunables import Tunables
 
@@ -162,8 +164,10 @@ class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
             self, input: Any, config: RunnableConfig | None = None,  # noqa: ANN401, A002
             **kwargs: Any) -> AsyncIterator[Any]:  # noqa: ANN401
         if self.answers() is None:  # in this process Runnable.astream_log runs through astream, accounted there
+            checked = CheckedOnly()  # ... but its run log comes from callbacks, not through astream
             async for patch in super().astream_log(input, config, **kwargs):
-                yield patch
+                if (shown := checked.item(patch)) is not None:
+                    yield shown
             return
         async for patch in self._accounted("astream_log", super().astream_log, input, config, **kwargs):
             yield patch
@@ -216,21 +220,22 @@ class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
         filters, cross with it; the config's callbacks stay here, as for every run there), and a
         client that leaves closes this stream, which stops the run there."""
         [ticket] = await self.admitted(config, 1)
-        answers = self.answers()
+        answers, checked = self.answers(), CheckedOnly()  # nothing the check has not passed is sent
         async with accounting.running(ticket) as run:
             if answers is not None:
                 job = await self._submit(answers, kind, input, config, kwargs)
                 async with contextlib.aclosing(job.aevents()) as events:
                     async for event, data in events:
-                        if event == "chunk":
-                            yield data
-                        else:  # "done": the final state
+                        if event != "chunk":  # "done": the final state
                             run.state = data
+                        elif (shown := checked.item(data)) is not None:
+                            yield shown
             else:
                 final = FinalState()
                 async for item in stream(input, _with_callback(config, final),
                                          context=run_context(self.parts(), config), **kwargs):
-                    yield item
+                    if (shown := checked.item(item)) is not None:
+                        yield shown
                 run.state = final.state
 
 

@@ -39,6 +39,8 @@ def script(kind: str, prompt: str) -> str:
         if kind == "answer":
             return ("The ratio of cost of revenue to net revenue is {C}." if "Computed by code" in prompt
                     else "Lima is the capital of Peru [1].")
+    if "auditors" in question and kind == "answer":  # a draft the check withholds: a figure no excerpt has
+        return "Aurora Widgets paid its auditors 987 million [1]."
     if "sleep hygiene" in question:  # a protocol, not a filing (tests/web/test_other_documents.py)
         if kind == "grade":
             return grades_json(prompt, lambda text: "participants" in text)

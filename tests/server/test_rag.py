@@ -98,3 +98,32 @@ def test_schemas_stream_batch_and_events(live, owner_with_report) -> None:  # no
         assert {"on_chain_start", "on_chain_end"} <= kinds
         nodes = {d.get("name") for n, d in events if n == "data" and d.get("event") == "on_chain_start"}
         assert {"guardrail", "retrieve", "generate"} <= nodes
+
+
+def test_the_streams_show_nothing_the_check_has_not_passed(live, owner_with_report) -> None:  # noqa: ANN001
+    """The model's draft (a figure no excerpt holds) is withheld by verify: none of /rag's three streams
+    shows it, as a node's update, a model's tokens or a state handed to the next node (issue 39, item 5).
+    Only the check's report (`verification`, as in the final state) names what it withheld and why."""
+    draft = "987 million"
+    question = {"input": {"question": "How much did Aurora Widgets pay its auditors in fiscal 2023?"}}
+    with live.client() as c:
+        h = owner_with_report["headers"]
+        final = c.post("/rag/invoke", headers=h, json=question).json()["output"]
+        assert draft not in final["answer"] and final["citations"] == []  # the check refused it
+        for path in ("/rag/stream", "/rag/stream_log", "/rag/stream_events"):
+            with c.stream("POST", path, headers=h, json=question) as res:
+                assert res.status_code == 200
+                events = read_sse(res)
+            assert events[-1][0] == "end" and len(events) > 3, path
+            shown = json.dumps(without_report([d for n, d in events if n == "data"]))
+            assert draft not in shown, path
+            assert "verify" in shown and "I cannot answer" in shown, path  # the checked answer is there
+
+
+def without_report(value: object) -> object:
+    """`value` without the check's reports (`verification`: the draft it withheld, and why)."""
+    if isinstance(value, dict):
+        return {k: without_report(v) for k, v in value.items() if k != "verification"}
+    if isinstance(value, list):
+        return [without_report(v) for v in value]
+    return value
