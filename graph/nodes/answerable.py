@@ -36,6 +36,7 @@ from graph.scope import kept
 from graph.state import QuestionScope, State
 from storage.periods import MONTH
 from storage.question_period import asked_period
+from storage.workspaces import Owners
 
 log = logging.getLogger("thotqen.answerable")
 
@@ -77,7 +78,7 @@ def names_in(question: str, *, lone: bool = False) -> list[str]:
     return out
 
 
-def why_unanswerable(conn: Any, owner_id: int, question: str, scoped: list[uuid.UUID] | None,  # noqa: ANN401
+def why_unanswerable(conn: Any, owner_id: Owners, question: str, scoped: list[uuid.UUID] | None,  # noqa: ANN401
                      read: list[QuestionScope] | None = None) -> str:
     """Why the documents (`scoped` of the owner's, or all) cannot answer `question` (module doc); "" when they may.
     The question's scope, when it is read, is appended to `read` (graph/scope.py: the search reuses it)."""
