@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from api.access import WorkspaceQuery, not_yours, reading, target, writing
 from api.chats import owned_scope
 from api.deps import CurrentUser, DbDep, SettingsDep
-from api.paging import MAX_OFFSET, page_query
+from api.paging import MAX_OFFSET, space_page_query
 from api.schemas import CollectionDetail, CollectionList, CollectionOut, error
 from api.text import MAX, CollectionName, DocumentIds
 from storage import chats, collections, parse_uuid
@@ -82,7 +82,7 @@ def _same_space(conn: Any, user_id: int, owner: int, document_ids: list[str]) ->
     return docs
 
 
-@router.get("", response_model=CollectionList, dependencies=[Depends(page_query)])
+@router.get("", response_model=CollectionList, dependencies=[Depends(space_page_query)])
 def list_collections(user: CurrentUser, db: DbDep, settings: SettingsDep,
                      limit: int | None = Query(None, ge=1, description="collections in this page; at most (and by "
                                                                        "default) COLLECTION_PAGE_MAX"),

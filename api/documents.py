@@ -26,7 +26,7 @@ from api.deps import CurrentUser, DbDep, SettingsDep
 from api.edge import MULTIPART_OVERHEAD, BodyRefused
 from api.heavy import Slots
 from api.limits import Rate, too_many
-from api.paging import MAX_OFFSET, page, page_query
+from api.paging import MAX_OFFSET, page, space_page_query
 from api.schemas import DocumentList, DocumentOut, DocumentPatch, JobOut, PageOut, UploadOut, error
 from api.worker import QueueUnavailable
 from ingestion.errors import IngestError, UnsupportedFormat
@@ -383,7 +383,7 @@ async def _upload(request: Request, user: CurrentUser, db: DbDep, settings: Sett
     return out
 
 
-@router.get("/api/documents", response_model=DocumentList, dependencies=[Depends(page_query)])
+@router.get("/api/documents", response_model=DocumentList, dependencies=[Depends(space_page_query)])
 def list_documents(user: CurrentUser, db: DbDep, settings: SettingsDep,
                    limit: int | None = Query(None, ge=1, description="documents in this page; at most (and by "
                                                                      "default) DOCUMENT_PAGE_MAX"),

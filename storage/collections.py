@@ -30,7 +30,7 @@ def create_collection(conn: psycopg.Connection, *, owner_id: int, name: str) -> 
         try:
             with conn.transaction():
                 row = cur.execute("insert into collections (owner_id, name) values (%s, %s) returning id",
-                                  (owner_ids(owner_id), name)).fetchone()
+                                  (owner_id, name)).fetchone()
         except psycopg.errors.UniqueViolation:
             raise NameTaken(name) from None
     assert row is not None  # an insert returns its row

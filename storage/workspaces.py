@@ -210,11 +210,10 @@ def remove_member(conn: psycopg.Connection, *, user_id: int, workspace_id: int, 
     ranks at least as high as they do; the last owner never goes."""
     with conn.transaction():
         _lock(conn, workspace_id)
+        mine = need(conn, user_id, workspace_id, READ)  # a non-member learns nothing, not even who exists
         target = _person(conn, username) if username else user_id
-        if target == user_id:
-            mine = need(conn, user_id, workspace_id, READ)
-        else:
-            mine = need(conn, user_id, workspace_id, MANAGE)
+        if target != user_id:
+            need(conn, user_id, workspace_id, MANAGE)
         theirs = role_of(conn, target, workspace_id, lock=True)
         if theirs is None:
             raise NoSuchMember(f"{username!r} is not a member of this workspace")
