@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.server.conftest import FACTS, follow_job, read_sse, signup, upload
+from tests.server.conftest import FACTS, follow_job, read_sse, signup
 
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 # path parameters that name an owned object: how the owner's real one is found (keys of `owned`)
