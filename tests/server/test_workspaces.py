@@ -78,6 +78,11 @@ def test_every_member_reads_the_workspace_and_sees_who_uploaded(live, team) -> N
                 assert listed == {ws: role}
         members = c.get(f"/api/workspaces/{ws}/members", headers=team["people"]["viewer"][1]["headers"]).json()
         assert sorted(m["role"] for m in members["members"]) == sorted(["owner", "admin", "editor", "viewer"] * 2)
+        # its stored file and page images are the workspace's: a viewer opens them
+        viewer = team["people"]["viewer"][0]["headers"]
+        assert c.get(f"/api/documents/{doc}/file", headers=viewer).content.startswith(b"%PDF")
+        image = c.get(f"/api/documents/{doc}/pages/1.png", headers=viewer)
+        assert image.status_code == 200 and image.headers["content-type"] == "image/png"
         # a viewer asks: the answer cites the workspace's document
         docs, done = cited(c, team["people"]["viewer"][0])
         assert docs == {doc} and FACTS["revenue"] in done["answer"]
