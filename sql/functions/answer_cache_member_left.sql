@@ -8,6 +8,13 @@ begin
     return null;
 end $$;
 
-drop trigger if exists workspace_members_answer_cache on workspace_members;
-create trigger workspace_members_answer_cache after delete on workspace_members
-    for each row execute function answer_cache_member_left();
+-- Made once sql/029_workspaces.sql has made the table (a Supabase database may get this file's
+-- generation first: sql/mirror.py; the next one makes the trigger).
+do $$
+begin
+    if to_regclass('workspace_members') is not null then
+        drop trigger if exists workspace_members_answer_cache on workspace_members;
+        create trigger workspace_members_answer_cache after delete on workspace_members
+            for each row execute function answer_cache_member_left();
+    end if;
+end $$;

@@ -7,9 +7,10 @@
 create or replace function member_spaces(p_user bigint, p_workspace bigint default null,
                                          p_least text default 'viewer')
 returns bigint[]
-language sql stable
+language plpgsql stable  -- not sql: a body checked when made would need workspace_members there already
 as $$
-select coalesce(array_agg(s.id order by s.id), '{}'::bigint[])
+begin
+return (select coalesce(array_agg(s.id order by s.id), '{}'::bigint[])
 from (
     select u.id from users u
     where u.id = p_user and u.kind <> 'workspace' and p_workspace is null
@@ -19,5 +20,5 @@ from (
       and (p_workspace is null or m.workspace_id = p_workspace)
       and array_position(array['viewer', 'editor', 'admin', 'owner'], m.role)
           >= array_position(array['viewer', 'editor', 'admin', 'owner'], p_least)
-) s
-$$;
+) s);
+end $$;

@@ -37,9 +37,16 @@ begin
     return null;
 end $$;
 
-drop trigger if exists workspace_members_answer_cache on workspace_members;
-create trigger workspace_members_answer_cache after delete on workspace_members
-    for each row execute function answer_cache_member_left();
+-- Made once sql/029_workspaces.sql has made the table (a Supabase database may get this file's
+-- generation first: sql/mirror.py; the next one makes the trigger).
+do $$
+begin
+    if to_regclass('workspace_members') is not null then
+        drop trigger if exists workspace_members_answer_cache on workspace_members;
+        create trigger workspace_members_answer_cache after delete on workspace_members
+            for each row execute function answer_cache_member_left();
+    end if;
+end $$;
 
 -- sql/functions/child_chunks_tsv_update.sql
 -- child_chunks_tsv_update(): the full-text vector follows the text, heading weighted A: a trigger, so
@@ -288,9 +295,10 @@ $$;
 create or replace function member_spaces(p_user bigint, p_workspace bigint default null,
                                          p_least text default 'viewer')
 returns bigint[]
-language sql stable
+language plpgsql stable  -- not sql: a body checked when made would need workspace_members there already
 as $$
-select coalesce(array_agg(s.id order by s.id), '{}'::bigint[])
+begin
+return (select coalesce(array_agg(s.id order by s.id), '{}'::bigint[])
 from (
     select u.id from users u
     where u.id = p_user and u.kind <> 'workspace' and p_workspace is null
@@ -300,8 +308,8 @@ from (
       and (p_workspace is null or m.workspace_id = p_workspace)
       and array_position(array['viewer', 'editor', 'admin', 'owner'], m.role)
           >= array_position(array['viewer', 'editor', 'admin', 'owner'], p_least)
-) s
-$$;
+) s);
+end $$;
 
 -- sql/functions/refresh_term_postings.sql
 -- refresh_term_postings(): a filing's sparse postings (term_stats, sql/011_term_postings.sql) and its
