@@ -22,6 +22,7 @@ from providers import logs
 from runtime import Runtime, build_runtime
 from settings import Settings
 from storage.users import NotACliUser, NoWebAccount
+from storage.workspaces import WorkspaceError
 
 if TYPE_CHECKING:
     from graph.state import InputState
@@ -96,6 +97,36 @@ def _user_arguments(p: argparse.ArgumentParser, default_user: str) -> None:
                    help="act as the existing web account named by --user (its documents, its questions)")
 
 
+def _workspace_argument(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--workspace", metavar="NAME", default=None,
+                   help=f"{what} (one of yours by name: thotqen workspace list)")
+
+
+class UnknownWorkspace(LookupError):
+    """--workspace or a workspace command named none of the user's workspaces."""
+
+
+def _workspace_id(db: Database, user_id: int, name: str | None) -> int | None:
+    """The id of the user's workspace called `name` (None for None); UnknownWorkspace otherwise."""
+    if name is None:
+        return None
+    from storage import workspaces
+
+    with db.connection() as conn:
+        found = workspaces.find_by_name(conn, user_id=user_id, name=name)
+    if found is None:
+        raise UnknownWorkspace(f"you are in no workspace named {name!r} (see: thotqen workspace list)")
+    return int(found["id"])
+
+
+def _owners(db: Database, user_id: int, workspace_id: int | None) -> list[int]:
+    """The owners a read covers now: the user's own and their workspaces', or the one workspace."""
+    from storage import workspaces
+
+    with db.connection() as conn:
+        return workspaces.spaces(conn, user_id, workspace_id)
+
+
 # ---------------------------------------------------------------- ingest
 
 
@@ -104,11 +135,15 @@ def cmd_ingest(args: argparse.Namespace, rt: Runtime) -> int:
 
     from ingestion.errors import IngestError
     from ingestion.pipeline import make_prefetcher, run_job, submit_document
-    from storage import documents, jobs
+    from storage import documents, jobs, workspaces
 
     settings, db = rt.settings, rt.database
-    owner_id = _user_id(db, args)
+    user_id = _user_id(db, args)
+    workspace_id = _workspace_id(db, user_id, args.workspace)
+    owner_id = user_id if workspace_id is None else workspace_id  # where the documents go
     with db.connection() as conn:
+        if workspace_id is not None:  # refused before any file is read (and again as each is stored)
+            workspaces.need(conn, user_id, workspace_id, workspaces.WRITE)
         jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
     embedder = lock = None
     prefetcher = None  # parses the next file while this one embeds
@@ -121,7 +156,8 @@ def cmd_ingest(args: argparse.Namespace, rt: Runtime) -> int:
         try:
             if not path.is_file():
                 raise IngestError(f"no such file: {file_arg}")
-            submission = submit_document(db, settings, owner_id=owner_id, name=path.name, data=path.read_bytes())
+            submission = submit_document(db, settings, owner_id=owner_id, name=path.name, data=path.read_bytes(),
+                                         uploaded_by=user_id)
             line["document_id"] = str(submission.document_id)
             if submission.reused:
                 with db.connection() as conn:
@@ -170,7 +206,7 @@ def cmd_ingest(args: argparse.Namespace, rt: Runtime) -> int:
 # ---------------------------------------------------------------- search
 
 
-def _scope(db: Database, owner_id: int, args: argparse.Namespace) -> list[str] | None:
+def _scope(db: Database, owner_id: int | list[int], args: argparse.Namespace) -> list[str] | None:
     """The documents --document or --collection names ([] for all), or None after saying why not:
     a collection is read now, so a document added to it since is searched too."""
     if not args.collection:
@@ -204,8 +240,9 @@ def cmd_search(args: argparse.Namespace, rt: Runtime) -> int:
     from storage.search import SearchParams, search
 
     settings, db = rt.settings, rt.database
-    owner_id = _user_id(db, args)
-    scope = _scope(db, owner_id, args)
+    user_id = _user_id(db, args)
+    owners = _owners(db, user_id, _workspace_id(db, user_id, args.workspace))
+    scope = _scope(db, owners, args)
     if scope is None:
         return 2
     embedding = None
@@ -213,7 +250,7 @@ def cmd_search(args: argparse.Namespace, rt: Runtime) -> int:
         embedding = _embedder(rt)[0].embed_query(args.query)
     params = SearchParams.from_tunables(settings, k=args.k, mode=args.mode)
     with db.connection() as conn:
-        hits = search(conn, owner_id=owner_id, query_text=args.query, query_embedding=embedding, params=params,
+        hits = search(conn, owner_id=owners, query_text=args.query, query_embedding=embedding, params=params,
                       document_ids=scope or None, where=DocumentFilter(args.company, args.form, args.period))
     if args.json:
         _print_json({"hits": [
@@ -262,7 +299,8 @@ def cmd_ask(args: argparse.Namespace, rt: Runtime) -> int:
     settings, db = rt.settings, rt.database
     _embedder(rt)  # the graph embeds the question with the same, checked model
     owner_id = _user_id(db, args)
-    scope = _scope(db, owner_id, args)
+    workspace_id = _workspace_id(db, owner_id, args.workspace)
+    scope = _scope(db, _owners(db, owner_id, workspace_id), args)
     if scope is None:
         return 2
     _say_which_local_model(settings)
@@ -275,7 +313,7 @@ def cmd_ask(args: argparse.Namespace, rt: Runtime) -> int:
         inputs["form"] = form
     if period := args.period.strip():
         inputs["period"] = period
-    config = run_config(owner_id=owner_id, user=args.user, run_name="thotqen ask")
+    config = run_config(owner_id=owner_id, user=args.user, run_name="thotqen ask", workspace_id=workspace_id)
     streamed: list[str] = []
     outcome = None
     for kind, data in run_graph(inputs, config, rt):
@@ -416,16 +454,90 @@ def cmd_collection(args: argparse.Namespace, rt: Runtime) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- workspaces
+
+
+def cmd_workspace(args: argparse.Namespace, rt: Runtime) -> int:
+    """`thotqen workspace create|list|members|invite|role|remove|leave|delete`: the same rules as the
+    API's (storage/workspaces.py); a refusal is exit code 2 with the reason."""
+    from storage import workspaces
+
+    db, command = rt.database, args.workspace_command
+    user_id = _user_id(db, args)
+    out: dict[str, Any]
+    if command == "create":
+        try:
+            name = workspaces.check_name(args.name)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        with db.connection() as conn:
+            made = workspaces.create(conn, user_id=user_id, name=name)
+        out = {"workspace": _workspace_out(made)}
+        text = f"created the workspace {made['name']!r} (id {made['id']}); you are its owner"
+    elif command == "list":
+        with db.connection() as conn:
+            mine = [_workspace_out(w) for w in workspaces.list_mine(conn, user_id=user_id)]
+        out = {"workspaces": mine}
+        text = "\n".join(f"{w['id']:>6}  {w['role']:<7} {w['members']:>3} members {w['documents']:>5} documents  "
+                         f"{w['name']}" for w in mine) or "no workspaces; make one with: thotqen workspace create NAME"
+    else:
+        workspace_id = _workspace_id(db, user_id, args.name)
+        assert workspace_id is not None
+        with db.connection() as conn:
+            if command == "invite":
+                workspaces.add_member(conn, user_id=user_id, workspace_id=workspace_id, username=args.member,
+                                      role=args.role)
+            elif command == "role":
+                workspaces.set_role(conn, user_id=user_id, workspace_id=workspace_id, username=args.member,
+                                    role=args.role)
+            elif command == "remove":
+                workspaces.remove_member(conn, user_id=user_id, workspace_id=workspace_id, username=args.member)
+            elif command == "leave":
+                workspaces.leave(conn, user_id=user_id, workspace_id=workspace_id)
+            elif command == "delete":
+                if not args.yes:
+                    print(f"error: deleting {args.name!r} deletes all its documents and collections for good; "
+                          "add --yes to confirm", file=sys.stderr)
+                    return 2
+                files = workspaces.delete(conn, user_id=user_id, workspace_id=workspace_id)
+                for content_hash, fmt in files:
+                    rt.files.delete(workspace_id, content_hash, fmt)
+            members = ([] if command in ("leave", "delete")
+                       else workspaces.members(conn, user_id=user_id, workspace_id=workspace_id))
+        out = {"workspace": {"id": workspace_id, "name": args.name},
+               "members": [{"username": m["username"], "role": m["role"]} for m in members]}
+        done = {"invite": f"added {getattr(args, 'member', '')!r}", "role": f"changed {getattr(args, 'member', '')!r}",
+                "remove": f"removed {getattr(args, 'member', '')!r}", "leave": "you left", "delete": "deleted",
+                "members": "members of"}[command]
+        text = "\n".join([f"{done} {args.name!r}" if command != "members" else f"members of {args.name!r}:",
+                          *(f"  {m['role']:<7} {m['username']}" for m in members)])
+    if args.json:
+        _print_json(out)
+    else:
+        print(text)
+    return 0
+
+
+def _workspace_out(w: dict[str, Any]) -> dict[str, Any]:
+    return {k: w[k] for k in ("id", "name", "role", "members", "documents")}
+
+
 # ---------------------------------------------------------------- documents
 
 
 def cmd_documents(args: argparse.Namespace, rt: Runtime) -> int:
-    from storage.documents import list_documents
+    from storage.documents import PLACE_COLUMNS, list_documents
 
     db = rt.database
-    owner_id = _user_id(db, args)
+    user_id = _user_id(db, args)
+    owners = _owners(db, user_id, _workspace_id(db, user_id, args.workspace))
     with db.connection() as conn:
-        docs = list_documents(conn, owner_id=owner_id, limit=args.limit, offset=args.offset)
+        docs = list_documents(conn, owner_id=owners, limit=args.limit, offset=args.offset)
+    for d in docs:  # a personal document is shown as before workspaces; a workspace's says whose
+        if d["workspace"] is None:
+            for key in PLACE_COLUMNS:
+                del d[key]
     if args.json:
         _print_json({"documents": docs})
     else:
@@ -437,8 +549,9 @@ def cmd_documents(args: argparse.Namespace, rt: Runtime) -> int:
             said = " · ".join(str(d[k]) for k in ("company", "form", "period") if d[k])
             if d["status"] == "ready" and not d["company"]:  # set it with: thotqen document ID --company ...
                 said = " · ".join(["unknown", *(str(d[k]) for k in ("form", "period") if d[k])])
+            where = f"  (workspace {d['workspace']}, uploaded by {d['uploaded_by']})" if d.get("workspace") else ""
             print(f"{d['id']}  {d['status']:<10} {d['format']:<8} {d['pages'] or 0:>4} units{ocr} {d['children']:>6} "
-                  f"chunks  {d['name']}{f'  [{said}]' if said else ''}{extra}")
+                  f"chunks  {d['name']}{f'  [{said}]' if said else ''}{extra}{where}")
     return 0
 
 
@@ -756,6 +869,7 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
                                       "(one JSON line per file on stdout)")
     p.add_argument("files", nargs="+", metavar="FILE")
     _user_arguments(p, default_user)
+    _workspace_argument(p, "into this workspace (editor or above); default: your own space")
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("search", help="hybrid search over your documents")
@@ -769,6 +883,7 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=["hybrid", "dense", "sparse"], default="hybrid")
     _filter_arguments(p)
     p.add_argument("--json", action="store_true")
+    _workspace_argument(p, "only this workspace's documents; default: everything you may read")
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("ask", help="ask a question; the answer cites document pages")
@@ -779,6 +894,7 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
     p.add_argument("--collection", metavar="NAME", help="limit to this collection's documents (as they are now)")
     _filter_arguments(p)
     p.add_argument("--json", action="store_true")
+    _workspace_argument(p, "only this workspace's documents; default: everything you may read")
     p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("collection", help="named groups of your documents, for ask/search --collection")
@@ -801,7 +917,34 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
     # the operator's own list, whole by default; a page of it like GET /api/documents' when asked
     p.add_argument("--limit", type=_positive, default=None, help="at most this many documents (default: all)")
     p.add_argument("--offset", type=_non_negative, default=0, help="documents to skip, the oldest first")
+    _workspace_argument(p, "only this workspace's documents; default: everything you may read")
     p.set_defaults(func=cmd_documents)
+
+    p = sub.add_parser("workspace", help="workspaces: documents and collections shared with other users, by role")
+    wsub = p.add_subparsers(dest="workspace_command", required=True)
+    roles = ["owner", "admin", "editor", "viewer"]
+    for command, names, text in (
+            ("create", ["name"], "make a workspace; you are its owner"),
+            ("list", [], "your workspaces and your role in each"),
+            ("members", ["name"], "a workspace's members and their roles"),
+            ("invite", ["name", "member"], "add a user to a workspace (admins and owners; no role above yours)"),
+            ("role", ["name", "member", "role"], "change a member's role (admins and owners; no role above yours)"),
+            ("remove", ["name", "member"], "remove a member (admins and owners); they lose access at once"),
+            ("leave", ["name"], "leave a workspace (its last owner cannot)"),
+            ("delete", ["name"], "delete a workspace with all its documents and collections (owners)")):
+        w = wsub.add_parser(command, help=text)
+        for arg in names:
+            if arg == "role":
+                w.add_argument("role", choices=roles)
+            else:
+                w.add_argument(arg, metavar=arg.upper() if arg != "member" else "USER")
+        if command == "invite":
+            w.add_argument("--role", choices=roles, required=True)
+        if command == "delete":
+            w.add_argument("--yes", action="store_true", help="confirm: everything in it is deleted for good")
+        _user_arguments(w, default_user)
+        w.add_argument("--json", action="store_true")
+        w.set_defaults(func=cmd_workspace)
 
     p = sub.add_parser("document", help="say what one of your documents is (its company, form or period), where "
                                         "it was not read (company unknown) or read wrong; kept on reindex --context")
@@ -897,6 +1040,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except (NotACliUser, NoWebAccount) as exc:  # a usage error: the name is someone else's, or nobody's
         print(f"error: {exc.args[0] if isinstance(exc, NoWebAccount) else exc}", file=sys.stderr)
+        return 2
+    except (WorkspaceError, UnknownWorkspace) as exc:  # refused: not a member, a role too low, the last owner
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # the last line of defence: a clear message, not a traceback
         log.debug("command failed", exc_info=True)

@@ -48,6 +48,7 @@ from api import (
     rag,
     session,
     web,
+    workspaces,
 )
 from api.limits import Rate
 from api.schemas import HealthOut
@@ -306,7 +307,8 @@ def add_routes(app: FastAPI) -> None:
         return JSONResponse({"status": "ok", "database": db.mode})
 
     # pages before documents: its `{page}.png` is more specific than documents' `{page}`
-    for module in (auth, session, pages, documents, formats, chats, collections, find, admin, prometheus):
+    for module in (auth, session, pages, documents, formats, chats, collections, workspaces, find, admin,
+                   prometheus):
         app.include_router(module.router)
     rag.mount(app)
     openai_compat.mount(app)

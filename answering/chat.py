@@ -30,7 +30,7 @@ from graph.state import InputState
 from graph.state import Turn as ChatTurn
 from graph.stream import run_config, run_graph
 from settings import Settings
-from storage import answer_cache, chats
+from storage import answer_cache, chats, workspaces
 from storage.db import Database
 
 log = logging.getLogger(__name__)
@@ -57,6 +57,8 @@ class Turn:
     history: list[dict[str, str]] = field(default_factory=list)
     stop: StopWatch | None = None
     regenerates: int | None = None  # the assistant message this turn answers again
+    workspace_id: int | None = None  # the workspace the question is limited to (None: all the asker reads)
+    spaces: list[int] = field(default_factory=list)  # the owners the asker reads, at the moment of asking
     written: str = ""  # the answer streamed so far (what a stop keeps)
     sources: list[Any] = field(default_factory=list)
 
@@ -85,7 +87,7 @@ class ChatAnswerer:
                                                  before=regenerate["question_id"] if regenerate else None)
                     chats.clear_stop(conn, chat_id=chat_id)
                     # a collection's members as they are now: a document added to it later is searched
-                    turn.scope = chats.scope_now(conn, owner_id=owner_id, chat=chat)
+                    turn.scope = chats.scope_now(conn, owner_id=workspaces.spaces(conn, owner_id), chat=chat)
                     if regenerate is None:
                         chats.add_message(conn, owner_id=owner_id, chat_id=chat_id, role="user", content=question)
             except Exception as exc:  # noqa: BLE001 - nothing was saved: refuse the turn with the reason
@@ -106,11 +108,13 @@ class ChatAnswerer:
                            error=f"{type(exc).__name__}: {exc}")
 
     def ask_stateless(self, *, owner_id: int, username: str, question: str, history: list[dict[str, str]],
-                      scope: list[str] | None, source: str, emit: Emit, ticket: Ticket) -> None:
+                      scope: list[str] | None, source: str, emit: Emit, ticket: Ticket,
+                      workspace_id: int | None = None) -> None:
         """The same path for an admitted question that belongs to no chat (the caller keeps the
         history): cache, graph and query log as in `ask`; no message is saved."""
         turns = history[-2 * self.settings.history_turns:] if self.settings.history_turns else []
-        turn = Turn(owner_id, username, None, scope, question, emit, ticket, source=source, history=turns)
+        turn = Turn(owner_id, username, None, scope, question, emit, ticket, source=source, history=turns,
+                    workspace_id=workspace_id)
         with ticket:
             try:
                 self._answer(turn)
@@ -126,6 +130,8 @@ class ChatAnswerer:
             self._save(turn, answer=NOTHING_IN_SCOPE, status="ok", citations=[],
                        meta={"cited": [], "route": "no_documents", "cached": False})
             return
+        with self.db.connection() as conn:  # what the asker may read now keys the answer cache
+            turn.spaces = workspaces.spaces(conn, turn.owner_id, turn.workspace_id)
         # Only a first question is looked up: a follow-up means something different in each chat.
         first = not turn.history and turn.regenerates is None
         embedding = self.parts.embedder.embed_query(turn.question) if s.answer_cache and first else None
@@ -145,15 +151,17 @@ class ChatAnswerer:
                    error=outcome.answer if outcome.status == "error" else None)
         if embedding is not None and outcome.status == "ok" and outcome.cited and outcome.provider:
             with self.db.connection() as conn:
-                answer_cache.store(conn, owner_id=turn.owner_id, document_ids=turn.scope, question=turn.question,
+                answer_cache.store(conn, owner_id=turn.owner_id, spaces=turn.spaces, document_ids=turn.scope,
+                                   question=turn.question,
                                    embedding=embedding, answer={"answer": outcome.answer, "citations": citations,
                                                                 **{k: meta[k] for k in CACHED_FIELDS}})
 
     def _answer_from_cache(self, turn: Turn, embedding: Any) -> bool:  # noqa: ANN401
         s = self.settings
         with self.db.connection() as conn:
-            hit = answer_cache.lookup(conn, owner_id=turn.owner_id, document_ids=turn.scope, embedding=embedding,
-                                      max_distance=s.answer_cache_max_distance, ttl_hours=s.answer_cache_ttl_hours)
+            hit = answer_cache.lookup(conn, owner_id=turn.owner_id, spaces=turn.spaces, document_ids=turn.scope,
+                                      embedding=embedding, max_distance=s.answer_cache_max_distance,
+                                      ttl_hours=s.answer_cache_ttl_hours)
         if hit is None:
             return False
         turn.emit("sources", {"sources": hit["citations"]})
@@ -172,6 +180,7 @@ class ChatAnswerer:
         if turn.scope:
             inputs["document_ids"] = turn.scope
         config = run_config(owner_id=turn.owner_id, user=turn.username, run_name="thotqen chat",
+                            workspace_id=turn.workspace_id,
                             metadata={"chat_id": str(turn.chat_id) if turn.chat_id else None,
                                       "owner_id": turn.owner_id, "source": turn.source})
         if self.answers is not None:  # the process watches the chat's stop mark itself

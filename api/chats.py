@@ -17,11 +17,13 @@ from answering import accounting
 from answering.bridge import answer_in_thread
 from answering.chat import ChatAnswerer
 from answering.processes import AnswerProcesses
+from api.access import reading
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.paging import MAX_OFFSET, PAGE_QUERY, page, page_query, query_only
 from api.schemas import ChatDetail, ChatList, ChatOut, FeedbackOut, InputErrorOut, error
 from api.text import CollectionId, DocumentIds, FeedbackNote, Title, check_question
 from storage import chats, collections, feedback, parse_uuid
+from storage.workspaces import Owners
 
 router = APIRouter(prefix="/api/chats", tags=["chats"])
 
@@ -87,14 +89,14 @@ def _message_out(m: dict[str, Any]) -> dict[str, Any]:
             "feedback": m.get("feedback")}
 
 
-def owned_scope(conn: psycopg.Connection, owner_id: int, document_ids: list[str]) -> list[uuid.UUID]:
+def owned_scope(conn: psycopg.Connection, owner_id: Owners, document_ids: list[str]) -> list[uuid.UUID]:
     owned = chats.owned_document_ids(conn, owner_id=owner_id, document_ids=document_ids)
     if len(set(owned)) != len(set(document_ids)):
         raise HTTPException(404, "no such document in document_ids")  # a stranger's id looks absent
     return owned
 
 
-def owned_collection(conn: psycopg.Connection, owner_id: int, collection_id: str | None) -> uuid.UUID | None:
+def owned_collection(conn: psycopg.Connection, owner_id: Owners, collection_id: str | None) -> uuid.UUID | None:
     if collection_id is None:
         return None
     found = collections.get_collection(conn, owner_id=owner_id, collection_id=collection_id)
@@ -108,8 +110,9 @@ def owned_collection(conn: psycopg.Connection, owner_id: int, collection_id: str
 def create_chat(user: CurrentUser, db: DbDep, body: ChatIn | None = None) -> dict[str, Any]:
     body = body or ChatIn()
     with db.connection() as conn:
-        scope = owned_scope(conn, user.id, body.document_ids) if body.document_ids else None
-        collection = owned_collection(conn, user.id, body.collection_id)
+        # what the caller may read now (their own, their workspaces'); each question reads again
+        scope = owned_scope(conn, reading(conn, user.id), body.document_ids) if body.document_ids else None
+        collection = owned_collection(conn, reading(conn, user.id), body.collection_id)
         return _chat_out(chats.create_chat(conn, owner_id=user.id, title=body.title, document_ids=scope,
                                            collection_id=collection))
 
@@ -162,8 +165,8 @@ def patch_chat(chat_id: str, body: ChatPatch, user: CurrentUser, db: DbDep) -> d
     with db.connection() as conn:
         if chats.get_chat(conn, owner_id=user.id, chat_id=chat_id) is None:
             raise HTTPException(404, "no such chat")
-        scope = owned_scope(conn, user.id, body.document_ids) if body.document_ids else None
-        collection = owned_collection(conn, user.id, body.collection_id)
+        scope = owned_scope(conn, reading(conn, user.id), body.document_ids) if body.document_ids else None
+        collection = owned_collection(conn, reading(conn, user.id), body.collection_id)
         chat = chats.update_chat(conn, owner_id=user.id, chat_id=chat_id,
                                  title=body.title, collection_id=collection,
                                  document_ids=scope, scope_all=body.document_ids == [])

@@ -5,17 +5,19 @@ question is asked, so a document added later is part of it from then on. Ownersh
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Response
 from pydantic import BaseModel, Field
 
+from api.access import WorkspaceQuery, not_yours, reading, target, writing
 from api.chats import owned_scope
 from api.deps import CurrentUser, DbDep, SettingsDep
-from api.paging import MAX_OFFSET, page_query
+from api.paging import MAX_OFFSET, space_page_query
 from api.schemas import CollectionDetail, CollectionList, CollectionOut, error
 from api.text import MAX, CollectionName, DocumentIds
-from storage import collections, parse_uuid
+from storage import chats, collections, parse_uuid
 
 router = APIRouter(prefix="/api/collections", tags=["collections"])
 
@@ -38,7 +40,7 @@ def _out(c: dict[str, Any]) -> dict[str, Any]:
             "created_at": c["created_at"].isoformat(), "updated_at": c["updated_at"].isoformat()}
 
 
-def _detail(conn: Any, owner_id: int, c: dict[str, Any]) -> dict[str, Any]:  # noqa: ANN401
+def _detail(conn: Any, owner_id: list[int], c: dict[str, Any]) -> dict[str, Any]:  # noqa: ANN401
     docs = collections.members(conn, owner_id=owner_id, collection_id=c["id"])
     return {**_out(c), "documents": [{**{k: d[k] for k in ("name", "status", "company", "form", "period")},
                                       "id": str(d["id"]), "added_at": d["added_at"].isoformat()} for d in docs]}
@@ -51,32 +53,47 @@ def _taken(name: str) -> HTTPException:
 @router.post("", status_code=201, response_model=CollectionDetail, responses={
     404: error("no such document in document_ids"), 409: error("a collection of that name exists, or you have "
                                                                f"{MAX['collections']} collections")})
-def create_collection(body: CollectionIn, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+def create_collection(body: CollectionIn, user: CurrentUser, db: DbDep,
+                      workspace_id: WorkspaceQuery = None) -> dict[str, Any]:
+    """A new collection: yours, or with `workspace_id` that workspace's (editor or above), holding
+    documents of the same space only."""
     with db.connection() as conn, conn.transaction():
-        docs = owned_scope(conn, user.id, body.document_ids) if body.document_ids else []
-        if collections.count_collections(conn, owner_id=user.id) >= MAX["collections"]:
-            raise HTTPException(409, f"you have {MAX['collections']} collections, the most one user may have; "
-                                     "delete one first")
+        owner = target(conn, user.id, workspace_id)
+        docs = _same_space(conn, user.id, owner, body.document_ids) if body.document_ids else []
+        if collections.count_collections(conn, owner_id=owner) >= MAX["collections"]:
+            raise HTTPException(409, f"there are {MAX['collections']} collections here, the most one space may "
+                                     "have; delete one first")
         try:
-            created = collections.create_collection(conn, owner_id=user.id, name=body.name)
+            created = collections.create_collection(conn, owner_id=owner, name=body.name)
         except collections.NameTaken:
             raise _taken(body.name) from None
         if docs:
-            collections.add_documents(conn, owner_id=user.id, collection_id=created["id"], document_ids=docs)
-            created = collections.get_collection(conn, owner_id=user.id, collection_id=created["id"]) or created
-        return _detail(conn, user.id, created)
+            collections.add_documents(conn, owner_id=owner, collection_id=created["id"], document_ids=docs)
+            created = collections.get_collection(conn, owner_id=owner, collection_id=created["id"]) or created
+        return _detail(conn, [owner], created)
 
 
-@router.get("", response_model=CollectionList, dependencies=[Depends(page_query)])
+def _same_space(conn: Any, user_id: int, owner: int, document_ids: list[str]) -> list[Any]:  # noqa: ANN401
+    """The documents, each one the caller may read (404 otherwise) and in the collection's space:
+    a collection never mixes a workspace's documents with anyone's own (422)."""
+    docs = owned_scope(conn, reading(conn, user_id), document_ids)
+    if len(chats.owned_document_ids(conn, owner_id=owner, document_ids=[str(d) for d in docs])) != len(set(docs)):
+        raise HTTPException(422, "a collection holds documents of its own space only (yours, or its workspace's)")
+    return docs
+
+
+@router.get("", response_model=CollectionList, dependencies=[Depends(space_page_query)])
 def list_collections(user: CurrentUser, db: DbDep, settings: SettingsDep,
                      limit: int | None = Query(None, ge=1, description="collections in this page; at most (and by "
                                                                        "default) COLLECTION_PAGE_MAX"),
-                     offset: int = Query(0, ge=0, le=MAX_OFFSET, description="collections to skip, by name")
-                     ) -> dict[str, Any]:
-    """A page of your collections by name; `next_offset` asks for the next (null: no more)."""
+                     offset: int = Query(0, ge=0, le=MAX_OFFSET, description="collections to skip, by name"),
+                     workspace_id: WorkspaceQuery = None) -> dict[str, Any]:
+    """A page of the collections you may read (yours and your workspaces', or one workspace's) by
+    name; `next_offset` asks for the next (null: no more)."""
     size = min(limit or settings.collection_page_max, settings.collection_page_max)
     with db.connection() as conn:
-        page = collections.list_collections(conn, owner_id=user.id, limit=size + 1, offset=offset)
+        page = collections.list_collections(conn, owner_id=reading(conn, user.id, workspace_id), limit=size + 1,
+                                            offset=offset)
     return {"collections": [_out(c) for c in page[:size]], "next_offset": offset + size if len(page) > size else None}
 
 
@@ -84,10 +101,11 @@ def list_collections(user: CurrentUser, db: DbDep, settings: SettingsDep,
 def get_collection(collection_id: str, user: CurrentUser, db: DbDep) -> dict[str, Any]:
     """The collection and its documents."""
     with db.connection() as conn:
-        found = collections.get_collection(conn, owner_id=user.id, collection_id=collection_id)
+        owners = reading(conn, user.id)
+        found = collections.get_collection(conn, owner_id=owners, collection_id=collection_id)
         if found is None:
             raise HTTPException(404, "no such collection")
-        return _detail(conn, user.id, found)
+        return _detail(conn, owners, found)
 
 
 @router.patch("/{collection_id}", response_model=CollectionOut,
@@ -95,13 +113,19 @@ def get_collection(collection_id: str, user: CurrentUser, db: DbDep) -> dict[str
 def rename_collection(collection_id: str, body: CollectionPatch, user: CurrentUser, db: DbDep) -> dict[str, Any]:
     with db.connection() as conn:
         try:
-            renamed = collections.rename_collection(conn, owner_id=user.id, collection_id=collection_id,
-                                                    name=body.name)
+            renamed = collections.rename_collection(conn, owner_id=writing(conn, user.id),
+                                                    collection_id=collection_id, name=body.name)
         except collections.NameTaken:
             raise _taken(body.name) from None
-    if renamed is None:
-        raise HTTPException(404, "no such collection")
+        if renamed is None:
+            raise _refused(conn, user.id, collection_id)
     return _out(renamed)
+
+
+def _refused(conn: Any, user_id: int, collection_id: str) -> HTTPException:  # noqa: ANN401
+    """A change the caller may not make: 403 on a workspace collection they only view, else 404."""
+    seen = collections.get_collection(conn, owner_id=reading(conn, user_id), collection_id=collection_id)
+    return not_yours(seen is not None, "collection")
 
 
 @router.delete("/{collection_id}", status_code=204, responses={404: error("no such collection")})
@@ -109,8 +133,8 @@ def delete_collection(collection_id: str, user: CurrentUser, db: DbDep) -> Respo
     """Delete the collection; its documents stay, and a chat over it keeps answering from the
     documents it had when it was deleted."""
     with db.connection() as conn:
-        if not collections.delete_collection(conn, owner_id=user.id, collection_id=collection_id):
-            raise HTTPException(404, "no such collection")
+        if not collections.delete_collection(conn, owner_id=writing(conn, user.id), collection_id=collection_id):
+            raise _refused(conn, user.id, collection_id)
     return Response(status_code=204)
 
 
@@ -120,13 +144,15 @@ def add_documents(collection_id: str, body: MembersIn, user: CurrentUser, db: Db
     """Add documents (one already there stays once); a chat over the collection searches them from
     its next question."""
     with db.connection() as conn, conn.transaction():
-        found = collections.get_collection(conn, owner_id=user.id, collection_id=collection_id)
-        if found is None:
-            raise HTTPException(404, "no such collection")
-        docs = owned_scope(conn, user.id, body.document_ids)
-        collections.add_documents(conn, owner_id=user.id, collection_id=found["id"], document_ids=docs)
-        return _detail(conn, user.id, collections.get_collection(conn, owner_id=user.id,
-                                                                 collection_id=found["id"]) or found)
+        owners = writing(conn, user.id)
+        owner = collections.space_of(conn, owner_id=owners, collection_id=collection_id)
+        if owner is None:
+            raise _refused(conn, user.id, collection_id)
+        docs = _same_space(conn, user.id, owner, body.document_ids)
+        collections.add_documents(conn, owner_id=owner, collection_id=uuid.UUID(collection_id), document_ids=docs)
+        found = collections.get_collection(conn, owner_id=owner, collection_id=collection_id)
+        assert found is not None  # locked by nothing, but found a moment ago in this transaction
+        return _detail(conn, [owner], found)
 
 
 @router.delete("/{collection_id}/documents/{document_id}", status_code=204,
@@ -135,6 +161,10 @@ def remove_document(collection_id: str, document_id: str, user: CurrentUser, db:
     """Take a document out of the collection (the document itself stays)."""
     with db.connection() as conn:
         if parse_uuid(document_id) is None or not collections.remove_document(
-                conn, owner_id=user.id, collection_id=collection_id, document_id=document_id):
+                conn, owner_id=writing(conn, user.id), collection_id=collection_id, document_id=document_id):
+            if collections.space_of(conn, owner_id=reading(conn, user.id), collection_id=collection_id) is not None \
+                    and collections.space_of(conn, owner_id=writing(conn, user.id),
+                                             collection_id=collection_id) is None:
+                raise HTTPException(403, "your role where this collection is does not allow changing it")
             raise HTTPException(404, "no such document in such a collection")
     return Response(status_code=204)

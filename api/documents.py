@@ -21,11 +21,12 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from sse_starlette import EventSourceResponse
 from starlette.background import BackgroundTask
 
+from api.access import WorkspaceQuery, not_yours, reading, refused, target, writing
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.edge import MULTIPART_OVERHEAD, BodyRefused
 from api.heavy import Slots
 from api.limits import Rate, too_many
-from api.paging import MAX_OFFSET, page, page_query
+from api.paging import MAX_OFFSET, page, space_page_query
 from api.schemas import DocumentList, DocumentOut, DocumentPatch, JobOut, PageOut, UploadOut, error
 from api.worker import QueueUnavailable
 from ingestion.errors import IngestError, UnsupportedFormat
@@ -33,7 +34,7 @@ from ingestion.formats import registry
 from ingestion.formats.sniff import ACCEPTED, early_refusal
 from ingestion.pipeline import Submission, check_file, submit_document
 from settings import Settings
-from storage import documents, jobs
+from storage import documents, jobs, workspaces
 from storage.db import Database
 from storage.document_filter import owner_values
 
@@ -145,7 +146,9 @@ def _document_out(doc: dict[str, Any]) -> dict[str, Any]:
             "period_end": doc["period_end"].isoformat() if doc["period_end"] else None,
             "issuer": "set" if doc["context_set_by_owner"] else "read" if doc["company"] else "unknown",
             "former_names": list(doc["former_names"] or []), "file_number": doc["file_number"],
-            "tickers": list(doc["tickers"] or [])}
+            "tickers": list(doc["tickers"] or []),
+            "workspace_id": doc["owner_id"] if doc["workspace"] is not None else None,
+            "workspace": doc["workspace"], "uploaded_by": doc["uploaded_by"]}
 
 
 def _job_out(job: dict[str, Any]) -> dict[str, Any]:
@@ -270,11 +273,12 @@ def _undo(db: Database, files: Any, owner_id: int, sub: Submission) -> None:  # 
 
 
 def store_upload(db: Database, settings: Settings, files: Any, *, owner_id: int, name: str,  # noqa: ANN401
-                 data: bytes, fmt: str | None = None) -> tuple[Submission, uuid.UUID | None]:
-    """The document row (deduplicated by content: a ready twin is reused) and its durable copy;
-    (the submission, the job a client follows). A reuse gets a finished job of its own, so clients
-    follow one flow for every upload."""
-    sub = submit_document(db, settings, owner_id=owner_id, name=name, data=data, fmt=fmt)
+                 data: bytes, fmt: str | None = None,
+                 uploaded_by: int | None = None) -> tuple[Submission, uuid.UUID | None]:
+    """The document row (deduplicated by content within its owner: a ready twin is reused) and its
+    durable copy; (the submission, the job a client follows). A reuse gets a finished job of its own,
+    so clients follow one flow for every upload. `owner_id` a workspace: `uploaded_by` the member."""
+    sub = submit_document(db, settings, owner_id=owner_id, name=name, data=data, fmt=fmt, uploaded_by=uploaded_by)
     if sub.reused:
         with db.connection() as conn:
             job_id = jobs.create_job(conn, document_id=sub.document_id, owner_id=owner_id)
@@ -317,15 +321,19 @@ def _upload_out(sub: Submission, job_id: uuid.UUID | None) -> dict[str, Any]:
                                    "were sent this minute; see Retry-After"),
                         503: error("file storage (Supabase) or the job broker failed, or UPLOADS_AT_ONCE "
                                    "uploads are being received; nothing was kept")})
-async def upload_document(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str, Any]:
+async def upload_document(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep,
+                          workspace_id: WorkspaceQuery = None) -> dict[str, Any]:
     """Upload a document (multipart field `file`): PDF, Word, PowerPoint, Excel, HTML, Markdown or
-    text, told by its content. Ingestion runs in the background.
+    text, told by its content. Ingestion runs in the background. With `workspace_id`, into that
+    workspace (editor or above: 403 for a viewer, 404 for a non-member); else your own space.
 
     Answers `{document_id, job_id, reused}`: follow `/api/jobs/{job_id}/events`. An identical file
     already ingested is reused (its job is already done).
     """
     # what one account's bodies cost to read per minute (UPLOAD_MB_PER_MINUTE), by their length when
     # the request says it, else by what was read (counted afterwards)
+    with db.connection() as conn:  # refused before a byte is read; checked again when the row is made
+        owner_id = target(conn, user.id, workspace_id)
     rate: Rate = request.app.state.upload_rate
     length = request.headers.get("content-length") or ""
     said = int(length) / 1048576 if length.isdigit() else 0.0
@@ -339,7 +347,7 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
         mine()
         raise
     try:
-        return await _upload(request, user, db, settings)
+        return await _upload(request, user, db, settings, owner_id)
     finally:
         everyone()
         mine()
@@ -348,21 +356,25 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
                      if hasattr(request.state, "upload_bytes") else 0.0)
 
 
-async def _upload(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str, Any]:
+async def _upload(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep,
+                  owner_id: int) -> dict[str, Any]:
     name, data = await read_upload(request, settings)
     fmt = await check_upload(request, settings, name, data)  # checked once: it is stored as this format
     files = request.app.state.files
     queue = request.app.state.jobs  # jobqueue.dispatch: the server's threads, or a Celery broker
 
     def submit() -> dict[str, Any]:
-        sub, job_id = store_upload(db, settings, files, owner_id=user.id, name=name, data=data, fmt=fmt)
-        enqueue_upload(db, files, queue, owner_id=user.id, sub=sub)
+        sub, job_id = store_upload(db, settings, files, owner_id=owner_id, name=name, data=data, fmt=fmt,
+                                   uploaded_by=user.id)
+        enqueue_upload(db, files, queue, owner_id=owner_id, sub=sub)
         return _upload_out(sub, job_id)
 
     try:
         out = await upload_work(request, submit)
     except IngestError as exc:
         raise HTTPException(422, str(exc)) from None
+    except workspaces.WorkspaceError as exc:  # removed, or made a viewer, while the body arrived
+        raise refused(exc) from None
     except _StorageDown as exc:
         raise HTTPException(503, f"{exc}; nothing was kept, please upload again later",
                             headers={"Retry-After": "30"}) from None
@@ -371,16 +383,18 @@ async def _upload(request: Request, user: CurrentUser, db: DbDep, settings: Sett
     return out
 
 
-@router.get("/api/documents", response_model=DocumentList, dependencies=[Depends(page_query)])
+@router.get("/api/documents", response_model=DocumentList, dependencies=[Depends(space_page_query)])
 def list_documents(user: CurrentUser, db: DbDep, settings: SettingsDep,
                    limit: int | None = Query(None, ge=1, description="documents in this page; at most (and by "
                                                                      "default) DOCUMENT_PAGE_MAX"),
-                   offset: int = Query(0, ge=0, le=MAX_OFFSET, description="documents to skip, the oldest first")
-                   ) -> dict[str, Any]:
-    """A page of your documents, the oldest first; `next_offset` asks for the next (null: no more)."""
+                   offset: int = Query(0, ge=0, le=MAX_OFFSET, description="documents to skip, the oldest first"),
+                   workspace_id: WorkspaceQuery = None) -> dict[str, Any]:
+    """A page of the documents you may read (yours and your workspaces', or one workspace's), the
+    oldest first; `next_offset` asks for the next (null: no more)."""
     with db.connection() as conn:
+        owners = reading(conn, user.id, workspace_id)
         found, next_offset = page(
-            lambda n, skip: documents.list_documents(conn, owner_id=user.id, limit=n, offset=skip),
+            lambda n, skip: documents.list_documents(conn, owner_id=owners, limit=n, offset=skip),
             limit=limit, offset=offset, cap=settings.document_page_max)
     return {"documents": [_document_out(d) for d in found], "next_offset": next_offset}
 
@@ -388,7 +402,7 @@ def list_documents(user: CurrentUser, db: DbDep, settings: SettingsDep,
 @router.get("/api/documents/{document_id}", response_model=DocumentOut, responses={404: error("no such document")})
 def get_document(document_id: str, user: CurrentUser, db: DbDep) -> dict[str, Any]:
     with db.connection() as conn:
-        doc = documents.get_document(conn, owner_id=user.id, document_id=document_id)
+        doc = documents.get_document(conn, owner_id=reading(conn, user.id), document_id=document_id)
     if doc is None:
         raise HTTPException(404, "no such document")
     return _document_out(doc)
@@ -404,22 +418,26 @@ def patch_document(document_id: str, body: DocumentPatch, user: CurrentUser, db:
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from None
     with db.connection() as conn, conn.transaction():
-        if not documents.set_owner_context(conn, owner_id=user.id, document_id=document_id, **values):
-            raise HTTPException(404, "no such document")
-        doc = documents.get_document(conn, owner_id=user.id, document_id=document_id)
+        if not documents.set_owner_context(conn, owner_id=writing(conn, user.id), document_id=document_id, **values):
+            seen = documents.get_document(conn, owner_id=reading(conn, user.id), document_id=document_id)
+            raise not_yours(seen is not None, "document")
+        doc = documents.get_document(conn, owner_id=reading(conn, user.id), document_id=document_id)
     assert doc is not None
     return _document_out(doc)
 
 
 @router.delete("/api/documents/{document_id}", status_code=204, responses={404: error("no such document")})
 def delete_document(document_id: str, user: CurrentUser, db: DbDep, request: Request) -> Response:
-    """Delete the document, its chunks, jobs and stored file (cached answers over it go too)."""
+    """Delete the document, its chunks, jobs and stored file (cached answers over it go too). A
+    workspace's document: editors and above (a viewer gets 403)."""
     with db.connection() as conn:
-        doc = documents.get_document(conn, owner_id=user.id, document_id=document_id)
-        if doc is None or not documents.delete_document(conn, owner_id=user.id, document_id=document_id):
-            raise HTTPException(404, "no such document")
+        owners = writing(conn, user.id)
+        doc = documents.get_document(conn, owner_id=owners, document_id=document_id)
+        if doc is None or not documents.delete_document(conn, owner_id=owners, document_id=document_id):
+            seen = documents.get_document(conn, owner_id=reading(conn, user.id), document_id=document_id)
+            raise not_yours(seen is not None, "document")
     try:
-        request.app.state.files.delete(user.id, doc["content_hash"], doc["format"])
+        request.app.state.files.delete(doc["owner_id"], doc["content_hash"], doc["format"])
     except Exception:  # noqa: BLE001 - the rows are gone; a stale file is logged, not fatal
         log.warning("document %s: stored file could not be deleted", document_id)
     return Response(status_code=204)
@@ -433,7 +451,7 @@ def get_page(document_id: str, page: int, user: CurrentUser, db: DbDep) -> dict[
     text was recognised by OCR, and its text. A citation's `page` is this number; a PDF page can
     also be shown as an image of the stored file, a slide, sheet block or section only as this text."""
     with db.connection() as conn:
-        unit = documents.get_page(conn, owner_id=user.id, document_id=document_id, page=page)
+        unit = documents.get_page(conn, owner_id=reading(conn, user.id), document_id=document_id, page=page)
     if unit is None:
         raise HTTPException(404, "no such document or page")
     return {"document_id": document_id, **unit}
@@ -442,7 +460,7 @@ def get_page(document_id: str, page: int, user: CurrentUser, db: DbDep) -> dict[
 @router.get("/api/jobs/{job_id}", response_model=JobOut, responses={404: error("no such job")})
 def get_job(job_id: str, user: CurrentUser, db: DbDep) -> dict[str, Any]:
     with db.connection() as conn:
-        job = jobs.get_job(conn, owner_id=user.id, job_id=job_id)
+        job = jobs.get_job(conn, owner_id=reading(conn, user.id), job_id=job_id)
     if job is None:
         raise HTTPException(404, "no such job")
     return _job_out(job)
@@ -463,9 +481,10 @@ async def job_events(job_id: str, request: Request, user: CurrentUser, db: DbDep
 
     def read() -> dict[str, Any] | None:
         with db.connection() as conn:
-            job = jobs.get_job(conn, owner_id=user.id, job_id=job_id)
+            owners = reading(conn, user.id)  # each poll: a member removed meanwhile sees it end
+            job = jobs.get_job(conn, owner_id=owners, job_id=job_id)
             if job is not None and job["status"] == "done":
-                doc = documents.get_document(conn, owner_id=user.id, document_id=job["document_id"])
+                doc = documents.get_document(conn, owner_id=owners, document_id=job["document_id"])
                 job["document"] = _document_out(doc) if doc else None
             return job
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 
+from api.access import reading
 from api.deps import CurrentUser, DbDep
 from api.paging import query_only
 from api.schemas import InputErrorOut, SearchOut, error
@@ -29,7 +30,7 @@ def search(user: CurrentUser, db: DbDep,
         raise HTTPException(422, [{"type": "value_error", "loc": ["query", "q"],
                                    "msg": f"contains {problem}, which cannot be searched"}])
     with db.connection() as conn:
-        docs = finder.find_documents(conn, owner_id=user.id, query=q, limit=limit)
+        docs = finder.find_documents(conn, owner_id=reading(conn, user.id), query=q, limit=limit)
         found = finder.find_chats(conn, owner_id=user.id, query=q, limit=limit)
     return {"documents": [{**{k: d[k] for k in ("name", "status", "company", "form", "period")}, "id": str(d["id"])}
                           for d in docs],

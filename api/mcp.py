@@ -39,6 +39,7 @@ from starlette.routing import Route
 from answering import accounting
 from answering.bridge import result_in_thread
 from answering.processes import AnswerProcesses
+from api.access import reading
 from api.deps import UNAUTHORIZED, bearer_token
 from api.documents import _document_out
 from api.paging import MAX_OFFSET, page
@@ -177,7 +178,7 @@ class Tools:
             embedding = None if args.mode == "sparse" else self.parts.embedder.embed_query(args.query)
             params = SearchParams.from_tunables(self.settings, k=args.k, mode=args.mode)
             with self.parts.database.connection() as conn:
-                return search(conn, owner_id=user.id, query_text=args.query, query_embedding=embedding,
+                return search(conn, owner_id=reading(conn, user.id), query_text=args.query, query_embedding=embedding,
                               params=params, document_ids=args.document_ids or None,
                               where=DocumentFilter(args.company, args.form, args.period))
 
@@ -224,7 +225,8 @@ class Tools:
 
         def run() -> tuple[list[dict[str, Any]], int | None]:
             with self.parts.database.connection() as conn:
-                return page(lambda n, skip: documents.list_documents(conn, owner_id=user.id, limit=n, offset=skip),
+                owners = reading(conn, user.id)
+                return page(lambda n, skip: documents.list_documents(conn, owner_id=owners, limit=n, offset=skip),
                             limit=None, offset=int(cursor or 0), cap=self.settings.document_page_max)
 
         found, next_offset = await asyncio.to_thread(run)
@@ -248,11 +250,11 @@ class Tools:
         def run() -> dict[str, Any] | None:
             if found := DOCUMENT.match(uri):
                 with self.parts.database.connection() as conn:
-                    doc = documents.get_document(conn, owner_id=user.id, document_id=found.group(1))
+                    doc = documents.get_document(conn, owner_id=reading(conn, user.id), document_id=found.group(1))
                 return _document_out(doc) if doc else None
             if found := PAGE.match(uri):
                 with self.parts.database.connection() as conn:
-                    unit = documents.get_page(conn, owner_id=user.id, document_id=found.group(1),
+                    unit = documents.get_page(conn, owner_id=reading(conn, user.id), document_id=found.group(1),
                                               page=int(found.group(2)))
                 return {"document_id": found.group(1), **unit} if unit else None
             return None

@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from answering import accounting
 from answering.bridge import FINALS, Event, answer_in_thread
 from answering.chat import ChatAnswerer
+from api.access import reading
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.text import MAX, CollectionName, DocumentIds, unstorable
 from storage import chats, collections
@@ -116,7 +117,7 @@ def list_models(user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str
     """`thotqen` (all your documents), then `thotqen:NAME` for each of your collections (the first
     COLLECTION_PAGE_MAX by name)."""
     with db.connection() as conn:
-        named = collections.list_collections(conn, owner_id=user.id, limit=settings.collection_page_max)
+        named = collections.list_collections(conn, owner_id=reading(conn, user.id), limit=settings.collection_page_max)
     return {"object": "list", "data": [{"id": model, "object": "model", "created": CREATED, "owned_by": "thotqen"}
                                        for model in [MODEL_ID, *(f"{MODEL_ID}:{c['name']}" for c in named)]]}
 
@@ -157,8 +158,9 @@ async def chat_completions(body: CompletionIn, request: Request, user: CurrentUs
         scope = None
         if collection is not None:
             with db.connection() as conn:
-                found = collections.find_by_name(conn, owner_id=user.id, name=collection)
-                scope = collections.member_ids(conn, owner_id=user.id, collection_id=found["id"]) if found else None
+                owners = reading(conn, user.id)  # theirs and their workspaces', as they are now
+                found = collections.find_by_name(conn, owner_id=owners, name=collection)
+                scope = collections.member_ids(conn, owner_id=owners, collection_id=found["id"]) if found else None
             if found is None:  # a stranger's collection is as unknown as one nobody has
                 raise HTTPException(404, f"the model `{MODEL_ID}:{collection}` does not exist: you have no "
                                          "collection of that name")
@@ -166,7 +168,7 @@ async def chat_completions(body: CompletionIn, request: Request, user: CurrentUs
                 raise HTTPException(400, f"the collection `{collection}` has no documents yet")
         if body.document_ids:
             with db.connection() as conn:
-                owned = chats.owned_document_ids(conn, owner_id=user.id, document_ids=body.document_ids)
+                owned = chats.owned_document_ids(conn, owner_id=reading(conn, user.id), document_ids=body.document_ids)
             if len(owned) != len(set(body.document_ids)):
                 raise HTTPException(404, "no such document in document_ids")
             scope = [str(d) for d in owned]

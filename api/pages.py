@@ -36,6 +36,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import FileResponse, RedirectResponse
 
+from api.access import reading
 from api.deps import CurrentUser, DbDep
 from api.drawing import Unrenderable, render_page
 from api.heavy import NoWorkProcess, Pool, WorkLost
@@ -94,15 +95,17 @@ class Renders:
         self.pool.close()
 
 
-def _owned(db: Any, owner_id: int, document_id: str) -> dict[str, Any]:  # noqa: ANN401
+def _owned(db: Any, user_id: int, document_id: str) -> dict[str, Any]:  # noqa: ANN401
+    """The document when the user may read it now (theirs, or a workspace's they are in); else 404."""
     with db.connection() as conn:
-        doc = documents.get_document(conn, owner_id=owner_id, document_id=document_id)
+        doc = documents.get_document(conn, owner_id=reading(conn, user_id), document_id=document_id)
     if doc is None:
         raise HTTPException(404, "no such document")
     return doc
 
 
 def _recognised(db: Any, owner_id: int, document_id: str, page: int) -> list[tuple[str, list[list[float]]]]:  # noqa: ANN401
+    """`owner_id`: the document's own owner (_owned found it readable a moment before)."""
     with db.connection() as conn:
         return documents.recognised_chunks(conn, owner_id=owner_id, document_id=document_id, page=page)
 
@@ -152,9 +155,9 @@ async def page_image(document_id: str, page: int, request: Request, user: Curren
         return Response(status_code=304, headers=headers)
 
     async def render() -> tuple[bytes, int, str]:
-        path = await asyncio.to_thread(_local_file, request, user.id, doc)
+        path = await asyncio.to_thread(_local_file, request, doc["owner_id"], doc)
         ocr = bool(passage and doc.get("ocr_pages"))  # only a document with OCR'd pages has line boxes to use
-        recognised = await asyncio.to_thread(_recognised, db, user.id, document_id, page) if ocr else []
+        recognised = await asyncio.to_thread(_recognised, db, doc["owner_id"], document_id, page) if ocr else []
         try:  # on the renders' own pool: 429 past the user's share, 503 when full or too slow
             return await renders.pool.run(request, user.id, functools.partial(
                 render_page, max_pixels=renders.max_pixels, budget=renders.budget),
@@ -174,7 +177,7 @@ async def page_image(document_id: str, page: int, request: Request, user: Curren
         files = request.app.state.files
         # the ETag's inputs but the content hash, which names the directory (deleted with the file)
         name = f"{page}-{width}-" + hashlib.sha256(f"{drawing}\x00{passage}".encode()).hexdigest()[:32]
-        kept = files.render_path(user.id, doc["content_hash"], name)
+        kept = files.render_path(doc["owner_id"], doc["content_hash"], name)
         marks = await asyncio.to_thread(_kept_marks, kept)
         if marks is None:
             png, lines, box = await render()
@@ -236,13 +239,13 @@ async def download(document_id: str, request: Request, user: CurrentUser, db: Db
     fmt = _format(doc)
     headers = {"Cache-Control": "private, no-cache"}
     try:
-        signed = await asyncio.to_thread(files.signed_url, user.id, doc["content_hash"], fmt, doc["name"])
+        signed = await asyncio.to_thread(files.signed_url, doc["owner_id"], doc["content_hash"], fmt, doc["name"])
     except Exception:  # noqa: BLE001 - the store is down: say so, do not 500
         raise HTTPException(503, "the stored file is unavailable right now; try again later",
                             headers={"Retry-After": "30"}) from None
     if signed is not None:
         return RedirectResponse(signed, status_code=307, headers={"Cache-Control": "private, no-store"})
-    path = await asyncio.to_thread(_local_file, request, user.id, doc)
+    path = await asyncio.to_thread(_local_file, request, doc["owner_id"], doc)
     prefix = request.app.state.settings.accel_redirect_prefix
     if prefix:
         return _accel(prefix, files.relative(path), {"Content-Type": registry.served_type(fmt),

@@ -29,8 +29,10 @@ def query_only(*allowed: str) -> Callable[[Request], Awaitable[None]]:
     return check
 
 
-# A page of a list takes `limit` and `offset` only.
+# A page of a list takes `limit` and `offset` only; a list of what may belong to a workspace
+# (documents, collections) also `workspace_id` (api/access.py).
 page_query = query_only(*PAGE_QUERY)
+space_page_query = query_only(*PAGE_QUERY, "workspace_id")
 
 
 def page(fetch: Callable[[int, int], Sequence[T]], *, limit: int | None, offset: int,

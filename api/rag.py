@@ -31,6 +31,7 @@ from typing_extensions import TypedDict
 from answering import accounting
 from answering.bridge import result_in_thread
 from answering.processes import AnswerProcesses, AnswersBusy, Job
+from api.access import BIGINT_MAX, reading
 from api.deps import current_user
 from api.text import MAX, ChatId, DocumentIds, FilterText, Turn, question_type, unprocessable
 from graph.context import GraphParts
@@ -277,12 +278,25 @@ def checked_configurable(configurable: dict[str, Any] | None) -> dict[str, Any]:
         raise unprocessable(["config", "configurable", *first["loc"]], first["msg"]) from None
 
 
+def _member(db: Any, user_id: int, workspace_id: int) -> None:  # noqa: ANN401 - storage.db.Database
+    """404 unless the user is a member of the workspace (a stranger's answers like a missing one)."""
+    with db.connection() as conn:
+        reading(conn, user_id, workspace_id)
+
+
 async def rag_config(config: dict[str, Any], request: Request) -> dict[str, Any]:
     """LangServe per-request modifier: bounds, identity from the token, and for a stream an early 429
     or 503 (its response starts before the run is admitted; the admission itself stays atomic)."""
     user = getattr(request.state, "user", None) or await current_user(request)
     app = request.app
-    run = run_config(owner_id=user.id, user=user.username, tunables=checked_configurable(config.get("configurable")))
+    configurable = dict(config.get("configurable") or {})
+    workspace_id = configurable.pop("workspace_id", None)  # who asks is the token's; where, the caller's to narrow
+    if workspace_id is not None:
+        if isinstance(workspace_id, bool) or not isinstance(workspace_id, int) or not 1 <= workspace_id <= BIGINT_MAX:
+            raise unprocessable(["config", "configurable", "workspace_id"], "a workspace's id: a positive integer")
+        await asyncio.to_thread(_member, app.state.db, user.id, workspace_id)
+    run = run_config(owner_id=user.id, user=user.username, tunables=checked_configurable(configurable),
+                     workspace_id=workspace_id)
     if request.url.path.endswith(STREAMS):
         await asyncio.to_thread(accounting.check, app.state.db, app.state.settings, owner_id=user.id)
         if (answers := app.state.runtime.answers) is not None:

@@ -110,6 +110,9 @@ class DocumentOut(BaseModel):
     former_names: list[str] = Field(default_factory=list, description="former names the cover gives")
     file_number: str | None = Field(default=None, description="the Commission file number")
     tickers: list[str] = Field(default_factory=list, description="trading symbols the document gives")
+    workspace_id: int | None = Field(default=None, description="the workspace it belongs to; null: your own")
+    workspace: str | None = Field(default=None, description="that workspace's name")
+    uploaded_by: str | None = Field(default=None, description="the username of who uploaded it")
 
 
 class DocumentPatch(BaseModel):

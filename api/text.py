@@ -34,6 +34,7 @@ MAX = {
     "collections": 1000,  # collections one user may have
     "find_query": 200,  # the sidebar's search box (GET /api/search)
     "find_results": 20,  # documents, and chats, one search answers at most
+    "workspace_name": 100,  # sql/029_workspaces.sql checks the same
 }
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -90,6 +91,7 @@ ChatId = text(MAX["chat_id"])
 FilterText = text(MAX["document_filter"], strip=True)
 FeedbackNote = text(MAX["feedback_note"], strip=True)
 CollectionName = text(MAX["collection_name"], min_chars=1, strip=True)
+WorkspaceName = text(MAX["workspace_name"], min_chars=1, strip=True)
 
 
 def _canonical_uuid(what: str) -> Any:  # noqa: ANN401

@@ -23,6 +23,9 @@ class Configuration(Tunables, ServerTunables):
     # who is asking: the server sets this from auth; the CLI from --user
     user: str = "local"
     owner_id: int | None = None
+    # a workspace the question is limited to (its id); None: everything the asker may read. Only
+    # ever narrows: the asker's membership is checked in SQL when the run reads (member_spaces)
+    workspace_id: int | None = None
     # the LLM links to try, in order (names from LLM_LINKS); "" keeps the deployment's order
     llm_order: str = ""
 

@@ -29,10 +29,13 @@ from graph.state import InputState
 
 
 def run_config(*, owner_id: int | None, user: str, tunables: Mapping[str, Any] | None = None,
-               run_name: str | None = None, metadata: Mapping[str, Any] | None = None) -> RunnableConfig:
-    """The configuration of one run: who asks and the per-run knobs (tunables.py names; the caller
-    has checked their bounds), as JSON that LangServe's config carries too."""
-    configurable: dict[str, Any] = {**(tunables or {}), "owner_id": owner_id, "user": user}
+               run_name: str | None = None, metadata: Mapping[str, Any] | None = None,
+               workspace_id: int | None = None) -> RunnableConfig:
+    """The configuration of one run: who asks (and the workspace they limit it to, if any) and the
+    per-run knobs (tunables.py names; the caller has checked their bounds), as JSON that LangServe's
+    config carries too."""
+    configurable: dict[str, Any] = {**(tunables or {}), "owner_id": owner_id, "user": user,
+                                    "workspace_id": workspace_id}
     config = RunnableConfig(configurable=configurable)
     if run_name is not None:
         config["run_name"] = run_name

@@ -31,7 +31,7 @@ from ingestion.tables import table_cells
 from ingestion.units import Parsed
 from providers.protocols import DocumentEmbedder
 from settings import Settings
-from storage import documents, embedding_index, jobs, tables
+from storage import documents, embedding_index, jobs, tables, workspaces
 from storage.db import Database
 from storage.documents import ChildRow, PageRow, ParentRow
 
@@ -122,9 +122,11 @@ def make_prefetcher(settings: Settings) -> Prefetcher:
 
 
 def submit_document(db: Database, settings: Settings, *, owner_id: int, name: str, data: bytes,
-                    fmt: str | None = None) -> Submission:
+                    fmt: str | None = None, uploaded_by: int | None = None) -> Submission:
     """Validate, store the raw file, and queue a job. A duplicate that is ready is reused. `fmt`: what
-    check_file already said of this data (an upload's check, before it is stored), else checked here."""
+    check_file already said of this data (an upload's check, before it is stored), else checked here.
+    `owner_id` a workspace: `uploaded_by` is the member, an editor or above when the row is made
+    (storage.workspaces.NotAllowed otherwise)."""
     fmt = fmt if fmt is not None else check_file(settings, name, data)
     content_hash = hashlib.sha256(data).hexdigest()
     path = stored_file_path(settings, owner_id, content_hash, fmt)
@@ -136,6 +138,8 @@ def submit_document(db: Database, settings: Settings, *, owner_id: int, name: st
     with db.connection() as conn, conn.transaction():
         # identical uploads in parallel: the first creates the document, the others wait here and find it
         documents.lock_content(conn, owner_id=owner_id, content_hash=content_hash)
+        if uploaded_by is not None and uploaded_by != owner_id:
+            workspaces.need(conn, uploaded_by, owner_id, workspaces.WRITE)  # in this transaction: no race
         existing = documents.find_by_hash(conn, owner_id=owner_id, content_hash=content_hash)
         if existing and existing["status"] == "ready":
             return Submission(existing["id"], None, True, content_hash, format=fmt)
@@ -149,8 +153,8 @@ def submit_document(db: Database, settings: Settings, *, owner_id: int, name: st
             documents.requeue_document(conn, document_id=document_id, name=name)
         else:
             document_id = documents.create_document(
-                conn, owner_id=owner_id, name=name, content_hash=content_hash, size_bytes=len(data), fmt=fmt
-            )
+                conn, owner_id=owner_id, name=name, content_hash=content_hash, size_bytes=len(data), fmt=fmt,
+                uploaded_by=uploaded_by)
         job_id = jobs.create_job(conn, document_id=document_id, owner_id=owner_id)
     return Submission(document_id, job_id, False, content_hash, created, fmt, queued=True)
 

@@ -12,6 +12,7 @@ from psycopg.types.json import Jsonb
 
 from storage import collections, parse_uuid
 from storage.rows import one
+from storage.workspaces import Owners, owner_ids
 
 CHAT_COLUMNS = ("c.id, c.title, c.document_ids, c.collection_id,"
                 " (select k.name from collections k where k.id = c.collection_id) as collection_name,"
@@ -21,12 +22,13 @@ RETURNING = ("returning id, title, document_ids, collection_id,"
              " created_at, updated_at")
 
 
-def owned_document_ids(conn: psycopg.Connection, *, owner_id: int, document_ids: Sequence[str]) -> list[uuid.UUID]:
+def owned_document_ids(conn: psycopg.Connection, *, owner_id: Owners, document_ids: Sequence[str]) -> list[uuid.UUID]:
     """The subset of `document_ids` the owner has (malformed ids are simply not owned)."""
     parsed = [u for u in (parse_uuid(d) for d in document_ids) if u is not None]
     if not parsed:
         return []
-    rows = conn.execute("select id from documents where owner_id = %s and id = any(%s)", (owner_id, parsed))
+    rows = conn.execute("select id from documents where owner_id = any(%s::bigint[]) and id = any(%s)",
+                        (owner_ids(owner_id), parsed))
     return [r[0] for r in rows.fetchall()]
 
 
@@ -79,7 +81,7 @@ def update_chat(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID |
         ).fetchone()
 
 
-def scope_now(conn: psycopg.Connection, *, owner_id: int, chat: dict[str, Any]) -> list[str] | None:
+def scope_now(conn: psycopg.Connection, *, owner_id: Owners, chat: dict[str, Any]) -> list[str] | None:
     """The documents a question in this chat searches now: its collection's members when it is over
     one (read at each question), else its own list (an empty one searches nothing), else None: all."""
     if chat.get("collection_id") is not None:

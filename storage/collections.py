@@ -15,6 +15,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from storage import parse_uuid
+from storage.workspaces import Owners, owner_ids
 
 COLUMNS = ("c.id, c.name, c.created_at, c.updated_at,"
            " (select count(*) from collection_documents m where m.collection_id = c.id) as document_count")
@@ -38,49 +39,52 @@ def create_collection(conn: psycopg.Connection, *, owner_id: int, name: str) -> 
     return found
 
 
-def list_collections(conn: psycopg.Connection, *, owner_id: int, limit: int, offset: int = 0) -> list[dict[str, Any]]:
+def list_collections(conn: psycopg.Connection, *, owner_id: Owners, limit: int,
+                     offset: int = 0) -> list[dict[str, Any]]:
     """One page of the owner's collections by name (ties by id, so pages never overlap)."""
     with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(f"select {COLUMNS} from collections c where c.owner_id = %s"
-                           " order by c.name, c.id limit %s offset %s", (owner_id, limit, offset)).fetchall()
+        return cur.execute(f"select {COLUMNS} from collections c where c.owner_id = any(%s::bigint[])"
+                           " order by c.name, c.id limit %s offset %s", (owner_ids(owner_id), limit, offset)).fetchall()
 
 
-def count_collections(conn: psycopg.Connection, *, owner_id: int) -> int:
-    row = conn.execute("select count(*) from collections where owner_id = %s", (owner_id,)).fetchone()
+def count_collections(conn: psycopg.Connection, *, owner_id: Owners) -> int:
+    row = conn.execute("select count(*) from collections where owner_id = any(%s::bigint[])",
+                       (owner_ids(owner_id),)).fetchone()
     return int(row[0]) if row else 0
 
 
-def get_collection(conn: psycopg.Connection, *, owner_id: int,
+def get_collection(conn: psycopg.Connection, *, owner_id: Owners,
                    collection_id: uuid.UUID | str) -> dict[str, Any] | None:
     parsed = parse_uuid(collection_id)
     if parsed is None:
         return None
     with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(f"select {COLUMNS} from collections c where c.owner_id = %s and c.id = %s",
-                           (owner_id, parsed)).fetchone()
+        return cur.execute(f"select {COLUMNS} from collections c where c.owner_id = any(%s::bigint[]) and c.id = %s",
+                           (owner_ids(owner_id), parsed)).fetchone()
 
 
-def find_by_name(conn: psycopg.Connection, *, owner_id: int, name: str) -> dict[str, Any] | None:
+def find_by_name(conn: psycopg.Connection, *, owner_id: Owners, name: str) -> dict[str, Any] | None:
     with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(f"select {COLUMNS} from collections c where c.owner_id = %s and c.name = %s",
-                           (owner_id, name)).fetchone()
+        return cur.execute(f"select {COLUMNS} from collections c where c.owner_id = any(%s::bigint[]) and c.name = %s",
+                           (owner_ids(owner_id), name)).fetchone()
 
 
-def rename_collection(conn: psycopg.Connection, *, owner_id: int, collection_id: uuid.UUID | str,
+def rename_collection(conn: psycopg.Connection, *, owner_id: Owners, collection_id: uuid.UUID | str,
                       name: str) -> dict[str, Any] | None:
     parsed = parse_uuid(collection_id)
     if parsed is None:
         return None
     try:
         with conn.transaction():
-            done = conn.execute("update collections set name = %s, updated_at = now() where owner_id = %s and id = %s",
-                                (name, owner_id, parsed)).rowcount
+            done = conn.execute("update collections set name = %s, updated_at = now()"
+                                " where owner_id = any(%s::bigint[]) and id = %s",
+                                (name, owner_ids(owner_id), parsed)).rowcount
     except psycopg.errors.UniqueViolation:
         raise NameTaken(name) from None
     return get_collection(conn, owner_id=owner_id, collection_id=parsed) if done else None
 
 
-def delete_collection(conn: psycopg.Connection, *, owner_id: int, collection_id: uuid.UUID | str) -> bool:
+def delete_collection(conn: psycopg.Connection, *, owner_id: Owners, collection_id: uuid.UUID | str) -> bool:
     """Delete the collection (its documents stay). A chat over it keeps the documents it had then as
     its own list, so its scope never widens to all of the owner's documents; one over an empty
     collection keeps an empty list, and answers from nothing."""
@@ -88,47 +92,64 @@ def delete_collection(conn: psycopg.Connection, *, owner_id: int, collection_id:
     if parsed is None:
         return False
     with conn.transaction():
+        if not conn.execute("select 1 from collections where owner_id = any(%s::bigint[]) and id = %s for update",
+                            (owner_ids(owner_id), parsed)).fetchone():
+            return False
+        # every chat over it, whoever's: a workspace's collection is in its members' chats too (their
+        # lists are scoped again to what each may read when they ask)
         conn.execute(
             "update chats set document_ids = coalesce((select array_agg(m.document_id order by m.document_id)"
             " from collection_documents m where m.collection_id = %s), '{}'), collection_id = null"
-            " where owner_id = %s and collection_id = %s", (parsed, owner_id, parsed))
-        return conn.execute("delete from collections where owner_id = %s and id = %s",
-                            (owner_id, parsed)).rowcount == 1
+            " where collection_id = %s", (parsed, parsed))
+        return conn.execute("delete from collections where id = %s", (parsed,)).rowcount == 1
 
 
-def add_documents(conn: psycopg.Connection, *, owner_id: int, collection_id: uuid.UUID,
+def add_documents(conn: psycopg.Connection, *, owner_id: Owners, collection_id: uuid.UUID,
                   document_ids: Sequence[uuid.UUID]) -> int:
     """Add the owner's documents to the owner's collection (the select joins both by owner); the
     number newly added (one already there is not counted)."""
     added = conn.execute(
         "insert into collection_documents (collection_id, document_id)"
         " select c.id, d.id from collections c join documents d on d.owner_id = c.owner_id"
-        " where c.id = %s and c.owner_id = %s and d.id = any(%s)"
-        " on conflict do nothing", (collection_id, owner_id, list(document_ids))).rowcount
-    conn.execute("update collections set updated_at = now() where id = %s and owner_id = %s", (collection_id, owner_id))
+        " where c.id = %s and c.owner_id = any(%s::bigint[]) and d.id = any(%s)"
+        " on conflict do nothing", (collection_id, owner_ids(owner_id), list(document_ids))).rowcount
+    conn.execute("update collections set updated_at = now() where id = %s and owner_id = any(%s::bigint[])",
+                 (collection_id, owner_ids(owner_id)))
     return added
 
 
-def remove_document(conn: psycopg.Connection, *, owner_id: int, collection_id: uuid.UUID | str,
+def remove_document(conn: psycopg.Connection, *, owner_id: Owners, collection_id: uuid.UUID | str,
                     document_id: uuid.UUID | str) -> bool:
     cid, did = parse_uuid(collection_id), parse_uuid(document_id)
     if cid is None or did is None:
         return False
     return conn.execute(
         "delete from collection_documents m using collections c where m.collection_id = c.id"
-        " and c.id = %s and c.owner_id = %s and m.document_id = %s", (cid, owner_id, did)).rowcount == 1
+        " and c.id = %s and c.owner_id = any(%s::bigint[]) and m.document_id = %s",
+        (cid, owner_ids(owner_id), did)).rowcount == 1
 
 
-def members(conn: psycopg.Connection, *, owner_id: int, collection_id: uuid.UUID) -> list[dict[str, Any]]:
+def members(conn: psycopg.Connection, *, owner_id: Owners, collection_id: uuid.UUID) -> list[dict[str, Any]]:
     """The collection's documents (id, name, status, company, form, period), in the order they were added."""
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
             "select d.id, d.name, d.status, d.company, d.form, d.period, m.added_at from collection_documents m"
             " join collections c on c.id = m.collection_id join documents d on d.id = m.document_id"
-            " where c.id = %s and c.owner_id = %s and d.owner_id = c.owner_id order by m.added_at, d.name",
-            (collection_id, owner_id)).fetchall()
+            " where c.id = %s and c.owner_id = any(%s::bigint[]) and d.owner_id = c.owner_id"
+            " order by m.added_at, d.name",
+            (collection_id, owner_ids(owner_id))).fetchall()
 
 
-def member_ids(conn: psycopg.Connection, *, owner_id: int, collection_id: uuid.UUID) -> list[str]:
+def member_ids(conn: psycopg.Connection, *, owner_id: Owners, collection_id: uuid.UUID) -> list[str]:
     """The collection's document ids now, as a chat scope (what a question over it searches)."""
     return sorted(str(m["id"]) for m in members(conn, owner_id=owner_id, collection_id=collection_id))
+
+
+def space_of(conn: psycopg.Connection, *, owner_id: Owners, collection_id: uuid.UUID | str) -> int | None:
+    """The owner (a user or a workspace) of the collection among `owner_id`'s; None when not there."""
+    parsed = parse_uuid(collection_id)
+    if parsed is None:
+        return None
+    row = conn.execute("select owner_id from collections where owner_id = any(%s::bigint[]) and id = %s",
+                       (owner_ids(owner_id), parsed)).fetchone()
+    return int(row[0]) if row else None

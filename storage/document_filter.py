@@ -33,6 +33,7 @@ from storage.question_period import (
     coverage,
     owner_period,
 )
+from storage.workspaces import Owners, owner_ids
 
 __all__ = ["DocumentFilter", "Scope", "company_names", "matching_documents", "named_documents", "normal_form",
            "owner_values", "parse_period", "question_scope"]
@@ -94,12 +95,12 @@ def _like(value: str) -> str:
     return "%" + re.sub(r"([\\%_])", r"\\\1", " ".join(value.split())) + "%"
 
 
-def matching_documents(conn: psycopg.Connection, *, owner_id: int, where: DocumentFilter,
+def matching_documents(conn: psycopg.Connection, *, owner_id: Owners, where: DocumentFilter,
                        document_ids: Sequence[uuid.UUID] | None = None) -> list[uuid.UUID]:
     """Ids of the owner's documents that match every part of `where` (and are among `document_ids`
     when given). Never another owner's: the owner is part of the statement."""
-    clauses = ["owner_id = %(owner)s"]
-    args: dict[str, object] = {"owner": owner_id}
+    clauses = ["owner_id = any(%(owner)s::bigint[])"]
+    args: dict[str, object] = {"owner": owner_ids(owner_id)}
     if document_ids is not None:
         clauses.append("id = any(%(docs)s)")
         args["docs"] = list(document_ids)
@@ -155,7 +156,7 @@ class Scope:
         return {d: TIER_WEIGHTS[min(n, len(TIER_WEIGHTS) - 1)] for n, tier in enumerate(self.tiers) for d in tier}
 
 
-def question_scope(conn: psycopg.Connection, *, owner_id: int, question: str,
+def question_scope(conn: psycopg.Connection, *, owner_id: Owners, question: str,
                    document_ids: Sequence[uuid.UUID] | None = None) -> Scope | None:
     """The owner's documents (among `document_ids`, when given) ranked by how well they fit the
     issuer and the period `question` names; None when it names neither, or every issuer and no
@@ -189,7 +190,7 @@ def question_scope(conn: psycopg.Connection, *, owner_id: int, question: str,
     return Scope(tuple(tuple(t) for t in tiers if t), certain)
 
 
-def named_documents(conn: psycopg.Connection, *, owner_id: int, question: str,
+def named_documents(conn: psycopg.Connection, *, owner_id: Owners, question: str,
                     document_ids: Sequence[uuid.UUID] | None = None) -> list[uuid.UUID] | None:
     """The documents `question_scope` keeps, best first; None when nothing narrows."""
     scope = question_scope(conn, owner_id=owner_id, question=question, document_ids=document_ids)

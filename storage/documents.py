@@ -16,6 +16,7 @@ from psycopg.types.json import Jsonb
 
 from storage import parse_uuid
 from storage.rows import one, scalar
+from storage.workspaces import Owners, owner_ids
 
 
 @dataclass(frozen=True)
@@ -54,8 +55,13 @@ DOCUMENT_COLUMNS = (
     " d.format, d.ocr_pages, d.embedding_model, d.company, d.form, d.period, d.period_end,"
     " d.former_names, d.file_number, d.tickers, d.context_set_by_owner,"
     " (select count(*) from parent_chunks p where p.document_id = d.id) as parents,"
-    " d.children"  # stored by replace_chunks in the same transaction as the chunks
+    " d.children,"  # stored by replace_chunks in the same transaction as the chunks
+    # where it is (its owner: a user, or a workspace) and who uploaded it (sql/029_workspaces.sql)
+    " d.owner_id, (select w.name from workspaces w where w.id = d.owner_id) as workspace,"
+    " (select u.username from users u where u.id = coalesce(d.uploaded_by, d.owner_id)) as uploaded_by"
 )
+# The columns above that say where a document is: the CLI shows them only for a workspace's documents.
+PLACE_COLUMNS = ("owner_id", "workspace", "uploaded_by")
 
 
 def lock_content(conn: psycopg.Connection, *, owner_id: int, content_hash: str) -> None:
@@ -73,16 +79,18 @@ def find_by_hash(conn: psycopg.Connection, *, owner_id: int, content_hash: str) 
 
 
 def create_document(
-    conn: psycopg.Connection, *, owner_id: int, name: str, content_hash: str, size_bytes: int, fmt: str = "pdf"
+    conn: psycopg.Connection, *, owner_id: int, name: str, content_hash: str, size_bytes: int, fmt: str = "pdf",
+    uploaded_by: int | None = None,
 ) -> uuid.UUID:
+    """A new document of `owner_id` (a user, or a workspace: then `uploaded_by` is the member)."""
     return scalar(conn.execute(
-        "insert into documents (owner_id, name, content_hash, size_bytes, format) values (%s, %s, %s, %s, %s)"
-        " returning id",
-        (owner_id, name, content_hash, size_bytes, fmt),
+        "insert into documents (owner_id, name, content_hash, size_bytes, format, uploaded_by)"
+        " values (%s, %s, %s, %s, %s, %s) returning id",
+        (owner_id, name, content_hash, size_bytes, fmt, uploaded_by if uploaded_by is not None else owner_id),
     ), uuid.UUID)
 
 
-def get_page(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str,
+def get_page(conn: psycopg.Connection, *, owner_id: Owners, document_id: uuid.UUID | str,
              page: int) -> dict[str, Any] | None:
     """One unit of the owner's document with its text; None for a stranger's or a missing one."""
     doc_uuid = parse_uuid(document_id)
@@ -92,12 +100,12 @@ def get_page(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID 
         return cur.execute(
             "select p.page, p.label, p.title, p.ocr, p.text, d.format from document_pages p"
             " join documents d on d.id = p.document_id"
-            " where d.owner_id = %s and p.owner_id = %s and p.document_id = %s and p.page = %s",
-            (owner_id, owner_id, doc_uuid, page),
+            " where d.owner_id = any(%s::bigint[]) and p.owner_id = d.owner_id and p.document_id = %s and p.page = %s",
+            (owner_ids(owner_id), doc_uuid, page),
         ).fetchone()
 
 
-def recognised_chunks(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str,
+def recognised_chunks(conn: psycopg.Connection, *, owner_id: Owners, document_id: uuid.UUID | str,
                       page: int) -> list[tuple[str, list[list[float]]]]:
     """(text, line boxes in points) of each child chunk on an OCR'd page of the owner's document: the
     page image has no text to find a passage in, so a citation is highlighted with these boxes."""
@@ -105,38 +113,41 @@ def recognised_chunks(conn: psycopg.Connection, *, owner_id: int, document_id: u
     if doc_uuid is None:
         return []
     return [(text, boxes) for text, boxes in conn.execute(
-        "select text, boxes from child_chunks where owner_id = %s and document_id = %s and page = %s and ocr"
-        " and boxes is not null order by ord", (owner_id, doc_uuid, page)).fetchall()]
+        "select text, boxes from child_chunks where owner_id = any(%s::bigint[]) and document_id = %s and page = %s"
+        " and ocr"
+        " and boxes is not null order by ord", (owner_ids(owner_id), doc_uuid, page)).fetchall()]
 
 
-def get_document(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str) -> dict[str, Any] | None:
+def get_document(conn: psycopg.Connection, *, owner_id: Owners, document_id: uuid.UUID | str) -> dict[str, Any] | None:
     """The document if `owner_id` owns it; None otherwise (a stranger's id looks absent)."""
     doc_uuid = parse_uuid(document_id)
     if doc_uuid is None:
         return None
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
-            f"select {DOCUMENT_COLUMNS} from documents d where d.owner_id = %s and d.id = %s",
-            (owner_id, doc_uuid),
+            f"select {DOCUMENT_COLUMNS} from documents d where d.owner_id = any(%s::bigint[]) and d.id = %s",
+            (owner_ids(owner_id), doc_uuid),
         ).fetchone()
 
 
-def list_documents(conn: psycopg.Connection, *, owner_id: int, limit: int | None = None,
+def list_documents(conn: psycopg.Connection, *, owner_id: Owners, limit: int | None = None,
                    offset: int = 0) -> list[dict[str, Any]]:
     """The owner's documents, the oldest first (`limit` None: all, for the operator's CLI and evals)."""
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
-            f"select {DOCUMENT_COLUMNS} from documents d where d.owner_id = %s order by d.created_at, d.name, d.id"
+            f"select {DOCUMENT_COLUMNS} from documents d where d.owner_id = any(%s::bigint[])"
+            " order by d.created_at, d.name, d.id"
             " limit %s offset %s",
-            (owner_id, limit, offset),
+            (owner_ids(owner_id), limit, offset),
         ).fetchall()
 
 
-def delete_document(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str) -> bool:
+def delete_document(conn: psycopg.Connection, *, owner_id: Owners, document_id: uuid.UUID | str) -> bool:
     doc_uuid = parse_uuid(document_id)
     if doc_uuid is None:
         return False
-    cur = conn.execute("delete from documents where owner_id = %s and id = %s", (owner_id, doc_uuid))
+    cur = conn.execute("delete from documents where owner_id = any(%s::bigint[]) and id = %s",
+                       (owner_ids(owner_id), doc_uuid))
     return cur.rowcount == 1
 
 
@@ -171,7 +182,7 @@ def set_document_context(conn: psycopg.Connection, *, document_id: uuid.UUID, co
     )
 
 
-def set_owner_context(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str,
+def set_owner_context(conn: psycopg.Connection, *, owner_id: Owners, document_id: uuid.UUID | str,
                       company: str | None = None, form: str | None = None, period: str | None = None,
                       period_end: date | None = None) -> bool:
     """The owner says what the document is (a value left None is kept; "" clears it; the values
@@ -189,16 +200,17 @@ def set_owner_context(conn: psycopg.Connection, *, owner_id: int, document_id: u
     if period is not None:
         sets.append("period_end = %s")
         args.append(period_end)
-    cur = conn.execute(f"update documents set {', '.join(sets)} where owner_id = %s and id = %s",
-                       (*args, owner_id, doc_uuid))
+    cur = conn.execute(f"update documents set {', '.join(sets)} where owner_id = any(%s::bigint[]) and id = %s",
+                       (*args, owner_ids(owner_id), doc_uuid))
     return cur.rowcount == 1
 
 
-def issuer_identities(conn: psycopg.Connection, *, owner_id: int,
+def issuer_identities(conn: psycopg.Connection, *, owner_id: Owners,
                       document_ids: Sequence[uuid.UUID] | None = None) -> list[tuple[Any, ...]]:
     """(id, company, former_names, file_number, tickers, form, period, period_end) of the owner's
     documents (among `document_ids` when given), oldest first."""
-    clauses, args = "owner_id = %(owner)s", {"owner": owner_id, "docs": list(document_ids or [])}
+    clauses = "owner_id = any(%(owner)s::bigint[])"
+    args = {"owner": owner_ids(owner_id), "docs": list(document_ids or [])}
     if document_ids is not None:
         clauses += " and id = any(%(docs)s)"
     return conn.execute(
@@ -214,10 +226,11 @@ def requeue_document(conn: psycopg.Connection, *, document_id: uuid.UUID, name: 
     )
 
 
-def ready_documents(conn: psycopg.Connection, *, owner_id: int) -> dict[str, uuid.UUID]:
+def ready_documents(conn: psycopg.Connection, *, owner_id: Owners) -> dict[str, uuid.UUID]:
     """{name: id} of the owner's ready documents, in name order."""
     return dict(conn.execute(
-        "select name, id from documents where owner_id = %s and status = 'ready' order by name", (owner_id,)
+        "select name, id from documents where owner_id = any(%s::bigint[]) and status = 'ready' order by name",
+        (owner_ids(owner_id),)
     ).fetchall())
 
 
@@ -338,10 +351,10 @@ def replace_headings(conn: psycopg.Connection, *, document_id: uuid.UUID, child_
     conn.execute("select refresh_term_postings(%s)", (document_id,))
 
 
-def company_names(conn: psycopg.Connection, *, owner_id: int, document_ids: Sequence[uuid.UUID]) -> list[str]:
+def company_names(conn: psycopg.Connection, *, owner_id: Owners, document_ids: Sequence[uuid.UUID]) -> list[str]:
     """The company each of the owner's documents names on its cover (read at ingestion), where read."""
-    rows = conn.execute("select distinct company from documents where owner_id = %s and id = any(%s)"
-                        " and coalesce(company, '') <> ''", (owner_id, list(document_ids))).fetchall()
+    rows = conn.execute("select distinct company from documents where owner_id = any(%s::bigint[]) and id = any(%s)"
+                        " and coalesce(company, '') <> ''", (owner_ids(owner_id), list(document_ids))).fetchall()
     return [row[0] for row in rows]
 
 
@@ -353,9 +366,10 @@ class Filers:
     unknown: bool  # a document among them whose company was not read
 
 
-def filers(conn: psycopg.Connection, *, owner_id: int, document_ids: Sequence[uuid.UUID]) -> Filers:
+def filers(conn: psycopg.Connection, *, owner_id: Owners, document_ids: Sequence[uuid.UUID]) -> Filers:
     rows = conn.execute("select coalesce(company, ''), former_names, tickers from documents"
-                        " where owner_id = %s and id = any(%s)", (owner_id, list(document_ids))).fetchall()
+                        " where owner_id = any(%s::bigint[]) and id = any(%s)",
+                        (owner_ids(owner_id), list(document_ids))).fetchall()
     names = sorted({n for company, former, tickers in rows for n in (company, *former, *tickers) if n})
     return Filers(names=names, unknown=any(not company for company, _f, _t in rows))
 
@@ -368,36 +382,38 @@ class Coverage:
     names: list[str]  # file names and cover companies
 
 
-def coverage(conn: psycopg.Connection, *, owner_id: int, document_ids: Sequence[uuid.UUID] | None) -> Coverage:
+def coverage(conn: psycopg.Connection, *, owner_id: Owners, document_ids: Sequence[uuid.UUID] | None) -> Coverage:
     """The years and names of the owner's ready documents (`document_ids` of them, or all)."""
     docs = conn.execute(
         "select d.id, d.name, coalesce(d.company, ''), coalesce(d.period, ''), d.period_end from documents d"
-        " where d.owner_id = %s and d.status = 'ready' and (%s::uuid[] is null or d.id = any(%s))",
-        (owner_id, list(document_ids) if document_ids else None, list(document_ids) if document_ids else None),
+        " where d.owner_id = any(%s::bigint[]) and d.status = 'ready' and (%s::uuid[] is null or d.id = any(%s))",
+        (owner_ids(owner_id), list(document_ids) if document_ids else None,
+         list(document_ids) if document_ids else None),
     ).fetchall()
     ids = [row[0] for row in docs]
     years = {int(y) for row in docs for y in re.findall(r"(?:19|20)\d\d", f"{row[3]} {row[4] or ''}")}
     years |= {row[0] for row in conn.execute(
-        "select distinct fiscal_year from table_cells where owner_id = %s and document_id = any(%s)"
-        " and fiscal_year is not null", (owner_id, ids)).fetchall()}
+        "select distinct fiscal_year from table_cells where owner_id = any(%s::bigint[]) and document_id = any(%s)"
+        " and fiscal_year is not null", (owner_ids(owner_id), ids)).fetchall()}
     return Coverage(years=years, names=[n for row in docs for n in (row[1], row[2]) if n])
 
 
-def mentions(conn: psycopg.Connection, *, owner_id: int, document_ids: Sequence[uuid.UUID] | None,
+def mentions(conn: psycopg.Connection, *, owner_id: Owners, document_ids: Sequence[uuid.UUID] | None,
              phrase: str) -> bool:
     """Whether any of the owner's ready documents (`document_ids` of them, or all) holds every word of
     `phrase` in one passage, in any order (full text, stemmed as the sparse search stems): a question's
     "Fullerton Cessna" is the report's "a Cessna ... near Fullerton"."""
     row = conn.execute(
         "select exists(select 1 from child_chunks c join documents d on d.id = c.document_id"
-        " where d.owner_id = %s and d.status = 'ready' and (%s::uuid[] is null or d.id = any(%s))"
+        " where d.owner_id = any(%s::bigint[]) and d.status = 'ready' and (%s::uuid[] is null or d.id = any(%s))"
         " and c.tsv @@ plainto_tsquery('english', %s))",
-        (owner_id, list(document_ids) if document_ids else None, list(document_ids) if document_ids else None,
+        (owner_ids(owner_id), list(document_ids) if document_ids else None,
+         list(document_ids) if document_ids else None,
          phrase)).fetchone()
     return bool(row and row[0])
 
 
-def absent_words(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID | str,
+def absent_words(conn: psycopg.Connection, *, owner_id: Owners, document_id: uuid.UUID | str,
                  words: Sequence[str]) -> set[str]:
     """The `words` the owner's document never uses (full text, stemmed as the sparse search stems);
     a stop word ("did") is never absent: it is not indexed at all."""
@@ -406,6 +422,6 @@ def absent_words(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.U
     rows = conn.execute(
         "select w from unnest(%s::text[]) w where numnode(plainto_tsquery('english', w)) > 0"
         " and not exists(select 1 from child_chunks c join documents d on d.id = c.document_id"
-        " where d.owner_id = %s and d.id = %s and c.tsv @@ plainto_tsquery('english', w))",
-        (list(words), owner_id, parse_uuid(document_id))).fetchall()
+        " where d.owner_id = any(%s::bigint[]) and d.id = %s and c.tsv @@ plainto_tsquery('english', w))",
+        (list(words), owner_ids(owner_id), parse_uuid(document_id))).fetchall()
     return {r[0] for r in rows}

@@ -14,6 +14,8 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from storage.workspaces import Owners, owner_ids
+
 # Where a snippet's matched words start and end: control characters no text shows, so the page
 # marks the words with elements and never reads the snippet as markup.
 MARK_START, MARK_END = "\x02", "\x03"
@@ -39,16 +41,17 @@ def _like(query: str) -> str:
     return f"%{escaped}%"
 
 
-def find_documents(conn: psycopg.Connection, *, owner_id: int, query: str, limit: int) -> list[dict[str, Any]]:
+def find_documents(conn: psycopg.Connection, *, owner_id: Owners, query: str, limit: int) -> list[dict[str, Any]]:
     """The owner's documents whose name, company, form or period contains the query (any case)."""
     if not query.strip():
         return []
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
-            "select d.id, d.name, d.status, d.company, d.form, d.period from documents d where d.owner_id = %s"
+            "select d.id, d.name, d.status, d.company, d.form, d.period from documents d"
+            " where d.owner_id = any(%s::bigint[])"
             " and (d.name ilike %s or d.company ilike %s or d.form ilike %s or d.period ilike %s)"
             " order by d.created_at desc, d.id limit %s",
-            (owner_id, *[_like(query)] * 4, limit)).fetchall()
+            (owner_ids(owner_id), *[_like(query)] * 4, limit)).fetchall()
 
 
 def find_chats(conn: psycopg.Connection, *, owner_id: int, query: str, limit: int) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ from psycopg.rows import dict_row
 
 from storage import parse_uuid
 from storage.rows import scalar
+from storage.workspaces import Owners, owner_ids
 
 log = logging.getLogger(__name__)
 
@@ -52,15 +53,15 @@ def delete_job(conn: psycopg.Connection, *, job_id: uuid.UUID) -> None:
     conn.execute("delete from document_jobs where id = %s and status = 'queued'", (job_id,))
 
 
-def get_job(conn: psycopg.Connection, *, owner_id: int, job_id: uuid.UUID | str) -> dict[str, Any] | None:
+def get_job(conn: psycopg.Connection, *, owner_id: Owners, job_id: uuid.UUID | str) -> dict[str, Any] | None:
     job_uuid = parse_uuid(job_id)
     if job_uuid is None:
         return None
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
             "select id, document_id, status, stage, percent, error, attempts, created_at, updated_at"
-            " from document_jobs where owner_id = %s and id = %s",
-            (owner_id, job_uuid),
+            " from document_jobs where owner_id = any(%s::bigint[]) and id = %s",
+            (owner_ids(owner_id), job_uuid),
         ).fetchone()
 
 

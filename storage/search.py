@@ -12,6 +12,7 @@ import numpy as np
 import psycopg
 
 from storage.document_filter import DocumentFilter, Scope, matching_documents, question_scope
+from storage.workspaces import Owners, owner_ids
 from tunables import Fusion, Mode, Tunables
 
 MODES: tuple[Mode, ...] = get_args(Mode)
@@ -66,7 +67,7 @@ class SearchParams:
 
 
 SEARCH_SQL = (
-    "select * from hybrid_search(%(owner)s, %(embedding)s, %(text)s, %(k)s, %(docs)s::uuid[], %(mode)s,"
+    "select * from hybrid_search(%(owner)s::bigint[], %(embedding)s, %(text)s, %(k)s, %(docs)s::uuid[], %(mode)s,"
     " %(dense_weight)s, %(sparse_weight)s, %(rrf_k)s, %(candidates)s, %(per_parent)s,"
     " %(max_df)s, %(fusion)s, %(heading_weight)s, %(dense_rrf_k)s)"
 )
@@ -75,7 +76,7 @@ SEARCH_SQL = (
 def search(
     conn: psycopg.Connection,
     *,
-    owner_id: int,
+    owner_id: Owners,
     query_text: str,
     query_embedding: np.ndarray | None,
     params: SearchParams,
@@ -116,8 +117,8 @@ def search(
         child_id: (label, ocr, boxes)
         for child_id, label, ocr, boxes in conn.execute(
             "select id, coalesce(page_label, 'page ' || page), ocr, boxes from child_chunks"
-            " where owner_id = %s and id = any(%s)",
-            (owner_id, [h.child_id for h in hits]),
+            " where owner_id = any(%s::bigint[]) and id = any(%s)",
+            (owner_ids(owner_id), [h.child_id for h in hits]),
         ).fetchall()
     }
     return [replace(h, page_label=extra[h.child_id][0], ocr=extra[h.child_id][1], boxes=extra[h.child_id][2])
@@ -135,7 +136,7 @@ SEARCH_SETTINGS = f"select {_HNSW_SETTINGS}, set_config('plan_cache_mode', 'forc
 ONE_FILING_SETTINGS = f"select {_HNSW_SETTINGS}, set_config('plan_cache_mode', 'force_generic_plan', true)"
 
 
-def _scoped(conn: psycopg.Connection, owner_id: int, query_text: str, query_embedding: np.ndarray | None,
+def _scoped(conn: psycopg.Connection, owner_id: Owners, query_text: str, query_embedding: np.ndarray | None,
             params: SearchParams, scope: Scope) -> list[Hit]:
     """Soft scoping: the first tier searched alone (its candidates never crowded out), the whole
     scope searched beside it, each hit's score times its document's tier weight, best first."""
@@ -177,35 +178,37 @@ class ChildUnit:
     text: str
 
 
-def children_of(conn: psycopg.Connection, *, owner_id: int, parent_ids: Sequence[int]) -> dict[int, list[ChildUnit]]:
+def children_of(conn: psycopg.Connection, *, owner_id: Owners, parent_ids: Sequence[int]) -> dict[int, list[ChildUnit]]:
     """The owner's child chunks of each of `parent_ids`, in order: which page each part of a parent is on."""
     if not parent_ids:
         return {}
     out: dict[int, list[ChildUnit]] = {}
     for row in conn.execute(
             "select parent_id, page, coalesce(page_label, 'page ' || page), boxes, text from child_chunks"
-            " where owner_id = %s and parent_id = any(%s) order by parent_id, ord", (owner_id, list(parent_ids))):
+             " where owner_id = any(%s::bigint[]) and parent_id = any(%s) order by parent_id, ord",
+            (owner_ids(owner_id), list(parent_ids))):
         out.setdefault(int(row[0]), []).append(ChildUnit(int(row[0]), int(row[1]), str(row[2]), row[3], str(row[4])))
     return out
 
 
-def similarities(conn: psycopg.Connection, *, owner_id: int, query_embedding: np.ndarray,
+def similarities(conn: psycopg.Connection, *, owner_id: Owners, query_embedding: np.ndarray,
                  child_ids: Sequence[int]) -> dict[int, float]:
     """Cosine similarity of the query to each of the owner's child chunks `child_ids`: an absolute
     measure where the fused score is a rank's (graph/nodes/grade.py's relevance floor)."""
     if not child_ids:
         return {}
-    rows = conn.execute("select id, 1 - (embedding <=> %s) from child_chunks where owner_id = %s and id = any(%s)",
-                        (query_embedding, owner_id, list(child_ids))).fetchall()
+    rows = conn.execute("select id, 1 - (embedding <=> %s) from child_chunks"
+                        " where owner_id = any(%s::bigint[]) and id = any(%s)",
+                        (query_embedding, owner_ids(owner_id), list(child_ids))).fetchall()
     return {int(i): float(sim) for i, sim in rows}
 
 
-def _run(conn: psycopg.Connection, owner_id: int, query_text: str, query_embedding: np.ndarray | None,
+def _run(conn: psycopg.Connection, owner_id: Owners, query_text: str, query_embedding: np.ndarray | None,
          params: SearchParams, docs: list[uuid.UUID] | None) -> list[tuple[Any, ...]]:
     return conn.execute(
         SEARCH_SQL,
         {
-            "owner": owner_id,
+            "owner": owner_ids(owner_id),
             "embedding": query_embedding,
             "text": query_text,
             "k": params.k,

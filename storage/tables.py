@@ -16,6 +16,7 @@ import psycopg
 from psycopg.rows import class_row
 
 from storage.rows import scalar
+from storage.workspaces import Owners, owner_ids
 
 # Bump when the rules that read tables (ingestion/tables.py) change so much that stored cells should
 # be read again: `thotqen reindex --tables` redoes every document stored under an older version.
@@ -123,15 +124,15 @@ def replace_cells(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.
     conn.execute("update documents set tables_version = %s where id = %s", (TABLES_VERSION, document_id))
 
 
-def find_cells(conn: psycopg.Connection, *, owner_id: int, text: str,
+def find_cells(conn: psycopg.Connection, *, owner_id: Owners, text: str,
                document_ids: Sequence[uuid.UUID] | None = None, fiscal_year: int | None = None,
                quarter: int | None = None, captions: str | None = None, limit: int = 50) -> list[FoundCell]:
     """The owner's cells whose label, section path or caption shares a word with `text`, best first:
     cells matching every word, then by full-text rank (the label weighing most), then a label that
     is the text itself; optionally within some documents, a fiscal year and quarter, and tables whose
     caption, lower-cased with its spaces removed, matches the regular expression `captions`."""
-    conditions = ["c.owner_id = %(owner)s", "d.owner_id = %(owner)s", "c.tsv @@ q.any_word"]
-    params: dict[str, object] = {"owner": owner_id, "text": text, "limit": limit, "weights": WEIGHTS}
+    conditions = ["c.owner_id = any(%(owner)s::bigint[])", "d.owner_id = c.owner_id", "c.tsv @@ q.any_word"]
+    params: dict[str, object] = {"owner": owner_ids(owner_id), "text": text, "limit": limit, "weights": WEIGHTS}
     if document_ids is not None:
         conditions.append("c.document_id = any(%(docs)s)")
         params["docs"] = list(document_ids)
@@ -158,14 +159,15 @@ def find_cells(conn: psycopg.Connection, *, owner_id: int, text: str,
         return cur.execute(sql, params).fetchall()
 
 
-def document_cells(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.UUID,
+def document_cells(conn: psycopg.Connection, *, owner_id: Owners, document_id: uuid.UUID,
                    page: int | None = None) -> list[FoundCell]:
     """Every cell of one of the owner's documents (on one page), in reading order."""
     sql = (f"{SELECT}, 0::float8 as rank{FROM}"
-           " where c.owner_id = %s and d.owner_id = %s and c.document_id = %s and (%s::int is null or c.page = %s)"
+           " where c.owner_id = any(%s::bigint[]) and d.owner_id = c.owner_id and c.document_id = %s"
+           " and (%s::int is null or c.page = %s)"
            " order by c.page, c.row_index, c.column_index")
     with conn.cursor(row_factory=class_row(FoundCell)) as cur:
-        return cur.execute(sql, (owner_id, owner_id, document_id, page, page)).fetchall()
+        return cur.execute(sql, (owner_ids(owner_id), document_id, page, page)).fetchall()
 
 
 @dataclass(frozen=True)

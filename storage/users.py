@@ -25,7 +25,8 @@ def get_or_create_user(conn: psycopg.Connection, username: str, *, web_account: 
     existing web or external account of that name instead (NoWebAccount when there is none).
     A name that is a web account raises NotACliUser unless `web_account` says so."""
     if web_account:
-        row = conn.execute("select id from users where username = %s and kind <> 'cli'", (username,)).fetchone()
+        row = conn.execute("select id from users where username = %s and kind in ('web', 'external')",
+                           (username,)).fetchone()
         if row is None:
             raise NoWebAccount(f"no web account is named {username!r}")
         return int(row[0])

@@ -51,7 +51,8 @@ QUESTIONS = [
 
 def new_leg(conn, owner: int, vec, text: str, docs) -> list[tuple[int, int]]:  # noqa: ANN001
     rows = conn.execute(
-        "select child_id, heading_rank from hybrid_search(%s, %s::vector, %s, p_k => 1000, p_document_ids => %s,"
+        "select child_id, heading_rank from hybrid_search(array[%s]::bigint[], %s::vector, %s, p_k => 1000,"
+        " p_document_ids => %s,"
         " p_per_parent => false) where heading_rank is not null order by heading_rank",
         (owner, vec.tolist(), text, docs)).fetchall()
     return [tuple(r) for r in rows]
@@ -108,6 +109,7 @@ def test_heading_leg_off_reads_nothing(db, embedder, make_user, ingest, text) ->
     ingest(owner, "acme.pdf", statements_pdf("Acme"))
     vec = embedder.embed_query(text)
     with db.connection() as conn:
-        rows = conn.execute("select count(*) from hybrid_search(%s, %s::vector, %s, p_heading_weight => 0)"
+        rows = conn.execute("select count(*) from hybrid_search(array[%s]::bigint[], %s::vector, %s,"
+                            " p_heading_weight => 0)"
                             " where heading_rank is not null", (owner, vec.tolist(), text)).fetchone()[0]
     assert rows == 0

@@ -135,7 +135,7 @@ def test_a_database_migrated_before_the_functions_moved_is_adopted(fresh: str) -
         assert recorded(conn) == {sql.migration_name(p): sql.checksum(p)
                                   for p in [*sql.versioned_files(), *sql.repeatable_files()]}
         assert len(hybrid_search_signatures(conn)) == 1
-        columns = conn.execute("select * from hybrid_search(1, %s::vector, 'revenue') limit 0",
+        columns = conn.execute("select * from hybrid_search(array[1]::bigint[], %s::vector, 'revenue') limit 0",
                                (np.zeros(384).tolist(),)).description
         assert [c.name for c in columns][-1] == "heading_rank"
         assert migrate(conn) == []

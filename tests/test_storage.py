@@ -282,7 +282,8 @@ def test_dense_search_uses_the_hnsw_index(db, make_user) -> None:  # noqa: ANN00
     query = rng.normal(size=384).astype(np.float32)
     with db.connection() as conn:
         plan = "\n".join(r[0] for r in conn.execute(
-            "explain select * from hybrid_search(%s, %s, 'row', 5, null, 'hybrid')", (owner, query)).fetchall())
+            "explain select * from hybrid_search(array[%s]::bigint[], %s, 'row', 5, null, 'hybrid')",
+            (owner, query)).fetchall())
         print(plan)
         assert "child_chunks_embedding_idx" in plan
         # filtered by documents and still k rows back (iterative index scan; one filing alone, or a

@@ -162,7 +162,7 @@ def test_api_roles_read_nothing(fresh_database: str) -> None:
         for role in ("anon", "authenticated"):
             conn.execute(f"set role {role}")
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
-                conn.execute("select * from hybrid_search(1, null::vector, 'revenue')")
+                conn.execute("select * from hybrid_search(array[1]::bigint[], null::vector, 'revenue')")
             conn.rollback()
         # then Thotqen starts on the pushed database: its own migrator re-applies (idempotently)
         assert migrate(conn)
@@ -187,7 +187,7 @@ def test_api_roles_read_nothing(fresh_database: str) -> None:
         assert unlocked == []
         # the owner (the app) still reads and searches
         assert conn.execute("select count(*) from child_chunks").fetchone()[0] == 1
-        assert conn.execute("select count(*) from hybrid_search(%s, %s::vector, 'revenue')",
+        assert conn.execute("select count(*) from hybrid_search(array[%s]::bigint[], %s::vector, 'revenue')",
                             (owner, vec.tolist())).fetchone()[0] == 1
         conn.commit()
         for role in ("anon", "authenticated"):
@@ -202,7 +202,8 @@ def test_api_roles_read_nothing(fresh_database: str) -> None:
                     conn.rollback()
             conn.execute(f"set role {role}")
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
-                conn.execute("select * from hybrid_search(%s, %s::vector, 'revenue')", (owner, vec.tolist()))
+                conn.execute("select * from hybrid_search(array[%s]::bigint[], %s::vector, 'revenue')",
+                             (owner, vec.tolist()))
             conn.rollback()
             conn.execute(f"set role {role}")
             with pytest.raises(psycopg.errors.InsufficientPrivilege):

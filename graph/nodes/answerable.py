@@ -35,10 +35,12 @@ from graph.reading import Reading
 from graph.reading import read as read_question
 from graph.scope import kept
 from graph.state import QuestionScope, State
+from storage.workspaces import Owners
 
 log = logging.getLogger("thotqen.answerable")
 
-def why_unanswerable(conn: Any, owner_id: int, question: str | Reading,  # noqa: ANN401
+
+def why_unanswerable(conn: Any, owner_id: Owners, question: str | Reading,  # noqa: ANN401
                      scoped: list[uuid.UUID] | None, read: list[QuestionScope] | None = None) -> str:
     """Why the documents (`scoped` of the owner's, or all) cannot answer `question` (module doc); "" when they may.
     The question's scope, when it is read, is appended to `read` (graph/scope.py: the search reuses it)."""

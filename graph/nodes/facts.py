@@ -25,6 +25,7 @@ from graph.nodes.common import node, reading_of
 from graph.nodes.retrieve import owner_of
 from graph.state import Excerpt, State
 from storage import statements
+from storage.workspaces import Owners
 
 # Candidate cells read from storage before `graph/facts.py` picks; enough for every column of the
 # rows a question's words match.
@@ -44,7 +45,7 @@ def _cells(found: list[Any]) -> list[lookup.Cell]:  # storage.tables.FoundCell
                         value=c.value, box=c.box, row_box=c.row_box, rank=c.rank) for c in found]
 
 
-def company_words(conn: Any, owner_id: int, document_ids: list[uuid.UUID]) -> set[str]:  # noqa: ANN401
+def company_words(conn: Any, owner_id: Owners, document_ids: list[uuid.UUID]) -> set[str]:  # noqa: ANN401
     """Words of the documents' company names (as their covers say): they name no row."""
     from storage.documents import company_names
 
@@ -65,7 +66,7 @@ def cell_excerpt(cells: list[lookup.Cell]) -> Excerpt:
                    boxes=boxes or None, url=None, text="\n".join(lines), score=0.0, rerank_score=0.0, screened=[])
 
 
-def candidate_facts(conn: Any, owner_id: int, question: str, scoped: list[uuid.UUID],  # noqa: ANN401
+def candidate_facts(conn: Any, owner_id: Owners, question: str, scoped: list[uuid.UUID],  # noqa: ANN401
                     pages: set[tuple[str, int]]) -> tuple[list[lookup.Cell], set[str]]:
     """The cells offered for `question` over `scoped` documents, best first, and the company-name words
     left out of matching (graph/facts.py `pick`)."""
@@ -97,7 +98,7 @@ def candidate_facts(conn: Any, owner_id: int, question: str, scoped: list[uuid.U
                        limit=limit, years=years), ignore
 
 
-def _reported(conn: Any, owner_id: int, question: str, cells: list[lookup.Cell],  # noqa: ANN401
+def _reported(conn: Any, owner_id: Owners, question: str, cells: list[lookup.Cell],  # noqa: ANN401
               ignore: set[str]) -> list[lookup.Cell]:
     """The cells but those whose row the question's phrase names with a word the row leaves unsaid
     (graph/facts.py `unsaid_words`) and its document never uses: "casino revenue" of a filing that never

@@ -37,12 +37,17 @@ def shown_parts(text: str, children: list[ChildUnit]) -> list[PagePart]:
             or " ".join(c.text.split()) in squashed]
 
 
-def owner_of(conn: Any, cfg: Configuration) -> int:  # noqa: ANN401
+def owner_of(conn: Any, cfg: Configuration) -> list[int]:  # noqa: ANN401
+    """The owners whose documents this run reads, asked of the database now: the asker's own and
+    their workspaces' (only `workspace_id`'s when the run names one), so a member removed a moment
+    ago reads nothing of it (storage/workspaces.py)."""
+    from storage.workspaces import spaces
+
     if cfg.owner_id is not None:
-        return int(cfg.owner_id)
+        return spaces(conn, int(cfg.owner_id), cfg.workspace_id)
     from storage.users import get_or_create_user
 
-    return get_or_create_user(conn, cfg.user)
+    return spaces(conn, get_or_create_user(conn, cfg.user), cfg.workspace_id)
 
 
 @node("retrieve")

@@ -1,6 +1,8 @@
 -- answer_cache_invalidate(): a document that appears, changes status or goes away invalidates every
 -- cached answer whose scope covers it: a trigger, so the CLI, the server and any other writer all keep
--- the cache honest. Its one body, with its trigger (a repeatable file, sql/__init__.py).
+-- the cache honest. A workspace's document (its owner is the workspace) invalidates the answers of
+-- every member whose cached scope read it (answer_cache.spaces). Its one body, with its trigger (a
+-- repeatable file, sql/__init__.py).
 create or replace function answer_cache_invalidate() returns trigger language plpgsql as $$
 declare
     doc_owner bigint;
@@ -12,7 +14,8 @@ begin
         doc_owner := new.owner_id; doc_id := new.id;
     end if;
     delete from answer_cache c
-     where c.owner_id = doc_owner and (c.document_ids is null or doc_id = any (c.document_ids));
+     where (c.owner_id = doc_owner or c.spaces @> array[doc_owner])
+       and (c.document_ids is null or doc_id = any (c.document_ids));
     return null;
 end $$;
 

@@ -39,7 +39,7 @@ begin
 end $$;
 
 create function hybrid_search(
-    p_owner_id        bigint,
+    p_owner_ids       bigint[],         -- the owners read: a user's own, their workspaces' (member_spaces)
     p_query_embedding vector(384),
     p_query_text      text,
     p_k               integer          default 5,
@@ -79,7 +79,7 @@ with scope_size as (
     select s.n, p_document_ids is not null and (cardinality(p_document_ids) = 1 or s.n <= 2000) as exact
     from (select greatest(coalesce(sum(d.children), 0), 1)::double precision as n
           from documents d
-          where d.owner_id = p_owner_id
+          where d.owner_id = any (p_owner_ids)
             and (p_document_ids is null or d.id = any (p_document_ids))) s
 ),
 terms as (
@@ -91,7 +91,7 @@ terms as (
                                                              where p_query_text ~* g.pattern), ''))))
           as lexeme) l
     join term_stats t on t.lexeme = l.lexeme
-                     and t.owner_id = p_owner_id
+                     and t.owner_id = any (p_owner_ids)
                      and (p_document_ids is null or t.document_id = any (p_document_ids))
     where p_mode in ('hybrid', 'sparse')
       and not exists (select 1 from query_stopwords s where s.lexeme = l.lexeme)
@@ -113,7 +113,7 @@ dense as (
                where p_mode in ('hybrid', 'dense')
                  and p_query_embedding is not null
                  and (select exact from scope_size)
-                 and c.owner_id = p_owner_id
+                 and c.owner_id = any (p_owner_ids)
                  and c.document_id = any (p_document_ids)
                offset 0) x
          order by x.distance
@@ -125,7 +125,7 @@ dense as (
          where p_mode in ('hybrid', 'dense')
            and p_query_embedding is not null
            and not (select exact from scope_size)
-           and c.owner_id = p_owner_id
+           and c.owner_id = any (p_owner_ids)
            and (p_document_ids is null or c.document_id = any (p_document_ids))
          order by c.embedding <=> p_query_embedding
          limit p_candidates)
@@ -140,7 +140,7 @@ sparse as (
         select p.child_id as id, sum(p.idf * p.weight) as rank
         from (select t.idf, unnest(ts.child_ids) as child_id, unnest(ts.weights) as weight  -- in step
               from terms t
-              join term_stats ts on ts.owner_id = p_owner_id and ts.lexeme = t.lexeme
+              join term_stats ts on ts.owner_id = any (p_owner_ids) and ts.lexeme = t.lexeme
               where p_mode in ('hybrid', 'sparse')
                 and (p_document_ids is null or ts.document_id = any (p_document_ids))) p
         group by p.child_id
@@ -163,11 +163,11 @@ heading as (
         -- The scope's distinct headings (heading_postings), matched, then their chunks by id.
         select c.id, c.embedding <=> p_query_embedding as distance
         from heading_query hq
-        join heading_postings hp on hp.owner_id = p_owner_id
+        join heading_postings hp on hp.owner_id = any (p_owner_ids)
                                 and (p_document_ids is null or hp.document_id = any (p_document_ids))
                                 and hp.heading_tsv @@ hq.q
         cross join lateral unnest(hp.child_ids) as u(child_id)
-        join child_chunks c on c.id = u.child_id and c.owner_id = p_owner_id
+        join child_chunks c on c.id = u.child_id and c.owner_id = any (p_owner_ids)
         where hq.q is not null
         order by 2 nulls last, c.id
         limit p_candidates
@@ -213,7 +213,7 @@ from ranked r
 join child_chunks c on c.id = r.id
 join parent_chunks p on p.id = c.parent_id
 join documents doc on doc.id = c.document_id
-where doc.owner_id = p_owner_id            -- ownership checked again on the document itself
+where doc.owner_id = any (p_owner_ids)            -- ownership checked again on the document itself
   and doc.status = 'ready'
   and (not p_per_parent or r.nth_in_parent = 1)
 order by r.score desc, c.id

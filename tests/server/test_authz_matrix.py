@@ -16,18 +16,19 @@ from typing import Any
 
 import pytest
 
-from tests.server.conftest import FACTS, follow_job, read_sse, signup, upload
+from tests.server.conftest import FACTS, follow_job, read_sse, signup
 
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 # path parameters that name an owned object: how the owner's real one is found (keys of `owned`)
 ID_KINDS = {"document_id": "document_id", "chat_id": "chat_id", "job_id": "job_id", "message_id": "message_id",
-            "collection_id": "collection_id"}
+            "collection_id": "collection_id", "workspace_id": "workspace_id"}
 # body fields that name an owned object of another kind than a document (keys of `owned`)
 FIELD_KINDS = {"collection_id": "collection_id"}
 # a missing id of a kind that is not a UUID
-MISSING = {"message_id": str(2**62)}
+MISSING = {"message_id": str(2**62), "workspace_id": str(2**62)}
 # path parameters that are not an owned object, with a valid value
-NOT_IDS = {"config_hash": "N4XyA", "page": "1"}  # config_hash: LangServe's compressed "{}"
+# config_hash: LangServe's compressed "{}"; username: a workspace member's name (the owner's own, below)
+NOT_IDS = {"config_hash": "N4XyA", "page": "1", "username": "matrix-member"}
 # a valid body for operations that need one, so the request reaches the id check
 BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/api/chats"): {"title": "matrix"},
@@ -39,6 +40,8 @@ BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", "/api/collections/{collection_id}"): {"name": "renamed by a stranger"},
     ("POST", "/api/collections/{collection_id}/documents"): {"document_ids": []},
     ("POST", "/v1/chat/completions"): {"model": "thotqen", "messages": [{"role": "user", "content": QUESTION}]},
+    ("POST", "/api/workspaces/{workspace_id}/members"): {"username": "matrix-member", "role": "owner"},
+    ("PATCH", "/api/workspaces/{workspace_id}/members/{username}"): {"role": "owner"},
 }
 RAG_BODY = {"input": {"question": QUESTION}}
 RAG_BATCH = {"inputs": [{"question": QUESTION}]}
@@ -125,21 +128,26 @@ def answer_of(res: Any) -> Any:  # noqa: ANN401
         return UUID.sub("<uuid>", res.text)
 
 
-@pytest.fixture(scope="module")
-def owned(live, report_pdf):  # noqa: ANN001, ANN201
-    """A user who owns one of each kind of object: a document, its job, a chat with one answer."""
+@pytest.fixture(scope="module", params=["personal", "workspace"])
+def owned(live, report_pdf, request):  # noqa: ANN001, ANN201
+    """A user who owns one of each kind of object: a document, its job, a chat with one answer, a
+    collection, a workspace. "workspace": the document and the collection are the workspace's
+    (issue 43: across workspaces, the stranger being a member of a workspace of their own)."""
     with live.client() as c:
         owner = signup(c, "matrix-owner")
-        res = upload(c, owner["headers"], "aurora-report.pdf", report_pdf)
+        workspace = c.post("/api/workspaces", headers=owner["headers"], json={"name": "mine"}).json()["id"]
+        where = {"workspace_id": workspace} if request.param == "workspace" else {}
+        res = c.post("/api/documents", params=where, headers=owner["headers"],
+                     files={"file": ("aurora-report.pdf", report_pdf, "application/pdf")})
         assert follow_job(c, owner["headers"], res.json()["job_id"])[-1][0] == "done"
         chat = c.post("/api/chats", headers=owner["headers"], json={"title": "mine"}).json()["id"]
-        collection = c.post("/api/collections", headers=owner["headers"],
+        collection = c.post("/api/collections", params=where, headers=owner["headers"],
                             json={"name": "mine", "document_ids": [res.json()["document_id"]]}).json()["id"]
         with c.stream("POST", f"/api/chats/{chat}/messages", headers=owner["headers"],
                       json={"question": QUESTION}) as answer:
             message = read_sse(answer)[-1][1]["message_id"]
         return {**owner, "document_id": res.json()["document_id"], "job_id": res.json()["job_id"], "chat_id": chat,
-                "message_id": str(message), "collection_id": collection}
+                "message_id": str(message), "collection_id": collection, "workspace_id": str(workspace)}
 
 
 def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None:  # noqa: ANN001
@@ -147,6 +155,11 @@ def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None: 
     checked = []
     with live.client() as c:
         stranger = signup(c, "matrix-stranger")
+        # a member (the owner) of a workspace of their own, with a document in it
+        theirs = c.post("/api/workspaces", headers=stranger["headers"], json={"name": "mine"}).json()["id"]
+        res = c.post("/api/documents", params={"workspace_id": theirs}, headers=stranger["headers"],
+                     files={"file": ("theirs.txt", b"The stranger's own notes.", "text/plain")})
+        assert res.status_code == 202, res.text
         for method, path, op in operations(spec):
             params = re.findall(r"{(\w+)}", path)
             unknown = [p for p in params if p not in ID_KINDS and p not in NOT_IDS]
@@ -194,7 +207,11 @@ def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None: 
         assert c.get(f"/api/jobs/{owned['job_id']}", headers=h).json()["status"] == "done"
         kept = c.get(f"/api/collections/{owned['collection_id']}", headers=h).json()
         assert kept["name"] == "mine" and [d["id"] for d in kept["documents"]] == [owned["document_id"]]
+        team = c.get(f"/api/workspaces/{owned['workspace_id']}/members", headers=h).json()["members"]
+        assert [(m["username"], m["role"]) for m in team] == [(owned["username"], "owner")]
     # the walk found the routes that take ids (a sanity floor, not a list to keep in sync)
     assert {"GET /api/documents/{document_id}", "DELETE /api/chats/{chat_id}", "GET /api/jobs/{job_id}/events",
             "POST /api/chats", "POST /rag/invoke", "POST /rag/stream_events", "GET /api/collections/{collection_id}",
-            "DELETE /api/collections/{collection_id}/documents/{document_id}"} <= set(checked), checked
+            "DELETE /api/collections/{collection_id}/documents/{document_id}", "DELETE /api/workspaces/{workspace_id}",
+            "POST /api/workspaces/{workspace_id}/members",
+            "PATCH /api/workspaces/{workspace_id}/members/{username}"} <= set(checked), checked

@@ -1,0 +1,209 @@
+"""Workspaces (issue 43): create one, see yours and their members, add a member by username with a
+role, change a role, remove a member, leave, delete a workspace with everything in it.
+
+Who may do what is storage/workspaces.py's, in the database transaction that does it: members
+manage members as admins or owners, never giving a role above their own; a workspace keeps at least
+one owner; only an owner deletes it. A workspace you are not a member of answers 404 like one that
+does not exist (docs/teams.md).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, HTTPException, Path, Request, Response
+from pydantic import BaseModel, Field
+
+from api.access import BIGINT_MAX, refused
+from api.deps import CurrentUser, DbDep
+from api.schemas import error
+from api.text import LoginName, WorkspaceName, unstorable
+from storage import workspaces
+
+log = logging.getLogger(__name__)
+router = APIRouter(prefix="/api/workspaces", tags=["workspaces"])
+
+Role = Literal["owner", "admin", "editor", "viewer"]
+WorkspaceId = Annotated[int, Path(ge=1, le=BIGINT_MAX, description="the workspace's id")]
+MAX_WORKSPACES = 100  # workspaces one user may create or be in
+
+
+class WorkspaceIn(BaseModel):
+    model_config = {"extra": "forbid"}
+    name: WorkspaceName
+
+
+class MemberIn(BaseModel):
+    model_config = {"extra": "forbid"}
+    username: LoginName
+    role: Role = Field(description="viewer: search, ask, open cited pages; editor: also upload and delete "
+                                   "documents, manage collections; admin: also manage members up to admin; "
+                                   "owner: everything, deleting the workspace too")
+
+
+class RoleIn(BaseModel):
+    model_config = {"extra": "forbid"}
+    role: Role
+
+
+class WorkspaceOut(BaseModel):
+    id: int
+    name: str
+    role: Role = Field(description="your role in it")
+    members: int
+    documents: int
+    created_at: str
+
+
+class WorkspaceList(BaseModel):
+    workspaces: list[WorkspaceOut]
+
+
+class MemberOut(BaseModel):
+    username: str
+    role: Role
+    added_at: str
+
+
+class MemberList(BaseModel):
+    members: list[MemberOut]
+
+
+def _username(value: str) -> str:
+    """A username from the path: 422 for what no name can hold (the database would refuse it)."""
+    if (problem := unstorable(value)) is not None:
+        raise HTTPException(422, f"the username contains {problem}")
+    return value
+
+
+def _out(w: dict[str, Any]) -> dict[str, Any]:
+    return {"id": w["id"], "name": w["name"], "role": w["role"], "members": w["members"],
+            "documents": w["documents"], "created_at": w["created_at"].isoformat()}
+
+
+NOT_FOUND = error("no such workspace (or you are not a member of it)")
+
+
+@router.post("", status_code=201, response_model=WorkspaceOut,
+             responses={409: error("you already have a workspace of that name, or too many")})
+def create_workspace(body: WorkspaceIn, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    """A new workspace; you are its owner."""
+    with db.connection() as conn:
+        if len(workspaces.list_mine(conn, user_id=user.id)) >= MAX_WORKSPACES:
+            raise HTTPException(409, f"you are in {MAX_WORKSPACES} workspaces, the most one user may be in")
+        try:
+            created = workspaces.create(conn, user_id=user.id, name=body.name)
+        except workspaces.WorkspaceError as exc:
+            raise refused(exc) from None
+    log.info("workspace %s created by user_id=%s", created["id"], user.id)
+    return _out(created)
+
+
+@router.get("", response_model=WorkspaceList)
+def list_workspaces(user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    """The workspaces you are a member of, with your role in each."""
+    with db.connection() as conn:
+        return {"workspaces": [_out(w) for w in workspaces.list_mine(conn, user_id=user.id)]}
+
+
+@router.get("/{workspace_id}", response_model=WorkspaceOut, responses={404: NOT_FOUND})
+def get_workspace(workspace_id: WorkspaceId, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    with db.connection() as conn:
+        found = workspaces.get(conn, user_id=user.id, workspace_id=workspace_id)
+    if found is None:
+        raise HTTPException(404, "no such workspace")
+    return _out(found)
+
+
+@router.delete("/{workspace_id}", status_code=204, responses={403: error("only an owner deletes a workspace"),
+                                                               404: NOT_FOUND})
+def delete_workspace(workspace_id: WorkspaceId, user: CurrentUser, db: DbDep, request: Request) -> Response:
+    """Delete the workspace and everything in it: its documents (their chunks, jobs and files), its
+    collections and memberships. Owners only; it cannot be undone."""
+    with db.connection() as conn:
+        try:
+            files = workspaces.delete(conn, user_id=user.id, workspace_id=workspace_id)
+        except workspaces.WorkspaceError as exc:
+            raise refused(exc) from None
+    store = request.app.state.files
+    for content_hash, fmt in files:
+        try:
+            store.delete(workspace_id, content_hash, fmt)
+        except Exception:  # noqa: BLE001 - the rows are gone; a stale file is logged, not fatal
+            log.warning("workspace %s: a stored file could not be deleted", workspace_id)
+    log.info("workspace %s deleted by user_id=%s (%d documents)", workspace_id, user.id, len(files))
+    return Response(status_code=204)
+
+
+@router.get("/{workspace_id}/members", response_model=MemberList, responses={404: NOT_FOUND})
+def list_members(workspace_id: WorkspaceId, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    """Every member and their role (any member may see them)."""
+    with db.connection() as conn:
+        try:
+            found = workspaces.members(conn, user_id=user.id, workspace_id=workspace_id)
+        except workspaces.WorkspaceError as exc:
+            raise refused(exc) from None
+    return {"members": [{"username": m["username"], "role": m["role"], "added_at": m["added_at"].isoformat()}
+                        for m in found]}
+
+
+@router.post("/{workspace_id}/members", status_code=201, response_model=MemberOut, responses={
+    403: error("you are not an admin or owner, or the role is above yours"),
+    404: error("no such workspace, or no user of that name"), 409: error("already a member")})
+def add_member(workspace_id: WorkspaceId, body: MemberIn, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    """Add a user by their username, with a role no higher than yours."""
+    with db.connection() as conn:
+        try:
+            workspaces.add_member(conn, user_id=user.id, workspace_id=workspace_id, username=body.username,
+                                  role=body.role)
+            member = next(m for m in workspaces.members(conn, user_id=user.id, workspace_id=workspace_id)
+                          if m["username"] == body.username)
+        except workspaces.WorkspaceError as exc:
+            raise refused(exc) from None
+    log.info("workspace %s: user_id=%s added a member as %s", workspace_id, user.id, body.role)
+    return {"username": member["username"], "role": member["role"], "added_at": member["added_at"].isoformat()}
+
+
+@router.patch("/{workspace_id}/members/{username}", response_model=MemberOut, responses={
+    403: error("you are not an admin or owner, or their role or the new one is above yours"),
+    404: error("no such workspace, or not a member"), 409: error("the last owner stays an owner")})
+def change_role(workspace_id: WorkspaceId, username: Annotated[str, Path(max_length=256)], body: RoleIn,
+                user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    with db.connection() as conn:
+        try:
+            workspaces.set_role(conn, user_id=user.id, workspace_id=workspace_id, username=_username(username),
+                                role=body.role)
+            member = next(m for m in workspaces.members(conn, user_id=user.id, workspace_id=workspace_id)
+                          if m["username"] == username)
+        except workspaces.WorkspaceError as exc:
+            raise refused(exc) from None
+    log.info("workspace %s: user_id=%s changed a member's role to %s", workspace_id, user.id, body.role)
+    return {"username": member["username"], "role": member["role"], "added_at": member["added_at"].isoformat()}
+
+
+@router.delete("/{workspace_id}/members/{username}", status_code=204, responses={
+    403: error("you are not an admin or owner, or their role is above yours"),
+    404: error("no such workspace, or not a member"), 409: error("the last owner cannot go")})
+def remove_member(workspace_id: WorkspaceId, username: Annotated[str, Path(max_length=256)],
+                  user: CurrentUser, db: DbDep) -> Response:
+    """Remove a member (your own name: leave). They lose access at once: search, answers, cited
+    pages and the answer cache."""
+    with db.connection() as conn:
+        try:
+            workspaces.remove_member(conn, user_id=user.id, workspace_id=workspace_id, username=_username(username))
+        except workspaces.WorkspaceError as exc:
+            raise refused(exc) from None
+    log.info("workspace %s: user_id=%s removed a member", workspace_id, user.id)
+    return Response(status_code=204)
+
+
+@router.post("/{workspace_id}/leave", status_code=204,
+             responses={404: NOT_FOUND, 409: error("the last owner cannot leave")})
+def leave(workspace_id: WorkspaceId, user: CurrentUser, db: DbDep) -> Response:
+    with db.connection() as conn:
+        try:
+            workspaces.leave(conn, user_id=user.id, workspace_id=workspace_id)
+        except workspaces.WorkspaceError as exc:
+            raise refused(exc) from None
+    return Response(status_code=204)

@@ -1,0 +1,123 @@
+"""`thotqen workspace ...` and `--workspace NAME` (issue 43) as real subprocesses: embedded Postgres,
+real embedder, a scripted model over HTTP. A team: alice owns it, carol edits, bob views."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evals import pdfs
+from evals.fake_openai import FakeOpenAI, grades_json, subprocess_env
+from graph import prompts
+from tests.cli_run import run_cli
+
+QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
+
+
+def script(kind: str, prompt: str) -> str:
+    if kind == "grade":
+        return grades_json(prompt, lambda text: "412 million" in text)
+    if kind == "answer":
+        return "Total revenue was 412 million dollars [1]."
+    return "Aurora Widgets total revenue fiscal 2023"
+
+
+@pytest.fixture(scope="module")
+def env() -> Iterator[dict[str, str]]:
+    with FakeOpenAI(script, model="scripted") as provider:
+        yield subprocess_env(provider, tempfile.mkdtemp(prefix="thq-cli-", dir="/tmp"))
+
+
+def cli(env: dict[str, str], *args: str) -> tuple[int, str, str]:
+    res = run_cli(env, *args)
+    return res.returncode, res.stdout, res.stderr
+
+
+def test_a_team_from_the_command_line(env: dict[str, str], tmp_path: Path) -> None:
+    code, out, err = cli(env, "workspace", "create", "team", "--user", "alice", "--json")
+    assert code == 0, err
+    made = json.loads(out)["workspace"]
+    assert made["name"] == "team" and made["role"] == "owner"
+    assert cli(env, "workspace", "create", "team", "--user", "alice")[0] == 2  # one name per member
+    for user in ("bob", "carol", "dave"):
+        assert cli(env, "documents", "--user", user)[0] == 0  # a command-line user exists once used
+    code, out, err = cli(env, "workspace", "invite", "team", "bob", "--role", "viewer", "--user", "alice", "--json")
+    assert code == 0, err
+    assert {m["username"]: m["role"] for m in json.loads(out)["members"]} == {"alice": "owner", "bob": "viewer"}
+    assert cli(env, "workspace", "invite", "team", "carol", "--role", "editor", "--user", "alice")[0] == 0
+
+    # carol ingests into the workspace: the same JSON line as any ingest
+    pdf = tmp_path / "aurora.pdf"
+    pdf.write_bytes(pdfs.long_report(pdfs.AURORA_TOPICS, pages_per_topic=2))
+    code, out, err = cli(env, "ingest", str(pdf), "--workspace", "team", "--user", "carol")
+    assert code == 0, err
+    line = json.loads(out)
+    assert line["status"] == "ready" and set(line) == {"name", "document_id", "pages", "parents", "children",
+                                                       "seconds", "status"}
+    doc = line["document_id"]
+    # a viewer may not: refused before reading the file, nothing kept
+    code, out, err = cli(env, "ingest", str(pdf), "--workspace", "team", "--user", "bob")
+    assert code == 2 and "viewer" in err and out == ""
+
+    # bob reads it: documents, search and ask, with and without --workspace
+    code, out, err = cli(env, "documents", "--user", "bob", "--json")
+    [shown] = json.loads(out)["documents"]
+    assert shown["id"] == doc and shown["workspace"] == "team" and shown["uploaded_by"] == "carol"
+    for extra in ([], ["--workspace", "team"]):
+        code, out, err = cli(env, "search", "total revenue", "--user", "bob", "--json", *extra)
+        assert code == 0, err
+        assert {h["document_id"] for h in json.loads(out)["hits"]} == {doc}
+    code, out, err = cli(env, "ask", QUESTION, "--user", "bob", "--workspace", "team", "--json")
+    assert code == 0, err
+    answer = json.loads(out)
+    assert answer["answer"] == "Total revenue was 412 million dollars [1]."
+    assert {c["document_id"] for c in answer["citations"]} == {doc}
+
+    # dave is in no workspace: --workspace team names nothing of his, and he reads nothing of it
+    code, _out, err = cli(env, "search", "total revenue", "--user", "dave", "--workspace", "team", "--json")
+    assert code == 2 and "no workspace named 'team'" in err
+    code, out, _err = cli(env, "search", "total revenue", "--user", "dave", "--json", "--document", doc)
+    assert json.loads(out)["hits"] == []
+    code, out, _err = cli(env, "ask", QUESTION, "--user", "dave", "--json")
+    assert json.loads(out)["answer"] == prompts.CANNOT_ANSWER
+
+    # roles: no one lifts anyone above themselves; the last owner stays
+    assert cli(env, "workspace", "invite", "team", "dave", "--role", "viewer", "--user", "bob")[0] == 2
+    assert cli(env, "workspace", "role", "team", "carol", "admin", "--user", "carol")[0] == 2
+    assert cli(env, "workspace", "leave", "team", "--user", "alice")[0] == 2
+    code, out, err = cli(env, "workspace", "role", "team", "carol", "admin", "--user", "alice", "--json")
+    assert code == 0 and {m["username"]: m["role"] for m in json.loads(out)["members"]}["carol"] == "admin"
+    code, _out, err = cli(env, "workspace", "invite", "team", "dave", "--role", "owner", "--user", "carol")
+    assert code == 2 and "admin" in err
+
+    # bob removed: from then on he reads nothing of it
+    assert cli(env, "workspace", "remove", "team", "bob", "--user", "carol")[0] == 0
+    code, out, _err = cli(env, "search", "total revenue", "--user", "bob", "--json")
+    assert json.loads(out)["hits"] == []
+    code, out, _err = cli(env, "documents", "--user", "bob", "--json")
+    assert json.loads(out)["documents"] == []
+    code, out, _err = cli(env, "workspace", "list", "--user", "bob", "--json")
+    assert json.loads(out)["workspaces"] == []
+
+    # deleted (owners only, confirmed): its documents go with it
+    assert cli(env, "workspace", "delete", "team", "--user", "carol", "--yes")[0] == 2
+    code, _out, err = cli(env, "workspace", "delete", "team", "--user", "alice")
+    assert code == 2 and "--yes" in err
+    assert cli(env, "workspace", "delete", "team", "--user", "alice", "--yes")[0] == 0
+    code, out, _err = cli(env, "documents", "--user", "carol", "--json")
+    assert json.loads(out)["documents"] == []
+    code, out, _err = cli(env, "workspace", "list", "--user", "alice", "--json")
+    assert json.loads(out)["workspaces"] == []
+
+
+def test_workspace_names_are_checked(env: dict[str, str]) -> None:
+    code, _out, err = cli(env, "workspace", "create", " ", "--user", "erin")
+    assert code == 2 and "1 to 100 characters" in err
+    code, _out, err = cli(env, "workspace", "members", "nowhere", "--user", "erin")
+    assert code == 2 and "no workspace named 'nowhere'" in err
+    code, _out, err = cli(env, "workspace", "invite", "nowhere", "x", "--user", "erin")
+    assert code == 2 and "--role" in err
