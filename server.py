@@ -41,6 +41,7 @@ from api import (
     find,
     formats,
     heavy,
+    keys,
     mcp,
     openai_compat,
     pages,
@@ -306,7 +307,8 @@ def add_routes(app: FastAPI) -> None:
         return JSONResponse({"status": "ok", "database": db.mode})
 
     # pages before documents: its `{page}.png` is more specific than documents' `{page}`
-    for module in (auth, session, pages, documents, formats, chats, collections, find, admin, prometheus):
+    for module in (auth, session, keys, pages, documents, formats, chats, collections, find, admin,
+                   prometheus):
         app.include_router(module.router)
     rag.mount(app)
     openai_compat.mount(app)

@@ -200,6 +200,26 @@ class ChatDetail(ChatOut):
                                                 "`before`); null: none")
 
 
+# API keys ------------------------------------------------------------------------------------------
+
+class ApiKeyOut(BaseModel):
+    id: Uuid
+    name: str
+    prefix: str = Field(description="the key's first characters, to tell keys apart")
+    scopes: list[str] = Field(description="read, ask, ingest")
+    created_at: Timestamp
+    expires_at: Timestamp | None = Field(description="null: until revoked")
+    last_used_at: Timestamp | None = Field(description="to the minute; null: never used")
+
+
+class ApiKeyCreated(ApiKeyOut):
+    key: str = Field(description="the key itself, shown this once: send it as `Authorization: Bearer <key>`")
+
+
+class ApiKeyList(BaseModel):
+    keys: list[ApiKeyOut]
+
+
 # collections ---------------------------------------------------------------------------------------
 
 class CollectionOut(BaseModel):
