@@ -65,7 +65,8 @@ from storage.outage import RETRY_S, DatabaseUnavailable
 log = logging.getLogger("thotqen.server")
 
 DESCRIPTION = """Corrective RAG over your PDFs. Sign up or log in under `/api/auth`, send
-`Authorization: Bearer <access_token>` everywhere else (the **Authorize** button), upload PDFs to
+`Authorization: Bearer <access_token>` everywhere else (the **Authorize** button), or an API key from
+`POST /api/keys` in its place (machines: scoped read / ask / ingest, revocable), upload PDFs to
 `/api/documents`, follow `/api/jobs/{id}/events`, then ask in a chat (`/api/chats/{id}/messages`,
 Server-Sent Events), call the graph directly under `/rag` (LangServe), or use any OpenAI client
 against `/v1`. The web app at `/` signs in with an HttpOnly session cookie (`/api/session`); a

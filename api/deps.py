@@ -32,7 +32,8 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 # Declared for the OpenAPI document (Swagger's Authorize button); the checks are in `authenticate`.
 bearer_scheme = HTTPBearer(auto_error=False, scheme_name="bearer", bearerFormat="JWT",
-                           description="an access token from POST /api/auth/login or /api/auth/signup")
+                           description="an access token from POST /api/auth/login or /api/auth/signup, or an "
+                                       "API key from POST /api/keys")
 cookie_scheme = APIKeyCookie(name=ACCESS_COOKIE, auto_error=False, scheme_name="session_cookie",
                              description="the web app's HttpOnly session cookie (POST /api/session); "
                                          f"state-changing requests also need the `{CSRF_HEADER}` header")
