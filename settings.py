@@ -542,6 +542,16 @@ class Settings(Tunables, ServerTunables, BaseSettings):
             return self.supabase_issuer.rstrip("/")
         return f"{self.supabase_url.rstrip('/')}/auth/v1" if self.supabase_url else None
 
+    @property
+    def web_search_allowed(self) -> bool:
+        """Whether this deployment may send anything to a web search engine (a question's rewrite):
+        only when asked, by a provider key (TAVILY_API_KEY) or by an operator setting WEB_SEARCH=true.
+        Unset, an offline or data-resident install sends nothing out (issue 40)."""
+        if not self.web_search:
+            return False
+        keyed = self.tavily_api_key is not None and bool(self.tavily_api_key.get_secret_value().strip())
+        return keyed or "web_search" in self.model_fields_set
+
     @model_validator(mode="after")
     def _refuse_placeholder_secrets(self) -> Settings:
         if self.supabase_auth and not self.supabase_token_issuer:

@@ -140,8 +140,8 @@ def owned(live, report_pdf):  # noqa: ANN001, ANN201
                       json={"question": QUESTION}) as answer:
             message = read_sse(answer)[-1][1]["message_id"]
         key = c.post("/api/keys", headers=owner["headers"], json={"name": "mine"}).json()["id"]
-        return {"key_id": key, **owner, "document_id": res.json()["document_id"], "job_id": res.json()["job_id"], "chat_id": chat,
-                "message_id": str(message), "collection_id": collection}
+        return {**owner, "document_id": res.json()["document_id"], "job_id": res.json()["job_id"], "chat_id": chat,
+                "message_id": str(message), "collection_id": collection, "key_id": key}
 
 
 def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None:  # noqa: ANN001
