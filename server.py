@@ -36,6 +36,7 @@ from api import (
     chats,
     collections,
     documents,
+    drain,
     edge,
     errors,
     find,
@@ -47,6 +48,7 @@ from api import (
     pages,
     prometheus,
     rag,
+    ready,
     session,
     web,
 )
@@ -73,7 +75,7 @@ against `/v1`. The web app at `/` signs in with an HttpOnly session cookie (`/ap
 state-changing request that the cookie authenticates must carry the `X-CSRF-Token` header."""
 
 
-UNGUARDED = ("/api/health", "/metrics")
+UNGUARDED = ("/api/health", "/api/ready", "/metrics")
 
 
 class OriginSecretMiddleware:
@@ -99,6 +101,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
     """The app: its route groups over one runtime's parts. `runtime` None builds the real one from
     `settings` (None: the environment); tests hand in a runtime with fakes."""
     configure_process()  # before the start-up loads torch or llama.cpp
+    drain.keep_streams_open()  # SIGTERM leaves answer streams their grace (api/drain.py)
     rt = runtime if runtime is not None else build_runtime(settings)
     # /docs is served offline by api/web.py; ReDoc would need a CDN
     app = FastAPI(title="Thotqen", version="0.1.0", description=DESCRIPTION, lifespan=lifespan(rt, start_worker),
@@ -163,6 +166,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         app.state.jobs = rt.jobs
         app.state.answers = answers
         app.state.answerer = ChatAnswerer(rt, answers)
+        app.state.models_ready = True  # the embedder loaded, the question path warmed (api/ready.py)
         app.state.renders = pages.Renders(settings)  # page images on their own bounded pool
         app.state.job_streams = heavy.Slots(settings.job_streams_per_user, "progress streams")
         app.state.uploads = heavy.Slots(settings.uploads_per_user, "uploads")
@@ -175,7 +179,17 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
             rt.ingest_worker.start(settings.ingest_workers)
             maintenance.start()
         log.info("ingestion: %s", app.state.jobs.kind)
+        watcher = asyncio.create_task(drain.watch(settings.shutdown_grace_s))
         yield
+        watcher.cancel()
+        # the grace is over (uvicorn cancelled what still ran): end this process's open questions as
+        # saved turns that say to ask again, before the answer processes go
+        try:
+            if ended := await asyncio.to_thread(accounting.end_in_flight, db):
+                log.warning("drain: %d answer(s) did not finish within SHUTDOWN_GRACE_S; saved as interrupted",
+                            ended)
+        except Exception as exc:  # noqa: BLE001 - the database is gone: the next start's sweep ends them
+            log.warning("drain: could not end the open answers: %s", type(exc).__name__)
         rt.ingest_worker.stop(timeout=10)
         maintenance.stop()
         model_lock.close()
@@ -308,7 +322,7 @@ def add_routes(app: FastAPI) -> None:
         return JSONResponse({"status": "ok", "database": db.mode})
 
     # pages before documents: its `{page}.png` is more specific than documents' `{page}`
-    for module in (auth, session, keys, pages, documents, formats, chats, collections, find, admin,
+    for module in (ready, auth, session, keys, pages, documents, formats, chats, collections, find, admin,
                    prometheus):
         app.include_router(module.router)
     rag.mount(app)

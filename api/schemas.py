@@ -56,6 +56,12 @@ class HealthOut(BaseModel):
     database: str = Field(description="the database's mode when reachable, else why it is not")
 
 
+class ReadyOut(BaseModel):
+    status: str = Field(description="`ready`, `not ready` or `draining` (both with status 503)")
+    checks: dict[str, str] = Field(description="each part (database, broker, answer_processes, models): `ok`, "
+                                               "`not configured ...`, or why it is not ready")
+
+
 # accounts and sessions ---------------------------------------------------------------------------
 
 class TokenOut(BaseModel):
