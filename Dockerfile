@@ -47,4 +47,10 @@ EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=90s --retries=3 \
     CMD ["python", "-c", "import sys, urllib.request; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8000/api/health', timeout=4).status == 200 else 1)"]
 
+# SIGTERM drains: answers in progress get SHUTDOWN_GRACE_S to finish (api/drain.py). Docker kills
+# 10 s after SIGTERM unless told otherwise: run with `--stop-timeout 100` (compose.yaml's api has
+# stop_grace_period: 100s), the grace plus time to save what did not finish.
+ENV SHUTDOWN_GRACE_S=90
+STOPSIGNAL SIGTERM
+
 CMD ["thotqen", "serve", "--host", "0.0.0.0", "--port", "8000"]

@@ -90,6 +90,15 @@ def _count(least: int) -> Callable[[str], int]:
 _positive, _non_negative = _count(1), _count(0)
 
 
+def _days(text: str) -> int:
+    from api.text import MAX
+
+    value = _positive(text)
+    if value > MAX["key_days"]:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX['key_days']}")
+    return value
+
+
 def _user_arguments(p: argparse.ArgumentParser, default_user: str) -> None:
     p.add_argument("--user", default=default_user, help=f"the command-line user (default {default_user!r}); "
                    "never a web account unless --web-account is given")
@@ -791,6 +800,60 @@ def cmd_account(args: argparse.Namespace, rt: Runtime) -> int:
     return 0
 
 
+def cmd_keys(args: argparse.Namespace, rt: Runtime) -> int:
+    """`thotqen keys create|list|revoke --user NAME`: an existing user's API keys (api/keys.py), for an
+    operator provisioning a machine. The key is printed once, by `create`."""
+    from api.keys import create_key
+    from api.scopes import SCOPES, out
+    from api.text import MAX
+    from storage import api_keys
+    from storage.users import find_user
+
+    with rt.database.connection() as conn, conn.transaction():
+        user_id = find_user(conn, args.user)
+        if user_id is None:
+            print(f"error: no user named {args.user!r} (web accounts: thotqen account NAME)", file=sys.stderr)
+            return 2
+        if args.keys_command == "create":
+            name = args.name.strip()
+            wanted = [s.strip() for s in args.scopes.split(",") if s.strip()]
+            if not 1 <= len(name) <= MAX["key_name"]:
+                print(f"error: a key's name has 1 to {MAX['key_name']} characters", file=sys.stderr)
+                return 2
+            if not wanted or set(wanted) - set(SCOPES):
+                print(f"error: --scopes takes a comma-separated list of {', '.join(SCOPES)}", file=sys.stderr)
+                return 2
+            try:
+                made = create_key(conn, user_id, name, wanted, args.expires_in_days)
+            except ValueError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
+            if args.json:
+                _print_json(made)
+            else:
+                print(f"{made['key']}\n(shown once: {made['name']!r}, {made['prefix']}..., "
+                      f"scopes {','.join(made['scopes'])}, expires {made['expires_at'] or 'never'})")
+            return 0
+        if args.keys_command == "revoke":
+            if not api_keys.delete(conn, user_id=user_id, key_id=args.id):
+                print(f"error: {args.user!r} has no API key {args.id!r} (see: thotqen keys list)", file=sys.stderr)
+                return 2
+            if args.json:
+                _print_json({"revoked": args.id})
+            else:
+                print(f"revoked {args.id}")
+            return 0
+        found = [out(k) for k in api_keys.list_keys(conn, user_id=user_id)]
+    if args.json:
+        _print_json({"keys": found})
+    for k in [] if args.json else found:
+        print(f"{k['id']}  {k['prefix']}...  {','.join(k['scopes']):<15} last used {k['last_used_at'] or 'never'}"
+              f"  expires {k['expires_at'] or 'never'}  {k['name']}")
+    if not found and not args.json:
+        print(f"no API keys; make one with: thotqen keys create --user {args.user} NAME")
+    return 0
+
+
 def cmd_migrate(args: argparse.Namespace, rt: Runtime) -> int:
     """Apply the migrations and exit (compose's one-shot `migrate` service runs this before the rest)."""
     import psycopg
@@ -999,6 +1062,21 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
                        "THOTQEN_ADMINS gets one, since web signup refuses those names")
     p.add_argument("name", help="the username")
     p.set_defaults(func=cmd_account)
+
+    p = sub.add_parser("keys", help="API keys of a user (Authorization: Bearer <key> on /api, /v1, /mcp, /rag)")
+    ksub = p.add_subparsers(dest="keys_command", required=True)
+    k = ksub.add_parser("create", help="make a key; printed once")
+    k.add_argument("name", metavar="NAME", help="what the key is for")
+    k.add_argument("--scopes", default="read,ask,ingest", help="comma-separated: read, ask, ingest (default: all)")
+    k.add_argument("--expires-in-days", type=_days, default=None, metavar="DAYS",
+                   help=f"1 to {MAX['key_days']} (default: until revoked)")
+    k = ksub.add_parser("list", help="a user's keys (prefixes, never the keys)")
+    k = ksub.add_parser("revoke", help="revoke a key: the next request with it answers 401")
+    k.add_argument("id", metavar="ID")
+    for k in ksub.choices.values():
+        k.add_argument("--user", required=True, help="the account (web or command-line) the keys belong to")
+        k.add_argument("--json", action="store_true")
+        k.set_defaults(func=cmd_keys)
 
     p = sub.add_parser("migrate", help="apply the database migrations and exit")
     p.set_defaults(func=cmd_migrate)

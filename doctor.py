@@ -42,6 +42,8 @@ def _describe_providers(settings: Settings) -> None:
         print(f"LLM links: cannot be built: {exc}")
     print(f"reranker: {getattr(settings, 'reranker', 'auto')} ({getattr(settings, 'reranker_model', '-')})")
     web = "Tavily (TAVILY_API_KEY set), then DuckDuckGo" if getattr(settings, "tavily_api_key", None) else "DuckDuckGo"
+    if not getattr(settings, "web_search_allowed", True):
+        web = "off (no egress: set TAVILY_API_KEY or WEB_SEARCH=true to search the web)"
     print(f"web search: {web}")
 
 

@@ -36,16 +36,19 @@ from api import (
     chats,
     collections,
     documents,
+    drain,
     edge,
     errors,
     find,
     formats,
     heavy,
+    keys,
     mcp,
     openai_compat,
     pages,
     prometheus,
     rag,
+    ready,
     session,
     web,
     workspaces,
@@ -65,14 +68,15 @@ from storage.outage import RETRY_S, DatabaseUnavailable
 log = logging.getLogger("thotqen.server")
 
 DESCRIPTION = """Corrective RAG over your PDFs. Sign up or log in under `/api/auth`, send
-`Authorization: Bearer <access_token>` everywhere else (the **Authorize** button), upload PDFs to
+`Authorization: Bearer <access_token>` everywhere else (the **Authorize** button), or an API key from
+`POST /api/keys` in its place (machines: scoped read / ask / ingest, revocable), upload PDFs to
 `/api/documents`, follow `/api/jobs/{id}/events`, then ask in a chat (`/api/chats/{id}/messages`,
 Server-Sent Events), call the graph directly under `/rag` (LangServe), or use any OpenAI client
 against `/v1`. The web app at `/` signs in with an HttpOnly session cookie (`/api/session`); a
 state-changing request that the cookie authenticates must carry the `X-CSRF-Token` header."""
 
 
-UNGUARDED = ("/api/health", "/metrics")
+UNGUARDED = ("/api/health", "/api/ready", "/metrics")
 
 
 class OriginSecretMiddleware:
@@ -98,6 +102,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
     """The app: its route groups over one runtime's parts. `runtime` None builds the real one from
     `settings` (None: the environment); tests hand in a runtime with fakes."""
     configure_process()  # before the start-up loads torch or llama.cpp
+    drain.keep_streams_open()  # SIGTERM leaves answer streams their grace (api/drain.py)
     rt = runtime if runtime is not None else build_runtime(settings)
     # /docs is served offline by api/web.py; ReDoc would need a CDN
     app = FastAPI(title="Thotqen", version="0.1.0", description=DESCRIPTION, lifespan=lifespan(rt, start_worker),
@@ -162,6 +167,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         app.state.jobs = rt.jobs
         app.state.answers = answers
         app.state.answerer = ChatAnswerer(rt, answers)
+        app.state.models_ready = True  # the embedder loaded, the question path warmed (api/ready.py)
         app.state.renders = pages.Renders(settings)  # page images on their own bounded pool
         app.state.job_streams = heavy.Slots(settings.job_streams_per_user, "progress streams")
         app.state.uploads = heavy.Slots(settings.uploads_per_user, "uploads")
@@ -174,7 +180,17 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
             rt.ingest_worker.start(settings.ingest_workers)
             maintenance.start()
         log.info("ingestion: %s", app.state.jobs.kind)
+        watcher = asyncio.create_task(drain.watch(settings.shutdown_grace_s))
         yield
+        watcher.cancel()
+        # the grace is over (uvicorn cancelled what still ran): end this process's open questions as
+        # saved turns that say to ask again, before the answer processes go
+        try:
+            if ended := await asyncio.to_thread(accounting.end_in_flight, db):
+                log.warning("drain: %d answer(s) did not finish within SHUTDOWN_GRACE_S; saved as interrupted",
+                            ended)
+        except Exception as exc:  # noqa: BLE001 - the database is gone: the next start's sweep ends them
+            log.warning("drain: could not end the open answers: %s", type(exc).__name__)
         rt.ingest_worker.stop(timeout=10)
         maintenance.stop()
         model_lock.close()
@@ -307,7 +323,7 @@ def add_routes(app: FastAPI) -> None:
         return JSONResponse({"status": "ok", "database": db.mode})
 
     # pages before documents: its `{page}.png` is more specific than documents' `{page}`
-    for module in (auth, session, pages, documents, formats, chats, collections, workspaces, find, admin,
+    for module in (ready, auth, session, keys, pages, documents, formats, chats, collections, workspaces, find, admin,
                    prometheus):
         app.include_router(module.router)
     rag.mount(app)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypedDict
@@ -390,6 +391,10 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # A connection must finish a request's headers within this many seconds of opening (or of its
     # previous response), else it is closed; also how long an idle kept-alive connection is kept.
     header_timeout_s: int = Field(default=10, ge=1)
+    # SIGTERM: answers and streams in progress get this long to finish before they are ended as saved
+    # turns (api/drain.py); at least one p95 answer (59 s end to end: README), and what compose's
+    # stop_grace_period and the image's docs leave before the kill
+    shutdown_grace_s: float = Field(default=90.0, ge=0, le=3600)
     # uvicorn's access log, a line per request written on the event loop (in the burst's profile, a
     # share of the loop's samples: evals/results/burst_profile.md). Off, requests are still counted
     # (/metrics) and errors still logged.
@@ -542,6 +547,16 @@ class Settings(Tunables, ServerTunables, BaseSettings):
             return self.supabase_issuer.rstrip("/")
         return f"{self.supabase_url.rstrip('/')}/auth/v1" if self.supabase_url else None
 
+    @property
+    def web_search_allowed(self) -> bool:
+        """Whether this deployment may send anything to a web search engine (a question's rewrite):
+        only when asked, by a provider key (TAVILY_API_KEY) or by an operator setting WEB_SEARCH=true.
+        Unset, an offline or data-resident install sends nothing out (issue 40)."""
+        if not self.web_search:
+            return False
+        keyed = self.tavily_api_key is not None and bool(self.tavily_api_key.get_secret_value().strip())
+        return keyed or "web_search" in self.model_fields_set
+
     @model_validator(mode="after")
     def _refuse_placeholder_secrets(self) -> Settings:
         if self.supabase_auth and not self.supabase_token_issuer:
@@ -569,6 +584,7 @@ class UvicornOptions(TypedDict):
     http: str
     timeout_keep_alive: int
     access_log: bool
+    timeout_graceful_shutdown: int
 
 
 def uvicorn_options(settings: Settings) -> UvicornOptions:
@@ -580,4 +596,6 @@ def uvicorn_options(settings: Settings) -> UvicornOptions:
     return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None,
             "limit_concurrency": settings.server_max_connections,
             "http": "api.connections:HeaderDeadline", "timeout_keep_alive": settings.header_timeout_s,
-            "access_log": settings.access_log}
+            "access_log": settings.access_log,
+            # after SIGTERM: what still runs this long after is cancelled (api/drain.py ends it as saved turns)
+            "timeout_graceful_shutdown": math.ceil(settings.shutdown_grace_s)}

@@ -90,7 +90,8 @@ class Tunables(_Declared):
         "probabilities; its sampled word otherwise)", "GRADE_THRESHOLD", ge=0.0, le=1.0)
     max_rounds: int = tunable(2, "extra rounds (rewrite, then web) when no excerpt is relevant",
                               "GRAPH_MAX_ROUNDS", ge=0, le=3)
-    web_search: bool = tunable(True, "allow the web-search fallback", "WEB_SEARCH")
+    web_search: bool = tunable(True, "allow the web-search fallback; a deployment searches the web only with "
+                               "TAVILY_API_KEY or WEB_SEARCH=true set (no egress unless asked)", "WEB_SEARCH")
     # prompts
     excerpt_chars: int = tunable(1200, "characters of each parent chunk shown: where its matched children and the "
                                  "question's words are (graph/windows.py)",

@@ -36,6 +36,12 @@ log = logging.getLogger(__name__)
 
 # What a turn the server stopped in the middle of says (the web app shows it as the answer).
 INTERRUPTED = "the server restarted before this answer finished: ask again"
+# ... and one still running when a drain's grace ran out (api/drain.py)
+STOPPED = "the server was restarting and this answer did not finish in time: ask again"
+
+# This process's tickets not yet finished, by query-log id: what a drain ends (end_in_flight)
+_open: dict[int, Ticket] = {}
+_open_lock = threading.Lock()
 
 
 class QuestionLimit(Exception):
@@ -129,7 +135,13 @@ class Ticket:
     refused: bool = False
     group: _Group | None = None  # its place among the owner's open answers, given back when it ends
 
+    def __post_init__(self) -> None:
+        with _open_lock:
+            _open[self.log_id] = self
+
     def _ended(self) -> None:
+        with _open_lock:
+            _open.pop(self.log_id, None)
         group, self.group = self.group, None
         if group is not None:
             group.ended()
@@ -138,27 +150,30 @@ class Ticket:
         return round((time.perf_counter() - self.started) * 1000, 1)
 
     def finish(self, *, status: str, conn: psycopg.Connection | None = None, provider: str | None = None,
-               cached: bool = False, tokens: tuple[int, int] = (0, 0), error: str | None = None) -> None:
+               cached: bool = False, tokens: tuple[int, int] = (0, 0), error: str | None = None) -> bool:
         """Write the final state (in the caller's transaction when `conn` is given), and count it in
-        the Prometheus series (providers/metrics.py): the one place a question ends."""
+        the Prometheus series (providers/metrics.py): the one place a question ends. False when the
+        row had ended already (a drain ended it: `end_in_flight`), so the caller saves nothing more."""
         latency_ms = self.elapsed_ms()
 
-        def write(c: psycopg.Connection) -> None:
-            query_log.finish(c, self.log_id, status=status, latency_ms=latency_ms, provider=provider, cached=cached,
-                             input_tokens=tokens[0], output_tokens=tokens[1], error=error)
+        def write(c: psycopg.Connection) -> bool:
+            return query_log.finish(c, self.log_id, status=status, latency_ms=latency_ms, provider=provider,
+                                    cached=cached, input_tokens=tokens[0], output_tokens=tokens[1], error=error)
 
         try:
             if conn is not None:
-                write(conn)
+                wrote = write(conn)
             else:
                 with self.db.connection() as own:
-                    write(own)
+                    wrote = write(own)
         finally:
             self._ended()  # written or not, this answer is no longer being written
         self.done = True
-        metrics.count(metrics.QUESTIONS, metrics.question_outcome(status, refused=self.refused))
-        if cached:
+        if wrote:
+            metrics.count(metrics.QUESTIONS, metrics.question_outcome(status, refused=self.refused))
+        if cached and wrote:
             metrics.count(metrics.ANSWER_CACHE_HITS)
+        return wrote
 
     def finish_outcome(self, outcome: Outcome, conn: psycopg.Connection | None = None) -> None:
         self.refused = outcome.refused
@@ -285,6 +300,22 @@ def hold_instance(db: Database, *, pooled: bool) -> _Held:
     held = _Held(query_log.hold_instance(db.uri, instance), instance)
     _instance = instance
     return held
+
+
+def end_in_flight(db: Database) -> int:
+    """At the end of a drain: every question this process still has open ends as an error, and each
+    chat turn among them is saved with STOPPED as its answer (the web app offers to ask again). The
+    runs themselves may still finish later: their own final write then finds the row ended and saves
+    nothing (Ticket.finish). The number ended."""
+    with _open_lock:
+        ids = list(_open)
+    if not ids:
+        return 0
+    with db.connection() as conn, conn.transaction():
+        count, turns = query_log.end_rows(conn, ids, error=f"interrupted: {STOPPED}")
+        for owner_id, chat_id in turns:
+            chats.end_unanswered(conn, owner_id=owner_id, chat_id=chat_id, content=STOPPED)
+    return count
 
 
 def sweep_stale(db: Database) -> int:

@@ -222,11 +222,12 @@ class ChatAnswerer:
         if turn.regenerates is not None:
             meta["regenerates"] = turn.regenerates
         with self.db.connection() as conn, conn.transaction():
+            # the row first: when a drain ended it already (api/drain.py), the turn's answer is saved
+            ours = turn.ticket.finish(status="cancelled" if status == "stopped" else status, conn=conn,
+                                      provider=provider, cached=cached, tokens=tokens, error=error)
             message_id = chats.add_message(conn, owner_id=turn.owner_id, chat_id=turn.chat_id, role="assistant",
                                            content=answer, status=status, citations=citations,
-                                           meta=meta) if turn.chat_id is not None else None
-            turn.ticket.finish(status="cancelled" if status == "stopped" else status, conn=conn,
-                               provider=provider, cached=cached, tokens=tokens, error=error)
+                                           meta=meta) if turn.chat_id is not None and ours else None
         payload: dict[str, Any] = {"message_id": message_id, "answer": answer, **meta,
                                    "usage": {"input_tokens": tokens[0], "output_tokens": tokens[1]}}
         if status in ("ok", "stopped"):

@@ -31,6 +31,7 @@ import itertools
 import logging
 import os
 import queue
+import signal
 import socket
 import subprocess
 import sys
@@ -152,6 +153,10 @@ def process_main(build: Callable[[Any], GraphParts]) -> None:  # noqa: ANN401 - 
     """An answer process's entry: `FD NICE` on its command line, the server's settings as the first
     message; `build` makes its runtime (runtime.py, the composition root), warmed before "ready"."""
     fd, nice = int(sys.argv[1]), int(sys.argv[2])
+    # a SIGTERM to the whole group (systemd, Ctrl-C in a terminal) is the server's to handle: it drains,
+    # and this process ends when the server closes its socket or stops it (api/drain.py)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     lower_priority(nice)  # first: every thread it starts afterwards inherits the value (Linux)
     conn = Connection(fd)
     parts = build(conn.recv())
@@ -336,6 +341,16 @@ class AnswerProcesses:
 
     def pids(self) -> list[int]:
         return [p.process.pid for p in self._processes if p is not None and p.alive()]
+
+    def running(self) -> tuple[int, int]:
+        """(processes alive, processes there should be): what readiness reports (api/ready.py)."""
+        return len(self.pids()), len(self._processes)
+
+    def revive(self) -> None:
+        """Start again any process that ended (a crash), in a thread: readiness asks, so a server whose
+        process died does not wait for a question that its failing probe keeps away."""
+        if not self._closed and self.running()[0] < len(self._processes):
+            threading.Thread(target=self.start, name="answers-revive", daemon=True).start()
 
     def check(self) -> None:
         """AnswersBusy now if a run would be refused: a route calls it before it admits the question

@@ -1,6 +1,7 @@
 """Shared dependencies: the app's services from `app.state`, the authenticated user, the admin check.
 
-A request authenticates with `Authorization: Bearer <access_token>` (API clients) or with the web
+A request authenticates with `Authorization: Bearer <access_token>` (API clients), `Authorization:
+Bearer <API key>` (machines, narrowed to the key's scopes: api/scopes.py) or with the web
 app's HttpOnly session cookie (api/session.py). A cookie rides along on every request the browser
 makes, so a state-changing request it authenticates must also carry the session's CSRF token in
 `X-CSRF-Token` (the token is bound into the cookie's JWT) and, when the browser says where it comes
@@ -16,6 +17,7 @@ from urllib.parse import urlsplit
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
 
+from api import scopes
 from api.security import AuthError, Tokens, User, csrf_hash
 from api.verify import Verifier
 from settings import Settings
@@ -30,7 +32,8 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 # Declared for the OpenAPI document (Swagger's Authorize button); the checks are in `authenticate`.
 bearer_scheme = HTTPBearer(auto_error=False, scheme_name="bearer", bearerFormat="JWT",
-                           description="an access token from POST /api/auth/login or /api/auth/signup")
+                           description="an access token from POST /api/auth/login or /api/auth/signup, or an "
+                                       "API key from POST /api/keys")
 cookie_scheme = APIKeyCookie(name=ACCESS_COOKIE, auto_error=False, scheme_name="session_cookie",
                              description="the web app's HttpOnly session cookie (POST /api/session); "
                                          f"state-changing requests also need the `{CSRF_HEADER}` header")
@@ -66,6 +69,13 @@ def bearer_token(request: Request) -> str | None:
     return token.strip()
 
 
+def route_path(request: Request) -> str:
+    """The request's path inside this app (behind a proxy's prefix, without it)."""
+    path: str = request.scope["path"]
+    root: str = request.scope.get("root_path", "")
+    return path[len(root):] if root and path.startswith(root) else path
+
+
 def same_origin(request: Request) -> bool:
     """False when the browser names another origin (Origin, else Referer); absent headers pass."""
     source = request.headers.get("origin") or request.headers.get("referer")
@@ -94,6 +104,8 @@ async def authenticate(request: Request) -> User:
     if not token:
         raise HTTPException(401, "not signed in: send Authorization: Bearer <access_token> or sign in on the "
                                  "web page", headers=UNAUTHORIZED)
+    if from_cookie and scopes.is_key(token):  # a key is a header, never a cookie a browser sends along
+        raise HTTPException(401, "an API key goes in the Authorization header", headers=UNAUTHORIZED)
     verifier: Verifier = request.app.state.verifier
     try:
         # no thread for most requests, and at most one per user at a time (api/verify.py)
@@ -102,6 +114,8 @@ async def authenticate(request: Request) -> User:
         raise HTTPException(401, str(exc), headers=UNAUTHORIZED) from None
     if from_cookie and request.method not in SAFE_METHODS:
         check_csrf(request, user.csrf)
+    if refused := scopes.refusal(user, request.method, route_path(request)):
+        raise HTTPException(403, refused)
     request.state.user = user  # for the LangServe config modifier and logs
     return user
 

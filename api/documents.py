@@ -21,6 +21,7 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from sse_starlette import EventSourceResponse
 from starlette.background import BackgroundTask
 
+from api import drain
 from api.access import WorkspaceQuery, not_yours, reading, refused, target, writing
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.edge import MULTIPART_OVERHEAD, BodyRefused
@@ -525,7 +526,7 @@ async def job_events(job_id: str, request: Request, user: CurrentUser, db: DbDep
                 yield sse("failed", {"job_id": str(job["id"]), "document_id": str(job["document_id"]),
                                      "error": job["error"] or "ingestion failed"})
                 return
-            if await request.is_disconnected():
+            if await request.is_disconnected() or drain.STATE.draining:  # draining: follow it on another server
                 return
             # poll fast at first (small files finish in a second or two), then ease off
             await asyncio.sleep(0.2 if time.monotonic() - started < 10 else 0.5)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import numpy as np
@@ -38,6 +38,7 @@ from langserve.lzstring import LZString
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from api import scopes
 from api.deps import ACCESS_COOKIE
 from api.limits import Rate
 from api.security import AuthError
@@ -172,7 +173,7 @@ class BodyLimits:
         large = self.large is not None and scope["path"].startswith(CONVERSATION_PATHS)
         try:
             if large and length is not None and length > self.form_max:
-                self._count_large(scope)  # before a byte of it is read
+                await self._count_large(scope)  # before a byte of it is read
                 large = False
             body, ended = await self._read(receive, cap, (lambda: self._count_large(scope)) if large else None)
         except BodyRefused as exc:
@@ -221,7 +222,7 @@ class BodyLimits:
             raise BodyRefused(408, f"the request body stopped arriving for {self.timeout:g} s") from None
         return message
 
-    def _count_large(self, scope: dict[str, Any]) -> None:
+    async def _count_large(self, scope: dict[str, Any]) -> None:
         """Count a body past FORM_MAX_KB against its account's LARGE_BODIES_PER_MINUTE (BodyRefused:
         401 without a valid token, 429 past the rate)."""
         assert self.large is not None and self.verifier is not None
@@ -233,8 +234,11 @@ class BodyLimits:
         token = token.strip() if scheme.lower() == "bearer" else request.cookies.get(ACCESS_COOKIE, "")
         kb = self.form_max // 1024
         try:
-            claims = verifier.claims(token) if token else None
-            key = f"user:{claims['sub']}" if claims is not None else f"token:{hash(token)}" if token else None
+            if token and scopes.is_key(token):  # an API key counts against its owner, like their tokens
+                key: str | None = f"user:{(await verifier.key_user(token)).id}"
+            else:
+                claims = verifier.claims(token) if token else None
+                key = f"user:{claims['sub']}" if claims is not None else f"token:{hash(token)}" if token else None
         except AuthError:
             key = None
         if key is None:
@@ -245,7 +249,7 @@ class BodyLimits:
                                    f"account; try again later", {"Retry-After": str(max(1, math.ceil(wait)))})
 
     async def _read(self, receive: Any, cap: int,  # noqa: ANN401
-                    past_form: Callable[[], None] | None = None) -> tuple[bytes, dict[str, Any] | None]:
+                    past_form: Callable[[], Awaitable[None]] | None = None) -> tuple[bytes, dict[str, Any] | None]:
         """The whole body, or the disconnect that cut it short (handed on for the route to see);
         `past_form` is called once the body passes FORM_MAX_KB."""
         body = bytearray()
@@ -257,7 +261,7 @@ class BodyLimits:
             if len(body) > cap:
                 raise BodyRefused(413, self._too_large(False, cap))
             if past_form is not None and len(body) > self.form_max:
-                past_form()
+                await past_form()
                 past_form = None
             if not message.get("more_body", False):
                 return bytes(body), None

@@ -19,6 +19,7 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
+from api import scopes
 from api.security import AuthError, Tokens, User
 from storage.db import Database
 
@@ -30,6 +31,12 @@ def verify(authorization: str | None, tokens: Tokens, db: Database) -> User:
     if scheme.lower() != "bearer" or not token.strip():
         raise Auth.exceptions.HTTPException(status_code=401, detail="send Authorization: Bearer <access_token>")
     try:
+        if scopes.is_key(token.strip()):  # an API key: its owner; the graph's runs are questions (ask)
+            with db.connection() as conn:
+                user = scopes.user_for_key(conn, token.strip())
+            if refused := scopes.lacks(user, "ask"):
+                raise Auth.exceptions.HTTPException(status_code=403, detail=refused)
+            return user
         return tokens.authenticate(token.strip(), db)
     except AuthError as exc:
         raise Auth.exceptions.HTTPException(status_code=401, detail=str(exc)) from None

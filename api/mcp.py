@@ -2,8 +2,9 @@
 documents, ask for cited answers, and read the documents as resources.
 
 One server, two transports. Streamable HTTP at `/mcp` in the app (`mount`): stateless, so every
-POST carries the caller's bearer token and is authenticated like every route (api/deps.py) before
-the SDK sees it, and any of `--workers N` processes answers any request (no session to pin). Only
+POST carries the caller's bearer token (an access token or an API key, whose scopes each tool and
+resource checks: api/scopes.py) and is authenticated like every route (api/deps.py) before the SDK
+sees it, and any of `--workers N` processes answers any request (no session to pin). Only
 the bearer header counts: the web app's cookie would need the CSRF check, and MCP clients send
 headers. stdio through `thotqen mcp` (`run_stdio`): the caller is the CLI's `--user`.
 
@@ -39,6 +40,7 @@ from starlette.routing import Route
 from answering import accounting
 from answering.bridge import result_in_thread
 from answering.processes import AnswerProcesses
+from api import scopes
 from api.access import reading
 from api.deps import UNAUTHORIZED, bearer_token
 from api.documents import _document_out
@@ -167,6 +169,8 @@ class Tools:
         if name not in run:
             return _refusal(f"no tool named {name!r}: search or ask")
         model, tool = run[name]
+        if refused := scopes.lacks(user, "read" if name == "search" else "ask"):  # an API key's scopes
+            return _refusal(refused)
         try:
             args = model.model_validate(arguments)
         except ValidationError as exc:
@@ -267,6 +271,13 @@ def build_server(parts: GraphParts, caller: Caller, answers: AnswerProcesses | N
     `answers`: the answer processes its questions' runs go to (the HTTP server's)."""
     tools = Tools(parts, answers)
 
+    def reader(ctx: ServerRequestContext[Any]) -> User:
+        """The caller, when allowed to read (an API key needs the read scope)."""
+        user = caller(ctx)
+        if refused := scopes.lacks(user, "read"):
+            raise MCPError(code=types.INVALID_REQUEST, message=refused)
+        return user
+
     async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
                          ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools.listed)
@@ -276,7 +287,7 @@ def build_server(parts: GraphParts, caller: Caller, answers: AnswerProcesses | N
 
     async def list_resources(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
                              ) -> types.ListResourcesResult:
-        return await tools.resources(caller(ctx), params.cursor if params else None)
+        return await tools.resources(reader(ctx), params.cursor if params else None)
 
     async def list_templates(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
                              ) -> types.ListResourceTemplatesResult:
@@ -285,7 +296,7 @@ def build_server(parts: GraphParts, caller: Caller, answers: AnswerProcesses | N
     async def read_resource(ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
                             ) -> types.ReadResourceResult:
         uri = str(params.uri)
-        found = await tools.read(uri, caller(ctx))
+        found = await tools.read(uri, reader(ctx))
         if found is None:
             raise MCPError(code=types.INVALID_PARAMS, message="no such document or page", data={"uri": uri})
         return types.ReadResourceResult(contents=[types.TextResourceContents(

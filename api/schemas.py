@@ -56,6 +56,12 @@ class HealthOut(BaseModel):
     database: str = Field(description="the database's mode when reachable, else why it is not")
 
 
+class ReadyOut(BaseModel):
+    status: str = Field(description="`ready`, `not ready` or `draining` (both with status 503)")
+    checks: dict[str, str] = Field(description="each part (database, broker, answer_processes, models): `ok`, "
+                                               "`not configured ...`, or why it is not ready")
+
+
 # accounts and sessions ---------------------------------------------------------------------------
 
 class TokenOut(BaseModel):
@@ -201,6 +207,26 @@ class ChatDetail(ChatOut):
                                                    "`offset` (and older than `before`), oldest first")
     next_offset: int | None = Field(description="the offset of the earlier messages' page (with the same "
                                                 "`before`); null: none")
+
+
+# API keys ------------------------------------------------------------------------------------------
+
+class ApiKeyOut(BaseModel):
+    id: Uuid
+    name: str
+    prefix: str = Field(description="the key's first characters, to tell keys apart")
+    scopes: list[str] = Field(description="read, ask, ingest")
+    created_at: Timestamp
+    expires_at: Timestamp | None = Field(description="null: until revoked")
+    last_used_at: Timestamp | None = Field(description="to the minute; null: never used")
+
+
+class ApiKeyCreated(ApiKeyOut):
+    key: str = Field(description="the key itself, shown this once: send it as `Authorization: Bearer <key>`")
+
+
+class ApiKeyList(BaseModel):
+    keys: list[ApiKeyOut]
 
 
 # collections ---------------------------------------------------------------------------------------

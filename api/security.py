@@ -41,6 +41,8 @@ class User:
     username: str
     source: str = "local"  # local | supabase
     csrf: str | None = None  # hash of the CSRF token a cookie session is bound to (api/session.py)
+    scopes: frozenset[str] | None = None  # an API key's (api/scopes.py); None: a person's session, all of it
+    key_id: str | None = None  # the API key that authenticated the request, if one did
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,9 @@ MAX = {
     "find_query": 200,  # the sidebar's search box (GET /api/search)
     "find_results": 20,  # documents, and chats, one search answers at most
     "workspace_name": 100,  # sql/029_workspaces.sql checks the same
+    "key_name": 100,  # an API key's name (sql/030_api_keys.sql checks the same)
+    "api_keys": 50,  # API keys one user may have
+    "key_days": 3650,  # the longest an API key may be made to last (none: until revoked)
 }
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -92,6 +95,7 @@ FilterText = text(MAX["document_filter"], strip=True)
 FeedbackNote = text(MAX["feedback_note"], strip=True)
 CollectionName = text(MAX["collection_name"], min_chars=1, strip=True)
 WorkspaceName = text(MAX["workspace_name"], min_chars=1, strip=True)
+KeyName = text(MAX["key_name"], min_chars=1, strip=True)
 
 
 def _canonical_uuid(what: str) -> Any:  # noqa: ANN401

@@ -22,7 +22,9 @@ theirs (evals/results/burst.md). Here:
   an expiry comparison: decoding and checking it again (PyJWT, twice a request) was an eighth of the
   event loop's time under the burst (evals/results/burst_profile.md).
 
-Supabase tokens go to a thread as before (their key set may need fetching).
+Supabase tokens go to a thread as before (their key set may need fetching). API keys (api/scopes.py)
+are read on the same threads every time, one read per key at a time, never kept: revoking one
+takes effect on the next request in every process.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from api import scopes
 from api.security import AuthError, Standing, Tokens, User, read_standing
 from storage.db import Database
 
@@ -48,6 +51,7 @@ class Verifier:
         self.tokens = tokens
         self.db = db
         self._reading: dict[int, asyncio.Future[Standing | None]] = {}
+        self._keys: dict[str, asyncio.Future[User]] = {}  # API key -> its lookup in flight
         self.reads = 0  # version reads started (a thread each)
         self._checked: OrderedDict[str, dict[str, Any]] = OrderedDict()  # token -> its verified claims
         self.entries = tokens.versions.entries
@@ -58,6 +62,8 @@ class Verifier:
 
     async def user(self, token: str) -> User:
         """The token's user, or api.security.AuthError."""
+        if scopes.is_key(token):
+            return await self.key_user(token)
         claims = self.claims(token)
         if claims is None:
             return await asyncio.to_thread(self.tokens.supabase_user, token, self.db)
@@ -80,6 +86,23 @@ class Verifier:
             while len(self._checked) > self.entries:
                 self._checked.popitem(last=False)
         return claims
+
+    async def key_user(self, key: str) -> User:
+        """An API key's user: requests with the same key share the lookup in flight (their place in the
+        threads' queue is one), each lookup is fresh (no revocation hidden)."""
+        if len(key) > scopes.MAX_LENGTH:  # no thread for garbage
+            raise AuthError("the API key is not valid")
+        reading = self._keys.get(key)
+        if reading is None:
+            read = functools.partial(contextvars.copy_context().run, self._key, key)
+            reading = asyncio.ensure_future(asyncio.get_running_loop().run_in_executor(self._pool, read))
+            self._keys[key] = reading
+            reading.add_done_callback(lambda _: self._keys.pop(key, None))
+        return await asyncio.shield(reading)
+
+    def _key(self, key: str) -> User:
+        with self.db.connection() as conn:
+            return scopes.user_for_key(conn, key)
 
     async def version(self, user_id: int) -> Standing | None:
         fresh, version = self.tokens.versions.get(user_id)

@@ -9,7 +9,11 @@ next. When every backend fails (offline, rate-limited) the result is an empty li
 reasons are logged and kept in `last_failures`: web search is a corrective step, never a
 reason for a question to fail. A backend that failed is not tried again for WEB_SEARCH_RETRY_S, so
 an offline install does not spend a cut-off on every question: while none can be tried, `available`
-is false and the graph skips the web round at once. WEB_SEARCH=false turns it off.
+is false and the graph skips the web round at once.
+
+No egress unless asked: web search is on only with TAVILY_API_KEY or WEB_SEARCH=true set by the
+operator (Settings.web_search_allowed); WEB_SEARCH=false turns it off even with a key. A run's own
+`web_search` knob can narrow this, never widen it.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ class WebResult(TypedDict):
 class WebSearch:
     def __init__(self, settings: Settings) -> None:
         key = settings.tavily_api_key.get_secret_value().strip() if settings.tavily_api_key else ""
-        self.enabled = settings.web_search
+        self.enabled = settings.web_search_allowed  # no egress unless a key or the operator asks for it
         self.timeout_s = settings.web_search_timeout_s
         self._tavily_key = key
         self._tavily_url = settings.tavily_base_url

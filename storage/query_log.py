@@ -66,6 +66,16 @@ def abandon_running(conn: psycopg.Connection, *, error: str) -> tuple[int, list[
                        if source == "chat" and owner is not None and chat is not None]
 
 
+def end_rows(conn: psycopg.Connection, ids: list[int], *, error: str) -> tuple[int, list[tuple[int, uuid.UUID]]]:
+    """End these rows as errors where they are still running (a drain's end: answering/accounting.py);
+    (rows ended, the (owner, chat) of each chat question among them)."""
+    rows = conn.execute(
+        "update query_log set status = 'error', error = %s, finished_at = now()"
+        " where id = any(%s) and status = 'running' returning owner_id, chat_id, source", (error, ids)).fetchall()
+    return len(rows), [(owner, chat) for owner, chat, source in rows
+                       if source == "chat" and owner is not None and chat is not None]
+
+
 def retry_after_s(conn: psycopg.Connection, *, owner_id: int, limit: int, window_s: float = 3600.0,
                   adding: int = 1) -> float:
     """Seconds until `adding` more questions fit under `limit` in the window (0: they fit now; a number

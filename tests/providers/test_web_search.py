@@ -40,8 +40,20 @@ def test_tavily_failure_hands_over_and_offline_fails_fast_and_cleanly(fake, no_d
     assert search.last_failures[0][1].startswith("timeout")
 
 
+def test_no_egress_unless_asked(no_ddgs, monkeypatch) -> None:  # noqa: ANN001
+    """Without a provider key or WEB_SEARCH=true nothing is sent to a search engine (issue 40)."""
+    assert not make_settings().web_search_allowed
+    silent = WebSearch(make_settings())
+    assert not silent.available and silent.search("anything") == [] and silent.last_failures == []
+    assert make_settings(tavily_api_key="k").web_search_allowed
+    assert not make_settings(tavily_api_key="k", web_search=False).web_search_allowed
+    assert not make_settings(tavily_api_key="  ").web_search_allowed
+    monkeypatch.setenv("WEB_SEARCH", "true")  # the operator's variable, as the environment gives it
+    assert make_settings().web_search_allowed
+
+
 def test_without_key_only_duckduckgo_and_switch_off(no_ddgs) -> None:
-    search = WebSearch(make_settings())
+    search = WebSearch(make_settings(web_search=True))
     assert search.backends == ["duckduckgo"]
     assert search.search("anything") == []
     assert search.last_failures and search.last_failures[0][0] == "duckduckgo"
@@ -60,5 +72,5 @@ def test_a_failed_backend_is_skipped_until_its_retry_time(fake, no_ddgs) -> None
     assert search.search("again") == [] and search.last_failures == [] and len(tavily.requests) == asked
     search._down_until.clear()  # the retry time passed
     assert search.available
-    again = WebSearch(make_settings(web_search_retry_s=0.0))
+    again = WebSearch(make_settings(web_search=True, web_search_retry_s=0.0))
     assert again.search("anything") == [] and again.available  # 0: every question tries again

@@ -195,3 +195,27 @@ def test_a_rag_stream_the_client_leaves_stops_its_run_in_the_process(served, own
         assert settled(db, owner_id, 1)[-1] == ("rag", "cancelled", "the client disconnected")
     finally:
         model.token_delay_s = 0.0
+
+
+def test_a_dead_answer_process_is_not_ready_until_it_is_started_again(served) -> None:  # noqa: ANN001
+    """/api/ready (api/ready.py): a crashed answer process makes the server not ready, and the probe
+    starts it again (no question would come to do so while the probe keeps traffic away)."""
+    import signal
+    import time
+
+    with served.client() as c:
+        assert c.get("/api/ready").json()["checks"]["answer_processes"] == "ok"
+        pid = _pid(served)
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while pid in served.app.state.answers.pids():
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        res = c.get("/api/ready")
+        assert res.status_code == 503 and res.json()["status"] == "not ready", res.text
+        assert res.json()["checks"]["answer_processes"] == "0 of 1 running; starting again"
+        deadline = time.monotonic() + 180  # the probe started it again: it loads its models first
+        while (res := c.get("/api/ready")).status_code != 200:
+            assert time.monotonic() < deadline, res.json()
+            time.sleep(0.5)
+        assert _pid(served) != pid

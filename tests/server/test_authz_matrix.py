@@ -21,7 +21,7 @@ from tests.server.conftest import FACTS, follow_job, read_sse, signup
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 # path parameters that name an owned object: how the owner's real one is found (keys of `owned`)
 ID_KINDS = {"document_id": "document_id", "chat_id": "chat_id", "job_id": "job_id", "message_id": "message_id",
-            "collection_id": "collection_id", "workspace_id": "workspace_id"}
+            "collection_id": "collection_id", "workspace_id": "workspace_id", "key_id": "key_id"}
 # body fields that name an owned object of another kind than a document (keys of `owned`)
 FIELD_KINDS = {"collection_id": "collection_id"}
 # a missing id of a kind that is not a UUID
@@ -131,7 +131,7 @@ def answer_of(res: Any) -> Any:  # noqa: ANN401
 @pytest.fixture(scope="module", params=["personal", "workspace"])
 def owned(live, report_pdf, request):  # noqa: ANN001, ANN201
     """A user who owns one of each kind of object: a document, its job, a chat with one answer, a
-    collection, a workspace. "workspace": the document and the collection are the workspace's
+    collection, a workspace, an API key. "workspace": the document and the collection are the workspace's
     (issue 43: across workspaces, the stranger being a member of a workspace of their own)."""
     with live.client() as c:
         owner = signup(c, "matrix-owner")
@@ -146,8 +146,10 @@ def owned(live, report_pdf, request):  # noqa: ANN001, ANN201
         with c.stream("POST", f"/api/chats/{chat}/messages", headers=owner["headers"],
                       json={"question": QUESTION}) as answer:
             message = read_sse(answer)[-1][1]["message_id"]
+        key = c.post("/api/keys", headers=owner["headers"], json={"name": "mine"}).json()["id"]
         return {**owner, "document_id": res.json()["document_id"], "job_id": res.json()["job_id"], "chat_id": chat,
-                "message_id": str(message), "collection_id": collection, "workspace_id": str(workspace)}
+                "message_id": str(message), "collection_id": collection, "workspace_id": str(workspace),
+                "key_id": key}
 
 
 def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None:  # noqa: ANN001
@@ -209,9 +211,11 @@ def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None: 
         assert kept["name"] == "mine" and [d["id"] for d in kept["documents"]] == [owned["document_id"]]
         team = c.get(f"/api/workspaces/{owned['workspace_id']}/members", headers=h).json()["members"]
         assert [(m["username"], m["role"]) for m in team] == [(owned["username"], "owner")]
+        assert [k["id"] for k in c.get("/api/keys", headers=h).json()["keys"]] == [owned["key_id"]]
     # the walk found the routes that take ids (a sanity floor, not a list to keep in sync)
     assert {"GET /api/documents/{document_id}", "DELETE /api/chats/{chat_id}", "GET /api/jobs/{job_id}/events",
             "POST /api/chats", "POST /rag/invoke", "POST /rag/stream_events", "GET /api/collections/{collection_id}",
             "DELETE /api/collections/{collection_id}/documents/{document_id}", "DELETE /api/workspaces/{workspace_id}",
             "POST /api/workspaces/{workspace_id}/members",
-            "PATCH /api/workspaces/{workspace_id}/members/{username}"} <= set(checked), checked
+            "PATCH /api/workspaces/{workspace_id}/members/{username}",
+            "DELETE /api/keys/{key_id}"} <= set(checked), checked

