@@ -9,9 +9,10 @@ so ten keys buy no more questions than one), narrowed to its scopes:
 - ask: questions (/api/chats writes, /rag, /v1/chat/completions, MCP ask);
 - ingest: documents and collections (uploads, edits, deletions).
 
-Account routes (keys themselves, sessions, sign-in, admin) take a person's session, never a key: a
-leaked key cannot mint keys, and a request no rule names refuses keys (403), so a new route is
-closed to keys until it is placed here (tests/server/test_keys.py walks every route).
+Account routes (keys themselves, sessions, sign-in, admin; changes to workspaces and their members)
+take a person's session, never a key: a leaked key cannot mint keys nor let anyone into a workspace,
+and a request no rule names refuses keys (403), so a new route is closed to keys until it is placed
+here (tests/server/test_keys.py walks every route).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ RULES: tuple[tuple[frozenset[str] | None, re.Pattern[str], str | None], ...] = (
     (WRITES, re.compile(r"/api/chats(/.*)?|/v1/chat/completions"), "ask"),
     (frozenset({"POST"}), re.compile(r"/rag/(c/[^/]+/)?(invoke|batch|stream|stream_log|stream_events)"), "ask"),
     (WRITES, re.compile(r"/api/(documents|collections)(/.*)?"), "ingest"),
+    (WRITES, re.compile(r"/api/workspaces(/.*)?"), None),  # who may read a team's documents: a person decides
 )
 
 
