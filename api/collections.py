@@ -15,7 +15,7 @@ from api.access import WorkspaceQuery, not_yours, reading, target, writing
 from api.chats import owned_scope
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.paging import MAX_OFFSET, space_page_query
-from api.schemas import CollectionDetail, CollectionList, CollectionOut, error
+from api.schemas import CollectionDetail, CollectionList, CollectionOut, InputErrorOut, error
 from api.text import MAX, CollectionName, DocumentIds
 from storage import chats, collections, parse_uuid
 
@@ -50,7 +50,11 @@ def _taken(name: str) -> HTTPException:
     return HTTPException(409, f"you already have a collection named {name!r}")
 
 
+MIXED = "a collection holds documents of its own space only (yours, or its workspace's)"
+
+
 @router.post("", status_code=201, response_model=CollectionDetail, responses={
+    422: error(MIXED, InputErrorOut),
     404: error("no such document in document_ids"), 409: error("a collection of that name exists, or you have "
                                                                f"{MAX['collections']} collections")})
 def create_collection(body: CollectionIn, user: CurrentUser, db: DbDep,
@@ -78,7 +82,7 @@ def _same_space(conn: Any, user_id: int, owner: int, document_ids: list[str]) ->
     a collection never mixes a workspace's documents with anyone's own (422)."""
     docs = owned_scope(conn, reading(conn, user_id), document_ids)
     if len(chats.owned_document_ids(conn, owner_id=owner, document_ids=[str(d) for d in docs])) != len(set(docs)):
-        raise HTTPException(422, "a collection holds documents of its own space only (yours, or its workspace's)")
+        raise HTTPException(422, MIXED)
     return docs
 
 
@@ -139,7 +143,8 @@ def delete_collection(collection_id: str, user: CurrentUser, db: DbDep) -> Respo
 
 
 @router.post("/{collection_id}/documents", response_model=CollectionDetail,
-             responses={404: error("no such collection, or no such document in document_ids")})
+             responses={404: error("no such collection, or no such document in document_ids"),
+                        422: error(MIXED, InputErrorOut)})
 def add_documents(collection_id: str, body: MembersIn, user: CurrentUser, db: DbDep) -> dict[str, Any]:
     """Add documents (one already there stays once); a chat over the collection searches them from
     its next question."""

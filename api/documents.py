@@ -28,7 +28,7 @@ from api.edge import MULTIPART_OVERHEAD, BodyRefused
 from api.heavy import Slots
 from api.limits import Rate, too_many
 from api.paging import MAX_OFFSET, page, space_page_query
-from api.schemas import DocumentList, DocumentOut, DocumentPatch, JobOut, PageOut, UploadOut, error
+from api.schemas import DocumentList, DocumentOut, DocumentPatch, InputErrorOut, JobOut, PageOut, UploadOut, error
 from api.worker import QueueUnavailable
 from ingestion.errors import IngestError, UnsupportedFormat
 from ingestion.formats import registry
@@ -317,7 +317,10 @@ def _upload_out(sub: Submission, job_id: uuid.UUID | None) -> dict[str, Any]:
              responses={400: {**error("a malformed multipart body"), "content": {"text/plain": {}}},
                         413: error("larger than UPLOAD_MAX_MB"),
                         415: error(f"none of: {ACCEPTED} (told by content, not by name)"),
-                        422: error("empty, truncated, encrypted, damaged or over-large (zip bomb) file"),
+                        403: error("a viewer of the workspace (uploading needs editor or above)"),
+                        404: error("no such workspace (or not yours to see)"),
+                        422: error("empty, truncated, encrypted, damaged or over-large (zip bomb) file, or an "
+                                   "invalid workspace_id", InputErrorOut),
                         429: error("UPLOADS_PER_USER of your uploads are being received, or UPLOAD_MB_PER_MINUTE "
                                    "were sent this minute; see Retry-After"),
                         503: error("file storage (Supabase) or the job broker failed, or UPLOADS_AT_ONCE "

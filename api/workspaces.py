@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from api.access import BIGINT_MAX, refused
 from api.deps import CurrentUser, DbDep
-from api.schemas import error
+from api.schemas import InputErrorOut, error
 from api.text import LoginName, WorkspaceName, unstorable
 from storage import workspaces
 
@@ -167,7 +167,8 @@ def add_member(workspace_id: WorkspaceId, body: MemberIn, user: CurrentUser, db:
 
 @router.patch("/{workspace_id}/members/{username}", response_model=MemberOut, responses={
     403: error("you are not an admin or owner, or their role or the new one is above yours"),
-    404: error("no such workspace, or not a member"), 409: error("the last owner stays an owner")})
+    404: error("no such workspace, or not a member"), 409: error("the last owner stays an owner"),
+    422: error("an invalid body, or a username no name can hold", InputErrorOut)})
 def change_role(workspace_id: WorkspaceId, username: Annotated[str, Path(max_length=256)], body: RoleIn,
                 user: CurrentUser, db: DbDep) -> dict[str, Any]:
     with db.connection() as conn:
@@ -184,7 +185,8 @@ def change_role(workspace_id: WorkspaceId, username: Annotated[str, Path(max_len
 
 @router.delete("/{workspace_id}/members/{username}", status_code=204, responses={
     403: error("you are not an admin or owner, or their role is above yours"),
-    404: error("no such workspace, or not a member"), 409: error("the last owner cannot go")})
+    404: error("no such workspace, or not a member"), 409: error("the last owner cannot go"),
+    422: error("a username no name can hold", InputErrorOut)})
 def remove_member(workspace_id: WorkspaceId, username: Annotated[str, Path(max_length=256)],
                   user: CurrentUser, db: DbDep) -> Response:
     """Remove a member (your own name: leave). They lose access at once: search, answers, cited
