@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evals.answers import is_refusal_text  # noqa: E402
 from evals.common import RESULTS, load_jsonl, write_result  # noqa: E402
 from evals.genre import DATA, right  # noqa: E402
-from graph.claims import ANSWERS_THE_QUESTION, ANSWERS_THE_QUESTION_WHY, CHECKS  # noqa: E402
+from graph.claims import ANSWER_CHECKS, CHECKS  # noqa: E402
 
 
 def outcome(question: dict, answer: str) -> str:
@@ -50,7 +50,7 @@ def main() -> None:
                  for q in load_jsonl(DATA / f)}
     rows = [r for r in load_jsonl(args.rows) if r.get("id") in questions]
     table = []
-    why = {c.name: c.why for c in CHECKS} | {ANSWERS_THE_QUESTION: ANSWERS_THE_QUESTION_WHY}
+    why = {c.name: c.why for c in (*CHECKS, *ANSWER_CHECKS)}
     for check in why:
         moves: dict[str, int] = {}
         for row in rows:

@@ -15,7 +15,9 @@ reading, graph/reading.py): when it says what it states a thing of, that is one 
 own words, unless it gives what the question's kind asks for (a yes or no, the name a "who" asks,
 the date a "when" asks, the measure a "how long" asks). "Corning had about 11,500 unexpired patents"
 is no answer to how many homes it had in backlog, whatever it cites; "The figure is 412 million" for
-a revenue question says nothing else and is left to the figure checks.
+a revenue question says nothing else and is left to the figure checks. An answer whose first
+sentence declines ("The excerpts do not provide ...") is a refusal, which cites nothing. These two are
+`ANSWER_CHECKS`, the registry of checks on the whole answer.
 """
 
 from __future__ import annotations
@@ -37,13 +39,15 @@ DECLINES = re.compile(
     r"|\bnot\s+(?:found|mentioned|provided|stated|available|given|included|disclosed|reported|covered)\s+in\b"
     r"|\b(?:cannot|can[’']t|can\s+not|unable\s+to)\s+(?:answer|find|determine|tell)\b|\bno\s+information\b",
     re.IGNORECASE)
-DECLINED = "declined"  # the name its withheld answers are reported under
 
 # Words that answer a yes/no question: an answer sentence holding one says something.
 POLARITY = frozenset(["yes", "no", "not", "never", "none", "neither", "nor", "cannot", "without"])
 _NAME = re.compile(r"\b[A-Z][A-Za-z'’.-]*[A-Za-z](?:\s+(?:of|and|&|de|van|von|du|la)?\s*[A-Z][A-Za-z'’.-]*[A-Za-z])*\b")
 _WORDS = re.compile(r"[a-z0-9]+")
 _NUMBER = re.compile(r"\d[\d,.]*\d|\d")
+_QUANTITY = re.compile(rf"(?:\d[\d,.]*|\b(?:{NUMBER_WORD})\b)\s*([a-z]*)")  # a number and the word after it
+# Words that present a figure or count it, and never say what it is of ("The figure is 18 cents").
+_SAYS_NOTHING_OF_WHAT = frozenset(stems(" ".join(PRESENTING_WORDS | UNIT_WORDS | set(SCALES))))
 
 
 def _words(text: str) -> set[str]:
@@ -93,11 +97,6 @@ def year_not_cited(sentence: str, cited: str, question: str) -> bool:
     return any(y not in held for y in YEAR.findall(_body(sentence)))
 
 
-# The whole answer's check: its failures are reported under this name, with this reason.
-ANSWERS_THE_QUESTION = "answers_the_question"
-ANSWERS_THE_QUESTION_WHY = "speaks of something the question does not ask"
-
-
 def answers_the_question(answer: str, reading: Reading, spans: list[tuple[int, int]]) -> bool:
     """Whether a sentence of `answer` (its `spans`) speaks of what `reading`'s question asks (module doc):
     the model may cite a later sentence than the one that answers."""
@@ -113,13 +112,13 @@ def speaks_to(sentence: str, reading: Reading) -> bool:
     if reading.asks == "date" and (set(YEAR.findall(body)) - set(YEAR.findall(reading.question))
                                    or re.search(MONTH, body, re.I)):
         return True  # "When was it ratified?" "On March 26th, 2022 [1]."
-    quantities = re.findall(rf"(?:\d[\d,.]*|\b(?:{NUMBER_WORD})\b)\s*([a-z]*)", YEAR.sub(" ", body).lower())
+    quantities = _QUANTITY.findall(YEAR.sub(" ", body).lower())
     if reading.asks == "value" and not quantities:
         return False  # "How many barrels of oil did it produce?" "It produced the product in 2017 [1]."
     if reading.quantity and any(w in UNIT_WORDS for w in quantities):
         return True  # "How long is a vote open?" "2 weeks [1]."
     words = stems(body)
-    said = words - stems(" ".join(PRESENTING_WORDS | UNIT_WORDS | set(SCALES))) - stems(" ".join(reading.lone_names))
+    said = words - _SAYS_NOTHING_OF_WHAT - stems(" ".join(reading.lone_names))
     said -= {w for w in words if w[0].isdigit()}
     if not said or not reading.measure:
         return True  # it says nothing but a figure or a name, or the question has no words of its own
@@ -138,6 +137,28 @@ CHECKS: tuple[Check, ...] = (
     Check("name_not_cited", "names someone or something its cited excerpts do not", name_not_cited),
     Check("year_not_cited", "gives a year its cited excerpts do not", year_not_cited),
 )
+
+
+@dataclass(frozen=True)
+class AnswerCheck:
+    """A check of the answer as a whole (the model's, not code's): what fails is withheld entirely."""
+
+    name: str
+    why: str
+    fails: Callable[[str, Reading, list[tuple[int, int]]], bool]  # (answer, the question's reading, its sentences)
+
+
+ANSWER_CHECKS: tuple[AnswerCheck, ...] = (
+    AnswerCheck("declined", "declines in its own words: a refusal, which cites nothing",
+                lambda answer, _reading, spans: declines(answer, spans)),
+    AnswerCheck("answers_the_question", "speaks of something the question does not ask",
+                lambda answer, reading, spans: not answers_the_question(answer, reading, spans)),
+)
+
+
+def answer_failure(answer: str, reading: Reading, spans: list[tuple[int, int]]) -> AnswerCheck | None:
+    """The first whole-answer check `answer` (its sentence `spans`) fails, or None."""
+    return next((c for c in ANSWER_CHECKS if c.fails(answer, reading, spans)), None)
 
 
 @dataclass(frozen=True)

@@ -317,13 +317,9 @@ def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context])
     for failure in failed:
         log.info("sentence dropped by the claim check: %s", failure.check)
         cleaned = cleaned.replace(failure.sentence, "")
-    if not composed and cleaned.strip() and claims.declines(cleaned, sentences(cleaned)):
-        log.info("the model declined: a refusal, citing nothing")
-        failed.append(claims.Failure(cleaned.strip(), claims.DECLINED))
-        cleaned = ""
-    if not composed and cleaned.strip() and not claims.answers_the_question(cleaned, reading, sentences(cleaned)):
-        log.info("answer withheld by the claim check: it %s", claims.ANSWERS_THE_QUESTION_WHY)
-        failed.append(claims.Failure(cleaned.strip(), claims.ANSWERS_THE_QUESTION))
+    if not composed and cleaned.strip() and (whole := claims.answer_failure(cleaned, reading, sentences(cleaned))):
+        log.info("answer withheld by the claim check %s: it %s", whole.name, whole.why)
+        failed.append(claims.Failure(cleaned.strip(), whole.name))
         cleaned = ""
     report = verify(cleaned, refusal=prompts.CANNOT_ANSWER, facts=facts,
                     excerpts=[Source(n=n, text=t) for n, t in texts.items()],
