@@ -9,9 +9,19 @@ import tempfile
 from pathlib import Path
 
 from evals import pdfs
-from evals.fake_openai import FakeOpenAI, subprocess_env
+from evals.fake_openai import FakeOpenAI, grades_json, subprocess_env
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def report_script(kind: str, prompt: str) -> str:
+    """A scripted model over the Aurora report: grades the excerpts holding its revenue relevant, answers
+    with the revenue citing [1]."""
+    if kind == "grade":
+        return grades_json(prompt, lambda text: "412 million" in text)
+    if kind == "answer":
+        return "Total revenue was 412 million dollars [1]."
+    return "Aurora Widgets total revenue fiscal 2023"
 
 
 def run_cli(env: dict[str, str], *args: str, timeout: float = 300,

@@ -11,24 +11,16 @@ from pathlib import Path
 import pytest
 
 from evals import pdfs
-from evals.fake_openai import FakeOpenAI, grades_json, subprocess_env
+from evals.fake_openai import FakeOpenAI, subprocess_env
 from graph import prompts
-from tests.cli_run import run_cli
+from tests.cli_run import report_script, run_cli
 
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 
 
-def script(kind: str, prompt: str) -> str:
-    if kind == "grade":
-        return grades_json(prompt, lambda text: "412 million" in text)
-    if kind == "answer":
-        return "Total revenue was 412 million dollars [1]."
-    return "Aurora Widgets total revenue fiscal 2023"
-
-
 @pytest.fixture(scope="module")
 def env() -> Iterator[dict[str, str]]:
-    with FakeOpenAI(script, model="scripted") as provider:
+    with FakeOpenAI(report_script, model="scripted") as provider:
         yield subprocess_env(provider, tempfile.mkdtemp(prefix="thq-cli-", dir="/tmp"))
 
 

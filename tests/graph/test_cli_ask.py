@@ -7,22 +7,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from evals.fake_openai import FakeOpenAI, grades_json
+from evals.fake_openai import FakeOpenAI
 from graph import prompts
-from tests.cli_run import env_with_report, run_cli
-
-
-def script(kind: str, prompt: str) -> str:
-    if kind == "grade":
-        return grades_json(prompt, lambda text: "412 million" in text)
-    if kind == "answer":
-        return "Total revenue was 412 million dollars [1]."
-    return "Aurora Widgets total revenue fiscal 2023"
+from tests.cli_run import env_with_report, report_script, run_cli
 
 
 @pytest.fixture(scope="module")
 def provider() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(script, model="scripted") as p:
+    with FakeOpenAI(report_script, model="scripted") as p:
         yield p
 
 
