@@ -1,13 +1,16 @@
 """Answers on documents that are not filings (the second genre set), through the CLI contract.
 
     THOTQEN_HOME=DIR python evals/genre.py [--name base] [--user genre] [--limit N] [--resume]
+        [--questions FILE --out-of-scope FILE]
 
 Documents: evals/genre_docs.py (8 files from Debian packages, ingested for --user). Questions:
 evals/data/genre_questions.jsonl (answerable, five kinds) and genre_out_of_scope.jsonl, written
-before any product run. Each question goes through `thotqen ask QUESTION --json --user U`, across
-all the user's documents (no --document), as the held-out measurement does; out-of-scope questions
-are interleaved so a partial run has both. Rows are appended to --rows as they finish (--resume
-skips ids already there); evals/results/genre_<name>.{md,json} hold the figures, overall and per kind:
+before any product run (held-back batches beside them, each written before the changes it
+measures: genre_holdout_1.jsonl with genre_holdout_1_oos.jsonl). Each question goes through
+`thotqen ask QUESTION --json --user U`, across all the user's documents (no --document), as the
+held-out measurement does; out-of-scope questions are interleaved so a partial run has both. Rows
+are appended to --rows as they finish (--resume skips ids already there);
+evals/results/genre_<name>.{md,json} hold the figures, overall and per kind:
 
   answerable right      not refused, and by kind (answer and accept normalised: lower case, a
                         thousands separator or hyphen dropped, spaces collapsed):
@@ -173,8 +176,8 @@ def _where(c: dict) -> str:
     return f"{c['name']} {c['page_label'] or c['page']}"
 
 
-def report(figs: dict, rows: list[dict], total: int, load: dict) -> str:
-    md = [f"Second-genre set (evals/data/genre_*.jsonl, documents from evals/genre_docs.py): {len(rows)} of "
+def report(figs: dict, rows: list[dict], total: int, load: dict, sources: str) -> str:
+    md = [f"Second-genre set ({sources}, documents from evals/genre_docs.py): {len(rows)} of "
           f"{total} questions run. Machine: `nproc` {os.cpu_count()}, load average {load['start']} at the start, "
           f"{load['end']} at the end (cores shared with other work).", "",
           "| figure | value |", "|---|---|"]
@@ -197,11 +200,12 @@ def report(figs: dict, rows: list[dict], total: int, load: dict) -> str:
     return "\n".join(md)
 
 
-def items() -> list[dict]:
+def items(questions: Path = DATA / "genre_questions.jsonl",
+          out_of_scope: Path = DATA / "genre_out_of_scope.jsonl") -> list[dict]:
     """Kinds round-robin, an out-of-scope question after every few: a partial run is a fair sample."""
-    by_kind = [[q for q in load_jsonl(DATA / "genre_questions.jsonl") if q["kind"] == k] for k in KINDS]
+    by_kind = [[q for q in load_jsonl(questions) if q["kind"] == k] for k in KINDS]
     answerable = [q for i in range(max(map(len, by_kind))) for qs in by_kind if i < len(qs) for q in [qs[i]]]
-    oos = load_jsonl(DATA / "genre_out_of_scope.jsonl")
+    oos = load_jsonl(out_of_scope)
     every = max(1, len(answerable) // max(1, len(oos)))
     out: list[dict] = []
     for i, q in enumerate(answerable):
@@ -216,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--name", default="base")
     p.add_argument("--user", default="genre")
     p.add_argument("--limit", type=int)
+    p.add_argument("--questions", type=Path, default=DATA / "genre_questions.jsonl",
+                   help="answerable questions (e.g. a held-back batch, evals/data/genre_holdout_1.jsonl)")
+    p.add_argument("--out-of-scope", type=Path, default=DATA / "genre_out_of_scope.jsonl")
     p.add_argument("--timeout", type=float, default=900, help="seconds one `thotqen ask` may take")
     p.add_argument("--rows", type=Path, help="default evals/results/genre_<name>.rows.jsonl")
     p.add_argument("--resume", action="store_true", help="keep --rows and skip the questions it holds")
@@ -223,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     from graph import prompts
 
-    chosen = items()[: args.limit]
+    chosen = items(args.questions, args.out_of_scope)[: args.limit]
     rows_path = args.rows or RESULTS / f"genre_{args.name}.rows.jsonl"
     if not args.resume and rows_path.exists():
         rows_path.unlink()
@@ -245,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     figs = measure(rows)
     write_result(f"genre_{args.name}", {"figures": figs, "load_average": load, "nproc": os.cpu_count(),
                                         "rows_file": str(rows_path), "questions": len(chosen), "rows": rows},
-                 report(figs, rows, len(chosen), load), args.results_dir)
+                 report(figs, rows, len(chosen), load, f"{args.questions.name} and {args.out_of_scope.name}"),
+                 args.results_dir)
     return 0
 
 
