@@ -4,11 +4,15 @@ Each check is a named object with the reason a reader would give and examples (t
 test_claims.py holds them). A sentence citing excerpts fails a check when:
 - `adds_nothing`: beyond the question's own words it says nothing, no figure and no yes or no:
   the value was left blank ("The principal investigator of the study is [1].");
-- `name_not_cited`: it names someone or something (capitalised words past its first) that neither
-  the excerpts it cites nor the question hold: a name taken from another report;
-- `year_not_cited`: it gives a year that neither the excerpts it cites nor the question hold: a
-  date of the wrong year.
-Figures are checked figure by figure by graph/verify.py. What fails is removed; what passes is kept.
+- `name_not_cited`: it names someone or something (capitalised words past its first, a month's name
+  aside) that neither the excerpts it cites nor the question hold: a name taken from another report;
+- `date_not_cited`: it gives a year or a month that neither the excerpts it cites nor the question
+  hold: a date of the wrong year.
+Figures are checked figure by figure by graph/verify.py. What fails is removed; what passes is kept,
+and a sentence that fails only because it cites too little ("Murdock stepped down in March 1996 and
+Perens took over [2]", the month and year in [1]) is kept citing the excerpts that hold what it says.
+An answer whose model cited nothing has each sentence cited to the one excerpt that holds its own
+words (`attributed`), then checked like any other.
 
 And the answer as a whole must speak of what was asked (`answers_the_question`, on the question's
 reading, graph/reading.py): when it says what it states a thing of, that is one of the question's
@@ -22,15 +26,17 @@ sentence declines ("The excerpts do not provide ...") is a refusal, which cites 
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from itertools import combinations
 
 from graph.citations import MARK
 from graph.reading import Reading
 from graph.windows import stems
 from lexicon import FUNCTION_WORDS, NUMBER_WORD, PRESENTING_WORDS, SCALES, UNIT_WORDS
-from storage.periods import MONTH, YEAR
+from storage.periods import DATES, MONTH, MONTHS, YEAR
 
 # The model declining in its own words: "The excerpts do not provide ...", "I cannot determine ...".
 DECLINES = re.compile(
@@ -42,6 +48,12 @@ DECLINES = re.compile(
 
 # Words that answer a yes/no question: an answer sentence holding one says something.
 POLARITY = frozenset(["yes", "no", "not", "never", "none", "neither", "nor", "cannot", "without"])
+_MONTHS = frozenset(m.lower() for m in (*calendar.month_name, *calendar.day_name) if m)
+_MONTH_NAME = re.compile(r"(?<!^)(?<![.!?]\s)\b(" + "|".join(m for m in calendar.month_name if m) + r")\b")
+_MONTH_DAY = re.compile(rf"\b(?P<month>{MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year>(?:19|20)\d{{2}})\b",
+                        re.I)  # "December 11th 1995", "March 3, 2019"
+_ISO = re.compile(r"\b((?:19|20)\d{2})-(\d{2})-(\d{2})\b")
+_MONTH_YEAR = re.compile(rf"\b(?P<month>{MONTH})\s+(?:of\s+)?(?P<year>(?:19|20)\d{{2}})\b", re.I)
 _NAME = re.compile(r"\b[A-Z][A-Za-z'’.-]*[A-Za-z](?:\s+(?:of|and|&|de|van|von|du|la)?\s*[A-Z][A-Za-z'’.-]*[A-Za-z])*\b")
 _WORDS = re.compile(r"[a-z0-9]+")
 _NUMBER = re.compile(r"\d[\d,.]*\d|\d")
@@ -82,7 +94,8 @@ def names_not_cited(sentence: str, cited: str, question: str) -> list[str]:
         raw = m.group(0).split()
         if m.start() == start:  # a sentence's first word is capitalised by orthography
             raw = raw[1:]
-        words = [w for w in _WORDS.findall(" ".join(raw).lower()) if w not in FUNCTION_WORDS and len(w) > 1]
+        words = [w for w in _WORDS.findall(" ".join(raw).lower())
+                 if w not in FUNCTION_WORDS and w not in _MONTHS and len(w) > 1]  # a month is a date's
         if any(w not in held for w in words):
             out.append(m.group(0))
     return out
@@ -92,9 +105,28 @@ def name_not_cited(sentence: str, cited: str, question: str) -> bool:
     return bool(names_not_cited(sentence, cited, question))
 
 
-def year_not_cited(sentence: str, cited: str, question: str) -> bool:
+def dates_in(text: str) -> set[tuple[int, int, int | None]]:
+    """The dates `text` writes as (year, month, day or None): "March 3, 2019", "3rd of March 2019",
+    "2019-03-03", "March 1996"."""
+    out: set[tuple[int, int, int | None]] = set()
+    for pattern in (_MONTH_DAY, DATES[1]):
+        out |= {(int(m["year"]), MONTHS[m["month"].lower().rstrip(".")], int(m["day"])) for m in pattern.finditer(text)}
+    out |= {(int(m[1]), int(m[2]), int(m[3])) for m in _ISO.finditer(text) if 1 <= int(m[2]) <= 12}
+    out |= {(int(m["year"]), MONTHS[m["month"].lower().rstrip(".")], None) for m in _MONTH_YEAR.finditer(text)}
+    return out
+
+
+def date_not_cited(sentence: str, cited: str, question: str) -> bool:
+    """A year, a month, or a date written whole, that neither `cited` nor `question` holds: "August 11,
+    2013" fails beside an excerpt's "August 2010 ... 2013", and "March 1996" beside "January 1996"."""
+    body = _body(sentence)
     held = set(YEAR.findall(cited)) | set(YEAR.findall(question))
-    return any(y not in held for y in YEAR.findall(_body(sentence)))
+    months = _words(cited) | _words(question)
+    if any(y not in held for y in YEAR.findall(body)) or any(m.lower() not in months
+                                                            for m in _MONTH_NAME.findall(body)):
+        return True
+    written = dates_in(f"{cited}\n{question}")
+    return any(not any(w[:2] == d[:2] and (d[2] is None or w[2] == d[2]) for w in written) for d in dates_in(body))
 
 
 def answers_the_question(answer: str, reading: Reading, spans: list[tuple[int, int]]) -> bool:
@@ -135,7 +167,7 @@ class Check:
 CHECKS: tuple[Check, ...] = (
     Check("adds_nothing", "says nothing beyond the question: the value was left blank", adds_nothing),
     Check("name_not_cited", "names someone or something its cited excerpts do not", name_not_cited),
-    Check("year_not_cited", "gives a year its cited excerpts do not", year_not_cited),
+    Check("date_not_cited", "gives a year or a month its cited excerpts do not", date_not_cited),
 )
 
 
@@ -165,19 +197,64 @@ def answer_failure(answer: str, reading: Reading, spans: list[tuple[int, int]]) 
 class Failure:
     sentence: str
     check: str
+    repair: str | None = None  # the sentence citing the excerpts that hold what it says, when some do
+
+
+def _cited(sentence: str) -> list[int]:
+    return [int(x) for m in MARK.finditer(sentence) for x in m.group(1).split(",")]
+
+
+def with_markers(sentence: str, extra: tuple[int, ...]) -> str:
+    """`sentence` citing `extra` too: the markers go after its last one, or before its closing stop."""
+    marks = "".join(f"[{n}]" for n in extra)
+    last = next(reversed(list(MARK.finditer(sentence))), None)
+    if last is not None:
+        return sentence[:last.end()] + marks + sentence[last.end():]
+    body = sentence.rstrip()
+    stop = len(body.rstrip(".!?"))
+    return body[:stop].rstrip() + f" {marks}" + body[stop:] + sentence[len(body):]
 
 
 def failures(spans: list[tuple[int, int]], answer: str, texts: Mapping[int, str], question: str,
              checks: tuple[Check, ...] = CHECKS) -> list[Failure]:
-    """The sentences of `answer` (its `spans`) that cite excerpts (`texts` by [n]) and fail a check."""
+    """The sentences of `answer` (its `spans`) that cite excerpts (`texts` by [n]) and fail a check,
+    each with its repair when citing one or two more of `texts` makes it pass every check."""
     out = []
     for start, end in spans:
         sentence = answer[start:end]
-        cited = [int(x) for m in MARK.finditer(sentence) for x in m.group(1).split(",")]
+        cited = _cited(sentence)
         if not cited or not sentence.strip():
             continue
         text = "\n".join(texts.get(n, "") for n in cited)
         failed = next((c for c in checks if c.fails(sentence, text, question)), None)
-        if failed is not None:
-            out.append(Failure(sentence, failed.name))
+        if failed is None:
+            continue
+        others = [n for n in texts if n not in cited]
+        extra = next((more for k in (1, 2) for more in combinations(others, k)
+                      if not any(c.fails(sentence, "\n".join([text, *(texts[n] for n in more)]), question)
+                                 for c in checks)), None)
+        out.append(Failure(sentence, failed.name, with_markers(sentence, extra) if extra else None))
     return out
+
+
+# A sentence is cited to the excerpt that holds this share of its own words (beyond the question's).
+ATTRIBUTION_SHARE = 0.75
+
+
+def attributed(answer: str, spans: list[tuple[int, int]], texts: Mapping[int, str], question: str) -> str:
+    """`answer` as written when it cites anything; else each sentence citing the one excerpt (`texts` by
+    [n]) that holds most of its own words, when that excerpt holds ATTRIBUTION_SHARE of them: the model
+    forgot its markers ("your rights terminate. This is stated in ."), the claim check still applies."""
+    if MARK.search(answer):
+        return answer
+    asked = stems(question)
+    held = {n: stems(t) for n, t in texts.items()}
+    out = []
+    for start, end in spans:
+        sentence = answer[start:end]
+        own = stems(sentence) - asked
+        shares = sorted(((len(own & words) / len(own), -n) for n, words in held.items()), reverse=True) if own else []
+        if shares and shares[0][0] >= ATTRIBUTION_SHARE:
+            sentence = with_markers(sentence, (-shares[0][1],))
+        out.append(sentence)
+    return "".join(out)

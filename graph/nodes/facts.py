@@ -23,6 +23,7 @@ from graph.context import Context, context_of
 from graph.formula import lookup_plan
 from graph.nodes.common import node, reading_of
 from graph.nodes.retrieve import owner_of
+from graph.reading import names_in
 from graph.state import Excerpt, State
 from storage import statements
 from storage.workspaces import Owners
@@ -66,6 +67,13 @@ def cell_excerpt(cells: list[lookup.Cell]) -> Excerpt:
                    boxes=boxes or None, url=None, text="\n".join(lines), score=0.0, rerank_score=0.0, screened=[])
 
 
+def entity_words(question: str) -> set[str]:
+    """The words of the one-word names the question uses ("Debian", "Cessna"): whose or what the figure
+    is of, never a row's measure; a page header "A Brief History of Debian 2 / 21" read as a row is not
+    how many packages Debian 1.1 shipped. A name of several words ("Cost of Goods Sold") may be a row's."""
+    return lookup.label_words(" ".join(n for n in names_in(question, lone=True) if " " not in n and not n.isupper()))
+
+
 def candidate_facts(conn: Any, owner_id: Owners, question: str, scoped: list[uuid.UUID],  # noqa: ANN401
                     pages: set[tuple[str, int]]) -> tuple[list[lookup.Cell], set[str]]:
     """The cells offered for `question` over `scoped` documents, best first, and the company-name words
@@ -85,7 +93,7 @@ def candidate_facts(conn: Any, owner_id: Owners, question: str, scoped: list[uui
         found += find_cells(conn, owner_id=owner_id, text=text, document_ids=scoped, limit=limit)
         found += find_cells(conn, owner_id=owner_id, text=text, document_ids=scoped, captions=titles,
                             limit=STATEMENT_CANDIDATES)
-    ignore = company_words(conn, owner_id, scoped)
+    ignore = company_words(conn, owner_id, scoped) | entity_words(question)
     # a formula reads each operand at each of its years: room for two rows of each, two more for the question
     limit = min(max(lookup.MAX_FACTS, 2 * len(parts) * len(years) + 2), MAX_FORMULA_FACTS)
     cells = _cells(found)

@@ -61,7 +61,8 @@ _POINTER_WORDS = frozenset({"this", "that", "these", "the", "information", "data
                             "describes", "mentions", "indicates", "shows", "refer", "refers", "line", "lines",
                             "section", "sections", "paragraph", "paragraphs", "clause", "clauses", "article",
                             "articles", "part", "parts", "at", "first", "second", "third", "fourth", "fifth",
-                            "sources", "as", "document", "documents", "page", "pages", "excerpt", "excerpts"})
+                            "sources", "as", "document", "documents", "page", "pages", "excerpt", "excerpts", "answer",
+                            "correct", "relevant", "which"})
 _POINTER = re.compile(
     r"(?:(?<=^)|(?<=[.!?]))\s*([^.!?]*?((?:(?:[\s,]*|\s+and\s+)\[\d+(?:,\s*\d+)*\])+)[^.!?\[]*[.!?]?)(?=\s|$)")
 
@@ -81,6 +82,15 @@ def _pointers_merged(answer: str) -> str:
     return out
 
 
+def _with_marks(sentence: str, marks: list[str]) -> str:
+    """`sentence` with `marks` before its closing stop."""
+    if not marks:
+        return sentence
+    body = sentence.rstrip()
+    stop = len(body.rstrip(".!?")) if body else 0
+    return body[:stop] + " " + "".join(marks) + body[stop:] + sentence[len(body):]
+
+
 def without_mechanics(answer: str) -> str:
     """The answer without talk of excerpts: it speaks of the documents, not of how it was made. A
     citation marker inside the talk removed ("as stated in excerpt [1]") stays with its sentence."""
@@ -94,12 +104,14 @@ def without_mechanics(answer: str) -> str:
         talk = [m.group(0) for m in _MECHANICS.finditer(sentence)]
         cleaned = _MECHANICS.sub("", sentence)
         markers = [x.group(0) for t in talk for x in MARK.finditer(t)]
+        head = re.findall(r"[A-Za-z]+", MARK.sub("", cleaned.split(",")[0]).lower())
+        if talk and pieces and head and all(w in _POINTER_WORDS for w in head):
+            # "This is stated in excerpt [1], which describes ...": where, and more of the excerpt
+            markers += [x.group(0) for x in MARK.finditer(cleaned)]
+            pieces[-1] = _with_marks(pieces[-1], [x for x in dict.fromkeys(markers) if x not in pieces[-1]])
+            continue
         kept = [x for x in dict.fromkeys(markers) if x not in cleaned]
-        if kept:
-            body = cleaned.rstrip()
-            stop = len(body.rstrip(".!?")) if body else 0
-            cleaned = body[:stop] + " " + "".join(kept) + body[stop:] + cleaned[len(body):]
-        pieces.append(cleaned)
+        pieces.append(_with_marks(cleaned, kept))
     cleaned = "".join(pieces)
     cleaned = re.sub(r"\s+([.,;:])", r"\1", cleaned)
     cleaned = re.sub(r"(^|[.!?]\s+)[,;:]\s*", r"\1", cleaned)
@@ -114,11 +126,13 @@ def _cited(sentence: str) -> set[int]:
     return {int(x) for m in MARK.finditer(sentence) for x in m.group(1).split(",")}
 
 
-def unsupported_claims(answer: str, texts: dict[int, str], question: str) -> list[str]:
+def unsupported_claims(answer: str, texts: dict[int, str], question: str) -> list[tuple[str, str | None]]:
     """Sentences stating no figure that cite excerpts none of whose own words (beyond the question's)
-    the excerpts hold; a sentence stating figures is checked figure by figure (graph/verify.py)."""
+    the excerpts hold, each with its repair: citing instead the excerpt that holds most of them, when
+    one does (the model cited the wrong one); a sentence stating figures is checked figure by figure
+    (graph/verify.py)."""
     asked = _stems(question)
-    out = []
+    out: list[tuple[str, str | None]] = []
     for start, end in sentences(answer):
         sentence = answer[start:end]
         cited = _cited(sentence)
@@ -127,7 +141,10 @@ def unsupported_claims(answer: str, texts: dict[int, str], question: str) -> lis
             continue
         held = set().union(*(_stems(texts.get(n, "")) for n in cited))
         if not own & held:
-            out.append(sentence)
+            shares = sorted(((len(own & _stems(t)), -n) for n, t in texts.items() if n not in cited), reverse=True)
+            better = -shares[0][1] if shares and shares[0][0] else None
+            uncited = re.sub(rf"\s*(?:{MARK.pattern})", "", sentence)
+            out.append((sentence, claims.with_markers(uncited, (better,)) if better else None))
     return out
 
 
@@ -308,15 +325,18 @@ def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context])
     texts = {c["n"]: c.get("text") or "" for c in citations}
     ignore, glossary = _words_of(state, config, runtime, question, cited_docs)
     cleaned = without_mechanics(answer)
-    for sentence in [*unsupported_claims(cleaned, texts, question), *bare_figures(cleaned)]:
-        cleaned = cleaned.replace(sentence, "")
+    named = {c["n"]: f"{c.get('name') or ''}\n{c.get('text') or ''}" for c in citations}
+    if not composed:
+        cleaned = claims.attributed(cleaned, sentences(cleaned), named, question)
+    unsupported = unsupported_claims(cleaned, texts, question)
+    for sentence, repair in [*unsupported, *((s, None) for s in bare_figures(cleaned))]:
+        cleaned = cleaned.replace(sentence, repair or "")
     # the model's sentences (not code's, composed from a table's row) say only what they cite
-    failed = [] if composed else claims.failures(
-        sentences(cleaned), cleaned, {c["n"]: f"{c.get('name') or ''}\n{c.get('text') or ''}" for c in citations},
-        question)
+    failed = [] if composed else claims.failures(sentences(cleaned), cleaned, named, question)
     for failure in failed:
-        log.info("sentence dropped by the claim check: %s", failure.check)
-        cleaned = cleaned.replace(failure.sentence, "")
+        log.info("sentence %s by the claim check: %s", "cited again" if failure.repair else "dropped", failure.check)
+        cleaned = cleaned.replace(failure.sentence, failure.repair or "")
+    failed = [f for f in failed if not f.repair]
     if not composed and cleaned.strip() and (whole := claims.answer_failure(cleaned, reading, sentences(cleaned))):
         log.info("answer withheld by the claim check %s: it %s", whole.name, whole.why)
         failed.append(claims.Failure(cleaned.strip(), whole.name))

@@ -274,8 +274,32 @@ def test_document_scope_limits_retrieval(report_owner, ingest, make_run) -> None
     ("Revenue was $5 million. See [1], [3].", "Revenue was $5 million [1][3]."),
     ("Revenue was $5 million [1]. Costs rose in 2023 [2].", "Revenue was $5 million [1]. Costs rose in 2023 [2]."),
     ("As stated in the first excerpt, net revenue was $2 million [1].", "Net revenue was $2 million [1]."),
+    ("8 developers voted. This is stated in the first excerpt [1], which describes the Project's members.",
+     "8 developers voted [1]."),
+    ("Tools read your name from them. The correct answer is [2].", "Tools read your name from them [2]."),
 ])
 def test_a_sentence_that_only_points_at_a_source_gives_its_citation_to_the_claim(answer: str, cleaned: str) -> None:
     from graph.nodes.verify import without_mechanics
 
     assert without_mechanics(answer) == cleaned
+
+
+def test_a_sentence_citing_the_wrong_excerpt_cites_the_one_that_holds_its_words() -> None:
+    from graph.nodes.verify import unsupported_claims
+
+    question = "Under the standard resolution procedure, what is the longest the discussion period can last?"
+    texts = {1: "The minimum discussion period is 2 weeks. The maximum discussion period is 3 weeks.",
+             2: "Votes are taken by the Project Secretary."}
+    answer = "The longest the discussion period can last is 3 weeks [2]."
+    assert unsupported_claims(answer, texts, question) == [(answer, "The longest the discussion period can last is "
+                                                                    "3 weeks [1].")]
+    # no excerpt holds its words: dropped, as before
+    assert unsupported_claims("It lasts a fortnight [2].", texts, question) == [("It lasts a fortnight [2].", None)]
+
+
+def test_a_one_word_name_of_the_question_names_no_row() -> None:
+    from graph.nodes.facts import entity_words
+
+    assert entity_words("How many packages did Debian 1.1 ship with?") == {"debian"}
+    assert entity_words("What is 3M's FY2018 Cost of Goods Sold?") == set()  # a row's name, several words
+    assert entity_words("What was AMD's EBITDA?") == set()  # capitals may be an analyst's term

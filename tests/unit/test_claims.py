@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from graph.claims import CHECKS, adds_nothing, failures, name_not_cited, names_not_cited, year_not_cited
+from graph.claims import (
+    CHECKS,
+    adds_nothing,
+    attributed,
+    date_not_cited,
+    failures,
+    name_not_cited,
+    names_not_cited,
+)
 from graph.verify import sentences
 
 REPORT = ("The pilot, Mr. John Alden, held a commercial certificate. The Cessna 172 crashed near Fullerton "
@@ -45,11 +53,46 @@ def test_a_name_from_another_document_is_not_in_the_cited_excerpt() -> None:
 
 def test_a_year_the_cited_excerpt_does_not_give_fails() -> None:
     question = "When did the Cessna crash?"
-    assert year_not_cited("It crashed on March 3, 2018 [1].", REPORT, question)
-    assert not year_not_cited("It crashed on March 3, 2019 [1].", REPORT, question)
-    assert year_not_cited("It crashed in 2018, at night [1].", REPORT, question)  # a year before a comma too
-    assert not year_not_cited("Revenue was $2,019 million [1].", REPORT, question)  # an amount, not a year
-    assert not year_not_cited("Revenue in 2017 was higher [1].", REPORT, "What was revenue in 2017?")
+    assert date_not_cited("It crashed on March 3, 2018 [1].", REPORT, question)
+    assert not date_not_cited("It crashed on March 3, 2019 [1].", REPORT, question)
+    assert date_not_cited("It crashed in 2018, at night [1].", REPORT, question)  # a year before a comma too
+    assert not date_not_cited("Revenue was $2,019 million [1].", REPORT, question)  # an amount, not a year
+    assert not date_not_cited("Revenue in 2017 was higher [1].", REPORT, "What was revenue in 2017?")
+
+
+def test_a_date_is_checked_whole_and_a_month_is_no_name() -> None:
+    question = "When is trixie to be released?"
+    scattered = "Squeeze was frozen in August 2010. Zacchiroli led Debian until April 2013."
+    assert date_not_cited("Trixie is due on August 11, 2013 [1].", scattered, question)  # day and year apart
+    assert date_not_cited("Squeeze froze on August 6, 2010 [1].", scattered, question)  # a day it does not give
+    assert not date_not_cited("Squeeze froze in August 2010 [1].", scattered, question)
+    assert not date_not_cited("It was on December 11, 1995 [1].", "On December 11th 1995, Debian", question)
+    assert date_not_cited("He left in March 2010 [1].", scattered, question)  # a month it does not give
+    assert not name_not_cited("He left in March 2010 [1].", scattered, question)  # a month is a date, not a name
+
+
+def test_a_sentence_citing_too_little_is_cited_again_not_dropped() -> None:
+    question = "Who took over as Debian leader when Ian Murdock stepped down?"
+    texts = {1: "Ian Murdock led Debian until March 1996. Bruce Perens led Debian from April 1996.",
+             2: "When Ian Murdock left Debian, he appointed Bruce Perens as the next leader of the project.",
+             3: "Ian Murdock died in December 2015."}
+    answer = "Ian Murdock stepped down in March 1996, and Bruce Perens took over as the next leader [2]."
+    [failure] = failures(sentences(answer), answer, texts, question)
+    assert failure.check == "date_not_cited"
+    assert failure.repair == answer.replace("[2]", "[2][1]")
+    # what no shown excerpt holds has no repair
+    wrong = "Ian Murdock stepped down in May 1997, and Bruce Perens took over [2]."
+    assert [f.repair for f in failures(sentences(wrong), wrong, texts, question)] == [None]
+
+
+def test_an_answer_citing_nothing_cites_the_excerpt_that_holds_its_words() -> None:
+    question = "What happens to my MPL rights if I sue claiming a contributor's version infringes a patent?"
+    texts = {1: "The rights granted to You by any and all Contributors shall terminate.", 2: "Definitions."}
+    answer = "If you sue, your rights under the MPL terminate. This surprises many."
+    assert attributed(answer, sentences(answer), texts, question) == (
+        "If you sue, your rights under the MPL terminate [1]. This surprises many.")
+    cited = "Your rights terminate [2]."
+    assert attributed(cited, sentences(cited), texts, question) == cited  # the model's own citations stand
 
 
 def test_only_sentences_that_cite_are_checked_and_each_failure_is_named() -> None:
