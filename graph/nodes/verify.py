@@ -95,7 +95,7 @@ def without_mechanics(answer: str) -> str:
     """The answer without talk of excerpts: it speaks of the documents, not of how it was made. A
     citation marker inside the talk removed ("as stated in excerpt [1]") stays with its sentence."""
     merged = _pointers_merged(answer)
-    pieces = []
+    pieces: list[str] = []
     for start, end in sentences(merged):
         sentence = merged[start:end]
         words = re.findall(r"[A-Za-z]+", sentence.lower())
