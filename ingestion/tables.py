@@ -396,16 +396,56 @@ def _running_rows(rows: Sequence[Row]) -> set[str]:
     return {t for t, n in seen.items() if n >= max(3, 0.2 * len(pages)) and not read_values(t)}
 
 
+EDGE_ROWS = 2  # rows at a page's top or bottom that may be its running header or footer
+CONTENTS_ROWS = 4  # a page with this many heading rows ending in rising page numbers is a table of contents
+_NUMBERING = re.compile(r"[\d\W_]+")
+
+
+def _page_furniture(rows: Sequence[Row]) -> set[int]:
+    """Indexes of running headers and footers whose page number changes ("A Brief History of Debian |
+    2 / 21"): the same text but its numbers at a page's top or bottom on many pages. They are no table."""
+    by_page: dict[int, list[int]] = {}
+    for i, row in enumerate(rows):
+        by_page.setdefault(row.page, []).append(i)
+    edges = {i for indexes in by_page.values() for i in (*indexes[:EDGE_ROWS], *indexes[-EDGE_ROWS:])}
+    shape = {i: _NUMBERING.sub(" ", rows[i].text).strip().lower() for i in edges}
+    pages = Counter(text for text, _page in {(shape[i], rows[i].page) for i in edges} if text)
+    enough = max(3, 0.2 * len(by_page))
+    return {i for i in edges if shape[i] and pages[shape[i]] >= enough}
+
+
+def _contents_pages(cells: Sequence[CellRow]) -> set[int]:
+    """Pages whose value rows are mostly one whole number each, rising down the page: a table of
+    contents, whose numbers are the pages its headings start on, not figures of anything."""
+    out = set()
+    for page in {c.page for c in cells}:
+        rows: dict[int, list[CellRow]] = {}
+        for c in cells:
+            if c.page == page:
+                rows.setdefault(c.row_index, []).append(c)
+        numbers = [one[0].value for _, one in sorted(rows.items())
+                   if len(one) == 1 and one[0].value_text.isdigit() and not one[0].unit]
+        rising = sum(b >= a for a, b in zip(numbers, numbers[1:], strict=False))
+        if len(numbers) >= CONTENTS_ROWS and len(numbers) >= 0.6 * len(rows) and rising >= 0.9 * (len(numbers) - 1):
+            out.add(page)
+    return out
+
+
 def build_cells(parsed: Parsed, context: DocumentContext | None = None) -> list[CellRow]:
-    """The value cells of every table in the document, page by page, in reading order."""
+    """The value cells of every table in the document, page by page, in reading order; running headers
+    and footers and tables of contents give none."""
     reader = _Reader(context, _running_rows(parsed.rows))
+    furniture = _page_furniture(parsed.rows)
     by_page: dict[int, list[_Line]] = {}
     for index, row in enumerate(parsed.rows):
+        if index in furniture:
+            continue
         frags, positioned = _frags(row)
         by_page.setdefault(row.page, []).append(_Line(index, row, frags, positioned))
     for page in sorted(by_page):
         reader.page(by_page[page])
-    return reader.cells
+    contents = _contents_pages(reader.cells)
+    return [c for c in reader.cells if c.page not in contents]
 
 
 def chunk_ords(rows: Sequence[Row], children: Sequence[tuple[int, int, str]]) -> dict[int, int]:

@@ -330,3 +330,28 @@ def test_table_is_locked_like_every_table(db, name: str) -> None:  # noqa: ANN00
     with db.connection() as conn:
         locked = conn.execute("select relrowsecurity from pg_class where relname = %s", (name,)).fetchone()
     assert locked == (True,)
+
+
+def test_a_table_of_contents_and_running_headers_give_no_cells() -> None:
+    # issue 39: "How many packages did Debian 1.1 ship" was offered "Building the package = 38" from the
+    # contents page and "A Brief History of Debian = 2" from the running header "... | 2 / 21"
+    doc = pymupdf.open()
+    pages = 5
+    for n in range(1, pages + 1):
+        page = doc.new_page(width=612, height=792)
+        page.insert_text((60, 40), f"A Brief History of Widgets | {n} / {pages}", fontsize=8)
+        if n == 1:
+            for i, (heading, start) in enumerate([("1 Introduction", 1), ("2 Building the package", 2),
+                                                  ("3 Updating the package", 3), ("4 Uploading the package", 4),
+                                                  ("5 Index", 5)]):
+                page.insert_text((LABEL_X, 100 + 14 * i), heading, fontsize=9)
+                page.insert_text((COLUMN_RIGHT[0], 100 + 14 * i), str(start), fontsize=9)
+        else:
+            page.insert_text((LABEL_X, 100), "The widget project grew every year since its founding by volunteers.",
+                             fontsize=9)
+    statement = pymupdf.open(stream=INCOME_IN_THOUSANDS, filetype="pdf")
+    doc.insert_pdf(statement)
+    data = doc.tobytes()
+    cells = cells_of(data)
+    assert not [c for c in cells if c.page == 1 or "History" in c.label], [(c.page, c.label) for c in cells]
+    assert cell(cells, "Net revenue", 0).value == 1_693_954  # the statement's figures stay
