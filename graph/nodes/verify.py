@@ -77,7 +77,9 @@ def _pointers_merged(answer: str) -> str:
         if not words or not all(w in _POINTER_WORDS for w in words) or not before:
             continue
         end = len(before) - 1 if before[-1] in ".!?" else len(before)
-        markers = "".join(marker.group(0) for marker in MARK.finditer(m.group(2)))
+        claim = before[before.rfind(".", 0, end) + 1:]  # the sentence it points for: its markers need no repeat
+        markers = "".join(x for x in dict.fromkeys(marker.group(0) for marker in MARK.finditer(m.group(2)))
+                          if x not in claim)
         out = before[:end] + " " + markers + before[end:] + out[m.end():]
     return out
 

@@ -277,6 +277,8 @@ def test_document_scope_limits_retrieval(report_owner, ingest, make_run) -> None
     ("8 developers voted. This is stated in the first excerpt [1], which describes the Project's members.",
      "8 developers voted [1]."),
     ("Tools read your name from them. The correct answer is [2].", "Tools read your name from them [2]."),
+    ("The study counted 55,000,000 lines [1]. This figure is given in the excerpt [1].",
+     "The study counted 55,000,000 lines [1]."),
 ])
 def test_a_sentence_that_only_points_at_a_source_gives_its_citation_to_the_claim(answer: str, cleaned: str) -> None:
     from graph.nodes.verify import without_mechanics
