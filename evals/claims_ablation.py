@@ -46,8 +46,7 @@ def main() -> None:
     p.add_argument("--rows", type=Path, default=RESULTS / "genre_after.rows.jsonl")
     p.add_argument("--name", default="claims_ablation")
     args = p.parse_args()
-    questions = {q["id"]: q for f in ("genre_questions.jsonl", "genre_out_of_scope.jsonl")
-                 for q in load_jsonl(DATA / f)}
+    questions = {q["id"]: q for f in sorted(DATA.glob("genre_*.jsonl")) for q in load_jsonl(f)}  # held-back too
     rows = [r for r in load_jsonl(args.rows) if r.get("id") in questions]
     table = []
     why = {c.name: c.why for c in (*CHECKS, *ANSWER_CHECKS)}
