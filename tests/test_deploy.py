@@ -34,3 +34,34 @@ def test_the_alert_rules_are_valid_and_fire_over_their_unit_tests() -> None:
     fired = {case["alertname"] for t in tests for case in t["alert_rule_test"] if case["exp_alerts"]}
     assert {"ThotqenDatabaseDown", "ThotqenLLMLinkFailures", "ThotqenAnswerLatencyHigh"} <= rules
     assert rules == fired, rules - fired
+
+
+SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
+SHIPPED_BIN = "/opt/thotqen/.venv/bin/thotqen"
+
+
+@pytest.mark.skipif(SYSTEMD_ANALYZE is None, reason="no systemd-analyze (apt-get install systemd; .ci/run installs it)")
+def test_the_systemd_units_verify(tmp_path: Path) -> None:
+    """`systemd-analyze verify` over the shipped units (the worker's template as an instance), their
+    ExecStart pointed at this checkout's `thotqen` (verify checks that it is executable). It exits 0
+    on a key it does not know or a value it cannot parse, so any warning fails the test too."""
+    import sys
+
+    assert SYSTEMD_ANALYZE is not None
+    here = Path(sys.executable).parent / "thotqen"
+    assert here.exists(), here
+    units = sorted((DEPLOY / "systemd").glob("*.service"))
+    assert {u.name for u in units} == {"thotqen-serve.service", "thotqen-worker@.service", "thotqen-beat.service"}
+    checked = []
+    for unit in units:
+        text = unit.read_text()
+        assert f"ExecStart={SHIPPED_BIN} " in text, unit.name
+        name = unit.name.replace("@.", "@1.")
+        (tmp_path / name).write_text(text.replace(SHIPPED_BIN, str(here)))
+        checked.append(f"./{name}")
+    res = run(SYSTEMD_ANALYZE, "verify", "--man=no", *checked, cwd=tmp_path)
+    assert res.returncode == 0 and not res.stderr.strip() and not res.stdout.strip(), res.stdout + res.stderr
+    serve = (DEPLOY / "systemd" / "thotqen-serve.service").read_text()
+    # the drain's grace (SHUTDOWN_GRACE_S, 90 s) fits before systemd's SIGKILL
+    assert "TimeoutStopSec=100" in serve and "thotqen serve" in serve
+    assert "thotqen beat" in (DEPLOY / "systemd" / "thotqen-beat.service").read_text()
