@@ -317,7 +317,8 @@ def add_routes(app: FastAPI) -> None:
         """Database reachability within a 2 s deadline."""
         db: Database = request.app.state.db
         try:
-            await asyncio.wait_for(asyncio.to_thread(db.ping), timeout=2.0)
+            with telemetry.untraced():  # a probe: neither its request nor its statement is a trace
+                await asyncio.wait_for(asyncio.to_thread(db.ping), timeout=2.0)
         except Exception as exc:  # timeout or connection error: report, never raise
             return JSONResponse({"status": "unavailable", "database": f"unreachable: {type(exc).__name__}"},
                                 status_code=503)

@@ -22,7 +22,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client.core import GaugeMetricFamily, Metric
 from starlette.routing import Match, Route
 
-from providers import metrics
+from providers import metrics, telemetry
 from storage import jobs
 from storage.db import Database
 
@@ -52,7 +52,8 @@ class QueueDepth:
 
     def _read(self) -> None:
         try:
-            with self.db.connection() as conn, conn.transaction():
+            # on a timer: not a trace of one SQL span each time (providers/telemetry.py)
+            with telemetry.untraced(), self.db.connection() as conn, conn.transaction():
                 conn.execute("select set_config('statement_timeout', %s, true)", (str(int(STATEMENT_MS)),))
                 depth = jobs.queue_depth(conn)
         except Exception as exc:  # noqa: BLE001 - the last value stays, its age says how stale it is
