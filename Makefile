@@ -35,6 +35,8 @@ skip-notes:
 	@test -x /usr/bin/chromium || echo "NOTE: the browser tests (tests/web/) were SKIPPED: no /usr/bin/chromium (apt-get install chromium; .ci/run installs it)"
 	@command -v pgbouncer >/dev/null || echo "NOTE: the transaction-pooler test (tests/test_supabase.py) was SKIPPED: no pgbouncer (apt-get install pgbouncer; .ci/run installs it)"
 	@command -v prometheus >/dev/null || echo "NOTE: the Prometheus scrape test (tests/server/test_prometheus.py) was SKIPPED: no prometheus (apt-get install prometheus; .ci/run installs it)"
+	@command -v promtool >/dev/null || echo "NOTE: the alert rules' promtool check and unit tests (tests/test_deploy.py) were SKIPPED: no promtool (apt-get install prometheus; .ci/run installs it)"
+	@command -v systemd-analyze >/dev/null || echo "NOTE: the systemd units' check (tests/test_deploy.py) was SKIPPED: no systemd-analyze (apt-get install systemd; .ci/run installs it)"
 	@test -x /usr/lib/rabbitmq/bin/rabbitmq-server || echo "NOTE: the RabbitMQ broker tests were SKIPPED (Redis ran): no rabbitmq-server (apt-get install rabbitmq-server; .ci/run installs it)"
 	@test -x /usr/sbin/nginx || echo "NOTE: the edge gateway tests (tests/server/test_edge.py) were SKIPPED: no /usr/sbin/nginx (apt-get install nginx; .ci/run installs it)"
 

@@ -35,6 +35,7 @@ from api import (
     auth,
     chats,
     collections,
+    cors,
     documents,
     drain,
     edge,
@@ -209,8 +210,8 @@ def add_middleware(app: FastAPI, settings: Settings) -> None:
     if origins:
         # bearer tokens, not cookies: no credentials mode
         app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["*"],
-                           allow_headers=["Authorization", "Content-Type", settings.origin_secret_header],
-                           max_age=600)
+                           allow_headers=[*cors.ALLOW_HEADERS, settings.origin_secret_header],
+                           expose_headers=list(cors.EXPOSE_HEADERS), max_age=600)
     if settings.origin_secret is not None:
         app.add_middleware(OriginSecretMiddleware, header=settings.origin_secret_header,
                            secret=settings.origin_secret.get_secret_value())
@@ -316,7 +317,8 @@ def add_routes(app: FastAPI) -> None:
         """Database reachability within a 2 s deadline."""
         db: Database = request.app.state.db
         try:
-            await asyncio.wait_for(asyncio.to_thread(db.ping), timeout=2.0)
+            with telemetry.untraced():  # a probe: neither its request nor its statement is a trace
+                await asyncio.wait_for(asyncio.to_thread(db.ping), timeout=2.0)
         except Exception as exc:  # timeout or connection error: report, never raise
             return JSONResponse({"status": "unavailable", "database": f"unreachable: {type(exc).__name__}"},
                                 status_code=503)

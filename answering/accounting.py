@@ -170,7 +170,9 @@ class Ticket:
             self._ended()  # written or not, this answer is no longer being written
         self.done = True
         if wrote:
-            metrics.count(metrics.QUESTIONS, metrics.question_outcome(status, refused=self.refused))
+            outcome = metrics.question_outcome(status, refused=self.refused)
+            metrics.count(metrics.QUESTIONS, outcome)
+            metrics.observe(metrics.ANSWER_SECONDS, latency_ms / 1000, outcome)
         if cached and wrote:
             metrics.count(metrics.ANSWER_CACHE_HITS)
         return wrote

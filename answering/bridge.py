@@ -74,6 +74,31 @@ def answer_in_thread(work: Callable[[Emit], None], *, ticket: Ticket, name: str,
     return events()
 
 
+async def with_keepalive(items: AsyncIterator[T], every_s: float) -> AsyncIterator[T | None]:
+    """`items` as they come, and None whenever `every_s` passed without one: a stream's cue to send
+    a keep-alive while the graph works (retrieval, grading) and nothing else is said. The item being
+    awaited is not cancelled by the pause; it is when the reader goes away."""
+    iterator = aiter(items)
+    pending: asyncio.Future[T] | None = None
+    try:
+        while True:
+            if pending is None:
+                pending = asyncio.ensure_future(anext(iterator))
+            done, _ = await asyncio.wait({pending}, timeout=every_s)
+            if not done:
+                yield None
+                continue
+            finished, pending = pending, None
+            try:
+                item = finished.result()
+            except StopAsyncIteration:
+                return
+            yield item
+    finally:
+        if pending is not None:
+            pending.cancel()
+
+
 async def result_in_thread(work: Callable[[], T], *, name: str, nice: int = 0) -> T:
     """work() in a thread of its own at `nice`, as answer_in_thread's, its result (or exception)
     awaited here. An answer holds no place in asyncio's default pool, which verifies tokens and

@@ -20,7 +20,9 @@ cache, saving the turn, the query-log row), so an answer whose process dies mid-
 as an error (`AnswerLost`), and the process is started afresh for the next question. A stop (the
 chat's mark in Postgres, or the caller giving up: `Job.cancel`) is checked inside the process by a
 `StopWatch` on the run, as it is in a thread. A run's configuration crosses as JSON-like data: its
-callbacks (a request's trace) stay behind.
+callbacks (a request's trace) stay behind. The Prometheus observations a run makes (LLM links, graph
+nodes) come back over the same socket as (0, "metric", observation) and are recorded in the server,
+whose /metrics is the one scraped (providers/metrics.py `ship_to`).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from answering.priority import lower_priority
 from answering.stopping import Stopped, StopWatch, chat_stop_watch
-from providers import telemetry
+from providers import metrics, telemetry
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -55,6 +57,7 @@ log = logging.getLogger(__name__)
 
 RETRY_AFTER_S = 10  # what a client told "busy" waits: an answer takes seconds
 ENDS = frozenset({"done", "stopped", "failed", "lost"})
+METRIC_JOB = 0  # the "job" of the process's metric observations (runs are numbered from 1)
 # what of a run's configuration crosses to the process (the rest, callbacks above all, does not pickle)
 # (run_id: LangServe names the root run, and tells the caller the id in a stream's metadata event)
 PORTABLE = ("configurable", "run_name", "metadata", "tags", "recursion_limit", "max_concurrency", "run_id")
@@ -99,6 +102,8 @@ def serve(parts: GraphParts, conn: Connection) -> None:
     def send(message: tuple[int, str, Any]) -> None:
         with sending:
             conn.send(message)
+
+    metrics.ship_to(lambda observation: send((METRIC_JOB, "metric", observation)))
 
     async def relay(job: int, items: AsyncIterator[Any]) -> None:  # noqa: ANN401
         async for item in items:
@@ -255,6 +260,7 @@ class _Process:
     def __init__(self, entry: str, settings: Any, nice: int, ready_s: float) -> None:  # noqa: ANN401
         ours, theirs = socket.socketpair()
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        env.pop("PROMETHEUS_MULTIPROC_DIR", None)  # its observations are shipped to this process, not filed
         try:
             self.process = subprocess.Popen([sys.executable, "-c", entry, str(theirs.fileno()), str(nice)], env=env,
                                             pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
@@ -288,6 +294,9 @@ class _Process:
                 break
             except Exception:  # noqa: BLE001 - a message that does not unpickle here: its run fails
                 log.exception("answer process %s: a message could not be read", self.process.pid)
+                continue
+            if job_id == METRIC_JOB and kind == "metric":
+                metrics.apply(data)
                 continue
             job = self.jobs.get(job_id)
             if job is not None:

@@ -35,7 +35,6 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
-from starlette.routing import Route
 
 from answering import accounting
 from answering.bridge import result_in_thread
@@ -45,6 +44,7 @@ from api.access import reading
 from api.deps import UNAUTHORIZED, bearer_token
 from api.documents import _document_out
 from api.paging import MAX_OFFSET, page
+from api.prometheus import LabelledRoute
 from api.security import AuthError, User
 from api.text import MAX, DocumentIds, FilterText, question_type
 from api.verify import Verifier
@@ -357,7 +357,8 @@ def mount(app: FastAPI) -> None:
         # header is the deployment's, not localhost)
         security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False))
     endpoint = Authenticated(StreamableHTTPASGIApp(manager), lambda: app.state.verifier)
-    app.router.routes.append(Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"]))
+    # labelled: its requests are thotqen_http_request_duration_seconds{route="/mcp"}
+    app.router.routes.append(LabelledRoute(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"]))
     app_lifespan = app.router.lifespan_context
 
     @contextlib.asynccontextmanager

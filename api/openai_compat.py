@@ -15,6 +15,8 @@ and one query-log row with source `openai`), then answered by ChatAnswerer.ask_s
 answer cache, the graph) in a thread whose events reach the response through answering/bridge.py;
 only nothing is saved as a chat. Authentication is the bearer token of /api/auth (the session
 cookie works too, with its CSRF header). Errors come in OpenAI's shape: {"error": {"message", ...}}.
+A stream says `: keep-alive` (an SSE comment, which OpenAI's SDKs skip) every KEEPALIVE_S seconds
+while the graph works and has nothing to send yet.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from answering import accounting
-from answering.bridge import FINALS, Event, answer_in_thread
+from answering.bridge import FINALS, Event, answer_in_thread, with_keepalive
 from answering.chat import ChatAnswerer
 from api.access import reading
 from api.deps import CurrentUser, DbDep, SettingsDep
@@ -44,6 +46,10 @@ from storage import chats, collections
 
 router = APIRouter(prefix="/v1", tags=["openai-compatible"])
 MODEL_ID = "thotqen"
+# a streamed answer sends an SSE comment after this many seconds without an event: retrieval and
+# grading come before the first token, and a client (or a proxy's read timeout) that hears nothing
+# for 20 s may give up
+KEEPALIVE_S = 5.0
 CREATED = 1_767_225_600  # 2026-01-01: a fixed date for the model list
 _SOURCES = re.compile(r"\n\nSources:\n(?:\[\d+\].*(?:\n|$))+\s*$")
 
@@ -227,7 +233,11 @@ async def _stream(answer: AsyncIterator[Event], completion_id: str, created: int
         return f"data: {json.dumps(payload, default=str)}\n\n"
 
     yield chunk({"role": "assistant", "content": ""})
-    async for event, data in answer:
+    async for item in with_keepalive(answer, KEEPALIVE_S):
+        if item is None:  # an SSE comment: OpenAI's SDKs skip it, proxies and clients see the stream is alive
+            yield ": keep-alive\n\n"
+            continue
+        event, data = item
         if event == "token":
             yield chunk({"content": data.get("token") or ""})
         elif event == "reset":  # what streamed cannot be taken back: say that the answer starts over

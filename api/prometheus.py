@@ -20,8 +20,9 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client.core import GaugeMetricFamily, Metric
+from starlette.routing import Match, Route
 
-from providers import metrics
+from providers import metrics, telemetry
 from storage import jobs
 from storage.db import Database
 
@@ -35,7 +36,9 @@ class QueueDepth:
     `refresh_s`, waits at most `wait_s` for it, and otherwise exports the last value read, with
     thotqen_ingestion_queue_read_age_seconds saying how old it is. A database that is down or does not
     answer (each read is bounded by a statement timeout and the pool's own) leaves /metrics answering
-    at once, the age growing; before any read succeeded, neither series is exported."""
+    at once, the age growing; before any read succeeded, neither series is exported.
+    thotqen_database_up says whether the last read reached the database (1) or not (0): what the
+    ThotqenDatabaseDown alert reads (deploy/observability/alerts.yml); exported once a read ended."""
 
     def __init__(self, db: Database, refresh_s: float = 5.0, wait_s: float = 0.5) -> None:
         self.db = db
@@ -45,17 +48,21 @@ class QueueDepth:
         self._depth: dict[str, int] | None = None
         self._read_at = 0.0
         self._reading: threading.Thread | None = None
+        self._up: bool | None = None
 
     def _read(self) -> None:
         try:
-            with self.db.connection() as conn, conn.transaction():
+            # on a timer: not a trace of one SQL span each time (providers/telemetry.py)
+            with telemetry.untraced(), self.db.connection() as conn, conn.transaction():
                 conn.execute("select set_config('statement_timeout', %s, true)", (str(int(STATEMENT_MS)),))
                 depth = jobs.queue_depth(conn)
         except Exception as exc:  # noqa: BLE001 - the last value stays, its age says how stale it is
             log.debug("queue depth not read: %s", exc)
+            with self._lock:
+                self._up = False
             return
         with self._lock:
-            self._depth, self._read_at = depth, time.monotonic()
+            self._depth, self._read_at, self._up = depth, time.monotonic(), True
 
     def _fresh(self) -> threading.Thread | None:
         """The read in flight, started now when the last one is older than refresh_s (one at a time)."""
@@ -73,7 +80,10 @@ class QueueDepth:
         if reading is not None:
             reading.join(self.wait_s)
         with self._lock:
-            depth, read_at = self._depth, self._read_at
+            depth, read_at, up = self._depth, self._read_at, self._up
+        if up is not None:
+            yield GaugeMetricFamily("thotqen_database_up", "1 when this process's last background read reached "
+                                    "the database, 0 when it failed or timed out", value=int(up))
         if depth is None:
             return
         family = GaugeMetricFamily("thotqen_ingestion_queue_jobs", "ingestion jobs queued and running (read from "
@@ -103,6 +113,17 @@ async def scrape(request: Request) -> Response:
     extra = [depth] if depth is not None else []
     body = await asyncio.get_running_loop().run_in_executor(_RENDER, metrics.render, extra)
     return Response(body, media_type=metrics.CONTENT_TYPE)
+
+
+class LabelledRoute(Route):
+    """A plain Starlette route (an ASGI app mounted at a path, as /mcp is) that names itself in the
+    request's scope as FastAPI's routes do, so RequestMetrics labels it by its path, not "unmatched"."""
+
+    def matches(self, scope: Any) -> tuple[Match, Any]:  # noqa: ANN401 - Starlette's Scope
+        match, child = super().matches(scope)
+        if match is not Match.NONE:
+            child["route"] = self
+        return match, child
 
 
 class RequestMetrics:

@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 
 from api import drain
 from api.schemas import ReadyOut
+from providers import telemetry
 
 router = APIRouter(tags=["health"])
 DEADLINE_S = 2.0
@@ -40,9 +41,11 @@ async def checks(app: Any) -> dict[str, str]:  # noqa: ANN401 - the FastAPI app
     """Each part's state: "ok", "not configured", or why it is not ready."""
     state = app.state
     out: dict[str, str] = {}
-    out["database"] = await _timed(state.db.ping) or "ok"
-    celery_app = getattr(state.jobs, "app", None)
-    out["broker"] = (await _timed(_broker, celery_app) or "ok") if celery_app is not None else "not configured"
+    # a probe every few seconds: its request is not traced (providers/telemetry.py), nor its statements
+    with telemetry.untraced():
+        out["database"] = await _timed(state.db.ping) or "ok"
+        celery_app = getattr(state.jobs, "app", None)
+        out["broker"] = (await _timed(_broker, celery_app) or "ok") if celery_app is not None else "not configured"
     answers = state.answers
     if answers is None:
         out["answer_processes"] = "not configured (answers run in the server's threads)"

@@ -15,7 +15,7 @@ import threading
 from answering.priority import lower_priority
 from api.files import LocalFiles
 from ingestion.pipeline import JobOutcome, run_job
-from providers import metrics
+from providers import metrics, telemetry
 from providers.protocols import DocumentEmbedder
 from settings import Settings
 from storage import jobs
@@ -63,7 +63,8 @@ class IngestWorker:
         lower_priority(self.settings.background_nice)
         while not self._stop.is_set():
             try:
-                with self.db.connection() as conn:
+                # an idle poll every poll_s is no trace (providers/telemetry.py); a job found is one
+                with telemetry.untraced(), self.db.connection() as conn:
                     claimed = jobs.next_claimable(conn)
             except DatabaseUnavailable as exc:  # logged once by storage/outage.py; try again later
                 log.debug("could not read the job queue: %s", exc)
@@ -75,7 +76,8 @@ class IngestWorker:
                 self._wake.wait(self.poll_s)
                 self._wake.clear()
                 continue
-            self.run(claimed)
+            with telemetry.span("ingest job", **{"job.id": str(claimed.job_id), "job.format": claimed.format}):
+                self.run(claimed)
 
     def run(self, job: jobs.JobTarget) -> JobOutcome | None:
         """Run one job (fetching its file first); None when another worker holds it or it has ended."""

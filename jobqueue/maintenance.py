@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from providers import telemetry
 from settings import Settings
 from storage import jobs, retention
 from storage.outage import DatabaseUnavailable
@@ -67,8 +68,9 @@ class MaintenanceThread:
     def _loop(self) -> None:
         while not self._stop.wait(self.settings.maintenance_interval_s):
             try:
-                purge(self.db, self.settings)
-                sweep_jobs(self.db, self.settings)
+                with telemetry.span("maintenance"):  # one trace a round, its statements under it
+                    purge(self.db, self.settings)
+                    sweep_jobs(self.db, self.settings)
             except DatabaseUnavailable as exc:  # logged once by storage/outage.py; the next round retries
                 log.warning("maintenance skipped: %s", exc)
             except Exception:  # noqa: BLE001 - the database may be restarting; the next round retries

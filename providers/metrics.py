@@ -37,12 +37,23 @@ HTTP_REQUESTS = Histogram(
     buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120))
 QUESTIONS = Counter("thotqen_questions", "questions by how they ended: answered (cited), refused (the documents "
                     "do not say), blocked (the guardrail), error, cancelled (the client went away)", ["outcome"])
+ANSWER_SECONDS = Histogram("thotqen_answer_duration_seconds", "seconds from a question's admission to its saved "
+                           "outcome, by outcome (as thotqen_questions)", ["outcome"],
+                           buckets=(0.25, 0.5, 1, 2, 4, 8, 15, 30, 45, 60, 120, 300))
 ANSWER_CACHE_HITS = Counter("thotqen_answer_cache_hits", "questions answered from the semantic answer cache")
 LLM_ATTEMPTS = Counter("thotqen_llm_link_attempts", "LLM link attempts by link and outcome (ok, failed)",
                        ["provider", "outcome"])
 LLM_FAILURES = Counter("thotqen_llm_link_failures", "failed LLM link attempts by link and reason class",
                        ["provider", "reason"])
 LLM_CUTOFFS = Counter("thotqen_llm_cutoffs", "LLM link attempts abandoned at the executor cut-off", ["provider"])
+LLM_SECONDS = Histogram("thotqen_llm_link_duration_seconds", "LLM link attempts' seconds, from the request to the "
+                        "last token or the failure, by link and outcome (ok, failed)", ["provider", "outcome"],
+                        buckets=(0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120))
+LLM_TOKENS = Counter("thotqen_llm_tokens", "tokens of successful LLM link attempts by link and direction "
+                     "(input, output), as the provider reported them", ["provider", "direction"])
+NODE_SECONDS = Histogram("thotqen_graph_node_duration_seconds", "seconds each answering graph node took, by node "
+                         "(a node that runs again in a later round is observed again)", ["node"],
+                         buckets=(0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60))
 INGESTED_PAGES = Counter("thotqen_ingested_pages", "pages (slides, sheets, sections) of documents ingested; "
                          "rate() gives pages per second")
 INGEST_JOBS = Counter("thotqen_ingestion_jobs", "ingestion jobs that ended, by status (done, failed)", ["status"])
@@ -57,8 +68,56 @@ def question_outcome(status: str, *, refused: bool = False) -> str:
     return status if status in OUTCOMES else "error"
 
 
+# -- observations made in another process (answering/processes.py) --------------------------------
+# An answer process runs the graph, so the LLM link and node series are observed there; its own
+# registry is nobody's to scrape (in one server process there is no PROMETHEUS_MULTIPROC_DIR to
+# share). With a `ship` hook set, count and observe hand each observation to it instead, and the
+# server applies it to its own registry (`apply`), where /metrics reads it, in one process as in several.
+Shipped = tuple[str, tuple[str, ...], float]  # (series name, label values, amount or observed value)
+_ship: Callable[[Shipped], None] | None = None
+
+
+def ship_to(hook: Callable[[Shipped], None] | None) -> None:
+    """Send this process's observations to `hook` rather than recording them here (None: record here)."""
+    global _ship
+    _ship = hook
+
+
+def _series() -> dict[str, Any]:
+    return {m._name: m for m in globals().values() if isinstance(m, Counter | Histogram)}
+
+
+def apply(observation: Any) -> None:  # noqa: ANN401 - whatever came over the socket
+    """Record an observation another process shipped; an unknown series or bad shape is dropped."""
+    try:
+        name, labels, value = observation
+        metric = _series().get(name)
+        if metric is None or len(labels) != len(metric._labelnames):
+            log.debug("dropped a shipped observation of %r", name)
+            return
+        if isinstance(metric, Histogram):
+            observe(metric, float(value), *map(str, labels))
+        else:
+            count(metric, *map(str, labels), amount=float(value))
+    except Exception:  # noqa: BLE001 - a metric must not fail the reader that applies it
+        log.debug("could not apply %r", observation, exc_info=True)
+
+
+def _shipped(metric: Any, labels: tuple[str, ...], value: float) -> bool:  # noqa: ANN401
+    hook = _ship
+    if hook is None:
+        return False
+    try:
+        hook((metric._name, labels, value))
+    except Exception:  # noqa: BLE001 - the server's socket closed: the observation is lost, not the run
+        log.debug("could not ship %s", getattr(metric, "_name", metric), exc_info=True)
+    return True
+
+
 def count(metric: Any, *labels: str, amount: float = 1.0) -> None:  # noqa: ANN401 - a Counter
     """Add to a counter; never raises (a metric must not fail the request that it counts)."""
+    if _shipped(metric, labels, amount):
+        return
     try:
         (metric.labels(*labels) if labels else metric).inc(amount)
     except Exception:  # noqa: BLE001 - e.g. a full disk under PROMETHEUS_MULTIPROC_DIR
@@ -66,6 +125,8 @@ def count(metric: Any, *labels: str, amount: float = 1.0) -> None:  # noqa: ANN4
 
 
 def observe(metric: Any, value: float, *labels: str) -> None:  # noqa: ANN401 - a Histogram
+    if _shipped(metric, labels, value):
+        return
     try:
         metric.labels(*labels).observe(value)
     except Exception:  # noqa: BLE001

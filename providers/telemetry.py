@@ -10,6 +10,13 @@ API's own tracer stays the no-op one, and no span is recorded.
 The product's own spans (a graph node, an LLM link attempt, an embedder call) go through `span`
 and `start_span`, which never raise: tracing must not fail a request. Export errors stay inside
 the SDK's processor thread, which logs and drops them.
+
+Background loops that read the database on a timer (the job poller, the queue-depth read, a job's
+lease heartbeat, the outage prober) run `untraced`: each of their statements was a trace of one
+span, dozens a minute per idle process. Work they find (a claimed job, a maintenance round) is a
+root span of its own, its statements under it. Every span carries the resource attributes
+`service.name` (OTEL_SERVICE_NAME), `service.version` (the installed package's) and
+`deployment.environment` (THOTQEN_ENV); OTEL_RESOURCE_ATTRIBUTES adds others.
 """
 
 from __future__ import annotations
@@ -53,7 +60,7 @@ def configure(settings: Settings) -> bool:
         if _provider is not None:
             return True
         try:
-            _provider = _install(endpoint, settings.otel_service_name)
+            _provider = _install(endpoint, resource_attributes(settings))
         except Exception:  # noqa: BLE001 - tracing off is better than a process that will not start
             log.exception("OpenTelemetry could not be configured; tracing is off")
             return False
@@ -61,7 +68,26 @@ def configure(settings: Settings) -> bool:
     return True
 
 
-def _install(endpoint: str, service: str) -> Any:  # noqa: ANN401 - the SDK's TracerProvider
+def version() -> str:
+    """The installed thotqen's version (a source tree that is not installed: "unknown")."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("thotqen")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def resource_attributes(settings: Settings) -> dict[str, str]:
+    """What every span says of the process that made it (OpenTelemetry's resource semantic conventions;
+    the environment under both its older and its current name, which backends read one or the other)."""
+    environment = settings.thotqen_env.strip().lower() or "development"
+    return {"service.name": settings.otel_service_name, "service.version": version(),
+            "deployment.environment": environment, "deployment.environment.name": environment}
+
+
+def _install(endpoint: str, attributes: dict[str, str]) -> Any:  # noqa: ANN401 - the SDK's TracerProvider
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.instrumentation.celery import CeleryInstrumentor
     from opentelemetry.instrumentation.psycopg import PsycopgInstrumentor
@@ -69,7 +95,8 @@ def _install(endpoint: str, service: str) -> Any:  # noqa: ANN401 - the SDK's Tr
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    # Resource.create also reads OTEL_RESOURCE_ATTRIBUTES; these win where both name a key
+    provider = TracerProvider(resource=Resource.create(attributes))
     # the signal's own path under the base endpoint, as the OTLP exporter specification says
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{endpoint.rstrip('/')}/v1/traces")))
     trace.set_tracer_provider(provider)
@@ -81,14 +108,16 @@ def _install(endpoint: str, service: str) -> Any:  # noqa: ANN401 - the SDK's Tr
 
 
 def instrument_app(app: Any) -> None:  # noqa: ANN401 - a FastAPI app
-    """Server spans for every request (FastAPI's instrumentation), when tracing is on; the probes and
-    the scrape are left out."""
+    """Server spans for every request (FastAPI's instrumentation), when tracing is on, a stream one
+    span to its end; the probes (liveness and readiness, every few seconds) and the scrape are left out."""
     if not enabled():
         return
     try:
         from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
 
-        FastAPIInstrumentor.instrument_app(app, tracer_provider=_provider, excluded_urls="/api/health,/metrics")
+        # no span per ASGI message: a streamed answer was one `http send` span per event (70 of 141)
+        FastAPIInstrumentor.instrument_app(app, tracer_provider=_provider, exclude_spans=["receive", "send"],
+                                           excluded_urls="/api/health,/api/ready,/metrics")
     except Exception:  # noqa: BLE001
         log.exception("could not instrument the FastAPI app; its requests are not traced")
 
@@ -118,6 +147,21 @@ def continued(headers: Mapping[str, str] | None) -> Iterator[None]:
         yield
     finally:
         context.detach(token)
+
+
+@contextmanager
+def untraced() -> Iterator[None]:
+    """No span inside, the instrumentations' (psycopg's SQL) included: a timer's idle reads."""
+    if not enabled():
+        yield
+        return
+    try:
+        from opentelemetry.instrumentation.utils import suppress_instrumentation
+    except Exception:  # noqa: BLE001 - tracing must not fail the loop: traced it is, then
+        yield
+        return
+    with suppress_instrumentation():
+        yield
 
 
 def flush(timeout_s: float = 10.0) -> None:

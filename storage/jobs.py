@@ -13,6 +13,7 @@ so a worker that lost its lease (or whose document was deleted) writes nothing.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import socket
@@ -200,7 +201,10 @@ class Lease:
         self.db, self.job_id, self.claim, self.lease_s = db, job_id, claim, lease_s
         self.lost = threading.Event()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name=f"lease-{job_id}", daemon=True)
+        # in the job's context: its heartbeats are spans of the job's trace (were tracing on), not a
+        # trace each
+        self._thread = threading.Thread(target=contextvars.copy_context().run, args=(self._beat,),
+                                        name=f"lease-{job_id}", daemon=True)
 
     def _beat(self) -> None:
         every = max(self.lease_s / 4, 0.2)

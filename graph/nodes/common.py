@@ -14,13 +14,14 @@ from typing_extensions import TypedDict
 from graph.context import Context
 from graph.reading import Reading, read
 from graph.state import State
-from providers import telemetry
+from providers import metrics, telemetry
 
 Node = Callable[[State, RunnableConfig, Runtime[Context]], dict[str, Any]]
 
 
 def node(name: str) -> Callable[[Node], Node]:
-    """Record the node in `route` and its seconds in `timings` (summed over rounds).
+    """Record the node in `route` and its seconds in `timings` (summed over rounds) and in
+    thotqen_graph_node_duration_seconds.
 
     The graph runs one node at a time, so no reducer is needed; `begin` starts both afresh for
     each question. `route` is for traces and reports only: routing reads explicit state fields.
@@ -34,6 +35,7 @@ def node(name: str) -> Callable[[Node], Node]:
             with telemetry.span(name, **{"graph.node": name, "graph.round": state.get("rounds")}):
                 out = fn(state, config, runtime)
             elapsed = time.perf_counter() - started
+            metrics.observe(metrics.NODE_SECONDS, elapsed, name)  # not on a raise: that run failed
             timings = dict(state.get("timings") or {})
             timings[name] = round(timings.get(name, 0.0) + elapsed, 4)
             return {**out, "route": [*(state.get("route") or []), name], "timings": timings}

@@ -18,7 +18,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel
 
 from providers.llm import structured as so
-from providers.llm.attempt import Attempt
+from providers.llm.attempt import Attempt, declare
 from providers.llm.cutoff import run_with_cutoff, stream_with_cutoff
 from providers.llm.errors import LinkError, describe, refusal_reason
 from providers.llm.links import LinkSpec, build_specs, make_chat_model
@@ -87,6 +87,8 @@ class LLMChain:
         self._lock = threading.Lock()
         self._building: dict[str, threading.Lock] = {}  # one build per link at a time
         self.builds: dict[str, int] = {}  # how many times each link's client was built
+        for spec in self.specs:
+            declare(spec.name)
         if self.left_out:
             log.info("LLM links left out (no credentials or disabled): %s", ", ".join(self.left_out))
 
@@ -191,7 +193,7 @@ class LLMChain:
             attempt = Attempt(spec.name, spec.model, spec.timeout_s, streamed=False)
             try:
                 self._prebuild(spec)
-                t0 = time.monotonic()  # the provider's own time, not our SDK import
+                t0 = attempt.started = time.monotonic()  # the provider's own time, not our SDK import
 
                 def call(spec: LinkSpec = spec) -> BaseMessage:
                     return self._runnable(spec, structured, token_probabilities).invoke(
@@ -227,7 +229,7 @@ class LLMChain:
             attempt = Attempt(spec.name, spec.model, spec.timeout_s, streamed=True)
             try:
                 self._prebuild(spec)
-                t0 = time.monotonic()
+                t0 = attempt.started = time.monotonic()
 
                 def chunks(spec: LinkSpec = spec) -> Iterator[Any]:
                     return self._chat_model(spec).stream(msgs, config=self._config(config, spec))

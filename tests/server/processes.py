@@ -106,6 +106,7 @@ class Span:
     name: str
     service: str
     attributes: dict[str, Any] = field(default_factory=dict)
+    resource: dict[str, Any] = field(default_factory=dict)  # the process's: service.version, deployment.environment
 
 
 class OTLPReceiver:
@@ -186,7 +187,7 @@ def decode(request: Any) -> Iterator[Span]:  # noqa: ANN401 - ExportTraceService
                 yield Span(trace_id=span.trace_id.hex(), span_id=span.span_id.hex(),
                            parent_id=span.parent_span_id.hex(), name=span.name,
                            service=str(resource.get("service.name", "")),
-                           attributes={a.key: _value(a.value) for a in span.attributes})
+                           attributes={a.key: _value(a.value) for a in span.attributes}, resource=resource)
 
 
 def stop_postgres(home: Path, timeout: float = 30) -> None:

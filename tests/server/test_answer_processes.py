@@ -18,6 +18,7 @@ import pytest
 
 from evals.fake_openai import FakeOpenAI
 from tests.server.conftest import FACTS, follow_job, read_sse, signup, upload
+from tests.server.scrape import scraped
 from tests.server.test_accounting import settled
 from tests.server.test_chat_actions import LONG, read_sse_text, slow_script
 
@@ -80,6 +81,27 @@ def test_answers_stream_from_a_process_below_the_request_loop(served, owner, mod
                     json={"model": "thotqen", "messages": [{"role": "user", "content": QUESTION}]})
         assert v1.status_code == 200 and FACTS["revenue"] in v1.json()["choices"][0]["message"]["content"]
     assert _pid(served) == pid  # one process, kept
+
+
+def test_the_runs_llm_and_node_series_reach_the_servers_metrics(served, owner, model) -> None:  # noqa: ANN001
+    # the LLM calls and the nodes run in the answer process, whose registry nobody scrapes: before
+    # the observations came back over its socket, these stayed as they were (one server process, no
+    # PROMETHEUS_MULTIPROC_DIR)
+    series = {"attempts": ("thotqen_llm_link_attempts_total", {"provider": "vllm", "outcome": "ok"}),
+              "seconds": ("thotqen_llm_link_duration_seconds_count", {"provider": "vllm", "outcome": "ok"}),
+              "input": ("thotqen_llm_tokens_total", {"provider": "vllm", "direction": "input"}),
+              "output": ("thotqen_llm_tokens_total", {"provider": "vllm", "direction": "output"}),
+              "generate": ("thotqen_graph_node_duration_seconds_count", {"node": "generate"}),
+              "retrieve": ("thotqen_graph_node_duration_seconds_count", {"node": "retrieve"})}
+    with served.client() as c:
+        before = {key: scraped(c, name, **labels) for key, (name, labels) in series.items()}
+        res = c.post("/rag/invoke", headers=owner["headers"], json={"input": {"question": QUESTION}})
+        assert res.status_code == 200, res.text
+        after = {key: scraped(c, name, **labels) for key, (name, labels) in series.items()}
+    grown = {key for key in series if after[key] > before[key]}
+    assert grown == set(series), (before, after)
+    assert after["attempts"] - before["attempts"] >= 2  # the grade and the answer at least
+    assert after["seconds"] - before["seconds"] == after["attempts"] - before["attempts"]
 
 
 def test_a_stop_reaches_the_run_in_its_process(served, owner, model) -> None:  # noqa: ANN001

@@ -299,6 +299,24 @@ def test_cors_answers_the_allowlisted_origin_only(edge: Edge, owner: dict[str, A
         assert "Authorization" in preflight.headers["access-control-allow-headers"]
 
 
+def test_the_edge_lets_browser_mcp_and_openai_clients_send_their_headers(edge: Edge) -> None:
+    from api.cors import ALLOW_HEADERS, EXPOSE_HEADERS
+    from tests.server.test_limits import MCP_HEADERS, OPENAI_HEADERS
+
+    with edge.client() as c:
+        for path, asked in (("/mcp", MCP_HEADERS), ("/v1/chat/completions", OPENAI_HEADERS)):
+            pre = c.options(path, headers={"Origin": ALLOWED, "Access-Control-Request-Method": "POST",
+                                           "Access-Control-Request-Headers": asked})
+            assert pre.status_code == 204 and pre.headers["access-control-allow-origin"] == ALLOWED
+            allowed = {h.strip().lower() for h in pre.headers["access-control-allow-headers"].split(",")}
+            assert set(asked.split(",")) <= allowed, (path, allowed)
+            # the edge's lists are the app's (api/cors.py)
+            assert pre.headers["access-control-allow-headers"] == ", ".join(ALLOW_HEADERS)
+            assert pre.headers["access-control-expose-headers"] == ", ".join(EXPOSE_HEADERS)
+        res = c.post("/mcp", json={}, headers={"Origin": ALLOWED, "Accept": "application/json"})
+        assert res.status_code == 401 and "Mcp-Session-Id" in res.headers["access-control-expose-headers"]
+
+
 def test_job_events_arrive_as_they_are_sent(edge: Edge) -> None:
     """The first progress event reaches the client through nginx while the job is still running."""
     from evals.pdfs import AURORA_TOPICS, long_report

@@ -39,6 +39,30 @@ def test_cors_allow_list(guarded) -> None:  # noqa: ANN001
         assert "access-control-allow-origin" not in got.headers
 
 
+# what a browser MCP client (the official SDK's streamable HTTP) and the OpenAI JavaScript SDK ask to send
+MCP_HEADERS = "authorization,content-type,mcp-protocol-version,mcp-session-id,last-event-id"
+OPENAI_HEADERS = ("authorization,content-type,openai-organization,openai-project,x-stainless-arch,x-stainless-lang,"
+                  "x-stainless-os,x-stainless-package-version,x-stainless-retry-count,x-stainless-runtime,"
+                  "x-stainless-runtime-version,x-stainless-timeout")
+
+
+def test_cors_lets_browser_mcp_and_openai_clients_send_their_headers(guarded) -> None:  # noqa: ANN001
+    # before: Starlette refused these preflights (400 "Disallowed CORS headers"), so a browser never sent them
+    origin = "https://app.example.com"
+    with guarded.client(headers={"X-Origin-Verify": ORIGIN_SECRET}) as c:
+        for path, asked in (("/mcp", MCP_HEADERS), ("/v1/chat/completions", OPENAI_HEADERS)):
+            pre = c.options(path, headers={"Origin": origin, "Access-Control-Request-Method": "POST",
+                                           "Access-Control-Request-Headers": asked})
+            assert pre.status_code == 200, (path, pre.text)
+            allowed = {h.strip().lower() for h in pre.headers["access-control-allow-headers"].split(",")}
+            assert set(asked.split(",")) <= allowed, (path, allowed)
+        # the session id an MCP server answers with is readable by the page's script
+        res = c.post("/mcp", json={}, headers={"Origin": origin, "Accept": "application/json"})
+        assert res.status_code == 401 and res.headers["access-control-allow-origin"] == origin
+        exposed = {h.strip().lower() for h in res.headers["access-control-expose-headers"].split(",")}
+        assert {"mcp-session-id", "x-request-id", "retry-after", "www-authenticate"} <= exposed
+
+
 def test_login_attempts_per_ip(guarded) -> None:  # noqa: ANN001
     ip = unique_ip()
     with guarded.client(headers={"X-Origin-Verify": ORIGIN_SECRET, "X-Forwarded-For": ip}) as c:

@@ -21,6 +21,7 @@ from mcp.shared.exceptions import MCPError
 
 from api.text import MAX
 from tests.server.conftest import FACTS, LiveServer, signup
+from tests.server.scrape import scraped
 
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 ROOT = Path(__file__).resolve().parents[2]
@@ -135,6 +136,15 @@ def test_a_stranger_sees_none_of_the_owners_documents(live, owner_with_report) -
     assert out["listed"] == []
     # a stranger's document answers exactly like one that does not exist
     assert out["theirs"] == out["their_page"] == out["missing"]
+
+
+def test_mcp_requests_are_labelled_by_their_route_in_metrics(live) -> None:  # noqa: ANN001
+    # a plain Starlette route had no route in its scope: MCP traffic was route="unmatched"
+    series = "thotqen_http_request_duration_seconds_count"
+    with live.client() as c:
+        before = scraped(c, series, route="/mcp", status="401")
+        assert c.post("/mcp", json={}, headers={"Accept": "application/json"}).status_code == 401
+        assert scraped(c, series, route="/mcp", status="401") == before + 1
 
 
 def test_no_token_or_a_bad_one_is_401(live) -> None:  # noqa: ANN001

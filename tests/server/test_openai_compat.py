@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import openai
 import pytest
@@ -48,6 +50,33 @@ def test_streamed_answer_and_history(live, owner_with_report) -> None:  # noqa: 
         {"role": "user", "content": "And how many people did it employ?"}])
     assert FACTS["employ"] in follow.choices[0].message.content
     assert "condense" in follow.model_extra["thotqen"]["route"]
+
+
+def test_a_stream_keeps_alive_while_the_graph_works(live, owner_with_report, fake_llm, monkeypatch) -> None:  # noqa: ANN001
+    # before: the role chunk, then nothing until the first token (retrieval, grading: ~20 s on a real model)
+    from api import openai_compat
+
+    monkeypatch.setattr(openai_compat, "KEEPALIVE_S", 0.3)
+    monkeypatch.setattr(fake_llm, "delay_s", 2.0)  # each model call: grading, then the answer
+    token = owner_with_report["tokens"]["access_token"]
+    body = {"model": "thotqen", "stream": True, "messages": [{"role": "user", "content": QUESTION}]}
+    arrivals: list[tuple[float, str]] = []
+    with httpx.Client(base_url=live.url, timeout=120) as c, \
+            c.stream("POST", "/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {token}"}) as res:
+        assert res.status_code == 200
+        started = time.monotonic()
+        arrivals = [(time.monotonic() - started, line) for line in res.iter_lines() if line]
+    lines = [line for _, line in arrivals]
+    first_content = next(i for i, line in enumerate(lines) if '"content": "' in line and '"content": ""' not in line)
+    assert ": keep-alive" in lines[1:first_content], lines[:first_content + 1]
+    gaps = [later - earlier for (earlier, _), (later, _) in zip(arrivals, arrivals[1:], strict=False)]
+    assert max(gaps) < 1.5, gaps  # never the model's 2 s of silence
+    # the official client reads through the comments to the answer (another question: not from the cache)
+    client = client_for(live, token)
+    other = {**body, "messages": [{"role": "user", "content": "How many people did Aurora Widgets employ at the end "
+                                                              "of fiscal 2023?"}]}
+    pieces = [c.choices[0].delta.content or "" for c in client.chat.completions.create(**other) if c.choices]
+    assert FACTS["employ"] in "".join(pieces)
 
 
 def test_the_question_is_logged_and_scoped(live, owner_with_report, db) -> None:  # noqa: ANN001

@@ -115,6 +115,7 @@ def test_a_stopped_database_answers_503_at_once_and_metrics_still_answer(served)
         user = signup(c, "outage")
         assert c.get("/api/documents", headers=user["headers"]).status_code == 200
         assert "thotqen_ingestion_queue_read_age_seconds" in c.get("/metrics").text  # read once while up
+        assert re.search(r"^thotqen_database_up 1\.0$", c.get("/metrics").text, re.M)
 
         stop_postgres(home)
         for n in range(3):  # the first finds the pool's connections broken; the next, the database marked down
@@ -136,6 +137,11 @@ def test_a_stopped_database_answers_503_at_once_and_metrics_still_answer(served)
         age = re.search(r"^thotqen_ingestion_queue_read_age_seconds ([0-9.e+]+)$", scraped.text, re.M)
         assert age is not None and float(age.group(1)) >= 0  # the last value read, and how old it is
         assert "thotqen_ingestion_queue_jobs{" in scraped.text
+        # what the ThotqenDatabaseDown alert reads: the next background read (every 5 s) failed
+        deadline = time.monotonic() + 30
+        while not re.search(r"^thotqen_database_up 0\.0$", c.get("/metrics").text, re.M):
+            assert time.monotonic() < deadline, c.get("/metrics").text[-2000:]
+            time.sleep(0.5)
         down = wait_for_line(proc, lambda line: line["message"].startswith("database unreachable"))
         assert down["level"] == "ERROR" and "exc" not in down
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,8 @@ def test_a_question_is_one_trace_through_the_graph_nodes_and_the_llm_link(traced
 
     spans = receiver.wait(question)
     by_id = {s.span_id: s for s in spans}
+    # the answer's stream is its request's span, not one `http send` span per event
+    assert not [s.name for s in spans if s.name.endswith((" http send", " http receive"))]
     assert {s.name for s in spans} >= NODES, sorted(s.name for s in spans)
     answer = next(s for s in spans if s.name == "llm:vllm" and s.attributes.get("llm.streamed"))
     assert by_id[answer.parent_id].name == "generate"  # the attempt nests under its node
@@ -107,6 +110,46 @@ def test_a_question_is_one_trace_through_the_graph_nodes_and_the_llm_link(traced
     grading = next(s for s in spans if s.name == "llm:vllm" and not s.attributes.get("llm.streamed"))
     assert by_id[grading.parent_id].name == "grade"
     assert _one(spans, "embed query") is not None
+    # every span says which release and which environment made it (the server's and the answer process's)
+    from importlib.metadata import version
+
+    for s in (spans[0], answer):
+        assert s.resource["service.version"] == version("thotqen"), s.resource
+        assert s.resource["deployment.environment"] == "development" == s.resource["deployment.environment.name"]
+
+
+def _lone_sql(spans: list[Span], service: str) -> list[Span]:
+    """Root spans of `service` that are one SQL statement: a trace of one span each."""
+    return [s for s in spans if s.service == service and not s.parent_id
+            and (s.attributes.get("db.system") == "postgresql" or "db.system.name" in s.attributes)]
+
+
+def test_an_idle_server_sends_no_trace_per_poll(traced, receiver, fake_llm) -> None:  # noqa: ANN001
+    """A server without a broker polls the job queue every 2 s, and /metrics reads the queue depth
+    every 5 s: before, each of those statements was a trace of its own (about 42 a minute)."""
+    home = Path(tempfile.mkdtemp(prefix="thq-i-", dir="/tmp"))
+    env = process_env(fake_llm, home, OTEL_EXPORTER_OTLP_ENDPOINT=receiver.url, OTEL_BSP_SCHEDULE_DELAY="200",
+                      OTEL_SERVICE_NAME="thotqen-idle")
+    api = None
+    try:
+        api, url = serve(env, home / "serve.log")
+        time.sleep(3)  # what start-up traced (migrations, the first reads) arrives first
+        before = {x.span_id for x in _lone_sql(receiver.snapshot(), "thotqen-idle")}
+        with httpx.Client(base_url=url, timeout=30) as c:
+            for _ in range(12):  # 12 s: six polls and two queue-depth reads at least
+                assert "thotqen_ingestion_queue_jobs" in c.get("/metrics").text
+                time.sleep(1)
+            assert c.get("/api/ready").status_code == 200
+        time.sleep(2)
+        spans = receiver.snapshot()
+        assert any(s.service == "thotqen-idle" for s in spans)  # the process does export
+        new = [x for x in _lone_sql(spans, "thotqen-idle") if x.span_id not in before]
+        assert not new, [(x.name, x.attributes) for x in new]
+    finally:
+        if api is not None:
+            api.stop()
+        stop_postgres(home)
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def test_without_the_endpoint_no_span_is_exported(traced, receiver, fake_llm) -> None:  # noqa: ANN001
