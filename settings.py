@@ -483,6 +483,10 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     answer_queue: int = Field(default=32, ge=0)
     # Background ingestion threads in each server process (embedding is CPU-bound: 1 on 2 cores).
     ingest_workers: int = 1
+    # Threads beyond those that take a job only while every ingestion thread is busy, and only of an
+    # owner with no job running (api/worker.py): another user's small file never waits behind one
+    # user's long job (a 2-page scan held the only thread 227 s). 0: none.
+    ingest_fair_lanes: int = Field(default=1, ge=0, le=8)
     # Semantic answer cache: same user and scope, question embeddings within this cosine distance.
     answer_cache: bool = True
     answer_cache_max_distance: float = 0.05
