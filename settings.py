@@ -244,6 +244,9 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     ocr: bool = True
     ocr_dpi: int = 150
     ocr_max_pages: int = 200
+    # Seconds one document's OCR may take (checked before each page; past it the job fails with the
+    # reason): about OCR_MAX_PAGES pages at a few seconds each.
+    ocr_max_seconds: float = Field(default=600.0, gt=0)
     # Office files: what their ZIP parts may unpack to (zip bombs), and the rows a workbook may hold.
     office_max_unpacked_mb: float = 200.0
     sheet_max_rows: int = 100_000

@@ -97,7 +97,7 @@ def embedding_text(heading: str, text: str) -> str:
 
 
 def limits(settings: Settings) -> Limits:
-    return Limits(OcrOptions(settings.ocr, settings.ocr_dpi, settings.ocr_max_pages),
+    return Limits(OcrOptions(settings.ocr, settings.ocr_dpi, settings.ocr_max_pages, settings.ocr_max_seconds),
                   settings.office_max_unpacked_mb, settings.sheet_max_rows, settings.row_max_chars,
                   settings.document_max_chars)
 
