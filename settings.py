@@ -244,6 +244,9 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     ocr: bool = True
     ocr_dpi: int = 150
     ocr_max_pages: int = 200
+    # Seconds one document's OCR may take (checked before each page; past it the job fails with the
+    # reason): about OCR_MAX_PAGES pages at a few seconds each.
+    ocr_max_seconds: float = Field(default=600.0, gt=0)
     # Office files: what their ZIP parts may unpack to (zip bombs), and the rows a workbook may hold.
     office_max_unpacked_mb: float = 200.0
     sheet_max_rows: int = 100_000
@@ -345,9 +348,16 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # on every request. How many users' versions are kept (the least recently used go first).
     token_version_ttl_s: float = Field(default=5.0, ge=0, le=300)
     token_version_entries: int = Field(default=10_000, ge=0)
-    # Failed logins that lock a username, and the sliding window they count in (kept in Postgres).
+    # Failed logins from one address that lock that address out of a username, and the sliding window
+    # they count in (kept in Postgres): per address, so a stranger cannot lock the owner out.
     login_max_failures: int = 5
     login_lock_minutes: int = 15
+    # Failed logins at one username from every address together (within LOGIN_LOCK_MINUTES, since its
+    # last success) past which an address it never signed in from may try once per
+    # LOGIN_ACCOUNT_DELAY_S: guessing from many addresses is slowed, never locked, and the owner's
+    # known addresses are not slowed at all.
+    login_account_max_failures: int = Field(default=20, ge=1)
+    login_account_delay_s: float = Field(default=10.0, gt=0)
     # Login and signup attempts per client IP per window (429 with Retry-After beyond it).
     login_ip_limit: int = 30
     login_ip_window_s: int = 900
@@ -422,8 +432,19 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # past it 429 with Retry-After before the body is read. Four uploads of UPLOAD_MAX_MB by default.
     upload_mb_per_minute: float = Field(default=200.0, gt=0)
     uploads_at_once: int = Field(default=8, ge=1)
+    # What one user's uploads may keep (storage/quota.py), every document they uploaded counted in
+    # SQL whatever its status (a failed one keeps its file until deleted): megabytes and documents.
+    # Past either an upload answers 413 before its body is kept (by Content-Length, or as it streams);
+    # the CLI's `ingest` fails the file with the same reason.
+    storage_mb_per_user: float = Field(default=2048.0, gt=0)
+    documents_per_user: int = Field(default=2000, ge=1)
     # Ingestion progress streams (GET /api/jobs/{id}/events) one user may hold open (past it: 429).
     job_streams_per_user: int = Field(default=16, ge=1)
+    # MCP's streams for server-initiated messages (GET /mcp, which the SDK holds open until the
+    # client leaves) one user may hold open (past it: 429), and how long one may stay open with
+    # nothing sent but keep-alive pings before the server ends it (the client reconnects if it cares).
+    mcp_streams_per_user: int = Field(default=8, ge=1)
+    mcp_stream_idle_s: float = Field(default=300.0, gt=0)
     # Chats one page of GET /api/chats holds at most (and by default).
     chat_page_max: int = Field(default=100, ge=1)
     # Messages one page of a chat (GET /api/chats/{id}) holds at most (and by default): the latest
@@ -465,6 +486,10 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     answer_queue: int = Field(default=32, ge=0)
     # Background ingestion threads in each server process (embedding is CPU-bound: 1 on 2 cores).
     ingest_workers: int = 1
+    # Threads beyond those that take a job only while every ingestion thread is busy, and only of an
+    # owner with no job running (api/worker.py): another user's small file never waits behind one
+    # user's long job (a 2-page scan held the only thread 227 s). 0: none.
+    ingest_fair_lanes: int = Field(default=1, ge=0, le=8)
     # Semantic answer cache: same user and scope, question embeddings within this cosine distance.
     answer_cache: bool = True
     answer_cache_max_distance: float = 0.05

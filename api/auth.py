@@ -77,13 +77,22 @@ def check_login(body: LoginIn, request: Request, db: Database, settings: Setting
     limits.check_login_ip(db, settings, ip)
     window_s = settings.login_lock_minutes * 60
     with db.connection() as conn:
-        locked = accounts.lock_remaining_s(conn, username=body.username, max_failures=settings.login_max_failures,
-                                           window_s=window_s)
+        # per (address, account): a stranger's failures lock the stranger out, never the owner elsewhere
+        locked = accounts.lock_remaining_s(conn, username=body.username, ip=ip,
+                                           max_failures=settings.login_max_failures, window_s=window_s)
         if locked:
             accounts.record_login_attempt(conn, username="", ip=ip, success=False)  # IP limit only
             raise limits.too_many(
-                f"this account is locked for {settings.login_lock_minutes} minutes after "
-                f"{settings.login_max_failures} failed logins", locked)
+                f"sign-in to this account from this address is locked for {settings.login_lock_minutes} "
+                f"minutes after {settings.login_max_failures} failed logins", locked)
+        # guessing from many addresses: slowed for places the account never signed in from
+        slowed = 0.0 if accounts.known_place(conn, username=body.username, ip=ip) else accounts.slow_remaining_s(
+            conn, username=body.username, max_failures=settings.login_account_max_failures, window_s=window_s,
+            delay_s=settings.login_account_delay_s)
+        if slowed:
+            accounts.record_login_attempt(conn, username="", ip=ip, success=False)  # IP limit only
+            raise limits.too_many("this account has had many failed logins: one attempt at a time from a new "
+                                  "address; try again shortly", slowed)
         found = accounts.credentials(conn, body.username)
     # argon2 is slow on purpose: outside the connection, and a miss verifies a dummy hash (same timing)
     ok, new_hash = verify_password(body.password, found[1] if found else None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import errno
 import functools
 import json
 import logging
@@ -30,14 +31,15 @@ from api.limits import Rate, too_many
 from api.paging import MAX_OFFSET, page, space_page_query
 from api.schemas import DocumentList, DocumentOut, DocumentPatch, InputErrorOut, JobOut, PageOut, UploadOut, error
 from api.worker import QueueUnavailable
-from ingestion.errors import IngestError, UnsupportedFormat
+from ingestion.errors import DiskFull, IngestError, QuotaExceeded, UnsupportedFormat
 from ingestion.formats import registry
 from ingestion.formats.sniff import ACCEPTED, early_refusal
 from ingestion.pipeline import Submission, check_file, submit_document
 from settings import Settings
-from storage import documents, jobs, workspaces
+from storage import documents, jobs, quota, workspaces
 from storage.db import Database
 from storage.document_filter import owner_values
+from storage.quota import Quota
 
 if TYPE_CHECKING:
     from python_multipart.multipart import MultipartCallbacks  # declared for type checkers only
@@ -57,6 +59,13 @@ class _NotAccepted(Exception):
     """The first bytes already show a format that is refused (the message says which)."""
 
 
+class _OverQuota(Exception):
+    """The file has outgrown what the uploader's storage quota has left (the message says so)."""
+
+
+Fits = Callable[[int], str | None]  # why a file of so many bytes does not fit the quota (None: it fits)
+
+
 def clean_filename(raw: str | None) -> str:
     name = (raw or "").replace("\\", "/").rsplit("/", 1)[-1]
     name = "".join(ch for ch in unicodedata.normalize("NFC", name) if unicodedata.category(ch)[0] != "C")
@@ -70,8 +79,9 @@ class _FilePart:
     of the interpreter lock while the kernel copies them: turning a 50 MB buffer into `bytes` took a
     tenth of a second holding it, every other request's time (docs/protection.md#bounded-work)."""
 
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int, fits: Fits = lambda size: None) -> None:
         self.cap = cap
+        self.fits = fits
         self.size = 0
         self.head = bytearray()  # the first SNIFF_BYTES, for the early refusal
         self.spool = tempfile.TemporaryFile()  # noqa: SIM115 - closed by read_upload, however it ends
@@ -114,9 +124,16 @@ class _FilePart:
         self.size += end - start
         if self.size > self.cap:
             raise _TooLarge
+        if (refusal := self.fits(self.size)) is not None:
+            raise _OverQuota(refusal)
         if len(self.head) < SNIFF_BYTES:
             self.head += data[start:min(end, start + SNIFF_BYTES - len(self.head))]
-        self.spool.write(memoryview(data)[start:end])
+        try:
+            self.spool.write(memoryview(data)[start:end])
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise DiskFull("the server's disk is full: nothing was kept, please upload again later") from exc
+            raise
         if not self._sniffed and len(self.head) >= SNIFF_BYTES:
             self._sniff()
 
@@ -167,6 +184,10 @@ class _StorageDown(Exception):
     """The file store or the broker refused the upload (the message says which)."""
 
 
+def disk_full(exc: DiskFull) -> HTTPException:
+    return HTTPException(507, str(exc), headers={"Retry-After": "60"})
+
+
 def _too_large(settings: Settings) -> HTTPException:
     return HTTPException(413, f"the file is larger than {settings.upload_max_mb:g} MB")
 
@@ -185,12 +206,13 @@ def _multipart_boundary(request: Request, cap: int, settings: Settings) -> bytes
     return boundary
 
 
-async def read_upload(request: Request, settings: Settings) -> tuple[str, bytes]:
+async def read_upload(request: Request, settings: Settings, fits: Fits = lambda size: None) -> tuple[str, bytes]:
     """(cleaned file name, bytes) of the form's `file` field, read as it streams in: refused as soon
-    as it outgrows UPLOAD_MAX_MB or its first kilobyte shows a format nobody accepts."""
+    as it outgrows UPLOAD_MAX_MB or what the uploader's quota has left (`fits`), or its first
+    kilobyte shows a format nobody accepts."""
     cap = int(settings.upload_max_mb * 1024 * 1024)
     boundary = _multipart_boundary(request, cap, settings)
-    part = _FilePart(cap)
+    part = _FilePart(cap, fits)
     try:
         return await _read_part(request, settings, part, boundary, cap)
     finally:
@@ -213,6 +235,10 @@ async def _read_part(request: Request, settings: Settings, part: _FilePart, boun
         raise _too_large(settings) from None
     except _NotAccepted as exc:
         raise HTTPException(415, str(exc)) from None
+    except _OverQuota as exc:
+        raise HTTPException(413, str(exc)) from None
+    except DiskFull as exc:
+        raise disk_full(exc) from None
     except BodyRefused:  # the edge's own refusal (api/edge.py): its status, not a malformed body
         raise
     except Exception as exc:  # noqa: BLE001 - python-multipart raises on malformed bodies
@@ -315,7 +341,8 @@ def _upload_out(sub: Submission, job_id: uuid.UUID | None) -> dict[str, Any]:
 @router.post("/api/documents", status_code=202, openapi_extra=UPLOAD_BODY, response_model=UploadOut,
              # text/plain 400: the HTTP server's own refusal of a malformed request, before any route
              responses={400: {**error("a malformed multipart body"), "content": {"text/plain": {}}},
-                        413: error("larger than UPLOAD_MAX_MB"),
+                        413: error("larger than UPLOAD_MAX_MB, or past the uploader's storage quota "
+                                   "(STORAGE_MB_PER_USER, DOCUMENTS_PER_USER)"),
                         415: error(f"none of: {ACCEPTED} (told by content, not by name)"),
                         403: error("a viewer of the workspace (uploading needs editor or above)"),
                         404: error("no such workspace (or not yours to see)"),
@@ -324,7 +351,8 @@ def _upload_out(sub: Submission, job_id: uuid.UUID | None) -> dict[str, Any]:
                         429: error("UPLOADS_PER_USER of your uploads are being received, or UPLOAD_MB_PER_MINUTE "
                                    "were sent this minute; see Retry-After"),
                         503: error("file storage (Supabase) or the job broker failed, or UPLOADS_AT_ONCE "
-                                   "uploads are being received; nothing was kept")})
+                                   "uploads are being received; nothing was kept"),
+                        507: error("the server's disk is full; nothing was kept, see Retry-After")})
 async def upload_document(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep,
                           workspace_id: WorkspaceQuery = None) -> dict[str, Any]:
     """Upload a document (multipart field `file`): PDF, Word, PowerPoint, Excel, HTML, Markdown or
@@ -338,8 +366,14 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
     # the request says it, else by what was read (counted afterwards)
     with db.connection() as conn:  # refused before a byte is read; checked again when the row is made
         owner_id = target(conn, user.id, workspace_id)
-    rate: Rate = request.app.state.upload_rate
+        used = quota.usage(conn, user.id)  # what this user's uploads keep (STORAGE_MB_PER_USER)
     length = request.headers.get("content-length") or ""
+    room = Quota.of(settings.storage_mb_per_user, settings.documents_per_user)
+    # by the length when it is said (the file is at least the body less the form's overhead), else
+    # as the body streams; counted again under a lock when the row is made (ingestion/pipeline.py)
+    if refusal := room.refusal(used, max(int(length) - MULTIPART_OVERHEAD, 0) if length.isdigit() else 0):
+        raise HTTPException(413, refusal)
+    rate: Rate = request.app.state.upload_rate
     said = int(length) / 1048576 if length.isdigit() else 0.0
     if wait := rate.take(f"user:{user.id}", said):
         raise too_many(f"at most {rate.limit:g} MB of uploads a minute per account; try again later", wait)
@@ -351,7 +385,7 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
         mine()
         raise
     try:
-        return await _upload(request, user, db, settings, owner_id)
+        return await _upload(request, user, db, settings, owner_id, lambda size: room.refusal(used, size))
     finally:
         everyone()
         mine()
@@ -361,8 +395,8 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
 
 
 async def _upload(request: Request, user: CurrentUser, db: DbDep, settings: SettingsDep,
-                  owner_id: int) -> dict[str, Any]:
-    name, data = await read_upload(request, settings)
+                  owner_id: int, fits: Fits) -> dict[str, Any]:
+    name, data = await read_upload(request, settings, fits)
     fmt = await check_upload(request, settings, name, data)  # checked once: it is stored as this format
     files = request.app.state.files
     queue = request.app.state.jobs  # jobqueue.dispatch: the server's threads, or a Celery broker
@@ -375,6 +409,10 @@ async def _upload(request: Request, user: CurrentUser, db: DbDep, settings: Sett
 
     try:
         out = await upload_work(request, submit)
+    except QuotaExceeded as exc:
+        raise HTTPException(413, str(exc)) from None
+    except DiskFull as exc:
+        raise disk_full(exc) from None
     except IngestError as exc:
         raise HTTPException(422, str(exc)) from None
     except workspaces.WorkspaceError as exc:  # removed, or made a viewer, while the body arrived

@@ -24,9 +24,11 @@ import contextlib
 import json
 import logging
 import re
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+import anyio
 import mcp.types as types
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
@@ -43,6 +45,7 @@ from api import scopes
 from api.access import reading
 from api.deps import UNAUTHORIZED, bearer_token
 from api.documents import _document_out
+from api.heavy import Slots
 from api.paging import MAX_OFFSET, page
 from api.prometheus import LabelledRoute
 from api.security import AuthError, User
@@ -321,11 +324,17 @@ def _http_caller(ctx: ServerRequestContext[Any]) -> User:
 
 
 class Authenticated:
-    """The SDK's endpoint behind the API's bearer check: 401 (like every route) before any MCP work."""
+    """The SDK's endpoint behind the API's bearer check: 401 (like every route) before any MCP work.
+    A GET (a stream for server-initiated messages, held open by the SDK until the client leaves)
+    takes one of the user's MCP_STREAMS_PER_USER (429 past it) and ends after MCP_STREAM_IDLE_S
+    with nothing sent: one account held 997 of them open, and half of everyone's requests got 503."""
 
-    def __init__(self, app: StreamableHTTPASGIApp, verifier: Callable[[], Verifier]) -> None:
+    def __init__(self, app: StreamableHTTPASGIApp, verifier: Callable[[], Verifier], streams: Slots,
+                 idle_s: float) -> None:
         self.app = app
         self.verifier = verifier  # the app's (api/verify.py), built at start-up
+        self.streams = streams
+        self.idle_s = idle_s
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:  # noqa: ANN401
         try:
@@ -337,12 +346,50 @@ class Authenticated:
                 user = await self.verifier().user(token)
             except AuthError as exc:
                 raise HTTPException(401, str(exc), headers=UNAUTHORIZED) from None
+            give_back = self.streams.take(user.id) if scope.get("method") == "GET" else None
         except HTTPException as exc:
             await JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)(
                 scope, receive, send)
             return
         scope.setdefault("state", {})["user"] = user  # what the tools read as the caller (_http_caller)
-        await self.app(scope, receive, send)
+        if give_back is None:
+            await self.app(scope, receive, send)
+            return
+        try:
+            await until_idle(self.app, scope, receive, send, self.idle_s)
+        finally:
+            give_back()
+
+
+async def until_idle(app: Any, scope: dict[str, Any], receive: Any, send: Any,  # noqa: ANN401 - ASGI
+                     idle_s: float) -> None:
+    """`app` answering one request, ended (its response closed) once `idle_s` pass with nothing sent
+    but keep-alive comments (an SSE line starting ':', what sse_starlette pings with)."""
+    last = time.monotonic()
+    started = ended = False
+
+    async def watched(message: dict[str, Any]) -> None:
+        nonlocal last, started, ended
+        if message["type"] == "http.response.start":
+            started = True
+        elif message["type"] == "http.response.body":
+            ended = ended or not message.get("more_body", False)
+            if not message.get("body", b"").startswith(b":"):
+                last = time.monotonic()
+        await send(message)
+
+    async with anyio.create_task_group() as group:
+
+        async def watchdog() -> None:
+            while (left := last + idle_s - time.monotonic()) > 0:
+                await anyio.sleep(left)
+            group.cancel_scope.cancel()
+
+        group.start_soon(watchdog)
+        await app(scope, receive, watched)
+        group.cancel_scope.cancel()
+    if started and not ended:  # cut off by the watchdog: end the response rather than drop it
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def mount(app: FastAPI) -> None:
@@ -356,7 +403,9 @@ def mount(app: FastAPI) -> None:
         # only a bearer token, which a rebinding page does not have (and behind a proxy the Host
         # header is the deployment's, not localhost)
         security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False))
-    endpoint = Authenticated(StreamableHTTPASGIApp(manager), lambda: app.state.verifier)
+    app.state.mcp_streams = Slots(rt.settings.mcp_streams_per_user, "MCP streams (GET /mcp)")
+    endpoint = Authenticated(StreamableHTTPASGIApp(manager), lambda: app.state.verifier, app.state.mcp_streams,
+                             rt.settings.mcp_stream_idle_s)
     # labelled: its requests are thotqen_http_request_duration_seconds{route="/mcp"}
     app.router.routes.append(LabelledRoute(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"]))
     app_lifespan = app.router.lifespan_context

@@ -40,10 +40,21 @@ class IngestWorker:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._slots = 0  # the regular threads, and how many of them run a job now
+        self._busy = 0
+        self._lock = threading.Lock()
 
-    def start(self, threads: int = 1) -> None:
-        for n in range(max(threads, 1)):
+    def start(self, threads: int = 1, lanes: int = 0) -> None:
+        """`threads` that take any job in fair order, and `lanes` (INGEST_FAIR_LANES) that take one
+        only while every thread is busy, and only of an owner with no job running: a small file of
+        another user never waits behind one user's long job."""
+        self._slots = max(threads, 1)
+        for n in range(self._slots):
             thread = threading.Thread(target=self._loop, name=f"ingest-{n}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        for n in range(lanes):
+            thread = threading.Thread(target=self._loop, args=(True,), name=f"ingest-lane-{n}", daemon=True)
             thread.start()
             self._threads.append(thread)
 
@@ -57,15 +68,18 @@ class IngestWorker:
         for thread in self._threads:
             thread.join(timeout)
 
-    def _loop(self) -> None:
+    def _loop(self, lane: bool = False) -> None:
         # the job's CPU work (chunking, embedding: threads started from here inherit it, and so does
         # the parse sandbox's process) yields to the request loop (answering/priority.py)
         lower_priority(self.settings.background_nice)
         while not self._stop.is_set():
+            if lane and self._busy < self._slots:  # a regular thread is free: it takes what comes
+                self._stop.wait(self.poll_s)
+                continue
             try:
                 # an idle poll every poll_s is no trace (providers/telemetry.py); a job found is one
                 with telemetry.untraced(), self.db.connection() as conn:
-                    claimed = jobs.next_claimable(conn)
+                    claimed = jobs.next_claimable(conn, idle_owner=lane)
             except DatabaseUnavailable as exc:  # logged once by storage/outage.py; try again later
                 log.debug("could not read the job queue: %s", exc)
                 claimed = None
@@ -77,7 +91,16 @@ class IngestWorker:
                 self._wake.clear()
                 continue
             with telemetry.span("ingest job", **{"job.id": str(claimed.job_id), "job.format": claimed.format}):
-                self.run(claimed)
+                if lane:
+                    self.run(claimed)
+                    continue
+                with self._lock:
+                    self._busy += 1
+                try:
+                    self.run(claimed)
+                finally:
+                    with self._lock:
+                        self._busy -= 1
 
     def run(self, job: jobs.JobTarget) -> JobOutcome | None:
         """Run one job (fetching its file first); None when another worker holds it or it has ended."""

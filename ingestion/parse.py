@@ -11,6 +11,7 @@ the same row grouping, so a document mixes both freely.
 from __future__ import annotations
 
 import re
+import time
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,6 +44,9 @@ class OcrOptions:
     enabled: bool = True
     dpi: int = 150
     max_pages: int = 200  # pages needing OCR in one document; more fails at once with the reason
+    # seconds one document's OCR may take, checked before each page: past it the job fails with
+    # the reason (two image-only pages held the only ingestion thread 227 s)
+    max_seconds: float = 600.0
 
 
 def check_pdf_bytes(data: bytes) -> None:
@@ -192,7 +196,12 @@ def parse_pdf(data: bytes, *, ocr: OcrOptions | None = None, progress: Progress 
             from ingestion.ocr import recognise_page
 
             report("ocr", 0, len(scanned))
+            deadline = time.monotonic() + ocr.max_seconds
             for done, index in enumerate(scanned, 1):
+                if time.monotonic() > deadline:
+                    raise IngestError(
+                        f"OCR of this document took longer than {ocr.max_seconds:g} s (OCR_MAX_SECONDS) with "
+                        f"{done - 1} of {len(scanned)} pages recognised: split the file or raise the limit")
                 page_lines[index] = recognise_page(doc[index], ocr.dpi)
                 report("ocr", done, len(scanned))
         recognised = set(scanned) if ocr.enabled else set()

@@ -9,6 +9,7 @@ CLI and the server use these two functions.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import time
@@ -16,13 +17,14 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import psycopg
 
 from ingestion.chunk import Chunks, chunk_rows
 from ingestion.context import DocumentContext, extract_context
-from ingestion.errors import IngestError
+from ingestion.errors import DiskFull, IngestError, QuotaExceeded
 from ingestion.formats import Limits, registry, sniff
 from ingestion.parse import OcrOptions
 from ingestion.prefetch import Prefetcher, Prepared
@@ -31,13 +33,15 @@ from ingestion.tables import table_cells
 from ingestion.units import Parsed
 from providers.protocols import DocumentEmbedder
 from settings import Settings
-from storage import documents, embedding_index, jobs, tables, workspaces
+from storage import documents, embedding_index, jobs, quota, tables, workspaces
 from storage.db import Database
 from storage.documents import ChildRow, PageRow, ParentRow
+from storage.quota import Quota
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, float], None]
+WRITE_BYTES = 1024 * 1024  # the stored file is written a megabyte at a time
 
 # Share of the job's percent given to each stage (embedding dominates the time, OCR when there is any).
 # Parsing has the same share in both plans: whether OCR follows is known only once it is done.
@@ -93,7 +97,7 @@ def embedding_text(heading: str, text: str) -> str:
 
 
 def limits(settings: Settings) -> Limits:
-    return Limits(OcrOptions(settings.ocr, settings.ocr_dpi, settings.ocr_max_pages),
+    return Limits(OcrOptions(settings.ocr, settings.ocr_dpi, settings.ocr_max_pages, settings.ocr_max_seconds),
                   settings.office_max_unpacked_mb, settings.sheet_max_rows, settings.row_max_chars,
                   settings.document_max_chars)
 
@@ -126,15 +130,12 @@ def submit_document(db: Database, settings: Settings, *, owner_id: int, name: st
     """Validate, store the raw file, and queue a job. A duplicate that is ready is reused. `fmt`: what
     check_file already said of this data (an upload's check, before it is stored), else checked here.
     `owner_id` a workspace: `uploaded_by` is the member, an editor or above when the row is made
-    (storage.workspaces.NotAllowed otherwise)."""
+    (storage.workspaces.NotAllowed otherwise). A new document must fit the uploader's quota
+    (QuotaExceeded, nothing written); a full disk is DiskFull, with nothing left behind."""
     fmt = fmt if fmt is not None else check_file(settings, name, data)
     content_hash = hashlib.sha256(data).hexdigest()
+    uploader = uploaded_by if uploaded_by is not None else owner_id
     path = stored_file_path(settings, owner_id, content_hash, fmt)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.exists():
-        tmp = path.with_name(f"{path.stem}.{uuid.uuid4().hex}.part")  # one per writer: uploads may race
-        tmp.write_bytes(data)
-        tmp.replace(path)  # atomic: a crash never leaves a half-written file under the real name
     with db.connection() as conn, conn.transaction():
         # identical uploads in parallel: the first creates the document, the others wait here and find it
         documents.lock_content(conn, owner_id=owner_id, content_hash=content_hash)
@@ -148,15 +149,54 @@ def submit_document(db: Database, settings: Settings, *, owner_id: int, name: st
             if active:
                 return Submission(existing["id"], active, False, content_hash, format=fmt)
         created = not existing
-        if existing:  # failed before (or lost its job): redo it
-            document_id = existing["id"]
-            documents.requeue_document(conn, document_id=document_id, name=name)
-        else:
-            document_id = documents.create_document(
-                conn, owner_id=owner_id, name=name, content_hash=content_hash, size_bytes=len(data), fmt=fmt,
-                uploaded_by=uploaded_by)
-        job_id = jobs.create_job(conn, document_id=document_id, owner_id=owner_id)
+        if created:  # counted under the uploader's lock: parallel uploads cannot all slip under it
+            quota.lock(conn, uploader)
+            refusal = Quota.of(settings.storage_mb_per_user, settings.documents_per_user).refusal(
+                quota.usage(conn, uploader), len(data))
+            if refusal is not None:
+                raise QuotaExceeded(refusal)
+        wrote = store_file(path, data)  # before the row commits: a failure here rolls the row back
+        try:
+            if existing:  # failed before (or lost its job): redo it
+                document_id = existing["id"]
+                documents.requeue_document(conn, document_id=document_id, name=name)
+            else:
+                document_id = documents.create_document(
+                    conn, owner_id=owner_id, name=name, content_hash=content_hash, size_bytes=len(data),
+                    fmt=fmt, uploaded_by=uploaded_by)
+            job_id = jobs.create_job(conn, document_id=document_id, owner_id=owner_id)
+        except BaseException:
+            if wrote and created:  # no row will name it
+                path.unlink(missing_ok=True)
+            raise
     return Submission(document_id, job_id, False, content_hash, created, fmt, queued=True)
+
+
+def write_chunk(out: BinaryIO, data: memoryview) -> None:
+    """One write of the stored file (its own function so a test can fill the disk here)."""
+    out.write(data)
+
+
+def store_file(path: Path, data: bytes) -> bool:
+    """The raw file under its real name, written whole or not at all (False: it was there already):
+    a full disk (ENOSPC, EDQUOT) is DiskFull and its partial `.part` file is removed, as is one any
+    other error leaves."""
+    if path.exists():
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.stem}.{uuid.uuid4().hex}.part")  # one per writer: uploads may race
+    try:
+        with tmp.open("wb") as out:
+            view = memoryview(data)
+            for start in range(0, len(data), WRITE_BYTES):
+                write_chunk(out, view[start:start + WRITE_BYTES])
+        tmp.replace(path)  # atomic: a crash never leaves a half-written file under the real name
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise DiskFull("the server's disk is full: nothing was kept, please upload again later") from exc
+        raise
+    return True
 
 
 submit_pdf = submit_document  # the name from when only PDFs were accepted

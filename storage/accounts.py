@@ -68,9 +68,35 @@ def record_login_attempt(conn: psycopg.Connection, *, username: str, ip: str, su
     conn.execute("insert into login_attempts (username, ip, success) values (%s, %s, %s)", (username, ip, success))
 
 
-def lock_remaining_s(conn: psycopg.Connection, *, username: str, max_failures: int, window_s: float) -> float:
-    """Seconds the username stays locked: `max_failures` failures within the window since the last
-    success lock it until the oldest of them leaves the window. 0 when not locked."""
+def lock_remaining_s(conn: psycopg.Connection, *, username: str, ip: str, max_failures: int,
+                     window_s: float) -> float:
+    """Seconds this address stays locked out of the username: `max_failures` failures from it within
+    the window since its last success there lock the pair until the oldest of them leaves the window.
+    Per address: a stranger's failures never lock the owner out from elsewhere. 0 when not locked."""
+    count, remaining = one(conn.execute(
+        "with recent as ("
+        "  select at from login_attempts"
+        "   where username = %(u)s and ip = %(ip)s and not success and at > now() - make_interval(secs => %(w)s)"
+        "     and at > coalesce((select max(at) from login_attempts where username = %(u)s and ip = %(ip)s"
+        "                        and success), '-infinity')"
+        "   order by at desc limit %(n)s)"
+        " select count(*), extract(epoch from (min(at) + make_interval(secs => %(w)s) - now())) from recent",
+        {"u": username, "ip": ip, "w": window_s, "n": max_failures},
+    ))
+    return max(float(remaining or 0.0), 1.0) if count >= max_failures else 0.0
+
+
+def known_place(conn: psycopg.Connection, *, username: str, ip: str) -> bool:
+    """Whether the username signed in from this address (within the attempts kept: RETENTION_DAYS)."""
+    return conn.execute("select 1 from login_attempts where username = %s and ip = %s and success limit 1",
+                        (username, ip)).fetchone() is not None
+
+
+def slow_remaining_s(conn: psycopg.Connection, *, username: str, max_failures: int, window_s: float,
+                     delay_s: float) -> float:
+    """Seconds before the next attempt at the username from an unknown place: once `max_failures`
+    failures from every address together fell within the window since its last success, one attempt
+    per `delay_s` (guessing from many addresses is slowed, never locked). 0 when it may try now."""
     count, remaining = one(conn.execute(
         "with recent as ("
         "  select at from login_attempts"
@@ -78,10 +104,10 @@ def lock_remaining_s(conn: psycopg.Connection, *, username: str, max_failures: i
         "     and at > coalesce((select max(at) from login_attempts where username = %(u)s and success),"
         "                       '-infinity')"
         "   order by at desc limit %(n)s)"
-        " select count(*), extract(epoch from (min(at) + make_interval(secs => %(w)s) - now())) from recent",
-        {"u": username, "w": window_s, "n": max_failures},
+        " select count(*), extract(epoch from (max(at) + make_interval(secs => %(d)s) - now())) from recent",
+        {"u": username, "w": window_s, "n": max_failures, "d": delay_s},
     ))
-    return max(float(remaining or 0.0), 1.0) if count >= max_failures else 0.0
+    return max(float(remaining or 0.0), 1.0) if count >= max_failures and (remaining or 0) > 0 else 0.0
 
 
 def ip_retry_after_s(conn: psycopg.Connection, *, ip: str, limit: int, window_s: float) -> float:

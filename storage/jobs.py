@@ -115,10 +115,13 @@ def job_target(conn: psycopg.Connection, *, job_id: uuid.UUID) -> JobTarget | No
 
 
 CLAIMABLE = "(j.status = 'queued' or (j.status = 'processing' and coalesce(j.lease_until, '-infinity') < now()))"
+# another job of the same owner held by a live worker
+RUNNING = "r.owner_id = j.owner_id and r.status = 'processing' and r.lease_until >= now()"
 
 
-def next_claimable(conn: psycopg.Connection) -> JobTarget | None:
+def next_claimable(conn: psycopg.Connection, *, idle_owner: bool = False) -> JobTarget | None:
     """The next job a worker could claim now (queued, or abandoned by a dead worker); None when none.
+    `idle_owner`: only of an owner with no job running (what a fair lane takes, api/worker.py).
 
     Fair across owners, so one user's long queue never holds back another's small file: the owner
     with the fewest jobs running goes first, then the one served longest ago (its last job started or
@@ -127,7 +130,8 @@ def next_claimable(conn: psycopg.Connection) -> JobTarget | None:
     row = conn.execute(
         "select j.id, j.document_id, j.owner_id, d.name, d.content_hash, d.format from document_jobs j"
         f" join documents d on d.id = j.document_id where {CLAIMABLE}"
-        " order by (select count(*) from document_jobs r where r.owner_id = j.owner_id and r.status = 'processing'"
+        + (f" and not exists (select 1 from document_jobs r where {RUNNING})" if idle_owner else "")
+        + " order by (select count(*) from document_jobs r where r.owner_id = j.owner_id and r.status = 'processing'"
         "           and r.lease_until >= now()),"
         "          (select max(r.updated_at) from document_jobs r where r.owner_id = j.owner_id"
         "           and r.status <> 'queued') asc nulls first,"

@@ -192,3 +192,22 @@ def test_another_model_is_refused_until_reindex(cli_home: Path, model_128: str) 
     res = thotqen("search", "dividend policy", "--json", home=cli_home, **other)
     assert res.returncode == 0 and json.loads(res.stdout)["hits"][0]["page"] in (3, 4)
     assert thotqen("search", "dividend policy", home=cli_home).returncode == 3
+
+
+def test_ingest_is_under_the_same_storage_quota_as_uploads(cli_home: Path, tmp_path: Path) -> None:
+    """Issue 41: `thotqen ingest` stores through the upload's path, so DOCUMENTS_PER_USER and
+    STORAGE_MB_PER_USER bound it alike: a file past either fails with the reason, nothing kept."""
+    files = []
+    for n in range(2):
+        path = tmp_path / f"note-{n}.txt"
+        path.write_text(f"Note {n}: the warehouse in Tulsa reopened after the storm.\n")
+        files.append(str(path))
+    user = f"quota-{os.getpid()}-{tmp_path.name[-6:]}"
+    res = thotqen("ingest", *files, "--user", user, home=cli_home, DOCUMENTS_PER_USER="1")
+    assert res.returncode == 1, res.stderr
+    first, second = (json.loads(line) for line in res.stdout.splitlines())
+    assert first["status"] == "ready"
+    assert second["status"] == "failed" and "DOCUMENTS_PER_USER" in second["error"] and second["document_id"] is None
+    listed = thotqen("documents", "--json", "--user", user, home=cli_home)
+    assert listed.returncode == 0, listed.stderr
+    assert [d["name"] for d in json.loads(listed.stdout)["documents"]] == ["note-0.txt"]

@@ -142,6 +142,17 @@ def test_garbled_text_layer_is_recognised_again() -> None:
     assert not garbled("Net income | 5,363 | 4,869 ......................... 12")
 
 
+def test_ocr_past_its_time_budget_fails_with_the_reason() -> None:
+    """Issue 41: two image-only pages held the only ingestion thread 227 s, bounded only by the job's
+    hour. OCR_MAX_SECONDS bounds one document's OCR, checked before each page."""
+    scan = pdfs.rasterised(pdfs.table_page())
+    doc = pymupdf.open(stream=scan, filetype="pdf")
+    for _ in range(2):
+        doc.insert_pdf(pymupdf.open(stream=scan, filetype="pdf"))
+    with pytest.raises(IngestError, match=r"longer than 0\.01 s \(OCR_MAX_SECONDS\) with 1 of 3 pages recognised"):
+        parse_pdf(doc.tobytes(), ocr=OcrOptions(max_seconds=0.01))
+
+
 def test_too_many_pages_to_recognise_fail_at_once() -> None:
     """500 image-only pages, over the OCR page limit: refused before any page is recognised."""
     doc = pymupdf.open()

@@ -28,5 +28,5 @@ def preload() -> None:
 FORMAT = Format(
     name="pdf", label="PDF", accepted="PDF", suffixes=(".pdf",), media_type="application/pdf", unit="page",
     sniff=sniff, might_be=might_be, parse=parse, preload=preload, check=check_pdf_bytes, precheck=precheck_pdf,
-    limits=("ocr", "ocr_dpi", "ocr_max_pages"), page_images=True,
+    limits=("ocr", "ocr_dpi", "ocr_max_pages", "ocr_max_seconds"), page_images=True,
 )

@@ -43,25 +43,36 @@ def test_signup_login_refresh_rotation(live) -> None:  # noqa: ANN001
         assert c.post("/api/auth/refresh", json={"refresh_token": user["tokens"]["access_token"]}).status_code == 401
 
 
-def test_five_failures_lock_the_username(live) -> None:  # noqa: ANN001
+def test_five_failures_lock_the_address_out_never_the_owner(live) -> None:  # noqa: ANN001
+    """Five wrong passwords locked a username for 15 minutes for everyone: anyone could lock any
+    account out (issue 41). Now the lock is per (address, account): the stranger's address stays
+    locked, the owner signs in from another."""
     with live.client() as c:
         user = signup(c, "lock")
+        stranger = {"X-Forwarded-For": unique_ip()}
         for n in range(5):
             res = c.post("/api/auth/login", json={"username": user["username"], "password": f"wrong-{n}"},
-                         headers={"X-Forwarded-For": unique_ip()})  # from many addresses: the lock is per name
+                         headers=stranger)
             assert res.status_code == 401
         res = c.post("/api/auth/login", json={"username": user["username"], "password": user["password"]},
-                     headers={"X-Forwarded-For": unique_ip()})
+                     headers=stranger)  # even the right password, from the locked address
         assert res.status_code == 429 and "locked" in res.json()["detail"]
         assert 0 < int(res.headers["Retry-After"]) <= 15 * 60
+        owner = c.post("/api/auth/login", json={"username": user["username"], "password": user["password"]},
+                       headers={"X-Forwarded-For": unique_ip()})  # from a place it never signed in from
+        assert owner.status_code == 200, owner.text
+        res = c.post("/api/auth/login", json={"username": user["username"], "password": "wrong-again"},
+                     headers=stranger)  # the owner's success elsewhere does not unlock the stranger
+        assert res.status_code == 429
         # another user is unaffected, and the lock is in the database (it outlives this app)
         other = signup(c, "lock")
         assert c.post("/api/auth/login", json={"username": other["username"], "password": other["password"]},
-                      headers={"X-Forwarded-For": unique_ip()}).status_code == 200
+                      headers=stranger).status_code == 200
     from storage import accounts
 
     with live.app.state.db.connection() as conn:
-        assert accounts.lock_remaining_s(conn, username=user["username"], max_failures=5, window_s=900) > 0
+        assert accounts.lock_remaining_s(conn, username=user["username"], ip=stranger["X-Forwarded-For"],
+                                         max_failures=5, window_s=900) > 0
 
 
 def test_unknown_username_fails_like_a_wrong_password(live) -> None:  # noqa: ANN001
