@@ -445,7 +445,7 @@ def cmd_collection(args: argparse.Namespace, rt: Runtime) -> int:
                 print(f"error: no collection named {name!r} (see: thotqen collection list)", file=sys.stderr)
                 return 2
         if args.collection_command == "delete":
-            collections.delete_collection(conn, owner_id=owner_id, collection_id=found["id"])
+            collections.delete_collection(conn, owner_id=owner_id, collection_id=found["id"], actor_id=owner_id)
             print(f"deleted the collection {name!r} (its documents stay)")
             return 0
         if args.collection_command == "remove":

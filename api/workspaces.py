@@ -12,14 +12,15 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Path, Request, Response
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
 from pydantic import BaseModel, Field
 
 from api.access import BIGINT_MAX, refused
 from api.deps import CurrentUser, DbDep
+from api.paging import MAX_OFFSET, page, page_query
 from api.schemas import InputErrorOut, error
 from api.text import LoginName, WorkspaceName, unstorable
-from storage import workspaces
+from storage import audit, workspaces
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/workspaces", tags=["workspaces"])
@@ -209,3 +210,39 @@ def leave(workspace_id: WorkspaceId, user: CurrentUser, db: DbDep) -> Response:
         except workspaces.WorkspaceError as exc:
             raise refused(exc) from None
     return Response(status_code=204)
+
+
+class AuditEntry(BaseModel):
+    id: int
+    actor: str = Field(description="who did it (their username when they did)")
+    action: str = Field(description="workspace_created, member_added, role_changed, member_removed, member_left, "
+                                    "document_deleted, collection_deleted, invite_created, invite_accepted, "
+                                    "invite_revoked")
+    subject: str | None = Field(description="the member, document or collection it was about")
+    detail: dict[str, Any] = Field(description="e.g. the role given, or a role change's `from` and `to`")
+    at: str
+
+
+class AuditPage(BaseModel):
+    entries: list[AuditEntry]
+    next_offset: int | None = Field(default=None, description="the `offset` of the next page; null: the last")
+
+
+AUDIT_PAGE_MAX = 100
+
+
+@router.get("/{workspace_id}/audit", response_model=AuditPage, dependencies=[Depends(page_query)],
+            responses={403: error("you are not an admin or owner of it"), 404: NOT_FOUND})
+def audit_log(workspace_id: WorkspaceId, user: CurrentUser, db: DbDep,
+              limit: int | None = Query(None, ge=1, description=f"entries in this page; at most {AUDIT_PAGE_MAX}"),
+              offset: int = Query(0, ge=0, le=MAX_OFFSET)) -> dict[str, Any]:
+    """Who changed the membership and who deleted what, the newest first (admins and owners)."""
+    with db.connection() as conn:
+        try:
+            workspaces.need(conn, user.id, workspace_id, workspaces.MANAGE)
+        except workspaces.WorkspaceError as exc:
+            raise refused(exc) from None
+        found, next_offset = page(lambda n, skip: audit.entries(conn, workspace_id=workspace_id, limit=n,
+                                                                offset=skip),
+                                  limit=limit, offset=offset, cap=AUDIT_PAGE_MAX)
+    return {"entries": [{**e, "at": e["at"].isoformat()} for e in found], "next_offset": next_offset}
