@@ -7,6 +7,8 @@ import { renderChats } from "./chats.js";
 import { renderCollections } from "./collections.js";
 import { renderMetrics } from "./metrics.js";
 import { renderSettings } from "./settings.js";
+import { forget, loadSpaces, onSwitch } from "./space.js";
+import { renderWorkspaces } from "./workspaces.js";
 
 // First-token and page-image timings, read by the browser tests and evals/page_latency.py.
 window.__thotqen = { tokenDelays: [], pageImages: [] };
@@ -30,6 +32,7 @@ function showHeader() {
   const signedIn = Boolean(session.user);
   document.getElementById("nav").hidden = !signedIn;
   document.getElementById("account").hidden = !signedIn;
+  if (!signedIn) document.getElementById("space").hidden = true;
   document.getElementById("nav-metrics").hidden = !(session.user && session.user.admin);
   document.getElementById("who").textContent = signedIn ? session.user.username : "";
   const current = route().name;
@@ -61,12 +64,17 @@ async function render() {
   lastView = view;
   main.replaceChildren();
   try {
+    if (session.user) {  // asked at each view: a membership ended elsewhere shows at once
+      const { lost } = await loadSpaces();
+      if (lost) banner("You are no longer a member of that workspace: showing all your spaces.", "warn");
+    }
     if (r.name === "signin" || r.name === "signup") await renderSignIn(main, r.name, r.params);
     else if (r.name === "documents") await renderDocuments(main, r.params);
     else if (r.name === "collections") await renderCollections(main);
     else if (r.name === "chats") await renderChats(main, r.id, r.params);
     else if (r.name === "metrics" && session.user.admin) await renderMetrics(main);
     else if (r.name === "settings") await renderSettings(main);
+    else if (r.name === "workspaces") await renderWorkspaces(main, r.id, r.params);
     else notFound();
   } catch (err) {
     if (err.status === 401) return; // session-ended handles it
@@ -88,6 +96,7 @@ function notFound() {
 }
 
 window.addEventListener("hashchange", render);
+onSwitch(() => render());
 
 // the Developers menu closes on a choice, on Escape and on a click elsewhere
 const devMenu = document.getElementById("dev-menu");
@@ -100,6 +109,7 @@ document.addEventListener("click", (e) => { if (!devMenu.contains(e.target)) dev
 window.addEventListener("session-ended", () => {
   if (!session.user) return;
   session.user = null;
+  forget();
   stopRefresh();
   banner("Your session has ended. Sign in again to continue.", "warn", true);
   location.hash = "#/signin";
@@ -111,6 +121,7 @@ document.getElementById("sign-out").addEventListener("click", async () => {
     await request("/api/session", { method: "DELETE" });
   } catch { /* the cookies are cleared either way */ }
   session.user = null;
+  forget();
   stopRefresh();
   banner("You are signed out.", "info");
   location.hash = "#/signin";

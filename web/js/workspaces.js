@@ -1,0 +1,223 @@
+// Teams: the person's workspaces (make one), and one workspace's page: its members and their roles
+// (add by username, change a role, remove, leave), deleting it (owners), and its audit log (admins
+// and owners). Who may do what is the server's (storage/workspaces.py); the page offers only what
+// the person's role allows, and shows the server's reason when it refuses.
+import { api } from "./api.js";
+import { banner, confirmDialog, h, when } from "./dom.js";
+import { go, session } from "./main.js";
+import { article } from "./documents.js";
+import { choose, rank, space } from "./space.js";
+
+const ROLES = ["viewer", "editor", "admin", "owner"];
+const ROLE_TEXT = { viewer: "search, ask, open cited pages", editor: "also upload and delete documents, manage collections",
+                    admin: "also manage members up to admin", owner: "everything, deleting the workspace too" };
+
+export async function renderWorkspaces(main, id, params) {
+  if (id) { await renderWorkspace(main, Number(id), params); return; }
+  const name = h("input", { id: "workspace-name", maxLength: 100, required: true, placeholder: "e.g. Finance" });
+  const error = h("p", { class: "error-box", role: "alert", hidden: true });
+  const create = h("form", { class: "collection-new" },
+    h("label", { for: "workspace-name" }, "Name of a new workspace"),
+    h("div", { class: "row" }, name, h("button", { type: "submit", class: "btn btn-primary" }, "Create workspace")),
+    error);
+  create.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const made = await api("/api/workspaces", { method: "POST", json: { name: name.value.trim() } });
+      banner(`The workspace “${made.name}” was created. Add its members here.`, "info");
+      go(`#/workspaces/${made.id}`);
+    } catch (err) {
+      error.textContent = `The workspace could not be created: ${err.detail}`;
+      error.hidden = false;
+      name.focus();
+    }
+  });
+  const list = space.workspaces.length ? h("div", { class: "table-wrap" }, h("table", { class: "keys workspaces" },
+    h("caption", { class: "visually-hidden" }, "Your workspaces"),
+    h("thead", {}, h("tr", {}, ["Workspace", "Your role", "Members", "Documents"].map((t) => h("th", { scope: "col" }, t)))),
+    h("tbody", {}, space.workspaces.map((w) => h("tr", { dataset: { id: w.id } },
+      h("th", { scope: "row" }, h("a", { href: `#/workspaces/${w.id}` }, w.name)),
+      h("td", {}, w.role), h("td", { class: "num" }, w.members), h("td", { class: "num" }, w.documents))))))
+    : h("p", { class: "empty" }, "You are in no workspace yet. Make one, or ask a workspace's admin to add you by your "
+                                 + "username.");
+  main.append(h("section", { class: "page" }, h("h1", {}, "Teams"),
+    h("p", { class: "muted" }, "A workspace holds documents and collections a team shares. Your chats stay yours; a "
+                               + "chat started in a workspace answers from its documents only."),
+    create, h("h2", {}, "Your workspaces"), list));
+}
+
+async function renderWorkspace(main, id, params) {
+  const w = space.workspaces.find((x) => x.id === id);
+  if (!w) {  // not a member (any more), or no such workspace: the server answers both alike
+    main.append(h("section", { class: "page" }, h("h1", {}, "Workspace not found"),
+      h("p", {}, "It was deleted, you are no longer a member, or the link is wrong. ",
+        h("a", { href: "#/workspaces" }, "Back to your teams"))));
+    return;
+  }
+  const manages = rank(w.role) >= rank("admin");
+  const [{ members }, audit] = await Promise.all([api(`/api/workspaces/${id}/members`),
+    manages ? api(`/api/workspaces/${id}/audit?limit=50`) : null]);
+  const me = session.user.username;
+  const working = space.id === id;
+  main.append(h("section", { class: "page" },
+    h("a", { href: "#/workspaces", class: "back-link" }, "‹ Teams"),
+    h("div", { class: "page-head" }, h("h1", {}, w.name),
+      working ? h("span", { class: "badge badge-ready" }, "Working in it")
+        : h("button", { type: "button", class: "btn btn-primary", onclick: () => { choose(w); go("#/documents"); } },
+          "Work in this workspace")),
+    h("p", { class: "muted" }, `You are ${article(w.role)} ${w.role}: ${ROLE_TEXT[w.role]}. `,
+      `${w.members} member${w.members === 1 ? "" : "s"}, ${w.documents} document${w.documents === 1 ? "" : "s"}.`),
+    h("h2", { id: "members-title" }, "Members"),
+    membersTable(id, w, members, me, manages),
+    manages ? addForm(id, w) : null,
+    manages ? auditLog(audit.entries) : null,
+    h("h2", {}, "Leave or delete"),
+    h("div", { class: "row" },
+      h("button", { type: "button", class: "btn", onclick: () => leave(w) }, "Leave workspace"),
+      w.role === "owner" ? h("button", { type: "button", class: "btn btn-danger", onclick: () => removeWorkspace(w) },
+        "Delete workspace") : null),
+    h("p", { class: "hint" }, "A workspace keeps at least one owner: to hand it over, make another member owner "
+                              + "first.")));
+  const focus = params.get("focus");
+  if (focus) main.querySelector(`#${CSS.escape(focus)}`)?.focus();
+}
+
+function roleOptions(upTo, selected) {
+  return ROLES.filter((r) => rank(r) <= rank(upTo)).map((r) => h("option", { value: r, selected: r === selected }, r));
+}
+
+function membersTable(id, w, members, me, manages) {
+  return h("div", { class: "table-wrap" }, h("table", { class: "keys members-table", "aria-labelledby": "members-title" },
+    h("thead", {}, h("tr", {}, ["Member", "Role", "Added", ""].map((t, i) => h("th", { scope: "col" },
+      i === 3 ? h("span", { class: "visually-hidden" }, "Actions") : t)))),
+    h("tbody", {}, members.map((m) => {
+      const mine = m.username === me;
+      const mayChange = manages && !mine && rank(m.role) <= rank(w.role);
+      let role = m.role;
+      if (mayChange) {
+        const select = h("select", { "aria-label": `Role of ${m.username}` }, roleOptions(w.role, m.role));
+        role = h("form", { class: "row role-form" }, select,
+          h("button", { type: "submit", class: "btn btn-small" }, "Save", h("span", { class: "visually-hidden" },
+            ` the role of ${m.username}`)));
+        role.addEventListener("submit", (e) => { e.preventDefault(); setRole(id, m, select.value); });
+      }
+      return h("tr", { dataset: { member: m.username } },
+        h("th", { scope: "row" }, m.username, mine ? h("span", { class: "muted" }, " (you)") : null),
+        h("td", { "data-label": "Role" }, role), h("td", { "data-label": "Added" }, when(m.added_at)),
+        h("td", {}, mayChange ? h("button", { type: "button", class: "btn btn-small btn-danger",
+                                                onclick: () => removeMember(id, w, m) },
+          "Remove", h("span", { class: "visually-hidden" }, ` ${m.username}`)) : null));
+    }))));
+}
+
+function addForm(id, w) {
+  const username = h("input", { id: "member-username", maxLength: 64, required: true, autocomplete: "off",
+                                spellcheck: false });
+  const role = h("select", { id: "member-role" }, roleOptions(w.role, "viewer"));
+  const error = h("p", { class: "error-box", role: "alert", hidden: true });
+  const form = h("form", { class: "member-add", "aria-labelledby": "member-add-title" },
+    h("h2", { id: "member-add-title" }, "Add a member"),
+    h("p", { class: "hint" }, "By their Thotqen username; they see the workspace at once."),
+    h("div", { class: "member-add-fields" },
+      h("div", {}, h("label", { for: "member-username" }, "Username"), username),
+      h("div", {}, h("label", { for: "member-role" }, "Role"), role),
+      h("button", { type: "submit", class: "btn btn-primary" }, "Add member")),
+    error);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const added = await api(`/api/workspaces/${id}/members`, { method: "POST",
+                                                                 json: { username: username.value.trim(), role: role.value } });
+      banner(`${added.username} was added as ${added.role}.`, "info");
+      go(`#/workspaces/${id}?focus=member-username&t=${Date.now()}`);
+    } catch (err) {
+      error.textContent = `They could not be added: ${err.detail}`;
+      error.hidden = false;
+      username.focus();
+    }
+  });
+  return form;
+}
+
+async function setRole(id, m, role) {
+  if (role === m.role) return;
+  try {
+    await api(`/api/workspaces/${id}/members/${encodeURIComponent(m.username)}`, { method: "PATCH", json: { role } });
+    banner(`${m.username} is now ${article(role)} ${role}.`, "info");
+  } catch (err) {
+    banner(`The role could not be changed: ${err.detail}`, "error");
+  }
+  go(`#/workspaces/${id}?t=${Date.now()}`);
+}
+
+async function removeMember(id, w, m) {
+  const ok = await confirmDialog({ title: `Remove ${m.username} from “${w.name}”?`, ok: "Remove",
+                                   text: "They lose access to its documents and collections at once. Their own "
+                                         + "documents and chats stay theirs." });
+  if (!ok) return;
+  try {
+    await api(`/api/workspaces/${id}/members/${encodeURIComponent(m.username)}`, { method: "DELETE" });
+    banner(`${m.username} was removed.`, "info");
+  } catch (err) {
+    banner(`${m.username} could not be removed: ${err.detail}`, "error");
+  }
+  go(`#/workspaces/${id}?t=${Date.now()}`);
+}
+
+async function leave(w) {
+  const ok = await confirmDialog({ title: `Leave “${w.name}”?`, ok: "Leave",
+                                   text: "You lose access to its documents and collections at once; an admin can "
+                                         + "add you again." });
+  if (!ok) return;
+  try {
+    await api(`/api/workspaces/${w.id}/leave`, { method: "POST" });
+    banner(`You left “${w.name}”.`, "info");
+    go("#/workspaces");
+  } catch (err) {
+    banner(`You could not leave: ${err.detail}`, "error");
+  }
+}
+
+async function removeWorkspace(w) {
+  const ok = await confirmDialog({ title: `Delete “${w.name}” and everything in it?`, ok: "Delete workspace",
+                                   text: `Its ${w.documents} document${w.documents === 1 ? "" : "s"}, its collections, `
+                                         + "the chats over it and its memberships are deleted for everyone. This "
+                                         + "cannot be undone." });
+  if (!ok) return;
+  try {
+    await api(`/api/workspaces/${w.id}`, { method: "DELETE" });
+    banner(`The workspace “${w.name}” was deleted.`, "info");
+    go("#/workspaces");
+  } catch (err) {
+    banner(`The workspace could not be deleted: ${err.detail}`, "error");
+  }
+}
+
+// ---- the audit log -----------------------------------------------------------------------------
+
+function said(e) {
+  const d = e.detail || {};
+  switch (e.action) {
+    case "workspace_created": return "created the workspace";
+    case "member_added": return `added ${e.subject} as ${d.role}`;
+    case "role_changed": return `changed ${e.subject}’s role from ${d.from} to ${d.to}`;
+    case "member_removed": return `removed ${e.subject} (${d.role})`;
+    case "member_left": return `left (${d.role})`;
+    case "document_deleted": return `deleted the document ${e.subject}`;
+    case "collection_deleted": return `deleted the collection ${e.subject}`;
+    case "invite_created": return `made an invitation link for ${d.role}`;
+    case "invite_accepted": return `joined as ${d.role} by an invitation link`;
+    case "invite_revoked": return "revoked an invitation link";
+    default: return e.action;
+  }
+}
+
+function auditLog(entries) {
+  return [h("h2", { id: "audit-title" }, "Audit log"),
+    h("p", { class: "hint" }, "Membership changes and deletions, the latest 50 first; admins and owners see it."),
+    entries.length ? h("div", { class: "table-wrap" }, h("table", { class: "keys audit", "aria-labelledby": "audit-title" },
+      h("thead", {}, h("tr", {}, ["When", "Who", "What"].map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", {}, entries.map((e) => h("tr", {}, h("td", { "data-label": "When" }, when(e.at)),
+        h("td", { "data-label": "Who" }, e.actor), h("td", { "data-label": "What" }, said(e)))))))
+      : h("p", { class: "empty" }, "Nothing yet.")];
+}
