@@ -20,7 +20,7 @@ from api.deps import CurrentUser, DbDep
 from api.paging import MAX_OFFSET, page, page_query
 from api.schemas import InputErrorOut, error
 from api.text import LoginName, WorkspaceName, unstorable
-from storage import audit, workspaces
+from storage import audit, invites, workspaces
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/workspaces", tags=["workspaces"])
@@ -246,3 +246,94 @@ def audit_log(workspace_id: WorkspaceId, user: CurrentUser, db: DbDep,
                                                                 offset=skip),
                                   limit=limit, offset=offset, cap=AUDIT_PAGE_MAX)
     return {"entries": [{**e, "at": e["at"].isoformat()} for e in found], "next_offset": next_offset}
+
+
+# one-time invitation links ------------------------------------------------------------------------
+
+class InviteIn(BaseModel):
+    model_config = {"extra": "forbid"}
+    role: Role = Field(description="the role whoever opens the link joins at: no higher than yours")
+    expires_in_hours: int = Field(72, ge=1, le=invites.MAX_HOURS, description="how long the link may be used")
+
+
+class InviteOut(BaseModel):
+    id: int
+    role: Role
+    created_by: str | None
+    created_at: str
+    expires_at: str
+
+
+class InviteMade(InviteOut):
+    token: str = Field(description="shown this once: only its hash is stored")
+    link: str = Field(description="the web app's page that joins with it (the token in the URL's fragment, "
+                                  "which browsers never send to a server)")
+
+
+class InviteList(BaseModel):
+    invites: list[InviteOut]
+
+
+class JoinIn(BaseModel):
+    model_config = {"extra": "forbid"}
+    token: str = Field(min_length=len(invites.PREFIX) + 1, max_length=100, pattern=r"^thqi_[A-Za-z0-9_-]+$")
+
+
+def _invite_out(i: dict[str, Any]) -> dict[str, Any]:
+    return {"id": i["id"], "role": i["role"], "created_by": i["created_by"], "created_at": i["created_at"].isoformat(),
+            "expires_at": i["expires_at"].isoformat()}
+
+
+@router.post("/join", response_model=WorkspaceOut, responses={
+    404: error("the link was used, revoked or has expired (or never existed)"),
+    409: error("you are already a member, or in too many workspaces")})
+def join(body: JoinIn, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    """Join a workspace with a one-time invitation link's token, at the link's role; the link is spent."""
+    with db.connection() as conn:
+        if len(workspaces.list_mine(conn, user_id=user.id)) >= MAX_WORKSPACES:
+            raise HTTPException(409, f"you are in {MAX_WORKSPACES} workspaces, the most one user may be in")
+        try:
+            joined = invites.accept(conn, user_id=user.id, token=body.token)
+        except workspaces.WorkspaceError as exc:
+            raise refused(exc) from None
+    log.info("workspace %s: user_id=%s joined by an invitation link", joined["id"], user.id)
+    return _out(joined)
+
+
+@router.post("/{workspace_id}/invites", status_code=201, response_model=InviteMade, responses={
+    403: error("you are not an admin or owner, or the role is above yours"), 404: NOT_FOUND,
+    409: error("too many open links")})
+def create_invite(workspace_id: WorkspaceId, body: InviteIn, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    """A one-time link: whoever opens it while signed in, before it expires, joins at its role."""
+    with db.connection() as conn:
+        try:
+            token, made = invites.create(conn, user_id=user.id, workspace_id=workspace_id, role=body.role,
+                                         hours=body.expires_in_hours)
+        except workspaces.WorkspaceError as exc:
+            raise refused(exc) from None
+    log.info("workspace %s: user_id=%s made an invitation link as %s", workspace_id, user.id, body.role)
+    return {**_invite_out(made), "token": token, "link": f"/#/join/{token}"}
+
+
+@router.get("/{workspace_id}/invites", response_model=InviteList,
+            responses={403: error("you are not an admin or owner of it"), 404: NOT_FOUND})
+def list_invites(workspace_id: WorkspaceId, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    """The links not used yet and not expired (their tokens are not kept)."""
+    with db.connection() as conn:
+        try:
+            found = invites.listed(conn, user_id=user.id, workspace_id=workspace_id)
+        except workspaces.WorkspaceError as exc:
+            raise refused(exc) from None
+    return {"invites": [_invite_out(i) for i in found]}
+
+
+@router.delete("/{workspace_id}/invites/{invite_id}", status_code=204, responses={
+    403: error("you are not an admin or owner of it"), 404: error("no such workspace, or no such open link")})
+def revoke_invite(workspace_id: WorkspaceId, invite_id: Annotated[int, Path(ge=1, le=BIGINT_MAX)],
+                  user: CurrentUser, db: DbDep) -> Response:
+    with db.connection() as conn:
+        try:
+            invites.revoke(conn, user_id=user.id, workspace_id=workspace_id, invite_id=invite_id)
+        except workspaces.WorkspaceError as exc:
+            raise refused(exc) from None
+    return Response(status_code=204)

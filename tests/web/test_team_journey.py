@@ -6,6 +6,7 @@ finds nothing of the workspace. The audit log shows it all. Every screen passes 
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from playwright.sync_api import expect
@@ -129,3 +130,57 @@ def test_a_team_invites_uploads_asks_and_removes_a_member(open_page, shot) -> No
     accessible(phone.page)
     for w in (owner_w, editor_w, viewer_w, phone):
         w.clean()
+
+
+def test_a_one_time_invitation_link(open_page, shot) -> None:  # noqa: ANN001
+    owner_w = open_page()
+    owner = owner_w.page
+    sign_up(owner)
+    nav(owner, "Teams")
+    owner.get_by_label("Name of a new workspace").fill("Research")
+    owner.get_by_role("button", name="Create workspace").click()
+    owner.get_by_role("heading", name="Invitation links").wait_for()
+    expect(owner.get_by_text("No open links.")).to_be_visible()
+    owner.get_by_label("Joins as").select_option("editor")
+    owner.get_by_label("Expires").select_option("168")
+    owner.get_by_role("button", name="Create link").click()
+    link = owner.get_by_label("The invitation link")
+    expect(link).to_be_visible()
+    url = link.input_value()
+    assert "/#/join/thqi_" in url
+    expect(owner.locator("table.invites tbody tr")).to_have_count(1)
+    expect(owner.locator("table.invites tbody tr")).to_contain_text("editor")
+    shot(owner, "desktop-37-team-invite-link")
+    accessible(owner)
+
+    # someone signed out opens it: they sign up first, then land on the join page and join with a click
+    joiner_w = open_page(phone=True)
+    joiner = joiner_w.page
+    joiner.goto(url)
+    joiner.get_by_role("heading", name="Sign in").wait_for()
+    expect(joiner.locator("#banner")).to_contain_text("to join the workspace")
+    joiner.get_by_role("link", name="Create an account").click()
+    joiner.get_by_label("Username").fill(f"joiner-{uuid.uuid4().hex[:8]}")
+    joiner.get_by_label("Password").fill("correct horse battery")
+    joiner.get_by_role("button", name="Create account").click()
+    joiner.get_by_role("heading", name="Join a workspace").wait_for()
+    shot(joiner, "phone-16-team-join")
+    accessible(joiner)
+    joiner.get_by_role("button", name="Join the workspace").click()
+    joiner.get_by_role("heading", name="Research", exact=True).wait_for()
+    expect(joiner.get_by_text("You are an editor")).to_be_visible()
+
+    # spent: a second person gets a clear refusal, and the owner's list is empty again
+    other_w = open_page()
+    other = other_w.page
+    sign_up(other)
+    other.goto(url)
+    other.get_by_role("button", name="Join the workspace").click()
+    expect(other.get_by_role("alert")).to_contain_text("used already, revoked or has expired")
+    owner.reload()
+    expect(owner.get_by_text("No open links.")).to_be_visible()
+    expect(owner.locator("table.audit")).to_contain_text("joined as editor by an invitation link")
+    owner_w.clean()
+    joiner_w.clean()
+    other_w.clean(lambda e: "404" in e)  # the refused join's response is logged by the browser
+

@@ -8,7 +8,7 @@ import { renderCollections } from "./collections.js";
 import { renderMetrics } from "./metrics.js";
 import { renderSettings } from "./settings.js";
 import { forget, loadSpaces, onSwitch } from "./space.js";
-import { renderWorkspaces } from "./workspaces.js";
+import { renderJoin, renderWorkspaces } from "./workspaces.js";
 
 // First-token and page-image timings, read by the browser tests and evals/page_latency.py.
 window.__thotqen = { tokenDelays: [], pageImages: [] };
@@ -48,9 +48,21 @@ export function signedIn(body) {
   banner("");
 }
 
+// A page asked for before signing in that should open after it (an invitation link), once.
+const AFTER = "thotqen.after";
+export function afterSignIn() {
+  const hash = sessionStorage.getItem(AFTER);
+  sessionStorage.removeItem(AFTER);
+  return hash && hash.startsWith("#/join/") ? hash : "#/chats";
+}
+
 async function render() {
   const r = route();
   if (!session.user && !["signin", "signup"].includes(r.name)) {
+    if (r.name === "join") {
+      sessionStorage.setItem(AFTER, location.hash);
+      banner("Sign in or create an account to join the workspace.", "info", true);
+    }
     location.hash = "#/signin";
     return;
   }
@@ -75,6 +87,7 @@ async function render() {
     else if (r.name === "metrics" && session.user.admin) await renderMetrics(main);
     else if (r.name === "settings") await renderSettings(main);
     else if (r.name === "workspaces") await renderWorkspaces(main, r.id, r.params);
+    else if (r.name === "join" && r.id) await renderJoin(main, r.id);
     else notFound();
   } catch (err) {
     if (err.status === 401) return; // session-ended handles it

@@ -1,6 +1,6 @@
 // Teams: the person's workspaces (make one), and one workspace's page: its members and their roles
-// (add by username, change a role, remove, leave), deleting it (owners), and its audit log (admins
-// and owners). Who may do what is the server's (storage/workspaces.py); the page offers only what
+// (add by username or a one-time invitation link, change a role, remove, leave), deleting it
+// (owners), and its audit log (admins and owners); and the page an invitation link opens. Who may do what is the server's (storage/workspaces.py); the page offers only what
 // the person's role allows, and shows the server's reason when it refuses.
 import { api } from "./api.js";
 import { banner, confirmDialog, h, when } from "./dom.js";
@@ -46,6 +46,9 @@ export async function renderWorkspaces(main, id, params) {
     create, h("h2", {}, "Your workspaces"), list));
 }
 
+// the invitation link just made: shown once, on the page made again after it
+let made = null;
+
 async function renderWorkspace(main, id, params) {
   const w = space.workspaces.find((x) => x.id === id);
   if (!w) {  // not a member (any more), or no such workspace: the server answers both alike
@@ -55,8 +58,9 @@ async function renderWorkspace(main, id, params) {
     return;
   }
   const manages = rank(w.role) >= rank("admin");
-  const [{ members }, audit] = await Promise.all([api(`/api/workspaces/${id}/members`),
-    manages ? api(`/api/workspaces/${id}/audit?limit=50`) : null]);
+  const [{ members }, audit, links] = await Promise.all([api(`/api/workspaces/${id}/members`),
+    manages ? api(`/api/workspaces/${id}/audit?limit=50`) : null,
+    manages ? api(`/api/workspaces/${id}/invites`) : null]);
   const me = session.user.username;
   const working = space.id === id;
   main.append(h("section", { class: "page" },
@@ -70,6 +74,7 @@ async function renderWorkspace(main, id, params) {
     h("h2", { id: "members-title" }, "Members"),
     membersTable(id, w, members, me, manages),
     manages ? addForm(id, w) : null,
+    manages ? invitesSection(id, w, links.invites, made) : null,
     manages ? auditLog(audit.entries) : null,
     h("h2", {}, "Leave or delete"),
     h("div", { class: "row" },
@@ -78,6 +83,7 @@ async function renderWorkspace(main, id, params) {
         "Delete workspace") : null),
     h("p", { class: "hint" }, "A workspace keeps at least one owner: to hand it over, make another member owner "
                               + "first.")));
+  made = null;
   const focus = params.get("focus");
   if (focus) main.querySelector(`#${CSS.escape(focus)}`)?.focus();
 }
@@ -220,4 +226,97 @@ function auditLog(entries) {
       h("tbody", {}, entries.map((e) => h("tr", {}, h("td", { "data-label": "When" }, when(e.at)),
         h("td", { "data-label": "Who" }, e.actor), h("td", { "data-label": "What" }, said(e)))))))
       : h("p", { class: "empty" }, "Nothing yet.")];
+}
+
+// ---- one-time invitation links -----------------------------------------------------------------
+
+const EXPIRIES = [["24", "In a day"], ["72", "In 3 days"], ["168", "In a week"], ["720", "In 30 days"]];
+
+function invitesSection(id, w, invites, justMade) {
+  const role = h("select", { id: "invite-role" }, roleOptions(w.role, "viewer"));
+  const expiry = h("select", { id: "invite-expiry" }, EXPIRIES.map(([v, label]) => h("option", { value: v, selected: v === "72" }, label)));
+  const error = h("p", { class: "error-box", role: "alert", hidden: true });
+  const form = h("form", { class: "member-add", "aria-labelledby": "invite-title" },
+    h("h2", { id: "invite-title" }, "Invitation links"),
+    h("p", { class: "hint" }, "A link lets one person in, once, while signed in, before it expires. Send it to someone "
+                              + "whose username you do not know."),
+    h("div", { class: "member-add-fields" },
+      h("div", {}, h("label", { for: "invite-role" }, "Joins as"), role),
+      h("div", {}, h("label", { for: "invite-expiry" }, "Expires"), expiry),
+      h("button", { type: "submit", class: "btn" }, "Create link")),
+    error);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      made = await api(`/api/workspaces/${id}/invites`, { method: "POST",
+                                                          json: { role: role.value, expires_in_hours: Number(expiry.value) } });
+      go(`#/workspaces/${id}?focus=invite-made&t=${Date.now()}`);
+    } catch (err) {
+      error.textContent = `The link could not be made: ${err.detail}`;
+      error.hidden = false;
+    }
+  });
+  return [form, justMade ? shownLink(justMade) : null,
+    invites.length ? h("div", { class: "table-wrap" }, h("table", { class: "keys invites", "aria-label": "Open invitation links" },
+      h("thead", {}, h("tr", {}, ["Joins as", "Made by", "Expires", ""].map((t, i) => h("th", { scope: "col" },
+        i === 3 ? h("span", { class: "visually-hidden" }, "Actions") : t)))),
+      h("tbody", {}, invites.map((i) => h("tr", {},
+        h("td", { "data-label": "Joins as" }, i.role), h("td", { "data-label": "Made by" }, i.created_by || "—"),
+        h("td", { "data-label": "Expires" }, when(i.expires_at)),
+        h("td", {}, h("button", { type: "button", class: "btn btn-small btn-danger", onclick: () => revokeLink(id, i) },
+          "Revoke", h("span", { class: "visually-hidden" }, ` the ${i.role} link expiring ${when(i.expires_at)}`))))))))
+      : h("p", { class: "empty" }, "No open links.")];
+}
+
+function shownLink(link) {
+  const url = new URL(link.link, location.origin).href;
+  const field = h("input", { id: "invite-link", readOnly: true, value: url, spellcheck: false, class: "mono" });
+  const copy = h("button", { type: "button", class: "btn btn-small" }, "Copy");
+  copy.addEventListener("click", async () => {
+    field.select();
+    try { await navigator.clipboard.writeText(url); banner("The link was copied.", "info"); } catch {
+      banner("Select the link and copy it with your keyboard.", "warn");
+    }
+  });
+  return h("div", { class: "warn-box key-made", id: "invite-made", tabindex: "-1" },
+    h("p", {}, h("strong", {}, `A link to join as ${link.role}. `),
+      "Copy it now: it is not shown again. It works once, until ", when(link.expires_at), "."),
+    h("label", { for: "invite-link", class: "visually-hidden" }, "The invitation link"),
+    h("div", { class: "row" }, field, copy));
+}
+
+async function revokeLink(id, link) {
+  const ok = await confirmDialog({ title: "Revoke this invitation link?", ok: "Revoke",
+                                   text: "Nobody can join with it any more." });
+  if (!ok) return;
+  try {
+    await api(`/api/workspaces/${id}/invites/${link.id}`, { method: "DELETE" });
+    banner("The link was revoked.", "info");
+  } catch (err) {
+    banner(`The link could not be revoked: ${err.detail}`, "error");
+  }
+  go(`#/workspaces/${id}?t=${Date.now()}`);
+}
+
+// The page an invitation link opens (#/join/TOKEN, the token never sent to the server in a URL):
+// joining is a click, not the opening of the link.
+export async function renderJoin(main, token) {
+  const error = h("p", { class: "error-box", role: "alert", hidden: true });
+  const button = h("button", { type: "button", class: "btn btn-primary" }, "Join the workspace");
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      const joined = await api("/api/workspaces/join", { method: "POST", json: { token } });
+      banner(`You joined “${joined.name}” as ${article(joined.role)} ${joined.role}.`, "info");
+      go(`#/workspaces/${joined.id}`);
+    } catch (err) {
+      error.textContent = `You could not join: ${err.detail}`;
+      error.hidden = false;
+      button.disabled = false;
+    }
+  });
+  main.append(h("section", { class: "page" }, h("h1", {}, "Join a workspace"),
+    h("p", {}, "Someone sent you a link to their team’s workspace. Joining lets you read its documents and ask "
+               + "about them, with the role the link gives. The link works once."),
+    h("div", { class: "row" }, button, h("a", { class: "btn", href: "#/chats" }, "Not now")), error));
 }
