@@ -113,3 +113,26 @@ def test_expired_revoked_and_void_links_answer_like_none(live, db) -> None:  # n
         actions = [r[0] for r in conn.execute("select action from workspace_audit where workspace_id = %s",
                                               (ws,)).fetchall()]
     assert actions.count("invite_revoked") == 1 and actions.count("invite_accepted") == 1
+
+
+def test_links_and_memberships_are_bounded(live) -> None:  # noqa: ANN001
+    from api.workspaces import MAX_WORKSPACES
+    from storage.invites import MAX_OPEN
+
+    with live.client() as c:
+        owner, busy = signup(c, "inv-bound-o"), signup(c, "inv-bound-b")
+        ws = make_workspace(c, owner, "bounded")
+        for _ in range(MAX_OPEN):
+            assert invite(c, owner, ws).status_code == 201
+        refused = invite(c, owner, ws)
+        assert refused.status_code == 409 and "open invitation links" in refused.json()["detail"]
+        # a person already in the most workspaces cannot join another by a link (which stays unused)
+        for i in range(MAX_WORKSPACES):
+            assert make_workspace(c, busy, f"mine-{i}") > 0
+        first = c.get(f"/api/workspaces/{ws}/invites", headers=owner["headers"]).json()["invites"][0]
+        assert c.delete(f"/api/workspaces/{ws}/invites/{first['id']}", headers=owner["headers"]).status_code == 204
+        token = invite(c, owner, ws).json()["token"]
+        full = join(c, busy, token)
+        assert full.status_code == 409 and str(MAX_WORKSPACES) in full.json()["detail"]
+        assert join(c, owner, token).status_code == 409  # already a member
+        assert len(c.get(f"/api/workspaces/{ws}/invites", headers=owner["headers"]).json()["invites"]) == MAX_OPEN
