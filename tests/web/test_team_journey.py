@@ -43,6 +43,12 @@ def test_a_team_invites_uploads_asks_and_removes_a_member(open_page, shot) -> No
         owner.get_by_role("button", name="Add member").click()
         expect(owner.get_by_label(f"Role of {name}")).to_have_value(role)
     expect(owner.locator("table.members-table tbody tr")).to_have_count(3)
+    # a role changed and changed back (both in the audit log below)
+    for role in ("admin", "editor"):
+        owner.get_by_label(f"Role of {editor_name}").select_option(role)
+        owner.get_by_role("button", name=f"Save the role of {editor_name}").click()
+        expect(owner.locator("#banner")).to_contain_text(f"{editor_name} is now an {role}")
+        expect(owner.get_by_label(f"Role of {editor_name}")).to_have_value(role)
     expect(owner.locator(f"tr[data-member='{owner_name}']")).to_contain_text("owner")
     expect(owner.get_by_role("button", name=f"Remove {owner_name}")).to_have_count(0)  # not yourself
     shot(owner, "desktop-34-team-members")
@@ -103,7 +109,8 @@ def test_a_team_invites_uploads_asks_and_removes_a_member(open_page, shot) -> No
     expect(audit).to_contain_text(f"removed {viewer_name} (viewer)")
     expect(audit).to_contain_text(f"added {editor_name} as editor")
     expect(audit).to_contain_text("created the workspace")
-    owner.get_by_role("heading", name="Audit log").scroll_into_view_if_needed()
+    expect(audit).to_contain_text(f"changed {editor_name}’s role from admin to editor")
+    owner.locator("#audit-title").evaluate("(e) => e.scrollIntoView({ block: 'start' })")
     shot(owner, "desktop-36-team-audit")
     accessible(owner)
 
@@ -169,6 +176,11 @@ def test_a_one_time_invitation_link(open_page, shot) -> None:  # noqa: ANN001
     joiner.get_by_role("button", name="Join the workspace").click()
     joiner.get_by_role("heading", name="Research", exact=True).wait_for()
     expect(joiner.get_by_text("You are an editor")).to_be_visible()
+    # and may leave again
+    joiner.get_by_role("button", name="Leave workspace").click()
+    joiner.get_by_role("dialog").get_by_role("button", name="Leave", exact=True).click()
+    joiner.get_by_role("heading", name="Teams").wait_for()
+    expect(joiner.get_by_text("You are in no workspace yet.")).to_be_visible()
 
     # spent: a second person gets a clear refusal, and the owner's list is empty again
     other_w = open_page()
@@ -180,6 +192,7 @@ def test_a_one_time_invitation_link(open_page, shot) -> None:  # noqa: ANN001
     owner.reload()
     expect(owner.get_by_text("No open links.")).to_be_visible()
     expect(owner.locator("table.audit")).to_contain_text("joined as editor by an invitation link")
+    expect(owner.locator("table.audit")).to_contain_text("left (editor)")
     owner_w.clean()
     joiner_w.clean()
     other_w.clean(lambda e: "404" in e)  # the refused join's response is logged by the browser

@@ -177,6 +177,7 @@ async function leave(w) {
   if (!ok) return;
   try {
     await api(`/api/workspaces/${w.id}/leave`, { method: "POST" });
+    if (space.id === w.id) choose(null);  // not "no longer a member": they know
     banner(`You left “${w.name}”.`, "info");
     go("#/workspaces");
   } catch (err) {
@@ -192,6 +193,7 @@ async function removeWorkspace(w) {
   if (!ok) return;
   try {
     await api(`/api/workspaces/${w.id}`, { method: "DELETE" });
+    if (space.id === w.id) choose(null);
     banner(`The workspace “${w.name}” was deleted.`, "info");
     go("#/workspaces");
   } catch (err) {
