@@ -467,8 +467,8 @@ def cmd_collection(args: argparse.Namespace, rt: Runtime) -> int:
 
 
 def cmd_workspace(args: argparse.Namespace, rt: Runtime) -> int:
-    """`thotqen workspace create|list|members|invite|role|remove|leave|delete`: the same rules as the
-    API's (storage/workspaces.py); a refusal is exit code 2 with the reason."""
+    """`thotqen workspace create|list|members|invite|role|remove|leave|delete|audit`: the same rules as
+    the API's (storage/workspaces.py); a refusal is exit code 2 with the reason."""
     from storage import workspaces
 
     db, command = rt.database, args.workspace_command
@@ -490,6 +490,8 @@ def cmd_workspace(args: argparse.Namespace, rt: Runtime) -> int:
         out = {"workspaces": mine}
         text = "\n".join(f"{w['id']:>6}  {w['role']:<7} {w['members']:>3} members {w['documents']:>5} documents  "
                          f"{w['name']}" for w in mine) or "no workspaces; make one with: thotqen workspace create NAME"
+    elif command == "audit":
+        return _workspace_audit(args, db, user_id)
     else:
         workspace_id = _workspace_id(db, user_id, args.name)
         assert workspace_id is not None
@@ -525,6 +527,26 @@ def cmd_workspace(args: argparse.Namespace, rt: Runtime) -> int:
         _print_json(out)
     else:
         print(text)
+    return 0
+
+
+def _workspace_audit(args: argparse.Namespace, db: Database, user_id: int) -> int:
+    """The workspace's audit log, the newest first (admins and owners, as in the API)."""
+    from storage import audit, workspaces
+
+    workspace_id = _workspace_id(db, user_id, args.name)
+    assert workspace_id is not None
+    with db.connection() as conn:
+        workspaces.need(conn, user_id, workspace_id, workspaces.MANAGE)
+        entries = audit.entries(conn, workspace_id=workspace_id, limit=args.limit)
+    if args.json:
+        _print_json({"workspace": {"id": workspace_id, "name": args.name},
+                     "entries": [{**e, "at": e["at"].isoformat()} for e in entries]})
+        return 0
+    for e in entries:
+        about = f" {e['subject']}" if e["subject"] else ""
+        detail = " ".join(f"{k}={v}" for k, v in sorted(e["detail"].items()))
+        print(f"{e['at']:%Y-%m-%d %H:%M}  {e['actor']:<16} {e['action']}{about}  {detail}".rstrip())
     return 0
 
 
@@ -994,7 +1016,9 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
             ("role", ["name", "member", "role"], "change a member's role (admins and owners; no role above yours)"),
             ("remove", ["name", "member"], "remove a member (admins and owners); they lose access at once"),
             ("leave", ["name"], "leave a workspace (its last owner cannot)"),
-            ("delete", ["name"], "delete a workspace with all its documents and collections (owners)")):
+            ("delete", ["name"], "delete a workspace with all its documents and collections (owners)"),
+            ("audit", ["name"], "who changed the membership and who deleted what, the newest first (admins "
+                                "and owners)")):
         w = wsub.add_parser(command, help=text)
         for arg in names:
             if arg == "role":
@@ -1005,6 +1029,9 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
             w.add_argument("--role", choices=roles, required=True)
         if command == "delete":
             w.add_argument("--yes", action="store_true", help="confirm: everything in it is deleted for good")
+        if command == "audit":
+            w.add_argument("--limit", type=int, choices=range(1, 1001), default=50, metavar="N",
+                           help="entries to show, 1 to 1000 (default 50)")
         _user_arguments(w, default_user)
         w.add_argument("--json", action="store_true")
         w.set_defaults(func=cmd_workspace)
