@@ -467,7 +467,7 @@ def cmd_collection(args: argparse.Namespace, rt: Runtime) -> int:
 
 
 def cmd_workspace(args: argparse.Namespace, rt: Runtime) -> int:
-    """`thotqen workspace create|list|members|invite|role|remove|leave|delete|audit`: the same rules as
+    """`thotqen workspace create|list|members|invite|role|remove|transfer|leave|delete|audit`: the same rules as
     the API's (storage/workspaces.py); a refusal is exit code 2 with the reason."""
     from storage import workspaces
 
@@ -504,6 +504,8 @@ def cmd_workspace(args: argparse.Namespace, rt: Runtime) -> int:
                                     role=args.role)
             elif command == "remove":
                 workspaces.remove_member(conn, user_id=user_id, workspace_id=workspace_id, username=args.member)
+            elif command == "transfer":
+                workspaces.transfer(conn, user_id=user_id, workspace_id=workspace_id, username=args.member)
             elif command == "leave":
                 workspaces.leave(conn, user_id=user_id, workspace_id=workspace_id)
             elif command == "delete":
@@ -520,6 +522,7 @@ def cmd_workspace(args: argparse.Namespace, rt: Runtime) -> int:
                "members": [{"username": m["username"], "role": m["role"]} for m in members]}
         done = {"invite": f"added {getattr(args, 'member', '')!r}", "role": f"changed {getattr(args, 'member', '')!r}",
                 "remove": f"removed {getattr(args, 'member', '')!r}", "leave": "you left", "delete": "deleted",
+                "transfer": f"{getattr(args, 'member', '')!r} is now an owner and you an admin of",
                 "members": "members of"}[command]
         text = "\n".join([f"{done} {args.name!r}" if command != "members" else f"members of {args.name!r}:",
                           *(f"  {m['role']:<7} {m['username']}" for m in members)])
@@ -1015,6 +1018,7 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
             ("invite", ["name", "member"], "add a user to a workspace (admins and owners; no role above yours)"),
             ("role", ["name", "member", "role"], "change a member's role (admins and owners; no role above yours)"),
             ("remove", ["name", "member"], "remove a member (admins and owners); they lose access at once"),
+            ("transfer", ["name", "member"], "hand a workspace over (owners): USER becomes an owner, you an admin"),
             ("leave", ["name"], "leave a workspace (its last owner cannot)"),
             ("delete", ["name"], "delete a workspace with all its documents and collections (owners)"),
             ("audit", ["name"], "who changed the membership and who deleted what, the newest first (admins "

@@ -201,6 +201,27 @@ def remove_member(workspace_id: WorkspaceId, username: Annotated[str, Path(max_l
     return Response(status_code=204)
 
 
+class TransferIn(BaseModel):
+    model_config = {"extra": "forbid"}
+    username: LoginName = Field(description="a member who becomes an owner; you step down to admin")
+
+
+@router.post("/{workspace_id}/transfer", response_model=WorkspaceOut, responses={
+    403: error("only an owner hands a workspace over"), 404: error("no such workspace, or not a member"),
+    409: error("you named yourself")})
+def transfer(workspace_id: WorkspaceId, body: TransferIn, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    """Hand the workspace over in one step: the member becomes an owner and you become an admin."""
+    with db.connection() as conn:
+        try:
+            workspaces.transfer(conn, user_id=user.id, workspace_id=workspace_id, username=body.username)
+        except workspaces.WorkspaceError as exc:
+            raise refused(exc) from None
+        found = workspaces.get(conn, user_id=user.id, workspace_id=workspace_id)
+    assert found is not None
+    log.info("workspace %s: user_id=%s handed it over", workspace_id, user.id)
+    return _out(found)
+
+
 @router.post("/{workspace_id}/leave", status_code=204,
              responses={404: NOT_FOUND, 409: error("the last owner cannot leave")})
 def leave(workspace_id: WorkspaceId, user: CurrentUser, db: DbDep) -> Response:

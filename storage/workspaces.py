@@ -237,6 +237,31 @@ def remove_member(conn: psycopg.Connection, *, user_id: int, workspace_id: int, 
                      detail={"role": theirs})
 
 
+def transfer(conn: psycopg.Connection, *, user_id: int, workspace_id: int, username: str) -> None:
+    """Hand the workspace over in one step: the member named becomes an owner and the caller, an
+    owner, steps down to admin (both recorded as role changes). Nobody is ever left without an owner,
+    and two owners handing over at once are serialised by the lock."""
+    with conn.transaction():
+        _lock(conn, workspace_id)
+        need(conn, user_id, workspace_id, "owner")
+        target = _person(conn, username)
+        if target == user_id:
+            raise Conflict("you are an owner already: name another member to hand the workspace to")
+        theirs = role_of(conn, target, workspace_id, lock=True)
+        if theirs is None:
+            raise NoSuchMember(f"{username!r} is not a member of this workspace; add them first")
+        conn.execute("update workspace_members set role = 'owner' where workspace_id = %s and user_id = %s",
+                     (workspace_id, target))
+        conn.execute("update workspace_members set role = 'admin' where workspace_id = %s and user_id = %s",
+                     (workspace_id, user_id))
+        if theirs != "owner":
+            audit.record(conn, workspace_id=workspace_id, actor_id=user_id, action="role_changed", subject=username,
+                         detail={"from": theirs, "to": "owner"})
+        me = scalar(conn.execute("select username from users where id = %s", (user_id,)), str)
+        audit.record(conn, workspace_id=workspace_id, actor_id=user_id, action="role_changed", subject=me,
+                     detail={"from": "owner", "to": "admin"})
+
+
 def leave(conn: psycopg.Connection, *, user_id: int, workspace_id: int) -> None:
     remove_member(conn, user_id=user_id, workspace_id=workspace_id, username="")
 

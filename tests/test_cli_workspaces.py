@@ -136,3 +136,11 @@ def test_the_audit_log_from_the_command_line(env: dict[str, str]) -> None:
     code, _out, err = cli(env, "workspace", "audit", "audited", "--user", "dave")
     assert code == 2 and "no workspace named 'audited'" in err
     assert cli(env, "workspace", "audit", "audited", "--user", "alice", "--limit", "0")[0] == 2
+    # handed over in one step: bob an owner, alice an admin, both in the log
+    assert cli(env, "workspace", "transfer", "audited", "alice", "--user", "bob")[0] == 2  # owners only
+    code, out, err = cli(env, "workspace", "transfer", "audited", "bob", "--user", "alice", "--json")
+    assert code == 0, err
+    assert {m["username"]: m["role"] for m in json.loads(out)["members"]} == {"alice": "admin", "bob": "owner"}
+    code, out, err = cli(env, "workspace", "audit", "audited", "--user", "bob", "--json", "--limit", "2")
+    assert [(e["subject"], e["detail"]["to"]) for e in json.loads(out)["entries"]] == [("alice", "admin"),
+                                                                                       ("bob", "owner")]

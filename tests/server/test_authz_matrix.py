@@ -44,6 +44,7 @@ BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/api/workspaces/{workspace_id}/members"): {"username": "matrix-member", "role": "owner"},
     ("PATCH", "/api/workspaces/{workspace_id}/members/{username}"): {"role": "owner"},
     ("POST", "/api/workspaces/{workspace_id}/invites"): {"role": "owner"},
+    ("POST", "/api/workspaces/{workspace_id}/transfer"): {"username": "matrix-member"},
 }
 RAG_BODY = {"input": {"question": QUESTION}}
 RAG_BATCH = {"inputs": [{"question": QUESTION}]}

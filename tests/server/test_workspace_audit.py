@@ -141,3 +141,32 @@ def test_a_chat_over_a_workspace_reads_it_only_and_nothing_once_removed(live, re
         # deleting the workspace deletes the chats over it
         assert c.delete(f"/api/workspaces/{ws}", headers=owner["headers"]).status_code == 204
         assert c.get(f"/api/chats/{chat['id']}", headers=viewer["headers"]).status_code == 404
+
+
+def test_ownership_is_handed_over_in_one_step(live) -> None:  # noqa: ANN001
+    with live.client() as c:
+        owner, admin, viewer, stranger = (signup(c, f"hand-{r}") for r in ("owner", "admin", "viewer", "x"))
+        ws = make_workspace(c, owner, "handed")
+        assert add(c, owner, ws, admin, "admin").status_code == 201
+        assert add(c, owner, ws, viewer, "viewer").status_code == 201
+
+        def hand(by: dict[str, Any], to: str) -> Any:  # noqa: ANN401
+            return c.post(f"/api/workspaces/{ws}/transfer", headers=by["headers"], json={"username": to})
+
+        assert hand(admin, viewer["username"]).status_code == 403  # owners only
+        assert hand(owner, stranger["username"]).status_code == 404  # not a member
+        assert hand(owner, "nobody-" + owner["username"]).status_code == 404
+        assert hand(owner, owner["username"]).status_code == 409
+        assert hand(stranger, viewer["username"]).status_code == 404  # a stranger's workspace looks absent
+        done = hand(owner, viewer["username"])
+        assert done.status_code == 200, done.text
+        assert done.json()["role"] == "admin"
+        roles = {m["username"]: m["role"] for m in
+                 c.get(f"/api/workspaces/{ws}/members", headers=owner["headers"]).json()["members"]}
+        assert roles == {owner["username"]: "admin", admin["username"]: "admin", viewer["username"]: "owner"}
+        # the new owner may leave only once there is another owner; the old one may leave now
+        assert c.post(f"/api/workspaces/{ws}/leave", headers=viewer["headers"]).status_code == 409
+        entries = [(e["action"], e["subject"], e["detail"]) for e in log(c, viewer, ws, limit=2).json()["entries"]]
+        assert entries == [("role_changed", owner["username"], {"from": "owner", "to": "admin"}),
+                           ("role_changed", viewer["username"], {"from": "viewer", "to": "owner"})]
+        assert c.post(f"/api/workspaces/{ws}/leave", headers=owner["headers"]).status_code == 204

@@ -114,6 +114,14 @@ def test_a_team_invites_uploads_asks_and_removes_a_member(open_page, shot) -> No
     shot(owner, "desktop-36-team-audit")
     accessible(owner)
 
+    # the owner hands the workspace over to the editor in one step
+    owner.get_by_label("Hand over to").select_option(editor_name)
+    owner.get_by_role("button", name="Make them owner, me admin").click()
+    owner.get_by_role("dialog").get_by_role("button", name="Hand over", exact=True).click()
+    expect(owner.get_by_text("You are an admin")).to_be_visible()
+    expect(owner.locator(f"tr[data-member='{editor_name}']")).to_contain_text("owner")
+    expect(owner.get_by_role("button", name="Delete workspace")).to_have_count(0)
+
     # the viewer's next view falls back to their own space, and the search finds nothing of it
     nav(viewer, "Chats")
     expect(viewer.locator("#banner")).to_contain_text("no longer a member")
@@ -129,7 +137,7 @@ def test_a_team_invites_uploads_asks_and_removes_a_member(open_page, shot) -> No
 
     # the members page on a phone
     phone = open_page(phone=True)
-    sign_in(phone.page, owner_name)
+    sign_in(phone.page, editor_name)  # the owner now
     nav(phone.page, "Teams")
     phone.page.get_by_role("link", name="Finance").click()
     phone.page.get_by_role("heading", name="Members").wait_for()

@@ -76,12 +76,13 @@ async function renderWorkspace(main, id, params) {
     manages ? addForm(id, w) : null,
     manages ? invitesSection(id, w, links.invites, made) : null,
     manages ? auditLog(audit.entries) : null,
-    h("h2", {}, "Leave or delete"),
+    h("h2", {}, w.role === "owner" ? "Hand over, leave or delete" : "Leave"),
+    w.role === "owner" ? handOver(w, members, me) : null,
     h("div", { class: "row" },
       h("button", { type: "button", class: "btn", onclick: () => leave(w) }, "Leave workspace"),
       w.role === "owner" ? h("button", { type: "button", class: "btn btn-danger", onclick: () => removeWorkspace(w) },
         "Delete workspace") : null),
-    h("p", { class: "hint" }, "A workspace keeps at least one owner: to hand it over, make another member owner "
+    h("p", { class: "hint" }, "A workspace keeps at least one owner: its last owner cannot leave; hand it over "
                               + "first.")));
   made = null;
   const focus = params.get("focus");
@@ -114,6 +115,31 @@ function membersTable(id, w, members, me, manages) {
                                                 onclick: () => removeMember(id, w, m) },
           "Remove", h("span", { class: "visually-hidden" }, ` ${m.username}`)) : null));
     }))));
+}
+
+// An owner hands the workspace to another member in one step: they become an owner, you an admin.
+function handOver(w, members, me) {
+  const others = members.filter((m) => m.username !== me);
+  if (!others.length) return null;
+  const pick = h("select", { id: "hand-to" }, others.map((m) => h("option", { value: m.username }, `${m.username} (${m.role})`)));
+  const form = h("form", { class: "member-add-fields hand-over" },
+    h("div", {}, h("label", { for: "hand-to" }, "Hand over to"), pick),
+    h("button", { type: "submit", class: "btn" }, "Make them owner, me admin"));
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const ok = await confirmDialog({ title: `Hand “${w.name}” over to ${pick.value}?`, ok: "Hand over",
+                                     text: `${pick.value} becomes an owner and you an admin: you can no longer delete `
+                                           + "the workspace or change owners." });
+    if (!ok) return;
+    try {
+      await api(`/api/workspaces/${w.id}/transfer`, { method: "POST", json: { username: pick.value } });
+      banner(`${pick.value} is now an owner of “${w.name}”; you are an admin.`, "info");
+    } catch (err) {
+      banner(`The workspace could not be handed over: ${err.detail}`, "error");
+    }
+    go(`#/workspaces/${w.id}?t=${Date.now()}`);
+  });
+  return form;
 }
 
 function addForm(id, w) {
