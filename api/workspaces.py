@@ -305,6 +305,25 @@ def _invite_out(i: dict[str, Any]) -> dict[str, Any]:
             "expires_at": i["expires_at"].isoformat()}
 
 
+class InvitePreview(BaseModel):
+    workspace: str = Field(description="the workspace's name")
+    role: Role = Field(description="the role joining gives")
+    invited_by: str
+    expires_at: str
+
+
+@router.post("/join/preview", response_model=InvitePreview, responses={
+    404: error("the link was used, revoked or has expired (or never existed)")})
+def join_preview(body: JoinIn, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    """What joining with the link would do, without joining (the page asks first)."""
+    with db.connection() as conn:
+        try:
+            found = invites.preview(conn, token=body.token)
+        except workspaces.WorkspaceError as exc:
+            raise refused(exc) from None
+    return {**found, "expires_at": found["expires_at"].isoformat()}
+
+
 @router.post("/join", response_model=WorkspaceOut, responses={
     404: error("the link was used, revoked or has expired (or never existed)"),
     409: error("you are already a member, or in too many workspaces")})

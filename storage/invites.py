@@ -84,9 +84,32 @@ def revoke(conn: psycopg.Connection, *, user_id: int, workspace_id: int, invite_
                      detail={"role": row[0]})
 
 
+GONE = "this invitation link cannot be used: it was used already, revoked or has expired"
+
+
+def preview(conn: psycopg.Connection, *, token: str) -> dict[str, Any]:
+    """What a usable link offers (the workspace's name, the role, its maker, its expiry), for the page
+    that asks whether to join; NoSuchInvite like `accept` for any link that cannot be used."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        found = cur.execute(
+            "select w.name as workspace, i.role, u.username as invited_by, i.expires_at, m.role as makers_role"
+            " from workspace_invites i join workspaces w on w.id = i.workspace_id"
+            " join users u on u.id = i.created_by"
+            " join workspace_members m on m.workspace_id = i.workspace_id and m.user_id = i.created_by"
+            " where i.token_hash = %s and i.used_by is null and i.expires_at > now()", (_hash(token),)).fetchone()
+    if found is None or not _honoured(found["makers_role"], found["role"]):
+        raise NoSuchInvite(GONE)
+    return {k: found[k] for k in ("workspace", "role", "invited_by", "expires_at")}
+
+
+def _honoured(makers_role: str | None, role: str) -> bool:
+    """A link stands while its maker manages the workspace at a role at least as high as the link's."""
+    return makers_role is not None and rank(makers_role) >= rank(MANAGE) and rank(makers_role) >= rank(role)
+
+
 def accept(conn: psycopg.Connection, *, user_id: int, token: str) -> dict[str, Any]:
     """Join the link's workspace at its role and spend the link; the workspace, with the role."""
-    gone = NoSuchInvite("this invitation link cannot be used: it was used already, revoked or has expired")
+    gone = NoSuchInvite(GONE)
     with conn.transaction():
         found = conn.execute("select id, workspace_id, role, created_by from workspace_invites where token_hash = %s"
                              " and used_by is null and expires_at > now() for update", (_hash(token),)).fetchone()
@@ -95,7 +118,7 @@ def accept(conn: psycopg.Connection, *, user_id: int, token: str) -> dict[str, A
         invite_id, workspace_id, role, maker = found
         conn.execute("select 1 from workspaces where id = %s for update", (workspace_id,))
         theirs = workspaces.role_of(conn, maker, workspace_id) if maker is not None else None
-        if theirs is None or rank(theirs) < rank(MANAGE) or rank(theirs) < rank(role):
+        if not _honoured(theirs, role):
             raise gone  # its maker no longer manages the workspace at that role: the link is void
         if workspaces.role_of(conn, user_id, workspace_id) is not None:
             raise Conflict("you are already a member of this workspace; the link stays unused")

@@ -31,6 +31,11 @@ def test_a_link_lets_one_person_in_once_at_its_role(live, db) -> None:  # noqa: 
         assert token.startswith("thqi_") and body["link"] == f"/#/join/{token}" and body["role"] == "editor"
         listed = c.get(f"/api/workspaces/{ws}/invites", headers=owner["headers"]).json()["invites"]
         assert [i["id"] for i in listed] == [body["id"]] and "token" not in listed[0]
+        offer = c.post("/api/workspaces/join/preview", headers=second["headers"], json={"token": token})
+        assert offer.status_code == 200, offer.text
+        assert {k: offer.json()[k] for k in ("workspace", "role", "invited_by")} == {
+            "workspace": "invited", "role": "editor", "invited_by": owner["username"]}
+        assert c.get(f"/api/workspaces/{ws}/members", headers=second["headers"]).status_code == 404  # not joined
         joined = join(c, first, token)
         assert joined.status_code == 200, joined.text
         assert joined.json()["id"] == ws and joined.json()["role"] == "editor"
@@ -39,6 +44,8 @@ def test_a_link_lets_one_person_in_once_at_its_role(live, db) -> None:  # noqa: 
         assert members[first["username"]] == "editor"
         # spent: nobody else gets in with it, and it is no longer listed
         assert join(c, second, token).status_code == 404
+        assert c.post("/api/workspaces/join/preview", headers=second["headers"], json={"token": token}).json() == \
+            join(c, second, token).json()  # spent: the preview answers like the join, 404
         assert join(c, first, token).status_code == 404
         assert c.get(f"/api/workspaces/{ws}/invites", headers=owner["headers"]).json()["invites"] == []
         actions = [(e["actor"], e["action"], e["detail"].get("role")) for e in
@@ -101,6 +108,8 @@ def test_expired_revoked_and_void_links_answer_like_none(live, db) -> None:  # n
         assert c.patch(f"/api/workspaces/{ws}/members/{admin['username']}", headers=owner["headers"],
                        json={"role": "editor"}).status_code == 200
         assert join(c, joiner, void["token"]).status_code == 404
+        assert c.post("/api/workspaces/join/preview", headers=joiner["headers"],
+                      json={"token": void["token"]}).status_code == 404
         # already a member: refused, and the link stays for someone else
         kept = invite(c, owner, ws).json()
         assert join(c, member, kept["token"]).status_code == 409

@@ -150,7 +150,7 @@ def test_a_team_invites_uploads_asks_and_removes_a_member(open_page, shot) -> No
 def test_a_one_time_invitation_link(open_page, shot) -> None:  # noqa: ANN001
     owner_w = open_page()
     owner = owner_w.page
-    sign_up(owner)
+    owner_name = sign_up(owner)
     nav(owner, "Teams")
     owner.get_by_label("Name of a new workspace").fill("Research")
     owner.get_by_role("button", name="Create workspace").click()
@@ -178,10 +178,11 @@ def test_a_one_time_invitation_link(open_page, shot) -> None:  # noqa: ANN001
     joiner.get_by_label("Username").fill(f"joiner-{uuid.uuid4().hex[:8]}")
     joiner.get_by_label("Password").fill("correct horse battery")
     joiner.get_by_role("button", name="Create account").click()
-    joiner.get_by_role("heading", name="Join a workspace").wait_for()
+    joiner.get_by_role("heading", name="Join “Research”").wait_for()
+    expect(joiner.locator("main")).to_contain_text(f"{owner_name} invites you to the workspace “Research” as an editor")
     shot(joiner, "phone-16-team-join")
     accessible(joiner)
-    joiner.get_by_role("button", name="Join the workspace").click()
+    joiner.get_by_role("button", name="Join Research").click()
     joiner.get_by_role("heading", name="Research", exact=True).wait_for()
     expect(joiner.get_by_text("You are an editor")).to_be_visible()
     # and may leave again
@@ -195,8 +196,8 @@ def test_a_one_time_invitation_link(open_page, shot) -> None:  # noqa: ANN001
     other = other_w.page
     sign_up(other)
     other.goto(url)
-    other.get_by_role("button", name="Join the workspace").click()
-    expect(other.get_by_role("alert")).to_contain_text("used already, revoked or has expired")
+    other.get_by_role("heading", name="This invitation link cannot be used").wait_for()
+    expect(other.get_by_role("button", name="Join Research")).to_have_count(0)
     owner.reload()
     expect(owner.get_by_text("No open links.")).to_be_visible()
     expect(owner.locator("table.audit")).to_contain_text("joined as editor by an invitation link")

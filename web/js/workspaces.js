@@ -9,8 +9,10 @@ import { article } from "./documents.js";
 import { choose, rank, space } from "./space.js";
 
 const ROLES = ["viewer", "editor", "admin", "owner"];
-const ROLE_TEXT = { viewer: "search, ask, open cited pages", editor: "also upload and delete documents, manage collections",
-                    admin: "also manage members up to admin", owner: "everything, deleting the workspace too" };
+const ROLE_TEXT = { viewer: "search, ask, open cited pages",
+                    editor: "search, ask, upload and delete documents, manage collections",
+                    admin: "all an editor does, and manage members up to admin",
+                    owner: "everything, deleting the workspace too" };
 
 export async function renderWorkspaces(main, id, params) {
   if (id) { await renderWorkspace(main, Number(id), params); return; }
@@ -327,10 +329,20 @@ async function revokeLink(id, link) {
 }
 
 // The page an invitation link opens (#/join/TOKEN, the token never sent to the server in a URL):
-// joining is a click, not the opening of the link.
+// it says what joining would do, and joining is a click, not the opening of the link.
 export async function renderJoin(main, token) {
+  let offer;
+  try {
+    offer = await api("/api/workspaces/join/preview", { method: "POST", json: { token } });
+  } catch (err) {
+    if (![404, 422].includes(err.status)) throw err;
+    main.append(h("section", { class: "page" }, h("h1", {}, "This invitation link cannot be used"),
+      h("p", {}, "It was used already, revoked or has expired. Ask whoever sent it for a new one. ",
+        h("a", { href: "#/chats" }, "Go to your chats"))));
+    return;
+  }
   const error = h("p", { class: "error-box", role: "alert", hidden: true });
-  const button = h("button", { type: "button", class: "btn btn-primary" }, "Join the workspace");
+  const button = h("button", { type: "button", class: "btn btn-primary" }, `Join ${offer.workspace}`);
   button.addEventListener("click", async () => {
     button.disabled = true;
     try {
@@ -343,8 +355,8 @@ export async function renderJoin(main, token) {
       button.disabled = false;
     }
   });
-  main.append(h("section", { class: "page" }, h("h1", {}, "Join a workspace"),
-    h("p", {}, "Someone sent you a link to their team’s workspace. Joining lets you read its documents and ask "
-               + "about them, with the role the link gives. The link works once."),
+  main.append(h("section", { class: "page" }, h("h1", {}, `Join “${offer.workspace}”`),
+    h("p", {}, `${offer.invited_by} invites you to the workspace “${offer.workspace}” as ${article(offer.role)} `,
+      h("strong", {}, offer.role), `: ${ROLE_TEXT[offer.role]}. The link works once, until ${when(offer.expires_at)}.`),
     h("div", { class: "row" }, button, h("a", { class: "btn", href: "#/chats" }, "Not now")), error));
 }
