@@ -87,6 +87,9 @@ def test_a_team_invites_uploads_asks_and_removes_a_member(open_page, shot) -> No
     expect(viewer.get_by_role("button", name="Delete aurora-report.pdf")).to_have_count(0)
     shot(viewer, "phone-12-team-documents-viewer")
     accessible(viewer)
+    nav(viewer, "Collections")  # a viewer makes no collection there either
+    viewer.get_by_role("heading", name="Collections of Finance").wait_for()
+    expect(viewer.get_by_role("button", name="Create collection")).to_have_count(0)
     nav(viewer, "Chats")
     viewer.get_by_role("button", name="New chat", exact=True).click()
     expect(viewer.get_by_role("dialog", name="New chat")).to_contain_text("All documents of Finance")
