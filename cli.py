@@ -445,7 +445,7 @@ def cmd_collection(args: argparse.Namespace, rt: Runtime) -> int:
                 print(f"error: no collection named {name!r} (see: thotqen collection list)", file=sys.stderr)
                 return 2
         if args.collection_command == "delete":
-            collections.delete_collection(conn, owner_id=owner_id, collection_id=found["id"])
+            collections.delete_collection(conn, owner_id=owner_id, collection_id=found["id"], actor_id=owner_id)
             print(f"deleted the collection {name!r} (its documents stay)")
             return 0
         if args.collection_command == "remove":
@@ -467,8 +467,8 @@ def cmd_collection(args: argparse.Namespace, rt: Runtime) -> int:
 
 
 def cmd_workspace(args: argparse.Namespace, rt: Runtime) -> int:
-    """`thotqen workspace create|list|members|invite|role|remove|leave|delete`: the same rules as the
-    API's (storage/workspaces.py); a refusal is exit code 2 with the reason."""
+    """`thotqen workspace create|list|members|invite|role|remove|transfer|leave|delete|audit`: the same rules as
+    the API's (storage/workspaces.py); a refusal is exit code 2 with the reason."""
     from storage import workspaces
 
     db, command = rt.database, args.workspace_command
@@ -490,6 +490,8 @@ def cmd_workspace(args: argparse.Namespace, rt: Runtime) -> int:
         out = {"workspaces": mine}
         text = "\n".join(f"{w['id']:>6}  {w['role']:<7} {w['members']:>3} members {w['documents']:>5} documents  "
                          f"{w['name']}" for w in mine) or "no workspaces; make one with: thotqen workspace create NAME"
+    elif command == "audit":
+        return _workspace_audit(args, db, user_id)
     else:
         workspace_id = _workspace_id(db, user_id, args.name)
         assert workspace_id is not None
@@ -502,6 +504,8 @@ def cmd_workspace(args: argparse.Namespace, rt: Runtime) -> int:
                                     role=args.role)
             elif command == "remove":
                 workspaces.remove_member(conn, user_id=user_id, workspace_id=workspace_id, username=args.member)
+            elif command == "transfer":
+                workspaces.transfer(conn, user_id=user_id, workspace_id=workspace_id, username=args.member)
             elif command == "leave":
                 workspaces.leave(conn, user_id=user_id, workspace_id=workspace_id)
             elif command == "delete":
@@ -518,6 +522,7 @@ def cmd_workspace(args: argparse.Namespace, rt: Runtime) -> int:
                "members": [{"username": m["username"], "role": m["role"]} for m in members]}
         done = {"invite": f"added {getattr(args, 'member', '')!r}", "role": f"changed {getattr(args, 'member', '')!r}",
                 "remove": f"removed {getattr(args, 'member', '')!r}", "leave": "you left", "delete": "deleted",
+                "transfer": f"{getattr(args, 'member', '')!r} is now an owner and you an admin of",
                 "members": "members of"}[command]
         text = "\n".join([f"{done} {args.name!r}" if command != "members" else f"members of {args.name!r}:",
                           *(f"  {m['role']:<7} {m['username']}" for m in members)])
@@ -525,6 +530,26 @@ def cmd_workspace(args: argparse.Namespace, rt: Runtime) -> int:
         _print_json(out)
     else:
         print(text)
+    return 0
+
+
+def _workspace_audit(args: argparse.Namespace, db: Database, user_id: int) -> int:
+    """The workspace's audit log, the newest first (admins and owners, as in the API)."""
+    from storage import audit, workspaces
+
+    workspace_id = _workspace_id(db, user_id, args.name)
+    assert workspace_id is not None
+    with db.connection() as conn:
+        workspaces.need(conn, user_id, workspace_id, workspaces.MANAGE)
+        entries = audit.entries(conn, workspace_id=workspace_id, limit=args.limit)
+    if args.json:
+        _print_json({"workspace": {"id": workspace_id, "name": args.name},
+                     "entries": [{**e, "at": e["at"].isoformat()} for e in entries]})
+        return 0
+    for e in entries:
+        about = f" {e['subject']}" if e["subject"] else ""
+        detail = " ".join(f"{k}={v}" for k, v in sorted(e["detail"].items()))
+        print(f"{e['at']:%Y-%m-%d %H:%M}  {e['actor']:<16} {e['action']}{about}  {detail}".rstrip())
     return 0
 
 
@@ -993,8 +1018,11 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
             ("invite", ["name", "member"], "add a user to a workspace (admins and owners; no role above yours)"),
             ("role", ["name", "member", "role"], "change a member's role (admins and owners; no role above yours)"),
             ("remove", ["name", "member"], "remove a member (admins and owners); they lose access at once"),
+            ("transfer", ["name", "member"], "hand a workspace over (owners): USER becomes an owner, you an admin"),
             ("leave", ["name"], "leave a workspace (its last owner cannot)"),
-            ("delete", ["name"], "delete a workspace with all its documents and collections (owners)")):
+            ("delete", ["name"], "delete a workspace with all its documents and collections (owners)"),
+            ("audit", ["name"], "who changed the membership and who deleted what, the newest first (admins "
+                                "and owners)")):
         w = wsub.add_parser(command, help=text)
         for arg in names:
             if arg == "role":
@@ -1005,6 +1033,9 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
             w.add_argument("--role", choices=roles, required=True)
         if command == "delete":
             w.add_argument("--yes", action="store_true", help="confirm: everything in it is deleted for good")
+        if command == "audit":
+            w.add_argument("--limit", type=int, choices=range(1, 1001), default=50, metavar="N",
+                           help="entries to show, 1 to 1000 (default 50)")
         _user_arguments(w, default_user)
         w.add_argument("--json", action="store_true")
         w.set_defaults(func=cmd_workspace)

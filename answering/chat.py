@@ -77,7 +77,7 @@ class ChatAnswerer:
         message, seeing only the turns before it (and never the answer cache)."""
         chat_id: uuid.UUID = chat["id"]
         turn = Turn(owner_id, username, chat_id, None, question, emit, ticket,
-                    stop=chat_stop_watch(self.db, chat_id),
+                    stop=chat_stop_watch(self.db, chat_id), workspace_id=chat.get("workspace_id"),
                     regenerates=regenerate["message_id"] if regenerate else None)
         with ticket:
             try:
@@ -87,7 +87,8 @@ class ChatAnswerer:
                                                  before=regenerate["question_id"] if regenerate else None)
                     chats.clear_stop(conn, chat_id=chat_id)
                     # a collection's members as they are now: a document added to it later is searched
-                    turn.scope = chats.scope_now(conn, owner_id=workspaces.spaces(conn, owner_id), chat=chat)
+                    turn.scope = chats.scope_now(conn, owner_id=workspaces.spaces(conn, owner_id, turn.workspace_id),
+                                                 chat=chat)
                     if regenerate is None:
                         chats.add_message(conn, owner_id=owner_id, chat_id=chat_id, role="user", content=question)
             except Exception as exc:  # noqa: BLE001 - nothing was saved: refuse the turn with the reason

@@ -17,7 +17,7 @@ from answering import accounting
 from answering.bridge import answer_in_thread
 from answering.chat import ChatAnswerer
 from answering.processes import AnswerProcesses
-from api.access import reading
+from api.access import BIGINT_MAX, reading
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.paging import MAX_OFFSET, PAGE_QUERY, page, page_query, query_only
 from api.schemas import ChatDetail, ChatList, ChatOut, FeedbackOut, InputErrorOut, error
@@ -34,6 +34,9 @@ class ChatIn(BaseModel):
                                                                         "omit for all")
     collection_id: CollectionId | None = Field(default=None, description="instead: the chat searches this collection's "
                                                                        "documents, as they are at each question")
+    workspace_id: int | None = Field(default=None, ge=1, le=BIGINT_MAX, description=(
+        "a workspace you are a member of: the chat searches its documents only (its documents and collection "
+        "must be that workspace's); omit to search everything you may read"))
 
     @model_validator(mode="after")
     def one_scope(self) -> ChatIn:
@@ -77,6 +80,7 @@ def _chat_out(chat: dict[str, Any]) -> dict[str, Any]:
            "document_ids": [str(d) for d in chat["document_ids"]] if chat["document_ids"] is not None else None,
            "collection_id": str(chat["collection_id"]) if chat.get("collection_id") else None,
            "collection_name": chat.get("collection_name"),
+           "workspace_id": chat.get("workspace_id"), "workspace": chat.get("workspace"),
            "created_at": chat["created_at"].isoformat(), "updated_at": chat["updated_at"].isoformat()}
     if "messages" in chat:
         out["message_count"] = chat["messages"]
@@ -110,11 +114,13 @@ def owned_collection(conn: psycopg.Connection, owner_id: Owners, collection_id: 
 def create_chat(user: CurrentUser, db: DbDep, body: ChatIn | None = None) -> dict[str, Any]:
     body = body or ChatIn()
     with db.connection() as conn:
-        # what the caller may read now (their own, their workspaces'); each question reads again
-        scope = owned_scope(conn, reading(conn, user.id), body.document_ids) if body.document_ids else None
-        collection = owned_collection(conn, reading(conn, user.id), body.collection_id)
+        # what the caller may read now (their own, their workspaces', or the one workspace: 404 unless a
+        # member); each question reads again
+        owners = reading(conn, user.id, body.workspace_id)
+        scope = owned_scope(conn, owners, body.document_ids) if body.document_ids else None
+        collection = owned_collection(conn, owners, body.collection_id)
         return _chat_out(chats.create_chat(conn, owner_id=user.id, title=body.title, document_ids=scope,
-                                           collection_id=collection))
+                                           collection_id=collection, workspace_id=body.workspace_id))
 
 
 MAX_MESSAGE_ID = 2**63 - 1  # Postgres' bigint

@@ -37,6 +37,7 @@ class MembersIn(BaseModel):
 
 def _out(c: dict[str, Any]) -> dict[str, Any]:
     return {"id": str(c["id"]), "name": c["name"], "document_count": c["document_count"],
+            "workspace_id": c["owner_id"] if c.get("workspace") is not None else None, "workspace": c.get("workspace"),
             "created_at": c["created_at"].isoformat(), "updated_at": c["updated_at"].isoformat()}
 
 
@@ -137,7 +138,8 @@ def delete_collection(collection_id: str, user: CurrentUser, db: DbDep) -> Respo
     """Delete the collection; its documents stay, and a chat over it keeps answering from the
     documents it had when it was deleted."""
     with db.connection() as conn:
-        if not collections.delete_collection(conn, owner_id=writing(conn, user.id), collection_id=collection_id):
+        if not collections.delete_collection(conn, owner_id=writing(conn, user.id), collection_id=collection_id,
+                                             actor_id=user.id):
             raise _refused(conn, user.id, collection_id)
     return Response(status_code=204)
 

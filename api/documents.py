@@ -475,7 +475,8 @@ def delete_document(document_id: str, user: CurrentUser, db: DbDep, request: Req
     with db.connection() as conn:
         owners = writing(conn, user.id)
         doc = documents.get_document(conn, owner_id=owners, document_id=document_id)
-        if doc is None or not documents.delete_document(conn, owner_id=owners, document_id=document_id):
+        if doc is None or not documents.delete_document(conn, owner_id=owners, document_id=document_id,
+                                                                       actor_id=user.id):
             seen = documents.get_document(conn, owner_id=reading(conn, user.id), document_id=document_id)
             raise not_yours(seen is not None, "document")
     try:

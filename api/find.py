@@ -8,7 +8,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 
-from api.access import reading
+from api.access import WorkspaceQuery, reading
 from api.deps import CurrentUser, DbDep
 from api.paging import query_only
 from api.schemas import InputErrorOut, SearchOut, error
@@ -19,18 +19,20 @@ router = APIRouter(prefix="/api/search", tags=["search"])
 
 
 @router.get("", response_model=SearchOut, responses={422: error("no query, or one too long", InputErrorOut)},
-            dependencies=[Depends(query_only("q", "limit"))])
+            dependencies=[Depends(query_only("q", "limit", "workspace_id"))])
 def search(user: CurrentUser, db: DbDep,
            q: str = Query(min_length=1, max_length=MAX["find_query"], description="words to find; the last one may "
                                                                                   "be the start of a word"),
            limit: int = Query(MAX["find_results"], ge=1, le=MAX["find_results"],
-                              description="documents, and chats, at most")) -> dict[str, Any]:
-    """Your documents and chats that match: chats with their best matching message and a snippet."""
+                              description="documents, and chats, at most"),
+           workspace_id: WorkspaceQuery = None) -> dict[str, Any]:
+    """Your documents and chats that match: chats with their best matching message and a snippet.
+    With `workspace_id`, documents of that workspace only (404 unless you are a member)."""
     if (problem := unstorable(q)) is not None:
         raise HTTPException(422, [{"type": "value_error", "loc": ["query", "q"],
                                    "msg": f"contains {problem}, which cannot be searched"}])
     with db.connection() as conn:
-        docs = finder.find_documents(conn, owner_id=reading(conn, user.id), query=q, limit=limit)
+        docs = finder.find_documents(conn, owner_id=reading(conn, user.id, workspace_id), query=q, limit=limit)
         found = finder.find_chats(conn, owner_id=user.id, query=q, limit=limit)
     return {"documents": [{**{k: d[k] for k in ("name", "status", "company", "form", "period")}, "id": str(d["id"])}
                           for d in docs],

@@ -170,6 +170,9 @@ class ChatOut(BaseModel):
     collection_id: Uuid | None = Field(default=None, description="the collection the chat searches: its documents "
                                                                  "when each question is asked")
     collection_name: str | None = None
+    workspace_id: int | None = Field(default=None, description="the workspace the chat searches only (as you may "
+                                                               "read it at each question); null: all you may read")
+    workspace: str | None = Field(default=None, description="that workspace's name")
     created_at: Timestamp
     updated_at: Timestamp
 
@@ -235,6 +238,8 @@ class CollectionOut(BaseModel):
     id: Uuid
     name: str
     document_count: int
+    workspace_id: int | None = Field(default=None, description="the workspace it belongs to; null: your own")
+    workspace: str | None = Field(default=None, description="that workspace's name")
     created_at: Timestamp
     updated_at: Timestamp
 

@@ -12,14 +12,15 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Path, Request, Response
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
 from pydantic import BaseModel, Field
 
 from api.access import BIGINT_MAX, refused
 from api.deps import CurrentUser, DbDep
+from api.paging import MAX_OFFSET, page, page_query
 from api.schemas import InputErrorOut, error
 from api.text import LoginName, WorkspaceName, unstorable
-from storage import workspaces
+from storage import audit, invites, workspaces
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/workspaces", tags=["workspaces"])
@@ -200,12 +201,179 @@ def remove_member(workspace_id: WorkspaceId, username: Annotated[str, Path(max_l
     return Response(status_code=204)
 
 
+class TransferIn(BaseModel):
+    model_config = {"extra": "forbid"}
+    username: LoginName = Field(description="a member who becomes an owner; you step down to admin")
+
+
+@router.post("/{workspace_id}/transfer", response_model=WorkspaceOut, responses={
+    403: error("only an owner hands a workspace over"), 404: error("no such workspace, or not a member"),
+    409: error("you named yourself")})
+def transfer(workspace_id: WorkspaceId, body: TransferIn, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    """Hand the workspace over in one step: the member becomes an owner and you become an admin."""
+    with db.connection() as conn:
+        try:
+            workspaces.transfer(conn, user_id=user.id, workspace_id=workspace_id, username=body.username)
+        except workspaces.WorkspaceError as exc:
+            raise refused(exc) from None
+        found = workspaces.get(conn, user_id=user.id, workspace_id=workspace_id)
+    assert found is not None
+    log.info("workspace %s: user_id=%s handed it over", workspace_id, user.id)
+    return _out(found)
+
+
 @router.post("/{workspace_id}/leave", status_code=204,
              responses={404: NOT_FOUND, 409: error("the last owner cannot leave")})
 def leave(workspace_id: WorkspaceId, user: CurrentUser, db: DbDep) -> Response:
     with db.connection() as conn:
         try:
             workspaces.leave(conn, user_id=user.id, workspace_id=workspace_id)
+        except workspaces.WorkspaceError as exc:
+            raise refused(exc) from None
+    return Response(status_code=204)
+
+
+class AuditEntry(BaseModel):
+    id: int
+    actor: str = Field(description="who did it (their username when they did)")
+    action: str = Field(description="workspace_created, member_added, role_changed, member_removed, member_left, "
+                                    "document_deleted, collection_deleted, invite_created, invite_accepted, "
+                                    "invite_revoked")
+    subject: str | None = Field(description="the member, document or collection it was about")
+    detail: dict[str, Any] = Field(description="e.g. the role given, or a role change's `from` and `to`")
+    at: str
+
+
+class AuditPage(BaseModel):
+    entries: list[AuditEntry]
+    next_offset: int | None = Field(default=None, description="the `offset` of the next page; null: the last")
+
+
+AUDIT_PAGE_MAX = 100
+
+
+@router.get("/{workspace_id}/audit", response_model=AuditPage, dependencies=[Depends(page_query)],
+            responses={403: error("you are not an admin or owner of it"), 404: NOT_FOUND})
+def audit_log(workspace_id: WorkspaceId, user: CurrentUser, db: DbDep,
+              limit: int | None = Query(None, ge=1, description=f"entries in this page; at most {AUDIT_PAGE_MAX}"),
+              offset: int = Query(0, ge=0, le=MAX_OFFSET)) -> dict[str, Any]:
+    """Who changed the membership and who deleted what, the newest first (admins and owners)."""
+    with db.connection() as conn:
+        try:
+            workspaces.need(conn, user.id, workspace_id, workspaces.MANAGE)
+        except workspaces.WorkspaceError as exc:
+            raise refused(exc) from None
+        found, next_offset = page(lambda n, skip: audit.entries(conn, workspace_id=workspace_id, limit=n,
+                                                                offset=skip),
+                                  limit=limit, offset=offset, cap=AUDIT_PAGE_MAX)
+    return {"entries": [{**e, "at": e["at"].isoformat()} for e in found], "next_offset": next_offset}
+
+
+# one-time invitation links ------------------------------------------------------------------------
+
+class InviteIn(BaseModel):
+    model_config = {"extra": "forbid"}
+    role: Role = Field(description="the role whoever opens the link joins at: no higher than yours")
+    expires_in_hours: int = Field(72, ge=1, le=invites.MAX_HOURS, description="how long the link may be used")
+
+
+class InviteOut(BaseModel):
+    id: int
+    role: Role
+    created_by: str | None
+    created_at: str
+    expires_at: str
+
+
+class InviteMade(InviteOut):
+    token: str = Field(description="shown this once: only its hash is stored")
+    link: str = Field(description="the web app's page that joins with it (the token in the URL's fragment, "
+                                  "which browsers never send to a server)")
+
+
+class InviteList(BaseModel):
+    invites: list[InviteOut]
+
+
+class JoinIn(BaseModel):
+    model_config = {"extra": "forbid"}
+    token: str = Field(min_length=len(invites.PREFIX) + 1, max_length=100, pattern=r"^thqi_[A-Za-z0-9_-]+$")
+
+
+def _invite_out(i: dict[str, Any]) -> dict[str, Any]:
+    return {"id": i["id"], "role": i["role"], "created_by": i["created_by"], "created_at": i["created_at"].isoformat(),
+            "expires_at": i["expires_at"].isoformat()}
+
+
+class InvitePreview(BaseModel):
+    workspace: str = Field(description="the workspace's name")
+    role: Role = Field(description="the role joining gives")
+    invited_by: str
+    expires_at: str
+
+
+@router.post("/join/preview", response_model=InvitePreview, responses={
+    404: error("the link was used, revoked or has expired (or never existed)")})
+def join_preview(body: JoinIn, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    """What joining with the link would do, without joining (the page asks first)."""
+    with db.connection() as conn:
+        try:
+            found = invites.preview(conn, token=body.token)
+        except workspaces.WorkspaceError as exc:
+            raise refused(exc) from None
+    return {**found, "expires_at": found["expires_at"].isoformat()}
+
+
+@router.post("/join", response_model=WorkspaceOut, responses={
+    404: error("the link was used, revoked or has expired (or never existed)"),
+    409: error("you are already a member, or in too many workspaces")})
+def join(body: JoinIn, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    """Join a workspace with a one-time invitation link's token, at the link's role; the link is spent."""
+    with db.connection() as conn:
+        if len(workspaces.list_mine(conn, user_id=user.id)) >= MAX_WORKSPACES:
+            raise HTTPException(409, f"you are in {MAX_WORKSPACES} workspaces, the most one user may be in")
+        try:
+            joined = invites.accept(conn, user_id=user.id, token=body.token)
+        except workspaces.WorkspaceError as exc:
+            raise refused(exc) from None
+    log.info("workspace %s: user_id=%s joined by an invitation link", joined["id"], user.id)
+    return _out(joined)
+
+
+@router.post("/{workspace_id}/invites", status_code=201, response_model=InviteMade, responses={
+    403: error("you are not an admin or owner, or the role is above yours"), 404: NOT_FOUND,
+    409: error("too many open links")})
+def create_invite(workspace_id: WorkspaceId, body: InviteIn, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    """A one-time link: whoever opens it while signed in, before it expires, joins at its role."""
+    with db.connection() as conn:
+        try:
+            token, made = invites.create(conn, user_id=user.id, workspace_id=workspace_id, role=body.role,
+                                         hours=body.expires_in_hours)
+        except workspaces.WorkspaceError as exc:
+            raise refused(exc) from None
+    log.info("workspace %s: user_id=%s made an invitation link as %s", workspace_id, user.id, body.role)
+    return {**_invite_out(made), "token": token, "link": f"/#/join/{token}"}
+
+
+@router.get("/{workspace_id}/invites", response_model=InviteList,
+            responses={403: error("you are not an admin or owner of it"), 404: NOT_FOUND})
+def list_invites(workspace_id: WorkspaceId, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    """The links not used yet and not expired (their tokens are not kept)."""
+    with db.connection() as conn:
+        try:
+            found = invites.listed(conn, user_id=user.id, workspace_id=workspace_id)
+        except workspaces.WorkspaceError as exc:
+            raise refused(exc) from None
+    return {"invites": [_invite_out(i) for i in found]}
+
+
+@router.delete("/{workspace_id}/invites/{invite_id}", status_code=204, responses={
+    403: error("you are not an admin or owner of it"), 404: error("no such workspace, or no such open link")})
+def revoke_invite(workspace_id: WorkspaceId, invite_id: Annotated[int, Path(ge=1, le=BIGINT_MAX)],
+                  user: CurrentUser, db: DbDep) -> Response:
+    with db.connection() as conn:
+        try:
+            invites.revoke(conn, user_id=user.id, workspace_id=workspace_id, invite_id=invite_id)
         except workspaces.WorkspaceError as exc:
             raise refused(exc) from None
     return Response(status_code=204)

@@ -15,10 +15,12 @@ from storage.rows import one
 from storage.workspaces import Owners, owner_ids
 
 CHAT_COLUMNS = ("c.id, c.title, c.document_ids, c.collection_id,"
-                " (select k.name from collections k where k.id = c.collection_id) as collection_name,"
+                " (select k.name from collections k where k.id = c.collection_id) as collection_name, c.workspace_id,"
+                " (select w.name from workspaces w where w.id = c.workspace_id) as workspace,"
                 " c.created_at, c.updated_at")
 RETURNING = ("returning id, title, document_ids, collection_id,"
-             " (select k.name from collections k where k.id = collection_id) as collection_name,"
+             " (select k.name from collections k where k.id = collection_id) as collection_name, workspace_id,"
+             " (select w.name from workspaces w where w.id = workspace_id) as workspace,"
              " created_at, updated_at")
 
 
@@ -33,12 +35,15 @@ def owned_document_ids(conn: psycopg.Connection, *, owner_id: Owners, document_i
 
 
 def create_chat(conn: psycopg.Connection, *, owner_id: int, title: str,
-                document_ids: Sequence[uuid.UUID] | None, collection_id: uuid.UUID | None = None) -> dict[str, Any]:
-    """A chat over these documents, over a collection (its members at each question), or over all."""
+                document_ids: Sequence[uuid.UUID] | None, collection_id: uuid.UUID | None = None,
+                workspace_id: int | None = None) -> dict[str, Any]:
+    """A chat over these documents, over a collection (its members at each question), or over all;
+    with `workspace_id` (the caller checked membership), over that workspace's only."""
     with conn.cursor(row_factory=dict_row) as cur:
         return one(cur.execute(
-            "insert into chats (owner_id, title, document_ids, collection_id) values (%s, %s, %s, %s) " + RETURNING,
-            (owner_id, title, sorted(set(document_ids)) if document_ids else None, collection_id),
+            "insert into chats (owner_id, title, document_ids, collection_id, workspace_id)"
+            " values (%s, %s, %s, %s, %s) " + RETURNING,
+            (owner_id, title, sorted(set(document_ids)) if document_ids else None, collection_id, workspace_id),
         ))
 
 

@@ -14,10 +14,11 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from storage import parse_uuid
+from storage import audit, parse_uuid
 from storage.workspaces import Owners, owner_ids
 
-COLUMNS = ("c.id, c.name, c.created_at, c.updated_at,"
+COLUMNS = ("c.id, c.name, c.created_at, c.updated_at, c.owner_id,"
+           " (select w.name from workspaces w where w.id = c.owner_id) as workspace,"
            " (select count(*) from collection_documents m where m.collection_id = c.id) as document_count")
 
 
@@ -84,17 +85,21 @@ def rename_collection(conn: psycopg.Connection, *, owner_id: Owners, collection_
     return get_collection(conn, owner_id=owner_id, collection_id=parsed) if done else None
 
 
-def delete_collection(conn: psycopg.Connection, *, owner_id: Owners, collection_id: uuid.UUID | str) -> bool:
+def delete_collection(conn: psycopg.Connection, *, owner_id: Owners, collection_id: uuid.UUID | str,
+                      actor_id: int | None = None) -> bool:
     """Delete the collection (its documents stay). A chat over it keeps the documents it had then as
     its own list, so its scope never widens to all of the owner's documents; one over an empty
-    collection keeps an empty list, and answers from nothing."""
+    collection keeps an empty list, and answers from nothing. `actor_id`: who asked, for a workspace's
+    audit log (written in the same transaction)."""
     parsed = parse_uuid(collection_id)
     if parsed is None:
         return False
     with conn.transaction():
-        if not conn.execute("select 1 from collections where owner_id = any(%s::bigint[]) and id = %s for update",
-                            (owner_ids(owner_id), parsed)).fetchone():
+        found = conn.execute("select owner_id, name from collections where owner_id = any(%s::bigint[]) and id = %s"
+                             " for update", (owner_ids(owner_id), parsed)).fetchone()
+        if found is None:
             return False
+        audit.deleted(conn, owner_id=int(found[0]), actor_id=actor_id, action="collection_deleted", name=str(found[1]))
         # every chat over it, whoever's: a workspace's collection is in its members' chats too (their
         # lists are scoped again to what each may read when they ask)
         conn.execute(

@@ -14,7 +14,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from storage import parse_uuid
+from storage import audit, parse_uuid
 from storage.rows import one, scalar
 from storage.workspaces import Owners, owner_ids
 
@@ -142,13 +142,19 @@ def list_documents(conn: psycopg.Connection, *, owner_id: Owners, limit: int | N
         ).fetchall()
 
 
-def delete_document(conn: psycopg.Connection, *, owner_id: Owners, document_id: uuid.UUID | str) -> bool:
+def delete_document(conn: psycopg.Connection, *, owner_id: Owners, document_id: uuid.UUID | str,
+                    actor_id: int | None = None) -> bool:
+    """Delete the document (its chunks, jobs and cells cascade); `actor_id`: the person who asked,
+    recorded in a workspace's audit log in the same transaction."""
     doc_uuid = parse_uuid(document_id)
     if doc_uuid is None:
         return False
-    cur = conn.execute("delete from documents where owner_id = any(%s::bigint[]) and id = %s",
-                       (owner_ids(owner_id), doc_uuid))
-    return cur.rowcount == 1
+    with conn.transaction():
+        row = conn.execute("delete from documents where owner_id = any(%s::bigint[]) and id = %s"
+                           " returning owner_id, name", (owner_ids(owner_id), doc_uuid)).fetchone()
+        if row is not None:
+            audit.deleted(conn, owner_id=int(row[0]), actor_id=actor_id, action="document_deleted", name=str(row[1]))
+    return row is not None
 
 
 def set_document_status(

@@ -17,6 +17,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from storage import audit
 from storage.rows import scalar
 
 ROLES = ("viewer", "editor", "admin", "owner")  # lowest first
@@ -116,6 +117,7 @@ def create(conn: psycopg.Connection, *, user_id: int, name: str) -> dict[str, An
         conn.execute("insert into workspaces (id, name, created_by) values (%s, %s, %s)", (ws, name, user_id))
         conn.execute("insert into workspace_members (workspace_id, user_id, role, added_by)"
                      " values (%s, %s, 'owner', %s)", (ws, user_id, user_id))
+        audit.record(conn, workspace_id=ws, actor_id=user_id, action="workspace_created", detail={"name": name})
     found = get(conn, user_id=user_id, workspace_id=ws)
     assert found is not None
     return found
@@ -180,6 +182,8 @@ def add_member(conn: psycopg.Connection, *, user_id: int, workspace_id: int, use
                              " values (%s, %s, %s, %s) on conflict do nothing", (workspace_id, target, role, user_id))
         if added.rowcount != 1:
             raise Conflict(f"{username!r} is already a member; change their role instead")
+        audit.record(conn, workspace_id=workspace_id, actor_id=user_id, action="member_added", subject=username,
+                     detail={"role": role})
     return {"username": username, "role": role}
 
 
@@ -202,6 +206,9 @@ def set_role(conn: psycopg.Connection, *, user_id: int, workspace_id: int, usern
             raise Conflict("the workspace's last owner stays an owner: make another member owner first")
         conn.execute("update workspace_members set role = %s where workspace_id = %s and user_id = %s",
                      (role, workspace_id, target))
+        if role != theirs:
+            audit.record(conn, workspace_id=workspace_id, actor_id=user_id, action="role_changed", subject=username,
+                         detail={"from": theirs, "to": role})
     return {"username": username, "role": role}
 
 
@@ -224,6 +231,35 @@ def remove_member(conn: psycopg.Connection, *, user_id: int, workspace_id: int, 
                            "or delete the workspace")
         conn.execute("delete from workspace_members where workspace_id = %s and user_id = %s",
                      (workspace_id, target))
+        left = target == user_id
+        audit.record(conn, workspace_id=workspace_id, actor_id=user_id,
+                     action="member_left" if left else "member_removed", subject=None if left else username,
+                     detail={"role": theirs})
+
+
+def transfer(conn: psycopg.Connection, *, user_id: int, workspace_id: int, username: str) -> None:
+    """Hand the workspace over in one step: the member named becomes an owner and the caller, an
+    owner, steps down to admin (both recorded as role changes). Nobody is ever left without an owner,
+    and two owners handing over at once are serialised by the lock."""
+    with conn.transaction():
+        _lock(conn, workspace_id)
+        need(conn, user_id, workspace_id, "owner")
+        target = _person(conn, username)
+        if target == user_id:
+            raise Conflict("you are an owner already: name another member to hand the workspace to")
+        theirs = role_of(conn, target, workspace_id, lock=True)
+        if theirs is None:
+            raise NoSuchMember(f"{username!r} is not a member of this workspace; add them first")
+        conn.execute("update workspace_members set role = 'owner' where workspace_id = %s and user_id = %s",
+                     (workspace_id, target))
+        conn.execute("update workspace_members set role = 'admin' where workspace_id = %s and user_id = %s",
+                     (workspace_id, user_id))
+        if theirs != "owner":
+            audit.record(conn, workspace_id=workspace_id, actor_id=user_id, action="role_changed", subject=username,
+                         detail={"from": theirs, "to": "owner"})
+        me = scalar(conn.execute("select username from users where id = %s", (user_id,)), str)
+        audit.record(conn, workspace_id=workspace_id, actor_id=user_id, action="role_changed", subject=me,
+                     detail={"from": "owner", "to": "admin"})
 
 
 def leave(conn: psycopg.Connection, *, user_id: int, workspace_id: int) -> None:
@@ -239,6 +275,9 @@ def delete(conn: psycopg.Connection, *, user_id: int, workspace_id: int) -> list
         need(conn, user_id, workspace_id, "owner")
         files = [(str(h), str(f)) for h, f in conn.execute(
             "select content_hash, format from documents where owner_id = %s", (workspace_id,)).fetchall()]
+        name = scalar(conn.execute("select name from workspaces where id = %s", (workspace_id,)), str)
+        audit.record(conn, workspace_id=workspace_id, actor_id=user_id, action="workspace_deleted", subject=name,
+                     detail={"documents": len(files)})
         conn.execute("delete from users where id = %s and kind = 'workspace'", (workspace_id,))
     return files
 

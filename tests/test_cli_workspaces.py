@@ -113,3 +113,34 @@ def test_workspace_names_are_checked(env: dict[str, str]) -> None:
     assert code == 2 and "no workspace named 'nowhere'" in err
     code, _out, err = cli(env, "workspace", "invite", "nowhere", "x", "--user", "erin")
     assert code == 2 and "--role" in err
+
+
+def test_the_audit_log_from_the_command_line(env: dict[str, str]) -> None:
+    for user in ("bob", "dave"):
+        assert cli(env, "documents", "--user", user)[0] == 0  # a command-line user exists once used
+    assert cli(env, "workspace", "create", "audited", "--user", "alice")[0] == 0
+    assert cli(env, "workspace", "invite", "audited", "bob", "--role", "viewer", "--user", "alice")[0] == 0
+    assert cli(env, "workspace", "role", "audited", "bob", "editor", "--user", "alice")[0] == 0
+    code, out, err = cli(env, "workspace", "audit", "audited", "--user", "alice", "--json")
+    assert code == 0, err
+    entries = json.loads(out)["entries"]
+    assert [(e["actor"], e["action"], e["subject"], e["detail"]) for e in entries] == [
+        ("alice", "role_changed", "bob", {"from": "viewer", "to": "editor"}),
+        ("alice", "member_added", "bob", {"role": "viewer"}),
+        ("alice", "workspace_created", None, {"name": "audited"})]
+    code, out, err = cli(env, "workspace", "audit", "audited", "--user", "alice", "--limit", "1")
+    assert code == 0 and out.count("\n") == 1 and "role_changed bob  from=viewer to=editor" in out
+    # an editor is not an admin; someone outside finds no workspace of that name
+    code, _out, err = cli(env, "workspace", "audit", "audited", "--user", "bob")
+    assert code == 2 and "admin" in err
+    code, _out, err = cli(env, "workspace", "audit", "audited", "--user", "dave")
+    assert code == 2 and "no workspace named 'audited'" in err
+    assert cli(env, "workspace", "audit", "audited", "--user", "alice", "--limit", "0")[0] == 2
+    # handed over in one step: bob an owner, alice an admin, both in the log
+    assert cli(env, "workspace", "transfer", "audited", "alice", "--user", "bob")[0] == 2  # owners only
+    code, out, err = cli(env, "workspace", "transfer", "audited", "bob", "--user", "alice", "--json")
+    assert code == 0, err
+    assert {m["username"]: m["role"] for m in json.loads(out)["members"]} == {"alice": "admin", "bob": "owner"}
+    code, out, err = cli(env, "workspace", "audit", "audited", "--user", "bob", "--json", "--limit", "2")
+    assert [(e["subject"], e["detail"]["to"]) for e in json.loads(out)["entries"]] == [("alice", "admin"),
+                                                                                       ("bob", "owner")]

@@ -21,11 +21,12 @@ from tests.server.conftest import FACTS, follow_job, read_sse, signup
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 # path parameters that name an owned object: how the owner's real one is found (keys of `owned`)
 ID_KINDS = {"document_id": "document_id", "chat_id": "chat_id", "job_id": "job_id", "message_id": "message_id",
-            "collection_id": "collection_id", "workspace_id": "workspace_id", "key_id": "key_id"}
+            "collection_id": "collection_id", "workspace_id": "workspace_id", "key_id": "key_id",
+            "invite_id": "invite_id"}
 # body fields that name an owned object of another kind than a document (keys of `owned`)
-FIELD_KINDS = {"collection_id": "collection_id"}
+FIELD_KINDS = {"collection_id": "collection_id", "workspace_id": "workspace_id"}
 # a missing id of a kind that is not a UUID
-MISSING = {"message_id": str(2**62), "workspace_id": str(2**62)}
+MISSING = {"message_id": str(2**62), "workspace_id": str(2**62), "invite_id": str(2**62)}
 # path parameters that are not an owned object, with a valid value
 # config_hash: LangServe's compressed "{}"; username: a workspace member's name (the owner's own, below)
 NOT_IDS = {"config_hash": "N4XyA", "page": "1", "username": "matrix-member"}
@@ -42,6 +43,8 @@ BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/v1/chat/completions"): {"model": "thotqen", "messages": [{"role": "user", "content": QUESTION}]},
     ("POST", "/api/workspaces/{workspace_id}/members"): {"username": "matrix-member", "role": "owner"},
     ("PATCH", "/api/workspaces/{workspace_id}/members/{username}"): {"role": "owner"},
+    ("POST", "/api/workspaces/{workspace_id}/invites"): {"role": "owner"},
+    ("POST", "/api/workspaces/{workspace_id}/transfer"): {"username": "matrix-member"},
 }
 RAG_BODY = {"input": {"question": QUESTION}}
 RAG_BATCH = {"inputs": [{"question": QUESTION}]}
@@ -147,9 +150,10 @@ def owned(live, report_pdf, request):  # noqa: ANN001, ANN201
                       json={"question": QUESTION}) as answer:
             message = read_sse(answer)[-1][1]["message_id"]
         key = c.post("/api/keys", headers=owner["headers"], json={"name": "mine"}).json()["id"]
+        invite = c.post(f"/api/workspaces/{workspace}/invites", headers=owner["headers"], json={"role": "viewer"})
         return {**owner, "document_id": res.json()["document_id"], "job_id": res.json()["job_id"], "chat_id": chat,
                 "message_id": str(message), "collection_id": collection, "workspace_id": str(workspace),
-                "key_id": key}
+                "key_id": key, "invite_id": str(invite.json()["id"])}
 
 
 def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None:  # noqa: ANN001
@@ -184,7 +188,8 @@ def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None: 
                     url = url.replace("{" + p + "}", value)
                 body = base
                 for field in fields:
-                    value = owned[FIELD_KINDS.get(field[-1], "document_id")] if real else str(uuid.uuid4())
+                    value = (owned[FIELD_KINDS.get(field[-1], "document_id")] if real
+                             else MISSING.get(field[-1], str(uuid.uuid4())))
                     body = with_field(body, field, [value] if field[-1].endswith("_ids") else value)
                 with c.stream(method, url, headers=stranger["headers"],
                               **({"json": body} if body is not None else {})) as res:
@@ -212,10 +217,13 @@ def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None: 
         team = c.get(f"/api/workspaces/{owned['workspace_id']}/members", headers=h).json()["members"]
         assert [(m["username"], m["role"]) for m in team] == [(owned["username"], "owner")]
         assert [k["id"] for k in c.get("/api/keys", headers=h).json()["keys"]] == [owned["key_id"]]
+        invites = c.get(f"/api/workspaces/{owned['workspace_id']}/invites", headers=h).json()["invites"]
+        assert [str(i["id"]) for i in invites] == [owned["invite_id"]]
     # the walk found the routes that take ids (a sanity floor, not a list to keep in sync)
     assert {"GET /api/documents/{document_id}", "DELETE /api/chats/{chat_id}", "GET /api/jobs/{job_id}/events",
             "POST /api/chats", "POST /rag/invoke", "POST /rag/stream_events", "GET /api/collections/{collection_id}",
             "DELETE /api/collections/{collection_id}/documents/{document_id}", "DELETE /api/workspaces/{workspace_id}",
             "POST /api/workspaces/{workspace_id}/members",
             "PATCH /api/workspaces/{workspace_id}/members/{username}",
-            "DELETE /api/keys/{key_id}"} <= set(checked), checked
+            "DELETE /api/keys/{key_id}", "GET /api/workspaces/{workspace_id}/audit",
+            "DELETE /api/workspaces/{workspace_id}/invites/{invite_id}"} <= set(checked), checked

@@ -91,11 +91,13 @@ export async function api(path, options = {}) {
   return res.json();
 }
 
-// Every document of the user: GET /api/documents answers a page at a time (DOCUMENT_PAGE_MAX).
-export async function allDocuments() {
+// Every document the user may read (`workspaceId`: that workspace's only): GET /api/documents
+// answers a page at a time (DOCUMENT_PAGE_MAX).
+export async function allDocuments(workspaceId = null) {
   const all = [];
+  const where = workspaceId === null ? "" : `workspace_id=${workspaceId}&`;
   for (let offset = 0; offset !== null;) {
-    const { documents, next_offset: next } = await api(offset ? `/api/documents?offset=${offset}` : "/api/documents");
+    const { documents, next_offset: next } = await api(`/api/documents?${where}offset=${offset}`);
     all.push(...documents);
     offset = next ?? null;
   }
@@ -129,18 +131,19 @@ export async function* readEvents(res) {
   }
 }
 
-// Upload one file with progress (XMLHttpRequest reports upload progress; fetch does not).
-export function uploadFile(file, onProgress, retry = true) {
+// Upload one file with progress (XMLHttpRequest reports upload progress; fetch does not); `path`
+// names the space it goes to (`?workspace_id=`), the personal space by default.
+export function uploadFile(file, onProgress, path = "/api/documents", retry = true) {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
-    xhr.open("POST", "/api/documents");
+    xhr.open("POST", path);
     xhr.setRequestHeader("X-CSRF-Token", csrfToken());
     xhr.responseType = "json";
     xhr.upload.onprogress = (e) => { if (e.lengthComputable) onProgress(e.loaded / e.total); };
     xhr.onerror = () => reject(new ApiError(0, "the upload failed: the server could not be reached"));
     xhr.onload = async () => {
       if (xhr.status === 401 && retry) {
-        if (await refreshSession()) { uploadFile(file, onProgress, false).then(resolve, reject); return; }
+        if (await refreshSession()) { uploadFile(file, onProgress, path, false).then(resolve, reject); return; }
         sessionEnded("expired");
       }
       if (xhr.status >= 200 && xhr.status < 300) { resolve(xhr.response); return; }

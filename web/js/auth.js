@@ -1,7 +1,7 @@
 // Sign in and sign up. The server sets the session cookies; the page only learns who signed in.
 import { api } from "./api.js";
 import { h, waitText } from "./dom.js";
-import { go, signedIn } from "./main.js";
+import { afterSignIn, go, signedIn } from "./main.js";
 
 export async function renderSignIn(main, mode) {
   const signup = mode === "signup";
@@ -25,7 +25,7 @@ export async function renderSignIn(main, mode) {
         method: "POST", json: { username: username.value.trim(), password: password.value },
       });
       signedIn(body);
-      go("#/chats");
+      go(afterSignIn());
     } catch (err) {
       error.textContent = explain(err, signup);
       error.hidden = false;

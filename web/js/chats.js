@@ -7,15 +7,18 @@ import { append, banner, confirmDialog, h, waitText, when } from "./dom.js";
 import { go } from "./main.js";
 import { docs, renderMessage } from "./message.js";
 import { prefetchCitation } from "./viewer.js";
+import { canWrite, inSpace, space } from "./space.js";
 
 let docsById = new Map();
 // a touch screen: the message box does not take focus on open (the keyboard would cover the answer)
 const touch = () => matchMedia("(hover: none) and (pointer: coarse)").matches;
 
 export async function renderChats(main, chatId, params = new URLSearchParams()) {
-  const [{ chats }, { documents }, { collections }] = await Promise.all([
-    api("/api/chats"), allDocuments(), api("/api/collections")]);
-  docsById = new Map(documents.map((d) => [d.id, d]));
+  const [{ chats }, { documents: readable }, { collections }] = await Promise.all([
+    api("/api/chats"), allDocuments(), api(inSpace("/api/collections"))]);
+  // every document the person reads names the citations; a new chat picks from the chosen space's
+  docsById = new Map(readable.map((d) => [d.id, d]));
+  const documents = space.id === null ? readable : readable.filter((d) => d.workspace_id === space.id);
   docs.byId = docsById;
   const side = h("aside", { class: "chat-side", "aria-labelledby": "chats-heading" },
     h("div", { class: "side-head" },
@@ -31,22 +34,25 @@ export async function renderChats(main, chatId, params = new URLSearchParams()) 
   const pane = h("section", { class: "chat-pane", "aria-label": "Conversation" });
   main.append(h("div", { class: `chats-layout${chatId ? " has-chat" : ""}${documents.length ? "" : " no-docs"}` },
     side, pane));
-  if (chatId) await renderConversation(pane, chatId, documents, params.get("m"));
+  if (chatId) await renderConversation(pane, chatId, readable, params.get("m"));
   else {
     pane.append(h("div", { class: "empty-pane" },
       documents.length
         ? [h("p", {}, "Choose a chat, or start a new one to ask about your documents."),
            h("button", { type: "button", class: "btn btn-primary",
                          onclick: () => newChatDialog(main, documents, collections) }, "Start a new chat")]
-        : [h("p", {}, "Upload a PDF first: answers come from your documents."),
-           h("a", { class: "btn btn-primary", href: "#/documents" }, "Upload documents")]));
+        : canWrite()
+          ? [h("p", {}, "Upload a PDF first: answers come from your documents."),
+             h("a", { class: "btn btn-primary", href: "#/documents" }, "Upload documents")]
+          : [h("p", {}, `The workspace “${space.name}” has no documents yet: its editors upload them.`)]));
   }
 }
 
 function scopeText(chat) {
-  if (chat.collection_name) return `Collection: ${chat.collection_name}`;
+  const where = chat.workspace ? `${chat.workspace}: ` : "";
+  if (chat.collection_name) return `${where}Collection: ${chat.collection_name}`;
   const n = chat.document_ids ? chat.document_ids.length : 0;
-  return n ? `${n} document${n > 1 ? "s" : ""}` : "All documents";
+  return where + (n ? `${n} document${n > 1 ? "s" : ""}` : "All documents");
 }
 
 function newChatDialog(main, documents, collections = []) {
@@ -71,7 +77,8 @@ function newChatDialog(main, documents, collections = []) {
     h("h2", { id: "new-chat-title" }, "New chat"),
     h("label", { for: "new-title" }, "Title (optional)"), title,
     h("fieldset", {}, h("legend", {}, "Answer from"),
-      h("div", { class: "check" }, all, h("label", { for: "scope-all" }, "All my documents")),
+      h("div", { class: "check" }, all, h("label", { for: "scope-all" },
+        space.id === null ? "All my documents" : `All documents of ${space.name}`)),
       h("div", { class: "check" }, some, h("label", { for: "scope-some" }, "Only the documents I choose")),
       picks,
       h("div", { class: "check" }, inCollection, h("label", { for: "scope-collection" },
@@ -92,7 +99,7 @@ function newChatDialog(main, documents, collections = []) {
     try {
       const chat = await api("/api/chats", { method: "POST",
         json: { title: title.value.trim(), document_ids: some.checked ? chosen : null,
-                collection_id: inCollection.checked ? collection.value : null } });
+                collection_id: inCollection.checked ? collection.value : null, workspace_id: space.id } });
       dialog.close();
       go(`#/chats/${chat.id}`);
     } catch (err) {
@@ -292,7 +299,10 @@ function refreshSide() {
 
 function scopeLine(chat) {
   if (chat.collection_name) return `Answers from the collection “${chat.collection_name}” (its documents when you ask)`;
-  if (!chat.document_ids) return "Answers from all your documents";
+  if (!chat.document_ids) {
+    return chat.workspace ? `Answers from the documents of the workspace “${chat.workspace}”`
+      : "Answers from all your documents";
+  }
   const names = chat.document_ids.map((id) => docsById.get(id)?.name || "a deleted document");
   return `Answers from ${names.join(", ")}`;
 }
@@ -361,7 +371,7 @@ function searchBox() {
     const mine = ++asked;
     let found;
     try {
-      found = await api(`/api/search?q=${encodeURIComponent(q)}`);
+      found = await api(inSpace(`/api/search?q=${encodeURIComponent(q)}`));
     } catch (err) {
       results.replaceChildren(h("p", { class: "error-box" }, `The search failed: ${err.detail}`));
       return;

@@ -1,12 +1,15 @@
 // Collections: named groups of documents ("2023 filings"). Make one, add or take out documents,
 // rename, delete, and start a chat over it: the chat searches the documents the collection holds
-// when each question is asked, so one added later is part of it from then on.
+// when each question is asked, so one added later is part of it from then on. They follow the chosen
+// space (space.js): a workspace's collections, made and changed by its editors and above.
 import { allDocuments, api } from "./api.js";
 import { banner, confirmDialog, h } from "./dom.js";
 import { go } from "./main.js";
+import { canWrite, inSpace, rank, roleOver, space } from "./space.js";
 
 export async function renderCollections(main) {
-  const [{ collections }, { documents }] = await Promise.all([api("/api/collections"), allDocuments()]);
+  const [{ collections }, { documents }] = await Promise.all([api(inSpace("/api/collections")),
+                                                             allDocuments(space.id)]);
   const details = await Promise.all(collections.map((c) => api(`/api/collections/${c.id}`)));
   const name = h("input", { id: "collection-name", maxLength: 200, required: true, placeholder: "e.g. 2023 filings" });
   const error = h("p", { class: "error-box", role: "alert", hidden: true });
@@ -17,7 +20,7 @@ export async function renderCollections(main) {
   create.addEventListener("submit", async (e) => {
     e.preventDefault();
     try {
-      const made = await api("/api/collections", { method: "POST", json: { name: name.value.trim() } });
+      const made = await api(inSpace("/api/collections"), { method: "POST", json: { name: name.value.trim() } });
       banner(`The collection “${made.name}” was created.`, "info");
       await rerender(main, made.id);
     } catch (err) {
@@ -32,10 +35,12 @@ export async function renderCollections(main) {
       ? "No collections yet. Group documents you often ask about together, such as one year's filings."
       : ["No collections yet, and no documents to put in one: ", h("a", { href: "#/documents" }, "upload documents"),
          " first."]);
-  main.append(h("section", { class: "page" }, h("h1", {}, "Collections"),
+  main.append(h("section", { class: "page" },
+    h("h1", {}, space.id === null ? "Collections" : `Collections of ${space.name}`),
     h("p", { class: "muted" }, "A chat over a collection answers from the documents in it when you ask, "
-                               + "including documents you add later."),
-    create, h("h2", {}, "Your collections"), list));
+                               + "including documents you add later.",
+      space.id === null ? " A new one is in your personal space." : ""),
+    canWrite() ? create : null, h("h2", {}, space.id === null ? "Your collections" : "Its collections"), list));
 }
 
 async function rerender(main, focusId = null) {
@@ -47,7 +52,10 @@ async function rerender(main, focusId = null) {
 
 function card(main, c, documents) {
   const inside = new Set(c.documents.map((d) => d.id));
-  const addable = documents.filter((d) => !inside.has(d.id) && d.status !== "failed");
+  const mine = rank(roleOver(c.workspace_id)) >= rank("editor");
+  // a collection holds documents of its own space only
+  const addable = mine ? documents.filter((d) => !inside.has(d.id) && d.status !== "failed"
+                                          && (d.workspace_id ?? null) === (c.workspace_id ?? null)) : [];
   const pickId = `add-${c.id}`;
   const pick = h("select", { id: pickId }, addable.map((d) => h("option", { value: d.id }, d.name)));
   const add = h("form", { class: "row collection-add" },
@@ -64,7 +72,7 @@ function card(main, c, documents) {
     ? h("ul", { class: "members" }, c.documents.map((d) => h("li", {},
       h("span", {}, d.name), [d.company, d.form, d.period].some(Boolean)
         ? h("span", { class: "muted" }, ` · ${[d.company, d.form, d.period].filter(Boolean).join(" · ")}`) : null,
-      h("button", { type: "button", class: "btn btn-small btn-quiet", onclick: async () => {
+      !mine ? null : h("button", { type: "button", class: "btn btn-small btn-quiet", onclick: async () => {
                       try {
                         await api(`/api/collections/${c.id}/documents/${d.id}`, { method: "DELETE" });
                         await rerender(main, c.id);
@@ -74,21 +82,23 @@ function card(main, c, documents) {
   const heading = h("h3", {}, c.name);
   return h("li", { class: "collection card", dataset: { id: c.id } },
     h("div", { class: "collection-head" }, heading,
-      h("span", { class: "muted" }, `${c.document_count} document${c.document_count === 1 ? "" : "s"}`)),
+      h("span", { class: "muted" }, `${c.document_count} document${c.document_count === 1 ? "" : "s"}`,
+        space.id === null && c.workspace ? ` · ${c.workspace}` : "")),
     members,
     addable.length ? add : null,
     h("div", { class: "row" },
       h("button", { type: "button", class: "btn btn-small btn-primary", onclick: () => startChat(c) },
         h("span", {}, "Start a chat"), h("span", { class: "visually-hidden" }, ` over ${c.name}`)),
-      h("button", { type: "button", class: "btn btn-small", onclick: () => rename(main, c, heading) },
-        h("span", {}, "Rename"), h("span", { class: "visually-hidden" }, ` ${c.name}`)),
-      h("button", { type: "button", class: "btn btn-small btn-danger", onclick: () => remove(main, c) },
-        h("span", {}, "Delete"), h("span", { class: "visually-hidden" }, ` ${c.name}`))));
+      mine ? h("button", { type: "button", class: "btn btn-small", onclick: () => rename(main, c, heading) },
+        h("span", {}, "Rename"), h("span", { class: "visually-hidden" }, ` ${c.name}`)) : null,
+      mine ? h("button", { type: "button", class: "btn btn-small btn-danger", onclick: () => remove(main, c) },
+        h("span", {}, "Delete"), h("span", { class: "visually-hidden" }, ` ${c.name}`)) : null));
 }
 
 async function startChat(c) {
   try {
-    const chat = await api("/api/chats", { method: "POST", json: { title: c.name, collection_id: c.id } });
+    const chat = await api("/api/chats", { method: "POST", json: { title: c.name, collection_id: c.id,
+                                                                   workspace_id: space.id } });
     go(`#/chats/${chat.id}`);
   } catch (err) { banner(`The chat could not be started: ${err.detail}`, "error"); }
 }

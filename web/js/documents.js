@@ -1,7 +1,10 @@
 // Documents: upload several documents (picker or drag and drop), one live stepper per upload fed by the
-// job's Server-Sent Events, and the list with status, pages, passages and delete.
+// job's Server-Sent Events, and the list with status, pages, passages and delete. Both follow the
+// chosen space (space.js): a workspace's documents say who uploaded them, and a viewer there gets
+// neither the upload nor the delete.
 import { allDocuments, api, refreshSession, uploadFile } from "./api.js";
 import { banner, bytes, confirmDialog, h, waitText, when } from "./dom.js";
+import { canWrite, inSpace, rank, roleOver, space } from "./space.js";
 
 const STEPS = [
   ["upload", "Upload"], ["parsing", "Read"], ["chunking", "Split"], ["embedding", "Index"], ["done", "Ready"],
@@ -47,10 +50,16 @@ export async function renderDocuments(main, params = new URLSearchParams()) {
 
   uploadsEl = h("ul", { class: "uploads", "aria-label": "Uploads" });
   listEl = h("div", { class: "doc-list", "aria-live": "polite" });
+  const where = space.id === null
+    ? h("p", { class: "muted" }, "Yours and your workspaces’ documents. What you upload here goes to your personal space.")
+    : h("p", { class: "muted" }, `The documents of the workspace “${space.name}”, where you are ${article(space.role)} `
+        + `${space.role}.`, canWrite() ? " What you upload here goes to it." : "");
+  const upload = canWrite() ? [input, zone] : [h("p", { class: "warn-box" },
+    `As a viewer of “${space.name}” you can search, ask and open its documents; an editor or above uploads them.`)];
   main.append(h("section", { class: "page" },
-    h("h1", {}, "Documents"),
-    input, zone, uploadsEl,
-    h("h2", {}, "Your documents"), listEl));
+    h("h1", {}, space.id === null ? "Documents" : `Documents of ${space.name}`),
+    where, upload, uploadsEl,
+    h("h2", {}, space.id === null ? "Your documents" : "Its documents"), listEl));
   for (const u of uploads) uploadsEl.append(u.el);
   await refreshList();
   const found = params.get("doc") && listEl.querySelector(`tr[data-id="${CSS.escape(params.get("doc"))}"]`);
@@ -62,9 +71,25 @@ export async function renderDocuments(main, params = new URLSearchParams()) {
 
 export async function refreshList() {
   if (!listEl || !listEl.isConnected) return;
-  const { documents } = await allDocuments();
+  const { documents } = await allDocuments(space.id);
   listEl.replaceChildren(documents.length ? table(documents)
-    : h("p", { class: "empty" }, "No documents yet. Upload a PDF to start asking questions."));
+    : h("p", { class: "empty" }, canWrite() ? "No documents yet. Upload a PDF to start asking questions."
+      : "No documents in it yet."));
+}
+
+export function article(role) {
+  return /^[aeiou]/.test(role || "") ? "an" : "a";
+}
+
+// Where a document is, and who put it there when that is a workspace.
+function whereCell(d) {
+  if (d.workspace_id === null || d.workspace_id === undefined) return h("span", {}, "Personal");
+  return [h("span", { class: "doc-space" }, d.workspace),
+          d.uploaded_by ? h("span", { class: "doc-by muted" }, `uploaded by ${d.uploaded_by}`) : null];
+}
+
+function mayChange(d) {
+  return rank(roleOver(d.workspace_id)) >= rank("editor");
 }
 
 // What the document says it is (company · form · period, read from its cover page), when it says;
@@ -76,7 +101,8 @@ function context(d) {
   const edit = h("button", { type: "button", class: "btn btn-quiet btn-small doc-company-edit",
                              "aria-label": `${d.company ? "Change company" : "Set company"} of ${d.name}` },
                  d.company ? "Change" : "Set company");
-  const line = h("span", { class: "doc-context muted", dataset: { issuer: d.issuer || "" } }, said, " ", edit);
+  const line = h("span", { class: "doc-context muted", dataset: { issuer: d.issuer || "" } }, said, " ",
+                 mayChange(d) ? edit : null);
   edit.addEventListener("click", () => line.replaceWith(companyForm(d, line)));
   return [line];
 }
@@ -110,15 +136,16 @@ function table(documents) {
     h("td", { "data-label": "Pages", class: "num" }, d.pages ?? "–"),
     h("td", { "data-label": "Passages", class: "num" }, d.chunks ?? "–"),
     h("td", { "data-label": "Size", class: "num" }, bytes(d.size_bytes)),
+    h("td", { "data-label": "Space" }, whereCell(d)),
     h("td", { "data-label": "Added" }, when(d.created_at)),
     h("td", { class: "actions" }, h("div", {},
       h("a", { class: "btn btn-small", href: `/api/documents/${d.id}/file`, download: d.name,
                "aria-label": `Download ${d.name}` }, "Download"),
-      h("button", { type: "button", class: "btn btn-small btn-danger", "aria-label": `Delete ${d.name}`,
-                    onclick: () => remove(d) }, "Delete")))));
+      mayChange(d) ? h("button", { type: "button", class: "btn btn-small btn-danger", "aria-label": `Delete ${d.name}`,
+                                   onclick: () => remove(d) }, "Delete") : null))));
   return h("table", { class: "docs" },
     h("caption", { class: "visually-hidden" }, "Your documents"),
-    h("thead", {}, h("tr", {}, ...["Name", "Status", "Pages", "Passages", "Size", "Added"].map(
+    h("thead", {}, h("tr", {}, ...["Name", "Status", "Pages", "Passages", "Size", "Space", "Added"].map(
       (t) => h("th", { scope: "col" }, t)), h("th", { scope: "col" }, h("span", { class: "visually-hidden" },
       "Actions")))),
     h("tbody", {}, rows));
@@ -159,6 +186,7 @@ async function remove(d) {
 function startUploads(files) {
   for (const file of files) {
     const u = makeCard(file);
+    u.path = inSpace("/api/documents");  // the space chosen when it was dropped, even if switched meanwhile
     uploads.unshift(u);
     uploadsEl?.prepend(u.el);
     run(u);
@@ -202,6 +230,7 @@ function fail(u, text) {
 export function refusal(err) {
   switch (err.status) {
     case 413: return `Too large: ${err.detail}. Split the PDF or compress it, then upload it again.`;
+    case 403: return `Not allowed: ${err.detail}.`;
     case 415: return `Not a document Thotqen can read: ${err.detail}.`;
     case 422: return `This file cannot be used: ${err.detail}.`;
     case 429: return `Too many requests: ${err.detail}. Try again ${waitText(err.retryAfter)}.`;
@@ -228,7 +257,7 @@ async function sendWithRetries(u) {
     setStep(u, "upload", 0, "Uploading…");
     try {
       return await uploadFile(u.file, (f) => setStep(u, "upload", Math.round(f * 8),
-                                                     `Uploading… ${Math.round(f * 100)}%`));
+                                                     `Uploading… ${Math.round(f * 100)}%`), u.path);
     } catch (err) {
       const wait = Math.max(err.retryAfter ?? 1, 1);
       if (err.status !== 429 || attempt >= BUSY_RETRIES || wait > BUSY_WAIT_MAX_S) throw err;

@@ -7,6 +7,8 @@ import { renderChats } from "./chats.js";
 import { renderCollections } from "./collections.js";
 import { renderMetrics } from "./metrics.js";
 import { renderSettings } from "./settings.js";
+import { forget, loadSpaces, onSwitch } from "./space.js";
+import { renderJoin, renderWorkspaces } from "./workspaces.js";
 
 // First-token and page-image timings, read by the browser tests and evals/page_latency.py.
 window.__thotqen = { tokenDelays: [], pageImages: [] };
@@ -30,6 +32,7 @@ function showHeader() {
   const signedIn = Boolean(session.user);
   document.getElementById("nav").hidden = !signedIn;
   document.getElementById("account").hidden = !signedIn;
+  if (!signedIn) document.getElementById("space").hidden = true;
   document.getElementById("nav-metrics").hidden = !(session.user && session.user.admin);
   document.getElementById("who").textContent = signedIn ? session.user.username : "";
   const current = route().name;
@@ -45,9 +48,21 @@ export function signedIn(body) {
   banner("");
 }
 
+// A page asked for before signing in that should open after it (an invitation link), once.
+const AFTER = "thotqen.after";
+export function afterSignIn() {
+  const hash = sessionStorage.getItem(AFTER);
+  sessionStorage.removeItem(AFTER);
+  return hash && hash.startsWith("#/join/") ? hash : "#/chats";
+}
+
 async function render() {
   const r = route();
   if (!session.user && !["signin", "signup"].includes(r.name)) {
+    if (r.name === "join") {
+      sessionStorage.setItem(AFTER, location.hash);
+      banner("Sign in or create an account to join the workspace.", "info", true);
+    }
     location.hash = "#/signin";
     return;
   }
@@ -61,12 +76,18 @@ async function render() {
   lastView = view;
   main.replaceChildren();
   try {
+    if (session.user) {  // asked at each view: a membership ended elsewhere shows at once
+      const { lost } = await loadSpaces();
+      if (lost) banner("You are no longer a member of that workspace: showing all your spaces.", "warn");
+    }
     if (r.name === "signin" || r.name === "signup") await renderSignIn(main, r.name, r.params);
     else if (r.name === "documents") await renderDocuments(main, r.params);
     else if (r.name === "collections") await renderCollections(main);
     else if (r.name === "chats") await renderChats(main, r.id, r.params);
     else if (r.name === "metrics" && session.user.admin) await renderMetrics(main);
     else if (r.name === "settings") await renderSettings(main);
+    else if (r.name === "workspaces") await renderWorkspaces(main, r.id, r.params);
+    else if (r.name === "join" && r.id) await renderJoin(main, r.id);
     else notFound();
   } catch (err) {
     if (err.status === 401) return; // session-ended handles it
@@ -88,6 +109,7 @@ function notFound() {
 }
 
 window.addEventListener("hashchange", render);
+onSwitch(() => render());
 
 // the Developers menu closes on a choice, on Escape and on a click elsewhere
 const devMenu = document.getElementById("dev-menu");
@@ -100,6 +122,7 @@ document.addEventListener("click", (e) => { if (!devMenu.contains(e.target)) dev
 window.addEventListener("session-ended", () => {
   if (!session.user) return;
   session.user = null;
+  forget();
   stopRefresh();
   banner("Your session has ended. Sign in again to continue.", "warn", true);
   location.hash = "#/signin";
@@ -111,6 +134,7 @@ document.getElementById("sign-out").addEventListener("click", async () => {
     await request("/api/session", { method: "DELETE" });
   } catch { /* the cookies are cleared either way */ }
   session.user = null;
+  forget();
   stopRefresh();
   banner("You are signed out.", "info");
   location.hash = "#/signin";
