@@ -7,7 +7,9 @@ test_claims.py holds them). A sentence citing excerpts fails a check when:
 - `name_not_cited`: it names someone or something (capitalised words past its first, a month's name
   aside) that neither the excerpts it cites nor the question hold: a name taken from another report;
 - `date_not_cited`: it gives a year or a month that neither the excerpts it cites nor the question
-  hold: a date of the wrong year.
+  hold: a date of the wrong year;
+- `name_and_year_apart`: it gives a name (not the question's) and a year that no one sentence or line
+  of what it cites holds together: a name from one line of a list and a date from another.
 Figures are checked figure by figure by graph/verify.py. What fails is removed; what passes is kept,
 and a sentence that fails only because it cites too little ("Murdock stepped down in March 1996 and
 Perens took over [2]", the month and year in [1]) is kept citing the excerpts that hold what it says.
@@ -129,6 +131,27 @@ def date_not_cited(sentence: str, cited: str, question: str) -> bool:
     return any(not any(w[:2] == d[:2] and (d[2] is None or w[2] == d[2]) for w in written) for d in dates_in(body))
 
 
+_STATEMENT = re.compile(r"[^\n.!?]+(?:[.!?](?=\s|$)|\n|$)")  # one sentence or line of an excerpt
+
+
+def name_and_year_apart(sentence: str, cited: str, question: str) -> bool:
+    """The sentence gives a name the question does not, and a year, and no one sentence or line of what it
+    cites holds that name with one of its years: its parts come from different statements ("Ian Jackson
+    led Debian from April 2005", the name from one line of a list of leaders and the dates from another)."""
+    body = _body(sentence)
+    years = set(YEAR.findall(body))  # the question's too: "Who led it from April 2005?" "Ian Jackson [1]."
+    names = [n for n in names_not_cited(body, "", question)
+             if not _words(n) <= _MONTHS and not YEAR.search(n)] if years else []
+    if not names:
+        return False
+    statements = [(set(YEAR.findall(m.group(0))), _words(m.group(0))) for m in _STATEMENT.finditer(cited)]
+    for name in names:
+        words = {w for w in _words(name) if w not in FUNCTION_WORDS and w not in _MONTHS and len(w) > 1}
+        if words and not any(words <= held and said & years for said, held in statements):
+            return True
+    return False
+
+
 def answers_the_question(answer: str, reading: Reading, spans: list[tuple[int, int]]) -> bool:
     """Whether a sentence of `answer` (its `spans`) speaks of what `reading`'s question asks (module doc):
     the model may cite a later sentence than the one that answers."""
@@ -168,6 +191,8 @@ CHECKS: tuple[Check, ...] = (
     Check("adds_nothing", "says nothing beyond the question: the value was left blank", adds_nothing),
     Check("name_not_cited", "names someone or something its cited excerpts do not", name_not_cited),
     Check("date_not_cited", "gives a year or a month its cited excerpts do not", date_not_cited),
+    Check("name_and_year_apart", "gives a name and a year no one statement of its excerpts holds together",
+          name_and_year_apart),
 )
 
 

@@ -161,3 +161,21 @@ def test_a_figure_of_the_question_adds_nothing() -> None:
 
     assert adds_nothing("The logo of 3M was designed by [1].", "", "Who designed the logo of 3M?")
     assert not adds_nothing("The logo of 3M was designed in 1977 [1].", "", "Who designed the logo of 3M?")
+
+
+def test_a_name_and_a_year_from_different_lines_of_a_list_fail() -> None:
+    from graph.claims import name_and_year_apart
+
+    # issue 39's first held-back genre batch: the leaders' list held the name on one line, the dates on another
+    leaders = ("Ian Jackson led Debian from January 1998 until December 1998.\n"
+               "Branden Robinson led Debian from April 2005 until April 2006.\n")
+    question = "Who led Debian from April 2005 until April 2006?"
+    assert name_and_year_apart("Ian Jackson led Debian from April 2005 until April 2006 [1].", leaders, question)
+    assert not name_and_year_apart("Branden Robinson led Debian from April 2005 until April 2006 [1].", leaders,
+                                   question)
+    # a name the question gives, or a sentence with no year, is for the other checks
+    assert not name_and_year_apart("Ian Jackson took over [1].", leaders, question)
+    # the cited excerpt cannot be repaired with another line's dates
+    answer = "Ian Jackson led Debian from April 2005 until April 2006 [1]."
+    assert [(f.check, f.repair) for f in failures(sentences(answer), answer, {1: leaders, 2: "Debian."},
+                                                  question)] == [("name_and_year_apart", None)]
