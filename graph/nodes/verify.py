@@ -80,7 +80,8 @@ def _pointers_merged(answer: str) -> str:
         claim = before[before.rfind(".", 0, end) + 1:]  # the sentence it points for: its markers need no repeat
         markers = "".join(x for x in dict.fromkeys(marker.group(0) for marker in MARK.finditer(m.group(2)))
                           if x not in claim)
-        out = before[:end] + " " + markers + before[end:] + out[m.end():]
+        gap = "" if before[:end].endswith("]") or not markers else " "  # "[2][1]", not "[2] [1]"
+        out = before[:end] + gap + markers + before[end:] + out[m.end():]
     return out
 
 

@@ -279,6 +279,7 @@ def test_document_scope_limits_retrieval(report_owner, ingest, make_run) -> None
     ("Tools read your name from them. The correct answer is [2].", "Tools read your name from them [2]."),
     ("The study counted 55,000,000 lines [1]. This figure is given in the excerpt [1].",
      "The study counted 55,000,000 lines [1]."),
+    ("It had 3900 packages [2]. This information is found in excerpts [1] and [2].", "It had 3900 packages [2][1]."),
 ])
 def test_a_sentence_that_only_points_at_a_source_gives_its_citation_to_the_claim(answer: str, cleaned: str) -> None:
     from graph.nodes.verify import without_mechanics
