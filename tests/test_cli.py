@@ -194,9 +194,13 @@ def test_another_model_is_refused_until_reindex(cli_home: Path, model_128: str) 
     assert thotqen("search", "dividend policy", home=cli_home).returncode == 3
 
 
-def test_ingest_is_under_the_same_storage_quota_as_uploads(cli_home: Path, tmp_path: Path) -> None:
+def test_ingest_is_under_the_same_storage_quota_as_uploads(tmp_path: Path) -> None:
     """Issue 41: `thotqen ingest` stores through the upload's path, so DOCUMENTS_PER_USER and
     STORAGE_MB_PER_USER bound it alike: a file past either fails with the reason, nothing kept."""
+    import tempfile
+
+    # a home of its own: the module's may hold another embedding model's index (the reindex test's)
+    cli_home = Path(tempfile.mkdtemp(prefix="thq-quota-", dir="/tmp"))
     files = []
     for n in range(2):
         path = tmp_path / f"note-{n}.txt"
