@@ -25,6 +25,18 @@ MARK = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=\d))*(?:[.!?]+(?!\d)|\n|$)")
 
 
+def marked(sentence: str) -> list[int]:
+    """The excerpt numbers `sentence`'s markers cite, in order ("[1][2, 3]" -> 1, 2, 3)."""
+    return [int(x) for m in MARK.finditer(sentence) for x in m.group(1).split(",")]
+
+
+def before_stop(sentence: str, marks: str) -> str:
+    """`sentence` with `marks` ("[1][2]") written before its closing stop, its trailing space kept."""
+    body = sentence.rstrip()
+    end = len(body) - (1 if body[-1:] in ".!?" else 0)
+    return body[:end].rstrip() + " " + marks + body[end:] + sentence[len(body):]
+
+
 def citations_of(excerpts: list[Excerpt]) -> list[Citation]:
     """The excerpts as the model saw them, numbered from 1: `[n]` in an answer is entry n."""
     return [Citation(n=n, document_id=e.get("document_id"), name=str(e.get("name") or ""), page=e.get("page"),
@@ -93,26 +105,27 @@ def repair_citations(answer: str, texts: list[str], question: str = "") -> str:
             continue
         wanted = figures(sentence) - asked
         holders = [n for n, f in enumerate(held, 1) if _overlap(wanted, f)]
-        cited = {int(x) for m in MARK.finditer(sentence) for x in m.group(1).split(",")}
+        cited = set(marked(sentence))
         if wanted and holders and not cited & set(holders):
             marker = "[" + ", ".join(map(str, holders[:2])) + "]"
             if cited:
                 sentence = MARK.sub("", sentence, count=0)
                 sentence = re.sub(r"\s+([.!?])", r"\1", sentence)
-            end = len(sentence.rstrip()) - (1 if sentence.rstrip()[-1:] in ".!?" else 0)
-            sentence = sentence[:end].rstrip() + " " + marker + sentence[end:]
+            sentence = before_stop(sentence, marker)
         out.append(sentence)
     return "".join(out)
 
 
-# An uncited sentence is given the excerpt holding this many of its own words (beyond the question's), at least.
+# An uncited sentence is given the excerpt holding this many of its own words (beyond the question's), at least,
+# or this share of them: "your rights under the MPL will terminate." has one word the question does not.
 CITE_BY_WORDS = 2
+CITE_BY_SHARE = 0.75
 
 
 def cite_uncited(answer: str, texts: list[str], question: str = "") -> str:
     """An answer that cites nothing ("This is stated in the excerpt."): each sentence cites the excerpt
-    that holds most of its own words, when one holds at least CITE_BY_WORDS of them. The claim check
-    then holds the sentence to what that excerpt says."""
+    that holds most of its own words, when one holds at least CITE_BY_WORDS of them or CITE_BY_SHARE
+    of them. The claim check then holds the sentence to what that excerpt says."""
     if MARK.search(answer) or not texts:
         return answer
     asked = stems(question)
@@ -122,10 +135,8 @@ def cite_uncited(answer: str, texts: list[str], question: str = "") -> str:
         own = stems(sentence) - asked
         scores = [len(own & h) for h in held]
         best = max(range(len(held)), key=lambda n: scores[n])
-        if sentence.strip() and scores[best] >= CITE_BY_WORDS:
-            body = sentence.rstrip()
-            end = len(body) - (1 if body[-1:] in ".!?" else 0)
-            sentence = body[:end].rstrip() + f" [{best + 1}]" + body[end:] + sentence[len(body):]
+        if sentence.strip() and own and (scores[best] >= CITE_BY_WORDS or scores[best] / len(own) >= CITE_BY_SHARE):
+            sentence = before_stop(sentence, f"[{best + 1}]")
         out.append(sentence)
     return "".join(out)
 

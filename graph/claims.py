@@ -13,8 +13,8 @@ test_claims.py holds them). A sentence citing excerpts fails a check when:
 Figures are checked figure by figure by graph/verify.py. What fails is removed; what passes is kept,
 and a sentence that fails only because it cites too little ("Murdock stepped down in March 1996 and
 Perens took over [2]", the month and year in [1]) is kept citing the excerpts that hold what it says.
-An answer whose model cited nothing has each sentence cited to the one excerpt that holds its own
-words (`attributed`), then checked like any other.
+(An answer whose model cited nothing was cited sentence by sentence by graph/citations.py
+`cite_uncited` before it came here.)
 
 And the answer as a whole must speak of what was asked (`answers_the_question`, on the question's
 reading, graph/reading.py): when it says what it states a thing of, that is one of the question's
@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import combinations
 
-from graph.citations import MARK
+from graph.citations import MARK, before_stop, marked
 from graph.reading import Reading
 from graph.windows import stems
 from lexicon import FUNCTION_WORDS, NUMBER_WORD, PRESENTING_WORDS, SCALES, UNIT_WORDS
@@ -225,19 +225,13 @@ class Failure:
     repair: str | None = None  # the sentence citing the excerpts that hold what it says, when some do
 
 
-def _cited(sentence: str) -> list[int]:
-    return [int(x) for m in MARK.finditer(sentence) for x in m.group(1).split(",")]
-
-
 def with_markers(sentence: str, extra: tuple[int, ...]) -> str:
     """`sentence` citing `extra` too: the markers go after its last one, or before its closing stop."""
     marks = "".join(f"[{n}]" for n in extra)
     last = next(reversed(list(MARK.finditer(sentence))), None)
     if last is not None:
         return sentence[:last.end()] + marks + sentence[last.end():]
-    body = sentence.rstrip()
-    stop = len(body.rstrip(".!?"))
-    return body[:stop].rstrip() + f" {marks}" + body[stop:] + sentence[len(body):]
+    return before_stop(sentence, marks)
 
 
 def failures(spans: list[tuple[int, int]], answer: str, texts: Mapping[int, str], question: str,
@@ -247,7 +241,7 @@ def failures(spans: list[tuple[int, int]], answer: str, texts: Mapping[int, str]
     out = []
     for start, end in spans:
         sentence = answer[start:end]
-        cited = _cited(sentence)
+        cited = marked(sentence)
         if not cited or not sentence.strip():
             continue
         text = "\n".join(texts.get(n, "") for n in cited)
@@ -260,26 +254,3 @@ def failures(spans: list[tuple[int, int]], answer: str, texts: Mapping[int, str]
                                  for c in checks)), None)
         out.append(Failure(sentence, failed.name, with_markers(sentence, extra) if extra else None))
     return out
-
-
-# A sentence is cited to the excerpt that holds this share of its own words (beyond the question's).
-ATTRIBUTION_SHARE = 0.75
-
-
-def attributed(answer: str, spans: list[tuple[int, int]], texts: Mapping[int, str], question: str) -> str:
-    """`answer` as written when it cites anything; else each sentence citing the one excerpt (`texts` by
-    [n]) that holds most of its own words, when that excerpt holds ATTRIBUTION_SHARE of them: the model
-    forgot its markers ("your rights terminate. This is stated in ."), the claim check still applies."""
-    if MARK.search(answer):
-        return answer
-    asked = stems(question)
-    held = {n: stems(t) for n, t in texts.items()}
-    out = []
-    for start, end in spans:
-        sentence = answer[start:end]
-        own = stems(sentence) - asked
-        shares = sorted(((len(own & words) / len(own), -n) for n, words in held.items()), reverse=True) if own else []
-        if shares and shares[0][0] >= ATTRIBUTION_SHARE:
-            sentence = with_markers(sentence, (-shares[0][1],))
-        out.append(sentence)
-    return "".join(out)

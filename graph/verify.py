@@ -31,7 +31,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from graph.calc import Fact, Result
-from graph.citations import MARK
+from graph.citations import MARK, marked
 from graph.compose import wants_one_figure
 from graph.facts import label_words
 from graph.figures import (
@@ -279,7 +279,7 @@ def verify(answer: str, *, refusal: str, facts: Sequence[Fact] = (), excerpts: S
     dropped: list[str] = []
     for i, (start, end) in enumerate(sentences(answer)):
         sentence = answer[start:end]
-        cited = {int(x) for m in MARK.finditer(sentence) for x in m.group(1).split(",")}
+        cited = set(marked(sentence))
         # an excerpt's figure supports a sentence that names what its line is about (`names_its_line`)
         held = [h for h in _held(facts, result, excerpts, question, cited)
                 if h.status != "excerpt"

@@ -417,12 +417,11 @@ def _page_furniture(rows: Sequence[Row]) -> set[int]:
 def _contents_pages(cells: Sequence[CellRow]) -> set[int]:
     """Pages whose value rows are mostly one whole number each, rising down the page: a table of
     contents, whose numbers are the pages its headings start on, not figures of anything."""
+    by_page: dict[int, dict[int, list[CellRow]]] = {}
+    for c in cells:
+        by_page.setdefault(c.page, {}).setdefault(c.row_index, []).append(c)
     out = set()
-    for page in {c.page for c in cells}:
-        rows: dict[int, list[CellRow]] = {}
-        for c in cells:
-            if c.page == page:
-                rows.setdefault(c.row_index, []).append(c)
+    for page, rows in by_page.items():
         numbers = [one[0].value for _, one in sorted(rows.items())
                    if len(one) == 1 and one[0].value_text.isdigit() and not one[0].unit]
         rising = sum(b >= a for a, b in zip(numbers, numbers[1:], strict=False))

@@ -28,7 +28,7 @@ from langgraph.runtime import Runtime
 
 from graph import claims, prompts
 from graph.calc import Result
-from graph.citations import MARK, on_evidence_page
+from graph.citations import MARK, before_stop, marked, on_evidence_page
 from graph.context import Context, context_of
 from graph.facts import label_words, stored_facts, without_statement_names
 from graph.figures import read_figures
@@ -86,12 +86,7 @@ def _pointers_merged(answer: str) -> str:
 
 
 def _with_marks(sentence: str, marks: list[str]) -> str:
-    """`sentence` with `marks` before its closing stop."""
-    if not marks:
-        return sentence
-    body = sentence.rstrip()
-    stop = len(body.rstrip(".!?")) if body else 0
-    return body[:stop] + " " + "".join(marks) + body[stop:] + sentence[len(body):]
+    return before_stop(sentence, "".join(marks)) if marks else sentence
 
 
 def without_mechanics(answer: str) -> str:
@@ -126,7 +121,7 @@ def _stems(text: str) -> set[str]:
 
 
 def _cited(sentence: str) -> set[int]:
-    return {int(x) for m in MARK.finditer(sentence) for x in m.group(1).split(",")}
+    return set(marked(sentence))
 
 
 def unsupported_claims(answer: str, texts: dict[int, str], question: str) -> list[tuple[str, str | None]]:
@@ -329,8 +324,6 @@ def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context])
     ignore, glossary = _words_of(state, config, runtime, question, cited_docs)
     cleaned = without_mechanics(answer)
     named = {c["n"]: f"{c.get('name') or ''}\n{c.get('text') or ''}" for c in citations}
-    if not composed:
-        cleaned = claims.attributed(cleaned, sentences(cleaned), named, question)
     unsupported = unsupported_claims(cleaned, texts, question)
     for sentence, repair in [*unsupported, *((s, None) for s in bare_figures(cleaned))]:
         cleaned = cleaned.replace(sentence, repair or "")

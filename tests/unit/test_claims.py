@@ -7,7 +7,6 @@ import pytest
 from graph.claims import (
     CHECKS,
     adds_nothing,
-    attributed,
     date_not_cited,
     failures,
     name_not_cited,
@@ -86,13 +85,15 @@ def test_a_sentence_citing_too_little_is_cited_again_not_dropped() -> None:
 
 
 def test_an_answer_citing_nothing_cites_the_excerpt_that_holds_its_words() -> None:
+    from graph.citations import cite_uncited
+
     question = "What happens to my MPL rights if I sue claiming a contributor's version infringes a patent?"
     texts = {1: "The rights granted to You by any and all Contributors shall terminate.", 2: "Definitions."}
     answer = "If you sue, your rights under the MPL terminate. This surprises many."
-    assert attributed(answer, sentences(answer), texts, question) == (
+    assert cite_uncited(answer, list(texts.values()), question) == (
         "If you sue, your rights under the MPL terminate [1]. This surprises many.")
     cited = "Your rights terminate [2]."
-    assert attributed(cited, sentences(cited), texts, question) == cited  # the model's own citations stand
+    assert cite_uncited(cited, list(texts.values()), question) == cited  # the model's own citations stand
 
 
 def test_only_sentences_that_cite_are_checked_and_each_failure_is_named() -> None:
