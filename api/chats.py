@@ -110,7 +110,8 @@ def owned_collection(conn: psycopg.Connection, owner_id: Owners, collection_id: 
 
 
 @router.post("", status_code=201, response_model=ChatOut,
-             responses={404: error("no such document in document_ids, or no such collection")})
+             responses={404: error("no such document in document_ids, no such collection, or no such workspace "
+                                  "(or you are not a member of it)")})
 def create_chat(user: CurrentUser, db: DbDep, body: ChatIn | None = None) -> dict[str, Any]:
     body = body or ChatIn()
     with db.connection() as conn:

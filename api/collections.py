@@ -11,7 +11,15 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException, Query, Response
 from pydantic import BaseModel, Field
 
-from api.access import WorkspaceQuery, not_yours, reading, target, writing
+from api.access import (
+    WORKSPACE_READ_REFUSED,
+    WORKSPACE_WRITE_REFUSED,
+    WorkspaceQuery,
+    not_yours,
+    reading,
+    target,
+    writing,
+)
 from api.chats import owned_scope
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.paging import MAX_OFFSET, space_page_query
@@ -56,8 +64,8 @@ MIXED = "a collection holds documents of its own space only (yours, or its works
 
 @router.post("", status_code=201, response_model=CollectionDetail, responses={
     422: error(MIXED, InputErrorOut),
-    404: error("no such document in document_ids"), 409: error("a collection of that name exists, or you have "
-                                                               f"{MAX['collections']} collections")})
+    **WORKSPACE_WRITE_REFUSED, 404: error("no such document in document_ids, or no such workspace"),
+    409: error(f"a collection of that name exists, or you have {MAX['collections']} collections")})
 def create_collection(body: CollectionIn, user: CurrentUser, db: DbDep,
                       workspace_id: WorkspaceQuery = None) -> dict[str, Any]:
     """A new collection: yours, or with `workspace_id` that workspace's (editor or above), holding
@@ -87,7 +95,8 @@ def _same_space(conn: Any, user_id: int, owner: int, document_ids: list[str]) ->
     return docs
 
 
-@router.get("", response_model=CollectionList, dependencies=[Depends(space_page_query)])
+@router.get("", response_model=CollectionList, responses=WORKSPACE_READ_REFUSED,
+            dependencies=[Depends(space_page_query)])
 def list_collections(user: CurrentUser, db: DbDep, settings: SettingsDep,
                      limit: int | None = Query(None, ge=1, description="collections in this page; at most (and by "
                                                                        "default) COLLECTION_PAGE_MAX"),

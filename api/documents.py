@@ -23,7 +23,7 @@ from sse_starlette import EventSourceResponse
 from starlette.background import BackgroundTask
 
 from api import drain
-from api.access import WorkspaceQuery, not_yours, reading, refused, target, writing
+from api.access import WORKSPACE_READ_REFUSED, WorkspaceQuery, not_yours, reading, refused, target, writing
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.edge import MULTIPART_OVERHEAD, BodyRefused
 from api.heavy import Slots
@@ -425,7 +425,8 @@ async def _upload(request: Request, user: CurrentUser, db: DbDep, settings: Sett
     return out
 
 
-@router.get("/api/documents", response_model=DocumentList, dependencies=[Depends(space_page_query)])
+@router.get("/api/documents", response_model=DocumentList, responses=WORKSPACE_READ_REFUSED,
+            dependencies=[Depends(space_page_query)])
 def list_documents(user: CurrentUser, db: DbDep, settings: SettingsDep,
                    limit: int | None = Query(None, ge=1, description="documents in this page; at most (and by "
                                                                      "default) DOCUMENT_PAGE_MAX"),

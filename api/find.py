@@ -8,7 +8,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 
-from api.access import WorkspaceQuery, reading
+from api.access import WORKSPACE_READ_REFUSED, WorkspaceQuery, reading
 from api.deps import CurrentUser, DbDep
 from api.paging import query_only
 from api.schemas import InputErrorOut, SearchOut, error
@@ -18,7 +18,8 @@ from storage import finder
 router = APIRouter(prefix="/api/search", tags=["search"])
 
 
-@router.get("", response_model=SearchOut, responses={422: error("no query, or one too long", InputErrorOut)},
+@router.get("", response_model=SearchOut, responses={**WORKSPACE_READ_REFUSED,
+                                                     422: error("no query, or one too long", InputErrorOut)},
             dependencies=[Depends(query_only("q", "limit", "workspace_id"))])
 def search(user: CurrentUser, db: DbDep,
            q: str = Query(min_length=1, max_length=MAX["find_query"], description="words to find; the last one may "

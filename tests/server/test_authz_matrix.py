@@ -1,8 +1,9 @@
 """The standing attack suite, part 2: the authorization matrix, walked from the OpenAPI document.
 
-For every operation the server publishes that takes an id (in its path, or a `*_id`/`*_ids` field
-of its body), a second user sends the owner's real ids and then ids that exist nowhere: the two
-answers must be the same (status and body), and the owner's objects must be untouched. A new
+For every operation the server publishes that takes an id (in its path or query, or a `*_id`/`*_ids`
+field of its body), a second user sends the owner's real ids and then ids that exist nowhere: the
+two answers must be the same (status and body), a status the operation documents, and the owner's
+objects must be untouched. A new
 route with an id joins by construction; an id this file does not know how to make fails the test
 until it is added to ID_KINDS (or NOT_IDS when it names no one's object).
 """
@@ -170,9 +171,10 @@ def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None: 
             params = re.findall(r"{(\w+)}", path)
             unknown = [p for p in params if p not in ID_KINDS and p not in NOT_IDS]
             assert not unknown, f"{method} {path}: add {unknown} to ID_KINDS or NOT_IDS in this file"
+            queries = [q["name"] for q in op.get("parameters", []) if q["in"] == "query" and q["name"] in ID_KINDS]
             body_schema = ((op.get("requestBody") or {}).get("content") or {}).get("application/json", {})
             fields = id_fields(spec, body_schema.get("schema")) if body_schema else []
-            if not [p for p in params if p in ID_KINDS] and not fields:
+            if not [p for p in params if p in ID_KINDS] and not fields and not queries:
                 continue
             base = BODIES.get((method, path))
             if base is None and path.startswith("/rag/"):
@@ -181,8 +183,9 @@ def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None: 
                 pytest.fail(f"{method} {path} takes a body with ids {fields}: add a valid body to BODIES")
 
             def call(real: bool, method: str = method, path: str = path, params: list = params,
-                     fields: list = fields, base: Any = base) -> Any:  # noqa: ANN401
+                     fields: list = fields, base: Any = base, queries: list = queries) -> Any:  # noqa: ANN401
                 url = path
+                query = {q: owned[ID_KINDS[q]] if real else MISSING.get(q, str(uuid.uuid4())) for q in queries}
                 for p in params:
                     value = NOT_IDS.get(p) or (owned[ID_KINDS[p]] if real else MISSING.get(p, str(uuid.uuid4())))
                     url = url.replace("{" + p + "}", value)
@@ -191,7 +194,7 @@ def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None: 
                     value = (owned[FIELD_KINDS.get(field[-1], "document_id")] if real
                              else MISSING.get(field[-1], str(uuid.uuid4())))
                     body = with_field(body, field, [value] if field[-1].endswith("_ids") else value)
-                with c.stream(method, url, headers=stranger["headers"],
+                with c.stream(method, url, headers=stranger["headers"], params=query,
                               **({"json": body} if body is not None else {})) as res:
                     res.read()
                     return res.status_code, answer_of(res)
@@ -203,6 +206,7 @@ def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None: 
                 assert real == missing, f"{method} {path} ({variant}): a stranger's id differs from a missing id: " + \
                     first_difference(real[1], missing[1]) + f" (statuses {real[0]}, {missing[0]})"
                 assert real[0] < 500, (method, path, real)
+                assert str(real[0]) in op["responses"], f"{method} {path}: {real[0]} is not a documented status"
                 assert FACTS["revenue"] not in real[1], f"{method} {path}: the owner's text leaked"
             checked.append(f"{method} {path}")
         # the owner's objects are untouched
@@ -225,5 +229,6 @@ def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None: 
             "DELETE /api/collections/{collection_id}/documents/{document_id}", "DELETE /api/workspaces/{workspace_id}",
             "POST /api/workspaces/{workspace_id}/members",
             "PATCH /api/workspaces/{workspace_id}/members/{username}",
-            "DELETE /api/keys/{key_id}", "GET /api/workspaces/{workspace_id}/audit",
+            "DELETE /api/keys/{key_id}", "GET /api/workspaces/{workspace_id}/audit", "GET /api/documents",
+            "GET /api/search", "POST /api/collections",
             "DELETE /api/workspaces/{workspace_id}/invites/{invite_id}"} <= set(checked), checked
