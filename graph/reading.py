@@ -35,10 +35,14 @@ Kind = Literal["yes_no", "date", "name", "value", "list", "explanation", "other"
 
 # A framing before the question proper: "According to the report, who ...", "As of v4.74b, is ...",
 # and a condition before its question word ("If I fix it, how long ...").
+_SOURCE = r"(?:according\s+to|based\s+on|using|considering|given|in|from|per|as\s+of|under)\b[^,?]*"
 _FRAMING = re.compile(
-    r"^\W*(?:(?:according\s+to|based\s+on|using|considering|given|in|from|per|as\s+of|under)\b[^,?]*,\s*"
+    rf"^\W*(?:{_SOURCE},\s*"
     r"|(?:if|when|once|after|before|while)\b[^,?]*,\s*(?=(?:what|which|who|whom|whose|how|when|where|why|is|are|"
     r"was|were|do|does|did|can|could|will|would|should|must|may)\b))", re.I)
+# Where to look, not what is asked: "According to the study, ..." and "..., per the study?"
+_WHERE = re.compile(rf"^\W*{_SOURCE},\s*|,\s*(?:according\s+to|per|as\s+(?:stated|given|reported)\s+in)\b[^,?]*"
+                    r"(?=\?*\s*$)", re.I)
 _QUANTITY = r"(?:many|much|long|far|old|often|large|big|high|tall|fast|heavy|wide|deep)"
 _DIMENSION = re.compile(r"\bhow\s+(long|far|old|often|large|big|high|tall|fast|heavy|wide|deep)\b", re.I)
 _KINDS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
@@ -100,6 +104,12 @@ def names_in(question: str, *, lone: bool = False) -> list[str]:
         if name and name not in out and (len(words) > 1 or possessive or (lone and not single_at_start)):
             out.append(name)
     return out
+
+
+def without_source(question: str) -> str:
+    """The question without the phrase that says where to look ("According to the Counting potatoes
+    article, what share ..." -> "what share ..."): the source's words say nothing of what is asked."""
+    return _WHERE.sub("", question or "")
 
 
 def kind_of(question: str) -> Kind:

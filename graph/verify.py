@@ -46,6 +46,7 @@ from graph.figures import (
     same_figure,
     states,
 )
+from graph.reading import without_source
 from lexicon import SCALE_WORDS, UNIT_WORDS
 
 Status = Literal["fact", "calculation", "excerpt", "question", "unsupported"]
@@ -133,30 +134,57 @@ def names_its_line(sentence: str, line: str, ignore: Set[str] = frozenset(), ask
     sentence's; naming nothing ("The figure is 412 million"), it speaks of what was asked.
     "Amcor had 109 subscribers [2]" copies the digits of a line about something else, and "average
     revenue per user was $10.21" those of a line of earnings per share."""
-    own = label_words(_NOT_NAMING.sub(" ", sentence)) - ignore - _STATING - _UNITS
+    own = words_of(_NOT_NAMING.sub(" ", sentence)) - ignore - _STATING - _UNITS
     if not own:
         own = set(asked)
         if not own:
             return True
-    said = label_words(line) - ignore - _UNITS
+    said = words_of(line) - ignore - _UNITS
     answering = own & asked if one_figure else set()
     if answering:
         return 2 * len(answering & said) >= len(answering)
     return bool(own & said)
 
 
+# A one-letter name ("C amounts for about 70%", "Class B"), not the article "A" or "I", an initial or "C++".
+_LETTER_NAME = re.compile(r"(?<![\w.+#'’-])([B-HJ-Z])(?![\w.+#'’-])")
+
+
+def words_of(text: str) -> set[str]:
+    """The words that can say what a figure is of: `label_words`, and one-letter names."""
+    return label_words(text) | {m.lower() for m in _LETTER_NAME.findall(text)}
+
+
 _DIGIT = re.compile(r"\d")
+_SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z\"“(])|…|\n\s*\n")
+_FIGURE_IN_TEXT = re.compile(r"\d[\d,.]*")
+_SENTENCE_REACH = 600  # characters either side of a figure its sentence may run (a bound, not a paragraph)
+
+
+def _sentence_at(text: str, at: int) -> str:
+    """The sentence of running text holding position `at`, its wrapped lines joined; "" in a table (a
+    row's cells are separated by " | ", or its words are few beside its numbers), where the line is
+    the unit."""
+    low = max(0, at - _SENTENCE_REACH)
+    start = max((m.end() for m in _SENTENCE_END.finditer(text, low, at)), default=low)
+    end_at = _SENTENCE_END.search(text, at, min(len(text), at + _SENTENCE_REACH))
+    sentence = text[start:end_at.start() + 1 if end_at else min(len(text), at + _SENTENCE_REACH)]
+    words = re.findall(r"[A-Za-z]{2,}", sentence)
+    if " | " in sentence or len(words) < 3 * len(_FIGURE_IN_TEXT.findall(sentence)):
+        return ""
+    return " ".join(sentence.split())
 
 
 def _line_at(text: str, at: int) -> str:
-    """The line of `text` holding position `at`, with the line before it (a wrapped sentence or label) and
+    """The line of `text` holding position `at`, with the line before it (a wrapped sentence or label),
     the nearest line above without a number (a table's heading: "Restructuring liability" over "Balance
-    at December 31, 2022 | 81")."""
+    at December 31, 2022 | 81"), and in running text the whole sentence (`_sentence_at`: "(b) ownership
+    of more than fifty percent (50%) of the outstanding shares" wraps from what it defines)."""
     start = text.rfind("\n", 0, max(text.rfind("\n", 0, at), 0)) + 1
     end = text.find("\n", at)
     lines = text[:start].splitlines()
     heading = next((line for line in reversed(lines) if line.strip() and not _DIGIT.search(line)), "")
-    return f"{heading}\n{text[start:end if end >= 0 else len(text)]}"
+    return f"{heading}\n{text[start:end if end >= 0 else len(text)]}\n{_sentence_at(text, at)}"
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
@@ -272,7 +300,7 @@ def verify(answer: str, *, refusal: str, facts: Sequence[Fact] = (), excerpts: S
     `ignore`: the words of the documents' company names, which say whose a figure is, not what;
     `question_words`: more words that say what the question asks (the filing words its glossary gives)."""
     asked = asked_unit(question)
-    asked_words = (label_words(question) | set(question_words)) - ignore - _STATING
+    asked_words = (words_of(without_source(question)) | set(question_words)) - ignore - _STATING
     one_figure = wants_one_figure(question)
     checks: list[FigureCheck] = []
     kept: list[str] = []
