@@ -19,12 +19,13 @@ fifty percent (50%) of the outstanding shares or beneficial
 ownership of such entity.
 
 2. License Grants""")
-STUDY = Source(1, """This was studied in an article called Counting potatoes: The size of Debian 2.2, quoting:
-"We show that Debian 2.2 includes more than 55,000,000 physical source lines of code. It would cost close to
-$1.9 billion USD to develop Debian 2.2. In addition, we offer both an analysis of the programming
-languages used in the distribution (C amounts
-for about 70%, C++ for about 10%, LISP and Shell are around 5%, with many others to follow), and the largest
-packages." The release had 2,600 binary packages.""")
+STUDY = Source(1, (  # wrapped as the history's PDF is
+    "This was studied in an article called Counting potatoes: The size of Debian 2.2, quoting:\n"
+    "We show that Debian 2.2 includes more than 55,000,000 physical source lines of code. It would cost close to\n"
+    "to develop Debian 2.2. In addition, we offer both an analysis of the programming languages used in the "
+    "distribution (C amounts\n"
+    "for about 70%, C++ for about 10%, LISP and Shell are around 5%, with many others to follow), and the largest\n"
+    "packages. The release had 2,600 binary packages."))
 TABLE = Source(1, """Segment results
 Subscription revenue | 612 | 540
 Operating margin | 23.0% | 21.5%
