@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from graph.citations import MARK, before_stop, marked
-from graph.reading import Reading
+from graph.reading import Reading, read
+from graph.verify import sentences
 from graph.windows import stems
 from lexicon import FUNCTION_WORDS, NUMBER_WORD, PRESENTING_WORDS, SCALES, UNIT_WORDS
 from storage.periods import DATES, MONTH, MONTHS, YEAR
@@ -152,6 +153,42 @@ def name_and_year_apart(sentence: str, cited: str, question: str) -> bool:
     return False
 
 
+_PRONOUN = re.compile(r"\b(?:he|she|his|her|him|they|their|them)\b", re.I)
+
+
+def _statements(text: str) -> list[set[str]]:
+    """The stems of each statement of `text`: each line, and each sentence of running text with its
+    wrapped lines joined (with the sentence before it when it says "he" or "they": whom that names)."""
+    lines = [stems(line) for line in text.splitlines()]
+    running = " ".join(text.split())
+    said = [running[a:b] for a, b in sentences(running)]  # "Dr." or "U.S." ends none
+    return lines + [stems(f"{before} {now}" if _PRONOUN.search(now) else now)
+                    for before, now in zip(["", *said], said, strict=False)]
+
+
+def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bool:
+    """Asked who or which, the sentence gives a name the question does not, what it cites says what the
+    sentence says of it (or, saying nothing else, what the question asks) in some statement, and no
+    statement holds that name with it: "The new Debian logo was designed by Ian Murdock [2]" cites a
+    history that tells of the new logo in one sentence and names Ian Murdock only as its founder. Said
+    in other words nowhere ("leads" for "Principal Investigator"), the check cannot tell, and passes."""
+    reading = read(question)
+    if reading.asks != "name":
+        return False
+    body = _body(sentence)
+    names = [n for n in names_not_cited(body, "", question) if not _words(n) <= _MONTHS and not YEAR.search(n)]
+    if not names:
+        return False
+    what = stems(body) - stems(" ".join(_NAME.findall(body))) - _SAYS_NOTHING_OF_WHAT
+    what -= {w for w in what if w[0].isdigit()}
+    what = what or set(reading.measure)
+    if not what:
+        return False
+    statements = [said for said in _statements(cited) if said & what]
+    return bool(statements) and any(not any(stems(name.split()[-1]) <= said for said in statements)
+                                    for name in names)
+
+
 def answers_the_question(answer: str, reading: Reading, spans: list[tuple[int, int]]) -> bool:
     """Whether a sentence of `answer` (its `spans`) speaks of what `reading`'s question asks (module doc):
     the model may cite a later sentence than the one that answers."""
@@ -193,6 +230,8 @@ CHECKS: tuple[Check, ...] = (
     Check("date_not_cited", "gives a year or a month its cited excerpts do not", date_not_cited),
     Check("name_and_year_apart", "gives a name and a year no one statement of its excerpts holds together",
           name_and_year_apart),
+    Check("name_apart_from_what_is_said", "names someone no statement of its excerpts connects with what it "
+          "says of them", name_apart_from_what_is_said),
 )
 
 
@@ -236,14 +275,15 @@ def with_markers(sentence: str, extra: tuple[int, ...]) -> str:
 
 def failures(spans: list[tuple[int, int]], answer: str, texts: Mapping[int, str], question: str,
              checks: tuple[Check, ...] = CHECKS) -> list[Failure]:
-    """The sentences of `answer` (its `spans`) that cite excerpts (`texts` by [n]) and fail a check,
+    """The sentences of `answer` (its `spans`) that fail a check against what they cite (`texts` by
+    [n]; a sentence citing nothing is checked against nothing: "... was designed by Martin Quak."),
     each with its repair when citing one or two more of `texts` makes it pass every check."""
     out = []
     for start, end in spans:
         sentence = answer[start:end]
-        cited = marked(sentence)
-        if not cited or not sentence.strip():
+        if not _body(sentence).strip(" \n.;:"):
             continue
+        cited = marked(sentence)
         text = "\n".join(texts.get(n, "") for n in cited)
         failed = next((c for c in checks if c.fails(sentence, text, question)), None)
         if failed is None:

@@ -96,12 +96,33 @@ def test_an_answer_citing_nothing_cites_the_excerpt_that_holds_its_words() -> No
     assert cite_uncited(cited, list(texts.values()), question) == cited  # the model's own citations stand
 
 
-def test_only_sentences_that_cite_are_checked_and_each_failure_is_named() -> None:
+def test_each_failure_is_named_and_a_sentence_citing_nothing_is_checked_too() -> None:
     answer = "The principal investigator is Dr. Alan Grant [1]. 20 participants will be recruited [1]. The end."
     found = failures(sentences(answer), answer, {1: PROTOCOL}, "Who leads the study and how many take part?")
     assert [(f.sentence.strip(), f.check) for f in found] == [
         ("The principal investigator is Dr. Alan Grant [1].", "name_not_cited")]
     assert len({c.name for c in CHECKS}) == len(CHECKS)
+    # an uncited sentence naming someone no excerpt names is struck; one naming an excerpt's is cited
+    answer = "The study is led by Dr. Alan Grant. Dr. Maria Keane leads it at Riverside."
+    found = failures(sentences(answer), answer, {1: REPORT, 2: PROTOCOL}, "Who leads the study?")
+    assert [(f.sentence.strip(), f.repair) for f in found] == [
+        ("The study is led by Dr. Alan Grant.", None),
+        ("Dr. Maria Keane leads it at Riverside.", "Dr. Maria Keane leads it at Riverside [2].")]
+
+
+def test_a_name_stands_with_what_the_sentence_says_of_it() -> None:
+    from graph.claims import name_apart_from_what_is_said as apart
+
+    history = ("Ian Murdock founded the Debian Project in August 1993.\n"
+               "Around the time of Storm Linux, the project chose a new logo through a contest.\n"
+               "Michael Neuffer joined in 1996. He founded i-Connect.Net, which hosted master.debian.org.")
+    asked = "Who designed the new logo the Debian Project chose?"
+    assert apart("The new Debian logo was designed by Ian Murdock [1].", history, asked)  # named, not as that
+    assert not apart("Ian Murdock founded the Debian Project [1].", history, "Who founded the Debian Project?")
+    # "He" names the sentence before's person
+    assert not apart("Michael Neuffer founded i-Connect.Net [1].", history, "Who founded i-Connect.Net?")
+    assert not apart("The logo was new [1].", history, asked)  # no name given: nothing to check
+    assert not apart("Ian Murdock founded it in 1993 [1].", history, "When was Debian founded?")  # not who
 
 
 def test_a_unit_names_no_line() -> None:
