@@ -8,9 +8,10 @@ next gives the same text for it: then what follows no longer changes it. At each
 draft so far is finished as generate finishes the whole (graph/nodes/generate.py `finished`) and
 checked with every check of the end; what passes and is cited, past what was sent, is sent as
 checked tokens. Nothing is sent for a composed answer or one with a calculation (code writes those
-whole), nor after a provider failed mid-answer (the next one starts over). verify then sends only
-the rest, and keeps what was sent even if the whole answer's check would change it (`streamed`,
-`early`): the answer is then what was sent; sending less, earlier, never something taken back.
+whole), nor after a provider failed mid-answer (the next one starts over), nor past MAX_POINTS
+sentences. verify then sends only the rest, and keeps what was sent even if the whole answer's check
+would change it (`streamed`, `early`): the answer is then what was sent; sending less, earlier,
+never something taken back.
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ from graph.context import Context
 from graph.nodes.verify import Checked, check, pieces
 from graph.state import Citation, State
 from graph.verify import sentences
+
+# Each point checks the draft so far again (a database read and the figure checks): past this many
+# sentences the rest waits for the end, so a long answer costs a bounded number of checks.
+MAX_POINTS = 24
 
 
 class Early:
@@ -54,6 +59,9 @@ class Early:
         spans = sentences(self.draft)
         done = len(spans) - 1  # the last may still grow: the spans before it are whole
         if done < 2 or done <= self.checked:
+            return
+        if done > MAX_POINTS:
+            self.on = False
             return
         self.checked = done
         upto, after = self._check(spans[done - 2][1]), self._check(spans[done - 1][1])

@@ -8,8 +8,9 @@ for the calculation code did (graph/nodes/compute.py), whose working the answer 
 marker outside 1..m is removed, and a sentence whose figures sit in other excerpts than it cites
 is re-pointed to them (graph/citations.py). With no relevant excerpt there is no model call.
 Streamed as {"draft_sources": citations} then {"draft": piece}...: the model's text before the check,
-which a chat shows as it comes (and a stop keeps) until the check after it (graph/nodes/verify.py)
-streams the answer it lets through. A refusal ("cannot answer") cites nothing.
+whose progress a chat shows, and, as each of its sentences passes the check, {"token": piece}... of
+that checked beginning (graph/nodes/early.py); the check after it (graph/nodes/verify.py) streams the
+rest of the answer it lets through. A refusal ("cannot answer") cites nothing.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ is one copying a filer's own table for a question naming another filer in capita
 answered from Block's statement). Each kept citation gets its
 evidence lines: the table row a fact rests on (with the row's box on the page), the excerpt line
 holding a figure the answer copied, or the excerpt sentence closest to the answer sentence that
-cites it. Streams {"sources": citations} then {"token": piece}... of the verified answer
-(generate streamed the model's draft before it).
+cites it. Streams {"sources": citations} then {"token": piece}... of the verified answer, past what
+generate already sent checked while the model wrote (graph/nodes/early.py), which stays.
 """
 
 from __future__ import annotations
