@@ -220,8 +220,9 @@ def _answer_runtime(settings: Settings) -> Runtime:
     configure_process()
     logs.configure(settings)  # the server's LOG_FORMAT and LOG_LEVEL (providers/logs.py)
     rt = build_runtime(settings)
-    rt.embedder  # noqa: B018 - built now, not under the first question
-    rt.warm()
+    with telemetry.untraced():  # its warm-up's statements were each a trace of one span; the server's start-up is one
+        rt.embedder  # noqa: B018 - built now, not under the first question
+        rt.warm()
     return rt
 
 

@@ -105,25 +105,29 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
     configure_process()  # before the start-up loads torch or llama.cpp
     drain.keep_streams_open()  # SIGTERM leaves answer streams their grace (api/drain.py)
     rt = runtime if runtime is not None else build_runtime(settings)
-    # /docs is served offline by api/web.py; ReDoc would need a CDN
-    app = FastAPI(title="Thotqen", version="0.1.0", description=DESCRIPTION, lifespan=lifespan(rt, start_worker),
-                  docs_url=None, redoc_url=None)
-    app.state.settings = rt.settings
-    app.state.runtime = rt
-    add_middleware(app, rt.settings)
-    add_error_handlers(app)
-    add_routes(app)
-    # outside every route and the origin check: a body is bounded before anything reads it
-    app.add_middleware(edge.BodyLimits, body_max_bytes=rt.settings.request_max_kb * 1024,
-                       upload_max_bytes=int(rt.settings.upload_max_mb * 1024 * 1024),
-                       json_max_depth=rt.settings.json_max_depth, read_timeout_s=rt.settings.body_read_timeout_s,
-                       json_max_containers=rt.settings.json_max_containers,
-                       form_max_containers=rt.settings.form_max_containers,
-                       form_max_bytes=rt.settings.form_max_kb * 1024,
-                       large_per_minute=rt.settings.large_bodies_per_minute,
-                       verifier=lambda: getattr(app.state, "verifier", None))
-    app.add_middleware(prometheus.RequestMetrics)  # outermost: refused requests are counted too
-    app.add_middleware(logs.RequestId)  # every response's X-Request-ID, every log line's request_id
+    # start-up is one trace: building the app opens and migrates the database (rag.mount starts the answer
+    # processes' pool, which needs its address), the lifespan goes on in it (`start-up lifespan`)
+    with telemetry.span("start-up"):
+        # /docs is served offline by api/web.py; ReDoc would need a CDN
+        app = FastAPI(title="Thotqen", version="0.1.0", description=DESCRIPTION, lifespan=lifespan(rt, start_worker),
+                      docs_url=None, redoc_url=None)
+        app.state.settings = rt.settings
+        app.state.runtime = rt
+        add_middleware(app, rt.settings)
+        add_error_handlers(app)
+        add_routes(app)
+        # outside every route and the origin check: a body is bounded before anything reads it
+        app.add_middleware(edge.BodyLimits, body_max_bytes=rt.settings.request_max_kb * 1024,
+                           upload_max_bytes=int(rt.settings.upload_max_mb * 1024 * 1024),
+                           json_max_depth=rt.settings.json_max_depth, read_timeout_s=rt.settings.body_read_timeout_s,
+                           json_max_containers=rt.settings.json_max_containers,
+                           form_max_containers=rt.settings.form_max_containers,
+                           form_max_bytes=rt.settings.form_max_kb * 1024,
+                           large_per_minute=rt.settings.large_bodies_per_minute,
+                           verifier=lambda: getattr(app.state, "verifier", None))
+        app.add_middleware(prometheus.RequestMetrics)  # outermost: refused requests are counted too
+        app.add_middleware(logs.RequestId)  # every response's X-Request-ID, every log line's request_id
+        app.state.start_trace = telemetry.carrier()
     telemetry.instrument_app(app)  # a span per request when OTEL_EXPORTER_OTLP_ENDPOINT is set
     return app
 
@@ -134,53 +138,55 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
     @asynccontextmanager
     async def run(app: FastAPI) -> AsyncIterator[None]:
         settings = rt.settings
-        tokens = rt.tokens  # refuses to start in production without a real secret
-        db = await asyncio.to_thread(lambda: rt.database)
-        broker = bool(settings.celery_broker_url)
-        if not broker:  # with a broker, `thotqen worker` and beat recover jobs (jobqueue/app.py)
-            with db.connection() as conn:
-                requeued, failed = jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
-            if requeued or failed:
-                log.warning("recovered interrupted jobs: %d re-queued, %d failed", len(requeued), len(failed))
-        if stale := accounting.sweep_stale(db):
-            log.warning("%d question(s) left running by a stopped server ended as errors", stale)
-        instance = accounting.hold_instance(db, pooled=transaction_pooler(settings, db.uri))
-        embedder = await asyncio.to_thread(lambda: rt.embedder)  # now, not under the first burst of questions
-        await asyncio.to_thread(rt.warm)  # the question path's models and clients, too (runtime.py)
-        answers = rt.answers  # the graph's runs in processes of their own (answering/processes.py)
-        if answers is not None:
-            await asyncio.to_thread(answers.start)  # each loads its models before the first question
-        # Refuse to serve questions against another model's vectors (storage/embedding_index.py), and
-        # hold the model lock so no reindex swaps them while this process runs.
-        try:
-            with db.connection() as conn:
-                embedding_index.check_model(conn, embedder.identity, embedder.dimension)
-        except embedding_index.ModelMismatch as exc:
-            log.error("refusing to start: %s", exc)
-            raise
-        model_lock = embedding_index.hold(db.uri, pooled=transaction_pooler(settings, db.uri))
-        app.state.db = db
-        app.state.queue_depth = prometheus.QueueDepth(db)  # /metrics' database gauges, read in the background
-        app.state.tokens = tokens
-        app.state.verifier = Verifier(tokens, db)
-        app.state.files = rt.files
-        app.state.worker = rt.ingest_worker
-        app.state.jobs = rt.jobs
-        app.state.answers = answers
-        app.state.answerer = ChatAnswerer(rt, answers)
-        app.state.models_ready = True  # the embedder loaded, the question path warmed (api/ready.py)
-        app.state.renders = pages.Renders(settings)  # page images on their own bounded pool
-        app.state.job_streams = heavy.Slots(settings.job_streams_per_user, "progress streams")
-        app.state.uploads = heavy.Slots(settings.uploads_per_user, "uploads")
-        app.state.uploads_at_once = heavy.Gate(settings.uploads_at_once, "uploads")
-        app.state.upload_rate = Rate(settings.upload_mb_per_minute)  # megabytes per account per minute
-        # an upload's copy, check and storing run here, off the default pool that authenticates everyone
-        app.state.upload_work = ThreadPoolExecutor(settings.uploads_at_once, thread_name_prefix="upload")
-        maintenance = MaintenanceThread(db, settings)
-        if start_worker and not broker:  # with a broker, ingestion and upkeep run in `thotqen worker`/beat
-            rt.ingest_worker.start(settings.ingest_workers, settings.ingest_fair_lanes)
-            maintenance.start()
-        log.info("ingestion: %s", app.state.jobs.kind)
+        # start-up's trace (create_app's), not a trace of one span for each of its statements
+        with telemetry.continued(getattr(app.state, "start_trace", None)), telemetry.span("start-up lifespan"):
+            tokens = rt.tokens  # refuses to start in production without a real secret
+            db = await asyncio.to_thread(lambda: rt.database)
+            broker = bool(settings.celery_broker_url)
+            if not broker:  # with a broker, `thotqen worker` and beat recover jobs (jobqueue/app.py)
+                with db.connection() as conn:
+                    requeued, failed = jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
+                if requeued or failed:
+                    log.warning("recovered interrupted jobs: %d re-queued, %d failed", len(requeued), len(failed))
+            if stale := accounting.sweep_stale(db):
+                log.warning("%d question(s) left running by a stopped server ended as errors", stale)
+            instance = accounting.hold_instance(db, pooled=transaction_pooler(settings, db.uri))
+            embedder = await asyncio.to_thread(lambda: rt.embedder)  # now, not under the first burst of questions
+            await asyncio.to_thread(rt.warm)  # the question path's models and clients, too (runtime.py)
+            answers = rt.answers  # the graph's runs in processes of their own (answering/processes.py)
+            if answers is not None:
+                await asyncio.to_thread(answers.start)  # each loads its models before the first question
+            # Refuse to serve questions against another model's vectors (storage/embedding_index.py), and
+            # hold the model lock so no reindex swaps them while this process runs.
+            try:
+                with db.connection() as conn:
+                    embedding_index.check_model(conn, embedder.identity, embedder.dimension)
+            except embedding_index.ModelMismatch as exc:
+                log.error("refusing to start: %s", exc)
+                raise
+            model_lock = embedding_index.hold(db.uri, pooled=transaction_pooler(settings, db.uri))
+            app.state.db = db
+            app.state.queue_depth = prometheus.QueueDepth(db)  # /metrics' database gauges, read in the background
+            app.state.tokens = tokens
+            app.state.verifier = Verifier(tokens, db)
+            app.state.files = rt.files
+            app.state.worker = rt.ingest_worker
+            app.state.jobs = rt.jobs
+            app.state.answers = answers
+            app.state.answerer = ChatAnswerer(rt, answers)
+            app.state.models_ready = True  # the embedder loaded, the question path warmed (api/ready.py)
+            app.state.renders = pages.Renders(settings)  # page images on their own bounded pool
+            app.state.job_streams = heavy.Slots(settings.job_streams_per_user, "progress streams")
+            app.state.uploads = heavy.Slots(settings.uploads_per_user, "uploads")
+            app.state.uploads_at_once = heavy.Gate(settings.uploads_at_once, "uploads")
+            app.state.upload_rate = Rate(settings.upload_mb_per_minute)  # megabytes per account per minute
+            # an upload's copy, check and storing run here, off the default pool that authenticates everyone
+            app.state.upload_work = ThreadPoolExecutor(settings.uploads_at_once, thread_name_prefix="upload")
+            maintenance = MaintenanceThread(db, settings)
+            if start_worker and not broker:  # with a broker, ingestion and upkeep run in `thotqen worker`/beat
+                rt.ingest_worker.start(settings.ingest_workers, settings.ingest_fair_lanes)
+                maintenance.start()
+            log.info("ingestion: %s", app.state.jobs.kind)
         watcher = asyncio.create_task(drain.watch(settings.shutdown_grace_s))
         yield
         watcher.cancel()

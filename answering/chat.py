@@ -7,10 +7,11 @@ response, so a client that disconnects mid-answer loses nothing: the answer is i
 comes back. Whatever fails, the row ends in a final state and the client gets a final event.
 Events: `draft` ({"chars": n}: the model is writing, n characters so far; its text is never sent,
 as nothing unchecked reaches the screen), `sources` (numbered like the final answer's [n]), `token`...
-of the checked answer, `reset`, then one of `done`, `blocked`, `error` or `stopped` (the person
-stopped it: answering/stopping.py; what was checked and sent so far is saved with status 'stopped',
-which is nothing when the check had not finished). A regenerated answer is a new assistant message
-to the same question (meta `regenerates`: the earlier one's id, which stays in the chat).
+of the checked answer (its first sentences may come while the model still writes: graph/nodes/early.py),
+`reset` (only before any token: what was sent checked stays), then one of `done`, `blocked`, `error`
+or `stopped` (the person stopped it: answering/stopping.py; what was checked and sent so far is saved
+with status 'stopped', which is nothing when the check had not finished). A regenerated answer is a new
+assistant message to the same question (meta `regenerates`: the earlier one's id, which stays in the chat).
 """
 
 from __future__ import annotations
@@ -204,6 +205,8 @@ class ChatAnswerer:
                 turn.written += data
                 turn.emit("token", {"token": data})
                 streamed = True
+            elif kind == "reset" and turn.written:  # what was sent was checked and stays the answer's beginning
+                log.info("a provider failed mid-answer after checked sentences were sent: they stay")
             elif kind == "reset":
                 turn.written = ""
                 turn.emit("reset", {"provider": data, "detail": "the provider failed mid-answer; "

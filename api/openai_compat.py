@@ -16,7 +16,8 @@ answer cache, the graph) in a thread whose events reach the response through ans
 only nothing is saved as a chat. Authentication is the bearer token of /api/auth (the session
 cookie works too, with its CSRF header). Errors come in OpenAI's shape: {"error": {"message", ...}}.
 A stream says `: keep-alive` (an SSE comment, which OpenAI's SDKs skip) every KEEPALIVE_S seconds
-while the graph works and has nothing to send yet.
+while the graph works and has nothing to send yet; its content is the checked answer, whose first
+sentences come while the model still writes (graph/nodes/early.py), the rest once the check is done.
 """
 
 from __future__ import annotations

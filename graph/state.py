@@ -128,6 +128,8 @@ class State(InputState, OutputState, total=False):
     unanswerable: str  # why the documents cannot answer (graph/nodes/answerable.py); "" when they may
     question_scope: QuestionScope | None  # read by answerable, reused by retrieve (None: not read)
     reading: dict[str, Any]  # the standalone question read once (graph/reading.py Reading.to_state)
+    streamed: str  # the answer's beginning generate sent checked while the model wrote (graph/nodes/early.py)
+    early: dict[str, Any]  # the check's update that let `streamed` through
 
 
 # What `begin` resets for each question: a checkpointer keeps a thread's state between questions.
@@ -136,5 +138,5 @@ FRESH: dict[str, Any] = {
     "citations": [], "cited": [], "answer": "", "provider": None, "llm_calls": [], "hyde": "", "rewritten": False,
     "searched_web": False, "web_failures": [], "first_token_s": None, "route": [], "timings": {},
     "verification": None, "facts": [], "calculation": None, "unanswerable": "", "company_words": [],
-    "figure_choice": None, "question_scope": None,
+    "figure_choice": None, "question_scope": None, "streamed": "", "early": {},
 }

@@ -164,6 +164,14 @@ def untraced() -> Iterator[None]:
         yield
 
 
+def _suppressed() -> bool:
+    try:
+        from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+    except Exception:  # noqa: BLE001
+        return False
+    return not is_instrumentation_enabled()
+
+
 def flush(timeout_s: float = 10.0) -> None:
     """Send what is buffered now (a process about to exit; the SDK also does it at exit)."""
     if _provider is not None:
@@ -196,8 +204,9 @@ def set_attributes(span: Span, **attributes: Any) -> None:  # noqa: ANN401
 
 
 def start_span(name: str, **attributes: Any) -> Span:  # noqa: ANN401
-    """A span that is not made current (for a generator that yields while it is open); end it with `end`."""
-    if not enabled():
+    """A span that is not made current (for a generator that yields while it is open); end it with `end`.
+    None inside `untraced`, as the instrumentations make none."""
+    if not enabled() or _suppressed():
         return INVALID_SPAN
     try:
         return trace.get_tracer(TRACER).start_span(name, attributes=_clean(attributes))

@@ -8,8 +8,9 @@ for the calculation code did (graph/nodes/compute.py), whose working the answer 
 marker outside 1..m is removed, and a sentence whose figures sit in other excerpts than it cites
 is re-pointed to them (graph/citations.py). With no relevant excerpt there is no model call.
 Streamed as {"draft_sources": citations} then {"draft": piece}...: the model's text before the check,
-which a chat shows as it comes (and a stop keeps) until the check after it (graph/nodes/verify.py)
-streams the answer it lets through. A refusal ("cannot answer") cites nothing.
+whose progress a chat shows, and, as each of its sentences passes the check, {"token": piece}... of
+that checked beginning (graph/nodes/early.py); the check after it (graph/nodes/verify.py) streams the
+rest of the answer it lets through. A refusal ("cannot answer") cites nothing.
 """
 
 from __future__ import annotations
@@ -145,6 +146,9 @@ def generate(state: State, config: RunnableConfig, runtime: Runtime[Context]) ->
     citations = citations_of(excerpts)
     write = _writer()
     write({"draft_sources": citations})
+    from graph.nodes.early import Early  # it checks with verify's check, which imports this module
+
+    early = Early(state, config, runtime, citations, write)
     started, first_token = time.perf_counter(), None
     result: ChainResult | None = None
     try:
@@ -154,28 +158,42 @@ def generate(state: State, config: RunnableConfig, runtime: Runtime[Context]) ->
                 if first_token is None:
                     first_token = time.perf_counter() - started
                 write({"draft": item})
+                early.add(item)
             elif isinstance(item, StreamReset):
                 write({"reset": item.link})
+                early.reset()
             elif isinstance(item, ChainResult):
                 result = item
     except Exception as exc:  # noqa: BLE001 - every provider failed: say so, never invent an answer
         answer = "No language model could answer right now; please try again later."
         return {"answer": answer, "citations": [], "cited": [], "provider": None,
-                "llm_calls": llm_failed(state, "generate", exc), "chat_history": _turns(state, answer)}
+                "llm_calls": llm_failed(state, "generate", exc), "chat_history": _turns(state, answer),
+                **early.sent()}  # what was sent checked before the failure stays the answer (verify)
     assert result is not None
-    texts = [e.get("text") or "" for e in excerpts]
-    answer = fill_tags(result.text, facts, calculation, asked)
-    answer, _ = clean_markers(answer, len(excerpts))
-    answer, cited = clean_markers(cite_uncited(repair_citations(answer, texts, question), texts, question),
-                                  len(excerpts))
-    if calculation and str(calculation["working"]) not in answer:
-        answer = f"{answer.rstrip()}\n\nCalculation: {calculation['working']}".strip()
-        _, cited = clean_markers(answer, len(excerpts))
-    if prompts.CANNOT_ANSWER.rstrip(".").lower() in answer.lower() and not cited:
-        answer = prompts.CANNOT_ANSWER
+    answer, cited = finished(result.text, state)
     if answer == prompts.CANNOT_ANSWER:
         citations = []
     return {"answer": answer, "citations": citations, "cited": cited, "provider": result.provider,
             "first_token_s": first_token, "llm_calls": [*(state.get("llm_calls") or []),
                                                         {"node": "generate", **result.metadata()}],
-            "chat_history": _turns(state, answer)}
+            "chat_history": _turns(state, answer), **early.sent()}
+
+
+def finished(text: str, state: State) -> tuple[str, list[int]]:
+    """The model's text as the answer: its tags filled, its markers cleaned and repaired (module
+    doc), the calculation's working shown; and the [n] it cites."""
+    excerpts, _ = shown_excerpts(state)
+    reading = reading_of(state)
+    facts = stored_facts(list(state.get("facts") or []), excerpt_numbers(state))
+    calculation = state.get("calculation")
+    texts = [e.get("text") or "" for e in excerpts]
+    answer = fill_tags(text, facts, calculation, reading.unit)
+    answer, _ = clean_markers(answer, len(excerpts))
+    answer, cited = clean_markers(cite_uncited(repair_citations(answer, texts, reading.question), texts,
+                                               reading.question), len(excerpts))
+    if calculation and str(calculation["working"]) not in answer:
+        answer = f"{answer.rstrip()}\n\nCalculation: {calculation['working']}".strip()
+        _, cited = clean_markers(answer, len(excerpts))
+    if prompts.CANNOT_ANSWER.rstrip(".").lower() in answer.lower() and not cited:
+        return prompts.CANNOT_ANSWER, cited
+    return answer, cited

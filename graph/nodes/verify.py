@@ -12,8 +12,8 @@ is one copying a filer's own table for a question naming another filer in capita
 answered from Block's statement). Each kept citation gets its
 evidence lines: the table row a fact rests on (with the row's box on the page), the excerpt line
 holding a figure the answer copied, or the excerpt sentence closest to the answer sentence that
-cites it. Streams {"sources": citations} then {"token": piece}... of the verified answer
-(generate streamed the model's draft before it).
+cites it. Streams {"sources": citations} then {"token": piece}... of the verified answer, past what
+generate already sent checked while the model wrote (graph/nodes/early.py), which stays.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import re
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -282,17 +283,29 @@ def _goes_by(name: str) -> set[str]:
     return {_squashed(name), *([initials] if initials else [])}
 
 
-@node("verify")
-def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Checked:
+    """What the check lets through: the answer, the sources to show, and the state's update."""
+
+    answer: str
+    sources: list[Citation]
+    update: dict[str, Any]
+
+    @property
+    def passed(self) -> bool:
+        """Something cited came through: no refusal, no failure message."""
+        return bool(self.update.get("cited")) and self.answer != prompts.CANNOT_ANSWER
+
+
+def check(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> Checked:
+    """The state's answer checked (module doc); verify_node streams it, generate checks a draft's
+    finished sentences with it (graph/nodes/early.py)."""
     answer = str(state.get("answer") or "")
     citations = list(state.get("citations") or [])
     reading = reading_of(state)
     question = reading.question
-    write = _writer()
     if not citations or answer == prompts.CANNOT_ANSWER:  # nothing to check: a refusal or a failure message
-        write({"sources": citations})
-        write({"token": answer})
-        return {}
+        return Checked(answer, citations, {})
     cited_docs = _documents_of(citations)
     composed = bool(state.get("figure_choice"))  # the answer states the cited filings' own table figures
     if reading.names or (composed and (reading.lone_names or _CAPS.search(question))):
@@ -313,10 +326,8 @@ def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context])
                 unmet = names_another_filer(question, theirs.names, mine.names)
         if unmet:
             log.info("answer withheld: its sources never mention %s", ", ".join(unmet))
-            write({"sources": []})
-            write({"token": prompts.CANNOT_ANSWER})
-            return {"answer": prompts.CANNOT_ANSWER, "citations": [], "cited": [],
-                    "chat_history": _with_answer(state, prompts.CANNOT_ANSWER)}
+            return Checked(prompts.CANNOT_ANSWER, [], {"answer": prompts.CANNOT_ANSWER, "citations": [], "cited": [],
+                                                       "chat_history": _with_answer(state, prompts.CANNOT_ANSWER)})
     numbers = excerpt_numbers(state)
     fact_items = list(state.get("facts") or [])
     facts = stored_facts(fact_items, numbers)
@@ -353,9 +364,30 @@ def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context])
         parts = {n: list(e.get("parts") or []) for n, e in enumerate(shown, 1)}
         citations = [on_evidence_page(Citation(**{**c, "evidence": evidence.get(c["n"], [])}), parts.get(c["n"], []))
                      for c in citations]
-    write({"sources": citations})
-    for piece in re.findall(r"\S+\s*", final):  # piece by piece, as a reader expects an answer to arrive
+    return Checked(final, citations, {"answer": final, "citations": citations, "cited": cited,
+                                      "verification": report.model_dump() | {"answer": final},
+                                      "chat_history": _with_answer(state, final)})
+
+
+def pieces(text: str) -> list[str]:
+    """Word by word, as a reader expects an answer to arrive."""
+    return re.findall(r"\S+\s*|^\s+", text)
+
+
+@node("verify")
+def verify_node(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
+    """The answer checked and streamed: only what generate did not already send checked
+    (`streamed`, graph/nodes/early.py). What was sent stays: when the whole answer's check would
+    not begin with it, the answer is what was sent, as its own check left it."""
+    write = _writer()
+    checked = check(state, config, runtime)
+    sent = str(state.get("streamed") or "")
+    if sent and not (checked.passed and checked.answer.startswith(sent)):
+        early = dict(state.get("early") or {})
+        log.warning("the whole answer's check changed what was already sent checked: the answer is what was sent")
+        write({"sources": early.get("citations") or []})
+        return {**early, "chat_history": _with_answer(state, sent)}
+    write({"sources": checked.sources})
+    for piece in pieces(checked.answer[len(sent):]):
         write({"token": piece})
-    return {"answer": final, "citations": citations, "cited": cited,
-            "verification": report.model_dump() | {"answer": final},
-            "chat_history": _with_answer(state, final)}
+    return checked.update

@@ -39,6 +39,11 @@ def script(kind: str, prompt: str) -> str:
         if kind == "answer":
             return ("The ratio of cost of revenue to net revenue is {C}." if "Computed by code" in prompt
                     else "Lima is the capital of Peru [1].")
+    if "sentence by sentence" in question:  # a long answer, one fact a sentence (tests/server/test_openai_compat.py)
+        if kind == "grade":
+            return grades_json(prompt, lambda text: FACTS["revenue"] in text or FACTS["employ"] in text)
+        if kind == "answer":
+            return long_answer(prompt, "auditors" in question)
     if "auditors" in question and kind == "answer":  # a draft the check withholds: a figure no excerpt has
         return "Aurora Widgets paid its auditors 987 million [1]."
     if "sleep hygiene" in question:  # a protocol, not a filing (tests/web/test_other_documents.py)
@@ -59,6 +64,19 @@ def script(kind: str, prompt: str) -> str:
     if kind == "hyde":
         return "Aurora Widgets reported total revenue and headcount for fiscal 2023."
     return "Aurora Widgets fiscal 2023"
+
+
+def long_answer(prompt: str, unsupported: bool) -> str:
+    """Four sentences citing the excerpts that hold them; `unsupported`: the third states a figure no
+    excerpt holds, which the check drops."""
+    found = excerpts_in(prompt)
+    r = next((n for n, _where, text in found if FACTS["revenue"] in text), 1)
+    e = next((n for n, _where, text in found if FACTS["employ"] in text), 1)
+    third = (f"Aurora Widgets paid its auditors 987 million dollars in fiscal 2023 [{r}]. " if unsupported
+             else f"Aurora Widgets reported total revenue of {FACTS['revenue']} dollars [{r}]. ")
+    return (f"Aurora Widgets reported total revenue of {FACTS['revenue']} dollars in fiscal 2023 [{r}]. "
+            f"Aurora Widgets employed {FACTS['employ']} people at the end of fiscal 2023 [{e}]. " + third
+            + f"Aurora Widgets employed {FACTS['employ']} people [{e}].")
 
 
 class LiveServer:

@@ -79,6 +79,33 @@ def test_a_stream_keeps_alive_while_the_graph_works(live, owner_with_report, fak
     assert FACTS["employ"] in "".join(pieces)
 
 
+@pytest.mark.parametrize("unsupported", [False, True], ids=["all-checked", "one-dropped"])
+def test_checked_sentences_stream_while_the_model_writes(live, owner_with_report, fake_llm, monkeypatch,  # noqa: ANN001
+                                                         unsupported: bool) -> None:
+    # before: every content chunk came after the model's last word, once the whole draft was checked
+    monkeypatch.setattr(fake_llm, "token_delay_s", 0.15)  # ~40 words: the draft takes about 6 s
+    client = client_for(live, owner_with_report["tokens"]["access_token"])
+    question = ("What were Aurora Widgets' revenue and staff in fiscal 2023, sentence by sentence"
+                + (", and its auditors' fees?" if unsupported else "?"))
+    started = time.monotonic()
+    arrivals = [(time.monotonic() - started, c) for c in client.chat.completions.create(
+        model="thotqen", stream=True, messages=[{"role": "user", "content": question}])]
+    end = next(t for t, c in arrivals if c.choices and c.choices[0].finish_reason)
+    early = [c.choices[0].delta.content for t, c in arrivals
+             if c.choices and c.choices[0].delta.content and t < end - 1.0]
+    assert len(early) > 1, [(round(t, 2), c.choices[0].delta.content) for t, c in arrivals if c.choices]
+    text = "".join(c.choices[0].delta.content or "" for _, c in arrivals if c.choices)
+    answer, _, _ = text.partition("\n\nSources:\n")
+    final = next(c for _, c in arrivals if c.choices and c.choices[0].finish_reason)
+    checked = final.model_extra["thotqen"]["verification"]["answer"]  # the answer as the check left it
+    assert answer == checked
+    assert "".join(early) and checked.startswith("".join(early))  # every early sentence is in the answer
+    assert FACTS["revenue"] in "".join(early) and FACTS["employ"] in checked
+    assert "987" not in text  # the unsupported sentence was never sent
+    if unsupported:
+        assert any("987" in s for s in final.model_extra["thotqen"]["verification"]["dropped"])
+
+
 def test_the_question_is_logged_and_scoped(live, owner_with_report, db) -> None:  # noqa: ANN001
     client = client_for(live, owner_with_report["tokens"]["access_token"])
     with db.connection() as conn:

@@ -168,3 +168,27 @@ def test_without_the_endpoint_no_span_is_exported(traced, receiver, fake_llm) ->
     res = run_cli(quiet, *question)
     assert res.returncode == 0, res.stderr
     assert receiver.requests == before
+
+
+def test_start_up_is_one_trace(receiver, fake_llm) -> None:  # noqa: ANN001
+    """Start-up's statements (migrations, recovery, the answer processes' warm-up, the model check)
+    were each a trace of one span: about 76 at every start. Now one trace; the answer processes' warm-up
+    is not traced."""
+    home = Path(tempfile.mkdtemp(prefix="thq-s-", dir="/tmp"))
+    env = process_env(fake_llm, home, OTEL_EXPORTER_OTLP_ENDPOINT=receiver.url, OTEL_BSP_SCHEDULE_DELAY="200",
+                      OTEL_SERVICE_NAME="thotqen-start")
+    api = None
+    try:
+        api, _url = serve(env, home / "serve.log")  # healthy: start-up is over (the probe itself is untraced)
+        time.sleep(3)  # the batches' 200 ms, and a poll or two of the idle loops
+        spans = [s for s in receiver.snapshot() if s.service == "thotqen-start"]
+        roots = [s for s in spans if not s.parent_id]
+        assert [s.name for s in roots] == ["start-up"], sorted(
+            (s.name, str(s.attributes.get("db.statement", ""))[:60]) for s in roots)
+        assert len({s.trace_id for s in spans}) == 1
+        names = [s.name for s in spans]
+        # the migrations (building the app opens the database) and the lifespan's work are in it
+        assert "start-up lifespan" in names and sum(name in ("--", "create", "insert") for name in names) > 30, names
+    finally:
+        if api is not None:
+            api.stop()
