@@ -30,7 +30,7 @@ test: setup lint typecheck
 	$(BIN)/python -m pytest -m "not slow"
 	@$(MAKE) --no-print-directory skip-notes
 
-# The unit tier alone (docs/testing.md): pure functions and small objects, no service; tests/unit/conftest.py
+# The unit tier alone (docs/architecture.md, Tests): pure functions and small objects, no service; tests/unit/conftest.py
 # fails a test there that starts one. `make test` runs it with the others.
 test-unit: setup
 	$(BIN)/python -m pytest tests/unit -q

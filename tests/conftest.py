@@ -105,7 +105,7 @@ def model_128(tmp_path_factory) -> str:  # noqa: ANN001
     return str(path)
 
 
-# The tiers by directory (docs/testing.md): `pytest -m unit` and the like select one; markers only
+# The tiers by directory (docs/architecture.md, Tests): `pytest -m unit` and the like select one; markers only
 # label, so `make test` runs what it ran before.
 SYSTEM_DIRS = {"server", "web", "broker"}
 

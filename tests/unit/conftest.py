@@ -1,7 +1,7 @@
 """The unit tier's guard: a test here uses no service. Asking for a fixture of the real runtime, or
 starting a process, a database connection, an ONNX model, a listening socket or a model, browser,
 broker or embedded-Postgres package fails the test with the reason; the tier then stays fast and
-runs anywhere (`make test-unit`, docs/testing.md). A test that needs one belongs one tier up."""
+runs anywhere (`make test-unit`, docs/architecture.md). A test that needs one belongs one tier up."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ SERVICE_PACKAGES = ("torch", "sentence_transformers", "transformers", "xllamacpp
 
 def refuse(what: str) -> NoReturn:
     pytest.fail(f"the unit tier starts no service, and this test {what}: move it to tests/ or "
-                "tests/<area>/ (docs/testing.md)", pytrace=True)
+                "tests/<area>/ (docs/architecture.md, Tests)", pytrace=True)
 
 
 def refused_fixtures(names: Iterable[str]) -> list[str]:
