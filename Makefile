@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: setup run test test-all lint typecheck gate screenshots skip-notes
+.PHONY: setup run test test-unit test-all lint typecheck gate screenshots skip-notes
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ typecheck: setup
 test: setup lint typecheck
 	$(BIN)/python -m pytest -m "not slow"
 	@$(MAKE) --no-print-directory skip-notes
+
+# The unit tier alone (docs/architecture.md, Tests): pure functions and small objects, no service; tests/unit/conftest.py
+# fails a test there that starts one. `make test` runs it with the others.
+test-unit: setup
+	$(BIN)/python -m pytest tests/unit -q
 
 # Tests that need a Debian package (.ci/run installs them) are skipped without it, and said so here.
 skip-notes:

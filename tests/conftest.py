@@ -103,3 +103,18 @@ def model_128(tmp_path_factory) -> str:  # noqa: ANN001
     path = tmp_path_factory.mktemp("models") / "minilm-128"
     SentenceTransformer(modules=[*base, dense], device="cpu").save(str(path))
     return str(path)
+
+
+# The tiers by directory (docs/architecture.md, Tests): `pytest -m unit` and the like select one; markers only
+# label, so `make test` runs what it ran before.
+SYSTEM_DIRS = {"server", "web", "broker"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    tests = Path(__file__).parent
+    for item in items:
+        if tests not in item.path.parents:
+            continue
+        area = item.path.relative_to(tests).parts[0]
+        tier = "unit" if area == "unit" else "system" if area in SYSTEM_DIRS else "integration"
+        item.add_marker(tier)

@@ -13,18 +13,17 @@ import pytest
 
 from evals import pdfs
 from ingestion.pipeline import display_title, embedding_text
-from ingestion.recontext import new_heading, recontext, recontext_document
+from ingestion.recontext import recontext, recontext_document
 from storage import documents
 from storage.document_filter import (
     DocumentFilter,
-    company_names,
     matching_documents,
     named_documents,
     owner_values,
     question_scope,
 )
 from storage.search import SearchParams, search
-from tests.test_context import COVER_10K, COVER_10Q, STATEMENTS_Q2
+from tests.unit.test_context import COVER_10K, COVER_10Q, STATEMENTS_Q2
 
 BODY = ("Results of operations. Net sales of the Lighting segment rose because of strong demand for lamps "
         "and fixtures in Europe, while freight costs fell. ") * 8
@@ -134,14 +133,6 @@ def test_a_question_naming_a_period_finds_that_filing_first(db, embedder, make_u
         assert top[0].document_id == wanted.document_id, (query, [h.document_name for h in top])
 
 
-def test_new_heading_swaps_the_file_name_front() -> None:
-    front = "Northwind Traders · 10-K · FY2022 (fiscal 2022)"
-    assert new_heading("report 2022 — Item 7", ["report 2022"], front) == f"{front} — Item 7"
-    assert new_heading("report 2022", ["report 2022"], front) == front
-    assert new_heading(f"{front} — Item 7", ["report 2022"], front) is None
-    assert new_heading("Northwind · 10-K · 2022 — Item 7", ["report 2022"], front) == f"{front} — Item 7"
-
-
 def test_reindex_context_gives_old_documents_their_context(db, embedder, make_user, ingest) -> None:  # noqa: ANN001
     _name, owner = make_user("old")
     sub, _ = ingest(owner, "northwind_2022.pdf", ten_k(2022))
@@ -184,16 +175,6 @@ def test_reindex_context_leaves_a_context_cut_by_the_heading_budget_alone(db, em
     before = headings(db, sub.document_id)
     assert rerun(db, embedder, sub.document_id) == 0
     assert headings(db, sub.document_id) == before
-
-
-def test_company_names_are_the_names_people_use() -> None:
-    assert company_names("Best Buy Co., Inc.") == {"best buy"}
-    assert company_names("Amazon.com, Inc.") == {"amazon"}
-    assert company_names("3M Company") == {"3m"}
-    assert company_names("The Coca-Cola Company") == {"coca cola"}
-    assert company_names("Advanced Micro Devices, Inc.") == {"advanced micro devices", "advanced micro", "amd"}
-    assert company_names("JPMorgan Chase & Co.") == {"jpmorgan chase"}
-    assert company_names("Inc.") == set()
 
 
 def test_a_question_naming_a_company_searches_that_companys_filings(db, embedder, make_user, ingest,  # noqa: ANN001
@@ -281,12 +262,3 @@ def test_a_renamed_issuer_is_found_under_either_name_and_an_unread_cover_ranks_b
     assert document_row(db, unread.document_id) == ("Tailspin, Inc.", "10-K", "FY2019", None)
     found = scope("Tailspin lighting net sales in fiscal 2019")
     assert found is not None and set(found.tiers[0]) == {old.document_id, unread.document_id}
-
-
-@pytest.mark.parametrize(("values", "message"), [
-    ((None, None, None), "at least one"), (("x" * 121, None, None), "longer than 120"),
-    ((None, None, "from 2021 to 2022"), "not one period"),
-])
-def test_owner_values_refuse_what_is_not_a_value(values: tuple, message: str) -> None:
-    with pytest.raises(ValueError, match=message):
-        owner_values(*values)

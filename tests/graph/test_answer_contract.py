@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from evals.fake_openai import excerpts_in, grades_json
 from graph import prompts
-from graph.citations import clean_markers
 from graph.stream import run_graph
 from tests.graph.fakes import scripted_chain
 
@@ -39,15 +38,6 @@ def test_streamed_sources_are_the_final_numbering_when_grading_rejects_one(repor
     assert sources[0] == outcome.citations  # the same entries under the same numbers, not just the numbers
     cited = sources[0][outcome.cited[0] - 1]
     assert REVENUE in cited["text"]
-
-
-def test_a_marker_is_not_repeated_after_its_sentence() -> None:
-    assert clean_markers("Revenue was 412 million dollars [1]. [1]", 3) == ("Revenue was 412 million dollars [1].",
-                                                                            [1])
-    assert clean_markers("Revenue was 412 million [1] [1].", 3)[0] == "Revenue was 412 million [1]."
-    # different markers, or a marker starting the next sentence, stay
-    assert clean_markers("A is 412 million [1]. [2] B is 5,300.", 3)[0] == "A is 412 million [1]. [2] B is 5,300."
-    assert clean_markers("A is 412 million [1]. B is 5,300 [1].", 3)[0] == "A is 412 million [1]. B is 5,300 [1]."
 
 
 def test_a_refusal_cites_nothing(report_owner, make_run) -> None:  # noqa: ANN001

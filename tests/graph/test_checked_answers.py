@@ -16,7 +16,7 @@ from graph import prompts
 from graph.builder import graph
 from tests.graph.fakes import scripted_chain
 from tests.graph.test_paths import script_for
-from tests.test_tables import CASH_FLOWS, INCOME_IN_THOUSANDS, statement_pdf
+from tests.unit.test_tables import CASH_FLOWS, INCOME_IN_THOUSANDS, statement_pdf
 
 
 @pytest.fixture
@@ -169,18 +169,6 @@ def test_an_answer_speaks_of_the_documents_not_of_excerpts(statements, make_run)
     assert out["answer"].startswith("Net revenue in 2023 was $1,693,954 thousand"), out["answer"]
 
 
-def test_names_a_question_uses() -> None:
-    from graph.reading import names_in
-
-    assert names_in("What was Nike's total revenue in fiscal 2022?") == ["Nike"]
-    assert names_in("What was General Motors' total automotive debt at the end of 2021?") == ["General Motors"]
-    assert names_in("What is the FY2018 capital expenditure (in USD millions) for 3M?") == []
-    # a lone capitalised word counts only as a weaker name, never a sentence's first word
-    assert names_in("How much did Tesla spend on research in 2021?") == []
-    assert names_in("How much did Tesla spend on research in 2021?", lone=True) == ["Tesla"]
-    assert names_in("Is revenue up? Round to two decimal places.", lone=True) == []
-
-
 def test_a_figure_of_the_filers_own_table_is_not_given_as_another_companys(make_user, ingest, make_run,  # noqa: ANN001
                                                                            db) -> None:  # noqa: ANN001
     # the filing mentions Globex (a customer); its table's net revenue is Northwind's, not Globex's
@@ -255,19 +243,6 @@ def test_a_figure_of_another_year_is_not_given_for_the_year_asked(statements, ma
     assert "choose" not in model.kinds() and model.prompts("answer") == []
 
 
-def test_a_column_whose_period_was_not_read_never_stands_for_the_year_asked() -> None:
-    from graph.nodes.choose import of_asked_years
-
-    # issue 24's held-back batch: "AMD's net revenue in 2019" was answered with a five-year table's 3,991,
-    # its headers not read, from a 10-K of 2015
-    unread = {"n": 1, "cell": {"fiscal_year": None}}
-    of_2019 = {"n": 2, "cell": {"fiscal_year": 2019}}
-    of_2018 = {"n": 3, "cell": {"fiscal_year": 2018}}
-    assert of_asked_years([unread, of_2018], (2019,)) == []
-    assert of_asked_years([unread, of_2019, of_2018], (2019,)) == [unread, of_2019]
-    assert of_asked_years([unread, of_2018], ()) == [unread, of_2018]
-
-
 def test_a_year_the_named_company_does_not_report_is_refused_before_search(statements, make_run, db) -> None:  # noqa: ANN001
     # Northwind's table reports 2021, Contoso's does not: a question about Contoso's 2021 is out of scope
     from storage.documents import ready_documents, set_owner_context
@@ -304,24 +279,6 @@ def test_the_question_scope_is_read_once(statements, make_run, db, monkeypatch) 
     out, _ = ask(make_run, statements, "What was Northwind's net revenue in 2023?", "It was $1,693,954 thousand [1].")
     assert "retrieve" in out["route"], out["route"]
     assert reads == ["What was Northwind's net revenue in 2023?"]
-
-
-def test_a_kept_scope_is_json_and_serves_only_its_own_words_and_documents() -> None:
-    import json
-    import uuid
-
-    from graph.scope import kept, reused
-    from storage.document_filter import Scope
-
-    a, b = uuid.uuid4(), uuid.uuid4()
-    scope = Scope(((a,), (b,)), certain=True)
-    state = json.loads(json.dumps(kept(scope, "Northwind's 2023 revenue", None)))  # what a checkpointer stores
-    assert reused(state, "Northwind's 2023 revenue", None) == scope
-    assert reused(state, "Northwind revenue 2023 rewritten", None) == "read"  # a rewrite reads its own
-    assert reused(state, "Northwind's 2023 revenue", [str(a)]) == "read"  # among other documents
-    assert reused(None, "Northwind's 2023 revenue", None) == "read"
-    nothing = kept(None, "revenue", [str(a).upper()])  # read, and nothing narrows: the search need not ask
-    assert reused(nothing, "revenue", [a]) is None
 
 
 def pages_pdf(*pages: bytes) -> bytes:
@@ -423,19 +380,6 @@ def test_on_the_local_model_code_ranks_the_facts_and_the_model_only_says_whether
     chain, _model = scripted_chain(script_for(grade_rule=lambda text: True, answer="unused", choose="none"), link=link)
     out = graph.invoke({"question": question}, **make_run(statements, chain, hyde=False, relevance_floor=FLOOR))
     assert out["answer"] == prompts.CANNOT_ANSWER and out["citations"] == []
-
-
-def test_a_question_naming_another_filer_in_capitals_is_not_answered_from_this_ones_table() -> None:
-    from graph.nodes.verify import names_another_filer
-
-    # issue 24's held-back batch: "AMD's operating income in 2020" was answered from Block's statement
-    filers = ["Advanced Micro Devices, Inc.", "Square, Inc.", "SQ", "3M Company", "MMM"]
-    question = "What was AMD's operating income in 2020?"
-    assert names_another_filer(question, ["Square, Inc.", "SQ"], filers) == ["AMD"]
-    assert names_another_filer(question, ["Advanced Micro Devices, Inc."], filers) == []
-    assert names_another_filer("What was 3M's EBITDA in FY2022?", ["3M Company", "MMM"], filers) == []
-    # a filing that did not print its ticker is still the filer the ticker names
-    assert names_another_filer("What was MGM's revenue?", ["MGM Resorts International"], [*filers, "MGM"]) == []
 
 
 def test_a_forms_dash_is_no_figure_to_answer_with(make_user, ingest, make_run) -> None:  # noqa: ANN001

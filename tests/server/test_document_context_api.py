@@ -8,7 +8,7 @@ import pytest
 from evals import pdfs
 from graph import prompts
 from tests.server.conftest import follow_job, signup, upload
-from tests.test_context import COVER_10K
+from tests.unit.test_context import COVER_10K
 
 QUESTION = "What was Northwind Traders' total revenue?"
 BODY = "Northwind Traders reported total revenue of 412 million dollars in fiscal 2022. " * 6

@@ -10,7 +10,7 @@ import pytest
 from api.web import WEB_DIR
 from ingestion.formats import registry
 from tests.server.conftest import follow_job, signup, upload
-from tests.test_format_registry import MAGIC, THROWAWAY
+from tests.unit.test_format_registry import MAGIC, THROWAWAY
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.test_tables import INCOME_IN_THOUSANDS
+from tests.unit.test_tables import INCOME_IN_THOUSANDS
 from tests.web.conftest import sign_up
 from tests.web.helpers import amber_pixels, ask, nav, new_chat, pdf_file
 

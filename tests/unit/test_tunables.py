@@ -65,7 +65,7 @@ def test_rag_accepts_exactly_the_per_request_tunables_within_bounds() -> None:
 
 
 def test_configuration_docs_table_is_generated_from_the_declarations() -> None:
-    doc = (Path(__file__).parents[1] / tunables.DOCS).read_text()
+    doc = (Path(__file__).parents[2] / tunables.DOCS).read_text()
     assert tunables.with_table(doc) == doc, "run `python tunables.py` to regenerate docs/configuration.md"
     for info in ALL.values():
         assert f"`{info.json_schema_extra['env']}`" in doc

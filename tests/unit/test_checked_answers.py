@@ -1,0 +1,62 @@
+"""Answers a reader can check (issue 24), the functions alone: the names a question uses, the years
+a column stands for, the kept scope, another filer named in capitals (through the whole graph over
+the real database: tests/graph/test_checked_answers.py).
+"""
+
+from __future__ import annotations
+
+
+def test_names_a_question_uses() -> None:
+    from graph.reading import names_in
+
+    assert names_in("What was Nike's total revenue in fiscal 2022?") == ["Nike"]
+    assert names_in("What was General Motors' total automotive debt at the end of 2021?") == ["General Motors"]
+    assert names_in("What is the FY2018 capital expenditure (in USD millions) for 3M?") == []
+    # a lone capitalised word counts only as a weaker name, never a sentence's first word
+    assert names_in("How much did Tesla spend on research in 2021?") == []
+    assert names_in("How much did Tesla spend on research in 2021?", lone=True) == ["Tesla"]
+    assert names_in("Is revenue up? Round to two decimal places.", lone=True) == []
+
+
+def test_a_column_whose_period_was_not_read_never_stands_for_the_year_asked() -> None:
+    from graph.nodes.choose import of_asked_years
+
+    # issue 24's held-back batch: "AMD's net revenue in 2019" was answered with a five-year table's 3,991,
+    # its headers not read, from a 10-K of 2015
+    unread = {"n": 1, "cell": {"fiscal_year": None}}
+    of_2019 = {"n": 2, "cell": {"fiscal_year": 2019}}
+    of_2018 = {"n": 3, "cell": {"fiscal_year": 2018}}
+    assert of_asked_years([unread, of_2018], (2019,)) == []
+    assert of_asked_years([unread, of_2019, of_2018], (2019,)) == [unread, of_2019]
+    assert of_asked_years([unread, of_2018], ()) == [unread, of_2018]
+
+
+def test_a_kept_scope_is_json_and_serves_only_its_own_words_and_documents() -> None:
+    import json
+    import uuid
+
+    from graph.scope import kept, reused
+    from storage.document_filter import Scope
+
+    a, b = uuid.uuid4(), uuid.uuid4()
+    scope = Scope(((a,), (b,)), certain=True)
+    state = json.loads(json.dumps(kept(scope, "Northwind's 2023 revenue", None)))  # what a checkpointer stores
+    assert reused(state, "Northwind's 2023 revenue", None) == scope
+    assert reused(state, "Northwind revenue 2023 rewritten", None) == "read"  # a rewrite reads its own
+    assert reused(state, "Northwind's 2023 revenue", [str(a)]) == "read"  # among other documents
+    assert reused(None, "Northwind's 2023 revenue", None) == "read"
+    nothing = kept(None, "revenue", [str(a).upper()])  # read, and nothing narrows: the search need not ask
+    assert reused(nothing, "revenue", [a]) is None
+
+
+def test_a_question_naming_another_filer_in_capitals_is_not_answered_from_this_ones_table() -> None:
+    from graph.nodes.verify import names_another_filer
+
+    # issue 24's held-back batch: "AMD's operating income in 2020" was answered from Block's statement
+    filers = ["Advanced Micro Devices, Inc.", "Square, Inc.", "SQ", "3M Company", "MMM"]
+    question = "What was AMD's operating income in 2020?"
+    assert names_another_filer(question, ["Square, Inc.", "SQ"], filers) == ["AMD"]
+    assert names_another_filer(question, ["Advanced Micro Devices, Inc."], filers) == []
+    assert names_another_filer("What was 3M's EBITDA in FY2022?", ["3M Company", "MMM"], filers) == []
+    # a filing that did not print its ticker is still the filer the ticker names
+    assert names_another_filer("What was MGM's revenue?", ["MGM Resorts International"], [*filers, "MGM"]) == []
