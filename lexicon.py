@@ -58,6 +58,9 @@ approximately about roughly around
 """
 PRESENTING_WORDS = frozenset(_PRESENTING_WORDS.split())
 
+# Words that answer yes or no, or deny: they say whether, not what ("Yes, the agreements survive.").
+POLARITY_WORDS = frozenset(["yes", "no", "not", "never", "none", "neither", "nor", "cannot", "without"])
+
 SCALE_WORDS: dict[float, str] = {1e3: "thousand", 1e6: "million", 1e9: "billion", 1e12: "trillion"}
 # Abbreviations written after a figure ("$2,018mn", "$1.8 bn", "$5k"); the one-letter ones only attached.
 SCALE_ABBREVIATIONS: dict[str, float] = {"k": 1e3, "mn": 1e6, "mm": 1e6, "m": 1e6, "bn": 1e9, "b": 1e9, "tn": 1e12}

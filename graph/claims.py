@@ -38,7 +38,7 @@ from graph.citations import MARK, before_stop, marked
 from graph.reading import Reading, read
 from graph.verify import sentences
 from graph.windows import stems
-from lexicon import FUNCTION_WORDS, NUMBER_WORD, PRESENTING_WORDS, SCALES, UNIT_WORDS
+from lexicon import FUNCTION_WORDS, NUMBER_WORD, POLARITY_WORDS, PRESENTING_WORDS, SCALES, UNIT_WORDS
 from storage.periods import DATES, MONTH, MONTHS, YEAR
 
 # The model declining in its own words: "The excerpts do not provide ...", "I cannot determine ...".
@@ -50,7 +50,6 @@ DECLINES = re.compile(
     re.IGNORECASE)
 
 # Words that answer a yes/no question: an answer sentence holding one says something.
-POLARITY = frozenset(["yes", "no", "not", "never", "none", "neither", "nor", "cannot", "without"])
 _MONTHS = frozenset(m.lower() for m in (*calendar.month_name, *calendar.day_name) if m)
 _MONTH_NAME = re.compile(r"(?<!^)(?<![.!?]\s)\b(" + "|".join(m for m in calendar.month_name if m) + r")\b")
 _MONTH_DAY = re.compile(rf"\b(?P<month>{MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year>(?:19|20)\d{{2}})\b",
@@ -75,7 +74,7 @@ def _body(sentence: str) -> str:
 
 def adds_nothing(sentence: str, cited: str, question: str) -> bool:
     body = _body(sentence)
-    if set(_NUMBER.findall(body)) - set(_NUMBER.findall(question)) or _words(body) & POLARITY:
+    if set(_NUMBER.findall(body)) - set(_NUMBER.findall(question)) or _words(body) & POLARITY_WORDS:
         return False  # a figure the question does not give ("3M" is the question's name, not a value)
     return not (stems(body) - stems(question))
 
@@ -197,7 +196,7 @@ def answers_the_question(answer: str, reading: Reading, spans: list[tuple[int, i
 
 def speaks_to(sentence: str, reading: Reading) -> bool:
     body = _body(sentence)
-    if _words(body) & POLARITY:
+    if _words(body) & POLARITY_WORDS:
         return True
     if reading.asks == "name" and names_not_cited(body, "", reading.question):
         return True  # a name the question does not give: "Who founded Debian?" "Ian Murdock [1]."

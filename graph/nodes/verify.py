@@ -39,7 +39,7 @@ from graph.nodes.retrieve import owner_of
 from graph.reading import names_in
 from graph.state import Citation, Evidence, State
 from graph.verify import Source, VerifyReport, sentences, verify
-from lexicon import SCALES
+from lexicon import POLARITY_WORDS, SCALES
 
 log = logging.getLogger("thotqen.verify")
 _NTH = r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|provided|given|above|same)"
@@ -125,6 +125,9 @@ def _cited(sentence: str) -> set[int]:
     return set(marked(sentence))
 
 
+_WHETHER = {w[:STEM] for w in POLARITY_WORDS}  # "Yes," says whether, not what: no word of its own
+
+
 def unsupported_claims(answer: str, texts: dict[int, str], question: str) -> list[tuple[str, str | None]]:
     """Sentences stating no figure that cite excerpts none of whose own words (beyond the question's)
     the excerpts hold, each with its repair: citing instead the excerpt that holds most of them, when
@@ -135,7 +138,7 @@ def unsupported_claims(answer: str, texts: dict[int, str], question: str) -> lis
     for start, end in sentences(answer):
         sentence = answer[start:end]
         cited = _cited(sentence)
-        own = _stems(MARK.sub("", sentence)) - asked
+        own = _stems(MARK.sub("", sentence)) - asked - _WHETHER
         if not cited or not own or any(f.identifying for f in read_figures(sentence, headers=False)):
             continue
         held = set().union(*(_stems(texts.get(n, "")) for n in cited))

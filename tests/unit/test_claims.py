@@ -201,3 +201,16 @@ def test_a_name_and_a_year_from_different_lines_of_a_list_fail() -> None:
     answer = "Ian Jackson led Debian from April 2005 until April 2006 [1]."
     assert [(f.check, f.repair) for f in failures(sentences(answer), answer, {1: leaders, 2: "Debian."},
                                                   question)] == [("name_and_year_apart", None)]
+
+
+def test_yes_or_no_is_no_word_of_a_claim_of_its_own() -> None:
+    # the model's right "Yes, <the question's words> [1]." was struck: "yes" was its one word of its own
+    from graph.nodes.verify import unsupported_claims
+
+    licence = ("All end user license agreements which have been validly granted by You under this License prior "
+               "to termination shall survive termination.")
+    asked = "Do end user license agreements I validly granted survive the termination of my MPL rights?"
+    assert unsupported_claims("Yes, end user license agreements I validly granted survive the termination of my "
+                              "MPL rights [1].", {1: licence}, asked) == []
+    assert unsupported_claims("Yes, the agreements are void [1].", {1: licence}, asked) == [
+        ("Yes, the agreements are void [1].", None)]
