@@ -58,8 +58,10 @@ approximately about roughly around
 """
 PRESENTING_WORDS = frozenset(_PRESENTING_WORDS.split())
 
+# Words that deny what their statement says ("This vote cannot be canceled.").
+NEGATION_WORDS = frozenset(["not", "no", "never", "cannot"])
 # Words that answer yes or no, or deny: they say whether, not what ("Yes, the agreements survive.").
-POLARITY_WORDS = frozenset(["yes", "no", "not", "never", "none", "neither", "nor", "cannot", "without"])
+POLARITY_WORDS = NEGATION_WORDS | frozenset(["yes", "none", "neither", "nor", "without"])
 
 SCALE_WORDS: dict[float, str] = {1e3: "thousand", 1e6: "million", 1e9: "billion", 1e12: "trillion"}
 # Abbreviations written after a figure ("$2,018mn", "$1.8 bn", "$5k"); the one-letter ones only attached.

@@ -38,7 +38,7 @@ from graph.citations import MARK, before_stop, marked
 from graph.reading import Reading, read
 from graph.verify import sentences
 from graph.windows import stems
-from lexicon import FUNCTION_WORDS, NUMBER_WORD, POLARITY_WORDS, PRESENTING_WORDS, SCALES, UNIT_WORDS
+from lexicon import FUNCTION_WORDS, NEGATION_WORDS, NUMBER_WORD, POLARITY_WORDS, PRESENTING_WORDS, SCALES, UNIT_WORDS
 from storage.periods import DATES, MONTH, MONTHS, YEAR
 
 # The model declining in its own words: "The excerpts do not provide ...", "I cannot determine ...".
@@ -188,6 +188,35 @@ def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bo
                                     for name in names)
 
 
+_DENIES = re.compile(r"\b(?:" + "|".join(sorted(NEGATION_WORDS)) + r")\b|n't\b", re.I)
+_REFERS_BACK = re.compile(r"^\W*(?:this|these|that|those|it|they|he|she|such)\b", re.I)
+_YES = re.compile(r"^\W*yes\b[\s,.;:!-]*", re.I)
+
+
+def _denies(text: str) -> bool:
+    return bool(_DENIES.search(_YES.sub("", text)))
+
+
+def contradicts(sentence: str, cited: str, question: str) -> bool:
+    """Answering yes or no, the sentence affirms what the statement of what it cites most about the same
+    thing denies: "Yes, the vote ... can be canceled [2]" beside "Two weeks after the original proposal
+    ... voting starts automatically. This vote cannot be canceled." A statement that refers back ("This
+    vote ...") is read with the one before it; one sharing fewer than two of the sentence's words says
+    nothing of it. A denial is not checked: "does not require" beside "it is recommended" is no
+    contradiction a word can show."""
+    body = _body(sentence)
+    if _denies(body) or read(question).asks != "yes_no":
+        return False
+    claim = stems(body) - stems(" ".join(POLARITY_WORDS))
+    running = " ".join(cited.split())
+    said = [running[a:b] for a, b in sentences(running)]
+    statements = [f"{before} {now}" if _REFERS_BACK.match(now) else now for before, now in zip(["", *said], said,
+                                                                                          strict=False)]
+    scored = [(len(claim & stems(s)), -i, s) for i, s in enumerate(statements)]
+    best = max(scored, default=(0, 0, ""))
+    return best[0] >= 2 and _denies(best[2])
+
+
 def answers_the_question(answer: str, reading: Reading, spans: list[tuple[int, int]]) -> bool:
     """Whether a sentence of `answer` (its `spans`) speaks of what `reading`'s question asks (module doc):
     the model may cite a later sentence than the one that answers."""
@@ -229,6 +258,7 @@ CHECKS: tuple[Check, ...] = (
     Check("date_not_cited", "gives a year or a month its cited excerpts do not", date_not_cited),
     Check("name_and_year_apart", "gives a name and a year no one statement of its excerpts holds together",
           name_and_year_apart),
+    Check("contradicts", "affirms what the statement it cites about the same thing denies", contradicts),
     Check("name_apart_from_what_is_said", "names someone no statement of its excerpts connects with what it "
           "says of them", name_apart_from_what_is_said),
 )

@@ -214,3 +214,24 @@ def test_yes_or_no_is_no_word_of_a_claim_of_its_own() -> None:
                               "MPL rights [1].", {1: licence}, asked) == []
     assert unsupported_claims("Yes, the agreements are void [1].", {1: licence}, asked) == [
         ("Yes, the agreements are void [1].", None)]
+
+
+def test_a_yes_against_a_cited_no_is_struck() -> None:
+    from graph.claims import contradicts
+
+    procedure = ("Any member may call for a vote; if another member objects, the vote is canceled. Two weeks after "
+                 "the original proposal the ballot is closed to any changes and voting starts automatically. This "
+                 "vote cannot\n be canceled. A Developer is not eligible to be (re)appointed to the Technical "
+                 "Committee if they have been a member within the previous 12 months.")
+    asked = "Can the vote that starts automatically two weeks after a proposal be canceled?"
+    # "This vote" is read with the sentence before it, which says which vote
+    assert contradicts("Yes, the vote that starts automatically two weeks after a proposal can be canceled [2].",
+                       procedure, asked)
+    assert not contradicts("No, the vote that starts automatically two weeks after a proposal cannot be canceled "
+                           "[2].", procedure, asked)
+    assert contradicts("Yes, a Developer can be reappointed to the Technical Committee within 12 months of being a "
+                       "member [1].", procedure, "Can a Developer who was a member within 12 months be reappointed?")
+    licence = "All end user license agreements validly granted prior to termination shall survive termination."
+    assert not contradicts("Yes, end user license agreements survive termination [1].", licence,
+                           "Do end user license agreements survive termination?")
+    assert not contradicts("The vote is canceled [1].", procedure, "When is a vote canceled?")  # not yes or no
