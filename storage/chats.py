@@ -12,6 +12,7 @@ from psycopg.types.json import Jsonb
 
 from storage import collections, parse_uuid
 from storage.rows import one
+from storage.tenancy import reads
 from storage.workspaces import Owners, owner_ids
 
 CHAT_COLUMNS = ("c.id, c.title, c.document_ids, c.collection_id,"
@@ -47,6 +48,7 @@ def create_chat(conn: psycopg.Connection, *, owner_id: int, title: str,
         ))
 
 
+@reads
 def list_chats(conn: psycopg.Connection, *, owner_id: int, limit: int, offset: int = 0) -> list[dict[str, Any]]:
     """One page of the owner's chats, the last updated first (ties by id, so pages never overlap)."""
     with conn.cursor(row_factory=dict_row) as cur:
@@ -57,6 +59,7 @@ def list_chats(conn: psycopg.Connection, *, owner_id: int, limit: int, offset: i
         ).fetchall()
 
 
+@reads
 def get_chat(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID | str) -> dict[str, Any] | None:
     chat_uuid = parse_uuid(chat_id)
     if chat_uuid is None:
@@ -128,6 +131,7 @@ def end_unanswered(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUI
     return row is not None
 
 
+@reads
 def list_messages(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, limit: int,
                   offset: int = 0, before: int | None = None) -> list[dict[str, Any]]:
     """A page of the chat's messages, the newest first (`offset` of them skipped; `before`: only

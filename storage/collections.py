@@ -15,6 +15,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from storage import audit, parse_uuid
+from storage.tenancy import reads
 from storage.workspaces import Owners, owner_ids
 
 COLUMNS = ("c.id, c.name, c.created_at, c.updated_at, c.owner_id,"
@@ -40,6 +41,7 @@ def create_collection(conn: psycopg.Connection, *, owner_id: int, name: str) -> 
     return found
 
 
+@reads
 def list_collections(conn: psycopg.Connection, *, owner_id: Owners, limit: int,
                      offset: int = 0) -> list[dict[str, Any]]:
     """One page of the owner's collections by name (ties by id, so pages never overlap)."""
@@ -48,12 +50,14 @@ def list_collections(conn: psycopg.Connection, *, owner_id: Owners, limit: int,
                            " order by c.name, c.id limit %s offset %s", (owner_ids(owner_id), limit, offset)).fetchall()
 
 
+@reads
 def count_collections(conn: psycopg.Connection, *, owner_id: Owners) -> int:
     row = conn.execute("select count(*) from collections where owner_id = any(%s::bigint[])",
                        (owner_ids(owner_id),)).fetchone()
     return int(row[0]) if row else 0
 
 
+@reads
 def get_collection(conn: psycopg.Connection, *, owner_id: Owners,
                    collection_id: uuid.UUID | str) -> dict[str, Any] | None:
     parsed = parse_uuid(collection_id)
@@ -134,6 +138,7 @@ def remove_document(conn: psycopg.Connection, *, owner_id: Owners, collection_id
         (cid, owner_ids(owner_id), did)).rowcount == 1
 
 
+@reads
 def members(conn: psycopg.Connection, *, owner_id: Owners, collection_id: uuid.UUID) -> list[dict[str, Any]]:
     """The collection's documents (id, name, status, company, form, period), in the order they were added."""
     with conn.cursor(row_factory=dict_row) as cur:
@@ -145,6 +150,7 @@ def members(conn: psycopg.Connection, *, owner_id: Owners, collection_id: uuid.U
             (collection_id, owner_ids(owner_id))).fetchall()
 
 
+@reads
 def member_ids(conn: psycopg.Connection, *, owner_id: Owners, collection_id: uuid.UUID) -> list[str]:
     """The collection's document ids now, as a chat scope (what a question over it searches)."""
     return sorted(str(m["id"]) for m in members(conn, owner_id=owner_id, collection_id=collection_id))
