@@ -182,6 +182,7 @@ def stop_requested(conn: psycopg.Connection, *, chat_id: uuid.UUID) -> bool:
     return bool(row and row[0])
 
 
+@reads
 def history(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, turns: int,
             before: int | None = None) -> list[dict[str, str]]:
     """The last `turns` answered question/answer pairs, oldest first, as graph chat_history turns

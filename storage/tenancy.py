@@ -61,6 +61,9 @@ def scoped(conn: psycopg.Connection, owners: Owners) -> Iterator[psycopg.Connect
     before = conn.execute(f"select current_setting('role'), coalesce(current_setting('{SETTING}', true), '')"
                           ).fetchone()
     assert before is not None
+    if before == (APP_ROLE, owners_text(owners)):  # already so (a scoped read calling another): as it is
+        yield conn
+        return
     conn.execute(ENTER, (owners_text(owners),))
     try:
         yield conn

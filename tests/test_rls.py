@@ -153,6 +153,14 @@ def test_scoped_inside_a_transaction_gives_back_the_role(db, tenants) -> None:  
             assert conn.execute("select current_user").fetchone() == (tenancy.APP_ROLE,)
         assert conn.execute("select current_user").fetchone() == before
         assert conn.execute("select count(distinct owner_id) > 1 from documents").fetchone() == (True,)
+    b = tenants["b"]["owner"]
+    with db.connection() as conn, tenancy.scoped(conn, a):
+        # a scoped read inside another: the same owners stay; other owners for its block only
+        assert [d["id"] for d in documents.list_documents(conn, owner_id=a)] == [tenants["a"]["document"]]
+        with tenancy.scoped(conn, b):
+            assert owners_seen(conn, UNSCOPED["documents"]) == {b}
+        assert owners_seen(conn, UNSCOPED["documents"]) == {a}
+        assert conn.execute("select current_user").fetchone() == (tenancy.APP_ROLE,)
 
 
 @pytest.fixture
@@ -195,3 +203,23 @@ def test_through_pgbouncer_in_transaction_mode(db, settings, embedder, tenants, 
             assert all(pool.map(listing, range(60)))
     finally:
         pdb.close()
+
+
+def test_a_login_that_cannot_take_the_role_reads_as_before(db, tenants, caplog) -> None:  # noqa: ANN001
+    """Where the login is no member of thotqen_app (a managed Postgres without CREATEROLE), reads
+    still work, as that login, and the start says so."""
+    a = tenants["a"]["owner"]
+    plain = f"rls_plain_{uuid.uuid4().hex[:8]}"
+    with db.connection() as conn:
+        conn.execute(f"create role {plain} nologin")
+        try:
+            with conn.transaction():
+                conn.execute(f"grant select on documents to {plain}; set local role {plain}")
+                assert not tenancy.check(conn)
+                with tenancy.scoped(conn, a):
+                    assert conn.execute("select current_user").fetchone() == (plain,)
+                conn.execute("reset role")
+                conn.execute(f"revoke all on documents from {plain}")
+        finally:
+            conn.execute(f"drop role {plain}")
+    assert "row-level security is not enforced" in caplog.text
