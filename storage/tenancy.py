@@ -8,7 +8,7 @@ so a transaction pooler (PgBouncer, Supabase's port 6543) keeps them, and a conn
 the pool as the owner. The queries keep their own scoping: this is a second line, not the first.
 
 It guards against a forgotten WHERE, not against SQL injection: the connection's login is the tables'
-owner and could switch back (docs/protection.md#row-level-security).
+owner and could switch back (docs/teams.md#enforced-twice-row-level-security).
 """
 
 from __future__ import annotations
@@ -94,5 +94,5 @@ def check(conn: psycopg.Connection) -> bool:
     ok = enforced(conn)
     if not ok:
         log.warning("row-level security is not enforced on reads: this login cannot switch to the role %s"
-                    " (docs/protection.md#row-level-security)", APP_ROLE)
+                    " (docs/teams.md#enforced-twice-row-level-security)", APP_ROLE)
     return ok

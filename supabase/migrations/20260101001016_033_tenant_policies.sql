@@ -21,7 +21,7 @@
 --
 -- Roles are per cluster: where the migrating role may not create roles (a managed Postgres without
 -- CREATEROLE) the role part is skipped with a warning, the policies still apply to PUBLIC, and the
--- app reads as the owner (storage/tenancy.py logs that once); docs/protection.md says how to add it.
+-- app reads as the owner (storage/tenancy.py logs that once); docs/teams.md says how to add it.
 do $$
 declare
     owners constant text := $q$owner_id = any(coalesce(nullif(current_setting('thotqen.owners', true), '')::bigint[], '{}'::bigint[]))$q$;
@@ -71,7 +71,7 @@ begin
             when insufficient_privilege then
                 raise warning 'thotqen: cannot create role thotqen_app (needs CREATEROLE); row-level security '
                               'is not enforced on the app''s reads until an administrator creates it '
-                              '(docs/protection.md)';
+                              '(docs/teams.md)';
         end;
     end if;
     if not has_role then
