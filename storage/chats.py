@@ -12,7 +12,7 @@ from psycopg.types.json import Jsonb
 
 from storage import collections, parse_uuid
 from storage.rows import one
-from storage.tenancy import reads
+from storage.tenancy import owners_only
 from storage.workspaces import Owners, owner_ids
 
 CHAT_COLUMNS = ("c.id, c.title, c.document_ids, c.collection_id,"
@@ -35,6 +35,7 @@ def owned_document_ids(conn: psycopg.Connection, *, owner_id: Owners, document_i
     return [r[0] for r in rows.fetchall()]
 
 
+@owners_only
 def create_chat(conn: psycopg.Connection, *, owner_id: int, title: str,
                 document_ids: Sequence[uuid.UUID] | None, collection_id: uuid.UUID | None = None,
                 workspace_id: int | None = None) -> dict[str, Any]:
@@ -48,7 +49,7 @@ def create_chat(conn: psycopg.Connection, *, owner_id: int, title: str,
         ))
 
 
-@reads
+@owners_only
 def list_chats(conn: psycopg.Connection, *, owner_id: int, limit: int, offset: int = 0) -> list[dict[str, Any]]:
     """One page of the owner's chats, the last updated first (ties by id, so pages never overlap)."""
     with conn.cursor(row_factory=dict_row) as cur:
@@ -59,7 +60,7 @@ def list_chats(conn: psycopg.Connection, *, owner_id: int, limit: int, offset: i
         ).fetchall()
 
 
-@reads
+@owners_only
 def get_chat(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID | str) -> dict[str, Any] | None:
     chat_uuid = parse_uuid(chat_id)
     if chat_uuid is None:
@@ -69,6 +70,7 @@ def get_chat(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID | st
                            (owner_id, chat_uuid)).fetchone()
 
 
+@owners_only
 def update_chat(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID | str, title: str | None = None,
                 document_ids: Sequence[uuid.UUID] | None = None, scope_all: bool = False,
                 collection_id: uuid.UUID | None = None) -> dict[str, Any] | None:
@@ -97,6 +99,7 @@ def scope_now(conn: psycopg.Connection, *, owner_id: Owners, chat: dict[str, Any
     return None if chat["document_ids"] is None else [str(d) for d in chat["document_ids"]]
 
 
+@owners_only
 def delete_chat(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID | str) -> bool:
     chat_uuid = parse_uuid(chat_id)
     if chat_uuid is None:
@@ -104,6 +107,7 @@ def delete_chat(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID |
     return conn.execute("delete from chats where owner_id = %s and id = %s", (owner_id, chat_uuid)).rowcount == 1
 
 
+@owners_only
 def add_message(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, role: str, content: str,
                 status: str = "ok", citations: list[dict[str, Any]] | None = None,
                 meta: dict[str, Any] | None = None) -> int:
@@ -120,6 +124,7 @@ def add_message(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, 
     return int(row[0])
 
 
+@owners_only
 def end_unanswered(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, content: str) -> bool:
     """Save `content` as the error answer of the chat's last question when it has none (a turn the
     server stopped in the middle of); False when the last message is already an answer."""
@@ -131,7 +136,7 @@ def end_unanswered(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUI
     return row is not None
 
 
-@reads
+@owners_only
 def list_messages(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, limit: int,
                   offset: int = 0, before: int | None = None) -> list[dict[str, Any]]:
     """A page of the chat's messages, the newest first (`offset` of them skipped; `before`: only
@@ -149,6 +154,7 @@ def list_messages(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID
         ).fetchall()
 
 
+@owners_only
 def regenerable(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID,
                 message_id: int) -> dict[str, Any] | None:
     """The question an assistant message answers, when that message is the chat's latest (only the
@@ -164,6 +170,7 @@ def regenerable(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID,
         ).fetchone()
 
 
+@owners_only
 def request_stop(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID | str) -> bool:
     chat_uuid = parse_uuid(chat_id)
     if chat_uuid is None:
@@ -182,7 +189,7 @@ def stop_requested(conn: psycopg.Connection, *, chat_id: uuid.UUID) -> bool:
     return bool(row and row[0])
 
 
-@reads
+@owners_only
 def history(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, turns: int,
             before: int | None = None) -> list[dict[str, str]]:
     """The last `turns` answered question/answer pairs, oldest first, as graph chat_history turns

@@ -1,7 +1,7 @@
-"""Tenancy's second line in Postgres (sql/033_tenant_policies.sql): a request's reads run as the role
-`thotqen_app`, which row-level security binds, with the owners it may read in the transaction's
-setting `thotqen.owners`. So a query that forgot its `owner_id = any(...)` still reads nothing of
-another tenant.
+"""Tenancy's second line in Postgres (sql/033_tenant_policies.sql): a request's reads (and its writes
+to chats, messages, feedback and collections) run as the role `thotqen_app`, which row-level
+security binds, with the owners it may use in the transaction's setting `thotqen.owners`. So a query
+that forgot its `owner_id = any(...)` still reads, and changes, nothing of another tenant.
 
 Both are transaction-local (`set_config(..., true)`, i.e. SET LOCAL): they end with the transaction,
 so a transaction pooler (PgBouncer, Supabase's port 6543) keeps them, and a connection goes back to
@@ -72,8 +72,9 @@ def scoped(conn: psycopg.Connection, owners: Owners) -> Iterator[psycopg.Connect
             conn.execute(LEAVE, before)
 
 
-def reads(fn: Callable[P, R]) -> Callable[P, R]:
-    """A storage function `fn(conn, *, owner_id=<owners>, ...)` run inside scoped(conn, owners)."""
+def owners_only(fn: Callable[P, R]) -> Callable[P, R]:
+    """A storage function `fn(conn, *, owner_id=<owners>, ...)` run inside scoped(conn, owners): one
+    whose every statement touches only tables with a tenant policy (not the audit log, not users)."""
     @functools.wraps(fn)
     def scoped_fn(*args: P.args, **kwargs: P.kwargs) -> R:
         conn = cast(psycopg.Connection, args[0] if args else kwargs["conn"])

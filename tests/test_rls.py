@@ -223,3 +223,24 @@ def test_a_login_that_cannot_take_the_role_reads_as_before(db, tenants, caplog) 
         finally:
             conn.execute(f"drop role {plain}")
     assert "row-level security is not enforced" in caplog.text
+
+
+def test_writes_under_the_policy_touch_only_the_request_s_owners(db, tenants) -> None:  # noqa: ANN001
+    """The chat and collection writes run scoped too: an update with no WHERE changes the request's
+    owner's rows only, and a row planted for another owner is refused."""
+    a, b = tenants["a"]["owner"], tenants["b"]["owner"]
+    with db.connection() as conn:
+        mine = conn.execute("select count(*) from chats where owner_id = %s", (a,)).fetchone()
+        with tenancy.scoped(conn, a):
+            assert (conn.execute("update chats set updated_at = updated_at").rowcount,) == mine
+            with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
+                conn.execute("insert into messages (chat_id, owner_id, role, content) values (%s, %s, 'user', 'x')",
+                             (tenants["b"]["chat"], b))
+        # the storage writes themselves, scoped by the decorator
+        assert chats.add_message(conn, owner_id=a, chat_id=tenants["a"]["chat"], role="user", content="hello") > 0
+        with pytest.raises(LookupError):
+            chats.add_message(conn, owner_id=a, chat_id=tenants["b"]["chat"], role="user", content="planted")
+        assert not collections.remove_document(conn, owner_id=a, collection_id=tenants["b"]["collection"],
+                                               document_id=tenants["b"]["document"])
+        assert collections.member_ids(conn, owner_id=b, collection_id=tenants["b"]["collection"]) == [
+            str(tenants["b"]["document"])]
