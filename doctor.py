@@ -15,7 +15,7 @@ from providers.llm.links import build_specs
 from providers.onnx_embedder import verify
 from runtime import Runtime
 from settings import Settings
-from storage import embedding_index
+from storage import embedding_index, tenancy
 from storage.db import pending_migrations, pgvector_version, resolve_uri, server_version
 
 OK, FAIL = "ok", "FAIL"
@@ -112,6 +112,14 @@ def check_schema(probe: Probe) -> str:
     return "current"
 
 
+def check_row_security(probe: Probe) -> str:
+    with psycopg.connect(probe.resolved_uri, autocommit=True) as conn:
+        if not tenancy.enforced(conn):
+            raise RuntimeError(f"reads cannot switch to the role {tenancy.APP_ROLE}: tenancy rests on the queries' "
+                               "owner filter alone")
+    return f"reads run as {tenancy.APP_ROLE}, bound by the tenant policies"
+
+
 def check_broker(probe: Probe) -> str:
     # Celery's messaging library, without building the app; imported only where a broker is configured
     from kombu.connection import Connection
@@ -161,6 +169,9 @@ CHECKS = [
           lambda probe: probe.reachable),
     Check("schema", check_schema, "run any thotqen command (migrations apply at start), e.g. `thotqen documents`",
           lambda probe: probe.reachable),
+    Check("row security", check_row_security,
+          "a login with CREATEROLE runs the migrations, or an administrator creates the role: "
+          "docs/teams.md#enforced-twice-row-level-security", lambda probe: probe.reachable),
     Check("broker", check_broker, "check CELERY_BROKER_URL and that RabbitMQ/Redis accepts connections; uploads "
           "answer 503 until it does", lambda probe: bool(probe.settings.celery_broker_url)),
     Check("embedding model", check_embedding_model,

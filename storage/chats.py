@@ -12,8 +12,11 @@ from psycopg.types.json import Jsonb
 
 from storage import collections, parse_uuid
 from storage.rows import one
+from storage.tenancy import owners_only
 from storage.workspaces import Owners, owner_ids
 
+# A chat's row shows the names of its collection and workspace, rows of a space, not the person's:
+# the functions that return it stay outside storage.tenancy's scope (its policies would hide them).
 CHAT_COLUMNS = ("c.id, c.title, c.document_ids, c.collection_id,"
                 " (select k.name from collections k where k.id = c.collection_id) as collection_name, c.workspace_id,"
                 " (select w.name from workspaces w where w.id = c.workspace_id) as workspace,"
@@ -94,6 +97,7 @@ def scope_now(conn: psycopg.Connection, *, owner_id: Owners, chat: dict[str, Any
     return None if chat["document_ids"] is None else [str(d) for d in chat["document_ids"]]
 
 
+@owners_only
 def delete_chat(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID | str) -> bool:
     chat_uuid = parse_uuid(chat_id)
     if chat_uuid is None:
@@ -101,6 +105,7 @@ def delete_chat(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID |
     return conn.execute("delete from chats where owner_id = %s and id = %s", (owner_id, chat_uuid)).rowcount == 1
 
 
+@owners_only
 def add_message(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, role: str, content: str,
                 status: str = "ok", citations: list[dict[str, Any]] | None = None,
                 meta: dict[str, Any] | None = None) -> int:
@@ -117,6 +122,7 @@ def add_message(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, 
     return int(row[0])
 
 
+@owners_only
 def end_unanswered(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, content: str) -> bool:
     """Save `content` as the error answer of the chat's last question when it has none (a turn the
     server stopped in the middle of); False when the last message is already an answer."""
@@ -128,6 +134,7 @@ def end_unanswered(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUI
     return row is not None
 
 
+@owners_only
 def list_messages(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, limit: int,
                   offset: int = 0, before: int | None = None) -> list[dict[str, Any]]:
     """A page of the chat's messages, the newest first (`offset` of them skipped; `before`: only
@@ -145,6 +152,7 @@ def list_messages(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID
         ).fetchall()
 
 
+@owners_only
 def regenerable(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID,
                 message_id: int) -> dict[str, Any] | None:
     """The question an assistant message answers, when that message is the chat's latest (only the
@@ -160,6 +168,7 @@ def regenerable(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID,
         ).fetchone()
 
 
+@owners_only
 def request_stop(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID | str) -> bool:
     chat_uuid = parse_uuid(chat_id)
     if chat_uuid is None:
@@ -178,6 +187,7 @@ def stop_requested(conn: psycopg.Connection, *, chat_id: uuid.UUID) -> bool:
     return bool(row and row[0])
 
 
+@owners_only
 def history(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, turns: int,
             before: int | None = None) -> list[dict[str, str]]:
     """The last `turns` answered question/answer pairs, oldest first, as graph chat_history turns

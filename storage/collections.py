@@ -15,6 +15,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from storage import audit, parse_uuid
+from storage.tenancy import owners_only
 from storage.workspaces import Owners, owner_ids
 
 COLUMNS = ("c.id, c.name, c.created_at, c.updated_at, c.owner_id,"
@@ -26,6 +27,7 @@ class NameTaken(ValueError):
     """The owner already has a collection of that name."""
 
 
+@owners_only
 def create_collection(conn: psycopg.Connection, *, owner_id: int, name: str) -> dict[str, Any]:
     with conn.cursor(row_factory=dict_row) as cur:
         try:
@@ -40,6 +42,7 @@ def create_collection(conn: psycopg.Connection, *, owner_id: int, name: str) -> 
     return found
 
 
+@owners_only
 def list_collections(conn: psycopg.Connection, *, owner_id: Owners, limit: int,
                      offset: int = 0) -> list[dict[str, Any]]:
     """One page of the owner's collections by name (ties by id, so pages never overlap)."""
@@ -48,12 +51,14 @@ def list_collections(conn: psycopg.Connection, *, owner_id: Owners, limit: int,
                            " order by c.name, c.id limit %s offset %s", (owner_ids(owner_id), limit, offset)).fetchall()
 
 
+@owners_only
 def count_collections(conn: psycopg.Connection, *, owner_id: Owners) -> int:
     row = conn.execute("select count(*) from collections where owner_id = any(%s::bigint[])",
                        (owner_ids(owner_id),)).fetchone()
     return int(row[0]) if row else 0
 
 
+@owners_only
 def get_collection(conn: psycopg.Connection, *, owner_id: Owners,
                    collection_id: uuid.UUID | str) -> dict[str, Any] | None:
     parsed = parse_uuid(collection_id)
@@ -70,6 +75,7 @@ def find_by_name(conn: psycopg.Connection, *, owner_id: Owners, name: str) -> di
                            (owner_ids(owner_id), name)).fetchone()
 
 
+@owners_only
 def rename_collection(conn: psycopg.Connection, *, owner_id: Owners, collection_id: uuid.UUID | str,
                       name: str) -> dict[str, Any] | None:
     parsed = parse_uuid(collection_id)
@@ -109,6 +115,7 @@ def delete_collection(conn: psycopg.Connection, *, owner_id: Owners, collection_
         return conn.execute("delete from collections where id = %s", (parsed,)).rowcount == 1
 
 
+@owners_only
 def add_documents(conn: psycopg.Connection, *, owner_id: Owners, collection_id: uuid.UUID,
                   document_ids: Sequence[uuid.UUID]) -> int:
     """Add the owner's documents to the owner's collection (the select joins both by owner); the
@@ -123,6 +130,7 @@ def add_documents(conn: psycopg.Connection, *, owner_id: Owners, collection_id: 
     return added
 
 
+@owners_only
 def remove_document(conn: psycopg.Connection, *, owner_id: Owners, collection_id: uuid.UUID | str,
                     document_id: uuid.UUID | str) -> bool:
     cid, did = parse_uuid(collection_id), parse_uuid(document_id)
@@ -134,6 +142,7 @@ def remove_document(conn: psycopg.Connection, *, owner_id: Owners, collection_id
         (cid, owner_ids(owner_id), did)).rowcount == 1
 
 
+@owners_only
 def members(conn: psycopg.Connection, *, owner_id: Owners, collection_id: uuid.UUID) -> list[dict[str, Any]]:
     """The collection's documents (id, name, status, company, form, period), in the order they were added."""
     with conn.cursor(row_factory=dict_row) as cur:
@@ -145,6 +154,7 @@ def members(conn: psycopg.Connection, *, owner_id: Owners, collection_id: uuid.U
             (collection_id, owner_ids(owner_id))).fetchall()
 
 
+@owners_only
 def member_ids(conn: psycopg.Connection, *, owner_id: Owners, collection_id: uuid.UUID) -> list[str]:
     """The collection's document ids now, as a chat scope (what a question over it searches)."""
     return sorted(str(m["id"]) for m in members(conn, owner_id=owner_id, collection_id=collection_id))

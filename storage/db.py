@@ -22,6 +22,7 @@ from sql import ROW_SECURITY
 from storage.embedded import start_embedded_postgres
 from storage.outage import Availability, DatabaseUnavailable
 from storage.rows import scalar
+from storage.tenancy import check as check_tenancy
 
 log = logging.getLogger(__name__)
 
@@ -230,6 +231,7 @@ def _connect(uri: str, mode: str, settings: Settings, pooled: bool) -> Database:
         applied = migrate(conn)
         if applied:
             log.info("migrations applied: %s", ", ".join(applied))
+        check_tenancy(conn)  # warns when reads cannot switch to the role row security binds
     pool = ConnectionPool(
         uri,
         min_size=1,

@@ -16,6 +16,7 @@ from psycopg.types.json import Jsonb
 
 from storage import audit, parse_uuid
 from storage.rows import one, scalar
+from storage.tenancy import owners_only
 from storage.workspaces import Owners, owner_ids
 
 
@@ -90,6 +91,7 @@ def create_document(
     ), uuid.UUID)
 
 
+@owners_only
 def get_page(conn: psycopg.Connection, *, owner_id: Owners, document_id: uuid.UUID | str,
              page: int) -> dict[str, Any] | None:
     """One unit of the owner's document with its text; None for a stranger's or a missing one."""
@@ -105,6 +107,7 @@ def get_page(conn: psycopg.Connection, *, owner_id: Owners, document_id: uuid.UU
         ).fetchone()
 
 
+@owners_only
 def recognised_chunks(conn: psycopg.Connection, *, owner_id: Owners, document_id: uuid.UUID | str,
                       page: int) -> list[tuple[str, list[list[float]]]]:
     """(text, line boxes in points) of each child chunk on an OCR'd page of the owner's document: the
@@ -118,6 +121,7 @@ def recognised_chunks(conn: psycopg.Connection, *, owner_id: Owners, document_id
         " and boxes is not null order by ord", (owner_ids(owner_id), doc_uuid, page)).fetchall()]
 
 
+@owners_only
 def get_document(conn: psycopg.Connection, *, owner_id: Owners, document_id: uuid.UUID | str) -> dict[str, Any] | None:
     """The document if `owner_id` owns it; None otherwise (a stranger's id looks absent)."""
     doc_uuid = parse_uuid(document_id)
@@ -130,6 +134,7 @@ def get_document(conn: psycopg.Connection, *, owner_id: Owners, document_id: uui
         ).fetchone()
 
 
+@owners_only
 def list_documents(conn: psycopg.Connection, *, owner_id: Owners, limit: int | None = None,
                    offset: int = 0) -> list[dict[str, Any]]:
     """The owner's documents, the oldest first (`limit` None: all, for the operator's CLI and evals)."""

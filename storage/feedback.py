@@ -10,7 +10,10 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from storage.tenancy import owners_only
 
+
+@owners_only
 def set_feedback(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, message_id: int,
                  rating: str, note: str) -> dict[str, Any] | None:
     """Record (or replace) the owner's verdict on an assistant message of their chat; None when no such message."""
@@ -26,6 +29,7 @@ def set_feedback(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID,
         ).fetchone()
 
 
+@owners_only
 def clear_feedback(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, message_id: int) -> bool:
     return conn.execute(
         "delete from message_feedback f using messages m where f.message_id = m.id and m.id = %s"

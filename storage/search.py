@@ -12,6 +12,7 @@ import numpy as np
 import psycopg
 
 from storage.document_filter import DocumentFilter, Scope, matching_documents, question_scope
+from storage.tenancy import scoped
 from storage.workspaces import Owners, owner_ids
 from tunables import Fusion, Mode, Tunables
 
@@ -89,6 +90,13 @@ def search(
     a query that names some of those documents' companies searches theirs alone
     (`params.scope_from_question`, storage/document_filter.py): `scope` "read" reads the query's
     scope here; a Scope, or None for none, is that scope already read for these words and documents."""
+    with scoped(conn, owner_id):  # and row security admits only these owners' rows (storage/tenancy.py)
+        return _search(conn, owner_id, query_text, query_embedding, params, document_ids, where, scope)
+
+
+def _search(conn: psycopg.Connection, owner_id: Owners, query_text: str, query_embedding: np.ndarray | None,
+            params: SearchParams, document_ids: Sequence[uuid.UUID | str] | None, where: DocumentFilter | None,
+            scope: Scope | None | Literal["read"]) -> list[Hit]:
     if params.mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}")
     if params.fusion not in FUSIONS:
@@ -183,10 +191,12 @@ def children_of(conn: psycopg.Connection, *, owner_id: Owners, parent_ids: Seque
     if not parent_ids:
         return {}
     out: dict[int, list[ChildUnit]] = {}
-    for row in conn.execute(
+    with scoped(conn, owner_id):
+        rows = conn.execute(
             "select parent_id, page, coalesce(page_label, 'page ' || page), boxes, text from child_chunks"
-             " where owner_id = any(%s::bigint[]) and parent_id = any(%s) order by parent_id, ord",
-            (owner_ids(owner_id), list(parent_ids))):
+            " where owner_id = any(%s::bigint[]) and parent_id = any(%s) order by parent_id, ord",
+            (owner_ids(owner_id), list(parent_ids))).fetchall()
+    for row in rows:
         out.setdefault(int(row[0]), []).append(ChildUnit(int(row[0]), int(row[1]), str(row[2]), row[3], str(row[4])))
     return out
 
@@ -197,9 +207,10 @@ def similarities(conn: psycopg.Connection, *, owner_id: Owners, query_embedding:
     measure where the fused score is a rank's (graph/nodes/grade.py's relevance floor)."""
     if not child_ids:
         return {}
-    rows = conn.execute("select id, 1 - (embedding <=> %s) from child_chunks"
-                        " where owner_id = any(%s::bigint[]) and id = any(%s)",
-                        (query_embedding, owner_ids(owner_id), list(child_ids))).fetchall()
+    with scoped(conn, owner_id):
+        rows = conn.execute("select id, 1 - (embedding <=> %s) from child_chunks"
+                            " where owner_id = any(%s::bigint[]) and id = any(%s)",
+                            (query_embedding, owner_ids(owner_id), list(child_ids))).fetchall()
     return {int(i): float(sim) for i, sim in rows}
 
 

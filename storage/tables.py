@@ -16,6 +16,7 @@ import psycopg
 from psycopg.rows import class_row
 
 from storage.rows import scalar
+from storage.tenancy import owners_only
 from storage.workspaces import Owners, owner_ids
 
 # Bump when the rules that read tables (ingestion/tables.py) change so much that stored cells should
@@ -160,6 +161,7 @@ def find_cells(conn: psycopg.Connection, *, owner_id: Owners, text: str,
         return cur.execute(sql, params).fetchall()
 
 
+@owners_only
 def document_cells(conn: psycopg.Connection, *, owner_id: Owners, document_id: uuid.UUID,
                    page: int | None = None) -> list[FoundCell]:
     """Every cell of one of the owner's documents (on one page), in reading order."""

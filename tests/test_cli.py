@@ -111,7 +111,7 @@ def test_doctor_reports_mode_and_checks(cli_home: Path) -> None:
     res = thotqen("doctor", home=cli_home)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "mode: embedded Postgres" in res.stdout
-    for check in ("database", "pgvector", "schema", "embedding model", "embedding index"):
+    for check in ("database", "pgvector", "schema", "row security", "embedding model", "embedding index"):
         assert f"[  ok] {check}:" in res.stdout
 
 

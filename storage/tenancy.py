@@ -1,0 +1,99 @@
+"""Tenancy's second line in Postgres (sql/033_tenant_policies.sql): a request's reads (and its writes
+to chats, messages, feedback and collections) run as the role `thotqen_app`, which row-level
+security binds, with the owners it may use in the transaction's setting `thotqen.owners`. So a query
+that forgot its `owner_id = any(...)` still reads, and changes, nothing of another tenant.
+
+Both are transaction-local (`set_config(..., true)`, i.e. SET LOCAL): they end with the transaction,
+so a transaction pooler (PgBouncer, Supabase's port 6543) keeps them, and a connection goes back to
+the pool as the owner. The queries keep their own scoping: this is a second line, not the first.
+
+It guards against a forgotten WHERE, not against SQL injection: the connection's login is the tables'
+owner and could switch back (docs/teams.md#enforced-twice-row-level-security).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import ParamSpec, TypeVar, cast
+
+import psycopg
+from psycopg.pq import TransactionStatus
+
+from storage.workspaces import Owners, owner_ids
+
+log = logging.getLogger(__name__)
+P = ParamSpec("P")
+R = TypeVar("R")
+
+APP_ROLE = "thotqen_app"
+SETTING = "thotqen.owners"
+
+# One round trip: the owners, then the role when this login may take it (the migration could not
+# create it where the login lacks CREATEROLE: then the reads stay the owner's, warned at start).
+# PostgreSQL 16 split membership into SET and INHERIT: switching needs SET.
+ENTER = (
+    f"select set_config('{SETTING}', %s, true),"
+    " (select set_config('role', r.rolname, true) from pg_roles r"
+    f"  where r.rolname = '{APP_ROLE}' and pg_has_role(current_user, r.oid,"
+    "   case when current_setting('server_version_num')::int >= 160000 then 'SET' else 'MEMBER' end))"
+)
+LEAVE = f"select set_config('role', %s, true), set_config('{SETTING}', %s, true)"
+
+
+def owners_text(owners: Owners) -> str:
+    """The setting's value: a bigint[] literal."""
+    return "{" + ",".join(str(o) for o in owner_ids(owners)) + "}"
+
+
+@contextmanager
+def scoped(conn: psycopg.Connection, owners: Owners) -> Iterator[psycopg.Connection]:
+    """A transaction (or, inside one, the rest of this block) in which rows of `owners` only are
+    visible and writable. Inside an enclosing transaction the role and setting it had come back at
+    the end of the block (a savepoint's release would keep them)."""
+    if conn.info.transaction_status == TransactionStatus.IDLE:
+        with conn.transaction():
+            conn.execute(ENTER, (owners_text(owners),))
+            yield conn
+        return
+    before = conn.execute(f"select current_setting('role'), coalesce(current_setting('{SETTING}', true), '')"
+                          ).fetchone()
+    assert before is not None
+    if before == (APP_ROLE, owners_text(owners)):  # already so (a scoped read calling another): as it is
+        yield conn
+        return
+    conn.execute(ENTER, (owners_text(owners),))
+    try:
+        yield conn
+    finally:
+        if conn.info.transaction_status == TransactionStatus.INTRANS:  # not after an error: it rolls back
+            conn.execute(LEAVE, before)
+
+
+def owners_only(fn: Callable[P, R]) -> Callable[P, R]:
+    """A storage function `fn(conn, *, owner_id=<owners>, ...)` run inside scoped(conn, owners): one
+    whose every statement touches only tables with a tenant policy (not the audit log, not users)."""
+    @functools.wraps(fn)
+    def scoped_fn(*args: P.args, **kwargs: P.kwargs) -> R:
+        conn = cast(psycopg.Connection, args[0] if args else kwargs["conn"])
+        with scoped(conn, cast(Owners, kwargs["owner_id"])):
+            return fn(*args, **kwargs)
+    return scoped_fn
+
+
+def enforced(conn: psycopg.Connection) -> bool:
+    """Whether reads here switch to the app role (false where the role could not be made)."""
+    with scoped(conn, []):
+        row = conn.execute("select current_user").fetchone()
+    return bool(row and row[0] == APP_ROLE)
+
+
+def check(conn: psycopg.Connection) -> bool:
+    """enforced(), with a warning when not: said once at start (storage/db.py)."""
+    ok = enforced(conn)
+    if not ok:
+        log.warning("row-level security is not enforced on reads: this login cannot switch to the role %s"
+                    " (docs/teams.md#enforced-twice-row-level-security)", APP_ROLE)
+    return ok
