@@ -198,14 +198,15 @@ def _denies(text: str) -> bool:
 
 
 def contradicts(sentence: str, cited: str, question: str) -> bool:
-    """Answering yes or no, the sentence affirms what the statement of what it cites most about the same
-    thing denies: "Yes, the vote ... can be canceled [2]" beside "Two weeks after the original proposal
+    """Answering yes or no, the sentence says "Yes" to what the statement of what it cites most about the
+    same thing denies: "Yes, the vote ... can be canceled [2]" beside "Two weeks after the original proposal
     ... voting starts automatically. This vote cannot be canceled." A statement that refers back ("This
     vote ...") is read with the one before it; one sharing fewer than two of the sentence's words says
-    nothing of it. A denial is not checked: "does not require" beside "it is recommended" is no
-    contradiction a word can show."""
+    nothing of it. Citing more does not cure it. A denial is not checked ("does not require" beside "it
+    is recommended" is no contradiction a word can show), nor a sentence that only supports the answer
+    ("This limit is 255 graphs" beside "feynMF does not warn you of it")."""
     body = _body(sentence)
-    if _denies(body) or read(question).asks != "yes_no":
+    if not _YES.match(body) or _denies(body) or read(question).asks != "yes_no":
         return False
     claim = stems(body) - stems(" ".join(POLARITY_WORDS))
     running = " ".join(cited.split())
@@ -250,6 +251,8 @@ class Check:
     name: str
     why: str
     fails: Callable[[str, str, str], bool]  # (sentence, the text it cites, the question) -> it fails
+    # citing more cures it (what the sentence says is elsewhere); not a contradiction, which stays cited
+    repairable: bool = True
 
 
 CHECKS: tuple[Check, ...] = (
@@ -258,7 +261,8 @@ CHECKS: tuple[Check, ...] = (
     Check("date_not_cited", "gives a year or a month its cited excerpts do not", date_not_cited),
     Check("name_and_year_apart", "gives a name and a year no one statement of its excerpts holds together",
           name_and_year_apart),
-    Check("contradicts", "affirms what the statement it cites about the same thing denies", contradicts),
+    Check("contradicts", "affirms what the statement it cites about the same thing denies", contradicts,
+          repairable=False),
     Check("name_apart_from_what_is_said", "names someone no statement of its excerpts connects with what it "
           "says of them", name_apart_from_what_is_said),
 )
@@ -317,7 +321,7 @@ def failures(spans: list[tuple[int, int]], answer: str, texts: Mapping[int, str]
         failed = next((c for c in checks if c.fails(sentence, text, question)), None)
         if failed is None:
             continue
-        others = [n for n in texts if n not in cited]
+        others = [n for n in texts if n not in cited] if failed.repairable else []
         extra = next((more for k in (1, 2) for more in combinations(others, k)
                       if not any(c.fails(sentence, "\n".join([text, *(texts[n] for n in more)]), question)
                                  for c in checks)), None)

@@ -235,3 +235,10 @@ def test_a_yes_against_a_cited_no_is_struck() -> None:
     assert not contradicts("Yes, end user license agreements survive termination [1].", licence,
                            "Do end user license agreements survive termination?")
     assert not contradicts("The vote is canceled [1].", procedure, "When is a vote canceled?")  # not yes or no
+    # only the "Yes" is checked, and citing another excerpt that affirms something near it does not cure it
+    assert not contradicts("The vote starts automatically two weeks after a proposal [2].", procedure, asked)
+    answer = ("Yes, the Technical Committee vote that starts automatically two weeks after a proposal can be "
+              "canceled [1].")
+    other = "A Technical Committee vote that starts automatically two weeks after a proposal may be canceled."
+    [found] = failures(sentences(answer), answer, {1: procedure, 2: other}, asked)
+    assert (found.check, found.repair) == ("contradicts", None)
