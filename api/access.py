@@ -9,12 +9,12 @@ exist; a member whose role is too low gets 403.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import psycopg
 from fastapi import HTTPException, Query
 
-from api.schemas import error
+from api.schemas import Responses, error
 from storage import workspaces
 
 BIGINT_MAX = 2**63 - 1  # a larger id cannot be a workspace's: refused before the database sees it
@@ -24,7 +24,6 @@ WorkspaceQuery = Annotated[int | None, Query(ge=1, le=BIGINT_MAX, description=(
     "Left out: everything you may read, and uploads go to your personal space"))]
 
 # what a route that takes a workspace documents for it (404 for a stranger's, 403 below the role)
-Responses = dict[int | str, dict[str, Any]]  # a route's `responses=`
 WORKSPACE_READ_REFUSED: Responses = {404: error("no such workspace (or you are not a member of it)")}
 WORKSPACE_WRITE_REFUSED: Responses = {**WORKSPACE_READ_REFUSED,
                                       403: error("a viewer of the workspace (writing needs editor or above)")}

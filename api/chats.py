@@ -20,7 +20,7 @@ from answering.processes import AnswerProcesses
 from api.access import BIGINT_MAX, reading
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.paging import MAX_OFFSET, PAGE_QUERY, page, page_query, query_only
-from api.schemas import ChatDetail, ChatList, ChatOut, FeedbackOut, InputErrorOut, error
+from api.schemas import ChatDetail, ChatList, ChatOut, FeedbackOut, InputErrorOut, Responses, error
 from api.text import CollectionId, DocumentIds, FeedbackNote, Title, check_question
 from storage import chats, collections, feedback, parse_uuid
 from storage.workspaces import Owners
@@ -68,7 +68,7 @@ class FeedbackIn(BaseModel):
 
 
 MessageId = Annotated[int, Path(ge=1, le=2**63 - 1, description="a message id (from the chat's messages)")]
-STREAM_RESPONSES: dict[int | str, dict[str, Any]] = {
+STREAM_RESPONSES: Responses = {
     200: {"description": "text/event-stream: `sources`, `token`..., then `done` {message_id, answer, citations, "
                          "route, provider, cached}; `stopped` {message_id, answer written so far, citations} after "
                          "POST .../stop; or `blocked` / `error`", "content": {"text/event-stream": {}}},

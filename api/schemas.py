@@ -44,6 +44,9 @@ class InputErrorOut(BaseModel):
     detail: str | list[FieldError]
 
 
+Responses = dict[int | str, dict[str, Any]]  # a route's `responses=`
+
+
 def error(description: str, model: type[BaseModel] = ErrorOut) -> dict[str, Any]:
     """One entry of a route's `responses=`: the description and the `{"detail": ...}` body."""
     return {"description": description, "model": model}

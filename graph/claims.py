@@ -32,6 +32,7 @@ import calendar
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
 
 from graph.citations import MARK, before_stop, marked
@@ -152,17 +153,23 @@ def name_and_year_apart(sentence: str, cited: str, question: str) -> bool:
     return False
 
 
+# The question read once per question, not once per sentence and excerpt a check tries (`failures`).
+_read = lru_cache(maxsize=64)(read)
 _PRONOUN = re.compile(r"\b(?:he|she|his|her|him|they|their|them)\b", re.I)
 
 
-def _statements(text: str) -> list[set[str]]:
-    """The stems of each statement of `text`: each line, and each sentence of running text with its
-    wrapped lines joined (with the sentence before it when it says "he" or "they": whom that names)."""
-    lines = [stems(line) for line in text.splitlines()]
+def _read_back(text: str, refers_back: Callable[[str], object]) -> list[str]:
+    """The sentences of `text` as running text (wrapped lines joined; "Dr." or "U.S." ends none), each
+    with the one before it when `refers_back` finds it points there ("He founded ...", "This vote ...")."""
     running = " ".join(text.split())
-    said = [running[a:b] for a, b in sentences(running)]  # "Dr." or "U.S." ends none
-    return lines + [stems(f"{before} {now}" if _PRONOUN.search(now) else now)
-                    for before, now in zip(["", *said], said, strict=False)]
+    said = [running[a:b] for a, b in sentences(running)]
+    return [f"{before} {now}" if refers_back(now) else now for before, now in zip(["", *said], said, strict=False)]
+
+
+def _statements(text: str) -> list[set[str]]:
+    """The stems of each statement of `text`: each line, and each sentence of running text (with the
+    sentence before it when it says "he" or "they": whom that names)."""
+    return [stems(line) for line in text.splitlines()] + [stems(s) for s in _read_back(text, _PRONOUN.search)]
 
 
 def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bool:
@@ -171,7 +178,7 @@ def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bo
     statement holds that name with it: "The new Debian logo was designed by Ian Murdock [2]" cites a
     history that tells of the new logo in one sentence and names Ian Murdock only as its founder. Said
     in other words nowhere ("leads" for "Principal Investigator"), the check cannot tell, and passes."""
-    reading = read(question)
+    reading = _read(question)
     if reading.asks != "name":
         return False
     body = _body(sentence)
@@ -191,6 +198,7 @@ def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bo
 _DENIES = re.compile(r"\b(?:" + "|".join(sorted(NEGATION_WORDS)) + r")\b|n't\b", re.I)
 _REFERS_BACK = re.compile(r"^\W*(?:this|these|that|those|it|they|he|she|such)\b", re.I)
 _YES = re.compile(r"^\W*yes\b[\s,.;:!-]*", re.I)
+_WHETHER = stems(" ".join(POLARITY_WORDS))  # "yes", "not": whether, not what
 
 
 def _denies(text: str) -> bool:
@@ -206,14 +214,10 @@ def contradicts(sentence: str, cited: str, question: str) -> bool:
     is recommended" is no contradiction a word can show), nor a sentence that only supports the answer
     ("This limit is 255 graphs" beside "feynMF does not warn you of it")."""
     body = _body(sentence)
-    if not _YES.match(body) or _denies(body) or read(question).asks != "yes_no":
+    if not _YES.match(body) or _denies(body) or _read(question).asks != "yes_no":
         return False
-    claim = stems(body) - stems(" ".join(POLARITY_WORDS))
-    running = " ".join(cited.split())
-    said = [running[a:b] for a, b in sentences(running)]
-    statements = [f"{before} {now}" if _REFERS_BACK.match(now) else now for before, now in zip(["", *said], said,
-                                                                                          strict=False)]
-    scored = [(len(claim & stems(s)), -i, s) for i, s in enumerate(statements)]
+    claim = stems(body) - _WHETHER
+    scored = [(len(claim & stems(s)), -i, s) for i, s in enumerate(_read_back(cited, _REFERS_BACK.match))]
     best = max(scored, default=(0, 0, ""))
     return best[0] >= 2 and _denies(best[2])
 
