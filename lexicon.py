@@ -63,6 +63,14 @@ NEGATION_WORDS = frozenset(["not", "no", "never", "cannot"])
 # Words that answer yes or no, or deny: they say whether, not what ("Yes, the agreements survive.").
 POLARITY_WORDS = NEGATION_WORDS | frozenset(["yes", "none", "neither", "nor", "without"])
 
+# Words that number the things of a document, written before their number: "version 1.4", "Section 4.2",
+# "Flight 1549" (a capitalised word before a number is read as such a name too: "Debian 1.0").
+_NUMBERING_WORDS = """
+version release revision section chapter part phase step stage item article clause paragraph appendix annex
+figure table exhibit schedule note rule goal objective flight trial study cohort arm visit level class volume issue
+"""
+NUMBERING_WORDS = frozenset(_NUMBERING_WORDS.split())
+
 SCALE_WORDS: dict[float, str] = {1e3: "thousand", 1e6: "million", 1e9: "billion", 1e12: "trillion"}
 # Abbreviations written after a figure ("$2,018mn", "$1.8 bn", "$5k"); the one-letter ones only attached.
 SCALE_ABBREVIATIONS: dict[str, float] = {"k": 1e3, "mn": 1e6, "mm": 1e6, "m": 1e6, "bn": 1e9, "b": 1e9, "tn": 1e12}

@@ -125,6 +125,28 @@ def test_a_name_stands_with_what_the_sentence_says_of_it() -> None:
     assert not apart("Ian Murdock founded it in 1993 [1].", history, "When was Debian founded?")  # not who
 
 
+def test_a_figure_is_of_the_numbered_thing_asked() -> None:
+    # batch 3's "The official Debian 1.0 release contained 474 packages [2]": 474 is what Debian 1.1 contained
+    from graph.claims import figure_of_another_numbered as other
+
+    history = ("Debian 1.1 Buzz (June 17th, 1996): This was the first Debian release with a code name. By this "
+               "time, Bruce Perens had taken over. This release was fully ELF, used Linux kernel 2.0, and contained "
+               "474 packages.\nDebian 1.2 Rex (December 12th, 1996): This release consisted of 848 packages.\n"
+               "Debian 8 Jessie (April 2015).\nDebian 8.0 (Jessie) was released April 25th, 2015.")
+    assert other("The official Debian 1.0 release contained 474 packages [1].", history,
+                 "How many packages did the official Debian 1.0 release contain?")
+    assert other("Debian 1.2 was released on June 17th, 1996 [1].", history, "When was Debian 1.2 released?")
+    assert not other("Debian 1.1 contained 474 packages [1].", history,  # it says which release it speaks of
+                     "How many packages did the official Debian 1.0 release contain?")
+    assert not other("It contained 474 packages [1].", history, "How many packages did Debian 1.1 ship with?")
+    assert not other("Debian 1.2 Rex consisted of 848 packages [1].", history, "How many packages did Debian 1.2 "
+                     "Rex consist of?")
+    assert not other("Debian 8.0 was released on April 25th, 2015 [1].", history,  # 8 is 8.0
+                     "When was Debian 8.0 Jessie released?")
+    assert not other("3M's capital expenditure was $1,577 million [1].", "Purchases of PP&E (1,577) (1,373)",
+                     "What is the FY2018 capital expenditure of 3M, per its Form 10-K?")  # no numbered thing
+
+
 def test_a_unit_names_no_line() -> None:
     # "Visibility 10 Miles" holds a 10 and the word miles; it says nothing of how far the crash was
     from graph.verify import names_its_line
