@@ -38,7 +38,7 @@ from functools import lru_cache
 from itertools import combinations
 
 from graph.citations import MARK, before_stop, marked
-from graph.reading import Reading, numbered, read, same_number
+from graph.reading import Reading, numbered, read, same_number, unnumbered
 from graph.verify import sentences
 from graph.windows import stems
 from lexicon import FUNCTION_WORDS, NEGATION_WORDS, NUMBER_WORD, POLARITY_WORDS, PRESENTING_WORDS, SCALES, UNIT_WORDS
@@ -268,9 +268,11 @@ def speaks_to(sentence: str, reading: Reading) -> bool:
     if reading.asks == "date" and (set(YEAR.findall(body)) - set(YEAR.findall(reading.question))
                                    or re.search(MONTH, body, re.I)):
         return True  # "When was it ratified?" "On March 26th, 2022 [1]."
-    quantities = _QUANTITY.findall(YEAR.sub(" ", body).lower())
+    quantities = _QUANTITY.findall(YEAR.sub(" ", unnumbered(body)).lower())
     if reading.asks == "value" and not quantities:
-        return False  # "How many barrels of oil did it produce?" "It produced the product in 2017 [1]."
+        # "How many barrels of oil did it produce?" "It produced the product in 2017 [1]."; a thing's number
+        # is no quantity either: "How much did HP charge?" "HP hosted it beside the 0.93R6 release [1]."
+        return False
     if reading.quantity and any(w in UNIT_WORDS for w in quantities):
         return True  # "How long is a vote open?" "2 weeks [1]."
     words = stems(body)

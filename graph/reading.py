@@ -88,6 +88,7 @@ _ACRONYM = re.compile(r"\b[A-Z0-9][A-Z0-9&.-]+\b")
 _NUMBERED = re.compile(rf"\b([A-Z][a-z]+|[A-Z]{{2,}}|(?:{'|'.join(sorted(NUMBERING_WORDS))}))\s+[vV]?"
                        r"(\d+(?:\.\d+)*(?:[A-Za-z]+\d*)?)(?![\w-])")
 _YEAR_ONLY = re.compile(r"^(?:19|20)\d{2}$")
+_RELEASE_NAME = re.compile(r"(?<![\w.])\d[\d.]*[A-Za-z]+\d[\w.]*")  # "0.93R6", "2.2r3": a name, whatever the word
 _RELEASE = re.compile(r"^([\d.]+)(.*)$")
 
 
@@ -97,6 +98,14 @@ def numbered(text: str) -> list[tuple[str, str, int]]:
     return [(m.group(1).lower(), m.group(2).lower(), m.start()) for m in _NUMBERED.finditer(text or "")
             if not _YEAR_ONLY.match(m.group(2)) and not _CALENDAR.match(m.group(1))
             and m.group(1).lower() not in _PHRASING]
+
+
+def unnumbered(text: str) -> str:
+    """`text` with the numbers of the things it names taken out ("Debian 0.93R6" -> "Debian"): they say
+    which thing, not how many or how much."""
+    named = _NUMBERED.sub(lambda m: m.group(0) if _YEAR_ONLY.match(m.group(2)) or _CALENDAR.match(m.group(1))
+                          or m.group(1).lower() in _PHRASING else m.group(1), text or "")
+    return _RELEASE_NAME.sub(" ", named)
 
 
 def same_number(a: str, b: str) -> bool:

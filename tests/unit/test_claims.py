@@ -170,6 +170,10 @@ def test_an_answer_speaks_of_what_was_asked() -> None:
     assert not answers("[1] Corning had about 11,500 unexpired patents in various countries.",
                        "How many homes did Corning have in backlog at the end of 2020?")
     assert not answers("The trial enrols adults aged 18 to 65 [1].", "What dose of melatonin does the protocol give?")
+    # a thing's number is no quantity (batch 1's "How much did HP charge ...?", tuned on it)
+    assert not answers("The server was hosted by HP in parallel with the 0.93R6 release [1]. It led to the renaming "
+                       "of Debian 1.1 [1].", "How much did HP charge to host master.debian.org?")
+    assert answers("Debian 1.1 contained 474 packages [1].", "How many packages did Debian 1.1 ship with?")
     # a sentence on the question's own measure, a yes or no, a bare figure: left to the other checks
     assert answers("Bruce Perens took over as leader [2].", "Who took over as Debian leader when Ian Murdock left?")
     assert answers("No, the committee does not draw up designs itself [1].",
