@@ -143,6 +143,14 @@ def test_a_figure_is_of_the_numbered_thing_asked() -> None:
                      "Rex consist of?")
     assert not other("Debian 8.0 was released on April 25th, 2015 [1].", history,  # 8 is 8.0
                      "When was Debian 8.0 Jessie released?")
+    # batch 2's wrong dates for the constitution's versions (tuned on them): each date is another version's
+    header = ("Version 1.9 ratified on March 26th, 2022.  Supersedes Version 1.8\n   ratified on January 28th, 2022,\n"
+              "   Version 1.7 ratified on August 14th, 2016. Supersedes Version 1.6\n   ratified on December 13th, "
+              "2015, Version 1.5 ratified on January 9th,\n   2015, Version 1.4 ratified on October 7th, 2007")
+    assert other("The Debian constitution was ratified on December 13th, 2015 [1].", header,
+                 "On what date was version 1.4 of the Debian constitution ratified?")
+    assert not other("Version 1.4 was ratified on October 7th, 2007 [1].", header,
+                     "On what date was version 1.4 of the Debian constitution ratified?")
     assert not other("3M's capital expenditure was $1,577 million [1].", "Purchases of PP&E (1,577) (1,373)",
                      "What is the FY2018 capital expenditure of 3M, per its Form 10-K?")  # no numbered thing
 
