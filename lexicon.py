@@ -37,6 +37,13 @@ ml l litre litres liter liters gallon gallons percent percentage per degree degr
 CURRENCY_WORDS = frozenset(["dollar", "dollars", "usd", "cent", "cents", "euro", "euros", "eur", "yen", "gbp",
                             "sterling"])
 UNIT_WORDS = frozenset(_UNIT_WORDS.split()) | CURRENCY_WORDS
+# Units written glued to their number ("100MB", "5mg", "10km", "2.4GHz"): the number is a figure all the same.
+# Not "m", "b", "k" or "mm" (a scale: "$3M", "1.2B", "$5MM") nor "g" or "l" alone (codes: "5G", "4L").
+_GLUED_UNITS = """
+kb mb gb tb pb kib mib gib tib kbps mbps gbps mg kg mcg ml cm km ms ns hz khz mhz ghz dpi ppi pt px mph kph kmh
+kts ft lb lbs oz kw kwh mwh hrs hr min mins sec secs bpm mmhg mmol
+"""
+GLUED_UNITS = frozenset(_GLUED_UNITS.split())
 
 # Numbers written in words ("seven members", "one week").
 _CARDINALS = """

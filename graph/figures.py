@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
-from lexicon import CARDINALS, SCALE_ABBREVIATION, SCALE_PLURAL, SCALE_WORD, SCALE_WORDS, SCALES
+from lexicon import CARDINALS, GLUED_UNITS, SCALE_ABBREVIATION, SCALE_PLURAL, SCALE_WORD, SCALE_WORDS, SCALES
 from storage.numbers import (
     CURRENCY_SIGN,
     HEADER_000,
@@ -65,6 +65,7 @@ _NOT_A_FIGURE_BEFORE = re.compile(
 _MONTH_BEFORE = re.compile(rf"\b{MONTH}\s*$",
                            re.IGNORECASE)
 _ATTACHED_AFTER = re.compile(r"[A-Za-z]|-[A-Za-z]|\(k\)|[.,]\d", re.IGNORECASE)
+_GLUED_UNIT = re.compile(rf"(?:{'|'.join(sorted(GLUED_UNITS, key=len, reverse=True))})(?![A-Za-z0-9])", re.IGNORECASE)
 _YEAR = re.compile(r"(?:199\d|20\d\d)")
 _POINTS = re.compile(r"points?|pp|ppts?|bps", re.IGNORECASE)
 
@@ -199,8 +200,8 @@ def _read_one(text: str, m: re.Match[str], years: bool) -> Figure | None:
     if suf.group("letter") and not (currency or decimals):
         return None  # "3M" is a name; "$3M" and "1.2B" are figures
     unit_end = max((suf.end(g) for g in ("pct", "scale", "letter", "times") if suf.group(g)), default=0)
-    if not unit_end and _ATTACHED_AFTER.match(after):
-        return None  # part of a word or a code: "2nd", "10-K", "401(k)", "1.2.3"
+    if not unit_end and _ATTACHED_AFTER.match(after) and not _GLUED_UNIT.match(after):
+        return None  # part of a word or a code: "2nd", "10-K", "401(k)", "1.2.3"; "100MB" is a figure
     number = float(raw.replace(",", ""))
     opened = bool(pre.group("open") or pre.group("open2"))
     minus = negative(pre.group("sign") or pre.group("sign2"), opened, bool(suf.group("close")))
