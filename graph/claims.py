@@ -134,7 +134,8 @@ def date_not_cited(sentence: str, cited: str, question: str) -> bool:
     return any(not any(w[:2] == d[:2] and (d[2] is None or w[2] == d[2]) for w in written) for d in dates_in(body))
 
 
-_STATEMENT = re.compile(r"[^\n.!?]+(?:[.!?](?=\s|$)|\n|$)")  # one sentence or line of an excerpt
+# One sentence or line of an excerpt ("Debian 2.0 Hamm (July 24th, 1998): ..." is one: a point in a number ends none).
+STATEMENT = re.compile(r"(?:[^\n.!?]|[.!?](?=\S))+(?:[.!?](?=\s|$)|\n|$)")
 
 
 def name_and_year_apart(sentence: str, cited: str, question: str) -> bool:
@@ -147,7 +148,7 @@ def name_and_year_apart(sentence: str, cited: str, question: str) -> bool:
              if not _words(n) <= _MONTHS and not YEAR.search(n)] if years else []
     if not names:
         return False
-    statements = [(set(YEAR.findall(m.group(0))), _words(m.group(0))) for m in _STATEMENT.finditer(cited)]
+    statements = [(set(YEAR.findall(m.group(0))), _words(m.group(0))) for m in STATEMENT.finditer(cited)]
     for name in names:
         words = {w for w in _words(name) if w not in FUNCTION_WORDS and w not in _MONTHS and len(w) > 1}
         if words and not any(words <= held and said & years for said, held in statements):

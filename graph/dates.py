@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 
 from graph.citations import MARK, marked
+from graph.claims import STATEMENT
 from graph.windows import stems
 from storage.periods import DAY_FIRST, MONTH, MONTHS
 
@@ -24,7 +25,6 @@ _MONTH_YEAR = re.compile(rf"\b(?P<month>{MONTH})\s+(?:of\s+)?(?P<year>(?:19|20)\
 _WHOLE = (re.compile(rf"\b(?P<month>{MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year>(?:19|20)\d{{2}})\b",
                      re.I),
           re.compile(rf"\b{DAY_FIRST}\b", re.I))  # "July 24th, 1998", "24 July 1998"
-_STATEMENT = re.compile(r"(?:[^\n.!?]|[.!?](?=\S))+(?:[.!?](?=\s|$)|\n|$)")  # "Debian 2.0 ..." is one
 _DATE_WORDS = re.compile(rf"\b{MONTH}|\b\d+(?:st|nd|rd|th)?\b", re.I)
 
 
@@ -53,7 +53,7 @@ def _completions(sentence: str, texts: Mapping[int, str]) -> list[tuple[str, str
     for written, year, month, day in partial:
         found: dict[str, int] = {}
         for n, text in texts.items():
-            for statement in _STATEMENT.findall(text):
+            for statement in STATEMENT.findall(text):
                 if not _about(statement, sentence):
                     continue
                 for y, m, d, whole in _whole(statement):

@@ -276,3 +276,13 @@ def test_a_yes_against_a_cited_no_is_struck() -> None:
     other = "A Technical Committee vote that starts automatically two weeks after a proposal may be canceled."
     [found] = failures(sentences(answer), answer, {1: procedure, 2: other}, asked)
     assert (found.check, found.repair) == ("contradicts", None)
+
+
+def test_a_point_in_a_number_ends_no_statement() -> None:
+    from graph.claims import STATEMENT, name_and_year_apart
+
+    text = "Debian 2.0 Hamm (July 24th, 1998): Named for the piggy-bank. Bruce Perens led Debian 1.2 in 1996."
+    assert [s.strip() for s in STATEMENT.findall(text)] == [
+        "Debian 2.0 Hamm (July 24th, 1998): Named for the piggy-bank.", "Bruce Perens led Debian 1.2 in 1996."]
+    # the name and its year stand in one statement, the version's point notwithstanding
+    assert not name_and_year_apart("Bruce Perens led it in 1996 [1].", text, "Who led Debian 1.2?")
