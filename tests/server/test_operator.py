@@ -1,6 +1,7 @@
 """Operator-ready (issue 40): a real `thotqen serve` on a data directory of its own, with LOG_FORMAT=json and
 tracing to a local OTLP receiver. Its log lines (its answer process's too) are JSON, each request's id comes
-back and is on its lines with the trace's id, and no question text is logged. Then its Postgres is stopped:
+back and is on its lines with the trace's id (the answer process's lines for its run included), and no
+question text is logged. Then its Postgres is stopped:
 a request that needs it answers 503 with Retry-After in moments (it waited the pool's 30 s and answered 500
 with a traceback), logged as one line, /metrics still answers at once; and once Postgres is started again,
 so does the server.
@@ -65,7 +66,7 @@ def served(fake_llm: FakeOpenAI) -> Iterator[dict[str, Any]]:
     proc = None
     try:
         proc, url = serve(env, home / "serve.log")
-        yield {"proc": proc, "url": url, "home": home, "receiver": receiver}
+        yield {"proc": proc, "url": url, "home": home, "receiver": receiver, "llm": fake_llm.url}
     finally:
         if proc is not None:
             proc.stop()
@@ -89,7 +90,8 @@ def test_json_logs_carry_the_request_id_and_trace_id_and_no_question_text(served
         assert re.fullmatch(r"[0-9a-f]{32}", minted)
         assert c.get("/api/search", params={"q": MARKER}, headers=user["headers"]).status_code == 200  # not logged
         chat = c.post("/api/chats", headers=user["headers"], json={"title": "t"}).json()["id"]
-        with c.stream("POST", f"/api/chats/{chat}/messages", headers=user["headers"],
+        asked = f"ask-{uuid.uuid4().hex[:12]}"
+        with c.stream("POST", f"/api/chats/{chat}/messages", headers={**user["headers"], "X-Request-ID": asked},
                       json={"question": f"What was the {MARKER} revenue in fiscal 2023?"}) as answer:
             assert answer.status_code == 200
             assert read_sse(answer)[-1][0] == "done"
@@ -106,6 +108,13 @@ def test_json_logs_carry_the_request_id_and_trace_id_and_no_question_text(served
     loading = [line for line in lines(proc)
                if line["logger"] == "runtime" and line["message"].startswith("loading the")]
     assert len(loading) >= 2, loading  # the server's embedder, and the answer process's
+    # the model is called from the answer process: its lines (the HTTP client's, one per call) carry the request's
+    # id and trace id too (they carried neither: the id stayed in the server process)
+    chat_line = wait_for_line(proc, lambda line: line.get("request_id") == asked and line["logger"] == "uvicorn.access")
+    called = [line for line in lines(proc) if line["logger"].startswith("httpx") and served["llm"] in line["message"]
+              and line.get("request_id") == asked]
+    assert called, [line for line in lines(proc) if line["logger"].startswith("httpx")]
+    assert {line.get("trace_id") for line in called} == {chat_line["trace_id"]}, (called, chat_line)
 
 
 def test_a_stopped_database_answers_503_at_once_and_metrics_still_answer(served) -> None:  # noqa: ANN001
