@@ -262,6 +262,7 @@ def test_beat_with_log_format_json_writes_json_lines_only(broker_db, worker_env,
     try:
         wait_for(lambda: "Sending due task" in log.read_text() or proc.poll() is not None, 120,
                  "beat to send a task")
+        time.sleep(1)  # past the publish its line announces (a SIGTERM inside it once kept beat running 30 s+)
     finally:
         proc.send_signal(signal.SIGTERM)
         try:

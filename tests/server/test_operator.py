@@ -6,7 +6,7 @@ a request that needs it answers 503 with Retry-After in moments (it waited the p
 with a traceback), logged as one line, /metrics still answers at once; and once Postgres is started again,
 so does the server.
 
-Timing bounds are generous (a busy 2-core machine): the old behaviour was 30 s a request."""
+The bounds are the issue's (2 s for a 503, 1 s for /metrics), far above what a loaded machine takes."""
 
 from __future__ import annotations
 
@@ -28,7 +28,9 @@ from tests.server.conftest import read_sse, signup
 from tests.server.processes import OTLPReceiver, Process, process_env, serve, stop_postgres
 
 MARKER = "zebracrossing7781"  # in a question: it must never reach the log
-FAST = 10.0  # seconds: far under the pool's old 30 s, far over the expected fraction of one
+# issue 40's bounds: a 503 within 2 s, /metrics within 1 s (measured: 5 ms each on a loaded 2-core machine;
+# the old behaviour was the pool's 30 s, and /metrics 30-41 s)
+FAST, SCRAPE = 2.0, 1.0
 
 
 def lines(proc: Process) -> list[dict[str, Any]]:
@@ -142,7 +144,7 @@ def test_a_stopped_database_answers_503_at_once_and_metrics_still_answer(served)
         assert c.get("/api/health").status_code == 503 and time.monotonic() - started < FAST
         started = time.monotonic()
         scraped = c.get("/metrics")
-        assert scraped.status_code == 200 and time.monotonic() - started < FAST
+        assert scraped.status_code == 200 and time.monotonic() - started < SCRAPE
         age = re.search(r"^thotqen_ingestion_queue_read_age_seconds ([0-9.e+]+)$", scraped.text, re.M)
         assert age is not None and float(age.group(1)) >= 0  # the last value read, and how old it is
         assert "thotqen_ingestion_queue_jobs{" in scraped.text
