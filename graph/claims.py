@@ -24,7 +24,9 @@ own words, unless it gives what the question's kind asks for (a yes or no, the n
 the date a "when" asks, the measure a "how long" asks). "Corning had about 11,500 unexpired patents"
 is no answer to how many homes it had in backlog, whatever it cites; "The figure is 412 million" for
 a revenue question says nothing else and is left to the figure checks. An answer whose first
-sentence declines ("The excerpts do not provide ...") is a refusal, which cites nothing. These two are
+sentence declines ("The excerpts do not provide ...") is a refusal, which cites nothing. An answer
+quoting its excerpts with a word of its own in the place of theirs (`misquotes`: "The /mnt directory
+must be made available ..." for "The /tmp directory ...") is withheld: what it concludes rests on it. These two are
 `ANSWER_CHECKS`, the registry of checks on the whole answer.
 """
 
@@ -34,6 +36,7 @@ import calendar
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from functools import lru_cache
 from itertools import combinations
 
@@ -308,26 +311,66 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
+_QUOTE = re.compile(r'["“]([^"“”]{20,}?)["”]')
+_QUOTED = re.compile(r"[a-z0-9/_@<>-]+(?:[.'’][a-z0-9]+)*")
+QUOTE_WORDS = 6  # a shorter quotation is a phrase, which a sentence may well put its own way
+QUOTE_FOLLOWS = 0.8  # the share of its words a quotation has in order with the passage it quotes
+
+
+def _quoted_words(text: str) -> list[str]:
+    return _QUOTED.findall(MARK.sub(" ", re.sub(r"-\n", "", text)).lower())
+
+
+def misquotes(answer: str, texts: Mapping[int, str]) -> list[str]:
+    """The quotations of `answer` that follow a passage of `texts` closely (QUOTE_FOLLOWS of their words,
+    in order) yet put another word in a place of it: "The /mnt directory must be made available for
+    programs that require temporary files" beside the excerpt's "The /tmp directory ...". A quotation cut
+    short or run on is none, nor one that differs only in punctuation or a word the PDF split."""
+    passages = [_quoted_words(t) for t in texts.values()]
+    out = []
+    for quote in _QUOTE.findall(answer):
+        said = _quoted_words(quote)
+        if len(said) < QUOTE_WORDS:
+            continue
+        best: tuple[float, list[tuple[str, str]]] = (0.0, [])
+        for words in passages:
+            near = SequenceMatcher(None, said, words, autojunk=False).find_longest_match(0, len(said), 0, len(words))
+            window = words[max(0, near.b - near.a - 5):near.b + len(said) - near.a + 5]
+            match = SequenceMatcher(None, said, window, autojunk=False)
+            follows = sum(b.size for b in match.get_matching_blocks()) / len(said)
+            swapped = [("".join(said[i1:i2]), "".join(window[j1:j2])) for op, i1, i2, j1, j2 in match.get_opcodes()
+                       if op == "replace"]
+            if follows > best[0]:
+                best = (follows, swapped)
+        if best[0] >= QUOTE_FOLLOWS and any(re.sub(r"\W", "", a) != re.sub(r"\W", "", b) for a, b in best[1]):
+            out.append(quote)
+    return out
+
+
 @dataclass(frozen=True)
 class AnswerCheck:
     """A check of the answer as a whole (the model's, not code's): what fails is withheld entirely."""
 
     name: str
     why: str
-    fails: Callable[[str, Reading, list[tuple[int, int]]], bool]  # (answer, the question's reading, its sentences)
+    # (answer, the question's reading, its sentences, the excerpts by [n]) -> it fails
+    fails: Callable[[str, Reading, list[tuple[int, int]], Mapping[int, str]], bool]
 
 
 ANSWER_CHECKS: tuple[AnswerCheck, ...] = (
     AnswerCheck("declined", "declines in its own words: a refusal, which cites nothing",
-                lambda answer, _reading, spans: declines(answer, spans)),
+                lambda answer, _reading, spans, _texts: declines(answer, spans)),
+    AnswerCheck("misquotes", "quotes its excerpts with a word of its own in the place of theirs",
+                lambda answer, _reading, _spans, texts: bool(misquotes(answer, texts))),
     AnswerCheck("answers_the_question", "speaks of something the question does not ask",
-                lambda answer, reading, spans: not answers_the_question(answer, reading, spans)),
+                lambda answer, reading, spans, _texts: not answers_the_question(answer, reading, spans)),
 )
 
 
-def answer_failure(answer: str, reading: Reading, spans: list[tuple[int, int]]) -> AnswerCheck | None:
-    """The first whole-answer check `answer` (its sentence `spans`) fails, or None."""
-    return next((c for c in ANSWER_CHECKS if c.fails(answer, reading, spans)), None)
+def answer_failure(answer: str, reading: Reading, spans: list[tuple[int, int]],
+                   texts: Mapping[int, str]) -> AnswerCheck | None:
+    """The first whole-answer check `answer` (its sentence `spans`, the excerpts `texts`) fails, or None."""
+    return next((c for c in ANSWER_CHECKS if c.fails(answer, reading, spans, texts)), None)
 
 
 @dataclass(frozen=True)

@@ -286,3 +286,23 @@ def test_a_point_in_a_number_ends_no_statement() -> None:
         "Debian 2.0 Hamm (July 24th, 1998): Named for the piggy-bank.", "Bruce Perens led Debian 1.2 in 1996."]
     # the name and its year stand in one statement, the version's point notwithstanding
     assert not name_and_year_apart("Bruce Perens led it in 1996 [1].", text, "Who led Debian 1.2?")
+
+
+def test_a_quotation_with_a_word_of_its_own_is_a_misquote() -> None:
+    # batch 4's wrong yes rested on a quotation of the FHS with /mnt in the place of /tmp
+    from graph.claims import misquotes
+
+    fhs = ("3.18.1. Purpose\nThe /tmp directory must be made available for programs that require temporary "
+           "files. Programs must not assume that any files or directories in /tmp are preserved between "
+           "invocations of the program.")
+    wrong = ('Yes. This is stated in [3], where it is mentioned that "The /mnt directory must be made available '
+             'for programs that require temporary files."')
+    assert misquotes(wrong, {3: fhs}) == [wrong.split('"')[1]]
+    # a faithful quotation, one cut short, one with split words or other punctuation, a short phrase
+    for right in ('It says "The /tmp directory must be made available for programs that require temporary '
+                  'files" [3].', 'It says "Programs must not assume that any files or directories in /tmp are '
+                  'preserved" [3].', 'It says "The /tmp directory must be made avail- able for programs that '
+                  'require temporary files" [3].', 'It keeps "files or directories in /mnt" [3].'):
+        assert not misquotes(right, {3: fhs}), right
+    # a quotation of nothing shown is no misquote of it (whether it holds is the other checks' business)
+    assert not misquotes('It says "Debian was founded by Ian Murdock in August 1993" [3].', {3: fhs})
