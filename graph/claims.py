@@ -26,8 +26,8 @@ is no answer to how many homes it had in backlog, whatever it cites; "The figure
 a revenue question says nothing else and is left to the figure checks. An answer whose first
 sentence declines ("The excerpts do not provide ...") is a refusal, which cites nothing. An answer
 quoting its excerpts with a word of its own in the place of theirs (`misquotes`: "The /mnt directory
-must be made available ..." for "The /tmp directory ...") is withheld: what it concludes rests on it. These two are
-`ANSWER_CHECKS`, the registry of checks on the whole answer.
+must be made available ..." for "The /tmp directory ...") is withheld: what it concludes rests on it.
+These three are `ANSWER_CHECKS`, the registry of checks on the whole answer.
 """
 
 from __future__ import annotations
