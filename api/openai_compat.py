@@ -26,6 +26,7 @@ import asyncio
 import inspect
 import json
 import re
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable
@@ -184,9 +185,11 @@ async def chat_completions(body: CompletionIn, request: Request, user: CurrentUs
 
     scope, ticket = await asyncio.to_thread(prepare)
     answerer: ChatAnswerer = request.app.state.answerer
+    gone = threading.Event()  # the client left (api/leaving.py cancels a request waiting for its answer)
     answer = answer_in_thread(lambda emit: answerer.ask_stateless(
         owner_id=user.id, username=user.username, question=question, history=history, scope=scope,
-        source="openai", emit=emit, ticket=ticket), ticket=ticket, name=f"v1-{user.id}", nice=settings.background_nice)
+        source="openai", emit=emit, ticket=ticket, gone=gone), ticket=ticket, name=f"v1-{user.id}",
+        nice=settings.background_nice, gone=gone)
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
     created = int(time.time())
     if body.stream:
@@ -239,7 +242,9 @@ async def _stream(answer: AsyncIterator[Event], completion_id: str, created: int
             yield ": keep-alive\n\n"
             continue
         event, data = item
-        if event == "token":
+        if event == "queued":  # waiting for a place in the answer processes (1: next)
+            yield f": queued, position {data.get('position')}\n\n"
+        elif event == "token":
             yield chunk({"content": data.get("token") or ""})
         elif event == "reset":  # what streamed cannot be taken back: say that the answer starts over
             yield chunk({"content": "\n\n(The model failed mid-answer; another one starts over.)\n\n"})

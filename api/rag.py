@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Literal
 
@@ -31,6 +32,7 @@ from typing_extensions import TypedDict
 from answering import accounting
 from answering.bridge import result_in_thread
 from answering.processes import AnswerProcesses, AnswersBusy, Job
+from answering.stopping import StopWatch
 from api.access import BIGINT_MAX, reading
 from api.deps import current_user
 from api.text import MAX, ChatId, DocumentIds, FilterText, Turn, question_type, unprocessable
@@ -183,19 +185,10 @@ class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
 
     async def _submit(self, answers: AnswerProcesses, kind: str, input: Any,  # noqa: ANN401, A002
                       config: RunnableConfig | None, options: dict[str, Any] | None = None) -> Job:
-        """A run in an answer process, submitted from a thread of its own (it may wait for a place);
-        a caller that goes away meanwhile stops the run it started."""
+        """A run in an answer process, its place awaited fairly among every owner's (answering/places.py);
+        a caller that goes away meanwhile leaves the waiting list, or stops the run it started."""
         plain = input.model_dump() if isinstance(input, BaseModel) else input  # RagInput is this app's class
-        owner = ((config or {}).get("configurable") or {}).get("owner_id")
-        made: list[Job] = []
-        try:
-            await result_in_thread(lambda: made.append(answers.submit(kind, plain, config, options=options)),
-                                   name=f"rag-{owner}")
-        except asyncio.CancelledError:
-            for job in made:
-                job.cancel()
-            raise
-        return made[0]
+        return await answers.asubmit(kind, plain, config, options)
 
     async def _answer(self, ticket: accounting.Ticket, input: Any, config: RunnableConfig | None,  # noqa: ANN401, A002
                       **kwargs: Any) -> Any:  # noqa: ANN401
@@ -209,9 +202,11 @@ class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
             if answers is not None:  # in an answer process (answering/processes.py); a caller gone stops it
                 job = await self._submit(answers, "invoke", input, config)
                 run.state = await job.result()
-            else:
-                run.state = await result_in_thread(lambda: invoke(input, config, context=context, **kwargs),
-                                                   name=f"rag-{owner}", nice=parts.settings.background_nice)
+            else:  # a caller gone sets `gone`, which the run's StopWatch sees at its next step
+                gone = threading.Event()
+                watched = _with_callback(config, StopWatch(gone.is_set))
+                run.state = await result_in_thread(lambda: invoke(input, watched, context=context, **kwargs),
+                                                   name=f"rag-{owner}", nice=parts.settings.background_nice, gone=gone)
         return run.state
 
     async def _accounted(self, kind: str, stream: Callable[..., AsyncIterator[Any]], input: Any,  # noqa: ANN401, A002
@@ -300,7 +295,7 @@ async def rag_config(config: dict[str, Any], request: Request) -> dict[str, Any]
     if request.url.path.endswith(STREAMS):
         await asyncio.to_thread(accounting.check, app.state.db, app.state.settings, owner_id=user.id)
         if (answers := app.state.runtime.answers) is not None:
-            answers.check()  # a full server: 503 with Retry-After, not an error event in a started stream
+            answers.check(user.id)  # a full server: 503 with Retry-After, not an error event in a started stream
     return {**config, **run}
 
 
@@ -314,7 +309,7 @@ def mount(app: FastAPI) -> None:
         if owner_id is None:  # rag_config always sets it; refuse rather than run unaccounted
             raise HTTPException(401, "not signed in")
         if (answers := app.state.runtime.answers) is not None:
-            answers.check()  # a full server: 503 before the question is counted
+            answers.check(owner_id)  # a full server: 503 before the question is counted
         return accounting.admit(app.state.db, app.state.settings, owner_id=owner_id, source="rag", count=count,
                                at_once=BATCH_CONCURRENCY)
 
