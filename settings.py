@@ -479,7 +479,9 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # Answer processes (answering/processes.py): the graph's runs (chats, /v1, /rag's invoke and batch,
     # MCP's ask) go to this many processes of their own at BACKGROUND_NICE, apart from the interpreter
     # that authenticates every request; each runs at most ANSWERS_PER_PROCESS at once and ANSWER_QUEUE
-    # more may wait (past it: 503 with Retry-After). 0: on the server's own threads. Each process holds
+    # more may wait, shared fairly between users (answering/places.py: an owner with nothing running or
+    # waiting may wait past a full list, up to twice ANSWER_QUEUE; past it: 503 with Retry-After).
+    # 0: on the server's own threads. Each process holds
     # its own models (docs/protection.md#bounded-work says what that costs in memory).
     answer_processes: int = Field(default=1, ge=0, le=64)
     answers_per_process: int = Field(default=8, ge=1)

@@ -2,10 +2,10 @@
 /rag's invoke and batch and MCP's ask await one result: `result_in_thread`).
 
 The answer runs in its own thread (answering/chat.py is synchronous and writes the answer and its
-query-log row itself), so a client that goes away mid-answer loses nothing: the thread finishes
-whether or not anyone still reads. Its events reach the response through a queue on the event
-loop, and always end with one final event (`done`, `blocked` or `error`), even when the thread
-itself fails.
+query-log row itself): a client that goes away mid-answer sets the thread's `gone` flag, which stops
+the run at its next step (a chat saves what was checked as a stopped turn). Its events reach the
+response through a queue on the event loop, and always end with one final event (`done`, `blocked`
+or `error`), even when the thread itself fails.
 """
 
 from __future__ import annotations
@@ -143,4 +143,6 @@ async def result_in_thread(work: Callable[[], T], *, name: str, nice: int = 0,
         if gone is not None:
             gone.set()
         await asyncio.wait({done})  # until the work has ended (see above), then go on being cancelled
+        if not done.cancelled():
+            done.exception()  # what it raised (Stopped, when `gone` stopped it) was for the caller that left
         raise

@@ -1,10 +1,12 @@
 """Answering a chat question: semantic cache, then the graph, streamed as events; saved either way.
 
 `ChatAnswerer.ask` runs in its own thread and pushes (event, data) pairs to `emit`. The caller
-admitted the question first (answering/accounting.py: the hourly limit and its query-log row).
-The answer, the messages and the row's final state are written by this thread, not by the HTTP
-response, so a client that disconnects mid-answer loses nothing: the answer is in the chat when it
-comes back. Whatever fails, the row ends in a final state and the client gets a final event.
+admitted the question first (answering/accounting.py: the hourly limit and its query-log row). The
+answer, the messages and the row's final state are written by this thread, not by the HTTP response;
+a client that disconnects mid-answer stops it (`gone`, as the person's stop does: what was checked
+so far is saved, 'stopped'). A run that waits for an answer place sends `queued` ({"position": n},
+1: next) at each change. Whatever fails, the row ends in a final state and the client gets a final
+event.
 Events: `draft` ({"chars": n}: the model is writing, n characters so far; its text is never sent,
 as nothing unchecked reaches the screen), `sources` (numbered like the final answer's [n]), `token`...
 of the checked answer (its first sentences may come while the model still writes: graph/nodes/early.py),

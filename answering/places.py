@@ -3,12 +3,14 @@
 A plain semaphore served waiting runs in arrival order, so ten accounts holding four streams each
 took every place and filled the waiting list: everyone else's question answered 503 for as long as
 they held, and a newcomer who got in waited behind their second, third and fourth answers. Here a
-freed place goes to the waiting owner with the fewest runs in progress (ties: the one waiting
-longest), so a user's first answer runs before anyone's second, and their second before anyone's
-third. `queue` runs may wait; an owner with nothing running or waiting may wait even when the list
-is full, up to `queue` more (a first answer is never refused behind others' later ones). Past that
-`AnswersBusy` (503 with Retry-After). A waiting run knows its position (1: next) and hears of each
-change; one whose caller leaves gives up its place in the list (`Place.abandon`).
+freed place goes to the waiting owner with the fewest runs in progress, ties to the one served
+longest ago (round robin), then to the run waiting longest: a user's first answer runs before
+anyone's second, their second before anyone's third, and an owner whose answer just ended does not
+go before one who was waiting. `queue` runs may wait; an owner with nothing running or waiting may
+wait even when the list is full, up to `queue` more (a first answer is never refused behind others'
+later ones). Past that `AnswersBusy` (503 with Retry-After). A waiting run knows its position (1:
+next) and hears of each change; one whose caller leaves gives up its place in the list
+(`Place.abandon`).
 """
 
 from __future__ import annotations
@@ -72,6 +74,8 @@ class Places:
         self.running: Counter[Owner] = Counter()
         self.waiting: list[Place] = []
         self._seq = itertools.count()
+        self._turns = itertools.count()
+        self.served: dict[Owner, int] = {}  # when each owner with runs in progress or waiting was last granted
 
     # -- read under the lock ---------------------------------------------------------------------
     def _in_use(self) -> int:
@@ -85,14 +89,29 @@ class Places:
 
     def _order(self) -> list[Place]:
         """The waiting runs in the order free places would go to them if nothing else came."""
-        running = Counter(self.running)
+        running, served = Counter(self.running), dict(self.served)
         left, order = list(self.waiting), []
+        turn = 0
         while left:
-            nxt = min(left, key=lambda p: (running[p.owner], p.seq))
+            nxt = min(left, key=lambda p: (running[p.owner], served.get(p.owner, -1), p.seq))
             running[nxt.owner] += 1
+            turn += 1
+            served[nxt.owner] = 1 << 62 | turn  # after every real grant
             order.append(nxt)
             left.remove(nxt)
         return order
+
+    def _grant(self, place: Place) -> None:
+        self.running[place.owner] += 1
+        self.served[place.owner] = next(self._turns)
+        place.position = 0
+        place.granted.set()
+
+    def _forget(self, owner: Owner) -> None:
+        """An owner with nothing running or waiting: its turn is no longer remembered (bounded memory)."""
+        if not self.running[owner] and not any(p.owner == owner for p in self.waiting):
+            self.running.pop(owner, None)
+            self.served.pop(owner, None)
 
     def _renumber(self) -> list[tuple[Notify, int]]:
         told = []
@@ -116,8 +135,7 @@ class Places:
         with self.lock:
             place = Place(self, owner, next(self._seq), notify)
             if self._in_use() < self.capacity and not self.waiting:
-                self.running[owner] += 1
-                place.granted.set()
+                self._grant(place)
                 return place
             if not self._may_wait(owner):
                 raise PlacesBusy
@@ -134,6 +152,7 @@ class Places:
             if place in self.waiting:
                 self.waiting.remove(place)
             place.abandoned, place.position = True, 0
+            self._forget(place.owner)
             wakers, place._wakers = place._wakers, []  # noqa: SLF001
             told = self._renumber()
         _tell(told)
@@ -147,16 +166,13 @@ class Places:
                 return
             place.released = True
             self.running[place.owner] -= 1
-            if self.running[place.owner] <= 0:
-                del self.running[place.owner]
             granted: list[Place] = []
             while self.waiting and self._in_use() < self.capacity:
                 nxt = self._order()[0]
                 self.waiting.remove(nxt)
-                self.running[nxt.owner] += 1
-                nxt.position = 0
-                nxt.granted.set()
+                self._grant(nxt)
                 granted.append(nxt)
+            self._forget(place.owner)
             wakers = [w for p in granted for w in p._wakers]  # noqa: SLF001
             for p in granted:
                 p._wakers = []  # noqa: SLF001

@@ -3,17 +3,19 @@ authenticates every request and serves the light reads.
 
 Under a burst of questions, answers on threads of the server process held Python's interpreter lock
 for most of its samples (LangGraph, the LLM client, pydantic: evals/results/burst_profile.md), and
-the event loop waited for the lock: another user's `GET /api/auth/me` took many times its idle
-time. A thread cannot run below the loop's priority in a way that matters (they share one lock), a
-process can: `AnswerProcesses` keeps `count` processes (each a fresh interpreter that builds its
-own runtime from the server's settings, started at BACKGROUND_NICE), runs at most `per_process`
-answers in each at once and lets at most `queue` more wait; past that a question answers 503 with
-Retry-After (`AnswersBusy`). What a run streams (sources, tokens, the outcome) comes back over
-the process's socket as it happens. A run is one of: "stream" (run_graph's events: chats, /v1),
-"invoke" (the final state: /rag invoke and batch, MCP), or one of `RUNNABLE_STREAMS`, the graph's
-own astream / astream_log / astream_events with LangServe's arguments (/rag's stream, stream_log
-and stream_events): each chunk, patch or event comes back as LangServe would have had it in the
-server, and the run ends with the root run's final state (the question's outcome).
+the event loop waited for the lock: another user's `GET /api/auth/me` took many times its idle time.
+A thread cannot run below the loop's priority in a way that matters (they share one lock), a process
+can: `AnswerProcesses` keeps `count` processes (each a fresh interpreter that builds its own runtime
+from the server's settings, started at BACKGROUND_NICE), runs at most `per_process` answers in each
+at once and lets at most `queue` more wait, the places shared fairly between owners
+(answering/places.py); past that a question answers 503 with Retry-After (`AnswersBusy`). A caller
+that leaves gives up its place, waiting or running (`gone`, `asubmit`, `Job.cancel`). What a run
+streams (sources, tokens, the outcome) comes back over the process's socket as it happens. A run is
+one of: "stream" (run_graph's events: chats, /v1), "invoke" (the final state: /rag invoke and batch,
+MCP), or one of `RUNNABLE_STREAMS`, the graph's own astream / astream_log / astream_events with
+LangServe's arguments (/rag's stream, stream_log and stream_events): each chunk, patch or event
+comes back as LangServe would have had it in the server, and the run ends with the root run's final
+state (the question's outcome).
 
 The answering around a run stays in the server process (answering/chat.py: admission, the answer
 cache, saving the turn, the query-log row), so an answer whose process dies mid-run is still saved

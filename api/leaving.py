@@ -21,8 +21,7 @@ ANSWERING = ("/rag/", "/v1/chat/completions", "/mcp")
 
 
 def answering(scope: dict[str, Any]) -> bool:
-    path = scope["path"]
-    return scope["type"] == "http" and scope.get("method") == "POST" and path.startswith(ANSWERING)
+    return scope["type"] == "http" and scope.get("method") == "POST" and str(scope["path"]).startswith(ANSWERING)
 
 
 class CancelWhenClientLeaves:

@@ -71,3 +71,16 @@ def test_wakers_hear_a_grant_from_the_releasing_thread() -> None:
     done = threading.Event()
     waiting.on_grant(done.set)  # already granted: at once
     assert done.is_set()
+
+
+def test_an_owner_whose_answer_just_ended_does_not_go_before_one_who_waited() -> None:
+    places = Places(capacity=1, queue=4)
+    a1 = places.take("a")
+    a2, b1 = places.take("a"), places.take("b")  # a's second came first, but b has had no turn
+    assert (b1.position, a2.position) == (1, 2)
+    a1.release()  # both now have nothing running: the turn goes round to b
+    assert b1.granted.is_set() and not a2.granted.is_set()
+    b1.release()
+    assert a2.granted.is_set()
+    a2.release()
+    assert places.snapshot() == (0, 0) and not places.served and not places.running  # nothing kept
