@@ -367,6 +367,11 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # the hour's limit alone let one account spend its 120 in a minute of back-to-back answers, the
     # server's CPU all the while (evals/results/burst.md). Past it 429 with Retry-After.
     questions_per_minute: int = Field(default=10, ge=1)
+    # ... and what they cost, in tokens of each question and the earlier turns the model sees (estimated
+    # at 4 characters a token, answering/accounting.py `cost`; issue 41: a 4,000-character question cost
+    # 7-18x a short one, and a /rag history of long turns more): per rolling minute and hour, every surface.
+    question_tokens_per_minute: int = Field(default=10_000, ge=1)
+    question_tokens_per_hour: int = Field(default=60_000, ge=1)
     question_max_chars: int = 4000
     # Answers one user may have in progress at once, every surface together (a chat's stream, /rag,
     # /v1, MCP's ask; a /rag batch holds as many as it runs at once): past it 429 with Retry-After.

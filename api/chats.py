@@ -234,7 +234,11 @@ async def _answer(request: Request, user: CurrentUser, db: DbDep, settings: Sett
             raise HTTPException(404, "no such chat")
         if answers is not None:
             answers.check(user.id)  # a full server: 503 with Retry-After before the question is counted
-        [ticket] = accounting.admit(db, settings, owner_id=user.id, source="chat", chat_id=chat["id"])
+        with db.connection() as conn:  # what the model will see with the question: its cost in tokens
+            seen = chats.history(conn, owner_id=user.id, chat_id=chat["id"], turns=settings.history_turns,
+                                 before=regenerate["question_id"] if regenerate else None)
+        [ticket] = accounting.admit(db, settings, owner_id=user.id, source="chat", chat_id=chat["id"],
+                                    tokens=[accounting.cost(question, seen)])
         return chat, ticket
 
     chat, ticket = await asyncio.to_thread(prepare)

@@ -197,7 +197,8 @@ class Tools:
     async def ask(self, args: Any, user: User) -> types.CallToolResult:  # noqa: ANN401 - ask_input's model
         db = self.parts.database
         try:
-            [ticket] = await asyncio.to_thread(accounting.admit, db, self.settings, owner_id=user.id, source="mcp")
+            [ticket] = await asyncio.to_thread(accounting.admit, db, self.settings, owner_id=user.id, source="mcp",
+                                               tokens=[accounting.cost(args.question)])
         except accounting.QuestionLimit as exc:
             return _refusal(f"{exc}; try again in {max(1, round(exc.retry_after_s))} s")
         # empty filters mean all of the caller's documents, as in /rag's input

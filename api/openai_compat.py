@@ -180,7 +180,8 @@ async def chat_completions(body: CompletionIn, request: Request, user: CurrentUs
             if len(owned) != len(set(body.document_ids)):
                 raise HTTPException(404, "no such document in document_ids")
             scope = [str(d) for d in owned]
-        [ticket] = accounting.admit(db, settings, owner_id=user.id, source="openai")
+        [ticket] = accounting.admit(db, settings, owner_id=user.id, source="openai",
+                                    tokens=[accounting.cost(question, history, settings.history_turns)])
         return scope, ticket
 
     scope, ticket = await asyncio.to_thread(prepare)
