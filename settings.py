@@ -491,6 +491,10 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     answer_processes: int = Field(default=1, ge=0, le=64)
     answers_per_process: int = Field(default=8, ge=1)
     answer_queue: int = Field(default=32, ge=0)
+    # An answer process whose anonymous resident memory (RssAnon) passes this many MB after an answer
+    # takes no new run and is started afresh once its answers have ended (issue 41: one grew to 3.27 GB
+    # under the attacks; one measured about 350 MB under the burst). 0: no ceiling.
+    answer_process_max_mb: int = Field(default=1536, ge=0)
     # Background ingestion threads in each server process (embedding is CPU-bound: 1 on 2 cores).
     ingest_workers: int = 1
     # Threads beyond those that take a job only while every ingestion thread is busy, and only of an

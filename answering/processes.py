@@ -273,7 +273,10 @@ def _ended(kind: str, data: Any) -> Iterator[Any]:  # noqa: ANN401
 class _Process:
     """One answer process and the socket to it; a reader thread hands each message to its run."""
 
-    def __init__(self, entry: str, settings: Any, nice: int, ready_s: float) -> None:  # noqa: ANN401
+    def __init__(self, entry: str, settings: Any, nice: int, ready_s: float, max_mb: int = 0) -> None:  # noqa: ANN401
+        self.max_mb = max_mb  # past it (its anonymous memory), it is started afresh once its runs have ended
+        self.retiring = False  # no new run comes to it; it ends when its last run has
+        self.lock = threading.Lock()  # between a run added and the process retired
         ours, theirs = socket.socketpair()
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)  # its observations are shipped to this process, not filed
@@ -319,10 +322,34 @@ class _Process:
                 job.put(kind, data)
                 if kind in ENDS:
                     self.jobs.pop(job_id, None)
+                    if self._spent():
+                        break  # its runs have ended: it goes, and the next run starts a fresh one
         self.kill()
         for job in list(self.jobs.values()):
             job.put("lost", f"the answer process ended (exit code {self.process.poll()})")
         self.jobs.clear()
+
+    def rss_mb(self) -> float | None:
+        """Its resident anonymous memory (Linux's RssAnon: the heap, the models' arrays, a local
+        model's cache; not the model files it maps, which the kernel may drop), None where unknown."""
+        try:
+            with open(f"/proc/{self.process.pid}/status") as status:
+                for line in status:
+                    if line.startswith("RssAnon:"):
+                        return int(line.split()[1]) / 1024
+        except (OSError, ValueError, IndexError):
+            pass
+        return None
+
+    def _spent(self) -> bool:
+        """After a run ended: whether the process should go now (past its memory ceiling, measured
+        here, and with no run left). It stops taking runs once past it and goes when the last ends."""
+        with self.lock:
+            if self.max_mb and not self.retiring and (rss := self.rss_mb()) is not None and rss > self.max_mb:
+                self.retiring = True
+                log.warning("answer process %s holds %.0f MB, past ANSWER_PROCESS_MAX_MB (%d): it is started "
+                            "afresh once its answers have ended", self.process.pid, rss, self.max_mb)
+            return self.retiring and not self.jobs
 
     def kill(self) -> None:
         if self.alive():
@@ -337,8 +364,10 @@ class AnswerProcesses:
     `queue` more waiting (past it AnswersBusy). A process that ended is started again for the next run."""
 
     def __init__(self, settings: Any, *, entry: str, count: int, per_process: int, queue: int,  # noqa: ANN401
-                 nice: int, ready_s: float = 300.0) -> None:
+                 nice: int, ready_s: float = 300.0, max_mb: int = 0) -> None:
         self.settings, self.entry, self.nice, self.ready_s = settings, entry, nice, ready_s
+        self.max_mb = max_mb  # ANSWER_PROCESS_MAX_MB (0: no ceiling)
+        self._retired: list[_Process] = []  # replaced while they finish their runs (stopped with the rest)
         self.per_process, self.queue = per_process, queue
         self.places = Places(count * per_process, queue)
         self._starting = [threading.Lock() for _ in range(count)]
@@ -361,8 +390,11 @@ class AnswerProcesses:
             if self._closed:
                 raise AnswerLost("the server is stopping")
             found = self._processes[i]
-            if found is None or not found.alive():
-                found = self._processes[i] = _Process(self.entry, self.settings, self.nice, self.ready_s)
+            if found is not None and found.retiring:
+                self._retired = [p for p in self._retired if p.alive()] + [found]
+            if found is None or not found.alive() or found.retiring:
+                found = self._processes[i] = _Process(self.entry, self.settings, self.nice, self.ready_s,
+                                                      self.max_mb)
             return found
 
     def pids(self) -> list[int]:
@@ -444,9 +476,13 @@ class AnswerProcesses:
         try:
             # the live process with the fewest runs (one that ended is started again)
             index = min(range(len(self._processes)), key=lambda i: len(p.jobs) if (p := self._processes[i]) else 0)
-            process = self._process(index)
-            job = Job(process, next(self._ids), place.release)
-            process.jobs[job.id] = job
+            while True:
+                process = self._process(index)
+                with process.lock:
+                    if not process.retiring:  # past its ceiling meanwhile: the next one is fresh
+                        job = Job(process, next(self._ids), place.release)
+                        process.jobs[job.id] = job
+                        break
             process.send(("run", job.id, kind, inputs, portable(config), chat, telemetry.carrier(), options or {}))
             if not process.alive():
                 job.put("lost", "the answer process ended")
@@ -467,6 +503,6 @@ class AnswerProcesses:
 
     def close(self) -> None:
         self._closed = True
-        for process in self._processes:
+        for process in [*self._processes, *self._retired]:
             if process is not None:
                 process.kill()

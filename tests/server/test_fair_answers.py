@@ -210,3 +210,31 @@ def test_a_chat_whose_client_leaves_stops_and_keeps_what_was_checked(served, own
         messages = until(lambda: [m for m in c.get(f"/api/chats/{chat}", headers=owner["headers"]).json()["messages"]
                                   if m["role"] == "assistant"], "the stopped turn was not saved")
     assert messages[-1]["status"] == "stopped", messages[-1]
+
+
+def test_an_answer_process_past_its_memory_ceiling_is_started_afresh_between_answers(served, owner) -> None:  # noqa: ANN001
+    """ANSWER_PROCESS_MAX_MB: one grew to 3.27 GB under the attacks. Its memory is measured after each
+    answer; past the ceiling it takes no new run and goes once its answers have ended (this one is
+    never cut short), and the next question starts a fresh process."""
+    import os
+
+    answers = served.app.state.answers
+    [pid] = answers.pids()
+    process = answers._processes[0]  # noqa: SLF001
+    measured = process.rss_mb()
+    assert measured is not None and measured > 50, measured  # its models: this is what the ceiling weighs
+    print(f"answer process {pid}: {measured:.0f} MB anonymous memory")  # noqa: T201 - the measurement, with -s
+    process.max_mb = answers.max_mb = 1  # any real process is past one megabyte
+    try:
+        with served.client() as c:
+            res = c.post("/rag/invoke", headers=owner["headers"], json={"input": {"question": QUESTION}})
+            assert res.status_code == 200 and "412 million" in res.json()["output"]["answer"], res.text
+        gone = until(lambda: process.process.poll() is not None, "the process past its ceiling went on")
+        assert gone
+    finally:
+        answers.max_mb = 0
+    with served.client() as c:
+        res = c.post("/rag/invoke", headers=owner["headers"], json={"input": {"question": QUESTION}})
+        assert res.status_code == 200, res.text
+    [fresh] = answers.pids()
+    assert fresh != pid and not os.path.exists(f"/proc/{pid}")
