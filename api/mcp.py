@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from answering import accounting
 from answering.bridge import result_in_thread
-from answering.processes import AnswerProcesses
+from answering.processes import AnswerProcesses, AnswersBusy
 from answering.stopping import StopWatch
 from api import scopes
 from api.access import reading
@@ -197,9 +197,11 @@ class Tools:
     async def ask(self, args: Any, user: User) -> types.CallToolResult:  # noqa: ANN401 - ask_input's model
         db = self.parts.database
         try:
+            if self.answers is not None:
+                self.answers.check(user.id)  # a full server: refused before the question is counted
             [ticket] = await asyncio.to_thread(accounting.admit, db, self.settings, owner_id=user.id, source="mcp",
                                                tokens=[accounting.cost(args.question)])
-        except accounting.QuestionLimit as exc:
+        except (accounting.QuestionLimit, AnswersBusy) as exc:
             return _refusal(f"{exc}; try again in {max(1, round(exc.retry_after_s))} s")
         # empty filters mean all of the caller's documents, as in /rag's input
         inputs = InputState(question=args.question, document_ids=args.document_ids, company=args.company,

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import math
 import re
 import threading
 import time
@@ -41,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from answering import accounting
 from answering.bridge import FINALS, Event, answer_in_thread, with_keepalive
 from answering.chat import ChatAnswerer
+from answering.processes import AnswersBusy
 from api.access import reading
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.text import MAX, CollectionName, DocumentIds, unstorable
@@ -180,6 +182,11 @@ async def chat_completions(body: CompletionIn, request: Request, user: CurrentUs
             if len(owned) != len(set(body.document_ids)):
                 raise HTTPException(404, "no such document in document_ids")
             scope = [str(d) for d in owned]
+        if (answers := request.app.state.answers) is not None:
+            try:  # a full server: 503 with Retry-After (in OpenAI's shape) before the question is counted
+                answers.check(user.id)
+            except AnswersBusy as exc:
+                raise HTTPException(503, str(exc), headers={"Retry-After": str(math.ceil(exc.retry_after_s))}) from None
         [ticket] = accounting.admit(db, settings, owner_id=user.id, source="openai",
                                     tokens=[accounting.cost(question, history, settings.history_turns)])
         return scope, ticket

@@ -128,7 +128,15 @@ def test_a_first_answer_waits_with_its_position_and_runs_before_anothers_second(
         until(lambda: places.snapshot() == (1, 1), "the owner's second answer did not wait")
         with served.client() as c:  # the owner's third: past the list's bound, 503 as before
             busy = c.post("/rag/invoke", headers=h, json={"input": {"question": QUESTION}})
-        assert busy.status_code == 503 and int(busy.headers["Retry-After"]) >= 1, busy.text
+            assert busy.status_code == 503 and int(busy.headers["Retry-After"]) >= 1, busy.text
+            # ... on every surface, before the question is counted: /v1 in OpenAI's shape, MCP as a refusal
+            v1 = c.post("/v1/chat/completions", headers=h,
+                        json={"model": "thotqen", "messages": [{"role": "user", "content": QUESTION}]})
+            assert v1.status_code == 503 and v1.json()["error"]["message"] and v1.headers["Retry-After"], v1.text
+            refused = c.post("/mcp", headers={**h, "Accept": "application/json, text/event-stream"},
+                             json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                   "params": {"name": "ask", "arguments": {"question": QUESTION}}}).json()["result"]
+            assert refused["isError"] and "busy" in refused["content"][0]["text"], refused
         # the other user's first answer: the list is full, yet it waits (it was 503), ahead of the owner's second
         third = threading.Thread(target=chat_stream, args=("b1", other["headers"], other_chat))
         third.start()
