@@ -246,3 +246,33 @@ def test_an_answer_process_past_its_memory_ceiling_is_started_afresh_between_ans
         assert res.status_code == 200, res.text
     [fresh] = answers.pids()
     assert fresh != pid and not os.path.exists(f"/proc/{pid}")
+
+
+LONG_QUESTION = "What were Aurora Widgets' revenue and staff in fiscal 2023, sentence by sentence?"
+
+
+@pytest.mark.parametrize("surface", ["rag-invoke", "chat"])
+def test_on_the_servers_own_threads_a_client_that_leaves_stops_its_answer_too(live, owner_with_report, fake_llm,  # noqa: ANN001
+                                                                              db, surface) -> None:
+    """ANSWER_PROCESSES=0 (here: a runtime handed parts): the answer runs on a thread of the server,
+    whose StopWatch watches the request's `gone` flag (answering/bridge.py)."""
+    h = owner_with_report["headers"]
+    with live.client() as c:
+        owner_id = c.get("/api/auth/me", headers=h).json()["id"]
+        chat = c.post("/api/chats", headers=h, json={"title": "leaving"}).json()["id"]
+    path, body = (("/rag/invoke", {"input": {"question": LONG_QUESTION}}) if surface == "rag-invoke"
+                  else (f"/api/chats/{chat}/messages", {"question": LONG_QUESTION}))
+    fake_llm.token_delay_s = 0.5  # the answer's pieces: half a minute, were it to run on
+    before = len(fake_llm.requests)
+    count = len(rows(db, owner_id))
+    try:
+        sock = _post_and_leave(live, path, body, h)
+        record = until(lambda: answering(fake_llm, before), "the answer never started", timeout=120)
+        sock.close()
+        until(lambda: [r for r in rows(db, owner_id)[count:] if r[1] != "running"], "the row did not end")
+        pieces = record["pieces"]
+        time.sleep(1.0)
+        assert not record["completed"] and record["pieces"] <= pieces + 1, record  # the model's stream was closed
+    finally:
+        fake_llm.token_delay_s = 0.0
+    assert rows(db, owner_id)[count:][-1][:2] == ("chat" if surface == "chat" else "rag", "cancelled")
