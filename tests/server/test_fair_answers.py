@@ -192,6 +192,7 @@ def test_a_client_that_leaves_stops_its_answer_and_frees_the_place(served, owner
         sock.close()  # the client leaves mid-answer
         until(lambda: running(served) == 0, "the place was still held after its client left")
         freed_s = time.monotonic() - left
+        print(f"{surface}: the place was free {freed_s:.2f} s after the client left")  # noqa: T201 - with -s
         pieces = record["pieces"]
         time.sleep(1.0)
         assert not record["completed"] and record["pieces"] <= pieces + 1, record["pieces"]  # the model stopped too
