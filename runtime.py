@@ -163,7 +163,7 @@ class Runtime:
         return self._once("answers", lambda: AnswerProcesses(
             s.model_copy(update={"database_url": self.database.uri}), entry=ANSWER_PROCESS_ENTRY,
             count=s.answer_processes, per_process=s.answers_per_process, queue=s.answer_queue,
-            nice=s.background_nice))
+            nice=s.background_nice, max_mb=s.answer_process_max_mb))
 
     @property
     def celery_app(self) -> Celery:

@@ -44,6 +44,7 @@ from api import (
     formats,
     heavy,
     keys,
+    leaving,
     mcp,
     openai_compat,
     pages,
@@ -116,6 +117,8 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
         add_middleware(app, rt.settings)
         add_error_handlers(app)
         add_routes(app)
+        # inside the edge (its body is read and bounded first): an answering request whose client left is cancelled
+        app.add_middleware(leaving.CancelWhenClientLeaves)
         # outside every route and the origin check: a body is bounded before anything reads it
         app.add_middleware(edge.BodyLimits, body_max_bytes=rt.settings.request_max_kb * 1024,
                            upload_max_bytes=int(rt.settings.upload_max_mb * 1024 * 1024),

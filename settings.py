@@ -367,6 +367,11 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # the hour's limit alone let one account spend its 120 in a minute of back-to-back answers, the
     # server's CPU all the while (evals/results/burst.md). Past it 429 with Retry-After.
     questions_per_minute: int = Field(default=10, ge=1)
+    # ... and what they cost, in tokens of each question and the earlier turns the model sees (estimated
+    # at 4 characters a token, answering/accounting.py `cost`; issue 41: a 4,000-character question cost
+    # 7-18x a short one, and a /rag history of long turns more): per rolling minute and hour, every surface.
+    question_tokens_per_minute: int = Field(default=10_000, ge=1)
+    question_tokens_per_hour: int = Field(default=60_000, ge=1)
     question_max_chars: int = 4000
     # Answers one user may have in progress at once, every surface together (a chat's stream, /rag,
     # /v1, MCP's ask; a /rag batch holds as many as it runs at once): past it 429 with Retry-After.
@@ -479,11 +484,17 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # Answer processes (answering/processes.py): the graph's runs (chats, /v1, /rag's invoke and batch,
     # MCP's ask) go to this many processes of their own at BACKGROUND_NICE, apart from the interpreter
     # that authenticates every request; each runs at most ANSWERS_PER_PROCESS at once and ANSWER_QUEUE
-    # more may wait (past it: 503 with Retry-After). 0: on the server's own threads. Each process holds
+    # more may wait, shared fairly between users (answering/places.py: an owner with nothing running or
+    # waiting may wait past a full list, up to twice ANSWER_QUEUE; past it: 503 with Retry-After).
+    # 0: on the server's own threads. Each process holds
     # its own models (docs/protection.md#bounded-work says what that costs in memory).
     answer_processes: int = Field(default=1, ge=0, le=64)
     answers_per_process: int = Field(default=8, ge=1)
     answer_queue: int = Field(default=32, ge=0)
+    # An answer process whose anonymous resident memory (RssAnon) passes this many MB after an answer
+    # takes no new run and is started afresh once its answers have ended (issue 41: one grew to 3.27 GB
+    # under the attacks; one measured about 350 MB under the burst). 0: no ceiling.
+    answer_process_max_mb: int = Field(default=1536, ge=0)
     # Background ingestion threads in each server process (embedding is CPU-bound: 1 on 2 cores).
     ingest_workers: int = 1
     # Threads beyond those that take a job only while every ingestion thread is busy, and only of an

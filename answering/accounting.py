@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
+from typing import Any
 
 import psycopg
 
@@ -52,6 +54,32 @@ class QuestionLimit(Exception):
                          else f"hourly question limit reached ({limit} per hour)")
         self.limit = limit
         self.retry_after_s = retry_after_s
+
+
+class TokenLimit(QuestionLimit):
+    """The owner's questions of the minute or hour cost more tokens than QUESTION_TOKENS_PER_MINUTE
+    or _PER_HOUR allow (their question and the history the model sees: `cost`)."""
+
+    def __init__(self, limit: int, retry_after_s: float, *, per_minute: bool, never: bool = False) -> None:
+        window = "minute" if per_minute else "hour"
+        Exception.__init__(self, f"this question and its history are longer than the {limit} tokens one user may "
+                                 f"send per {window}; shorten them" if never
+                           else f"question token limit reached ({limit} tokens of questions and history per {window})")
+        self.limit = limit
+        self.retry_after_s = retry_after_s
+
+
+CHARS_PER_TOKEN = 4  # the usual estimate for English text: the model's own tokenizer is in its process
+
+
+def cost(question: str, history: Sequence[Mapping[str, Any]] = (), turns: int | None = None) -> int:
+    """What a question costs in tokens, estimated: its text and the earlier turns the model sees
+    (the last `turns` user/assistant pairs: graph/nodes/common.py `history`; None: all given). A
+    4,000-character question cost 7 to 18 times a short one to answer, which counting questions
+    did not see."""
+    seen = list(history)[-2 * turns:] if turns is not None and turns > 0 else [] if turns == 0 else list(history)
+    chars = len(question) + sum(len(str(t.get("content") or "")) for t in seen)
+    return max(1, math.ceil(chars / CHARS_PER_TOKEN))
 
 
 class AnswersAtOnce(QuestionLimit):
@@ -235,18 +263,23 @@ async def running(ticket: Ticket) -> AsyncIterator[Run]:
 
 
 def admit(db: Database, settings: Settings, *, owner_id: int, source: str, count: int = 1,
-          chat_id: uuid.UUID | None = None, at_once: int | None = None) -> list[Ticket]:
+          chat_id: uuid.UUID | None = None, at_once: int | None = None,
+          tokens: list[int] | None = None) -> list[Ticket]:
     """Start `count` questions, or raise QuestionLimit when they do not all fit in the hour or the
-    minute (QUESTIONS_PER_MINUTE), and AnswersAtOnce when the owner's answers in progress would pass
-    ANSWERS_PER_USER. `at_once`: how many of them run at the same time (a batch's concurrency;
-    default all), the places they hold."""
+    minute (QUESTIONS_PER_MINUTE), TokenLimit when their `tokens` (each one's `cost`; default 1
+    each) do not fit in QUESTION_TOKENS_PER_MINUTE and _PER_HOUR, and AnswersAtOnce when the
+    owner's answers in progress would pass ANSWERS_PER_USER. `at_once`: how many of them run at the
+    same time (a batch's concurrency; default all), the places they hold."""
+    costs = tokens if tokens is not None else [1] * count
     held = min(count, at_once or count)
     give_one = OPEN.take(owner_id, held, settings.answers_per_user)
     try:
         with db.connection() as conn:
-            ids, wait, window = query_log.admit(conn, owner_id=owner_id, source=source, count=count,
-                                                chat_id=chat_id, limit=settings.questions_per_hour,
-                                                instance=_instance, rate=(settings.questions_per_minute, MINUTE))
+            ids, wait, window, by_tokens = query_log.admit(
+                conn, owner_id=owner_id, source=source, count=count, chat_id=chat_id,
+                limit=settings.questions_per_hour, instance=_instance, rate=(settings.questions_per_minute, MINUTE),
+                tokens=costs, token_limits=[(settings.question_tokens_per_minute, MINUTE),
+                                            (settings.question_tokens_per_hour, HOUR)])
     except BaseException:
         for _ in range(held):
             give_one()
@@ -254,6 +287,10 @@ def admit(db: Database, settings: Settings, *, owner_id: int, source: str, count
     if wait:
         for _ in range(held):
             give_one()
+        if by_tokens:
+            per_minute = window == MINUTE
+            cap = settings.question_tokens_per_minute if per_minute else settings.question_tokens_per_hour
+            raise TokenLimit(cap, wait, per_minute=per_minute, never=wait > window)
         raise _limit(settings, wait, window)
     group = _Group(give_one, held, count)
     return [Ticket(db, log_id, group=group) for log_id in ids]
@@ -268,6 +305,10 @@ def check(db: Database, settings: Settings, *, owner_id: int) -> None:
         for limit, window in ((settings.questions_per_minute, MINUTE), (settings.questions_per_hour, HOUR)):
             if wait := query_log.retry_after_s(conn, owner_id=owner_id, limit=limit, window_s=window):
                 raise _limit(settings, wait, window)
+        for limit, window in ((settings.question_tokens_per_minute, MINUTE), (settings.question_tokens_per_hour, HOUR)):
+            if wait := query_log.tokens_retry_after_s(conn, owner_id=owner_id, limit=limit, window_s=window,
+                                                      adding=1):
+                raise TokenLimit(limit, wait, per_minute=window == MINUTE)
 
 
 def _limit(settings: Settings, wait: float, window: float) -> QuestionLimit:

@@ -2,10 +2,10 @@
 /rag's invoke and batch and MCP's ask await one result: `result_in_thread`).
 
 The answer runs in its own thread (answering/chat.py is synchronous and writes the answer and its
-query-log row itself), so a client that goes away mid-answer loses nothing: the thread finishes
-whether or not anyone still reads. Its events reach the response through a queue on the event
-loop, and always end with one final event (`done`, `blocked` or `error`), even when the thread
-itself fails.
+query-log row itself): a client that goes away mid-answer sets the thread's `gone` flag, which stops
+the run at its next step (a chat saves what was checked as a stopped turn). Its events reach the
+response through a queue on the event loop, and always end with one final event (`done`, `blocked`
+or `error`), even when the thread itself fails.
 """
 
 from __future__ import annotations
@@ -30,11 +30,14 @@ FINALS = frozenset(FINAL_EVENT.values())
 UNSAVED = {"message_id": None, "answer": "", "error": "the answer could not be saved; please try again"}
 
 
-def answer_in_thread(work: Callable[[Emit], None], *, ticket: Ticket, name: str, nice: int = 0) -> AsyncIterator[Event]:
+def answer_in_thread(work: Callable[[Emit], None], *, ticket: Ticket, name: str, nice: int = 0,
+                     gone: threading.Event | None = None) -> AsyncIterator[Event]:
     """Start `work(emit)` in a thread now (call it on the event loop) and return its events.
     `ticket` is the question `work` answers: if the thread cannot start, its row ends here. The
     thread runs at least `nice` (BACKGROUND_NICE, answering/priority.py): an answer's CPU work
-    (retrieval, embedding the question) yields to the request loop."""
+    (retrieval, embedding the question) yields to the request loop. `gone` is set when the reader
+    leaves before the final event (a closed stream, a cancelled request): `work` watches it and
+    stops its run (answering/chat.py)."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
     ended = threading.Event()
@@ -68,8 +71,12 @@ def answer_in_thread(work: Callable[[Emit], None], *, ticket: Ticket, name: str,
         raise
 
     async def events() -> AsyncIterator[Event]:
-        while (item := await queue.get()) is not None:
-            yield item
+        try:
+            while (item := await queue.get()) is not None:
+                yield item
+        finally:
+            if gone is not None and not ended.is_set():
+                gone.set()  # nobody reads any more: the answer stops (issue 41: it ran on for nobody)
 
     return events()
 
@@ -99,12 +106,14 @@ async def with_keepalive(items: AsyncIterator[T], every_s: float) -> AsyncIterat
             pending.cancel()
 
 
-async def result_in_thread(work: Callable[[], T], *, name: str, nice: int = 0) -> T:
+async def result_in_thread(work: Callable[[], T], *, name: str, nice: int = 0,
+                           gone: threading.Event | None = None) -> T:
     """work() in a thread of its own at `nice`, as answer_in_thread's, its result (or exception)
     awaited here. An answer holds no place in asyncio's default pool, which verifies tokens and
     serves light reads: on that pool, a few long answers made every other user's request queue
     behind them. A caller that goes away still waits for the thread, so the answer keeps its place
-    among the user's answers in progress (ANSWERS_PER_USER) until it has really ended."""
+    among the user's answers in progress (ANSWERS_PER_USER) until it has really ended; `gone`, set
+    then, tells the work that nobody waits for it (a StopWatch on it ends the run soon)."""
     loop = asyncio.get_running_loop()
     done: asyncio.Future[T] = loop.create_future()
 
@@ -131,5 +140,9 @@ async def result_in_thread(work: Callable[[], T], *, name: str, nice: int = 0) -
     try:
         return await asyncio.shield(done)
     except asyncio.CancelledError:
+        if gone is not None:
+            gone.set()
         await asyncio.wait({done})  # until the work has ended (see above), then go on being cancelled
+        if not done.cancelled():
+            done.exception()  # what it raised (Stopped, when `gone` stopped it) was for the caller that left
         raise

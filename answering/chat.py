@@ -1,10 +1,12 @@
 """Answering a chat question: semantic cache, then the graph, streamed as events; saved either way.
 
 `ChatAnswerer.ask` runs in its own thread and pushes (event, data) pairs to `emit`. The caller
-admitted the question first (answering/accounting.py: the hourly limit and its query-log row).
-The answer, the messages and the row's final state are written by this thread, not by the HTTP
-response, so a client that disconnects mid-answer loses nothing: the answer is in the chat when it
-comes back. Whatever fails, the row ends in a final state and the client gets a final event.
+admitted the question first (answering/accounting.py: the hourly limit and its query-log row). The
+answer, the messages and the row's final state are written by this thread, not by the HTTP response;
+a client that disconnects mid-answer stops it (`gone`, as the person's stop does: what was checked
+so far is saved, 'stopped'). A run that waits for an answer place sends `queued` ({"position": n},
+1: next) at each change. Whatever fails, the row ends in a final state and the client gets a final
+event.
 Events: `draft` ({"chars": n}: the model is writing, n characters so far; its text is never sent,
 as nothing unchecked reaches the screen), `sources` (numbered like the final answer's [n]), `token`...
 of the checked answer (its first sentences may come while the model still writes: graph/nodes/early.py),
@@ -17,6 +19,7 @@ assistant message to the same question (meta `regenerates`: the earlier one's id
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -57,6 +60,7 @@ class Turn:
     source: str = "chat"  # the query log's source, for traces
     history: list[dict[str, str]] = field(default_factory=list)
     stop: StopWatch | None = None
+    gone: threading.Event | None = None  # set when the client left: the run stops (as a stop does)
     regenerates: int | None = None  # the assistant message this turn answers again
     workspace_id: int | None = None  # the workspace the question is limited to (None: all the asker reads)
     spaces: list[int] = field(default_factory=list)  # the owners the asker reads, at the moment of asking
@@ -72,13 +76,15 @@ class ChatAnswerer:
         self.settings: Settings = parts.settings
 
     def ask(self, *, owner_id: int, username: str, chat: dict[str, Any], question: str, emit: Emit,
-            ticket: Ticket, regenerate: dict[str, Any] | None = None) -> None:
+            ticket: Ticket, regenerate: dict[str, Any] | None = None, gone: threading.Event | None = None) -> None:
         """Answer an admitted question (`ticket`); its row always ends in a final state.
         `regenerate` ({"message_id", "question_id"}): answer that message's question again, as a new
-        message, seeing only the turns before it (and never the answer cache)."""
+        message, seeing only the turns before it (and never the answer cache). `gone` (set when the
+        client left) stops the run as the person's stop does: what was checked is saved, 'stopped'."""
         chat_id: uuid.UUID = chat["id"]
         turn = Turn(owner_id, username, chat_id, None, question, emit, ticket,
-                    stop=chat_stop_watch(self.db, chat_id), workspace_id=chat.get("workspace_id"),
+                    stop=chat_stop_watch(self.db, chat_id, gone=gone), gone=gone,
+                    workspace_id=chat.get("workspace_id"),
                     regenerates=regenerate["message_id"] if regenerate else None)
         with ticket:
             try:
@@ -111,15 +117,17 @@ class ChatAnswerer:
 
     def ask_stateless(self, *, owner_id: int, username: str, question: str, history: list[dict[str, str]],
                       scope: list[str] | None, source: str, emit: Emit, ticket: Ticket,
-                      workspace_id: int | None = None) -> None:
+                      workspace_id: int | None = None, gone: threading.Event | None = None) -> None:
         """The same path for an admitted question that belongs to no chat (the caller keeps the
         history): cache, graph and query log as in `ask`; no message is saved."""
         turns = history[-2 * self.settings.history_turns:] if self.settings.history_turns else []
         turn = Turn(owner_id, username, None, scope, question, emit, ticket, source=source, history=turns,
-                    workspace_id=workspace_id)
+                    workspace_id=workspace_id, gone=gone, stop=StopWatch(gone.is_set) if gone is not None else None)
         with ticket:
             try:
                 self._answer(turn)
+            except Stopped:  # the client left: nobody reads what is left of the answer
+                ticket.close("the client disconnected", status="cancelled")
             except Exception as exc:  # noqa: BLE001 - say so, never leave the client hanging
                 log.exception("%s question: answering failed", source)
                 self._save(turn, answer="the answer could not be produced; please try again", status="error",
@@ -185,8 +193,11 @@ class ChatAnswerer:
                             workspace_id=turn.workspace_id,
                             metadata={"chat_id": str(turn.chat_id) if turn.chat_id else None,
                                       "owner_id": turn.owner_id, "source": turn.source})
-        if self.answers is not None:  # the process watches the chat's stop mark itself
-            events = self.answers.stream(inputs, config, turn.chat_id if turn.stop is not None else None)
+        if self.answers is not None:  # the process watches the chat's stop mark itself, the client leaving here
+            # while the run waits for a place, the client hears where it stands (1: next)
+            events = self.answers.stream(inputs, config, turn.chat_id,
+                                         notify=lambda n: turn.emit("queued", {"position": n}),
+                                         gone=turn.gone.is_set if turn.gone is not None else None)
         else:
             if turn.stop is not None:
                 config["callbacks"] = [turn.stop]

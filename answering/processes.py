@@ -3,17 +3,19 @@ authenticates every request and serves the light reads.
 
 Under a burst of questions, answers on threads of the server process held Python's interpreter lock
 for most of its samples (LangGraph, the LLM client, pydantic: evals/results/burst_profile.md), and
-the event loop waited for the lock: another user's `GET /api/auth/me` took many times its idle
-time. A thread cannot run below the loop's priority in a way that matters (they share one lock), a
-process can: `AnswerProcesses` keeps `count` processes (each a fresh interpreter that builds its
-own runtime from the server's settings, started at BACKGROUND_NICE), runs at most `per_process`
-answers in each at once and lets at most `queue` more wait; past that a question answers 503 with
-Retry-After (`AnswersBusy`). What a run streams (sources, tokens, the outcome) comes back over
-the process's socket as it happens. A run is one of: "stream" (run_graph's events: chats, /v1),
-"invoke" (the final state: /rag invoke and batch, MCP), or one of `RUNNABLE_STREAMS`, the graph's
-own astream / astream_log / astream_events with LangServe's arguments (/rag's stream, stream_log
-and stream_events): each chunk, patch or event comes back as LangServe would have had it in the
-server, and the run ends with the root run's final state (the question's outcome).
+the event loop waited for the lock: another user's `GET /api/auth/me` took many times its idle time.
+A thread cannot run below the loop's priority in a way that matters (they share one lock), a process
+can: `AnswerProcesses` keeps `count` processes (each a fresh interpreter that builds its own runtime
+from the server's settings, started at BACKGROUND_NICE), runs at most `per_process` answers in each
+at once and lets at most `queue` more wait, the places shared fairly between owners
+(answering/places.py); past that a question answers 503 with Retry-After (`AnswersBusy`). A caller
+that leaves gives up its place, waiting or running (`gone`, `asubmit`, `Job.cancel`). What a run
+streams (sources, tokens, the outcome) comes back over the process's socket as it happens. A run is
+one of: "stream" (run_graph's events: chats, /v1), "invoke" (the final state: /rag invoke and batch,
+MCP), or one of `RUNNABLE_STREAMS`, the graph's own astream / astream_log / astream_events with
+LangServe's arguments (/rag's stream, stream_log and stream_events): each chunk, patch or event
+comes back as LangServe would have had it in the server, and the run ends with the root run's final
+state (the question's outcome).
 
 The answering around a run stays in the server process (answering/chat.py: admission, the answer
 cache, saving the turn, the query-log row), so an answer whose process dies mid-run is still saved
@@ -43,6 +45,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any, cast
 
+from answering.places import Notify, Owner, Place, Places, PlacesBusy
 from answering.priority import lower_priority
 from answering.stopping import Stopped, StopWatch, chat_stop_watch
 from providers import logs, metrics, telemetry
@@ -79,6 +82,11 @@ class AnswerFailed(Exception):
 
 class AnswerLost(Exception):
     """The answer process ended before the run did (it crashed, or the server is stopping)."""
+
+
+def owner_of(config: Any) -> Owner:  # noqa: ANN401 - a RunnableConfig
+    """Whose run it is, for the fair share of places (run_config puts the owner in every run's config)."""
+    return ((dict(config or {}).get("configurable")) or {}).get("owner_id")
 
 
 def portable(config: dict[str, Any] | Any) -> dict[str, Any]:  # noqa: ANN401 - a RunnableConfig
@@ -200,10 +208,18 @@ class Job:
         if not self.ended:
             self.process.send(("cancel", self.id))
 
-    def stream(self) -> Iterator[tuple[str, Any]]:
-        """The run's events, as run_graph yields them; a stop raises Stopped, a failure AnswerFailed."""
+    def stream(self, gone: Callable[[], bool] | None = None, every_s: float = 0.25) -> Iterator[tuple[str, Any]]:
+        """The run's events, as run_graph yields them; a stop raises Stopped, a failure AnswerFailed.
+        `gone()` true (the caller left) cancels the run, which then ends as stopped."""
+        told = False
         while True:
-            kind, data = self.events.get()
+            try:
+                kind, data = self.events.get(timeout=every_s if gone is not None else None)
+            except queue.Empty:
+                if not told and gone is not None and gone():
+                    told = True
+                    self.cancel()
+                continue
             if kind in ENDS:
                 yield kind, next(_ended(kind, data))
                 return
@@ -259,7 +275,10 @@ def _ended(kind: str, data: Any) -> Iterator[Any]:  # noqa: ANN401
 class _Process:
     """One answer process and the socket to it; a reader thread hands each message to its run."""
 
-    def __init__(self, entry: str, settings: Any, nice: int, ready_s: float) -> None:  # noqa: ANN401
+    def __init__(self, entry: str, settings: Any, nice: int, ready_s: float, max_mb: int = 0) -> None:  # noqa: ANN401
+        self.max_mb = max_mb  # past it (its anonymous memory), it is started afresh once its runs have ended
+        self.retiring = False  # no new run comes to it; it ends when its last run has
+        self.lock = threading.Lock()  # between a run added and the process retired
         ours, theirs = socket.socketpair()
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)  # its observations are shipped to this process, not filed
@@ -305,10 +324,34 @@ class _Process:
                 job.put(kind, data)
                 if kind in ENDS:
                     self.jobs.pop(job_id, None)
+                    if self._spent():
+                        break  # its runs have ended: it goes, and the next run starts a fresh one
         self.kill()
         for job in list(self.jobs.values()):
             job.put("lost", f"the answer process ended (exit code {self.process.poll()})")
         self.jobs.clear()
+
+    def rss_mb(self) -> float | None:
+        """Its resident anonymous memory (Linux's RssAnon: the heap, the models' arrays, a local
+        model's cache; not the model files it maps, which the kernel may drop), None where unknown."""
+        try:
+            with open(f"/proc/{self.process.pid}/status") as status:
+                for line in status:
+                    if line.startswith("RssAnon:"):
+                        return int(line.split()[1]) / 1024
+        except (OSError, ValueError, IndexError):
+            pass
+        return None
+
+    def _spent(self) -> bool:
+        """After a run ended: whether the process should go now (past its memory ceiling, measured
+        here, and with no run left). It stops taking runs once past it and goes when the last ends."""
+        with self.lock:
+            if self.max_mb and not self.retiring and (rss := self.rss_mb()) is not None and rss > self.max_mb:
+                self.retiring = True
+                log.warning("answer process %s holds %.0f MB, past ANSWER_PROCESS_MAX_MB (%d): it is started "
+                            "afresh once its answers have ended", self.process.pid, rss, self.max_mb)
+            return self.retiring and not self.jobs
 
     def kill(self) -> None:
         if self.alive():
@@ -318,22 +361,25 @@ class _Process:
 
 
 class AnswerProcesses:
-    """`count` answer processes, `per_process` runs in each at once, `queue` more waiting (past it
-    AnswersBusy). A process that ended is started again for the next run."""
+    """`count` answer processes, `per_process` runs in each at once, shared fairly between owners
+    (answering/places.py: a freed place goes to the waiting owner with the fewest runs in progress),
+    `queue` more waiting (past it AnswersBusy). A process that ended is started again for the next run."""
 
     def __init__(self, settings: Any, *, entry: str, count: int, per_process: int, queue: int,  # noqa: ANN401
-                 nice: int, ready_s: float = 300.0) -> None:
+                 nice: int, ready_s: float = 300.0, max_mb: int = 0) -> None:
         self.settings, self.entry, self.nice, self.ready_s = settings, entry, nice, ready_s
+        self.max_mb = max_mb  # ANSWER_PROCESS_MAX_MB (0: no ceiling)
+        self._retired: list[_Process] = []  # replaced while they finish their runs (stopped with the rest)
         self.per_process, self.queue = per_process, queue
-        self._places = threading.Semaphore(count * per_process)
-        self._capacity = count * per_process
-        self._running = 0
-        self._waiting = 0
-        self._lock = threading.Lock()
+        self.places = Places(count * per_process, queue)
         self._starting = [threading.Lock() for _ in range(count)]
         self._processes: list[_Process | None] = [None] * count
         self._ids = itertools.count(1)
         self._closed = False
+
+    @property
+    def _running(self) -> int:
+        return self.places.snapshot()[0]
 
     def start(self) -> None:
         """Start every process now (the server calls it before it serves: each loads the models)."""
@@ -346,8 +392,11 @@ class AnswerProcesses:
             if self._closed:
                 raise AnswerLost("the server is stopping")
             found = self._processes[i]
-            if found is None or not found.alive():
-                found = self._processes[i] = _Process(self.entry, self.settings, self.nice, self.ready_s)
+            if found is not None and found.retiring:
+                self._retired = [p for p in self._retired if p.alive()] + [found]
+            if found is None or not found.alive() or found.retiring:
+                found = self._processes[i] = _Process(self.entry, self.settings, self.nice, self.ready_s,
+                                                      self.max_mb)
             return found
 
     def pids(self) -> list[int]:
@@ -363,66 +412,100 @@ class AnswerProcesses:
         if not self._closed and self.running()[0] < len(self._processes):
             threading.Thread(target=self.start, name="answers-revive", daemon=True).start()
 
-    def check(self) -> None:
-        """AnswersBusy now if a run would be refused: a route calls it before it admits the question
-        (and before its response starts), so a full server answers 503 rather than a failed answer.
-        (`submit` decides again: two at once may both pass here, the second then waits or is refused.)"""
-        with self._lock:
-            if self._running >= self._capacity and self._waiting >= self.queue:
-                raise AnswersBusy
+    def check(self, owner: Owner = None) -> None:
+        """AnswersBusy now if a run of `owner` would be refused: a route calls it before it admits the
+        question (and before its response starts), so a full server answers 503 rather than a failed
+        answer. (`submit` decides again: two at once may both pass here, the second then waits or is
+        refused.)"""
+        try:
+            self.places.check(owner)
+        except PlacesBusy:
+            raise AnswersBusy from None
+
+    def _take(self, owner: Owner, notify: Notify | None) -> Place:
+        try:
+            return self.places.take(owner, notify)
+        except PlacesBusy:
+            raise AnswersBusy from None
 
     def submit(self, kind: str, inputs: Any, config: Any, chat: str | None = None,  # noqa: ANN401
-               options: dict[str, Any] | None = None) -> Job:
-        """Start a run ("stream", "invoke" or one of RUNNABLE_STREAMS with its keyword `options`);
-        waits for a place when all are taken, unless `queue` runs already wait (AnswersBusy).
-        Blocks: call it off the event loop."""
-        if not self._places.acquire(blocking=False):
-            with self._lock:
-                if self._waiting >= self.queue:
-                    raise AnswersBusy
-                self._waiting += 1
-            try:
-                self._places.acquire()
-            finally:
-                with self._lock:
-                    self._waiting -= 1
-        released = threading.Event()
-        with self._lock:
-            self._running += 1
+               options: dict[str, Any] | None = None, *, notify: Notify | None = None,
+               gone: Callable[[], bool] | None = None) -> Job:
+        """Start a run ("stream", "invoke" or one of RUNNABLE_STREAMS with its keyword `options`) of
+        the config's owner; waits for a place when all are taken (`notify(position)` as it moves up),
+        unless the waiting list is full for this owner (AnswersBusy); a caller `gone()` meanwhile
+        gives up its place (Stopped). Blocks: call it off the event loop."""
+        place = self._take(owner_of(config), notify)
+        if not place.wait(gone):
+            raise Stopped
+        return self._start(place, kind, inputs, config, chat, options)
 
-        def release() -> None:
-            with self._lock:
-                if released.is_set():
-                    return
-                released.set()
-                self._running -= 1
-            self._places.release()
+    async def asubmit(self, kind: str, inputs: Any, config: Any,  # noqa: ANN401
+                      options: dict[str, Any] | None = None, *, notify: Notify | None = None) -> Job:
+        """`submit` awaited on the event loop: a caller that goes away while its run waits leaves
+        the waiting list at once (no thread waits for the place on its behalf), and one that goes
+        away while the run starts stops it."""
+        place = self._take(owner_of(config), notify)
+        loop = asyncio.get_running_loop()
+        granted: asyncio.Future[None] = loop.create_future()
 
+        def settle() -> None:
+            if not granted.done():
+                granted.set_result(None)
+
+        def wake() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is gone: the server is stopping
+                loop.call_soon_threadsafe(settle)
+
+        place.on_grant(wake)
+        try:
+            await granted
+        except asyncio.CancelledError:
+            place.abandon()
+            raise
+        if place.abandoned:
+            raise Stopped
+        starting = asyncio.ensure_future(asyncio.to_thread(self._start, place, kind, inputs, config, None, options))
+        try:
+            return await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            with contextlib.suppress(BaseException):
+                (await starting).cancel()  # started after all: stopped at once
+            raise
+
+    def _start(self, place: Place, kind: str, inputs: Any, config: Any, chat: str | None,  # noqa: ANN401
+               options: dict[str, Any] | None) -> Job:
         try:
             # the live process with the fewest runs (one that ended is started again)
             index = min(range(len(self._processes)), key=lambda i: len(p.jobs) if (p := self._processes[i]) else 0)
-            process = self._process(index)
-            job = Job(process, next(self._ids), release)
-            process.jobs[job.id] = job
+            while True:
+                process = self._process(index)
+                with process.lock:
+                    if not process.retiring:  # past its ceiling meanwhile: the next one is fresh
+                        job = Job(process, next(self._ids), place.release)
+                        process.jobs[job.id] = job
+                        break
             process.send(("run", job.id, kind, inputs, portable(config), chat,
                           {**telemetry.carrier(), **logs.carrier()}, options or {}))
             if not process.alive():
                 job.put("lost", "the answer process ended")
         except BaseException:
-            release()
+            place.release()
             raise
         return job
 
-    def stream(self, inputs: InputState, config: Any, chat: uuid.UUID | None = None) -> Iterator[tuple[str, Any]]:  # noqa: ANN401
-        """run_graph's events, the run in an answer process (`chat`: its stop mark is watched)."""
-        job = self.submit("stream", inputs, config, str(chat) if chat else None)
+    def stream(self, inputs: InputState, config: Any, chat: uuid.UUID | None = None, *,  # noqa: ANN401
+               notify: Notify | None = None, gone: Callable[[], bool] | None = None) -> Iterator[tuple[str, Any]]:
+        """run_graph's events, the run in an answer process (`chat`: its stop mark is watched;
+        `gone()`: the caller left, which stops the run, waiting or running, as a stop does)."""
+        job = self.submit("stream", inputs, config, str(chat) if chat else None, notify=notify, gone=gone)
         try:
-            yield from job.stream()
+            yield from job.stream(gone)
         finally:
             job.cancel()  # the caller stopped reading: the run need not go on (no-op once ended)
 
     def close(self) -> None:
         self._closed = True
-        for process in self._processes:
+        for process in [*self._processes, *self._retired]:
             if process is not None:
                 process.kill()

@@ -11,6 +11,7 @@ an Exception as a failed provider to fall back from, which a stop is not.
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -56,10 +57,13 @@ class StopWatch(BaseCallbackHandler):
         self.check()
 
 
-def chat_stop_watch(db: Database, chat_id: uuid.UUID, every_s: float = 0.25) -> StopWatch:
-    """A watch on the chat's stop mark (cleared when the turn started)."""
+def chat_stop_watch(db: Database, chat_id: uuid.UUID, every_s: float = 0.25,
+                    gone: threading.Event | None = None) -> StopWatch:
+    """A watch on the chat's stop mark (cleared when the turn started), and on `gone` (the client left)."""
 
     def requested() -> bool:
+        if gone is not None and gone.is_set():
+            return True
         with db.connection() as conn:
             return chats.stop_requested(conn, chat_id=chat_id)
 

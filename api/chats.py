@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
@@ -232,16 +233,21 @@ async def _answer(request: Request, user: CurrentUser, db: DbDep, settings: Sett
         if chat is None:
             raise HTTPException(404, "no such chat")
         if answers is not None:
-            answers.check()  # a full server: 503 with Retry-After before the question is counted
-        [ticket] = accounting.admit(db, settings, owner_id=user.id, source="chat", chat_id=chat["id"])
+            answers.check(user.id)  # a full server: 503 with Retry-After before the question is counted
+        with db.connection() as conn:  # what the model will see with the question: its cost in tokens
+            seen = chats.history(conn, owner_id=user.id, chat_id=chat["id"], turns=settings.history_turns,
+                                 before=regenerate["question_id"] if regenerate else None)
+        [ticket] = accounting.admit(db, settings, owner_id=user.id, source="chat", chat_id=chat["id"],
+                                    tokens=[accounting.cost(question, seen)])
         return chat, ticket
 
     chat, ticket = await asyncio.to_thread(prepare)
     answerer: ChatAnswerer = request.app.state.answerer
+    gone = threading.Event()  # the client left: the answer stops, what was checked is saved (issue 41)
     answer = answer_in_thread(lambda emit: answerer.ask(owner_id=user.id, username=user.username, chat=chat,
                                                         question=question, emit=emit, ticket=ticket,
-                                                        regenerate=regenerate),
-                              ticket=ticket, name=f"chat-{chat['id']}", nice=settings.background_nice)
+                                                        regenerate=regenerate, gone=gone),
+                              ticket=ticket, name=f"chat-{chat['id']}", nice=settings.background_nice, gone=gone)
 
     async def events() -> AsyncIterator[dict[str, str]]:
         async for event, data in answer:

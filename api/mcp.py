@@ -24,6 +24,7 @@ import contextlib
 import json
 import logging
 import re
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -40,7 +41,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from answering import accounting
 from answering.bridge import result_in_thread
-from answering.processes import AnswerProcesses
+from answering.processes import AnswerProcesses, AnswersBusy
+from answering.stopping import StopWatch
 from api import scopes
 from api.access import reading
 from api.deps import UNAUTHORIZED, bearer_token
@@ -195,8 +197,11 @@ class Tools:
     async def ask(self, args: Any, user: User) -> types.CallToolResult:  # noqa: ANN401 - ask_input's model
         db = self.parts.database
         try:
-            [ticket] = await asyncio.to_thread(accounting.admit, db, self.settings, owner_id=user.id, source="mcp")
-        except accounting.QuestionLimit as exc:
+            if self.answers is not None:
+                self.answers.check(user.id)  # a full server: refused before the question is counted
+            [ticket] = await asyncio.to_thread(accounting.admit, db, self.settings, owner_id=user.id, source="mcp",
+                                               tokens=[accounting.cost(args.question)])
+        except (accounting.QuestionLimit, AnswersBusy) as exc:
             return _refusal(f"{exc}; try again in {max(1, round(exc.retry_after_s))} s")
         # empty filters mean all of the caller's documents, as in /rag's input
         inputs = InputState(question=args.question, document_ids=args.document_ids, company=args.company,
@@ -204,15 +209,18 @@ class Tools:
         config = run_config(owner_id=user.id, user=user.username, run_name="thotqen mcp ask",
                             metadata={"source": "mcp"})
 
+        gone = threading.Event()  # the caller left (a cancelled call): the run stops at its next step
+
         def answer() -> Any:  # noqa: ANN401 - graph.outcome.Outcome
-            events = (self.answers.stream(inputs, config) if self.answers is not None
-                      else run_graph(inputs, config, self.parts))
+            events = (self.answers.stream(inputs, config, gone=gone.is_set) if self.answers is not None
+                      else run_graph(inputs, {**config, "callbacks": [StopWatch(gone.is_set)]}, self.parts))
             return next(data for kind, data in events if kind == "done")
 
         with ticket:  # an exception or a caller gone away ends the row (error, cancelled)
             try:
                 # a thread of its own, as a chat's answer: not a place in the pool that verifies tokens
-                outcome = await result_in_thread(answer, name=f"mcp-{user.id}", nice=self.settings.background_nice)
+                outcome = await result_in_thread(answer, name=f"mcp-{user.id}", nice=self.settings.background_nice,
+                                                 gone=gone)
             except Exception as exc:
                 log.exception("mcp ask: the graph failed")
                 await asyncio.to_thread(ticket.close, f"{type(exc).__name__}: {exc}")

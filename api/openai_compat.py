@@ -25,7 +25,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import math
 import re
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable
@@ -40,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from answering import accounting
 from answering.bridge import FINALS, Event, answer_in_thread, with_keepalive
 from answering.chat import ChatAnswerer
+from answering.processes import AnswersBusy
 from api.access import reading
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.text import MAX, CollectionName, DocumentIds, unstorable
@@ -179,14 +182,22 @@ async def chat_completions(body: CompletionIn, request: Request, user: CurrentUs
             if len(owned) != len(set(body.document_ids)):
                 raise HTTPException(404, "no such document in document_ids")
             scope = [str(d) for d in owned]
-        [ticket] = accounting.admit(db, settings, owner_id=user.id, source="openai")
+        if (answers := request.app.state.answers) is not None:
+            try:  # a full server: 503 with Retry-After (in OpenAI's shape) before the question is counted
+                answers.check(user.id)
+            except AnswersBusy as exc:
+                raise HTTPException(503, str(exc), headers={"Retry-After": str(math.ceil(exc.retry_after_s))}) from None
+        [ticket] = accounting.admit(db, settings, owner_id=user.id, source="openai",
+                                    tokens=[accounting.cost(question, history, settings.history_turns)])
         return scope, ticket
 
     scope, ticket = await asyncio.to_thread(prepare)
     answerer: ChatAnswerer = request.app.state.answerer
+    gone = threading.Event()  # the client left (api/leaving.py cancels a request waiting for its answer)
     answer = answer_in_thread(lambda emit: answerer.ask_stateless(
         owner_id=user.id, username=user.username, question=question, history=history, scope=scope,
-        source="openai", emit=emit, ticket=ticket), ticket=ticket, name=f"v1-{user.id}", nice=settings.background_nice)
+        source="openai", emit=emit, ticket=ticket, gone=gone), ticket=ticket, name=f"v1-{user.id}",
+        nice=settings.background_nice, gone=gone)
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
     created = int(time.time())
     if body.stream:
@@ -239,7 +250,9 @@ async def _stream(answer: AsyncIterator[Event], completion_id: str, created: int
             yield ": keep-alive\n\n"
             continue
         event, data = item
-        if event == "token":
+        if event == "queued":  # waiting for a place in the answer processes (1: next)
+            yield f": queued, position {data.get('position')}\n\n"
+        elif event == "token":
             yield chunk({"content": data.get("token") or ""})
         elif event == "reset":  # what streamed cannot be taken back: say that the answer starts over
             yield chunk({"content": "\n\n(The model failed mid-answer; another one starts over.)\n\n"})

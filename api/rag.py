@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Literal
 
@@ -31,6 +32,7 @@ from typing_extensions import TypedDict
 from answering import accounting
 from answering.bridge import result_in_thread
 from answering.processes import AnswerProcesses, AnswersBusy, Job
+from answering.stopping import StopWatch
 from api.access import BIGINT_MAX, reading
 from api.deps import current_user
 from api.text import MAX, ChatId, DocumentIds, FilterText, Turn, question_type, unprocessable
@@ -105,14 +107,22 @@ class GraphFailed(Exception):
     answers 500 without the internals, and keeps the connection)."""
 
 
-Admit = Callable[[RunnableConfig | None, int], list[accounting.Ticket]]
+Admit = Callable[[RunnableConfig | None, list[int]], list[accounting.Ticket]]
+
+
+def question_cost(input: Any, config: RunnableConfig | None, settings: Settings) -> int:  # noqa: ANN401, A002
+    """An input's cost in tokens: its question and the earlier turns the graph will see (the request's
+    `history_turns` tunable, else the server's)."""
+    plain = input.model_dump() if isinstance(input, BaseModel) else dict(input or {})
+    turns = ((config or {}).get("configurable") or {}).get("history_turns", settings.history_turns)
+    return accounting.cost(str(plain.get("question") or ""), plain.get("chat_history") or [], int(turns))
 
 
 class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
     """The graph where every run is a question admitted and finished by answering/accounting.py:
     an invoke, each input of a batch, each stream (stream_log goes through astream)."""
 
-    async def admitted(self, config: RunnableConfig | None, count: int) -> list[accounting.Ticket]:
+    async def admitted(self, config: RunnableConfig | None, inputs: list[Any]) -> list[accounting.Ticket]:
         raise NotImplementedError  # served_graph's subclass knows the app
 
     def parts(self) -> GraphParts:
@@ -122,7 +132,7 @@ class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
         return None  # served_graph's subclass knows the runtime's answer processes
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: ANN401, A002
-        [ticket] = await self.admitted(config, 1)
+        [ticket] = await self.admitted(config, [input])
         try:
             return await self._answer(ticket, input, config, **kwargs)
         except AnswersBusy:
@@ -136,7 +146,7 @@ class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
         if not inputs:
             return []
         configs = config if isinstance(config, list) else [config] * len(inputs)
-        tickets = await self.admitted(configs[0], len(inputs))  # all of the batch fits in the hour, or none runs
+        tickets = await self.admitted(configs[0], inputs)  # all of the batch fits in the hour, or none runs
 
         async def one(i: int) -> Any:  # noqa: ANN401
             try:
@@ -183,19 +193,10 @@ class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
 
     async def _submit(self, answers: AnswerProcesses, kind: str, input: Any,  # noqa: ANN401, A002
                       config: RunnableConfig | None, options: dict[str, Any] | None = None) -> Job:
-        """A run in an answer process, submitted from a thread of its own (it may wait for a place);
-        a caller that goes away meanwhile stops the run it started."""
+        """A run in an answer process, its place awaited fairly among every owner's (answering/places.py);
+        a caller that goes away meanwhile leaves the waiting list, or stops the run it started."""
         plain = input.model_dump() if isinstance(input, BaseModel) else input  # RagInput is this app's class
-        owner = ((config or {}).get("configurable") or {}).get("owner_id")
-        made: list[Job] = []
-        try:
-            await result_in_thread(lambda: made.append(answers.submit(kind, plain, config, options=options)),
-                                   name=f"rag-{owner}")
-        except asyncio.CancelledError:
-            for job in made:
-                job.cancel()
-            raise
-        return made[0]
+        return await answers.asubmit(kind, plain, config, options)
 
     async def _answer(self, ticket: accounting.Ticket, input: Any, config: RunnableConfig | None,  # noqa: ANN401, A002
                       **kwargs: Any) -> Any:  # noqa: ANN401
@@ -209,9 +210,11 @@ class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
             if answers is not None:  # in an answer process (answering/processes.py); a caller gone stops it
                 job = await self._submit(answers, "invoke", input, config)
                 run.state = await job.result()
-            else:
-                run.state = await result_in_thread(lambda: invoke(input, config, context=context, **kwargs),
-                                                   name=f"rag-{owner}", nice=parts.settings.background_nice)
+            else:  # a caller gone sets `gone`, which the run's StopWatch sees at its next step
+                gone = threading.Event()
+                watched = _with_callback(config, StopWatch(gone.is_set))
+                run.state = await result_in_thread(lambda: invoke(input, watched, context=context, **kwargs),
+                                                   name=f"rag-{owner}", nice=parts.settings.background_nice, gone=gone)
         return run.state
 
     async def _accounted(self, kind: str, stream: Callable[..., AsyncIterator[Any]], input: Any,  # noqa: ANN401, A002
@@ -220,7 +223,7 @@ class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
         state. With answer processes the run is `kind` there (its keyword arguments, LangServe's
         filters, cross with it; the config's callbacks stay here, as for every run there), and a
         client that leaves closes this stream, which stops the run there."""
-        [ticket] = await self.admitted(config, 1)
+        [ticket] = await self.admitted(config, [input])
         answers, checked = self.answers(), CheckedOnly()  # nothing the check has not passed is sent
         async with accounting.running(ticket) as run:
             if answers is not None:
@@ -257,8 +260,9 @@ def served_graph(graph: Any, parts: GraphParts, admit: Admit,  # noqa: ANN401
         def get_input_schema(self, config: RunnableConfig | None = None) -> type[BaseModel]:
             return input_schema
 
-        async def admitted(self, config: RunnableConfig | None, count: int) -> list[accounting.Ticket]:
-            return await asyncio.to_thread(admit, config, count)
+        async def admitted(self, config: RunnableConfig | None, inputs: list[Any]) -> list[accounting.Ticket]:
+            costs = [question_cost(one, config, parts.settings) for one in inputs]
+            return await asyncio.to_thread(admit, config, costs)
 
         def parts(self) -> GraphParts:
             return parts
@@ -300,7 +304,7 @@ async def rag_config(config: dict[str, Any], request: Request) -> dict[str, Any]
     if request.url.path.endswith(STREAMS):
         await asyncio.to_thread(accounting.check, app.state.db, app.state.settings, owner_id=user.id)
         if (answers := app.state.runtime.answers) is not None:
-            answers.check()  # a full server: 503 with Retry-After, not an error event in a started stream
+            answers.check(user.id)  # a full server: 503 with Retry-After, not an error event in a started stream
     return {**config, **run}
 
 
@@ -309,14 +313,14 @@ def mount(app: FastAPI) -> None:
 
     from graph.builder import graph
 
-    def admit(config: RunnableConfig | None, count: int) -> list[accounting.Ticket]:
+    def admit(config: RunnableConfig | None, costs: list[int]) -> list[accounting.Ticket]:
         owner_id = ((config or {}).get("configurable") or {}).get("owner_id")
         if owner_id is None:  # rag_config always sets it; refuse rather than run unaccounted
             raise HTTPException(401, "not signed in")
         if (answers := app.state.runtime.answers) is not None:
-            answers.check()  # a full server: 503 before the question is counted
-        return accounting.admit(app.state.db, app.state.settings, owner_id=owner_id, source="rag", count=count,
-                               at_once=BATCH_CONCURRENCY)
+            answers.check(owner_id)  # a full server: 503 before the question is counted
+        return accounting.admit(app.state.db, app.state.settings, owner_id=owner_id, source="rag", count=len(costs),
+                                at_once=BATCH_CONCURRENCY, tokens=costs)
 
     rt = app.state.runtime
     add_routes(app, served_graph(graph, rt, admit, rt.answers), path="/rag", per_req_config_modifier=rag_config,

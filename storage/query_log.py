@@ -14,22 +14,30 @@ FINAL = ("ok", "blocked", "error", "cancelled")
 
 def admit(conn: psycopg.Connection, *, owner_id: int, source: str, limit: int, count: int = 1,
           chat_id: uuid.UUID | None = None, window_s: float = 3600.0, instance: uuid.UUID | None = None,
-          rate: tuple[int, float] | None = None) -> tuple[list[int], float, float]:
+          rate: tuple[int, float] | None = None, tokens: list[int] | None = None,
+          token_limits: list[tuple[int, float]] | None = None) -> tuple[list[int], float, float, bool]:
     """Start `count` questions if they fit in the owner's hourly limit and, when given, the shorter
-    `rate` window ((questions, seconds)): (their row ids, 0, 0), else ([], seconds until they fit, the
-    window that refused them). Checked and inserted under a per-owner lock in one transaction, so
-    parallel requests cannot all pass the check before any of them is counted."""
+    `rate` window ((questions, seconds)), and their `tokens` (each question's cost, kept as its
+    prompt_tokens) in each of `token_limits` ((tokens, seconds)): (their row ids, 0, 0, False), else
+    ([], seconds until they fit, the window that refused them, whether tokens did). Checked and
+    inserted under a per-owner lock in one transaction, so parallel requests cannot all pass the
+    check before any of them is counted."""
+    costs = tokens if tokens is not None else [0] * count
     with conn.transaction():
         conn.execute("select pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"thotqen:admit:{owner_id}",))
         for cap, window in ([rate] if rate is not None else []) + [(limit, window_s)]:
             wait = retry_after_s(conn, owner_id=owner_id, limit=cap, window_s=window, adding=count)
             if wait:
-                return [], wait, window
+                return [], wait, window, False
+        for cap, window in token_limits or []:
+            wait = tokens_retry_after_s(conn, owner_id=owner_id, limit=cap, window_s=window, adding=sum(costs))
+            if wait:
+                return [], wait, window, True
         rows = conn.execute(
-            "insert into query_log (owner_id, source, chat_id, instance)"
-            " select %s, %s, %s, %s from generate_series(1, %s) returning id",
-            (owner_id, source, chat_id, instance, count)).fetchall()
-    return [r[0] for r in rows], 0.0, 0.0
+            "insert into query_log (owner_id, source, chat_id, instance, prompt_tokens)"
+            " select %s, %s, %s, %s, cost from unnest(%s::int[]) as cost returning id",
+            (owner_id, source, chat_id, instance, costs)).fetchall()
+    return [r[0] for r in rows], 0.0, 0.0, False
 
 
 def finish(conn: psycopg.Connection, log_id: int, *, status: str, latency_ms: float, provider: str | None = None,
@@ -91,6 +99,22 @@ def retry_after_s(conn: psycopg.Connection, *, owner_id: int, limit: int, window
         {"o": owner_id, "w": window_s, "n": keep + 1},
     ))
     return max(float(remaining or 0.0), 1.0) if count > keep else 0.0
+
+
+def tokens_retry_after_s(conn: psycopg.Connection, *, owner_id: int, limit: int, window_s: float,
+                         adding: int) -> float:
+    """Seconds until questions costing `adding` tokens fit under `limit` tokens in the window (0: now;
+    a number above the window when they never can): the newest rows whose running total, newest
+    first, leaves no room must age out of the window first."""
+    if adding > limit:
+        return window_s + 1.0
+    (remaining,) = one(conn.execute(
+        "with recent as (select created_at, sum(prompt_tokens) over (order by created_at desc, id desc) as newer"
+        "                from query_log where owner_id = %(o)s and created_at > now() - make_interval(secs => %(w)s))"
+        " select extract(epoch from (max(created_at) + make_interval(secs => %(w)s) - now()))"
+        " from recent where newer > %(keep)s",
+        {"o": owner_id, "w": window_s, "keep": limit - adding}))
+    return max(float(remaining), 1.0) if remaining is not None else 0.0
 
 
 def metrics(conn: psycopg.Connection, *, hours: float) -> dict[str, Any]:

@@ -109,7 +109,7 @@ def test_verify_keeps_what_was_sent_when_the_whole_check_would_change_it(report_
 class _Answers:
     """Answer processes whose run sends a checked sentence, then its provider fails and the next goes on."""
 
-    def stream(self, inputs: Any, config: Any, chat: Any = None) -> Any:  # noqa: ANN401
+    def stream(self, inputs: Any, config: Any, chat: Any = None, **_: Any) -> Any:  # noqa: ANN401
         from graph.outcome import Outcome
 
         sent = "Aurora Widgets reported total revenue of 412 million dollars [1]."

@@ -156,8 +156,9 @@ def parts(fake_llm: FakeOpenAI, runtime, db, embedder) -> dict[str, Any]:  # noq
 def server_settings(settings):  # noqa: ANN001, ANN201
     # the tests' client acts as the proxy in front: unique_ip() addresses come in X-Forwarded-For
     return settings.model_copy(update={"upload_max_mb": 1.0, "login_ip_limit": 100_000, "questions_per_hour": 10_000,
-                                       "questions_per_minute": 10_000, "thotqen_admins": ADMIN, "web_search": False,
-                                       "forwarded_allow_ips": "127.0.0.1"})
+                                       "questions_per_minute": 10_000, "question_tokens_per_minute": 10_000_000,
+                                       "question_tokens_per_hour": 10_000_000, "thotqen_admins": ADMIN,
+                                       "web_search": False, "forwarded_allow_ips": "127.0.0.1"})
 
 
 @contextlib.contextmanager

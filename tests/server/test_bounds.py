@@ -276,9 +276,9 @@ def test_a_turn_a_dead_process_left_ends_as_a_saved_error_and_a_live_ones_is_kep
     try:
         with db.connection() as conn:
             chats.add_message(conn, owner_id=me["id"], chat_id=uuid.UUID(chat_id), role="user", content="revenue?")
-            [lost], _, _ = query_log.admit(conn, owner_id=me["id"], source="chat", limit=1000,
+            [lost], _, _, _ = query_log.admit(conn, owner_id=me["id"], source="chat", limit=1000,
                                            chat_id=uuid.UUID(chat_id), instance=dead)
-            [kept], _, _ = query_log.admit(conn, owner_id=me["id"], source="rag", limit=1000, instance=alive)
+            [kept], _, _, _ = query_log.admit(conn, owner_id=me["id"], source="rag", limit=1000, instance=alive)
         assert accounting.sweep_stale(db) >= 1
         with db.connection() as conn:
             rows = dict(conn.execute("select id, status from query_log where id in (%s, %s)", (lost, kept)).fetchall())

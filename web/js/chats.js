@@ -449,7 +449,9 @@ async function stream(conv, path, json, onRefused) {
   let final = null;
   try {
     for await (const { event, data, receivedAt } of readEvents(res)) {
-      if (event === "sources") {
+      if (event === "queued") {  // every answer place is taken: ours waits its turn (1: next)
+        p.status.lastChild.textContent = `Waiting for a free answer slot (position ${data.position})…`;
+      } else if (event === "sources") {
         p.status.lastChild.textContent = "Writing the answer…";
       } else if (event === "draft") {  // the model is writing: its text is shown once it has been checked
         p.status.lastChild.textContent = "Checking the answer against your documents…";
@@ -474,7 +476,7 @@ async function stream(conv, path, json, onRefused) {
   }
   if (!final) {
     p.li.replaceWith(h("li", { class: "msg msg-error" }, h("p", { class: "msg-label" }, "Connection lost"),
-      h("p", {}, "The answer is still saved in this chat when it is ready. "),
+      h("p", {}, "The answer stopped with the connection; what was checked so far is saved in this chat. "),
       h("button", { type: "button", class: "btn btn-small", onclick: () => go(`#/chats/${conv.chat.id}?r=${Date.now()}`) },
         "Reload the chat")));
     live.textContent = "The connection was lost.";
