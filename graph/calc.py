@@ -23,6 +23,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from graph.figures import Asked, Figure, Kind, asked_unit, decimals_at, format_figure, format_number, round_half_up
+from lexicon import YEAR_DIGITS
 
 Op = Literal["ratio", "percentage", "margin", "growth", "difference", "sum", "average", "cagr", "turnover",
              "per_share", "days"]
@@ -42,7 +43,6 @@ DAYS_IN_YEAR = 365
 # Operations over amounts: a percentage row as an operand is a different line item than the one asked
 # ("revenue growth" from two margin rows).
 _OF_AMOUNTS = ("ratio", "percentage", "margin", "growth", "cagr", "turnover", "per_share", "days")
-_YEAR = re.compile(r"(?:19|20)\d\d")
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class Fact:
     @property
     def year(self) -> int | None:
         """The year its period names ("Q2 FY2023" -> 2023), None when it names none."""
-        m = _YEAR.search(self.period)
+        m = YEAR_DIGITS.search(self.period)
         return int(m.group(0)) if m else None
 
 

@@ -28,7 +28,6 @@ sentence declines ("The excerpts do not provide ...") is a refusal, which cites 
 
 from __future__ import annotations
 
-import calendar
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -39,8 +38,25 @@ from graph.citations import MARK, before_stop, marked
 from graph.reading import Reading, read
 from graph.verify import sentences
 from graph.windows import stems
-from lexicon import FUNCTION_WORDS, NEGATION_WORDS, NUMBER_WORD, POLARITY_WORDS, PRESENTING_WORDS, SCALES, UNIT_WORDS
-from storage.periods import DATES, MONTH, MONTHS, YEAR
+from lexicon import CALENDAR_NAMES as _MONTHS
+from lexicon import (
+    DATES,
+    FUNCTION_WORDS,
+    ISO_DATE,
+    MONTH_ANYWHERE,
+    MONTH_DAY,
+    MONTH_NAME,
+    MONTH_YEAR,
+    MONTHS,
+    NEGATION_WORDS,
+    NUMBER_WORD,
+    POLARITY_WORDS,
+    PRESENTING_WORDS,
+    SCALES,
+    UNIT_WORDS,
+    YEAR,
+    alnum_words,
+)
 
 # The model declining in its own words: "The excerpts do not provide ...", "I cannot determine ...".
 DECLINES = re.compile(
@@ -51,14 +67,7 @@ DECLINES = re.compile(
     re.IGNORECASE)
 
 # Words that answer a yes/no question: an answer sentence holding one says something.
-_MONTHS = frozenset(m.lower() for m in (*calendar.month_name, *calendar.day_name) if m)
-_MONTH_NAME = re.compile(r"(?<!^)(?<![.!?]\s)\b(" + "|".join(m for m in calendar.month_name if m) + r")\b")
-_MONTH_DAY = re.compile(rf"\b(?P<month>{MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year>(?:19|20)\d{{2}})\b",
-                        re.I)  # "December 11th 1995", "March 3, 2019"
-_ISO = re.compile(r"\b((?:19|20)\d{2})-(\d{2})-(\d{2})\b")
-_MONTH_YEAR = re.compile(rf"\b(?P<month>{MONTH})\s+(?:of\s+)?(?P<year>(?:19|20)\d{{2}})\b", re.I)
 _NAME = re.compile(r"\b[A-Z][A-Za-z'’.-]*[A-Za-z](?:\s+(?:of|and|&|de|van|von|du|la)?\s*[A-Z][A-Za-z'’.-]*[A-Za-z])*\b")
-_WORDS = re.compile(r"[a-z0-9]+")
 _NUMBER = re.compile(r"\d[\d,.]*\d|\d")
 _QUANTITY = re.compile(rf"(?:\d[\d,.]*|\b(?:{NUMBER_WORD})\b)\s*([a-z]*)")  # a number and the word after it
 # Words that present a figure or count it, and never say what it is of ("The figure is 18 cents").
@@ -66,7 +75,7 @@ _SAYS_NOTHING_OF_WHAT = frozenset(stems(" ".join(PRESENTING_WORDS | UNIT_WORDS |
 
 
 def _words(text: str) -> set[str]:
-    return set(_WORDS.findall(text.lower()))
+    return set(alnum_words(text.lower()))
 
 
 def _body(sentence: str) -> str:
@@ -97,7 +106,7 @@ def names_not_cited(sentence: str, cited: str, question: str) -> list[str]:
         raw = m.group(0).split()
         if m.start() == start:  # a sentence's first word is capitalised by orthography
             raw = raw[1:]
-        words = [w for w in _WORDS.findall(" ".join(raw).lower())
+        words = [w for w in alnum_words(" ".join(raw).lower())
                  if w not in FUNCTION_WORDS and w not in _MONTHS and len(w) > 1]  # a month is a date's
         if any(w not in held for w in words):
             out.append(m.group(0))
@@ -112,10 +121,10 @@ def dates_in(text: str) -> set[tuple[int, int, int | None]]:
     """The dates `text` writes as (year, month, day or None): "March 3, 2019", "3rd of March 2019",
     "2019-03-03", "March 1996"."""
     out: set[tuple[int, int, int | None]] = set()
-    for pattern in (_MONTH_DAY, DATES[1]):
+    for pattern in (MONTH_DAY, DATES[1]):
         out |= {(int(m["year"]), MONTHS[m["month"].lower().rstrip(".")], int(m["day"])) for m in pattern.finditer(text)}
-    out |= {(int(m[1]), int(m[2]), int(m[3])) for m in _ISO.finditer(text) if 1 <= int(m[2]) <= 12}
-    out |= {(int(m["year"]), MONTHS[m["month"].lower().rstrip(".")], None) for m in _MONTH_YEAR.finditer(text)}
+    out |= {(int(m[1]), int(m[2]), int(m[3])) for m in ISO_DATE.finditer(text) if 1 <= int(m[2]) <= 12}
+    out |= {(int(m["year"]), MONTHS[m["month"].lower().rstrip(".")], None) for m in MONTH_YEAR.finditer(text)}
     return out
 
 
@@ -126,7 +135,7 @@ def date_not_cited(sentence: str, cited: str, question: str) -> bool:
     held = set(YEAR.findall(cited)) | set(YEAR.findall(question))
     months = _words(cited) | _words(question)
     if any(y not in held for y in YEAR.findall(body)) or any(m.lower() not in months
-                                                            for m in _MONTH_NAME.findall(body)):
+                                                            for m in MONTH_NAME.findall(body)):
         return True
     written = dates_in(f"{cited}\n{question}")
     return any(not any(w[:2] == d[:2] and (d[2] is None or w[2] == d[2]) for w in written) for d in dates_in(body))
@@ -235,7 +244,7 @@ def speaks_to(sentence: str, reading: Reading) -> bool:
     if reading.asks == "name" and names_not_cited(body, "", reading.question):
         return True  # a name the question does not give: "Who founded Debian?" "Ian Murdock [1]."
     if reading.asks == "date" and (set(YEAR.findall(body)) - set(YEAR.findall(reading.question))
-                                   or re.search(MONTH, body, re.I)):
+                                   or MONTH_ANYWHERE.search(body)):
         return True  # "When was it ratified?" "On March 26th, 2022 [1]."
     quantities = _QUANTITY.findall(YEAR.sub(" ", body).lower())
     if reading.asks == "value" and not quantities:

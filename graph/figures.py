@@ -27,7 +27,17 @@ from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
-from lexicon import CARDINALS, SCALE_ABBREVIATION, SCALE_PLURAL, SCALE_WORD, SCALE_WORDS, SCALES
+from lexicon import (
+    CARDINALS,
+    MARK,
+    MONTH_BEFORE,
+    SCALE_ABBREVIATION,
+    SCALE_PLURAL,
+    SCALE_WORD,
+    SCALE_WORDS,
+    SCALES,
+    letter_words,
+)
 from storage.numbers import (
     CURRENCY_SIGN,
     HEADER_000,
@@ -37,7 +47,6 @@ from storage.numbers import (
     negative,
     unscaled_kind,
 )
-from storage.periods import MONTH
 
 Kind = Literal["money", "percent", "ratio", "count", "per_share"]
 
@@ -47,7 +56,6 @@ BASIS_POINT = 0.01  # in percentage points
 MIN_ROUNDED_DIGITS = 2
 EXACT_DECIMALS = 6  # how far a value is written when nothing asks for a rounding
 
-_MARKER = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
 _TOKEN = re.compile(rf"(?<![\w.,])(?:{NUMBER})")
 _PREFIX = re.compile(rf"(?P<open>\()?\s?(?P<sign>{SIGN})?\s?(?P<cur>{CURRENCY_SIGN}|USD|EUR|GBP)?\s?"
                      rf"(?P<open2>\()?\s?(?P<sign2>{SIGN})?$")
@@ -62,8 +70,6 @@ _SUFFIX = re.compile(
 _NOT_A_FIGURE_BEFORE = re.compile(
     r"(?:\b(?:notes?|items?|pages?|p\.|pp\.|parts?|sections?|exhibits?|schedules?|rules?|asu|asc|topics?|form|"
     r"chapters?|articles?|no\.|footnotes?|s&p|fortune|level|tier)\s*)$", re.IGNORECASE)
-_MONTH_BEFORE = re.compile(rf"\b{MONTH}\s*$",
-                           re.IGNORECASE)
 _ATTACHED_AFTER = re.compile(r"[A-Za-z]|-[A-Za-z]|\(k\)|[.,]\d", re.IGNORECASE)
 _YEAR = re.compile(r"(?:199\d|20\d\d)")
 _POINTS = re.compile(r"points?|pp|ppts?|bps", re.IGNORECASE)
@@ -75,7 +81,6 @@ _HEADER = re.compile(
     r"|[$€£]\s*in\s+)"
     rf"(?P<word>{SCALE_PLURAL})\b(?P<rest>[^)\n|]{{0,80}}\)?)", re.IGNORECASE)
 _MONEY_WORDS = re.compile(r"[$€£]|\bdollars?\b|\busd\b|\beuros?\b|\bu\.s\.", re.IGNORECASE)
-_PROSE_WORD = re.compile(r"[A-Za-z]{2,}")
 
 # What a question asks for.
 _NUMBER_WORDS = {"no": 0, **CARDINALS}
@@ -174,7 +179,7 @@ class Figure:
 
 # -- reading -------------------------------------------------------------------------------------------------------
 def _mask_markers(text: str) -> str:
-    return _MARKER.sub(lambda m: " " * len(m.group(0)), text)
+    return MARK.sub(lambda m: " " * len(m.group(0)), text)
 
 
 def _read_one(text: str, m: re.Match[str], years: bool) -> Figure | None:
@@ -208,7 +213,7 @@ def _read_one(text: str, m: re.Match[str], years: bool) -> Figure | None:
     plain = not (currency or unit or suf.group("times") or suf.group("pershare") or minus or decimals)
     if plain and not years and "," not in raw and _YEAR.fullmatch(raw):
         return None
-    if plain and len(raw) <= 2 and _MONTH_BEFORE.search(head):
+    if plain and len(raw) <= 2 and MONTH_BEFORE.search(head):
         return None  # "December 31"
     kind: Kind = "count"
     scale, points = 1.0, False
@@ -263,7 +268,7 @@ def scales_in(text: str) -> list[Scale]:
 def _is_prose(line: str) -> bool:
     """A sentence rather than a table row: a header above a table does not scale the prose after it."""
     stripped = line.strip()
-    return "|" not in stripped and stripped[-1:] in ".!?" and len(_PROSE_WORD.findall(stripped)) >= 6
+    return "|" not in stripped and stripped[-1:] in ".!?" and len(letter_words(stripped, 2)) >= 6
 
 
 def _header_for(headers: list[Scale], pos: int, line: tuple[int, int], table_row: bool) -> Scale | None:
