@@ -247,3 +247,112 @@ FORM_WRITTEN = re.compile(r"^(?:form\s*)?(10|8|20|40|6)\s*-?\s*([kqf])$", re.I)
 RELEASE_WRITTEN = re.compile(r"^(?:earnings|press|news)?\s*(?:release|results|earnings)$", re.I)
 # a filing's own period label (ingestion/context.py): "FY2022", "Q2 FY2024"
 PERIOD_LABEL = re.compile(r"^(?:Q(?P<quarter>[1-4])\s+)?FY(?P<year>\d{4})$")
+
+
+# -- units, scales and what a number is counted in ---------------------------------------------------------------------
+# Headers that scale a table by a thousand without a word ("(000s)", "in $'000s", "$000"), or say
+# that its bare numbers are percentages ("(%)", "in percent").
+HEADER_000 = re.compile(r"\(\s*(?:in\s+)?[$€£]?\s*'?000'?s?\s*\)|\bin\s+[$€£]?\s*'?000'?s\b|\$\s*000s?\b", re.I)
+HEADER_PERCENT = re.compile(r"\(\s*(?:in\s+)?(?:%|percent|percentages?)\s*\)|\bin\s+percent", re.I)
+# Table and passage headers that scale the bare numbers under them: "(in millions)", "Dollars in thousands".
+HEADER_SCALE = re.compile(
+    r"(?P<lead>\(\s*(?:[$€£]\s*|usd\s+|dollars\s+|amounts\s+)?(?:in\s+)?"
+    r"|\b(?:in|dollars\s+in|amounts\s+in|usd\s+in)\s+(?:usd\s+|us\$\s*|\$\s*|u\.s\.\s+dollars\s+)?"
+    r"|[$€£]\s*in\s+)"
+    rf"(?P<word>{SCALE_PLURAL})\b(?P<rest>[^)\n|]{{0,80}}\)?)", re.IGNORECASE)
+MONEY_WORDS = re.compile(r"[$€£]|\bdollars?\b|\busd\b|\beuros?\b|\bu\.s\.", re.IGNORECASE)
+# Row labels whose numbers a table's scale never applies to.
+PER_SHARE_LABEL = re.compile(r"\bper\s+(?:\w+\s+){0,3}(?:share|unit)s?\b|\beps\b|\bearnings\s+per\b", re.I)
+PERCENT_LABEL = re.compile(r"%|\bpercent(?:age)?s?\b|\bbasis\s+points?\b", re.I)
+RATIO_LABEL = re.compile(r"\bratio\b|\btimes\b", re.I)
+# "per share" after a figure, its class words between ("$1.20 per diluted share"), and in a phrase.
+PER_SHARE_AFTER = re.compile(r"\s*(?:per|a|/)\s*(?:\w+\s+){0,2}share\b", re.IGNORECASE)
+PER_SHARE_PHRASE = re.compile(r"\bper\b[\w\s]{0,30}\bshares?\b", re.I)
+# Words before a number that make it a reference, not a figure: "Note 7", "Item 1A", "page 45", "Level 3".
+REFERENCE_BEFORE = re.compile(
+    r"(?:\b(?:notes?|items?|pages?|p\.|pp\.|parts?|sections?|exhibits?|schedules?|rules?|asu|asc|topics?|form|"
+    r"chapters?|articles?|no\.|footnotes?|s&p|fortune|level|tier)\s*)$", re.IGNORECASE)
+# Percent said in a question's or a label's words: a percentage, a rate, a margin asked.
+PERCENT_OR_MARGIN = re.compile(r"%|\bpercent|\bmargin\b", re.I)
+PERCENT_RATE_OR_MARGIN = re.compile(r"percent|%|\brate\b|\bmargin\b", re.I)
+# How the answer is to be written, not what it is of: "(in units of percents)", "as a %", "growth rate".
+ANSWER_IN_PERCENT = re.compile(r"\b(?:in\s+(?:units\s+of\s+)?|as\s+an?\s+|expressed\s+as\s+(?:an?\s+)?)"
+                               r"(?:percent(?:s|ages?)?|%)(?![a-z])(?!\s+of\b)"
+                               r"|\b(?:growth|annual|change)\s+rate\b|\brate\s+of\s+(?:growth|change)\b", re.I)
+# The unit and rounding a question asks its figures in (graph/figures.py `asked_unit`).
+ASKED_SCALE = re.compile(r"(?:\bin\s+|\(\s*)(?:usd\s+|us\$\s*|\$\s*|u\.s\.\s+dollars\s+|dollars\s+|eur\s+|€\s*)?"
+                         rf"({SCALE_PLURAL})\b|\b(?:usd|us\$|\$)\s*({SCALE_PLURAL})\b", re.IGNORECASE)
+ASKED_DECIMALS = re.compile(r"\b(\d|zero|no|one|two|three|four|five|six)\s+decimals?\b", re.IGNORECASE)
+# "to the nearest tenth": the decimals each word leaves
+NEAREST: dict[str, int] = {"tenth": 1, "hundredth": 2, "thousandth": 3, "whole": 0, "integer": 0, "dollar": 0,
+                           "cent": 2, "percent": 0}
+ASKED_NEAREST = re.compile(rf"\bnearest\s+({'|'.join(NEAREST)})|\bwhole\s+(?:number|percent)", re.IGNORECASE)
+ASKED_POINTS = re.compile(r"\b(?:in\s+)?(?:percentage\s+points|basis\s+points)\b", re.IGNORECASE)
+ASKED_PERCENT = re.compile(r"\bas\s+an?\s+(?:percent(?:age)?|%)|\bin\s+(?:percent(?:age)?s?|%)"
+                           r"|\bwhat\s+percent(?:age)?\b|\bpercentage\s+(?:of|change|increase|decrease)\b"
+                           r"|\bexpressed\s+as\s+(?:a\s+)?(?:percent(?:age)?|%)|\(\s*%\s*\)", re.IGNORECASE)
+ASKED_CURRENCY = re.compile(r"\busd\b|\bus\$|\$|\bdollars?\b", re.IGNORECASE)
+
+
+# -- operations: how a question asks for a calculation ---------------------------------------------------------------
+# Which operation a question's words ask for, written from general English and finance usage, checked
+# in order; the first that matches wins (graph/calc.py `choose_op` settles its unit's confusions).
+_CHANGE = r"\b(?:change[ds]?|increase[ds]?|decrease[ds]?|decline[ds]?|rise|rose|drop(?:ped)?|fell)\b"
+OPERATION_PHRASINGS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (op, re.compile(pattern, re.IGNORECASE)) for op, pattern in (
+        ("cagr", r"\bcagr\b|\bcompound(?:ed)?\s+annual(?:\s+growth)?\b"),
+        ("days", r"\bdays?\s+(?:of\s+)?(?:sales|inventor(?:y|ies)|payables?|receivables?)\b|\b(?:dso|dio|dpo)\b"),
+        ("turnover", r"\bturnover\b"),
+        ("per_share", r"\bper\s+(?:\w+\s+)?share\b"),
+        ("percentage", r"\bas\s+an?\s+(?:percent(?:age)?|%|share|proportion|fraction)\s+of\b"
+                       r"|\b(?:what|which)\s+(?:percent(?:age)?|share|proportion|fraction|portion)\s+of\b"
+                       r"|\bpercent(?:age)?\s+of\b"),
+        ("growth", r"\bgrowth\b|\bgr[eo]w\b|\bgrowing\b|\bpercent(?:age)?\s+" + _CHANGE
+                   + r"|\byear[-\s]+over[-\s]+year\b|\byoy\b|\bannual\s+rate\s+of\s+" + _CHANGE),
+        ("difference", _CHANGE + r"[^?]*\b(?:from|between|compared)\b|\bby\s+how\s+much\b|\bdifference\b|\bminus\b"
+                       r"|\bsubtract(?:ed|ing)?\b|\bless\b(?!\s+than)|\bgap\s+between\b"),
+        ("margin", r"\bmargins?\b"),
+        ("ratio", r"\bdivided\s+by\b|\bratio\b|\bquotient\b|\bhow\s+many\s+times\b|\bcoverage\b|\bmultiple\s+of\b"),
+        ("average", r"(?<!weighted[-\s])\baverage\b|\bmean\b"),
+        ("sum", r"\bsum\s+of\b|\bcombined\b|\bplus\b|\badded\s+together\b|\bin\s+aggregate\b|\btotal\s+of\b"),
+    ))
+# A margin's name -> its numerator's row (the denominator is revenue).
+MARGIN_NAMES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bgross\s+(?:profit\s+)?margin", re.I), "gross profit"),
+    (re.compile(r"\boperating\s+(?:profit\s+|income\s+)?margin", re.I), "operating income"),
+    (re.compile(r"\b(?:net\s+(?:profit\s+|income\s+)?|profit\s+)margin", re.I), "net income"),
+    (re.compile(r"\bebitda\s+margin", re.I), "ebitda"),
+)
+# A formula the question writes out: "X is defined as A / B", "define X as ...", "the ratio of A to B".
+DEFINED_AS = re.compile(r"\b(?:defined|calculated|computed)\s+as\b:?\s*(?P<rest>.+)"
+                        r"|\bdefine[sd]?\b[^.?]{0,60}?\bas\b:?\s*(?P<rest2>.+)", re.I | re.S)
+DEFINITION = re.compile(
+    r"(?:(?P<name>[A-Za-z(][\w&'’()/ -]{0,60}?)\s+(?:is|are)\s+(?:here\s+)?(?:defined|calculated|computed)\s+as"
+    r"|\bdefine\s+(?:the\s+)?(?P<name2>[\w&'’()/ -]{1,60}?)\s+as)\s*:?\s*(?P<body>.+?)(?=\.\s|\?|\.?$)",
+    re.I | re.S)
+RATIO_OF = re.compile(r"\b(?:ratio|proportion|share|percentage)\s+of\s+(?P<rest>.+)", re.I | re.S)
+# What divides one operand by the other in words or signs ("A over B", "A as a % of B", "A to B").
+DIVIDED_BY = re.compile(r"\s*(?:/|÷|\bdivided\s+by\b|\bover\b"
+                        r"|\bas\s+an?\s+(?:percent(?:age)?|%|share|proportion)\s+of\b"
+                        r"|\brelative\s+to\b|\bto\b|\bper\b)\s*", re.I)
+# A formula's operators and brackets, signs or words (the token between operands; graph/formula.py).
+FORMULA_TOKEN = re.compile(r"\s*(\(|\)|\+|×|\*|/|÷|\s-\s|−|\bplus\b|\bminus\b|\btimes\b|\bdivided\s+by\b|\bover\b)\s*",
+                           re.I)
+# More arithmetic than one operation: a sum, a product, a change ("365 * (average AP) / (COGS + ...)").
+ARITHMETIC = re.compile(r"[+*×]|\s-\s|\bplus\b|\bchange\s+in\b|\btimes\b")
+DAYS_FACTOR = re.compile(r"\b36[05]\s*(?:[*×x]|\btimes\b)\s*", re.I)  # "365 *" of a days formula
+AVERAGE_WORD = re.compile(r"\baverage\b", re.I)
+AVERAGE_OF = re.compile(r"^\s*(?:the\s+)?average\s+(?:of\s+)?", re.I)
+CHANGE_IN = re.compile(r"^\s*(?:the\s+)?(?:change|increase|decrease)\s+in\s+", re.I)
+AS_PERCENT_OF = re.compile(r"\s+as\s+an?\s+(?:%|percent(?:age)?|share|proportion)\s+of\s+", re.I)
+MARGIN_AFTER = re.compile(r"\s*%?\s*margin\b.*$", re.I)  # "EBITDA % margin": the line item before it
+# One year's "% margin" of a line item: "is the FY2015 D&A % margin" (graph/formula.py).
+PERCENT_MARGIN = re.compile(r"\b(?:is|was)\s+(?:the\s+)?(?:[\w&.-]+['’]s\s+)?(?:fy\s?'?\d{4}\s+)?"
+                            r"(?P<metric>[^?.]{3,120}?(?:%|\bpercent(?:age)?)\s*margin)\b", re.I)
+# Years in a formula's words: "FY2019", "fiscal year 2020", "between 2019 and 2021", "2019-2021 average of ...".
+_YEAR_WORD = r"(?:fy|fiscal(?:\s+year)?\s*)?'?((?:19|20)\d\d)"
+YEARS_BETWEEN = re.compile(rf"\b(?:between|from)\s+{_YEAR_WORD}\s+(?:and|to|-|–)\s+{_YEAR_WORD}\b", re.I)
+YEAR_WRITTEN = re.compile(rf"\b{_YEAR_WORD}\b", re.I)
+YEARS_AVERAGE = re.compile(
+    rf"{_YEAR_WORD}\s*(?:-|–|to|through)\s*{_YEAR_WORD}\s+(?:\w+[-\s]+years?\s+)?average\s+(?:of\s+)?(?:the\s+)?"
+    r"(?P<metric>[^?.]+)", re.I)

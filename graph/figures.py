@@ -28,11 +28,22 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
 from lexicon import (
+    ASKED_CURRENCY,
+    ASKED_DECIMALS,
+    ASKED_NEAREST,
+    ASKED_PERCENT,
+    ASKED_POINTS,
+    ASKED_SCALE,
     CARDINALS,
+    HEADER_000,
+    HEADER_PERCENT,
+    HEADER_SCALE,
     MARK,
+    MONEY_WORDS,
     MONTH_BEFORE,
+    NEAREST,
+    REFERENCE_BEFORE,
     SCALE_ABBREVIATION,
-    SCALE_PLURAL,
     SCALE_WORD,
     SCALE_WORDS,
     SCALES,
@@ -40,8 +51,6 @@ from lexicon import (
 )
 from storage.numbers import (
     CURRENCY_SIGN,
-    HEADER_000,
-    HEADER_PERCENT,
     NUMBER,
     SIGN,
     negative,
@@ -67,36 +76,11 @@ _SUFFIX = re.compile(
     r"(?P<dollars>\s+(?:of\s+)?(?:u\.s\.\s+|us\s+)?(?:dollars|usd)\b)?"
     r"(?P<pershare>\s*(?:per|a|/)\s*(?:diluted\s+|basic\s+|common\s+|ordinary\s+)*share\b)?"
     r"(?P<close>\s?\))?", re.IGNORECASE)
-_NOT_A_FIGURE_BEFORE = re.compile(
-    r"(?:\b(?:notes?|items?|pages?|p\.|pp\.|parts?|sections?|exhibits?|schedules?|rules?|asu|asc|topics?|form|"
-    r"chapters?|articles?|no\.|footnotes?|s&p|fortune|level|tier)\s*)$", re.IGNORECASE)
 _ATTACHED_AFTER = re.compile(r"[A-Za-z]|-[A-Za-z]|\(k\)|[.,]\d", re.IGNORECASE)
-_YEAR = re.compile(r"(?:199\d|20\d\d)")
-_POINTS = re.compile(r"points?|pp|ppts?|bps", re.IGNORECASE)
 
-# Table and passage headers that scale the bare numbers under them.
-_HEADER = re.compile(
-    r"(?P<lead>\(\s*(?:[$€£]\s*|usd\s+|dollars\s+|amounts\s+)?(?:in\s+)?"
-    r"|\b(?:in|dollars\s+in|amounts\s+in|usd\s+in)\s+(?:usd\s+|us\$\s*|\$\s*|u\.s\.\s+dollars\s+)?"
-    r"|[$€£]\s*in\s+)"
-    rf"(?P<word>{SCALE_PLURAL})\b(?P<rest>[^)\n|]{{0,80}}\)?)", re.IGNORECASE)
-_MONEY_WORDS = re.compile(r"[$€£]|\bdollars?\b|\busd\b|\beuros?\b|\bu\.s\.", re.IGNORECASE)
 
 # What a question asks for.
 _NUMBER_WORDS = {"no": 0, **CARDINALS}
-_ASKED_SCALE = re.compile(r"(?:\bin\s+|\(\s*)(?:usd\s+|us\$\s*|\$\s*|u\.s\.\s+dollars\s+|dollars\s+|eur\s+|€\s*)?"
-                          rf"({SCALE_PLURAL})\b|\b(?:usd|us\$|\$)\s*({SCALE_PLURAL})\b",
-                          re.IGNORECASE)
-_ASKED_DECIMALS = re.compile(r"\b(\d|zero|no|one|two|three|four|five|six)\s+decimals?\b", re.IGNORECASE)
-_ASKED_NEAREST = re.compile(r"\bnearest\s+(tenth|hundredth|thousandth|whole|integer|dollar|cent|percent)"
-                            r"|\bwhole\s+(?:number|percent)", re.IGNORECASE)
-_NEAREST = {"tenth": 1, "hundredth": 2, "thousandth": 3, "whole": 0, "integer": 0, "dollar": 0, "cent": 2,
-            "percent": 0}
-_ASKED_POINTS = re.compile(r"\b(?:in\s+)?(?:percentage\s+points|basis\s+points)\b", re.IGNORECASE)
-_ASKED_PERCENT = re.compile(r"\bas\s+an?\s+(?:percent(?:age)?|%)|\bin\s+(?:percent(?:age)?s?|%)"
-                            r"|\bwhat\s+percent(?:age)?\b|\bpercentage\s+(?:of|change|increase|decrease)\b"
-                            r"|\bexpressed\s+as\s+(?:a\s+)?(?:percent(?:age)?|%)|\(\s*%\s*\)", re.IGNORECASE)
-_ASKED_CURRENCY = re.compile(r"\busd\b|\bus\$|\$|\bdollars?\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -196,7 +180,7 @@ def _read_one(text: str, m: re.Match[str], years: bool) -> Figure | None:
         return None  # a hyphenated name or a range: "COVID-19", "2021-22", "pages 45-47"
     head = text[:base + pre.start()]
     currency = bool(pre.group("cur"))
-    if not currency and _NOT_A_FIGURE_BEFORE.search(head):
+    if not currency and REFERENCE_BEFORE.search(head):
         return None
     suf = _SUFFIX.match(after)
     assert suf is not None  # every group is optional
@@ -211,14 +195,14 @@ def _read_one(text: str, m: re.Match[str], years: bool) -> Figure | None:
     minus = negative(pre.group("sign") or pre.group("sign2"), opened, bool(suf.group("close")))
     unit = (suf.group("pct") or suf.group("scale") or suf.group("letter") or "").lower()
     plain = not (currency or unit or suf.group("times") or suf.group("pershare") or minus or decimals)
-    if plain and not years and "," not in raw and _YEAR.fullmatch(raw):
+    if plain and not years and "," not in raw and raw.isdecimal() and len(raw) == 4 and 1990 <= int(raw) <= 2099:
         return None
     if plain and len(raw) <= 2 and MONTH_BEFORE.search(head):
         return None  # "December 31"
     kind: Kind = "count"
     scale, points = 1.0, False
     if suf.group("pct"):
-        kind, points = "percent", bool(_POINTS.search(unit))
+        kind, points = "percent", any(w in unit for w in ("point", "pp", "bps"))
         scale = BASIS_POINT if unit.startswith(("bps", "basis")) else 1.0
     elif suf.group("times"):
         kind = "ratio"
@@ -257,9 +241,9 @@ def scale_of(header: str) -> Scale | None:
 
 def scales_in(text: str) -> list[Scale]:
     """Every header in a passage, in order."""
-    found = [Scale(SCALES[m.group("word").lower()], bool(_MONEY_WORDS.search(m.group(0))), False,
-                   m.group(0).strip(), m.start()) for m in _HEADER.finditer(text)]
-    found += [Scale(1e3, bool(_MONEY_WORDS.search(m.group(0))), False, m.group(0).strip(), m.start())
+    found = [Scale(SCALES[m.group("word").lower()], bool(MONEY_WORDS.search(m.group(0))), False,
+                   m.group(0).strip(), m.start()) for m in HEADER_SCALE.finditer(text)]
+    found += [Scale(1e3, bool(MONEY_WORDS.search(m.group(0))), False, m.group(0).strip(), m.start())
               for m in HEADER_000.finditer(text)]
     found += [Scale(1.0, False, True, m.group(0).strip(), m.start()) for m in HEADER_PERCENT.finditer(text)]
     return sorted(found, key=lambda s: s.start)
@@ -352,17 +336,17 @@ def asked_unit(question: str) -> Asked:
     """What the question asks for; every field empty when it names no unit or rounding."""
     q = question or ""
     scale = None
-    if m := _ASKED_SCALE.search(q):
+    if m := ASKED_SCALE.search(q):
         scale = SCALES[(m.group(1) or m.group(2)).lower()]
     decimals = None
-    if m := _ASKED_DECIMALS.search(q):
+    if m := ASKED_DECIMALS.search(q):
         word = m.group(1).lower()
         decimals = int(word) if word.isdigit() else _NUMBER_WORDS[word]
-    elif m := _ASKED_NEAREST.search(q):
-        decimals = _NEAREST[(m.group(1) or "whole").lower()]
-    points = bool(_ASKED_POINTS.search(q))
-    return Asked(scale=scale, percent=points or bool(_ASKED_PERCENT.search(q)), points=points, decimals=decimals,
-                 currency=bool(_ASKED_CURRENCY.search(q)))
+    elif m := ASKED_NEAREST.search(q):
+        decimals = NEAREST[(m.group(1) or "whole").lower()]
+    points = bool(ASKED_POINTS.search(q))
+    return Asked(scale=scale, percent=points or bool(ASKED_PERCENT.search(q)), points=points, decimals=decimals,
+                 currency=bool(ASKED_CURRENCY.search(q)))
 
 
 # -- writing ---------------------------------------------------------------------------------------------------------

@@ -47,7 +47,7 @@ from graph.figures import (
     states,
 )
 from graph.reading import without_source
-from lexicon import SCALE_WORDS, UNIT_WORDS, letter_words
+from lexicon import PER_SHARE_AFTER, SCALE_WORDS, UNIT_WORDS, letter_words
 
 Status = Literal["fact", "calculation", "excerpt", "question", "unsupported"]
 _RESCALES = (1e3, 1e6, 1e9, 1e-3, 1e-6, 1e-9)
@@ -59,7 +59,6 @@ MAX_RESTATED_DECIMALS = 3
 MAX_RESTATED_WHOLE = 10_000
 _END = re.compile(r"[.!?]+(?:\s*\[\d+(?:\s*,\s*\d+)*\])*(?=\s|$)|\n+")
 _ABBREVIATION = re.compile(r"(?:\b(?:U\.S|U\.K|Inc|Co|Corp|Ltd|No|vs|e\.g|i\.e|approx|Jr|Sr|St|Mr|Ms|Dr)|\b[A-Z])$")
-_PER_SHARE_WORDS = re.compile(r"\s*(?:per|a|/)\s*(?:\w+\s+){0,2}share\b", re.IGNORECASE)
 # What a sentence says about its figure, not which thing it is: markers and years name no row.
 _NOT_NAMING = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]|\b(?:fy)?(?:19|20)\d\d\b", re.I)
 # Words a sentence states a figure with ("Amcor had 109 ...", "... per user"): they say nothing of what it is.
@@ -258,7 +257,7 @@ def _restate(held: Figure, like: Figure, asked: Asked) -> str:
     if held.kind in ("percent", "ratio", "per_share"):
         decimals = asked.decimals if asked.decimals is not None else held.decimals
         text = format_figure(value, held.kind, decimals=decimals, points=held.points)
-        if held.kind == "per_share" and (suffix := _PER_SHARE_WORDS.search(like.text)):
+        if held.kind == "per_share" and (suffix := PER_SHARE_AFTER.search(like.text)):
             text += suffix.group(0)
         if held.kind == "ratio" and like.text.lower().endswith(("x", "times")):
             text += "x" if like.text.lower().endswith("x") else " times"
