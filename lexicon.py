@@ -294,7 +294,7 @@ ASKED_PERCENT = re.compile(r"\bas\s+an?\s+(?:percent(?:age)?|%)|\bin\s+(?:percen
 ASKED_CURRENCY = re.compile(r"\busd\b|\bus\$|\$|\bdollars?\b", re.IGNORECASE)
 
 
-# -- operations: how a question asks for a calculation ---------------------------------------------------------------
+# -- operations: how a question asks for a calculation -----------------------------------------------------------------
 # Which operation a question's words ask for, written from general English and finance usage, checked
 # in order; the first that matches wins (graph/calc.py `choose_op` settles its unit's confusions).
 _CHANGE = r"\b(?:change[ds]?|increase[ds]?|decrease[ds]?|decline[ds]?|rise|rose|drop(?:ped)?|fell)\b"
@@ -356,3 +356,32 @@ YEAR_WRITTEN = re.compile(rf"\b{_YEAR_WORD}\b", re.I)
 YEARS_AVERAGE = re.compile(
     rf"{_YEAR_WORD}\s*(?:-|–|to|through)\s*{_YEAR_WORD}\s+(?:\w+[-\s]+years?\s+)?average\s+(?:of\s+)?(?:the\s+)?"
     r"(?P<metric>[^?.]+)", re.I)
+
+
+# -- how answers speak -------------------------------------------------------------------------------------------------
+# The model declining in its own words: "The excerpts do not provide ...", "I cannot determine ...".
+DECLINING = re.compile(
+    r"\b(?:do(?:es)?\s*n[o'’]t|did\s*n[o'’]t)\s+(?:say|state|contain|mention|provide|include|"
+    r"cover|report|disclose|specify|give)\b"
+    r"|\bnot\s+(?:found|mentioned|provided|stated|available|given|included|disclosed|reported|covered)\s+in\b"
+    r"|\b(?:cannot|can[’']t|can\s+not|unable\s+to)\s+(?:answer|find|determine|tell)\b|\bno\s+information\b",
+    re.IGNORECASE)
+# A word that denies (NEGATION_WORDS, "isn't"), and a "Yes," that opens a sentence.
+DENIAL = re.compile(r"\b(?:" + "|".join(sorted(NEGATION_WORDS)) + r")\b|n't\b", re.I)
+YES_FIRST = re.compile(r"^\W*yes\b[\s,.;:!-]*", re.I)
+# Words that point to a person or a thing named before: a sentence holding one is read with the one before it.
+PRONOUNS = ("he", "she", "his", "her", "him", "they", "their", "them")
+PRONOUN = re.compile(rf"\b(?:{'|'.join(PRONOUNS)})\b", re.I)
+REFERS_BACK = re.compile(r"^\W*(?:this|these|that|those|it|they|he|she|such)\b", re.I)  # as a sentence's first word
+# An answer's talk of its own making ("as stated in the first excerpt [1]", "Excerpt 2 shows that").
+_NTH = r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|provided|given|above|same)"
+EXCERPT_TALK = re.compile(
+    r",?\s*\(?\b(?:as\s+)?(?:(?:stated|shown|found|mentioned|given|noted|seen|listed|indicated|reported|provided)\s+)?"
+    r"(?:in|from|according\s+to|per|by)\s+(?:the\s+)?(?:" + _NTH + r"\s+)?excerpts?(?:\s*\[?\d+\]?)?\)?"
+    r"|\b(?:the\s+)?(?:" + _NTH + r"\s+)?excerpts?\s*\[?\d*\]?\s+(?:states?|says?|shows?|mentions?|indicates?)"
+    r"(?:\s+that)?\s*", re.IGNORECASE)
+# Rows whose label already says money goes out: their parentheses give the direction, not a negative
+# amount ("Purchases of property, plant and equipment (1,577)" is capex of $1,577 million).
+OUTFLOW_LABEL = re.compile(r"^(?:purchases?|payments?|repayments?|acquisitions?|additions?|capital\s+expenditures?"
+                           r"|dividends?\s+paid|repurchases?|cash\s+paid|investments?\s+in)\b|\bused\s+in\b",
+                           re.IGNORECASE)

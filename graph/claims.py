@@ -41,6 +41,8 @@ from graph.windows import stems
 from lexicon import CALENDAR_NAMES as _MONTHS
 from lexicon import (
     DATES,
+    DECLINING,
+    DENIAL,
     FUNCTION_WORDS,
     ISO_DATE,
     MONTH_ANYWHERE,
@@ -48,23 +50,20 @@ from lexicon import (
     MONTH_NAME,
     MONTH_YEAR,
     MONTHS,
-    NEGATION_WORDS,
     NUMBER_WORD,
     POLARITY_WORDS,
     PRESENTING_WORDS,
+    PRONOUN,
+    REFERS_BACK,
     SCALES,
     UNIT_WORDS,
     YEAR,
+    YES_FIRST,
     alnum_words,
 )
 
 # The model declining in its own words: "The excerpts do not provide ...", "I cannot determine ...".
-DECLINES = re.compile(
-    r"\b(?:do(?:es)?\s*n[o'’]t|did\s*n[o'’]t)\s+(?:say|state|contain|mention|provide|include|"
-    r"cover|report|disclose|specify|give)\b"
-    r"|\bnot\s+(?:found|mentioned|provided|stated|available|given|included|disclosed|reported|covered)\s+in\b"
-    r"|\b(?:cannot|can[’']t|can\s+not|unable\s+to)\s+(?:answer|find|determine|tell)\b|\bno\s+information\b",
-    re.IGNORECASE)
+DECLINES = DECLINING
 
 # Words that answer a yes/no question: an answer sentence holding one says something.
 _NAME = re.compile(r"\b[A-Z][A-Za-z'’.-]*[A-Za-z](?:\s+(?:of|and|&|de|van|von|du|la)?\s*[A-Z][A-Za-z'’.-]*[A-Za-z])*\b")
@@ -164,7 +163,6 @@ def name_and_year_apart(sentence: str, cited: str, question: str) -> bool:
 
 # The question read once per question, not once per sentence and excerpt a check tries (`failures`).
 _read = lru_cache(maxsize=64)(read)
-_PRONOUN = re.compile(r"\b(?:he|she|his|her|him|they|their|them)\b", re.I)
 
 
 def _read_back(text: str, refers_back: Callable[[str], object]) -> list[str]:
@@ -178,7 +176,7 @@ def _read_back(text: str, refers_back: Callable[[str], object]) -> list[str]:
 def _statements(text: str) -> list[set[str]]:
     """The stems of each statement of `text`: each line, and each sentence of running text (with the
     sentence before it when it says "he" or "they": whom that names)."""
-    return [stems(line) for line in text.splitlines()] + [stems(s) for s in _read_back(text, _PRONOUN.search)]
+    return [stems(line) for line in text.splitlines()] + [stems(s) for s in _read_back(text, PRONOUN.search)]
 
 
 def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bool:
@@ -204,14 +202,11 @@ def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bo
                                     for name in names)
 
 
-_DENIES = re.compile(r"\b(?:" + "|".join(sorted(NEGATION_WORDS)) + r")\b|n't\b", re.I)
-_REFERS_BACK = re.compile(r"^\W*(?:this|these|that|those|it|they|he|she|such)\b", re.I)
-_YES = re.compile(r"^\W*yes\b[\s,.;:!-]*", re.I)
 _WHETHER = stems(" ".join(POLARITY_WORDS))  # "yes", "not": whether, not what
 
 
 def _denies(text: str) -> bool:
-    return bool(_DENIES.search(_YES.sub("", text)))
+    return bool(DENIAL.search(YES_FIRST.sub("", text)))
 
 
 def contradicts(sentence: str, cited: str, question: str) -> bool:
@@ -223,10 +218,10 @@ def contradicts(sentence: str, cited: str, question: str) -> bool:
     is recommended" is no contradiction a word can show), nor a sentence that only supports the answer
     ("This limit is 255 graphs" beside "feynMF does not warn you of it")."""
     body = _body(sentence)
-    if not _YES.match(body) or _denies(body) or _read(question).asks != "yes_no":
+    if not YES_FIRST.match(body) or _denies(body) or _read(question).asks != "yes_no":
         return False
     claim = stems(body) - _WHETHER
-    scored = [(len(claim & stems(s)), -i, s) for i, s in enumerate(_read_back(cited, _REFERS_BACK.match))]
+    scored = [(len(claim & stems(s)), -i, s) for i, s in enumerate(_read_back(cited, REFERS_BACK.match))]
     best = max(scored, default=(0, 0, ""))
     return best[0] >= 2 and _denies(best[2])
 

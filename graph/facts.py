@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from graph.calc import Fact, choose_op
 from graph.figures import Asked, Figure, Kind, asked_unit, decimals_at, present
-from lexicon import FIGURE_ASKED, STATEMENT_MENTION
+from lexicon import FIGURE_ASKED, OUTFLOW_LABEL, STATEMENT_MENTION
 from storage.question_period import AskedPeriod, asked_period
 from storage.statements import named_statements, preference, statement_of
 
@@ -278,16 +278,9 @@ def evidence_context(cell: Cell) -> str:
     return " · ".join(p for p in parts if p)
 
 
-# Rows whose label already says money goes out: their parentheses give the direction, not a
-# negative amount ("Purchases of property, plant and equipment (1,577)" is capex of $1,577 million).
-_OUTFLOW = re.compile(r"^(?:purchases?|payments?|repayments?|acquisitions?|additions?|capital\s+expenditures?"
-                      r"|dividends?\s+paid|repurchases?|cash\s+paid|investments?\s+in)\b|\bused\s+in\b",
-                      re.IGNORECASE)
-
-
 def as_fact(n: int, cell: Cell, source: int) -> Fact:
     figure = cell_figure(cell)
-    if figure.number < 0 and figure.kind == "money" and _OUTFLOW.search(cell.label):
+    if figure.number < 0 and figure.kind == "money" and OUTFLOW_LABEL.search(cell.label):
         figure = replace(figure, number=-figure.number)
     return Fact(n=n, figure=figure, label=cell.path, source=source, period=period_of(cell),
                 statement=statement_of(cell.caption))

@@ -121,9 +121,10 @@ class _Parser:
 
     def op(self, ops: tuple[str, ...]) -> str | None:
         token = self.peek()
-        if token is not None and _OPS.get(re.sub(r"\s+", " ", token.lower())) in ops:
+        word = " ".join(token.lower().split()) if token is not None else ""  # "divided  by": tokens are stripped
+        if token is not None and _OPS.get(word) in ops:
             self.at += 1
-            return _OPS[re.sub(r"\s+", " ", token.lower())]
+            return _OPS[word]
         return None
 
     def expr(self) -> Expr:

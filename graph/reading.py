@@ -63,7 +63,7 @@ def names_in(question: str, *, lone: bool = False) -> list[str]:
     (a question is not refused when one of them is mentioned: "Block's (formerly Square)")."""
     out: list[str] = []
     for m in _NAME.finditer(question or ""):
-        possessive = bool(re.search(r"(?:'s|’s|s')$", m.group(0))) or question[m.end():m.end() + 2] in ("'s", "’s")
+        possessive = m.group(0).endswith(("'s", "’s", "s'")) or question[m.end():m.end() + 2] in ("'s", "’s")
         words = [w for w in re.sub(r"'s\b|’s\b", "", m.group(0)).split()]
         while words and (words[0].lower() in _PHRASING or _CALENDAR.match(words[0])):
             words.pop(0)

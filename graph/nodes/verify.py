@@ -39,16 +39,10 @@ from graph.nodes.retrieve import owner_of
 from graph.reading import names_in
 from graph.state import Citation, Evidence, State
 from graph.verify import Source, VerifyReport, sentences, verify
-from lexicon import POLARITY_WORDS, SCALES, letter_words
+from lexicon import EXCERPT_TALK, POLARITY_WORDS, SCALES, letter_words
 from lexicon import squashed as _squashed
 
 log = logging.getLogger("thotqen.verify")
-_NTH = r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|provided|given|above|same)"
-_MECHANICS = re.compile(
-    r",?\s*\(?\b(?:as\s+)?(?:(?:stated|shown|found|mentioned|given|noted|seen|listed|indicated|reported|provided)\s+)?"
-    r"(?:in|from|according\s+to|per|by)\s+(?:the\s+)?(?:" + _NTH + r"\s+)?excerpts?(?:\s*\[?\d+\]?)?\)?"
-    r"|\b(?:the\s+)?(?:" + _NTH + r"\s+)?excerpts?\s*\[?\d*\]?\s+(?:states?|says?|shows?|mentions?|indicates?)"
-    r"(?:\s+that)?\s*", re.IGNORECASE)
 # Two content words sharing this many first letters count as one ("leases" / "leased").
 STEM = 5
 
@@ -100,8 +94,8 @@ def without_mechanics(answer: str) -> str:
         words = letter_words(sentence.lower())
         if words and not MARK.search(sentence) and all(w in _POINTER_WORDS for w in words):
             continue  # "This information is found in the excerpt.": where, citing nothing
-        talk = [m.group(0) for m in _MECHANICS.finditer(sentence)]
-        cleaned = _MECHANICS.sub("", sentence)
+        talk = [m.group(0) for m in EXCERPT_TALK.finditer(sentence)]
+        cleaned = EXCERPT_TALK.sub("", sentence)
         markers = [x.group(0) for t in talk for x in MARK.finditer(t)]
         head = letter_words(MARK.sub("", cleaned.split(",")[0]).lower())
         if talk and pieces and head and all(w in _POINTER_WORDS for w in head):
