@@ -81,4 +81,5 @@ if __name__ == "__main__":
     for name, n in found.most_common():
         print(f"{n:4d}  {name}")
     print(f"{sum(found.values()):4d}  in all (budget {BUDGET})")
+    print(f"{count(ROOT / 'lexicon.py'):4d}  lexicon.py, where the shared ones are declared (not in the budget)")
     sys.exit(0)
