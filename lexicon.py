@@ -110,6 +110,8 @@ MARK = re.compile(MARKER)
 # A year's four digits, 1900-2099, wherever they stand ("FY2022", "2019-20"): storage/periods.py's
 # YEAR is the year written alone.
 YEAR_DIGITS = re.compile(r"(?:19|20)\d\d")
+# A number's digits as written, from its first digit to its last ("1,234.5"; "1.," reads "1"): no sign, no unit.
+DIGITS = re.compile(r"\d[\d,.]*\d|\d")
 
 
 # -- months, dates and periods -----------------------------------------------------------------------------------------

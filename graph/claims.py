@@ -43,6 +43,7 @@ from lexicon import (
     DATES,
     DECLINING,
     DENIAL,
+    DIGITS,
     FUNCTION_WORDS,
     ISO_DATE,
     MONTH_ANYWHERE,
@@ -67,7 +68,6 @@ DECLINES = DECLINING
 
 # Words that answer a yes/no question: an answer sentence holding one says something.
 _NAME = re.compile(r"\b[A-Z][A-Za-z'’.-]*[A-Za-z](?:\s+(?:of|and|&|de|van|von|du|la)?\s*[A-Z][A-Za-z'’.-]*[A-Za-z])*\b")
-_NUMBER = re.compile(r"\d[\d,.]*\d|\d")
 _QUANTITY = re.compile(rf"(?:\d[\d,.]*|\b(?:{NUMBER_WORD})\b)\s*([a-z]*)")  # a number and the word after it
 # Words that present a figure or count it, and never say what it is of ("The figure is 18 cents").
 _SAYS_NOTHING_OF_WHAT = frozenset(stems(" ".join(PRESENTING_WORDS | UNIT_WORDS | set(SCALES))))
@@ -83,7 +83,7 @@ def _body(sentence: str) -> str:
 
 def adds_nothing(sentence: str, cited: str, question: str) -> bool:
     body = _body(sentence)
-    if set(_NUMBER.findall(body)) - set(_NUMBER.findall(question)) or _words(body) & POLARITY_WORDS:
+    if set(DIGITS.findall(body)) - set(DIGITS.findall(question)) or _words(body) & POLARITY_WORDS:
         return False  # a figure the question does not give ("3M" is the question's name, not a value)
     return not (stems(body) - stems(question))
 
@@ -98,8 +98,7 @@ def names_not_cited(sentence: str, cited: str, question: str) -> list[str]:
     """The names of `sentence` (past its first word) with a word neither `cited` nor `question` holds."""
     held = _words(cited) | _words(question)
     body = _body(sentence)
-    first = re.match(r"\s*[\W_]*", body)
-    start = first.end() if first else 0
+    start = next((i for i, c in enumerate(body) if c.isalnum()), len(body))  # past leading marks and spaces
     out = []
     for m in _NAME.finditer(body):
         raw = m.group(0).split()

@@ -47,7 +47,7 @@ from graph.figures import (
     states,
 )
 from graph.reading import without_source
-from lexicon import PER_SHARE_AFTER, SCALE_WORDS, UNIT_WORDS, letter_words
+from lexicon import DIGITS, PER_SHARE_AFTER, SCALE_WORDS, UNIT_WORDS, letter_words
 
 Status = Literal["fact", "calculation", "excerpt", "question", "unsupported"]
 _RESCALES = (1e3, 1e6, 1e9, 1e-3, 1e-6, 1e-9)
@@ -154,7 +154,6 @@ def words_of(text: str) -> set[str]:
 
 
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z\"“(])|…|\n\s*\n")
-_FIGURE_IN_TEXT = re.compile(r"\d[\d,.]*")
 _SENTENCE_REACH = 600  # characters either side of a figure its sentence may run (a bound, not a paragraph)
 
 
@@ -167,7 +166,7 @@ def _sentence_at(text: str, at: int) -> str:
     end_at = _SENTENCE_END.search(text, at, min(len(text), at + _SENTENCE_REACH))
     sentence = text[start:end_at.start() + 1 if end_at else min(len(text), at + _SENTENCE_REACH)]
     words = letter_words(sentence, 2)
-    if " | " in sentence or len(words) < 3 * len(_FIGURE_IN_TEXT.findall(sentence)):
+    if " | " in sentence or len(words) < 3 * len(DIGITS.findall(sentence)):
         return ""
     return " ".join(sentence.split())
 
