@@ -1,6 +1,7 @@
-"""Words of general English the product reads, declared once: every module below and above storage
-imports them from here, and patterns are generated from them. Patterns that several modules read
-with (a citation marker, a year, a date) are declared here once too.
+"""Words the product reads, and the patterns spelled from them, declared once: every module below and
+above storage imports them from here. Patterns that several modules read with (a citation marker, a
+year, a number's digits, a date) are declared here once too; graph/ and storage/ keep only structural
+patterns (tests/unit/test_pattern_budget.py holds their count).
 
 Scales: how documents and questions write a thousand, a million, a billion, a trillion ("5.1 billion",
 "$2,018mn", "in thousands"): figures are read (graph/figures.py), captions scaled (ingestion/numbers.py),
@@ -8,9 +9,14 @@ questions' units read and answers written (storage/numbers.py) from the same wor
 
 Function words carry no evidence: a passage is not nearer a question for sharing "the" or "what"
 with it (graph/windows.py), and an answer sentence made of them and the question's own words says
-nothing new (graph/claims.py). Months, dates, fiscal years and quarters are read with the patterns
-below (storage/periods.py turns their matches into dates). Units of measure say how a figure is
-counted, not what it is of: "10 miles" of a line "Visibility 10 Miles" is no distance of a crash site (graph/verify.py).
+nothing new (graph/claims.py). Units of measure say how a figure is counted, not what it is of:
+"10 miles" of a line "Visibility 10 Miles" is no distance of a crash site (graph/verify.py).
+
+Below them, by section: how text is split into words; months, dates and periods (storage/periods.py
+turns their matches into dates); question forms; statement titles and filing forms; units and the
+unit a question asks; operations' phrasings and the words formulas are written in; how answers
+decline, deny and point back. Patterns with the same purpose that still disagree sit side by side
+(evals/results/pattern_budget.md lists them): merging them changes what is read, a measured step.
 """
 
 from __future__ import annotations
