@@ -48,6 +48,13 @@ ml l litre litres liter liters gallon gallons percent percentage per degree degr
 CURRENCY_WORDS = frozenset(["dollar", "dollars", "usd", "cent", "cents", "euro", "euros", "eur", "yen", "gbp",
                             "sterling"])
 UNIT_WORDS = frozenset(_UNIT_WORDS.split()) | CURRENCY_WORDS
+# Units written glued to their number ("100MB", "5mg", "10km", "2.4GHz"): the number is a figure all the same.
+# Not "m", "b", "k" or "mm" (a scale: "$3M", "1.2B", "$5MM") nor "g" or "l" alone (codes: "5G", "4L").
+_GLUED_UNITS = """
+kb mb gb tb pb kib mib gib tib kbps mbps gbps mg kg mcg ml cm km ms ns hz khz mhz ghz dpi ppi pt px mph kph kmh
+kts ft lb lbs oz kw kwh mwh hrs hr min mins sec secs bpm mmhg mmol
+"""
+GLUED_UNITS = frozenset(_GLUED_UNITS.split())
 
 # Numbers written in words ("seven members", "one week").
 _CARDINALS = """
@@ -73,6 +80,18 @@ PRESENTING_WORDS = frozenset(_PRESENTING_WORDS.split())
 NEGATION_WORDS = frozenset(["not", "no", "never", "cannot"])
 # Words that answer yes or no, or deny: they say whether, not what ("Yes, the agreements survive.").
 POLARITY_WORDS = NEGATION_WORDS | frozenset(["yes", "none", "neither", "nor", "without"])
+
+# Words that number the things of a document, written before their number: "version 1.4", "Section 4.2",
+# "Flight 1549" (a capitalised word before a number is read as such a name too: "Debian 1.0").
+_NUMBERING_WORDS = """
+version release revision section chapter part phase step stage item article clause paragraph appendix annex
+figure table exhibit schedule note rule goal objective flight trial study cohort arm visit level class volume issue
+"""
+NUMBERING_WORDS = frozenset(_NUMBERING_WORDS.split())
+# A thing named by a word and a number: "Debian 1.0", "MPL 2.0", "Section 4.2", "Flight 1549", "Phase 2"
+# (not a year, not a code's part like "Form 10-K"); the number may carry a release's letters ("0.93R6").
+NUMBERED_NAME = re.compile(rf"\b([A-Z][a-z]+|[A-Z]{{2,}}|(?:{'|'.join(sorted(NUMBERING_WORDS))}))\s+[vV]?"
+                           r"(\d+(?:\.\d+)*(?:[A-Za-z]+\d*)?)(?![\w-])")
 
 SCALE_WORDS: dict[float, str] = {1e3: "thousand", 1e6: "million", 1e9: "billion", 1e12: "trillion"}
 # Abbreviations written after a figure ("$2,018mn", "$1.8 bn", "$5k"); the one-letter ones only attached.
@@ -147,6 +166,11 @@ DATES = (re.compile(rf"\b{DATE}\b", re.I), re.compile(rf"\b{DAY_FIRST}\b", re.I)
 MONTH_DAY = re.compile(rf"\b(?P<month>{MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+{_YEAR4}\b", re.I)
 ISO_DATE = re.compile(r"\b((?:19|20)\d{2})-(\d{2})-(\d{2})\b")
 MONTH_YEAR = re.compile(rf"\b(?P<month>{MONTH})\s+(?:of\s+)?{_YEAR4}\b", re.I)
+# "May 18th" with no year after it
+MONTH_DAY_ALONE = re.compile(rf"\b(?P<month>{MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b"
+                             r"(?!\s*,?\s*(?:19|20)\d{2})", re.I)
+# The words of a date (a month's name, a day's number): a statement shares them with any date.
+DATE_WORDS = re.compile(rf"\b{MONTH}|\b\d+(?:st|nd|rd|th)?\b", re.I)
 # a year written alone: not part of an amount ("$2019 million", "1,2019", "2019.5") nor a percentage
 YEAR = re.compile(rf"(?<![\d,.$]){_YEAR4}(?![\d%]|[,.]\d)")
 # "FY23", "fiscal 2022", "fiscal year '22"
@@ -268,6 +292,8 @@ HEADER_SCALE = re.compile(
     r"|\b(?:in|dollars\s+in|amounts\s+in|usd\s+in)\s+(?:usd\s+|us\$\s*|\$\s*|u\.s\.\s+dollars\s+)?"
     r"|[$€£]\s*in\s+)"
     rf"(?P<word>{SCALE_PLURAL})\b(?P<rest>[^)\n|]{{0,80}}\)?)", re.IGNORECASE)
+# A unit written glued to its number ("100MB", "5mg", "2.4GHz"): the longest spelling first.
+GLUED_UNIT = re.compile(rf"(?:{'|'.join(sorted(GLUED_UNITS, key=len, reverse=True))})(?![A-Za-z0-9])", re.IGNORECASE)
 MONEY_WORDS = re.compile(r"[$€£]|\bdollars?\b|\busd\b|\beuros?\b|\bu\.s\.", re.IGNORECASE)
 # Row labels whose numbers a table's scale never applies to.
 PER_SHARE_LABEL = re.compile(r"\bper\s+(?:\w+\s+){0,3}(?:share|unit)s?\b|\beps\b|\bearnings\s+per\b", re.I)

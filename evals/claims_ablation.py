@@ -1,9 +1,9 @@
 """What each claim check (graph/claims.py) did to the answers of a genre run: kept only with a gain.
 
-    python evals/claims_ablation.py [--rows evals/results/genre_after.rows.jsonl] [--name claims_ablation]
+    python evals/claims_ablation.py [--rows ROWS.jsonl ...] [--name claims_ablation]
 
-Offline, from a run's rows (evals/genre.py keeps each answer's `verification`: the model's draft and
-the sentences each check removed). For each check, the answer without it is the answer with the
+Offline, from runs' rows, several files pooled (evals/genre.py keeps each answer's `verification`:
+the model's draft and the sentences each check removed). For each check, the answer without it is the answer with the
 sentences that check removed put back (the draft's wording, when the check had left nothing). Both
 are scored as evals/genre.py scores answers; a check earns its place when it turned more wrong
 answers into refusals (or right ones) than right answers into refusals or wrong ones.
@@ -43,11 +43,11 @@ def without(row: dict, check: str) -> str:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rows", type=Path, default=RESULTS / "genre_after.rows.jsonl")
+    p.add_argument("--rows", type=Path, nargs="+", default=[RESULTS / "genre_after.rows.jsonl"])
     p.add_argument("--name", default="claims_ablation")
     args = p.parse_args()
     questions = {q["id"]: q for f in sorted(DATA.glob("genre_*.jsonl")) for q in load_jsonl(f)}  # held-back too
-    rows = [r for r in load_jsonl(args.rows) if r.get("id") in questions]
+    rows = [r for f in args.rows for r in load_jsonl(f) if r.get("id") in questions]
     table = []
     why = {c.name: c.why for c in (*CHECKS, *ANSWER_CHECKS)}
     for check in why:
@@ -60,17 +60,19 @@ def main() -> None:
         gained = sum(n for move, n in moves.items() if move.startswith(("wrong", "answered out of scope")))
         lost = sum(n for move, n in moves.items() if move.startswith("right"))
         table.append({"check": check, "why": why[check], "changed": sum(moves.values()), "moves": moves,
-                      "wrong_or_out_of_scope_stopped": gained, "right_lost": lost, "keep": gained >= lost})
-    lines = [f"# Claim checks, ablated on `{args.rows.name}` ({len(rows)} questions)", "",
-             f"Command: `python evals/claims_ablation.py --rows {args.rows}`", "",
+                      "wrong_or_out_of_scope_stopped": gained, "right_lost": lost,
+                      "verdict": "gain" if gained > lost else "loss" if lost > gained else "no change seen"})
+    names = ", ".join(f"`{f.name}`" for f in args.rows)
+    lines = [f"# Claim checks, ablated on {names} ({len(rows)} questions)", "",
+             f"Command: `python evals/claims_ablation.py --rows {' '.join(map(str, args.rows))}`", "",
              "Each check's answers with the sentences it removed put back, scored as evals/genre.py scores them.",
-             "", "| check | answers it changed | wrong or out-of-scope stopped | right lost | moves | kept |",
+             "", "| check | answers it changed | wrong or out-of-scope stopped | right lost | moves | verdict |",
              "|---|---|---|---|---|---|"]
     for t in table:
         moves = "; ".join(f"{m}: {n}" for m, n in sorted(t["moves"].items())) or "–"
         lines.append(f"| `{t['check']}` | {t['changed']} | {t['wrong_or_out_of_scope_stopped']} | {t['right_lost']} "
-                     f"| {moves} | {'yes' if t['keep'] else 'no'} |")
-    write_result(args.name, {"rows": str(args.rows), "checks": table}, "\n".join(lines) + "\n")
+                     f"| {moves} | {t['verdict']} |")
+    write_result(args.name, {"rows": [str(f) for f in args.rows], "checks": table}, "\n".join(lines) + "\n")
     print(json.dumps(table, indent=1))
 
 

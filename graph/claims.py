@@ -9,7 +9,9 @@ test_claims.py holds them). A sentence citing excerpts fails a check when:
 - `date_not_cited`: it gives a year or a month that neither the excerpts it cites nor the question
   hold: a date of the wrong year;
 - `name_and_year_apart`: it gives a name (not the question's) and a year that no one sentence or line
-  of what it cites holds together: a name from one line of a list and a date from another.
+  of what it cites holds together: a name from one line of a list and a date from another;
+- `figure_of_another_numbered`: the question names a thing by a word and a number ("Debian 1.0"), and
+  what it cites writes the sentence's figure only under that word with another number ("Debian 1.1").
 Figures are checked figure by figure by graph/verify.py. What fails is removed; what passes is kept,
 and a sentence that fails only because it cites too little ("Murdock stepped down in March 1996 and
 Perens took over [2]", the month and year in [1]) is kept citing the excerpts that hold what it says.
@@ -35,7 +37,7 @@ from functools import lru_cache
 from itertools import combinations
 
 from graph.citations import MARK, before_stop, marked
-from graph.reading import Reading, read
+from graph.reading import Reading, numbered, read, same_number, unnumbered
 from graph.verify import sentences
 from graph.windows import stems
 from lexicon import CALENDAR_NAMES as _MONTHS
@@ -139,7 +141,8 @@ def date_not_cited(sentence: str, cited: str, question: str) -> bool:
     return any(not any(w[:2] == d[:2] and (d[2] is None or w[2] == d[2]) for w in written) for d in dates_in(body))
 
 
-_STATEMENT = re.compile(r"[^\n.!?]+(?:[.!?](?=\s|$)|\n|$)")  # one sentence or line of an excerpt
+# One sentence or line of an excerpt ("Debian 2.0 Hamm (July 24th, 1998): ..." is one: a point in a number ends none).
+STATEMENT = re.compile(r"(?:[^\n.!?]|[.!?](?=\S))+(?:[.!?](?=\s|$)|\n|$)")
 
 
 def name_and_year_apart(sentence: str, cited: str, question: str) -> bool:
@@ -152,7 +155,7 @@ def name_and_year_apart(sentence: str, cited: str, question: str) -> bool:
              if not _words(n) <= _MONTHS and not YEAR.search(n)] if years else []
     if not names:
         return False
-    statements = [(set(YEAR.findall(m.group(0))), _words(m.group(0))) for m in _STATEMENT.finditer(cited)]
+    statements = [(set(YEAR.findall(m.group(0))), _words(m.group(0))) for m in STATEMENT.finditer(cited)]
     for name in names:
         words = {w for w in _words(name) if w not in FUNCTION_WORDS and w not in _MONTHS and len(w) > 1}
         if words and not any(words <= held and said & years for said, held in statements):
@@ -225,6 +228,35 @@ def contradicts(sentence: str, cited: str, question: str) -> bool:
     return best[0] >= 2 and _denies(best[2])
 
 
+def figure_of_another_numbered(sentence: str, cited: str, question: str) -> bool:
+    """The question names a thing by a word and a number ("Debian 1.0", "Section 4.2", "Flight 1549"), and
+    every place what the sentence cites writes one of its figures falls under that word with another
+    number (the nearest before it): "The official Debian 1.0 release contained 474 packages [2]" beside
+    "Debian 1.1 Buzz (June 17th, 1996): ... contained 474 packages". A figure written under no such
+    word, or under the question's own number, passes; so does a sentence that names the other thing."""
+    asked = _read(question).numbered
+    words = {word for word, _ in asked}
+    if not words:
+        return False
+    body = _body(sentence)
+    if any(word in words and not _asked(asked, word, number) for word, number, _ in numbered(body)):
+        return False  # it says which thing it speaks of: "Debian 1.1 had 474 packages"
+    marks = [(at, word, number) for word, number, at in numbered(cited) if word in words]
+    if not marks:
+        return False
+    for figure in set(DIGITS.findall(body)) - set(DIGITS.findall(question)):
+        places = [m.start() for m in re.finditer(rf"(?<![\d.,]){re.escape(figure)}(?!\d|[.,]\d)", cited)]
+        under = [max(((at, word, number) for at, word, number in marks if at < place), default=None)
+                 for place in places]
+        if places and all(u is not None and not _asked(asked, u[1], u[2]) for u in under):
+            return True
+    return False
+
+
+def _asked(asked: tuple[tuple[str, str], ...], word: str, number: str) -> bool:
+    return any(w == word and same_number(n, number) for w, n in asked)
+
+
 def answers_the_question(answer: str, reading: Reading, spans: list[tuple[int, int]]) -> bool:
     """Whether a sentence of `answer` (its `spans`) speaks of what `reading`'s question asks (module doc):
     the model may cite a later sentence than the one that answers."""
@@ -240,9 +272,11 @@ def speaks_to(sentence: str, reading: Reading) -> bool:
     if reading.asks == "date" and (set(YEAR.findall(body)) - set(YEAR.findall(reading.question))
                                    or MONTH_ANYWHERE.search(body)):
         return True  # "When was it ratified?" "On March 26th, 2022 [1]."
-    quantities = _QUANTITY.findall(YEAR.sub(" ", body).lower())
+    quantities = _QUANTITY.findall(YEAR.sub(" ", unnumbered(body)).lower())
     if reading.asks == "value" and not quantities:
-        return False  # "How many barrels of oil did it produce?" "It produced the product in 2017 [1]."
+        # "How many barrels of oil did it produce?" "It produced the product in 2017 [1]."; a thing's number
+        # is no quantity either: "How much did HP charge?" "HP hosted it beside the 0.93R6 release [1]."
+        return False
     if reading.quantity and any(w in UNIT_WORDS for w in quantities):
         return True  # "How long is a vote open?" "2 weeks [1]."
     words = stems(body)
@@ -272,6 +306,8 @@ CHECKS: tuple[Check, ...] = (
           repairable=False),
     Check("name_apart_from_what_is_said", "names someone no statement of its excerpts connects with what it "
           "says of them", name_apart_from_what_is_said),
+    Check("figure_of_another_numbered", "gives a figure its excerpts write of another numbered thing than the "
+          "one asked (Debian 1.1 for Debian 1.0)", figure_of_another_numbered),
 )
 
 

@@ -35,6 +35,7 @@ from lexicon import (
     ASKED_POINTS,
     ASKED_SCALE,
     CARDINALS,
+    GLUED_UNIT,
     HEADER_000,
     HEADER_PERCENT,
     HEADER_SCALE,
@@ -188,8 +189,8 @@ def _read_one(text: str, m: re.Match[str], years: bool) -> Figure | None:
     if suf.group("letter") and not (currency or decimals):
         return None  # "3M" is a name; "$3M" and "1.2B" are figures
     unit_end = max((suf.end(g) for g in ("pct", "scale", "letter", "times") if suf.group(g)), default=0)
-    if not unit_end and _ATTACHED_AFTER.match(after):
-        return None  # part of a word or a code: "2nd", "10-K", "401(k)", "1.2.3"
+    if not unit_end and _ATTACHED_AFTER.match(after) and not GLUED_UNIT.match(after):
+        return None  # part of a word or a code: "2nd", "10-K", "401(k)", "1.2.3"; "100MB" is a figure
     number = float(raw.replace(",", ""))
     opened = bool(pre.group("open") or pre.group("open2"))
     minus = negative(pre.group("sign") or pre.group("sign2"), opened, bool(suf.group("close")))

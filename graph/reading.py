@@ -28,7 +28,7 @@ from graph.calc import choose_op
 from graph.facts import asks_for_figure
 from graph.figures import Asked, asked_unit
 from graph.windows import stems
-from lexicon import ASKED_DIMENSION, DIMENSIONS, QUESTION_FORMS, QUESTION_FRAMING, QUESTION_SOURCE
+from lexicon import ASKED_DIMENSION, DIMENSIONS, NUMBERED_NAME, QUESTION_FORMS, QUESTION_FRAMING, QUESTION_SOURCE
 from lexicon import CALENDAR_WORD as _CALENDAR
 from storage.question_period import AskedPeriod, asked_period
 
@@ -54,6 +54,42 @@ _PHRASING = frozenset(
      "how's", "roughly", "approximately", "about", "between", "during", "since", "after", "before", "among",
      "given"])
 _ACRONYM = re.compile(r"\b[A-Z0-9][A-Z0-9&.-]+\b")
+_RELEASE_NAME = re.compile(r"(?<![\w.])\d[\d.]*[A-Za-z]+\d[\w.]*")  # "0.93R6", "2.2r3": a name, whatever the word
+_RELEASE = re.compile(r"^([\d.]+)(.*)$")
+
+
+def _a_year(number: str) -> bool:
+    return len(number) == 4 and number.isdecimal() and number[:2] in ("19", "20")
+
+
+def numbered(text: str) -> list[tuple[str, str, int]]:
+    """The things `text` names by a word and a number, as (the word in lower case, the number, where it
+    stands): "Debian 1.1 Buzz" -> ("debian", "1.1", 0). Months and years are dates, not numbers of a name."""
+    return [(m.group(1).lower(), m.group(2).lower(), m.start()) for m in NUMBERED_NAME.finditer(text or "")
+            if not _a_year(m.group(2)) and not _CALENDAR.match(m.group(1))
+            and m.group(1).lower() not in _PHRASING]
+
+
+def unnumbered(text: str) -> str:
+    """`text` with the numbers of the things it names taken out ("Debian 0.93R6" -> "Debian"): they say
+    which thing, not how many or how much."""
+    named = NUMBERED_NAME.sub(lambda m: m.group(0) if _a_year(m.group(2)) or _CALENDAR.match(m.group(1))
+                          or m.group(1).lower() in _PHRASING else m.group(1), text or "")
+    return _RELEASE_NAME.sub(" ", named)
+
+
+def same_number(a: str, b: str) -> bool:
+    """Whether two numbers of a name are one: "8" and "8.0" are, "1.0" and "1.1" are not, and a point
+    release ("2.2r3") is of its release ("2.2")."""
+    ma, mb = _RELEASE.match(a), _RELEASE.match(b)
+    if not ma or not mb:
+        return a == b
+    parts_a = [int(p) for p in ma.group(1).split(".") if p]
+    parts_b = [int(p) for p in mb.group(1).split(".") if p]
+    width = max(len(parts_a), len(parts_b))
+    parts_a += [0] * (width - len(parts_a))
+    parts_b += [0] * (width - len(parts_b))
+    return parts_a == parts_b and (ma.group(2) == mb.group(2) or not ma.group(2) or not mb.group(2))
 
 
 def names_in(question: str, *, lone: bool = False) -> list[str]:
@@ -107,11 +143,13 @@ class Reading:
     lone_names: tuple[str, ...] = ()  # ... and with lone capitalised words (names_in(lone=True))
     measure: frozenset[str] = frozenset()  # stems of its own words: not names, numbers, periods or phrasing
     quantity: str = ""  # the dimension a "how long/far/old/..." asks ("long"); "" for any other question
+    numbered: tuple[tuple[str, str], ...] = ()  # the things it names by a word and a number (`numbered`)
 
     def to_state(self) -> dict[str, Any]:
         """JSON-safe (graph/state.py): lists for tuples and sets, an ISO date."""
         out = asdict(self)
         out["measure"] = sorted(self.measure)
+        out["numbered"] = [list(pair) for pair in self.numbered]
         out["period"]["day"] = self.period.day.isoformat() if self.period.day else None
         return out
 
@@ -125,7 +163,8 @@ class Reading:
                    period=AskedPeriod(years=tuple(period.get("years") or ()), quarter=period.get("quarter"),
                                       day=date.fromisoformat(day) if day else None, form=period.get("form") or ""),
                    names=tuple(data.get("names") or ()), lone_names=tuple(data.get("lone_names") or ()),
-                   measure=frozenset(data.get("measure") or ()))
+                   measure=frozenset(data.get("measure") or ()),
+                   numbered=tuple((word, number) for word, number in data.get("numbered") or ()))
 
 
 def measure_words(question: str) -> frozenset[str]:
@@ -141,4 +180,5 @@ def read(question: str) -> Reading:
     return Reading(question=q, asks=kind_of(q), figure=asks_for_figure(q), operation=choose_op(q),
                    unit=asked_unit(q), period=asked_period(q), names=tuple(names_in(q)),
                    lone_names=tuple(names_in(q, lone=True)), measure=measure_words(q),
-                   quantity=m.group(1).lower() if (m := ASKED_DIMENSION.search(q)) else "")
+                   quantity=m.group(1).lower() if (m := ASKED_DIMENSION.search(q)) else "",
+                   numbered=tuple(dict.fromkeys((word, number) for word, number, _ in numbered(q))))

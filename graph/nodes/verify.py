@@ -27,7 +27,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from graph import claims, prompts
+from graph import claims, dates, prompts
 from graph.calc import Result
 from graph.citations import MARK, before_stop, marked, on_evidence_page
 from graph.context import Context, context_of
@@ -336,6 +336,8 @@ def check(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> Ch
         log.info("sentence %s by the claim check: %s", "cited again" if failure.repair else "dropped", failure.check)
         cleaned = cleaned.replace(failure.sentence, failure.repair or "")
     failed = [f for f in failed if not f.repair]
+    if not composed and reading.asks == "date":  # as precise as the excerpts write it (graph/dates.py)
+        cleaned = dates.completed(cleaned, sentences(cleaned), named)
     if not composed and cleaned.strip() and (whole := claims.answer_failure(cleaned, reading, sentences(cleaned))):
         log.info("answer withheld by the claim check %s: it %s", whole.name, whole.why)
         failed.append(claims.Failure(cleaned.strip(), whole.name))

@@ -26,7 +26,8 @@ PAGE_1 = ("Protocol RCU-17: A randomised study of sleep hygiene coaching in shif
 PAGE_2 = ("Eligibility. Adults aged 18 to 65 who have worked rotating shifts for at least six months may take "
           "part. People with a diagnosed sleep disorder are excluded. Sample size. The study will recruit 20 "
           "participants at two sites over four months. Withdrawal. A participant may leave the study at any "
-          "time without giving a reason. Principal Investigator: Dr. Maria Keane.")
+          "time without giving a reason. Principal Investigator: Dr. Maria Keane. Approval. The ethics committee "
+          "of the Riverside unit approved the protocol on March 3rd, 2024.")
 
 
 @pytest.fixture
@@ -68,3 +69,10 @@ def test_a_name_the_cited_excerpt_does_not_hold_is_removed(protocol, make_run) -
     out, _ = ask(make_run, protocol, "Who is the principal investigator of the sleep hygiene study?",
                  "The principal investigator is Dr. Maria Keane [1].")
     assert out["answer"].startswith("The principal investigator is Dr. Maria Keane [1]"), out["answer"]
+
+
+def test_a_date_is_as_precise_as_its_excerpt_writes_it(protocol, make_run) -> None:  # noqa: ANN001
+    # the model's less precise "March 2024" (held-back batch 3's "July 1998" for July 24th, 1998)
+    out, _model = ask(make_run, protocol, "When did the ethics committee approve the sleep hygiene protocol?",
+                      "The ethics committee approved the protocol in March 2024 [1].")
+    assert out["answer"].startswith("The ethics committee approved the protocol on March 3rd, 2024 ["), out["answer"]

@@ -125,6 +125,36 @@ def test_a_name_stands_with_what_the_sentence_says_of_it() -> None:
     assert not apart("Ian Murdock founded it in 1993 [1].", history, "When was Debian founded?")  # not who
 
 
+def test_a_figure_is_of_the_numbered_thing_asked() -> None:
+    # batch 3's "The official Debian 1.0 release contained 474 packages [2]": 474 is what Debian 1.1 contained
+    from graph.claims import figure_of_another_numbered as other
+
+    history = ("Debian 1.1 Buzz (June 17th, 1996): This was the first Debian release with a code name. By this "
+               "time, Bruce Perens had taken over. This release was fully ELF, used Linux kernel 2.0, and contained "
+               "474 packages.\nDebian 1.2 Rex (December 12th, 1996): This release consisted of 848 packages.\n"
+               "Debian 8 Jessie (April 2015).\nDebian 8.0 (Jessie) was released April 25th, 2015.")
+    assert other("The official Debian 1.0 release contained 474 packages [1].", history,
+                 "How many packages did the official Debian 1.0 release contain?")
+    assert other("Debian 1.2 was released on June 17th, 1996 [1].", history, "When was Debian 1.2 released?")
+    assert not other("Debian 1.1 contained 474 packages [1].", history,  # it says which release it speaks of
+                     "How many packages did the official Debian 1.0 release contain?")
+    assert not other("It contained 474 packages [1].", history, "How many packages did Debian 1.1 ship with?")
+    assert not other("Debian 1.2 Rex consisted of 848 packages [1].", history, "How many packages did Debian 1.2 "
+                     "Rex consist of?")
+    assert not other("Debian 8.0 was released on April 25th, 2015 [1].", history,  # 8 is 8.0
+                     "When was Debian 8.0 Jessie released?")
+    # batch 2's wrong dates for the constitution's versions (tuned on them): each date is another version's
+    header = ("Version 1.9 ratified on March 26th, 2022.  Supersedes Version 1.8\n   ratified on January 28th, 2022,\n"
+              "   Version 1.7 ratified on August 14th, 2016. Supersedes Version 1.6\n   ratified on December 13th, "
+              "2015, Version 1.5 ratified on January 9th,\n   2015, Version 1.4 ratified on October 7th, 2007")
+    assert other("The Debian constitution was ratified on December 13th, 2015 [1].", header,
+                 "On what date was version 1.4 of the Debian constitution ratified?")
+    assert not other("Version 1.4 was ratified on October 7th, 2007 [1].", header,
+                     "On what date was version 1.4 of the Debian constitution ratified?")
+    assert not other("3M's capital expenditure was $1,577 million [1].", "Purchases of PP&E (1,577) (1,373)",
+                     "What is the FY2018 capital expenditure of 3M, per its Form 10-K?")  # no numbered thing
+
+
 def test_a_unit_names_no_line() -> None:
     # "Visibility 10 Miles" holds a 10 and the word miles; it says nothing of how far the crash was
     from graph.verify import names_its_line
@@ -148,6 +178,10 @@ def test_an_answer_speaks_of_what_was_asked() -> None:
     assert not answers("[1] Corning had about 11,500 unexpired patents in various countries.",
                        "How many homes did Corning have in backlog at the end of 2020?")
     assert not answers("The trial enrols adults aged 18 to 65 [1].", "What dose of melatonin does the protocol give?")
+    # a thing's number is no quantity (batch 1's "How much did HP charge ...?", tuned on it)
+    assert not answers("The server was hosted by HP in parallel with the 0.93R6 release [1]. It led to the renaming "
+                       "of Debian 1.1 [1].", "How much did HP charge to host master.debian.org?")
+    assert answers("Debian 1.1 contained 474 packages [1].", "How many packages did Debian 1.1 ship with?")
     # a sentence on the question's own measure, a yes or no, a bare figure: left to the other checks
     assert answers("Bruce Perens took over as leader [2].", "Who took over as Debian leader when Ian Murdock left?")
     assert answers("No, the committee does not draw up designs itself [1].",
@@ -242,3 +276,13 @@ def test_a_yes_against_a_cited_no_is_struck() -> None:
     other = "A Technical Committee vote that starts automatically two weeks after a proposal may be canceled."
     [found] = failures(sentences(answer), answer, {1: procedure, 2: other}, asked)
     assert (found.check, found.repair) == ("contradicts", None)
+
+
+def test_a_point_in_a_number_ends_no_statement() -> None:
+    from graph.claims import STATEMENT, name_and_year_apart
+
+    text = "Debian 2.0 Hamm (July 24th, 1998): Named for the piggy-bank. Bruce Perens led Debian 1.2 in 1996."
+    assert [s.strip() for s in STATEMENT.findall(text)] == [
+        "Debian 2.0 Hamm (July 24th, 1998): Named for the piggy-bank.", "Bruce Perens led Debian 1.2 in 1996."]
+    # the name and its year stand in one statement, the version's point notwithstanding
+    assert not name_and_year_apart("Bruce Perens led it in 1996 [1].", text, "Who led Debian 1.2?")

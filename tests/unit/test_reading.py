@@ -47,3 +47,16 @@ def test_a_reading_survives_the_state() -> None:
     assert reading.unit.scale == 1e6 and reading.unit.decimals == 1 and reading.figure
     kept = json.loads(json.dumps(reading.to_state()))  # JSON-safe, as graph/state.py requires
     assert Reading.from_state(kept) == reading
+
+
+def test_the_things_a_question_numbers() -> None:
+    from graph.reading import numbered, same_number
+
+    assert read("How many packages did the official Debian 1.0 release contain?").numbered == (("debian", "1.0"),)
+    assert read("When was version 1.4 of the Debian constitution ratified?").numbered == (("version", "1.4"),)
+    # a year, a month's day, a code's part and a count are no thing's number
+    assert not read("What was 3M's FY 2018 capex per its Form 10-K, in June 2019?").numbered
+    assert not numbered("If a vote is canceled more than 13 days after, it contained 474 packages")
+    assert same_number("8", "8.0") and same_number("2.2", "2.2r3") and not same_number("1.0", "1.1")
+    reading = read("Under MPL 2.0, may I sublicense?")
+    assert Reading.from_state(json.loads(json.dumps(reading.to_state()))) == reading

@@ -203,3 +203,20 @@ def test_a_question_asking_no_one_figure_is_answered_in_the_documents_words() ->
     answer = "The region with the worst topline performance was Las Vegas Strip Resorts, net revenues up 77% [10]."
     question = "Which region had the worst topline performance in 2022?"
     assert verify(answer, refusal=REFUSAL, excerpts=[table], question=question).verified
+
+
+def test_a_figure_glued_to_its_unit_is_checked_like_any_other() -> None:
+    # batch 1's "a minimum size of 100MB for the /var partition", in no excerpt, had passed unread
+    from graph.figures import read_figures
+    from graph.verify import Source, verify
+
+    assert [f.text for f in read_figures("100MB, a 2.4GHz CPU, 5mg", headers=False)] == ["100", "2.4", "5"]
+    assert not read_figures("3M, 5G, 10-K, 2nd, i386, 4K", headers=False)  # names and codes stay words
+    question = "What minimum size does the FHS recommend for the /var partition?"
+    answer = "The FHS recommends a minimum size of 100MB for the /var partition [2]."
+    unread = verify(answer, refusal="REFUSED", question=question,
+                    excerpts=[Source(n=2, text="/var contains variable data files, such as spool directories.")])
+    assert unread.answer == "REFUSED"
+    held = verify(answer, refusal="REFUSED", question=question,
+                  excerpts=[Source(n=2, text="The /var partition should be at least 100 MB in size.")])
+    assert held.answer == answer
