@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from answering.priority import lower_priority
 from answering.stopping import Stopped, StopWatch, chat_stop_watch
-from providers import metrics, telemetry
+from providers import logs, metrics, telemetry
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -89,7 +89,8 @@ def portable(config: dict[str, Any] | Any) -> dict[str, Any]:  # noqa: ANN401 - 
 
 def serve(parts: GraphParts, conn: Connection) -> None:
     """Run what the server sends until its socket closes: ("run", id, kind, inputs, config, chat,
-    trace, options) starts a run on a thread of its own ("stream": the run's events; "invoke": its
+    trace, options) starts a run on a thread of its own (`trace`: the request's W3C trace headers
+    and its id, so the run's spans and log lines are the request's) ("stream": the run's events; "invoke": its
     final state; one of RUNNABLE_STREAMS: its items as "chunk", then "done" with the final state;
     `options`: that method's keyword arguments), ("cancel", id) stops one. Every run ends with one
     of `ENDS`."""
@@ -116,7 +117,8 @@ def serve(parts: GraphParts, conn: Connection) -> None:
         watch = StopWatch(lambda: flag.is_set() or (marked is not None and marked()))
         config = cast("RunnableConfig", {**portable, "callbacks": [watch]})
         try:
-            with telemetry.continued(trace):  # the run's spans stay in the request's trace
+            # the run's spans stay in the request's trace, and its log lines carry the request's id
+            with telemetry.continued(trace), logs.continued(trace):
                 if kind == "stream":
                     for event, data in run_graph(inputs, config, parts):
                         send((job, event, data))
@@ -402,7 +404,8 @@ class AnswerProcesses:
             process = self._process(index)
             job = Job(process, next(self._ids), release)
             process.jobs[job.id] = job
-            process.send(("run", job.id, kind, inputs, portable(config), chat, telemetry.carrier(), options or {}))
+            process.send(("run", job.id, kind, inputs, portable(config), chat,
+                          {**telemetry.carrier(), **logs.carrier()}, options or {}))
             if not process.alive():
                 job.put("lost", "the answer process ended")
         except BaseException:

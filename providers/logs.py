@@ -11,7 +11,9 @@ answer processes).
 `X-Request-ID` when it is short and plain, else a new one; it is returned in the response's
 `X-Request-ID` and held in a context variable while the request runs, so every line logged for it
 (uvicorn's access line included) carries `request_id`, and `trace_id` when an OpenTelemetry span is
-current. What is logged is the message: no handler here adds headers, bodies or questions.
+current. An answer process's lines carry the id of the request whose run logged them (`carrier` /
+`continued`, beside the trace context). What is logged is the message: no handler here adds headers,
+bodies or questions.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import logging
 import logging.config
 import re
 import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,6 +36,7 @@ from settings import Settings
 REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("thotqen_request_id", default=None)
 HEADER = "X-Request-ID"
 _SANE = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+CARRIED = "x-request-id"  # its key in what crosses to an answer process, beside the W3C trace headers
 UVICORN = ("uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi")
 
 
@@ -40,6 +45,26 @@ def request_id_of(given: str | None) -> str:
     if given and _SANE.fullmatch(given):
         return given
     return uuid.uuid4().hex
+
+
+def carrier() -> dict[str, str]:
+    """The current request's id, for work on its behalf in another process (an answer process)."""
+    rid = REQUEST_ID.get()
+    return {CARRIED: rid} if rid else {}
+
+
+@contextmanager
+def continued(carried: Mapping[str, str] | None) -> Iterator[None]:
+    """Lines logged inside carry the request id `carried` (another process's `carrier()`) holds."""
+    rid = (carried or {}).get(CARRIED)
+    if not rid:
+        yield
+        return
+    token = REQUEST_ID.set(request_id_of(rid))
+    try:
+        yield
+    finally:
+        REQUEST_ID.reset(token)
 
 
 def trace_id() -> str | None:

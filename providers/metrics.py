@@ -51,6 +51,11 @@ LLM_SECONDS = Histogram("thotqen_llm_link_duration_seconds", "LLM link attempts'
                         buckets=(0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120))
 LLM_TOKENS = Counter("thotqen_llm_tokens", "tokens of successful LLM link attempts by link and direction "
                      "(input, output), as the provider reported them", ["provider", "direction"])
+# per attempt, as vLLM's request_prompt_tokens / request_generation_tokens and OpenTelemetry's
+# gen_ai.client.token.usage: how big prompts and answers are, where the counter gives only the flow
+LLM_CALL_TOKENS = Histogram("thotqen_llm_call_tokens", "tokens of each successful LLM link attempt by link and "
+                            "direction (input, output), as the provider reported them", ["provider", "direction"],
+                            buckets=(16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768))
 NODE_SECONDS = Histogram("thotqen_graph_node_duration_seconds", "seconds each answering graph node took, by node "
                          "(a node that runs again in a later round is observed again)", ["node"],
                          buckets=(0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60))

@@ -2,9 +2,12 @@
 
 The check (graph/nodes/verify.py `check`) reads the whole answer: a pointer sentence ("This is
 stated in [2].") gives its markers to the sentence before it, the answer as a whole must not
-decline and must speak of what was asked, and it must cite something. So a sentence is sent only
-when the draft has gone a whole sentence past it and checking the draft up to it and up to the
-next gives the same text for it: then what follows no longer changes it. At each such point the
+decline and must speak of what was asked, and it must cite something. So a sentence is sent once
+the next has begun with a word no pointer sentence holds (verify's `opens_no_pointer`: then what
+follows no longer changes its text), so that a two-sentence answer's first goes out a word or two
+into the second rather than with it at the end; or else once the draft has gone a whole sentence
+past it and checking the draft up to it and up to the next gives the same text for it. The last
+sentence goes out when the model's output ends, checked by verify. At each such point the
 draft so far is finished as generate finishes the whole (graph/nodes/generate.py `finished`) and
 checked with every check of the end; what passes and is cited, past what was sent, is sent as
 checked tokens. Nothing is sent for a composed answer or one with a calculation (code writes those
@@ -24,7 +27,7 @@ from langgraph.runtime import Runtime
 
 from graph.citations import MARK
 from graph.context import Context
-from graph.nodes.verify import Checked, check, pieces
+from graph.nodes.verify import Checked, check, opens_no_pointer, pieces
 from graph.state import Citation, State
 from graph.verify import sentences
 
@@ -57,14 +60,18 @@ class Early:
             return
         self.draft += piece
         spans = sentences(self.draft)
-        done = len(spans) - 1  # the last may still grow: the spans before it are whole
-        if done < 2 or done <= self.checked:
+        whole = len(spans) - 1  # the last may still grow: the spans before it are whole
+        # the sentence before the growing one may go once that one has begun as no pointer sentence
+        # can; else the one before it, once the next is whole and is seen not to change it
+        ready = whole if whole and opens_no_pointer(self.draft[spans[-1][0]:]) else whole - 1
+        if ready < 1 or ready <= self.checked:
             return
-        if done > MAX_POINTS:
+        if ready > MAX_POINTS:
             self.on = False
             return
-        self.checked = done
-        upto, after = self._check(spans[done - 2][1]), self._check(spans[done - 1][1])
+        self.checked = ready
+        upto = self._check(spans[ready - 1][1])
+        after = self._check(spans[ready][1]) if ready < whole else upto
         if upto is None or after is None or not upto.passed or not upto.answer.startswith(self.streamed):
             return
         if not after.answer.startswith(upto.answer) or upto.answer == self.streamed:

@@ -80,6 +80,22 @@ def _pointers_merged(answer: str) -> str:
     return out
 
 
+# every word the talk of excerpts may be made of (EXCERPT_TALK's own, with the regex's letters: harmless)
+_TALK_WORDS = frozenset(letter_words(EXCERPT_TALK.pattern.lower()))
+
+
+def opens_no_pointer(begun: str) -> bool:
+    """Whether a sentence begun so (the text of it written so far) can no longer change the one
+    before it: a pointer sentence gives that one its markers (`_pointers_merged`), and so does a
+    first clause of such words beside talk of excerpts ("This is stated in excerpt [2], which ...":
+    `without_mechanics`). A whole word before any comma that is neither a pointer's nor the talk's
+    rules both out, whatever follows (graph/nodes/early.py sends the sentence before it then)."""
+    head = MARK.sub(" ", begun.split(",", 1)[0])
+    if "," not in begun:
+        head = re.sub(r"[A-Za-z]+$", "", head)  # the last word may still grow ("Thi" -> "This")
+    return any(w not in _POINTER_WORDS and w not in _TALK_WORDS for w in letter_words(head.lower()))
+
+
 def _with_marks(sentence: str, marks: list[str]) -> str:
     return before_stop(sentence, "".join(marks)) if marks else sentence
 

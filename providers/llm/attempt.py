@@ -57,6 +57,7 @@ class Attempt:
         for direction in ("input", "output"):
             if usage.get(f"{direction}_tokens"):
                 metrics.count(metrics.LLM_TOKENS, self.link, direction, amount=usage[f"{direction}_tokens"])
+                metrics.observe(metrics.LLM_CALL_TOKENS, usage[f"{direction}_tokens"], self.link, direction)
         attributes: dict[str, Any] = {"llm.outcome": "ok", "llm.response.model": model,
                                       "llm.usage.input_tokens": usage.get("input_tokens"),
                                       "llm.usage.output_tokens": usage.get("output_tokens")}

@@ -6,6 +6,9 @@ and the API in broker mode (tests/broker/conftest.py)."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -14,6 +17,7 @@ from typing import Any
 import httpx
 
 from evals.pdfs import AURORA_TOPICS, long_report, text_pdf
+from tests.broker.conftest import ROOT
 from tests.server.conftest import follow_job, signup, upload
 
 
@@ -98,6 +102,28 @@ def test_kill_9_mid_embedding_another_worker_finishes(broker_api, broker_db, sta
             dup = conn.execute("select count(*) from (select lexeme from term_stats where document_id = %s"
                                " group by lexeme having count(*) > 1) d", (done["document_id"],)).fetchone()[0]
             assert dup == 0
+
+
+def test_sigterm_mid_embedding_lets_the_job_finish(broker_api, broker_db, start_worker) -> None:  # noqa: ANN001
+    # what docker stop, compose and systemd send: Celery's warm shutdown finishes the running job
+    # (within compose's and the unit's 120 s grace) and takes no other; the job is not run twice
+    worker = start_worker().wait_ready()
+    big = long_report([f"{t} (stop test)" for t in AURORA_TOPICS], pages_per_topic=8)  # 32 pages
+    with broker_api.client() as c:
+        user = signup(c, "warm")
+        res = upload(c, user["headers"], "warm.pdf", big)
+        assert res.status_code == 202, res.text
+        job_id = res.json()["job_id"]
+        wait_for(lambda: (j := job_row(broker_db, job_id))["stage"] == "embedding" and j["percent"] > 5,
+                 240, "the job to be embedding")
+        worker.proc.send_signal(signal.SIGTERM)
+        assert worker.proc.wait(120) == 0, worker.text()[-3000:]
+        job = job_row(broker_db, job_id)
+        assert job["status"] == "done" and job["attempts"] == 1, job
+        assert job["worker"].endswith(f":{worker.pid}")
+        doc = c.get(f"/api/documents/{res.json()['document_id']}", headers=user["headers"]).json()
+        assert doc["status"] == "ready" and doc["pages"] == 32
+    assert "warm shutdown" in worker.text().lower(), worker.text()[-3000:]
 
 
 def test_two_workers_share_twenty_uploads_each_done_once(broker_api, broker_db, start_worker) -> None:  # noqa: ANN001
@@ -223,4 +249,29 @@ def test_a_worker_with_log_format_json_writes_json_lines_only(broker_api, start_
         assert follow_job(c, user["headers"], res.json()["job_id"])[-1][0] == "done"
     records = [json.loads(line) for line in worker.text().splitlines() if line.strip()]  # fails on any other line
     assert any(r["logger"] == "celery.apps.worker" and r["message"].endswith(" ready.") for r in records)
+    assert all({"time", "level", "logger", "message"} <= set(r) for r in records)
+
+
+def test_beat_with_log_format_json_writes_json_lines_only(broker_db, worker_env, tmp_path: Path) -> None:  # noqa: ANN001
+    """`thotqen beat` too: no banner, Celery's scheduler lines as JSON objects (the worker's test above)."""
+    log = tmp_path / "beat.log"
+    env = {**worker_env, "LOG_FORMAT": "json", "LOG_LEVEL": "INFO", "MAINTENANCE_INTERVAL_S": "2",
+           "PYTHONFAULTHANDLER": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "cli", "beat"], cwd=ROOT, env=env, stdout=log.open("w"),
+                            stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: "Sending due task" in log.read_text() or proc.poll() is not None, 120,
+                 "beat to send a task")
+        time.sleep(1)  # past the publish its line announces (a SIGTERM inside it once kept beat running 30 s+)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)  # its threads' stacks into the log (PYTHONFAULTHANDLER)
+            proc.wait(10)
+    text = log.read_text()
+    assert proc.returncode == 0, text[-5000:]
+    records = [json.loads(line) for line in text.splitlines() if line.strip()]  # fails on any other line
+    assert any(r["logger"].startswith("celery") and "Sending due task" in r["message"] for r in records), text
     assert all({"time", "level", "logger", "message"} <= set(r) for r in records)

@@ -57,6 +57,24 @@ def test_checked_sentences_come_before_the_draft_ends_and_stay(report_owner, mak
     assert final["answer"].startswith(early) and final["streamed"] == early
 
 
+def test_a_two_sentence_answers_first_sentence_goes_out_while_the_second_is_written(report_owner, make_run) -> None:  # noqa: ANN001
+    # it waited for a third sentence to begin, so a short answer came whole at the end
+    def answer(prompt: str) -> str:
+        r, e = numbers(prompt)
+        return (f"Aurora Widgets reported total revenue of {REVENUE} dollars in fiscal 2023 [{r}]. "
+                f"Aurora Widgets employed {STAFF} people at the end of fiscal 2023 [{e}].")
+
+    events, final = stream(make_run, report_owner[0], QUESTION, answer)
+    first = next(i for i, (kind, _) in enumerate(events) if kind == "token")
+    written = "".join(text for kind, text in events[:first] if kind == "draft")
+    assert written.endswith("[1]. Aurora "), written  # one word into the second sentence
+    drafts_after = [text for kind, text in events[first:] if kind == "draft"]
+    assert len(drafts_after) >= 8, drafts_after  # the rest of the second sentence was still to come
+    tokens = "".join(text for kind, text in events if kind == "token")
+    assert tokens == final["answer"] and REVENUE in final["streamed"] and STAFF not in final["streamed"]
+    assert STAFF in final["answer"] and final["answer"].startswith(final["streamed"])
+
+
 def test_a_pointer_sentence_is_waited_for_and_an_unsupported_one_never_sent(report_owner, make_run) -> None:  # noqa: ANN001
     def answer(prompt: str) -> str:
         r, e = numbers(prompt)

@@ -91,6 +91,7 @@ def test_the_runs_llm_and_node_series_reach_the_servers_metrics(served, owner, m
               "seconds": ("thotqen_llm_link_duration_seconds_count", {"provider": "vllm", "outcome": "ok"}),
               "input": ("thotqen_llm_tokens_total", {"provider": "vllm", "direction": "input"}),
               "output": ("thotqen_llm_tokens_total", {"provider": "vllm", "direction": "output"}),
+              "per_call": ("thotqen_llm_call_tokens_count", {"provider": "vllm", "direction": "output"}),
               "generate": ("thotqen_graph_node_duration_seconds_count", {"node": "generate"}),
               "retrieve": ("thotqen_graph_node_duration_seconds_count", {"node": "retrieve"})}
     with served.client() as c:

@@ -1,11 +1,12 @@
 """Operator-ready (issue 40): a real `thotqen serve` on a data directory of its own, with LOG_FORMAT=json and
 tracing to a local OTLP receiver. Its log lines (its answer process's too) are JSON, each request's id comes
-back and is on its lines with the trace's id, and no question text is logged. Then its Postgres is stopped:
+back and is on its lines with the trace's id (the answer process's lines for its run included), and no
+question text is logged. Then its Postgres is stopped:
 a request that needs it answers 503 with Retry-After in moments (it waited the pool's 30 s and answered 500
 with a traceback), logged as one line, /metrics still answers at once; and once Postgres is started again,
 so does the server.
 
-Timing bounds are generous (a busy 2-core machine): the old behaviour was 30 s a request."""
+The bounds are the issue's (2 s for a 503, 1 s for /metrics), far above what a loaded machine takes."""
 
 from __future__ import annotations
 
@@ -27,7 +28,9 @@ from tests.server.conftest import read_sse, signup
 from tests.server.processes import OTLPReceiver, Process, process_env, serve, stop_postgres
 
 MARKER = "zebracrossing7781"  # in a question: it must never reach the log
-FAST = 10.0  # seconds: far under the pool's old 30 s, far over the expected fraction of one
+# issue 40's bounds: a 503 within 2 s, /metrics within 1 s (measured: 5 ms each on a loaded 2-core machine;
+# the old behaviour was the pool's 30 s, and /metrics 30-41 s)
+FAST, SCRAPE = 2.0, 1.0
 
 
 def lines(proc: Process) -> list[dict[str, Any]]:
@@ -65,7 +68,7 @@ def served(fake_llm: FakeOpenAI) -> Iterator[dict[str, Any]]:
     proc = None
     try:
         proc, url = serve(env, home / "serve.log")
-        yield {"proc": proc, "url": url, "home": home, "receiver": receiver}
+        yield {"proc": proc, "url": url, "home": home, "receiver": receiver, "llm": fake_llm.url}
     finally:
         if proc is not None:
             proc.stop()
@@ -89,7 +92,8 @@ def test_json_logs_carry_the_request_id_and_trace_id_and_no_question_text(served
         assert re.fullmatch(r"[0-9a-f]{32}", minted)
         assert c.get("/api/search", params={"q": MARKER}, headers=user["headers"]).status_code == 200  # not logged
         chat = c.post("/api/chats", headers=user["headers"], json={"title": "t"}).json()["id"]
-        with c.stream("POST", f"/api/chats/{chat}/messages", headers=user["headers"],
+        asked = f"ask-{uuid.uuid4().hex[:12]}"
+        with c.stream("POST", f"/api/chats/{chat}/messages", headers={**user["headers"], "X-Request-ID": asked},
                       json={"question": f"What was the {MARKER} revenue in fiscal 2023?"}) as answer:
             assert answer.status_code == 200
             assert read_sse(answer)[-1][0] == "done"
@@ -106,6 +110,13 @@ def test_json_logs_carry_the_request_id_and_trace_id_and_no_question_text(served
     loading = [line for line in lines(proc)
                if line["logger"] == "runtime" and line["message"].startswith("loading the")]
     assert len(loading) >= 2, loading  # the server's embedder, and the answer process's
+    # the model is called from the answer process: its lines (the HTTP client's, one per call) carry the request's
+    # id and trace id too (they carried neither: the id stayed in the server process)
+    chat_line = wait_for_line(proc, lambda line: line.get("request_id") == asked and line["logger"] == "uvicorn.access")
+    called = [line for line in lines(proc) if line["logger"].startswith("httpx") and served["llm"] in line["message"]
+              and line.get("request_id") == asked]
+    assert called, [line for line in lines(proc) if line["logger"].startswith("httpx")]
+    assert {line.get("trace_id") for line in called} == {chat_line["trace_id"]}, (called, chat_line)
 
 
 def test_a_stopped_database_answers_503_at_once_and_metrics_still_answer(served) -> None:  # noqa: ANN001
@@ -133,7 +144,7 @@ def test_a_stopped_database_answers_503_at_once_and_metrics_still_answer(served)
         assert c.get("/api/health").status_code == 503 and time.monotonic() - started < FAST
         started = time.monotonic()
         scraped = c.get("/metrics")
-        assert scraped.status_code == 200 and time.monotonic() - started < FAST
+        assert scraped.status_code == 200 and time.monotonic() - started < SCRAPE
         age = re.search(r"^thotqen_ingestion_queue_read_age_seconds ([0-9.e+]+)$", scraped.text, re.M)
         assert age is not None and float(age.group(1)) >= 0  # the last value read, and how old it is
         assert "thotqen_ingestion_queue_jobs{" in scraped.text

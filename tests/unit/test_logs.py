@@ -68,3 +68,24 @@ def test_access_lines_lose_their_query_string_and_levels_follow_log_level() -> N
     debug = logs.dict_config(Settings(_env_file=None, log_level="debug", log_format="JSON"))
     assert debug["root"]["level"] == "DEBUG" and debug["loggers"]["uvicorn"]["level"] == "DEBUG"
     assert debug["formatters"]["thotqen"]["()"].endswith("JsonFormatter")
+
+
+def test_the_request_id_crosses_to_another_process_and_stays_plain() -> None:
+    # what an answer process receives with a run (answering/processes.py), beside the trace headers
+    token = logs.REQUEST_ID.set("abc-3")
+    try:
+        carried = logs.carrier()
+    finally:
+        logs.REQUEST_ID.reset(token)
+    assert carried == {"x-request-id": "abc-3"} and logs.carrier() == {}
+    stream, logger = emitted("json")
+    with logs.continued({"traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01", **carried}):
+        logger.warning("in the run")
+    with logs.continued({"x-request-id": 'forged"\n'}):  # never trusted as given
+        logger.warning("forged")
+    with logs.continued({}):
+        logger.warning("no request")
+    first, second, third = (json.loads(line) for line in stream.getvalue().splitlines())
+    assert first["request_id"] == "abc-3"
+    assert second["request_id"] != 'forged"\n' and len(second["request_id"]) == 32
+    assert "request_id" not in third and logs.REQUEST_ID.get() is None

@@ -187,3 +187,23 @@ def test_a_one_word_name_of_the_question_names_no_row() -> None:
     assert entity_words("How many packages did Debian 1.1 ship with?") == {"debian"}
     assert entity_words("What is 3M's FY2018 Cost of Goods Sold?") == set()  # a row's name, several words
     assert entity_words("What was AMD's EBITDA?") == set()  # capitals may be an analyst's term
+
+
+@pytest.mark.parametrize(("begun", "final"), [
+    ("Aurora Widgets ", True),  # a word no pointer sentence holds: the sentence before is final
+    ("The company's ", True),
+    ("Aurora", False),  # the word may still grow
+    ("This is stated in [2]", False),  # a pointer sentence, so far
+    ("This information is found ", False),
+    ("This is shown in the last excerpt [2], which", False),  # a first clause of talk of excerpts only
+    ("Per the excerpt ", False),
+    ("As stated in excerpt [1], revenue ", False),
+])
+def test_a_begun_sentence_that_cannot_change_the_one_before(begun: str, final: bool) -> None:
+    from graph.nodes.verify import opens_no_pointer, without_mechanics
+
+    assert opens_no_pointer(begun) is final
+    if final:  # whatever pointer-like ending it gets, the sentence before keeps its text
+        before = "Revenue was 412 million dollars [1]."
+        for ending in ("is stated in [2].", "found in excerpt [3], which says so."):
+            assert without_mechanics(f"{before} {begun}{ending}").startswith(before)

@@ -23,7 +23,7 @@ PATTERN_TAKING = frozenset({"compile", "search", "match", "fullmatch", "sub", "s
 # Issue 39 counted 106 re.compile calls when it was filed; by this count (module calls included)
 # the tree held 182 before the consolidation (evals/results/pattern_budget.md). The budget: what is left; a
 # new pattern needed in two places, or spelling a word list, goes to lexicon.py instead of raising it.
-BUDGET = 59
+BUDGET = 60
 
 
 def _table_size(call: ast.Call, tree: ast.AST) -> int:
