@@ -23,6 +23,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from graph.figures import Asked, Figure, Kind, asked_unit, decimals_at, format_figure, format_number, round_half_up
+from lexicon import OPERATION_PHRASINGS, YEAR_DIGITS
 
 Op = Literal["ratio", "percentage", "margin", "growth", "difference", "sum", "average", "cagr", "turnover",
              "per_share", "days"]
@@ -42,7 +43,6 @@ DAYS_IN_YEAR = 365
 # Operations over amounts: a percentage row as an operand is a different line item than the one asked
 # ("revenue growth" from two margin rows).
 _OF_AMOUNTS = ("ratio", "percentage", "margin", "growth", "cagr", "turnover", "per_share", "days")
-_YEAR = re.compile(r"(?:19|20)\d\d")
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class Fact:
     @property
     def year(self) -> int | None:
         """The year its period names ("Q2 FY2023" -> 2023), None when it names none."""
-        m = _YEAR.search(self.period)
+        m = YEAR_DIGITS.search(self.period)
         return int(m.group(0)) if m else None
 
 
@@ -286,25 +286,8 @@ def calculate(raw: str | Mapping[str, Any], facts: Iterable[Fact], question: str
 
 
 # -- choosing the operation from the question's words ------------------------------------------------------------------
-# Written from general English and finance usage, checked in order; the first that matches wins.
-_CHANGE = r"\b(?:change[ds]?|increase[ds]?|decrease[ds]?|decline[ds]?|rise|rose|drop(?:ped)?|fell)\b"
-_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((op, re.compile(pattern, re.IGNORECASE)) for op, pattern in (
-    ("cagr", r"\bcagr\b|\bcompound(?:ed)?\s+annual(?:\s+growth)?\b"),
-    ("days", r"\bdays?\s+(?:of\s+)?(?:sales|inventor(?:y|ies)|payables?|receivables?)\b|\b(?:dso|dio|dpo)\b"),
-    ("turnover", r"\bturnover\b"),
-    ("per_share", r"\bper\s+(?:\w+\s+)?share\b"),
-    ("percentage", r"\bas\s+an?\s+(?:percent(?:age)?|%|share|proportion|fraction)\s+of\b"
-                   r"|\b(?:what|which)\s+(?:percent(?:age)?|share|proportion|fraction|portion)\s+of\b"
-                   r"|\bpercent(?:age)?\s+of\b"),
-    ("growth", r"\bgrowth\b|\bgr[eo]w\b|\bgrowing\b|\bpercent(?:age)?\s+" + _CHANGE + r"|\byear[-\s]+over[-\s]+year\b"
-               r"|\byoy\b|\bannual\s+rate\s+of\s+" + _CHANGE),
-    ("difference", _CHANGE + r"[^?]*\b(?:from|between|compared)\b|\bby\s+how\s+much\b|\bdifference\b|\bminus\b"
-                   r"|\bsubtract(?:ed|ing)?\b|\bless\b(?!\s+than)|\bgap\s+between\b"),
-    ("margin", r"\bmargins?\b"),
-    ("ratio", r"\bdivided\s+by\b|\bratio\b|\bquotient\b|\bhow\s+many\s+times\b|\bcoverage\b|\bmultiple\s+of\b"),
-    ("average", r"(?<!weighted[-\s])\baverage\b|\bmean\b"),
-    ("sum", r"\bsum\s+of\b|\bcombined\b|\bplus\b|\badded\s+together\b|\bin\s+aggregate\b|\btotal\s+of\b"),
-))
+# The phrasings are lexicon.py's (OPERATION_PHRASINGS), checked in order; the first that matches wins.
+_RULES = OPERATION_PHRASINGS
 
 
 def choose_op(question: str) -> str | None:

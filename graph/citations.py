@@ -19,9 +19,8 @@ import re
 from graph.figures import read_figures, same_digits
 from graph.state import Citation, Excerpt, PagePart
 from graph.windows import GAP, stems
+from lexicon import MARK as MARK  # re-exported: the graph reads markers from here
 
-# A citation marker: "[2]" or "[1, 3]".
-MARK = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=\d))*(?:[.!?]+(?!\d)|\n|$)")
 
 

@@ -32,7 +32,6 @@ These three are `ANSWER_CHECKS`, the registry of checks on the whole answer.
 
 from __future__ import annotations
 
-import calendar
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -44,34 +43,43 @@ from graph.citations import MARK, before_stop, marked
 from graph.reading import Reading, numbered, read, same_number, unnumbered
 from graph.verify import sentences
 from graph.windows import stems
-from lexicon import FUNCTION_WORDS, NEGATION_WORDS, NUMBER_WORD, POLARITY_WORDS, PRESENTING_WORDS, SCALES, UNIT_WORDS
-from storage.periods import DATES, MONTH, MONTHS, YEAR
+from lexicon import CALENDAR_NAMES as _MONTHS
+from lexicon import (
+    DATES,
+    DECLINING,
+    DENIAL,
+    DIGITS,
+    FUNCTION_WORDS,
+    ISO_DATE,
+    MONTH_ANYWHERE,
+    MONTH_DAY,
+    MONTH_NAME,
+    MONTH_YEAR,
+    MONTHS,
+    NUMBER_WORD,
+    POLARITY_WORDS,
+    PRESENTING_WORDS,
+    PRONOUN,
+    REFERS_BACK,
+    SCALES,
+    UNIT_WORDS,
+    YEAR,
+    YES_FIRST,
+    alnum_words,
+)
 
 # The model declining in its own words: "The excerpts do not provide ...", "I cannot determine ...".
-DECLINES = re.compile(
-    r"\b(?:do(?:es)?\s*n[o'’]t|did\s*n[o'’]t)\s+(?:say|state|contain|mention|provide|include|"
-    r"cover|report|disclose|specify|give)\b"
-    r"|\bnot\s+(?:found|mentioned|provided|stated|available|given|included|disclosed|reported|covered)\s+in\b"
-    r"|\b(?:cannot|can[’']t|can\s+not|unable\s+to)\s+(?:answer|find|determine|tell)\b|\bno\s+information\b",
-    re.IGNORECASE)
+DECLINES = DECLINING
 
 # Words that answer a yes/no question: an answer sentence holding one says something.
-_MONTHS = frozenset(m.lower() for m in (*calendar.month_name, *calendar.day_name) if m)
-_MONTH_NAME = re.compile(r"(?<!^)(?<![.!?]\s)\b(" + "|".join(m for m in calendar.month_name if m) + r")\b")
-_MONTH_DAY = re.compile(rf"\b(?P<month>{MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year>(?:19|20)\d{{2}})\b",
-                        re.I)  # "December 11th 1995", "March 3, 2019"
-_ISO = re.compile(r"\b((?:19|20)\d{2})-(\d{2})-(\d{2})\b")
-_MONTH_YEAR = re.compile(rf"\b(?P<month>{MONTH})\s+(?:of\s+)?(?P<year>(?:19|20)\d{{2}})\b", re.I)
 _NAME = re.compile(r"\b[A-Z][A-Za-z'’.-]*[A-Za-z](?:\s+(?:of|and|&|de|van|von|du|la)?\s*[A-Z][A-Za-z'’.-]*[A-Za-z])*\b")
-_WORDS = re.compile(r"[a-z0-9]+")
-_NUMBER = re.compile(r"\d[\d,.]*\d|\d")
 _QUANTITY = re.compile(rf"(?:\d[\d,.]*|\b(?:{NUMBER_WORD})\b)\s*([a-z]*)")  # a number and the word after it
 # Words that present a figure or count it, and never say what it is of ("The figure is 18 cents").
 _SAYS_NOTHING_OF_WHAT = frozenset(stems(" ".join(PRESENTING_WORDS | UNIT_WORDS | set(SCALES))))
 
 
 def _words(text: str) -> set[str]:
-    return set(_WORDS.findall(text.lower()))
+    return set(alnum_words(text.lower()))
 
 
 def _body(sentence: str) -> str:
@@ -80,7 +88,7 @@ def _body(sentence: str) -> str:
 
 def adds_nothing(sentence: str, cited: str, question: str) -> bool:
     body = _body(sentence)
-    if set(_NUMBER.findall(body)) - set(_NUMBER.findall(question)) or _words(body) & POLARITY_WORDS:
+    if set(DIGITS.findall(body)) - set(DIGITS.findall(question)) or _words(body) & POLARITY_WORDS:
         return False  # a figure the question does not give ("3M" is the question's name, not a value)
     return not (stems(body) - stems(question))
 
@@ -95,14 +103,13 @@ def names_not_cited(sentence: str, cited: str, question: str) -> list[str]:
     """The names of `sentence` (past its first word) with a word neither `cited` nor `question` holds."""
     held = _words(cited) | _words(question)
     body = _body(sentence)
-    first = re.match(r"\s*[\W_]*", body)
-    start = first.end() if first else 0
+    start = next((i for i, c in enumerate(body) if c.isalnum()), len(body))  # past leading marks and spaces
     out = []
     for m in _NAME.finditer(body):
         raw = m.group(0).split()
         if m.start() == start:  # a sentence's first word is capitalised by orthography
             raw = raw[1:]
-        words = [w for w in _WORDS.findall(" ".join(raw).lower())
+        words = [w for w in alnum_words(" ".join(raw).lower())
                  if w not in FUNCTION_WORDS and w not in _MONTHS and len(w) > 1]  # a month is a date's
         if any(w not in held for w in words):
             out.append(m.group(0))
@@ -117,10 +124,10 @@ def dates_in(text: str) -> set[tuple[int, int, int | None]]:
     """The dates `text` writes as (year, month, day or None): "March 3, 2019", "3rd of March 2019",
     "2019-03-03", "March 1996"."""
     out: set[tuple[int, int, int | None]] = set()
-    for pattern in (_MONTH_DAY, DATES[1]):
+    for pattern in (MONTH_DAY, DATES[1]):
         out |= {(int(m["year"]), MONTHS[m["month"].lower().rstrip(".")], int(m["day"])) for m in pattern.finditer(text)}
-    out |= {(int(m[1]), int(m[2]), int(m[3])) for m in _ISO.finditer(text) if 1 <= int(m[2]) <= 12}
-    out |= {(int(m["year"]), MONTHS[m["month"].lower().rstrip(".")], None) for m in _MONTH_YEAR.finditer(text)}
+    out |= {(int(m[1]), int(m[2]), int(m[3])) for m in ISO_DATE.finditer(text) if 1 <= int(m[2]) <= 12}
+    out |= {(int(m["year"]), MONTHS[m["month"].lower().rstrip(".")], None) for m in MONTH_YEAR.finditer(text)}
     return out
 
 
@@ -131,7 +138,7 @@ def date_not_cited(sentence: str, cited: str, question: str) -> bool:
     held = set(YEAR.findall(cited)) | set(YEAR.findall(question))
     months = _words(cited) | _words(question)
     if any(y not in held for y in YEAR.findall(body)) or any(m.lower() not in months
-                                                            for m in _MONTH_NAME.findall(body)):
+                                                            for m in MONTH_NAME.findall(body)):
         return True
     written = dates_in(f"{cited}\n{question}")
     return any(not any(w[:2] == d[:2] and (d[2] is None or w[2] == d[2]) for w in written) for d in dates_in(body))
@@ -161,7 +168,6 @@ def name_and_year_apart(sentence: str, cited: str, question: str) -> bool:
 
 # The question read once per question, not once per sentence and excerpt a check tries (`failures`).
 _read = lru_cache(maxsize=64)(read)
-_PRONOUN = re.compile(r"\b(?:he|she|his|her|him|they|their|them)\b", re.I)
 
 
 def _read_back(text: str, refers_back: Callable[[str], object]) -> list[str]:
@@ -175,7 +181,7 @@ def _read_back(text: str, refers_back: Callable[[str], object]) -> list[str]:
 def _statements(text: str) -> list[set[str]]:
     """The stems of each statement of `text`: each line, and each sentence of running text (with the
     sentence before it when it says "he" or "they": whom that names)."""
-    return [stems(line) for line in text.splitlines()] + [stems(s) for s in _read_back(text, _PRONOUN.search)]
+    return [stems(line) for line in text.splitlines()] + [stems(s) for s in _read_back(text, PRONOUN.search)]
 
 
 def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bool:
@@ -201,14 +207,11 @@ def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bo
                                     for name in names)
 
 
-_DENIES = re.compile(r"\b(?:" + "|".join(sorted(NEGATION_WORDS)) + r")\b|n't\b", re.I)
-_REFERS_BACK = re.compile(r"^\W*(?:this|these|that|those|it|they|he|she|such)\b", re.I)
-_YES = re.compile(r"^\W*yes\b[\s,.;:!-]*", re.I)
 _WHETHER = stems(" ".join(POLARITY_WORDS))  # "yes", "not": whether, not what
 
 
 def _denies(text: str) -> bool:
-    return bool(_DENIES.search(_YES.sub("", text)))
+    return bool(DENIAL.search(YES_FIRST.sub("", text)))
 
 
 def contradicts(sentence: str, cited: str, question: str) -> bool:
@@ -220,10 +223,10 @@ def contradicts(sentence: str, cited: str, question: str) -> bool:
     is recommended" is no contradiction a word can show), nor a sentence that only supports the answer
     ("This limit is 255 graphs" beside "feynMF does not warn you of it")."""
     body = _body(sentence)
-    if not _YES.match(body) or _denies(body) or _read(question).asks != "yes_no":
+    if not YES_FIRST.match(body) or _denies(body) or _read(question).asks != "yes_no":
         return False
     claim = stems(body) - _WHETHER
-    scored = [(len(claim & stems(s)), -i, s) for i, s in enumerate(_read_back(cited, _REFERS_BACK.match))]
+    scored = [(len(claim & stems(s)), -i, s) for i, s in enumerate(_read_back(cited, REFERS_BACK.match))]
     best = max(scored, default=(0, 0, ""))
     return best[0] >= 2 and _denies(best[2])
 
@@ -244,7 +247,7 @@ def figure_of_another_numbered(sentence: str, cited: str, question: str) -> bool
     marks = [(at, word, number) for word, number, at in numbered(cited) if word in words]
     if not marks:
         return False
-    for figure in set(_NUMBER.findall(body)) - set(_NUMBER.findall(question)):
+    for figure in set(DIGITS.findall(body)) - set(DIGITS.findall(question)):
         places = [m.start() for m in re.finditer(rf"(?<![\d.,]){re.escape(figure)}(?!\d|[.,]\d)", cited)]
         under = [max(((at, word, number) for at, word, number in marks if at < place), default=None)
                  for place in places]
@@ -270,7 +273,7 @@ def speaks_to(sentence: str, reading: Reading) -> bool:
     if reading.asks == "name" and names_not_cited(body, "", reading.question):
         return True  # a name the question does not give: "Who founded Debian?" "Ian Murdock [1]."
     if reading.asks == "date" and (set(YEAR.findall(body)) - set(YEAR.findall(reading.question))
-                                   or re.search(MONTH, body, re.I)):
+                                   or MONTH_ANYWHERE.search(body)):
         return True  # "When was it ratified?" "On March 26th, 2022 [1]."
     quantities = _QUANTITY.findall(YEAR.sub(" ", unnumbered(body)).lower())
     if reading.asks == "value" and not quantities:

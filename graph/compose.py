@@ -17,28 +17,18 @@ from typing import Any
 from graph.calc import Fact, choose_op
 from graph.facts import asks_for_figure, label_words, shown_value
 from graph.figures import Asked
+from lexicon import FIGURE_VERDICT, METRIC_ASKED, METRIC_END, PROSE_ASKED
 
 # The question's own clause: FinanceBench-style prompts wrap it in instructions ("Answer the
 # following question as if you are an analyst ...: what is ...? Round to two decimals.").
-_CLAUSE_END = re.compile(r"\?")
 _CLAUSE_START = re.compile(r"(?:^|[.:;!]\s+|\n)")
-# A verdict, a reason or a choice among things is prose, even when the question names a figure.
-_YES_NO = re.compile(r"^\W*(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|should)\b", re.I)
-_PROSE = re.compile(
-    r"\b(?:why|explain\w*|drove|driven|drivers?|reasons?|describe|discuss|summar\w+|which|whether|what\s+(?:are|were)"
-    r"\s+the\s+(?:main|key|major|primary|biggest|largest)|how\s+(?:did|does|has|have|is|are|was|were)\b(?!\s+(?:much|many)))",
-    re.I)
-_METRIC = re.compile(r"\b(?:what\s+(?:is|was|were|are)|how\s+(?:much|many))\s+(?:the\s+|is\s+|was\s+)?(?P<m>.+)",
-                     re.I | re.S)
-_METRIC_END = re.compile(r"\s+(?:for|did|does|do|according|based|as\s+of|reported|at\s+the\s+end)\b.*$|\s*[?(].*$",
-                         re.I | re.S)
 
 _POSSESSIVE_NAME = re.compile(r"^[A-Z0-9][\w&.-]*['’]s?$")
 
 
 def asked_clause(question: str) -> str:
     """The sentence that holds the question mark (the whole text when none does)."""
-    head = _CLAUSE_END.split(question or "", maxsplit=1)[0]
+    head = (question or "").split("?", 1)[0]
     starts = [m.end() for m in _CLAUSE_START.finditer(head)]
     return head[starts[-1]:].strip() if starts else head.strip()
 
@@ -46,7 +36,7 @@ def asked_clause(question: str) -> str:
 def wants_one_figure(question: str) -> bool:
     """The question asks for a figure and nothing else: a lookup or a calculation, not a verdict or reasons."""
     clause = asked_clause(question)
-    return asks_for_figure(question) and not _YES_NO.search(clause) and not _PROSE.search(clause)
+    return asks_for_figure(question) and not FIGURE_VERDICT.search(clause) and not PROSE_ASKED.search(clause)
 
 
 def wants_a_calculation(question: str) -> bool:
@@ -55,10 +45,10 @@ def wants_a_calculation(question: str) -> bool:
 
 def metric_of(question: str, ignore: Set[str] = frozenset()) -> str:
     """What the question calls the figure ("FY2019 fixed asset turnover ratio"), or "" when it does not say."""
-    m = _METRIC.search(asked_clause(question))
+    m = METRIC_ASKED.search(asked_clause(question))
     if not m:
         return ""
-    metric = _METRIC_END.sub("", m.group("m")).strip(" ,.:;'\"")
+    metric = METRIC_END.sub("", m.group("m")).strip(" ,.:;'\"")
     # a possessive name ("Northwind's", "3M's") says whose figure, as do the company's own words
     words = [w for w in metric.split() if not _POSSESSIVE_NAME.match(w)
              and not ((own := label_words(w)) and own <= ignore)]

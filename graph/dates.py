@@ -17,15 +17,12 @@ from collections.abc import Mapping
 from graph.citations import MARK, marked
 from graph.claims import STATEMENT
 from graph.windows import stems
-from storage.periods import DAY_FIRST, MONTH, MONTHS
+from lexicon import DATE_WORDS as _DATE_WORDS
+from lexicon import DATES, MONTH_DAY, MONTHS
+from lexicon import MONTH_DAY_ALONE as _MONTH_DAY
+from lexicon import MONTH_YEAR as _MONTH_YEAR
 
-_MONTH_DAY = re.compile(rf"\b(?P<month>{MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b(?!\s*,?\s*(?:19|20)\d{{2}})",
-                        re.I)  # "May 18th" with no year after it
-_MONTH_YEAR = re.compile(rf"\b(?P<month>{MONTH})\s+(?:of\s+)?(?P<year>(?:19|20)\d{{2}})\b", re.I)
-_WHOLE = (re.compile(rf"\b(?P<month>{MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year>(?:19|20)\d{{2}})\b",
-                     re.I),
-          re.compile(rf"\b{DAY_FIRST}\b", re.I))  # "July 24th, 1998", "24 July 1998"
-_DATE_WORDS = re.compile(rf"\b{MONTH}|\b\d+(?:st|nd|rd|th)?\b", re.I)
+_WHOLE = (MONTH_DAY, DATES[1])  # "July 24th, 1998", "24 July 1998"
 
 
 def _month(text: str) -> int:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from graph.calc import Fact, choose_op
 from graph.figures import Asked, Figure, Kind, asked_unit, decimals_at, present
-from lexicon import SCALE_PLURAL
+from lexicon import FIGURE_ASKED, OUTFLOW_LABEL, STATEMENT_MENTION
 from storage.question_period import AskedPeriod, asked_period
 from storage.statements import named_statements, preference, statement_of
 
@@ -27,13 +27,6 @@ MAX_FACTS = 8
 # Only rows scoring this share of the best match are offered: a small model picks among near
 # matches, not between the row asked for and a neighbour that shares a word.
 CLOSE_TO_BEST = 0.75
-# A question asks for a figure when it says so in one of these ways (or names a unit or an operation).
-_FIGURE_WORDS = re.compile(
-    r"\bhow\s+(?:much|many)\b|\bwhat\s+(?:is|was|were|are)\s+(?:the\s+)?(?:[\w'’]+\s+){0,6}?"
-    r"(?:amount|total|value|figure|number|balance|revenue|sales|income|loss|expense|margin|ratio|cash|debt|"
-    r"assets|liabilities|equity|earnings|eps|dividends?|capex|expenditures?|profit|ebitda|cost|turnover|rate)\b"
-    rf"|\bratio\b|\bmargin\b|\bin\s+(?:usd\s+)?(?:{SCALE_PLURAL})\b|\bper\s+share\b|\bpercent",
-    re.IGNORECASE)
 _WORD = re.compile(r"[a-z][a-z&'-]+")
 # Words that say how to answer, not what: they never pick a row.
 _NOT_A_LABEL_WORD = frozenset(
@@ -52,7 +45,7 @@ def asks_for_figure(question: str) -> bool:
     """The question wants a number: an amount, a ratio, a margin, a rate or a count (said in words,
     by a unit or a rounding it asks for, or by a calculation it names)."""
     asked = asked_unit(question)
-    return (bool(_FIGURE_WORDS.search(question or "")) or asked.scale is not None or asked.decimals is not None
+    return (bool(FIGURE_ASKED.search(question or "")) or asked.scale is not None or asked.decimals is not None
             or choose_op(question) is not None)
 
 
@@ -64,11 +57,6 @@ ABBREVIATIONS: dict[str, str] = {
     "cogs": "cost of goods sold", "d&a": "depreciation amortization", "fcf": "free cash flow",
     "ebit": "operating income", "a/r": "accounts receivable", "a/p": "accounts payable",
 }
-# A statement's name says where to look, not which row ("shown in the income statement").
-_STATEMENT = re.compile(r"\b(?:(?:income|cash\s*flows?|balance)\s+(?:statements?|sheets?)"
-                        r"|statements?\s+of\s+(?:financial\s+position|cash\s+flows?|operations|income|earnings)"
-                        r"|p&l)\b", re.IGNORECASE)
-
 
 def with_abbreviations(text: str) -> str:
     """`text` and the written-out form of each analysts' abbreviation in it: what full-text search reads
@@ -79,7 +67,7 @@ def with_abbreviations(text: str) -> str:
 
 def without_statement_names(text: str) -> str:
     """`text` without the names of statements: the glossary then expands what it asks, not where to look."""
-    return _STATEMENT.sub(" ", text or "")
+    return STATEMENT_MENTION.sub(" ", text or "")
 
 
 def _stem(word: str) -> str:
@@ -99,7 +87,7 @@ SAME_MEANING: dict[str, str] = {"earning": "income", "profit": "income", "sale":
 def label_words(text: str) -> set[str]:
     """The words of `text` that can name a row ("capital", "expenditure"), lower-cased, singular, each
     of SAME_MEANING's words read as its equivalent."""
-    text = _STATEMENT.sub(" ", (text or "").lower())
+    text = STATEMENT_MENTION.sub(" ", (text or "").lower())
     words: set[str] = set()
     for word in (w.strip("'-") for w in _WORD.findall(text)):
         words.update(ABBREVIATIONS[word].split() if word in ABBREVIATIONS else [word])
@@ -290,16 +278,9 @@ def evidence_context(cell: Cell) -> str:
     return " · ".join(p for p in parts if p)
 
 
-# Rows whose label already says money goes out: their parentheses give the direction, not a
-# negative amount ("Purchases of property, plant and equipment (1,577)" is capex of $1,577 million).
-_OUTFLOW = re.compile(r"^(?:purchases?|payments?|repayments?|acquisitions?|additions?|capital\s+expenditures?"
-                      r"|dividends?\s+paid|repurchases?|cash\s+paid|investments?\s+in)\b|\bused\s+in\b",
-                      re.IGNORECASE)
-
-
 def as_fact(n: int, cell: Cell, source: int) -> Fact:
     figure = cell_figure(cell)
-    if figure.number < 0 and figure.kind == "money" and _OUTFLOW.search(cell.label):
+    if figure.number < 0 and figure.kind == "money" and OUTFLOW_LABEL.search(cell.label):
         figure = replace(figure, number=-figure.number)
     return Fact(n=n, figure=figure, label=cell.path, source=source, period=period_of(cell),
                 statement=statement_of(cell.caption))

@@ -27,17 +27,36 @@ from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
-from lexicon import CARDINALS, GLUED_UNITS, SCALE_ABBREVIATION, SCALE_PLURAL, SCALE_WORD, SCALE_WORDS, SCALES
-from storage.numbers import (
-    CURRENCY_SIGN,
+from lexicon import (
+    ASKED_CURRENCY,
+    ASKED_DECIMALS,
+    ASKED_NEAREST,
+    ASKED_PERCENT,
+    ASKED_POINTS,
+    ASKED_SCALE,
+    CARDINALS,
+    GLUED_UNIT,
     HEADER_000,
     HEADER_PERCENT,
+    HEADER_SCALE,
+    MARK,
+    MONEY_WORDS,
+    MONTH_BEFORE,
+    NEAREST,
+    REFERENCE_BEFORE,
+    SCALE_ABBREVIATION,
+    SCALE_WORD,
+    SCALE_WORDS,
+    SCALES,
+    letter_words,
+)
+from storage.numbers import (
+    CURRENCY_SIGN,
     NUMBER,
     SIGN,
     negative,
     unscaled_kind,
 )
-from storage.periods import MONTH
 
 Kind = Literal["money", "percent", "ratio", "count", "per_share"]
 
@@ -47,7 +66,6 @@ BASIS_POINT = 0.01  # in percentage points
 MIN_ROUNDED_DIGITS = 2
 EXACT_DECIMALS = 6  # how far a value is written when nothing asks for a rounding
 
-_MARKER = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
 _TOKEN = re.compile(rf"(?<![\w.,])(?:{NUMBER})")
 _PREFIX = re.compile(rf"(?P<open>\()?\s?(?P<sign>{SIGN})?\s?(?P<cur>{CURRENCY_SIGN}|USD|EUR|GBP)?\s?"
                      rf"(?P<open2>\()?\s?(?P<sign2>{SIGN})?$")
@@ -59,40 +77,11 @@ _SUFFIX = re.compile(
     r"(?P<dollars>\s+(?:of\s+)?(?:u\.s\.\s+|us\s+)?(?:dollars|usd)\b)?"
     r"(?P<pershare>\s*(?:per|a|/)\s*(?:diluted\s+|basic\s+|common\s+|ordinary\s+)*share\b)?"
     r"(?P<close>\s?\))?", re.IGNORECASE)
-_NOT_A_FIGURE_BEFORE = re.compile(
-    r"(?:\b(?:notes?|items?|pages?|p\.|pp\.|parts?|sections?|exhibits?|schedules?|rules?|asu|asc|topics?|form|"
-    r"chapters?|articles?|no\.|footnotes?|s&p|fortune|level|tier)\s*)$", re.IGNORECASE)
-_MONTH_BEFORE = re.compile(rf"\b{MONTH}\s*$",
-                           re.IGNORECASE)
 _ATTACHED_AFTER = re.compile(r"[A-Za-z]|-[A-Za-z]|\(k\)|[.,]\d", re.IGNORECASE)
-_GLUED_UNIT = re.compile(rf"(?:{'|'.join(sorted(GLUED_UNITS, key=len, reverse=True))})(?![A-Za-z0-9])", re.IGNORECASE)
-_YEAR = re.compile(r"(?:199\d|20\d\d)")
-_POINTS = re.compile(r"points?|pp|ppts?|bps", re.IGNORECASE)
 
-# Table and passage headers that scale the bare numbers under them.
-_HEADER = re.compile(
-    r"(?P<lead>\(\s*(?:[$€£]\s*|usd\s+|dollars\s+|amounts\s+)?(?:in\s+)?"
-    r"|\b(?:in|dollars\s+in|amounts\s+in|usd\s+in)\s+(?:usd\s+|us\$\s*|\$\s*|u\.s\.\s+dollars\s+)?"
-    r"|[$€£]\s*in\s+)"
-    rf"(?P<word>{SCALE_PLURAL})\b(?P<rest>[^)\n|]{{0,80}}\)?)", re.IGNORECASE)
-_MONEY_WORDS = re.compile(r"[$€£]|\bdollars?\b|\busd\b|\beuros?\b|\bu\.s\.", re.IGNORECASE)
-_PROSE_WORD = re.compile(r"[A-Za-z]{2,}")
 
 # What a question asks for.
 _NUMBER_WORDS = {"no": 0, **CARDINALS}
-_ASKED_SCALE = re.compile(r"(?:\bin\s+|\(\s*)(?:usd\s+|us\$\s*|\$\s*|u\.s\.\s+dollars\s+|dollars\s+|eur\s+|€\s*)?"
-                          rf"({SCALE_PLURAL})\b|\b(?:usd|us\$|\$)\s*({SCALE_PLURAL})\b",
-                          re.IGNORECASE)
-_ASKED_DECIMALS = re.compile(r"\b(\d|zero|no|one|two|three|four|five|six)\s+decimals?\b", re.IGNORECASE)
-_ASKED_NEAREST = re.compile(r"\bnearest\s+(tenth|hundredth|thousandth|whole|integer|dollar|cent|percent)"
-                            r"|\bwhole\s+(?:number|percent)", re.IGNORECASE)
-_NEAREST = {"tenth": 1, "hundredth": 2, "thousandth": 3, "whole": 0, "integer": 0, "dollar": 0, "cent": 2,
-            "percent": 0}
-_ASKED_POINTS = re.compile(r"\b(?:in\s+)?(?:percentage\s+points|basis\s+points)\b", re.IGNORECASE)
-_ASKED_PERCENT = re.compile(r"\bas\s+an?\s+(?:percent(?:age)?|%)|\bin\s+(?:percent(?:age)?s?|%)"
-                            r"|\bwhat\s+percent(?:age)?\b|\bpercentage\s+(?:of|change|increase|decrease)\b"
-                            r"|\bexpressed\s+as\s+(?:a\s+)?(?:percent(?:age)?|%)|\(\s*%\s*\)", re.IGNORECASE)
-_ASKED_CURRENCY = re.compile(r"\busd\b|\bus\$|\$|\bdollars?\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -175,7 +164,7 @@ class Figure:
 
 # -- reading -------------------------------------------------------------------------------------------------------
 def _mask_markers(text: str) -> str:
-    return _MARKER.sub(lambda m: " " * len(m.group(0)), text)
+    return MARK.sub(lambda m: " " * len(m.group(0)), text)
 
 
 def _read_one(text: str, m: re.Match[str], years: bool) -> Figure | None:
@@ -192,7 +181,7 @@ def _read_one(text: str, m: re.Match[str], years: bool) -> Figure | None:
         return None  # a hyphenated name or a range: "COVID-19", "2021-22", "pages 45-47"
     head = text[:base + pre.start()]
     currency = bool(pre.group("cur"))
-    if not currency and _NOT_A_FIGURE_BEFORE.search(head):
+    if not currency and REFERENCE_BEFORE.search(head):
         return None
     suf = _SUFFIX.match(after)
     assert suf is not None  # every group is optional
@@ -200,21 +189,21 @@ def _read_one(text: str, m: re.Match[str], years: bool) -> Figure | None:
     if suf.group("letter") and not (currency or decimals):
         return None  # "3M" is a name; "$3M" and "1.2B" are figures
     unit_end = max((suf.end(g) for g in ("pct", "scale", "letter", "times") if suf.group(g)), default=0)
-    if not unit_end and _ATTACHED_AFTER.match(after) and not _GLUED_UNIT.match(after):
+    if not unit_end and _ATTACHED_AFTER.match(after) and not GLUED_UNIT.match(after):
         return None  # part of a word or a code: "2nd", "10-K", "401(k)", "1.2.3"; "100MB" is a figure
     number = float(raw.replace(",", ""))
     opened = bool(pre.group("open") or pre.group("open2"))
     minus = negative(pre.group("sign") or pre.group("sign2"), opened, bool(suf.group("close")))
     unit = (suf.group("pct") or suf.group("scale") or suf.group("letter") or "").lower()
     plain = not (currency or unit or suf.group("times") or suf.group("pershare") or minus or decimals)
-    if plain and not years and "," not in raw and _YEAR.fullmatch(raw):
+    if plain and not years and "," not in raw and raw.isdecimal() and len(raw) == 4 and 1990 <= int(raw) <= 2099:
         return None
-    if plain and len(raw) <= 2 and _MONTH_BEFORE.search(head):
+    if plain and len(raw) <= 2 and MONTH_BEFORE.search(head):
         return None  # "December 31"
     kind: Kind = "count"
     scale, points = 1.0, False
     if suf.group("pct"):
-        kind, points = "percent", bool(_POINTS.search(unit))
+        kind, points = "percent", any(w in unit for w in ("point", "pp", "bps"))
         scale = BASIS_POINT if unit.startswith(("bps", "basis")) else 1.0
     elif suf.group("times"):
         kind = "ratio"
@@ -253,9 +242,9 @@ def scale_of(header: str) -> Scale | None:
 
 def scales_in(text: str) -> list[Scale]:
     """Every header in a passage, in order."""
-    found = [Scale(SCALES[m.group("word").lower()], bool(_MONEY_WORDS.search(m.group(0))), False,
-                   m.group(0).strip(), m.start()) for m in _HEADER.finditer(text)]
-    found += [Scale(1e3, bool(_MONEY_WORDS.search(m.group(0))), False, m.group(0).strip(), m.start())
+    found = [Scale(SCALES[m.group("word").lower()], bool(MONEY_WORDS.search(m.group(0))), False,
+                   m.group(0).strip(), m.start()) for m in HEADER_SCALE.finditer(text)]
+    found += [Scale(1e3, bool(MONEY_WORDS.search(m.group(0))), False, m.group(0).strip(), m.start())
               for m in HEADER_000.finditer(text)]
     found += [Scale(1.0, False, True, m.group(0).strip(), m.start()) for m in HEADER_PERCENT.finditer(text)]
     return sorted(found, key=lambda s: s.start)
@@ -264,7 +253,7 @@ def scales_in(text: str) -> list[Scale]:
 def _is_prose(line: str) -> bool:
     """A sentence rather than a table row: a header above a table does not scale the prose after it."""
     stripped = line.strip()
-    return "|" not in stripped and stripped[-1:] in ".!?" and len(_PROSE_WORD.findall(stripped)) >= 6
+    return "|" not in stripped and stripped[-1:] in ".!?" and len(letter_words(stripped, 2)) >= 6
 
 
 def _header_for(headers: list[Scale], pos: int, line: tuple[int, int], table_row: bool) -> Scale | None:
@@ -348,17 +337,17 @@ def asked_unit(question: str) -> Asked:
     """What the question asks for; every field empty when it names no unit or rounding."""
     q = question or ""
     scale = None
-    if m := _ASKED_SCALE.search(q):
+    if m := ASKED_SCALE.search(q):
         scale = SCALES[(m.group(1) or m.group(2)).lower()]
     decimals = None
-    if m := _ASKED_DECIMALS.search(q):
+    if m := ASKED_DECIMALS.search(q):
         word = m.group(1).lower()
         decimals = int(word) if word.isdigit() else _NUMBER_WORDS[word]
-    elif m := _ASKED_NEAREST.search(q):
-        decimals = _NEAREST[(m.group(1) or "whole").lower()]
-    points = bool(_ASKED_POINTS.search(q))
-    return Asked(scale=scale, percent=points or bool(_ASKED_PERCENT.search(q)), points=points, decimals=decimals,
-                 currency=bool(_ASKED_CURRENCY.search(q)))
+    elif m := ASKED_NEAREST.search(q):
+        decimals = NEAREST[(m.group(1) or "whole").lower()]
+    points = bool(ASKED_POINTS.search(q))
+    return Asked(scale=scale, percent=points or bool(ASKED_PERCENT.search(q)), points=points, decimals=decimals,
+                 currency=bool(ASKED_CURRENCY.search(q)))
 
 
 # -- writing ---------------------------------------------------------------------------------------------------------

@@ -28,6 +28,20 @@ from graph.facts import contradicts, label_words
 from graph.figures import Asked, Kind, asked_unit, decimals_at, format_figure, format_number, round_half_up
 from graph.operands import MARGIN_PARTS, REVENUE, choose, names_a_rate
 from graph.operands import phrases as operand_phrases
+from lexicon import (
+    AS_PERCENT_OF,
+    AVERAGE_OF,
+    CHANGE_IN,
+    DEFINITION,
+    FORMULA_TOKEN,
+    MARGIN_AFTER,
+    PER_SHARE_PHRASE,
+    PERCENT_MARGIN,
+    PERCENT_OR_MARGIN,
+    YEAR_WRITTEN,
+    YEARS_AVERAGE,
+    YEARS_BETWEEN,
+)
 from storage.question_period import asked_period
 from storage.statements import named_statements, preference
 
@@ -69,38 +83,14 @@ class Mean:
 
 Expr = Num | Item | Bin | Mean
 
-_DEFINITION = re.compile(
-    r"(?:(?P<name>[A-Za-z(][\w&'’()/ -]{0,60}?)\s+(?:is|are)\s+(?:here\s+)?(?:defined|calculated|computed)\s+as"
-    r"|\bdefine\s+(?:the\s+)?(?P<name2>[\w&'’()/ -]{1,60}?)\s+as)\s*:?\s*(?P<body>.+?)(?=\.\s|\?|\.?$)",
-    re.I | re.S)
-_TOKEN = re.compile(r"\s*(\(|\)|\+|×|\*|/|÷|\s-\s|−|\bplus\b|\bminus\b|\btimes\b|\bdivided\s+by\b|\bover\b)\s*", re.I)
 _OPS = {"+": "+", "plus": "+", "-": "-", "−": "-", "minus": "-", "*": "*", "×": "*", "times": "*", "/": "/",
         "÷": "/", "divided by": "/", "over": "/"}
 # A label's own parenthesised note ("Investments (Note 3)", "Cost of sales (1)"): right after a word and
 # holding no operator, it belongs to the line item's name, not to the formula's grouping; it is dropped
 # from the phrase (a note's number names no row).
 _NOTE = re.compile(r"(?<=[A-Za-z.,])\s*\((?:note\s+)?[\w .,&'’-]{1,30}\)(?=\s|$|[+*/×÷)−-])", re.I)
-_PER_SHARE = re.compile(r"\bper\b[\w\s]{0,30}\bshares?\b", re.I)
-_NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
-_YEAR_WORD = r"(?:fy|fiscal(?:\s+year)?\s*)?'?((?:19|20)\d\d)"
-_BETWEEN = re.compile(rf"\b(?:between|from)\s+{_YEAR_WORD}\s+(?:and|to|-|–)\s+{_YEAR_WORD}\b", re.I)
-_ONE_YEAR = re.compile(rf"\b{_YEAR_WORD}\b", re.I)
-_AVERAGE_OF = re.compile(r"^\s*(?:the\s+)?average\s+(?:of\s+)?", re.I)
-_CHANGE_IN = re.compile(r"^\s*(?:the\s+)?(?:change|increase|decrease)\s+in\s+", re.I)
-_YEARS_AVERAGE = re.compile(
-    rf"{_YEAR_WORD}\s*(?:-|–|to|through)\s*{_YEAR_WORD}\s+(?:\w+[-\s]+years?\s+)?average\s+(?:of\s+)?(?:the\s+)?"
-    r"(?P<metric>[^?.]+)", re.I)
-_AS_PERCENT_OF = re.compile(r"\s+as\s+an?\s+(?:%|percent(?:age)?|share|proportion)\s+of\s+", re.I)
 _METRIC_END = re.compile(r"\s+(?:for|of|at|in)\s+[A-Z].*$|\s*\(.*$|\s+(?:for|according|based)\b.*$", re.S)
-_MARGIN = re.compile(r"\s*%?\s*margin\b.*$", re.I)
-_PERCENT_WORDS = re.compile(r"%|\bpercent|\bmargin\b", re.I)
 _ASKED: frozenset[str] = frozenset({"(the metric asked)"})
-# One year's margin of a line item the closed set has no name for: "the FY2015 depreciation and
-# amortization (D&A from cash flow statement) % margin" is that line item over revenue. Only the
-# analyst's "% margin" says so: a named margin the closed set lacks ("net interest margin", a bank's
-# income over its earning assets) is no line item over revenue.
-_ONE_MARGIN = re.compile(r"\b(?:is|was)\s+(?:the\s+)?(?:[\w&.-]+['’]s\s+)?(?:fy\s?'?\d{4}\s+)?"
-                         r"(?P<metric>[^?.]{3,120}?(?:%|\bpercent(?:age)?)\s*margin)\b", re.I)
 _PARENTHESES = re.compile(r"\([^()]*\)")
 _REVENUE_WORDS = frozenset({"revenue", "net"})  # label_words reads "sales" as revenue
 
@@ -108,7 +98,7 @@ _REVENUE_WORDS = frozenset({"revenue", "net"})  # label_words reads "sales" as r
 def _definitions(question: str) -> list[tuple[frozenset[str], str]]:
     """(the defined name's words, its formula's text) in the question's order."""
     out = []
-    for m in _DEFINITION.finditer(question or ""):
+    for m in DEFINITION.finditer(question or ""):
         name = (m.group("name") or m.group("name2") or "").strip()
         name = name.split(",")[-1]
         # "It is defined as": the metric the question asks for, which no other formula uses by name
@@ -119,7 +109,7 @@ def _definitions(question: str) -> list[tuple[frozenset[str], str]]:
 
 def _tokens(text: str) -> list[str]:
     text = _NOTE.sub(" ", text)
-    return [t.strip() for t in _TOKEN.split(text) if t and t.strip()]
+    return [t.strip() for t in FORMULA_TOKEN.split(text) if t and t.strip()]
 
 
 class _Parser:
@@ -131,9 +121,10 @@ class _Parser:
 
     def op(self, ops: tuple[str, ...]) -> str | None:
         token = self.peek()
-        if token is not None and _OPS.get(re.sub(r"\s+", " ", token.lower())) in ops:
+        word = " ".join(token.lower().split()) if token is not None else ""  # "divided  by": tokens are stripped
+        if token is not None and _OPS.get(word) in ops:
             self.at += 1
-            return _OPS[re.sub(r"\s+", " ", token.lower())]
+            return _OPS[word]
         return None
 
     def expr(self) -> Expr:
@@ -161,34 +152,40 @@ class _Parser:
             return node
         if token == ")" or token.lower() in _OPS:
             raise CalcError(f"unexpected {token!r} in the formula")
-        if _NUMBER.match(token):
+        if _is_number(token):
             return Num(float(token))
         return leaf(token, self.defined, self.depth)
 
 
+def _is_number(token: str) -> bool:
+    """Digits, with decimals or not ("365", "1.5")."""
+    whole, point, decimals = token.partition(".")
+    return whole.isdecimal() and (not point or decimals.isdecimal())
+
+
 def leaf(text: str, defined: dict[frozenset[str], str], depth: int = 0) -> Expr:
     """A leaf's text as a line item at its years, or the formula of a name the question defined."""
-    key = frozenset(label_words(_ONE_YEAR.sub(" ", _BETWEEN.sub(" ", text))))
+    key = frozenset(label_words(YEAR_WRITTEN.sub(" ", YEARS_BETWEEN.sub(" ", text))))
     if key in defined and depth < 3:
         return _parse(defined[key], defined, depth + 1)
     how = "value"
-    if _AVERAGE_OF.search(text):
-        how, text = "average", _AVERAGE_OF.sub("", text)
-    elif _CHANGE_IN.search(text):
-        how, text = "change", _CHANGE_IN.sub("", text)
+    if AVERAGE_OF.search(text):
+        how, text = "average", AVERAGE_OF.sub("", text)
+    elif CHANGE_IN.search(text):
+        how, text = "change", CHANGE_IN.sub("", text)
     years: tuple[int, ...] = ()
-    if m := _BETWEEN.search(text):
+    if m := YEARS_BETWEEN.search(text):
         years = tuple(sorted({int(m.group(1)), int(m.group(2))}))
-        text = _BETWEEN.sub(" ", text)
-    elif found := [int(y) for y in _ONE_YEAR.findall(text)]:
+        text = YEARS_BETWEEN.sub(" ", text)
+    elif found := [int(y) for y in YEAR_WRITTEN.findall(text)]:
         years = (found[0],)
-        text = _ONE_YEAR.sub(" ", text)
+        text = YEAR_WRITTEN.sub(" ", text)
     if how != "value" and len(years) != 2:
         raise CalcError(f"{how} of {text.strip()!r} needs two years")
     phrase = " ".join(text.split())
     if not label_words(phrase):
         raise CalcError(f"{phrase!r} names no line item")
-    if names_a_rate(phrase) or _PER_SHARE.search(phrase):
+    if names_a_rate(phrase) or PER_SHARE_PHRASE.search(phrase):
         # operands are amounts: a rate or a per-share row in a formula is not read (its unit is another)
         raise CalcError(f"{phrase!r} is a rate or a per-share figure, not an amount")
     return Item(phrase, how, years)
@@ -210,13 +207,13 @@ def _per_year(metric: str, defined: dict[frozenset[str], str]) -> Expr | None:
     """The formula at one year of an averaged metric: "capex as a % of revenue", "net profit margin",
     a name the question defined, or a margin of one ("unadjusted EBITDA % margin")."""
     metric = _METRIC_END.sub("", metric).strip()
-    if len(parts := _AS_PERCENT_OF.split(metric, maxsplit=1)) == 2:
+    if len(parts := AS_PERCENT_OF.split(metric, maxsplit=1)) == 2:
         return Bin("/", leaf(parts[0], defined), leaf(parts[1], defined))
     for pattern, numerator in MARGIN_PARTS:
         if pattern.search(metric):
             return Bin("/", leaf(numerator, defined), Item(REVENUE))
-    if _MARGIN.search(metric):
-        return Bin("/", leaf(_MARGIN.sub("", metric), defined), Item(REVENUE))
+    if MARGIN_AFTER.search(metric):
+        return Bin("/", leaf(MARGIN_AFTER.sub("", metric), defined), Item(REVENUE))
     key = frozenset(label_words(metric))
     return _parse(defined[key], defined) if key in defined else None
 
@@ -233,14 +230,18 @@ def parse(question: str) -> Formula | None:
     beyond one closed-set operation; CalcError when it has one this grammar cannot read."""
     defined = dict(_definitions(question))
     years = asked_period(question).years
-    percent = bool(_PERCENT_WORDS.search(question or ""))
-    if m := _YEARS_AVERAGE.search(question or ""):
+    percent = bool(PERCENT_OR_MARGIN.search(question or ""))
+    if m := YEARS_AVERAGE.search(question or ""):
         first, last = sorted((int(m.group(1)), int(m.group(2))))
         body = _per_year(m.group("metric"), defined)
         if body is not None and last - first < 10:
             return Formula(Mean(tuple(range(first, last + 1)), body), percent, None)
     definitions = _definitions(question)
-    if not definitions and (m := _ONE_MARGIN.search(question or "")):
+    # One year's margin of a line item the closed set has no name for: "the FY2015 depreciation and
+    # amortization (D&A from cash flow statement) % margin" is that line item over revenue. Only the
+    # analyst's "% margin" says so: a named margin the closed set lacks ("net interest margin", a bank's
+    # income over its earning assets) is no line item over revenue.
+    if not definitions and (m := PERCENT_MARGIN.search(question or "")):
         metric = _PARENTHESES.sub(" ", m.group("metric"))
         if not any(pattern.search(metric) for pattern, _ in MARGIN_PARTS):  # those the closed set computes
             body = _per_year(metric, defined)

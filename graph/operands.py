@@ -15,44 +15,44 @@ from collections.abc import Sequence, Set
 
 from graph.calc import Fact, Request
 from graph.facts import label_words
+from lexicon import (
+    ANSWER_IN_PERCENT,
+    ARITHMETIC,
+    AVERAGE_WORD,
+    DAYS_FACTOR,
+    DEFINED_AS,
+    DIVIDED_BY,
+    MARGIN_NAMES,
+    PERCENT_RATE_OR_MARGIN,
+    RATIO_OF,
+)
 from storage.question_period import asked_period
 from storage.statements import named_statements, preference
 
 # Operands of a margin the question names only by the margin's name.
-MARGIN_PARTS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\bgross\s+(?:profit\s+)?margin", re.I), "gross profit"),
-    (re.compile(r"\boperating\s+(?:profit\s+|income\s+)?margin", re.I), "operating income"),
-    (re.compile(r"\b(?:net\s+(?:profit\s+|income\s+)?|profit\s+)margin", re.I), "net income"),
-    (re.compile(r"\bebitda\s+margin", re.I), "ebitda"),
-)
+MARGIN_PARTS = MARGIN_NAMES
 REVENUE = "total revenue net sales revenues"
-_DEFINED = re.compile(r"\b(?:defined|calculated|computed)\s+as\b:?\s*(?P<rest>.+)"
-                      r"|\bdefine[sd]?\b[^.?]{0,60}?\bas\b:?\s*(?P<rest2>.+)", re.I | re.S)
-_SPLIT = re.compile(r"\s*(?:/|÷|\bdivided\s+by\b|\bover\b|\bas\s+an?\s+(?:percent(?:age)?|%|share|proportion)\s+of\b"
-                    r"|\brelative\s+to\b|\bto\b|\bper\b)\s*", re.I)
-_RATIO_OF = re.compile(r"\b(?:ratio|proportion|share|percentage)\s+of\s+(?P<rest>.+)", re.I | re.S)
-_AVERAGE = re.compile(r"\baverage\b", re.I)
 _TWO_OPERANDS = ("ratio", "percentage", "margin", "per_share", "days")
 _SAME_ROW = ("growth", "difference", "cagr", "sum", "average")
 
 
 def _clause(question: str) -> str:
     """The part of the question that names the operands."""
-    if m := _DEFINED.search(question):
+    if m := DEFINED_AS.search(question):
         return m.group("rest") or m.group("rest2")
-    if m := _RATIO_OF.search(question):
+    if m := RATIO_OF.search(question):
         return m.group("rest")
     return question
 
 
 def phrases(question: str, op: str) -> list[str]:
     """The operands' phrases in the operation's order; [] when the question does not say them."""
-    if op == "margin" or (op in ("ratio", "percentage") and not _SPLIT.search(_clause(question))):
+    if op == "margin" or (op in ("ratio", "percentage") and not DIVIDED_BY.search(_clause(question))):
         for pattern, numerator in MARGIN_PARTS:
             if pattern.search(question):
                 return [numerator, REVENUE]
     if op in _TWO_OPERANDS or op == "turnover":
-        parts = [p for p in _SPLIT.split(_clause(question).split("?")[0], maxsplit=1) if p and p.strip()]
+        parts = [p for p in DIVIDED_BY.split(_clause(question).split("?")[0], maxsplit=1) if p and p.strip()]
         if len(parts) == 2 and all(label_words(p) for p in parts):
             return [p.strip(" .:()") for p in parts]
         return []
@@ -61,33 +61,26 @@ def phrases(question: str, op: str) -> list[str]:
     return []
 
 
-_PERCENT_WORDS = re.compile(r"percent|%|\brate\b|\bmargin\b", re.I)
-# How the answer is to be written, not what it is of: "(in units of percents)", "as a %", "growth rate".
-_ANSWER_UNIT = re.compile(r"\b(?:in\s+(?:units\s+of\s+)?|as\s+an?\s+|expressed\s+as\s+(?:an?\s+)?)"
-                          r"(?:percent(?:s|ages?)?|%)(?![a-z])(?!\s+of\b)"
-                          r"|\b(?:growth|annual|change)\s+rate\b|\brate\s+of\s+(?:growth|change)\b", re.I)
-# Formulas beyond the closed set: "365 * (average AP) / (COGS + change in inventory)", "3 year average of
-# capex as a % of revenue". Computing them as a plain ratio would show a wrong figure with a right-looking
-# working, so there is no calculation and the answer says which figure is missing.
-_ARITHMETIC = re.compile(r"[+*×]|\s-\s|\bplus\b|\bchange\s+in\b|\btimes\b")
-_DAYS_FACTOR = re.compile(r"\b36[05]\s*(?:[*×x]|\btimes\b)\s*", re.I)
-
 
 def names_a_rate(phrase: str) -> bool:
     """The phrase names a percentage row (a margin, a rate), not an amount to be shown as a percentage."""
-    return bool(_PERCENT_WORDS.search(_ANSWER_UNIT.sub(" ", phrase)))
+    # the words saying how the answer is written ("as a %", "growth rate") say nothing of the row
+    return bool(PERCENT_RATE_OR_MARGIN.search(ANSWER_IN_PERCENT.sub(" ", phrase)))
 
 
 def beyond_closed_set(question: str, op: str) -> bool:
-    """The question's formula has more arithmetic than `op` does (module constants)."""
+    """The question's formula has more arithmetic than `op` does. Formulas beyond the closed set ("365 *
+    (average AP) / (COGS + change in inventory)", "3 year average of capex as a % of revenue") computed as
+    a plain ratio would show a wrong figure with a right-looking working, so there is no calculation and
+    the answer says which figure is missing."""
     formula = ""
-    if m := _DEFINED.search(question):
+    if m := DEFINED_AS.search(question):
         formula = re.split(r"\.\s|\?", m.group("rest") or m.group("rest2"))[0]
     if op == "days":
-        formula = _DAYS_FACTOR.sub("", formula)
-    if op not in ("sum", "difference") and _ARITHMETIC.search(formula):
+        formula = DAYS_FACTOR.sub("", formula)
+    if op not in ("sum", "difference") and ARITHMETIC.search(formula):
         return True
-    return op in ("ratio", "percentage", "margin", "days") and bool(_AVERAGE.search(question))
+    return op in ("ratio", "percentage", "margin", "days") and bool(AVERAGE_WORD.search(question))
 
 
 def _fit(fact: Fact, words: set[str], years: tuple[int, ...], percent_ok: bool = True,

@@ -22,49 +22,22 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import date
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from graph.calc import choose_op
 from graph.facts import asks_for_figure
 from graph.figures import Asked, asked_unit
 from graph.windows import stems
-from lexicon import NUMBERING_WORDS
-from storage.periods import MONTH
+from lexicon import ASKED_DIMENSION, DIMENSIONS, NUMBERED_NAME, QUESTION_FORMS, QUESTION_FRAMING, QUESTION_SOURCE
+from lexicon import CALENDAR_WORD as _CALENDAR
 from storage.question_period import AskedPeriod, asked_period
 
 Kind = Literal["yes_no", "date", "name", "value", "list", "explanation", "other"]
 
-# A framing before the question proper: "According to the report, who ...", "As of v4.74b, is ...",
-# and a condition before its question word ("If I fix it, how long ...").
-_SOURCE = r"(?:according\s+to|based\s+on|using|considering|given|in|from|per|as\s+of|under)\b[^,?]*"
-_FRAMING = re.compile(
-    rf"^\W*(?:{_SOURCE},\s*"
-    r"|(?:if|when|once|after|before|while)\b[^,?]*,\s*(?=(?:what|which|who|whom|whose|how|when|where|why|is|are|"
-    r"was|were|do|does|did|can|could|will|would|should|must|may)\b))", re.I)
-# Where to look, not what is asked: "According to the study, ..." and "..., per the study?"
-_WHERE = re.compile(rf"^\W*{_SOURCE},\s*|,\s*(?:according\s+to|per|as\s+(?:stated|given|reported)\s+in)\b[^,?]*"
-                    r"(?=\?*\s*$)", re.I)
-_QUANTITY = r"(?:many|much|long|far|old|often|large|big|high|tall|fast|heavy|wide|deep)"
-_DIMENSION = re.compile(r"\bhow\s+(long|far|old|often|large|big|high|tall|fast|heavy|wide|deep)\b", re.I)
-_KINDS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
-    ("explanation", re.compile(r"^\W*why\b|^\W*what\s+happens\b", re.I)),
-    ("yes_no", re.compile(r"^\W*(?:is|are|was|were|do|does|did|can|could|will|would|should|shall|has|have|had|may|"
-                          r"might|must)\b", re.I)),
-    ("date", re.compile(r"^\W*(?:when|since\s+when|until\s+when|by\s+when)\b"
-                        r"|\b(?:what|which)\s+(?:[\w-]+\s+){0,4}?(?:year|date|day|month)\b", re.I)),
-    ("name", re.compile(r"^\W*(?:who|whom|which)\b|\bwhose\b|\bthe\s+name\s+of\b|\bwho\s+(?:is|was|are|were)\b",
-                        re.I)),
-    ("value", re.compile(rf"\bhow\s+{_QUANTITY}\b|\bthe\s+(?:most|least|maximum|minimum|longest|shortest|largest|"
-                         r"smallest|number|amount)\b", re.I)),
-    ("list", re.compile(r"^\W*(?:list|enumerate|name\s+(?:the|all|every|each))\b|\bwhat\s+are\s+the\s+(?:\w+\s+)?"
-                        r"(?:steps|types|kinds|criteria|conditions|requirements|components|parts|stages|phases)\b",
-                        re.I)),
-    ("explanation", re.compile(r"^\W*how\b|\b(?:explain|describe|summari[sz]e)\b|\bwhat\s+(?:is|was|are|were)"
-                               r"\s+the\s+(?:purpose|reason|role|goal|objective|rationale)s?\b", re.I)),
-)
+# What a question's form asks for, tried in order (module doc).
+_KINDS = cast(tuple[tuple[Kind, re.Pattern[str]], ...], QUESTION_FORMS)
 # Words that say a quantity or a period is asked, not what it is of ("how long", "the most", "at the end of").
-_ASKING = frozenset(["many", "much", "long", "far", "old", "often", "large", "big", "high", "tall", "fast", "heavy",
-                     "wide", "deep", "most", "least", "maximum", "minimum", "exact", "exactly", "roughly", "end",
+_ASKING = frozenset([*DIMENSIONS, "most", "least", "maximum", "minimum", "exact", "exactly", "roughly", "end",
                      "ended", "ending", "beginning", "start", "period", "fiscal", "year", "years", "quarter"])
 
 # -- the names a question uses ----------------------------------------------------------------------------------------
@@ -80,30 +53,27 @@ _PHRASING = frozenset(
      "name", "show", "describe", "explain", "compare", "summarize", "summarise", "provide", "state", "what's",
      "how's", "roughly", "approximately", "about", "between", "during", "since", "after", "before", "among",
      "given"])
-_CALENDAR = re.compile(rf"^{MONTH}$|^(?:mon|tue|wed|thu|fri|"
-                       r"sat|sun)[a-z]*day$|^(?:fiscal|year|quarter|q[1-4]|fy\d*)$", re.IGNORECASE)
 _ACRONYM = re.compile(r"\b[A-Z0-9][A-Z0-9&.-]+\b")
-# A thing named by a word and a number: "Debian 1.0", "MPL 2.0", "Section 4.2", "Flight 1549", "Phase 2"
-# (not a year, not a code's part like "Form 10-K"); the number may carry a release's letters ("0.93R6").
-_NUMBERED = re.compile(rf"\b([A-Z][a-z]+|[A-Z]{{2,}}|(?:{'|'.join(sorted(NUMBERING_WORDS))}))\s+[vV]?"
-                       r"(\d+(?:\.\d+)*(?:[A-Za-z]+\d*)?)(?![\w-])")
-_YEAR_ONLY = re.compile(r"^(?:19|20)\d{2}$")
 _RELEASE_NAME = re.compile(r"(?<![\w.])\d[\d.]*[A-Za-z]+\d[\w.]*")  # "0.93R6", "2.2r3": a name, whatever the word
 _RELEASE = re.compile(r"^([\d.]+)(.*)$")
+
+
+def _a_year(number: str) -> bool:
+    return len(number) == 4 and number.isdecimal() and number[:2] in ("19", "20")
 
 
 def numbered(text: str) -> list[tuple[str, str, int]]:
     """The things `text` names by a word and a number, as (the word in lower case, the number, where it
     stands): "Debian 1.1 Buzz" -> ("debian", "1.1", 0). Months and years are dates, not numbers of a name."""
-    return [(m.group(1).lower(), m.group(2).lower(), m.start()) for m in _NUMBERED.finditer(text or "")
-            if not _YEAR_ONLY.match(m.group(2)) and not _CALENDAR.match(m.group(1))
+    return [(m.group(1).lower(), m.group(2).lower(), m.start()) for m in NUMBERED_NAME.finditer(text or "")
+            if not _a_year(m.group(2)) and not _CALENDAR.match(m.group(1))
             and m.group(1).lower() not in _PHRASING]
 
 
 def unnumbered(text: str) -> str:
     """`text` with the numbers of the things it names taken out ("Debian 0.93R6" -> "Debian"): they say
     which thing, not how many or how much."""
-    named = _NUMBERED.sub(lambda m: m.group(0) if _YEAR_ONLY.match(m.group(2)) or _CALENDAR.match(m.group(1))
+    named = NUMBERED_NAME.sub(lambda m: m.group(0) if _a_year(m.group(2)) or _CALENDAR.match(m.group(1))
                           or m.group(1).lower() in _PHRASING else m.group(1), text or "")
     return _RELEASE_NAME.sub(" ", named)
 
@@ -129,7 +99,7 @@ def names_in(question: str, *, lone: bool = False) -> list[str]:
     (a question is not refused when one of them is mentioned: "Block's (formerly Square)")."""
     out: list[str] = []
     for m in _NAME.finditer(question or ""):
-        possessive = bool(re.search(r"(?:'s|’s|s')$", m.group(0))) or question[m.end():m.end() + 2] in ("'s", "’s")
+        possessive = m.group(0).endswith(("'s", "’s", "s'")) or question[m.end():m.end() + 2] in ("'s", "’s")
         words = [w for w in re.sub(r"'s\b|’s\b", "", m.group(0)).split()]
         while words and (words[0].lower() in _PHRASING or _CALENDAR.match(words[0])):
             words.pop(0)
@@ -147,12 +117,12 @@ def names_in(question: str, *, lone: bool = False) -> list[str]:
 def without_source(question: str) -> str:
     """The question without the phrase that says where to look ("According to the Counting potatoes
     article, what share ..." -> "what share ..."): the source's words say nothing of what is asked."""
-    return _WHERE.sub("", question or "")
+    return QUESTION_SOURCE.sub("", question or "")
 
 
 def kind_of(question: str) -> Kind:
     """What the question asks for, read from its form (module doc)."""
-    asked = _FRAMING.sub("", (question or "").strip())
+    asked = QUESTION_FRAMING.sub("", (question or "").strip())
     for i, (kind, pattern) in enumerate(_KINDS):
         if kind == "explanation" and i and asks_for_figure(asked):
             return "value"  # "How did revenue change, in USD millions?" asks a figure
@@ -210,5 +180,5 @@ def read(question: str) -> Reading:
     return Reading(question=q, asks=kind_of(q), figure=asks_for_figure(q), operation=choose_op(q),
                    unit=asked_unit(q), period=asked_period(q), names=tuple(names_in(q)),
                    lone_names=tuple(names_in(q, lone=True)), measure=measure_words(q),
-                   quantity=m.group(1).lower() if (m := _DIMENSION.search(q)) else "",
+                   quantity=m.group(1).lower() if (m := ASKED_DIMENSION.search(q)) else "",
                    numbered=tuple(dict.fromkeys((word, number) for word, number, _ in numbered(q))))

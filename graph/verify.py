@@ -47,7 +47,7 @@ from graph.figures import (
     states,
 )
 from graph.reading import without_source
-from lexicon import SCALE_WORDS, UNIT_WORDS
+from lexicon import DIGITS, PER_SHARE_AFTER, SCALE_WORDS, UNIT_WORDS, letter_words
 
 Status = Literal["fact", "calculation", "excerpt", "question", "unsupported"]
 _RESCALES = (1e3, 1e6, 1e9, 1e-3, 1e-6, 1e-9)
@@ -59,8 +59,6 @@ MAX_RESTATED_DECIMALS = 3
 MAX_RESTATED_WHOLE = 10_000
 _END = re.compile(r"[.!?]+(?:\s*\[\d+(?:\s*,\s*\d+)*\])*(?=\s|$)|\n+")
 _ABBREVIATION = re.compile(r"(?:\b(?:U\.S|U\.K|Inc|Co|Corp|Ltd|No|vs|e\.g|i\.e|approx|Jr|Sr|St|Mr|Ms|Dr)|\b[A-Z])$")
-_PER_SHARE_WORDS = re.compile(r"\s*(?:per|a|/)\s*(?:\w+\s+){0,2}share\b", re.IGNORECASE)
-_LETTER = re.compile(r"[A-Za-z]")
 # What a sentence says about its figure, not which thing it is: markers and years name no row.
 _NOT_NAMING = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]|\b(?:fy)?(?:19|20)\d\d\b", re.I)
 # Words a sentence states a figure with ("Amcor had 109 ...", "... per user"): they say nothing of what it is.
@@ -155,9 +153,7 @@ def words_of(text: str) -> set[str]:
     return label_words(text) | {m.lower() for m in _LETTER_NAME.findall(text)}
 
 
-_DIGIT = re.compile(r"\d")
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z\"“(])|…|\n\s*\n")
-_FIGURE_IN_TEXT = re.compile(r"\d[\d,.]*")
 _SENTENCE_REACH = 600  # characters either side of a figure its sentence may run (a bound, not a paragraph)
 
 
@@ -169,8 +165,8 @@ def _sentence_at(text: str, at: int) -> str:
     start = max((m.end() for m in _SENTENCE_END.finditer(text, low, at)), default=low)
     end_at = _SENTENCE_END.search(text, at, min(len(text), at + _SENTENCE_REACH))
     sentence = text[start:end_at.start() + 1 if end_at else min(len(text), at + _SENTENCE_REACH)]
-    words = re.findall(r"[A-Za-z]{2,}", sentence)
-    if " | " in sentence or len(words) < 3 * len(_FIGURE_IN_TEXT.findall(sentence)):
+    words = letter_words(sentence, 2)
+    if " | " in sentence or len(words) < 3 * len(DIGITS.findall(sentence)):
         return ""
     return " ".join(sentence.split())
 
@@ -183,7 +179,7 @@ def _line_at(text: str, at: int) -> str:
     start = text.rfind("\n", 0, max(text.rfind("\n", 0, at), 0)) + 1
     end = text.find("\n", at)
     lines = text[:start].splitlines()
-    heading = next((line for line in reversed(lines) if line.strip() and not _DIGIT.search(line)), "")
+    heading = next((line for line in reversed(lines) if line.strip() and not any(c.isdecimal() for c in line)), "")
     return f"{heading}\n{text[start:end if end >= 0 else len(text)]}\n{_sentence_at(text, at)}"
 
 
@@ -260,7 +256,7 @@ def _restate(held: Figure, like: Figure, asked: Asked) -> str:
     if held.kind in ("percent", "ratio", "per_share"):
         decimals = asked.decimals if asked.decimals is not None else held.decimals
         text = format_figure(value, held.kind, decimals=decimals, points=held.points)
-        if held.kind == "per_share" and (suffix := _PER_SHARE_WORDS.search(like.text)):
+        if held.kind == "per_share" and (suffix := PER_SHARE_AFTER.search(like.text)):
             text += suffix.group(0)
         if held.kind == "ratio" and like.text.lower().endswith(("x", "times")):
             text += "x" if like.text.lower().endswith("x") else " times"
@@ -343,7 +339,7 @@ def verify(answer: str, *, refusal: str, facts: Sequence[Fact] = (), excerpts: S
     repaired = "".join(kept).strip()
     stated_figures = bool(checks)
     survived = any(c.action != "dropped" for c in checks)
-    nothing_left = not _LETTER.search(MARK.sub("", repaired))
+    nothing_left = not letter_words(MARK.sub("", repaired))
     refused = nothing_left or (stated_figures and not survived) or repaired == refusal.strip()
     verified = all(c.verified for c in checks) and not refused and not dropped
     return VerifyReport(answer=refusal if refused else repaired, original=answer, refused=refused, verified=verified,

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from datetime import date
 
 from ingestion.units import Row
-from storage.periods import DATE, DAY_FIRST, matched_date
+from lexicon import DATE, DAY_FIRST
+from storage.periods import matched_date
 
 COVER_PAGES = 3  # the cover page and what may precede it (a "Table of Contents" link page)
 SAMPLE_PAGES = 15  # where a 10-Q's "six months ended" statement headers and "fiscal 2024" mentions are

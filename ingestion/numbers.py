@@ -15,14 +15,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from lexicon import SCALE_WORD, SCALES
+from lexicon import HEADER_000, HEADER_PERCENT, SCALE_WORD, SCALES
+from lexicon import PER_SHARE_LABEL as PER_SHARE
 from storage.numbers import (
     CURRENCY_SIGN,
     CURRENCY_SIGNS,
-    HEADER_000,
-    HEADER_PERCENT,
     NUMBER,
-    PER_SHARE,
     SIGN,
     negative,
     unscaled_kind,

@@ -18,7 +18,8 @@ from datetime import date, timedelta
 from typing import Literal
 
 from ingestion.context import DocumentContext, _add_months, _fiscal_year
-from storage.periods import DATE, FISCAL, MONTH, QUARTER, YEAR, date_of, full_year, matched_date, quarter_of
+from lexicon import DATE, FISCAL, MONTH, QUARTER, YEAR
+from storage.periods import date_of, full_year, matched_date, quarter_of
 
 Kind = Literal["year", "quarter", "ytd", "instant"]
 

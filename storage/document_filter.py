@@ -11,7 +11,6 @@ names, by the names people use (evals/results/scope_from_question.md).
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,9 +19,10 @@ from typing import Any
 
 import psycopg
 
+from lexicon import FISCAL, FORM_WRITTEN, RELEASE_WRITTEN, YEAR
 from storage.documents import issuer_identities
 from storage.issuers import NAMED_EXACTLY, Identity, company_names, group_issuers, named_issuers
-from storage.periods import FISCAL, YEAR, first_quarter, full_year
+from storage.periods import first_quarter, full_year
 from storage.question_period import (
     COMPARATIVE,
     OTHER,
@@ -38,8 +38,6 @@ from storage.workspaces import Owners, owner_ids
 __all__ = ["DocumentFilter", "Scope", "company_names", "matching_documents", "named_documents", "normal_form",
            "owner_values", "parse_period", "question_scope"]
 
-_FORM = re.compile(r"^(?:form\s*)?(10|8|20|40|6)\s*-?\s*([kqf])$", re.I)
-_RELEASE = re.compile(r"^(?:earnings|press|news)?\s*(?:release|results|earnings)$", re.I)
 
 
 @dataclass(frozen=True)
@@ -55,10 +53,10 @@ class DocumentFilter:
 def normal_form(value: str) -> str:
     """"10k", "Form 10-K", "10 K" -> "10-K"; "earnings", "press release" -> "earnings release"."""
     value = " ".join(value.split())
-    found = _FORM.match(value)
+    found = FORM_WRITTEN.match(value)
     if found:
         return f"{found.group(1)}-{found.group(2).upper()}"
-    return "earnings release" if _RELEASE.match(value) else value
+    return "earnings release" if RELEASE_WRITTEN.match(value) else value
 
 
 def owner_values(company: str | None, form: str | None, period: str | None) -> dict[str, Any]:
@@ -92,7 +90,8 @@ def parse_period(value: str) -> tuple[int | None, int | None, date | None]:
 
 
 def _like(value: str) -> str:
-    return "%" + re.sub(r"([\\%_])", r"\\\1", " ".join(value.split())) + "%"
+    escaped = " ".join(value.split()).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return "%" + escaped + "%"
 
 
 def matching_documents(conn: psycopg.Connection, *, owner_id: Owners, where: DocumentFilter,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
+from lexicon import YEAR_DIGITS
 from storage import audit, parse_uuid
 from storage.rows import one, scalar
 from storage.tenancy import owners_only
@@ -402,7 +402,7 @@ def coverage(conn: psycopg.Connection, *, owner_id: Owners, document_ids: Sequen
          list(document_ids) if document_ids else None),
     ).fetchall()
     ids = [row[0] for row in docs]
-    years = {int(y) for row in docs for y in re.findall(r"(?:19|20)\d\d", f"{row[3]} {row[4] or ''}")}
+    years = {int(y) for row in docs for y in YEAR_DIGITS.findall(f"{row[3]} {row[4] or ''}")}
     years |= {row[0] for row in conn.execute(
         "select distinct fiscal_year from table_cells where owner_id = any(%s::bigint[]) and document_id = any(%s)"
         " and fiscal_year is not null", (owner_ids(owner_id), ids)).fetchall()}

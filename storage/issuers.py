@@ -16,6 +16,8 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from lexicon import alnum_words
+
 # Legal forms left out of a company's name as people say it ("Best Buy" for "Best Buy Co., Inc.").
 LEGAL_FORMS = frozenset({"the", "inc", "incorporated", "corp", "corporation", "co", "company", "companies",
                          "plc", "ltd", "limited", "llc", "lp", "sa", "nv", "ag", "se", "holdings", "holding"})
@@ -33,7 +35,7 @@ NOT_TICKERS = frozenset({"FY", "EPS", "GAAP", "EBIT", "EBITDA", "CEO", "CFO", "U
 
 def words(text: str) -> list[str]:
     text = re.sub(r"\.com\b", "", text.lower().replace("&", " and "))  # "Amazon.com, Inc." -> amazon
-    return re.findall(r"[a-z0-9]+", text.replace("'s", "").replace("’s", ""))
+    return alnum_words(text.replace("'s", "").replace("’s", ""))
 
 
 def normal_name(company: str) -> str:
@@ -137,7 +139,7 @@ def naming(question: str, issuer: Issuer) -> int:
     A one-word name counts only as a name is written, capitalised ("Target", "Block", "3M"), so
     "the target ratio" or "a block of shares" names nobody; a ticker only in upper case."""
     asked = f" {' '.join(words(question))} "
-    written = {w.lower() for w in re.findall(r"[A-Za-z0-9]+", question) if w[0].isupper() or w[0].isdigit()}
+    written = {w.lower() for w in alnum_words(question) if w[0].isupper() or w[0].isdigit()}
     upper = set(re.findall(r"(?<![A-Za-z0-9])[A-Z]{1,5}(?:\.[A-Z])?(?![A-Za-z0-9])", question))
 
     def said(name: str) -> bool:

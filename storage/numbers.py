@@ -14,22 +14,15 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from lexicon import PER_SHARE_LABEL, PERCENT_LABEL, RATIO_LABEL
+
 # The digits of one number: thousands separators, decimals, or a bare decimal (".5").
 NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+"
 SIGN = r"[-−–]"  # a minus as typed, as typeset, and the en dash PDFs print for it
 CURRENCY_SIGNS = {"US$": "USD", "C$": "CAD", "A$": "AUD", "$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
 CURRENCY_SIGN = "|".join(re.escape(s) for s in sorted(CURRENCY_SIGNS, key=len, reverse=True))
+# the headers that scale a table and the labels it never scales: lexicon.py (HEADER_000, PER_SHARE_LABEL, ...)
 
-
-# Headers that scale a table by a thousand without a word ("(000s)", "in $'000s", "$000"), or
-# say that its bare numbers are percentages ("(%)", "in percent").
-HEADER_000 = re.compile(r"\(\s*(?:in\s+)?[$€£]?\s*'?000'?s?\s*\)|\bin\s+[$€£]?\s*'?000'?s\b|\$\s*000s?\b", re.I)
-HEADER_PERCENT = re.compile(r"\(\s*(?:in\s+)?(?:%|percent|percentages?)\s*\)|\bin\s+percent", re.I)
-
-# Row labels whose numbers a table's scale never applies to.
-PER_SHARE = re.compile(r"\bper\s+(?:\w+\s+){0,3}(?:share|unit)s?\b|\beps\b|\bearnings\s+per\b", re.I)
-PERCENT_LABEL = re.compile(r"%|\bpercent(?:age)?s?\b|\bbasis\s+points?\b", re.I)
-RATIO_LABEL = re.compile(r"\bratio\b|\btimes\b", re.I)
 
 Unscaled = Literal["percent", "per_share", "ratio"]
 
@@ -40,7 +33,7 @@ def unscaled_kind(label: str, where: str = "", *, percent_header: bool = False) 
     "Per share data Diluted"), ratios; None for amounts and counts."""
     if percent_header or PERCENT_LABEL.search(label):
         return "percent"
-    if PER_SHARE.search(where or label):
+    if PER_SHARE_LABEL.search(where or label):
         return "per_share"
     if RATIO_LABEL.search(label):
         return "ratio"

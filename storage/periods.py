@@ -1,6 +1,7 @@
-"""How text names a period: months, dates, years, fiscal years and quarters, read one way.
+"""How text names a period: months, dates, years, fiscal years and quarters, read one way (the
+words and patterns are lexicon.py's; here their matches become dates, years and quarters).
 
-Three readers use these words: the period a question asks about (storage/question_period.py, and
+Three readers use them: the period a question asks about (storage/question_period.py, and
 through it the graph's figure lookup and refusals), a filing's cover page (ingestion/context.py) and
 a table column's header (ingestion/periods.py). They live here, in the lowest layer all of them may
 import (tests/test_structure.py), so that "Q2 FY23", "2Q23", "fiscal '22" or "Sept. 30, 2023" read
@@ -9,30 +10,11 @@ the same wherever they are written.
 
 from __future__ import annotations
 
-import calendar
 import re
 from datetime import date
 
-MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
-MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
-MONTHS["sept"] = 9
-# a month's name or abbreviation, as a pattern to embed (every spelling is a key of MONTHS)
-MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
-         r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?")
-_YEAR4 = r"(?P<year>(?:19|20)\d{2})"
-# "December 31, 2022", "Sept. 30 2023"; DAY_FIRST: "30 June 2023", "1st of July, 2022" (patterns to embed)
-DATE = rf"(?P<month>{MONTH})\s+(?P<day>\d{{1,2}})\s*,?\s*{_YEAR4}"
-DAY_FIRST = rf"(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{MONTH}),?\s+{_YEAR4}"
-DATES = (re.compile(rf"\b{DATE}\b", re.I), re.compile(rf"\b{DAY_FIRST}\b", re.I))
-# a year written alone: not part of an amount ("$2019 million", "1,2019", "2019.5") nor a percentage
-YEAR = re.compile(rf"(?<![\d,.$]){_YEAR4}(?![\d%]|[,.]\d)")
-# "FY23", "fiscal 2022", "fiscal year '22"
-FISCAL = re.compile(r"\b(?:fiscal(?:\s+year)?|fy)\s*'?(?P<year>(?:19|20)?\d{2})\b", re.I)
-# "Q2", "Q2 FY23", "2Q23", "second quarter", "2nd fiscal quarter of fiscal 2023", with the year when it follows
-QUARTER = re.compile(
-    r"\b(?:q(?P<n>[1-4])|(?P<n2>[1-4])q|(?P<word>first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter)"
-    r"(?:\s*(?:(?:of|in|for)\s+)?(?:the\s+)?(?:fiscal\s+(?:year\s+)?|fy\s*)?'?(?P<year>(?:19|20)?\d{2})\b|\b)", re.I)
-_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+from lexicon import DATES, FISCAL, MONTHS, QUARTER, YEAR
+from lexicon import QUARTER_ORDINALS as _ORDINAL
 
 
 def full_year(text: str) -> int:

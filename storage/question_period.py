@@ -11,20 +11,13 @@ it; the rest are not excluded (storage/document_filter.py ranks them lowest).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import date
 
+from lexicon import FORMS_NAMED, PERIOD_LABEL
 from storage.periods import first_date, first_quarter, years_named
 
-_FORM_NAMED = (  # the kind of filing a question names
-    (re.compile(r"\b(?:form\s*)?10\s*-?\s*k\b|\bannual\s+report\b", re.I), "10-K"),
-    (re.compile(r"\b(?:form\s*)?10\s*-?\s*q\b|\bquarterly\s+report\b", re.I), "10-Q"),
-    (re.compile(r"\b(?:form\s*)?8\s*-?\s*k\b|\bcurrent\s+report\b", re.I), "8-K"),
-    (re.compile(r"\b(?:earnings|press)\s+release\b|\bearnings\s+report\b", re.I), "earnings release"),
-)
-# a filing's own period label (ingestion/context.py): "FY2022", "Q2 FY2024"
-_LABEL = re.compile(r"^(?:Q(?P<quarter>[1-4])\s+)?FY(?P<year>\d{4})$")
+_FORM_NAMED = FORMS_NAMED  # the kind of filing a question names
 ANNUAL_FORMS = frozenset({"10-K", "20-F", "40-F"})
 COMPARATIVE_YEARS = {"10-K": 2, "20-F": 2, "40-F": 2, "10-Q": 1, "earnings release": 1}
 
@@ -61,7 +54,7 @@ class FilingPeriod:
 
     @classmethod
     def of(cls, form: str | None, period: str | None, end: date | None) -> FilingPeriod:
-        label = _LABEL.match(period or "")
+        label = PERIOD_LABEL.match(period or "")
         if label:
             q = label.group("quarter")
             return cls(form or "", int(label.group("year")), int(q) if q else None, end)

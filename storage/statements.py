@@ -11,39 +11,28 @@ compared with their spaces removed: text laid out letter by letter ("Balance She
 
 from __future__ import annotations
 
-import re
 from collections.abc import Set
+
+from lexicon import STATEMENT_TITLE_PATTERNS, STATEMENT_TITLES, STATEMENTS_NAMED
 
 # What a row adds to how well it answers when its table is a statement the question says to read. A
 # primary statement the question does not name adds nothing: questions about a note's rows (the
 # synthetic set, evals/results/facts_lookup.md) then lose their row to the statement's.
 NAMED = 0.8
-# kind -> the title's letters, spaces removed; "statements of comprehensive income" is none of them
-TITLES: dict[str, str] = {
-    "income": r"statements?of(?:consolidated)?(?:operations|income|earnings)|incomestatements?",
-    "balance": r"balancesheets?|statements?of(?:consolidated)?financial(?:position|condition)",
-    "cash": r"statements?of(?:consolidated)?cashflows?|cashflowstatements?",
-}
-_COMPILED = {kind: re.compile(pattern) for kind, pattern in TITLES.items()}
-# how questions name them ("the P&L", "the statement of income", "cash flow statement")
-_NAMED = {
-    "income": re.compile(r"\b(?:income\s+statements?|statements?\s+of\s+(?:operations|income|earnings)|p\s*&\s*l"
-                         r"|profit\s+and\s+loss)\b", re.I),
-    "balance": re.compile(r"\b(?:balance\s+sheets?|statements?\s+of\s+financial\s+(?:position|condition))\b", re.I),
-    "cash": re.compile(r"\b(?:cash\s*flows?\s+statements?|statements?\s+of\s+cash\s*flows?)\b", re.I),
-}
+# kind -> the title's letters, spaces removed (lexicon.py declares them, with how questions name them)
+TITLES: dict[str, str] = STATEMENT_TITLES
 # every primary statement's title, as a Postgres regular expression over the caption with spaces removed
 ANY_TITLE = "|".join(f"(?:{p})" for p in TITLES.values())
 
 
 def compact(text: str) -> str:
-    return re.sub(r"\s+", "", (text or "").lower())
+    return "".join((text or "").lower().split())
 
 
 def statement_of(caption: str) -> str:
     """The primary statement a table's caption titles ("income", "balance", "cash"), "" for any other table."""
     letters = compact(caption)
-    for kind, pattern in _COMPILED.items():
+    for kind, pattern in STATEMENT_TITLE_PATTERNS.items():
         if pattern.search(letters):
             return kind
     return ""
@@ -51,7 +40,7 @@ def statement_of(caption: str) -> str:
 
 def named_statements(question: str) -> set[str]:
     """The statements a question says to read ("shown in the balance sheet")."""
-    return {kind for kind, pattern in _NAMED.items() if pattern.search(question or "")}
+    return {kind for kind, pattern in STATEMENTS_NAMED.items() if pattern.search(question or "")}
 
 
 def titles(kinds: set[str]) -> str:

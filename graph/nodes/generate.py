@@ -32,6 +32,7 @@ from graph.facts import fact_block, shown_value, stored_facts
 from graph.figures import Asked
 from graph.nodes.common import history, llm_failed, node, reading_of
 from graph.state import Excerpt, State, Turn
+from lexicon import letter_words
 
 log = logging.getLogger("thotqen.generate")
 
@@ -96,8 +97,9 @@ def fill_tags(answer: str, facts: list[Fact], calculation: dict[str, Any] | None
     answer = _LEADING_TAG.sub("", answer)  # "{F3}: The capex was {F3}.": the list's layout copied
     out = []
     for sentence in re.split(r"(?<=[.!?])\s+|\n+", answer):
-        named = [by_n[int(n)] for n in dict.fromkeys(re.findall(r"\{\s*F(\d+)\s*\}", sentence)) if int(n) in by_n]
-        words = re.findall(r"[A-Za-z]{3,}", _BARE_TAG.sub("", _TAG.sub("", sentence)))
+        named = [by_n[int(n)] for n in dict.fromkeys(m.group(1) for m in _TAG.finditer(sentence) if m.group(1))
+                 if int(n) in by_n]
+        words = letter_words(_BARE_TAG.sub("", _TAG.sub("", sentence)), 3)
         if named and len(words) < 3:
             out.append(" ".join(fact_sentence(f, asked) for f in named))
         elif sentence.strip():

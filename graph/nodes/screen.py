@@ -22,6 +22,7 @@ from langgraph.runtime import Runtime
 from graph.context import Context, context_of
 from graph.nodes.common import node
 from graph.state import State
+from lexicon import alnum_words
 from providers.classifiers.instruction import InstructionClassifier
 
 log = logging.getLogger(__name__)
@@ -32,7 +33,6 @@ MARKER = "[removed: text that looked like an instruction to the assistant]"
 _SPLIT = re.compile(r"((?<=[.!?])\s+(?=[A-Z\"'(\[])|\n\s*\n\s*|\s*\|\s*)")
 # Inside a flagged sentence: its lines and clauses, so an injected line can go alone.
 _FINE = re.compile(r"(\s*\n\s*|(?<=[.!?:;])\s+)")
-_SUBSTANCE = re.compile(r"[A-Za-z0-9]")
 MIN_LEFT = 40  # letters and digits an excerpt must keep, once screened, to be worth showing
 
 
@@ -95,7 +95,7 @@ def screen_text(text: str, classifier: InstructionClassifier) -> tuple[str, list
 
 def nothing_left(clean: str) -> bool:
     """True when a screened excerpt holds too little besides markers to be worth showing."""
-    return len(_SUBSTANCE.findall(clean.replace(MARKER, ""))) < MIN_LEFT
+    return sum(map(len, alnum_words(clean.replace(MARKER, "")))) < MIN_LEFT
 
 
 def screen_excerpt(text: str, classifier: InstructionClassifier) -> tuple[str | None, list[str]]:

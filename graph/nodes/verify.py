@@ -39,16 +39,10 @@ from graph.nodes.retrieve import owner_of
 from graph.reading import names_in
 from graph.state import Citation, Evidence, State
 from graph.verify import Source, VerifyReport, sentences, verify
-from lexicon import POLARITY_WORDS, SCALES
+from lexicon import EXCERPT_TALK, POLARITY_WORDS, SCALES, letter_words
+from lexicon import squashed as _squashed
 
 log = logging.getLogger("thotqen.verify")
-_NTH = r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|provided|given|above|same)"
-_MECHANICS = re.compile(
-    r",?\s*\(?\b(?:as\s+)?(?:(?:stated|shown|found|mentioned|given|noted|seen|listed|indicated|reported|provided)\s+)?"
-    r"(?:in|from|according\s+to|per|by)\s+(?:the\s+)?(?:" + _NTH + r"\s+)?excerpts?(?:\s*\[?\d+\]?)?\)?"
-    r"|\b(?:the\s+)?(?:" + _NTH + r"\s+)?excerpts?\s*\[?\d*\]?\s+(?:states?|says?|shows?|mentions?|indicates?)"
-    r"(?:\s+that)?\s*", re.IGNORECASE)
-_LINE = re.compile(r"[^\n]+")
 # Two content words sharing this many first letters count as one ("leases" / "leased").
 STEM = 5
 
@@ -73,7 +67,7 @@ def _pointers_merged(answer: str) -> str:
     the claim it points for: the claim is then checked against what it cites."""
     out = answer
     for m in reversed(list(_POINTER.finditer(answer))):
-        words = re.findall(r"[A-Za-z]+", MARK.sub("", m.group(1)).lower())
+        words = letter_words(MARK.sub("", m.group(1)).lower())
         before = out[:m.start()].rstrip()
         if not words or not all(w in _POINTER_WORDS for w in words) or not before:
             continue
@@ -86,8 +80,8 @@ def _pointers_merged(answer: str) -> str:
     return out
 
 
-# every word the talk of excerpts may be made of (_MECHANICS' own, with the regex's letters: harmless)
-_TALK_WORDS = frozenset(re.findall(r"[a-z]+", _MECHANICS.pattern.lower()))
+# every word the talk of excerpts may be made of (EXCERPT_TALK's own, with the regex's letters: harmless)
+_TALK_WORDS = frozenset(letter_words(EXCERPT_TALK.pattern.lower()))
 
 
 def opens_no_pointer(begun: str) -> bool:
@@ -99,7 +93,7 @@ def opens_no_pointer(begun: str) -> bool:
     head = MARK.sub(" ", begun.split(",", 1)[0])
     if "," not in begun:
         head = re.sub(r"[A-Za-z]+$", "", head)  # the last word may still grow ("Thi" -> "This")
-    return any(w not in _POINTER_WORDS and w not in _TALK_WORDS for w in re.findall(r"[A-Za-z]+", head.lower()))
+    return any(w not in _POINTER_WORDS and w not in _TALK_WORDS for w in letter_words(head.lower()))
 
 
 def _with_marks(sentence: str, marks: list[str]) -> str:
@@ -113,13 +107,13 @@ def without_mechanics(answer: str) -> str:
     pieces: list[str] = []
     for start, end in sentences(merged):
         sentence = merged[start:end]
-        words = re.findall(r"[A-Za-z]+", sentence.lower())
+        words = letter_words(sentence.lower())
         if words and not MARK.search(sentence) and all(w in _POINTER_WORDS for w in words):
             continue  # "This information is found in the excerpt.": where, citing nothing
-        talk = [m.group(0) for m in _MECHANICS.finditer(sentence)]
-        cleaned = _MECHANICS.sub("", sentence)
+        talk = [m.group(0) for m in EXCERPT_TALK.finditer(sentence)]
+        cleaned = EXCERPT_TALK.sub("", sentence)
         markers = [x.group(0) for t in talk for x in MARK.finditer(t)]
-        head = re.findall(r"[A-Za-z]+", MARK.sub("", cleaned.split(",")[0]).lower())
+        head = letter_words(MARK.sub("", cleaned.split(",")[0]).lower())
         if talk and pieces and head and all(w in _POINTER_WORDS for w in head):
             # "This is stated in excerpt [1], which describes ...": where, and more of the excerpt
             markers += [x.group(0) for x in MARK.finditer(cleaned)]
@@ -175,7 +169,7 @@ def bare_figures(answer: str) -> list[str]:
     out = []
     for start, end in sentences(answer):
         sentence = answer[start:end]
-        words = [w for w in re.findall(r"[A-Za-z]{3,}", MARK.sub("", sentence)) if w.lower() not in _SCALE_WORDS]
+        words = [w for w in letter_words(MARK.sub("", sentence), 3) if w.lower() not in _SCALE_WORDS]
         if not words and read_figures(sentence, headers=False):
             out.append(sentence)
     return out
@@ -184,8 +178,8 @@ def bare_figures(answer: str) -> list[str]:
 def _closest_line(text: str, sentence: str) -> str:
     words = _stems(MARK.sub("", sentence))
     best, best_score = "", 0
-    for m in _LINE.finditer(text):
-        for part in re.split(r"(?<=[.!?])\s+(?=[A-Z])", m.group(0)):
+    for line in filter(None, text.split("\n")):
+        for part in re.split(r"(?<=[.!?])\s+(?=[A-Z])", line):
             score = len(_stems(part) & words)
             if score > best_score:
                 best, best_score = part.strip(), score
@@ -212,8 +206,7 @@ def evidence_of(answer: str, report: VerifyReport, citations: list[Citation],
                                                            context=str(fact.get("context") or ""),
                                                            kind="row"))
         elif check.excerpt is not None and check.held:
-            line = next((m.group(0).strip() for m in _LINE.finditer(texts.get(check.excerpt, ""))
-                         if check.held in m.group(0)), "")
+            line = next((x.strip() for x in texts.get(check.excerpt, "").split("\n") if x and check.held in x), "")
             if line:
                 add(check.excerpt, Evidence(text=line, box=None, kind="row" if "\t" in line or "|" in line
                                             else "sentence"))
@@ -231,10 +224,6 @@ def _with_answer(state: State, answer: str) -> list[Any]:
     if turns and isinstance(turns[-1], dict) and turns[-1].get("role") == "assistant":
         return [*turns[:-1], {"role": "assistant", "content": answer}]
     return _turns(state, answer)
-
-
-def _squashed(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
 _CAPS = re.compile(r"\b(?=[A-Z0-9&.-]*[A-Z])[A-Z0-9][A-Z0-9&.-]+\b")  # "AMCOR", "3M"; not "2023"
