@@ -419,3 +419,9 @@ EXCERPT_TALK = re.compile(
 OUTFLOW_LABEL = re.compile(r"^(?:purchases?|payments?|repayments?|acquisitions?|additions?|capital\s+expenditures?"
                            r"|dividends?\s+paid|repurchases?|cash\s+paid|investments?\s+in)\b|\bused\s+in\b",
                            re.IGNORECASE)
+# How answers quote: a quotation between straight or curly quotes, read word by word (a path or an address
+# is one word: "/tmp", "fhs-discuss@lists").
+QUOTATION = re.compile(r'["“]([^"“”]{20,}?)["”]')
+QUOTED_WORD = re.compile(r"[a-z0-9/_@<>-]+(?:[.'’][a-z0-9]+)*")
+# One sentence or line of an excerpt ("Debian 2.0 Hamm (July 24th, 1998): ..." is one: a point in a number ends none).
+STATEMENT = re.compile(r"(?:[^\n.!?]|[.!?](?=\S))+(?:[.!?](?=\s|$)|\n|$)")

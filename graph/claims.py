@@ -60,8 +60,11 @@ from lexicon import (
     POLARITY_WORDS,
     PRESENTING_WORDS,
     PRONOUN,
+    QUOTATION,
+    QUOTED_WORD,
     REFERS_BACK,
     SCALES,
+    STATEMENT,
     UNIT_WORDS,
     YEAR,
     YES_FIRST,
@@ -144,8 +147,6 @@ def date_not_cited(sentence: str, cited: str, question: str) -> bool:
     return any(not any(w[:2] == d[:2] and (d[2] is None or w[2] == d[2]) for w in written) for d in dates_in(body))
 
 
-# One sentence or line of an excerpt ("Debian 2.0 Hamm (July 24th, 1998): ..." is one: a point in a number ends none).
-STATEMENT = re.compile(r"(?:[^\n.!?]|[.!?](?=\S))+(?:[.!?](?=\s|$)|\n|$)")
 
 
 def name_and_year_apart(sentence: str, cited: str, question: str) -> bool:
@@ -314,14 +315,16 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
-_QUOTE = re.compile(r'["“]([^"“”]{20,}?)["”]')
-_QUOTED = re.compile(r"[a-z0-9/_@<>-]+(?:[.'’][a-z0-9]+)*")
 QUOTE_WORDS = 6  # a shorter quotation is a phrase, which a sentence may well put its own way
 QUOTE_FOLLOWS = 0.8  # the share of its words a quotation has in order with the passage it quotes
 
 
+def _letters(text: str) -> str:
+    return "".join(ch for ch in text if ch.isalnum())
+
+
 def _quoted_words(text: str) -> list[str]:
-    return _QUOTED.findall(MARK.sub(" ", re.sub(r"-\n", "", text)).lower())
+    return QUOTED_WORD.findall(MARK.sub(" ", text.replace("-\n", "")).lower())
 
 
 def misquotes(answer: str, texts: Mapping[int, str]) -> list[str]:
@@ -331,7 +334,7 @@ def misquotes(answer: str, texts: Mapping[int, str]) -> list[str]:
     short or run on is none, nor one that differs only in punctuation or a word the PDF split."""
     passages = [_quoted_words(t) for t in texts.values()]
     out = []
-    for quote in _QUOTE.findall(answer):
+    for quote in QUOTATION.findall(answer):
         said = _quoted_words(quote)
         if len(said) < QUOTE_WORDS:
             continue
@@ -345,7 +348,7 @@ def misquotes(answer: str, texts: Mapping[int, str]) -> list[str]:
                        if op == "replace"]
             if follows > best[0]:
                 best = (follows, swapped)
-        if best[0] >= QUOTE_FOLLOWS and any(re.sub(r"\W", "", a) != re.sub(r"\W", "", b) for a, b in best[1]):
+        if best[0] >= QUOTE_FOLLOWS and any(_letters(a) != _letters(b) for a, b in best[1]):
             out.append(quote)
     return out
 

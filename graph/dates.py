@@ -15,10 +15,9 @@ import re
 from collections.abc import Mapping
 
 from graph.citations import MARK, marked
-from graph.claims import STATEMENT
 from graph.windows import stems
 from lexicon import DATE_WORDS as _DATE_WORDS
-from lexicon import DATES, MONTH_DAY, MONTHS
+from lexicon import DATES, MONTH_DAY, MONTHS, STATEMENT
 from lexicon import MONTH_DAY_ALONE as _MONTH_DAY
 from lexicon import MONTH_YEAR as _MONTH_YEAR
 
