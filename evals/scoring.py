@@ -1,7 +1,7 @@
 """The evals' metrics, each written once. Retrieval: hit@k and MRR over the rank of each question's
 first right result (`hit_at`, `mrr`, `rank_scores`). Answers, per question and with no model: numeric
 correctness, refusal, citation precision, number grounding; plus the judge's prompt and verdict
-schema for answers numbers cannot settle.
+schema for answers numbers cannot settle. Latency: `percentile` (linear), `nearest_rank`.
 
 Pure functions over plain dicts (a graph OutputState and a FinanceBench question), so tests can
 pin every rule. FinanceBench's evidence_page_num is 0-based; citation pages are 1-based.
@@ -41,6 +41,23 @@ def rank_scores(ranks: Iterable[int | None], cuts: Iterable[int], digits: int | 
     """{"hit@k" for each k in `cuts`, "mrr"} over the ranks."""
     ranks = list(ranks)
     return {**{f"hit@{k}": hit_at(ranks, k, digits) for k in cuts}, "mrr": mrr(ranks, digits)}
+
+
+def percentile(values: Sequence[float], q: float, digits: int = 2) -> float | None:
+    """The q-th percentile (0 to 100), linear between the two nearest samples (numpy's default);
+    None over no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q / 100
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return round(ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo), digits)
+
+
+def nearest_rank(values: Sequence[float], q: float) -> float:
+    """The sample nearest the q quantile (a fraction: 0.95), unrounded: the latency benchmarks' p95."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 def parse_numbers(text: str) -> list[Figure]:

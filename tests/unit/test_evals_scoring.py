@@ -125,3 +125,19 @@ def test_rank_metrics_are_written_once_and_read_alike() -> None:
     assert retrieval.summarise(ranks) == {**{f"hit@{k}": round(scoring.hit_at(ranks, k), 3) for k in retrieval.CUTOFFS},
                                           "mrr": round(scoring.mrr(ranks), 3)}
     assert scope_from_question.hit(ranks, 5) == 0.429
+
+
+def test_latency_percentiles_are_written_once() -> None:
+    """The linear percentile (answers.py, genre.py through it, bench_graph.py) is numpy's default to two
+    places; the nearest-rank p95 (bench_embed, bench_heading_leg, bench_queue, bench_search) is a sample."""
+    import numpy as np
+
+    from evals import answers
+
+    values = [0.7, 3.2, 1.1, 9.8, 2.5, 4.4, 0.3]
+    for q in (0, 5, 50, 90, 95, 100):
+        assert scoring.percentile(values, q) == round(float(np.percentile(values, q)), 2)
+    assert scoring.percentile([], 50) is None and scoring.percentile([2.0], 90) == 2.0
+    assert answers.percentile is scoring.percentile
+    assert scoring.nearest_rank(values, 0.95) == 9.8 and scoring.nearest_rank(values, 0.5) == 2.5
+    assert scoring.nearest_rank([5.0], 0.95) == 5.0
