@@ -45,7 +45,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import os
 import re
 import statistics
@@ -66,6 +65,7 @@ from lexicon import SCALES  # noqa: E402
 if TYPE_CHECKING:
     from runtime import Runtime
 from evals.common import FINANCEBENCH, eval_runtime, load_jsonl, write_result  # noqa: E402
+from evals.scoring import percentile  # noqa: E402 - genre.py imports it from here too
 
 DATA = Path(__file__).parent / "data"
 OUT_OF_SCOPE = DATA / "out_of_scope.jsonl"
@@ -404,15 +404,6 @@ def score(item: Item, out: dict, seconds: float, *, tol: float, judge: Judge | N
 # -- figures over rows ----------------------------------------------------------------------------
 def _share(k: int, n: int) -> dict:
     return {"value": round(k / n, 3) if n else None, "k": k, "n": n}
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    pos = (len(ordered) - 1) * q / 100
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return round(ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo), 2)
 
 
 def measure(rows: list[dict]) -> dict:

@@ -23,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
+from evals.scoring import nearest_rank  # noqa: E402
 
 
 def chunk_texts(files: list[Path], counter, settings) -> list[str]:  # noqa: ANN001
@@ -37,11 +38,6 @@ def chunk_texts(files: list[Path], counter, settings) -> list[str]:  # noqa: ANN
                             overlap_tokens=settings.child_overlap_tokens, parent_tokens=settings.parent_tokens)
         texts += [f"{c.heading}\n{c.text}" for c in chunks.children]
     return texts
-
-
-def percentile(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
 def main() -> int:
@@ -125,7 +121,7 @@ def main() -> int:
             "cosine_to_torch": {"mean": round(float(cos.mean()), 4), "p5": round(float(np.percentile(cos, 5)), 4),
                                 "min": round(float(cos.min()), 4)},
             "query_ms": {"p50": round(statistics.median(query_ms[name]), 1),
-                         "p95": round(percentile(query_ms[name], 0.95), 1)},
+                         "p95": round(nearest_rank(query_ms[name], 0.95), 1)},
         }
     lines = ["| backend | chunks/s (median of rounds) | × torch (median of per-round ratios) "
              "| CPU ms per chunk | cosine to torch mean / p5 / min | query p50 ms | query p95 ms | load s |",

@@ -21,18 +21,13 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import FINANCEBENCH, eval_runtime, load_jsonl, write_result  # noqa: E402
+from evals.scoring import percentile  # noqa: E402
 from graph.context import GraphParts  # noqa: E402
 from graph.outcome import Outcome  # noqa: E402
 from graph.stream import run_config, run_graph  # noqa: E402
-
-
-def pct(values: list[float], q: float) -> float | None:
-    return round(float(np.percentile(values, q)), 2) if values else None
 
 
 def ask(question: dict, doc_id: str, config: dict, parts: GraphParts) -> dict:
@@ -74,8 +69,8 @@ def ask(question: dict, doc_id: str, config: dict, parts: GraphParts) -> dict:
 
 def summarise(rows: list[dict], total_questions: int, note: str, name: str, config: dict) -> None:
     nodes = sorted({n for r in rows for n in r["timings"] or {}})
-    per_node = {n: {"p50": pct([r["timings"][n] for r in rows if n in r["timings"]], 50),
-                    "p95": pct([r["timings"][n] for r in rows if n in r["timings"]], 95),
+    per_node = {n: {"p50": percentile([r["timings"][n] for r in rows if n in r["timings"]], 50),
+                    "p95": percentile([r["timings"][n] for r in rows if n in r["timings"]], 95),
                     "runs": sum(1 for r in rows if n in r["timings"])} for n in nodes}
     totals = [r["total_s"] for r in rows]
     ttft = [r["first_token_s"] for r in rows if r["first_token_s"] is not None]
@@ -83,8 +78,9 @@ def summarise(rows: list[dict], total_questions: int, note: str, name: str, conf
     blocked = sum(1 for r in rows if r["blocked"])
     payload = {
         "questions_measured": len(rows), "questions_total": total_questions, "note": note,
-        "end_to_end_s": {"p50": pct(totals, 50), "p95": pct(totals, 95), "max": max(totals) if totals else None},
-        "first_token_s": {"p50": pct(ttft, 50), "p95": pct(ttft, 95), "n": len(ttft)},
+        "end_to_end_s": {"p50": percentile(totals, 50), "p95": percentile(totals, 95),
+                         "max": max(totals) if totals else None},
+        "first_token_s": {"p50": percentile(ttft, 50), "p95": percentile(ttft, 95), "n": len(ttft)},
         "graph_config": config, "per_node_s": per_node, "blocked": blocked, "answered": len(answered),
         "answered_share": round(len(answered) / len(rows), 3) if rows else None,
         "evidence_cited_share_of_answered": round(sum(r["evidence_cited"] for r in answered) / len(answered), 3)

@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result  # noqa: E402
+from evals.scoring import nearest_rank  # noqa: E402
 
 HEADING_QUERY = """
 with heading_query as (
@@ -55,11 +56,6 @@ select h.id from (
     order by 2 nulls last, c.id limit 50) h
 """,
 }
-
-
-def percentile(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
 def main() -> int:
@@ -100,7 +96,7 @@ def main() -> int:
                         if before != after:
                             differ.append((scope, q["question"]))
     load_end = os.getloadavg()
-    summary = {k: {"p50_ms": round(statistics.median(v), 1), "p95_ms": round(percentile(v, 0.95), 1), "n": len(v)}
+    summary = {k: {"p50_ms": round(statistics.median(v), 1), "p95_ms": round(nearest_rank(v, 0.95), 1), "n": len(v)}
                for k, v in ms.items()}
     lines = [f"| scope, leg | p50 / p95 ms at {total:,} chunks |", "|---|---|"]
     lines += [f"| {k} | {s['p50_ms']} / {s['p95_ms']} |" for k, s in summary.items()]

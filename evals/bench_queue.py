@@ -39,6 +39,7 @@ from evals.common import FINANCEBENCH, write_result  # noqa: E402
 from evals.fake_openai import subprocess_env  # noqa: E402
 from evals.loadtest import cpu_seconds, fake_model, run_step, seed  # noqa: E402
 from evals.pdfs import text_pdf  # noqa: E402
+from evals.scoring import nearest_rank  # noqa: E402
 
 
 def filings(count: int, pages: int) -> list[tuple[str, bytes, int]]:
@@ -146,11 +147,6 @@ def wait_ready(api: str, headers: dict[str, str], count: int, timeout: float) ->
     raise RuntimeError("ingestion did not finish in time")
 
 
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
-
-
 def browse_part(args: argparse.Namespace, workdir: Path, fake, broker: RedisServer | RabbitMQServer,  # noqa: ANN001
                 docs: list[tuple[str, bytes, int]]) -> list[dict]:
     rows = []
@@ -223,8 +219,8 @@ def burst_part(args: argparse.Namespace, workdir: Path, fake, broker: RedisServe
                "rejected": {str(a["status"]): sum(b["status"] == a["status"] for b in answers)
                             for a in answers if a["status"] != 202},
                "ready": sum(d["status"] == "ready" for d in done), "failed": sum(d["status"] == "failed" for d in done),
-               "upload_p50_s": round(pct([a["seconds"] for a in answers], 0.5), 2),
-               "upload_p95_s": round(pct([a["seconds"] for a in answers], 0.95), 2),
+               "upload_p50_s": round(nearest_rank([a["seconds"] for a in answers], 0.5), 2),
+               "upload_p95_s": round(nearest_rank([a["seconds"] for a in answers], 0.95), 2),
                "drain_s": round(time.monotonic() - t0, 1), "most_queued": most_queued, "workers": 2,
                "load_average": round(os.getloadavg()[0], 1)}
         print(json.dumps(row), flush=True)

@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result  # noqa: E402
+from evals.scoring import nearest_rank  # noqa: E402
 
 FILL_SQL = """
 with src as (select id from documents where owner_id = %(owner)s and status = 'ready')
@@ -51,11 +52,6 @@ join documents sd on sd.id = sp.document_id and sd.owner_id = %(owner)s
 join documents fd on fd.owner_id = %(filler)s and fd.content_hash = sd.content_hash
 join parent_chunks fp on fp.document_id = fd.id and fp.ord = sp.ord
 """
-
-
-def percentile(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
 SIZES_SQL = """
@@ -136,8 +132,8 @@ def time_searches(db, settings, embedder, owner: int, docs: dict, questions: lis
                         timings.setdefault(f"{scope}/{mode}{label}", []).append((t2 - t0) * 1000)
                         # the database's part alone: what grows with the table
                         sql.setdefault(f"{scope}/{mode}{label}", []).append((t2 - t1) * 1000)
-    return {k: {"p50_ms": round(statistics.median(v), 1), "p95_ms": round(percentile(v, 0.95), 1), "n": len(v),
-                "sql_p50_ms": round(statistics.median(sql[k]), 1), "sql_p95_ms": round(percentile(sql[k], 0.95), 1)}
+    return {k: {"p50_ms": round(statistics.median(v), 1), "p95_ms": round(nearest_rank(v, 0.95), 1), "n": len(v),
+                "sql_p50_ms": round(statistics.median(sql[k]), 1), "sql_p95_ms": round(nearest_rank(sql[k], 0.95), 1)}
             for k, v in timings.items()}
 
 

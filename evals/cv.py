@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result  # noqa: E402
 from evals.retrieval import evidence_pages, first_hit_rank  # noqa: E402
+from evals.scoring import rank_scores  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 SYNTHETIC = DATA / "synthetic_questions.jsonl"
@@ -129,11 +130,7 @@ def rank_all(db, embedder, owner: int, docs: dict, questions: list[Question], po
 
 
 def scores(ranks: Iterable[int | None]) -> dict[str, float]:
-    ranks = list(ranks)
-    n = max(len(ranks), 1)
-    out = {f"hit@{k}": sum(1 for r in ranks if r and r <= k) / n for k in CUTS}
-    out["mrr"] = sum(1 / r for r in ranks if r) / n
-    return out
+    return rank_scores(ranks, CUTS)
 
 
 def objective(ranks: list[int | None]) -> tuple[float, float]:

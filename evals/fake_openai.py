@@ -5,11 +5,11 @@ lives here, where measurements may import it; tests import it from here too (eva
 
 `FakeOpenAI(script)` listens on 127.0.0.1 at a free port and answers `/v1/chat/completions`
 (streamed or not) and `/v1/models`. The reply to each request is `script(kind, prompt)`, where
-`kind` says what the graph asks (grade, answer, hyde, condense, rewrite, guard, other; see
-`kind_of`). It is safe under concurrent requests (each request computes its own reply), can add a
-delay per request (`delay_s`) and between streamed pieces (`token_delay_s`) to imitate a slow
-model, and records every request. Point the product at it with LLM_ORDER=vllm and
-VLLM_BASE_URL=<fake.url>/v1 (`subprocess_env`).
+`kind` says what the graph asks (grade, answer, choose, hyde, condense, rewrite, guard, other; see
+`kind_of`), told by the node the request names in its NODE_HEADER header. It is safe under
+concurrent requests (each request computes its own reply), can add a delay per request (`delay_s`)
+and between streamed pieces (`token_delay_s`) to imitate a slow model, and records every request.
+Point the product at it with LLM_ORDER=vllm and VLLM_BASE_URL=<fake.url>/v1 (`subprocess_env`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 
 from evals import local_http
 from evals.local_http import JSONHandler
+from providers.llm import NODE_HEADER
 
 Script = Callable[[str, str], str]
 
@@ -35,23 +36,16 @@ def excerpts_in(prompt: str) -> list[tuple[int, str, str]]:
     return [(int(m.group(1)), m.group(2), m.group(3)) for m in _EXCERPT.finditer(prompt)]
 
 
-def kind_of(prompt: str) -> str:
-    """What the graph asks for, told by its prompt (graph/prompts.py)."""
-    if "For EVERY excerpt" in prompt:
-        return "grade"
-    if "Using only the excerpts above, answer the question" in prompt:
-        return "answer"
-    if "Which one listed figure is exactly" in prompt:
-        return "choose"
-    if "Write a short passage" in prompt:
-        return "hyde"
-    if "standalone question" in prompt:
-        return "condense"
-    if "better search query" in prompt:
-        return "rewrite"
-    if "You screen messages" in prompt:
-        return "guard"
-    return "other"
+# The kinds the scripts answer, by the graph node that asks (its name comes with each request as the
+# NODE_HEADER header, providers/llm/chain.py); a call made outside a node is "other".
+KINDS = {"grade": "grade", "generate": "answer", "choose": "choose", "hyde": "hyde", "condense": "condense",
+         "rewrite": "rewrite", "guardrail": "guard"}
+
+
+def kind_of(node: str | None) -> str:
+    """What the graph asks for, told by the node that asks, never by the prompt's wording (so a
+    reworded prompt still gets its node's reply)."""
+    return KINDS.get(node or "", "other")
 
 
 def grades_json(prompt: str, relevant: Callable[[str], bool]) -> str:
@@ -89,7 +83,7 @@ class FakeOpenAI:
                     self.send_json(404, {"error": {"message": "not found"}})
                     return
                 body = json.loads(raw or b"{}")
-                fake.reply(self, body)
+                fake.reply(self, body, self.headers.get(NODE_HEADER))
 
         self.server = local_http.serve(Handler)
 
@@ -114,12 +108,13 @@ class FakeOpenAI:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def reply(self, h: Any, body: dict[str, Any]) -> None:  # noqa: ANN401
+    def reply(self, h: Any, body: dict[str, Any], node: str | None = None) -> None:  # noqa: ANN401
         messages = body.get("messages") or []
         prompt = "\n".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
-        kind = kind_of(prompt)
+        kind = kind_of(node)
         stream = bool(body.get("stream"))
-        record: dict[str, Any] = {"kind": kind, "prompt": prompt, "stream": stream, "pieces": 0, "completed": False}
+        record: dict[str, Any] = {"kind": kind, "node": node, "prompt": prompt, "stream": stream, "pieces": 0,
+                                  "completed": False}
         with self._lock:
             self.requests.append(record)
         text = self.script(kind, prompt)

@@ -19,6 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result  # noqa: E402
+from evals.scoring import rank_scores  # noqa: E402
 
 CUTOFFS = (1, 3, 4, 5, 10)  # 3 and 4: how many excerpts the graph shows (GRAPH_TOP_K)
 
@@ -36,10 +37,7 @@ def first_hit_rank(hits, doc_name: str, pages: set[int]) -> int | None:  # noqa:
 
 
 def summarise(ranks: list[int | None]) -> dict:
-    n = len(ranks)
-    out = {f"hit@{k}": round(sum(1 for r in ranks if r and r <= k) / n, 3) for k in CUTOFFS}
-    out["mrr"] = round(sum(1 / r for r in ranks if r) / n, 3)
-    return out
+    return rank_scores(ranks, CUTOFFS, digits=3)
 
 
 def ingest_missing(db, settings, embedder, owner: int, docs: dict) -> None:  # noqa: ANN001

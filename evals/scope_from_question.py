@@ -23,10 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evals.common import open_bench, write_result  # noqa: E402
 from evals.cv import Question, financebench_questions, synthetic_questions  # noqa: E402
 from evals.retrieval import first_hit_rank  # noqa: E402
+from evals.scoring import hit_at  # noqa: E402
 
 
 def hit(ranks: list[int | None], k: int) -> float:
-    return round(sum(1 for r in ranks if r and r <= k) / len(ranks), 3) if ranks else 0.0
+    return hit_at(ranks, k, digits=3)
 
 
 def measure(db, embedder, settings, owner: int, docs: dict, questions: list[Question]) -> list[dict]:  # noqa: ANN001

@@ -1,5 +1,7 @@
-"""Per-question answer scores that need no model: numeric correctness, refusal, citation precision,
-number grounding. Plus the judge's prompt and verdict schema for answers numbers cannot settle.
+"""The evals' metrics, each written once. Retrieval: hit@k and MRR over the rank of each question's
+first right result (`hit_at`, `mrr`, `rank_scores`). Answers, per question and with no model: numeric
+correctness, refusal, citation precision, number grounding; plus the judge's prompt and verdict
+schema for answers numbers cannot settle. Latency: `percentile` (linear), `nearest_rank`.
 
 Pure functions over plain dicts (a graph OutputState and a FinanceBench question), so tests can
 pin every rule. FinanceBench's evidence_page_num is 0-based; citation pages are 1-based.
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -19,6 +22,42 @@ _WORD = re.compile(r"[A-Za-z]+")
 # Words that may sit around a bare figure without making the answer prose ("$1577.00 million USD").
 _FILLER = {"usd", "us", "dollars", "dollar", "million", "millions", "billion", "billions", "thousand", "percent",
            "mn", "bn", "m", "b", "k", "x", "times", "approximately", "about", "roughly", "fy", "per", "share"}
+
+
+def hit_at(ranks: Sequence[int | None], k: int, digits: int | None = None) -> float:
+    """The share of questions whose first right result ranks within the top `k` (None: not found);
+    0.0 over no questions. `digits`: rounded so, as the result tables show it."""
+    share = sum(1 for r in ranks if r and r <= k) / len(ranks) if ranks else 0.0
+    return share if digits is None else round(share, digits)
+
+
+def mrr(ranks: Sequence[int | None], digits: int | None = None) -> float:
+    """Mean reciprocal rank of the first right result (a miss counts 0); 0.0 over no questions."""
+    mean = sum(1 / r for r in ranks if r) / len(ranks) if ranks else 0.0
+    return mean if digits is None else round(mean, digits)
+
+
+def rank_scores(ranks: Iterable[int | None], cuts: Iterable[int], digits: int | None = None) -> dict[str, float]:
+    """{"hit@k" for each k in `cuts`, "mrr"} over the ranks."""
+    ranks = list(ranks)
+    return {**{f"hit@{k}": hit_at(ranks, k, digits) for k in cuts}, "mrr": mrr(ranks, digits)}
+
+
+def percentile(values: Sequence[float], q: float, digits: int = 2) -> float | None:
+    """The q-th percentile (0 to 100), linear between the two nearest samples (numpy's default);
+    None over no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q / 100
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return round(ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo), digits)
+
+
+def nearest_rank(values: Sequence[float], q: float) -> float:
+    """The sample nearest the q quantile (a fraction: 0.95), unrounded: the latency benchmarks' p95."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 def parse_numbers(text: str) -> list[Figure]:

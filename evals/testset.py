@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import eval_runtime, load_jsonl, write_result  # noqa: E402
+from evals.scoring import hit_at  # noqa: E402
 
 if TYPE_CHECKING:
     from runtime import Runtime
@@ -232,7 +233,7 @@ def cmd_gate(args: argparse.Namespace, runtime: Runtime) -> int:
     owner_id = open_user(runtime, args.user)
     ranked = gate_rows(rows, runtime.database, runtime.embedder, runtime.settings, owner_id, k=args.k)
     n = len(ranked)
-    hit = sum(1 for r in ranked if r["rank"] is not None) / n if n else 0.0
+    hit = hit_at([r["rank"] for r in ranked], args.k)  # each rank is within the k results searched
     passed = n > 0 and hit >= args.floor
     print(f"hit@{args.k} {hit:.3f} over {n} questions (floor {args.floor}): {'PASS' if passed else 'FAIL'}")
     if args.name:

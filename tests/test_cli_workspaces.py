@@ -13,7 +13,7 @@ import pytest
 from evals import pdfs
 from evals.fake_openai import FakeOpenAI, subprocess_env
 from graph import prompts
-from tests.cli_run import report_script, run_cli
+from tests.support.cli_run import report_script, run_cli
 
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 

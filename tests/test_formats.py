@@ -14,7 +14,7 @@ from ingestion.errors import IngestError
 from ingestion.formats import Limits
 from ingestion.parse import OcrOptions, parse_pdf
 from ingestion.sandbox import extract
-from tests import documents
+from tests.support import documents
 
 
 def test_ocr_reads_a_page_without_text_layer_next_to_one_with_it() -> None:

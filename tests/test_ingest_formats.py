@@ -13,7 +13,7 @@ from evals import pdfs
 from ingestion.pipeline import run_job, submit_document
 from storage import documents as docs_store
 from storage.search import SearchParams, search
-from tests import documents
+from tests.support import documents
 
 
 def ingest_file(db, settings, embedder, owner: int, name: str, data: bytes, progress=None):  # noqa: ANN001, ANN201

@@ -13,7 +13,7 @@ import pytest
 from ingestion.errors import IngestError
 from ingestion.formats.base import Limits
 from ingestion.sandbox import extract
-from tests import documents
+from tests.support import documents
 
 
 def one_huge_cell(chars: int) -> bytes:

@@ -21,7 +21,7 @@ from storage import embedding_index
 from storage.db import Database, open_database
 from storage.search import SearchParams, search
 from storage.users import get_or_create_user
-from tests import documents
+from tests.support import documents
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from graph.context import Context
 from graph.reading import Reading, read
 from graph.state import State
 from providers import metrics, telemetry
+from providers.llm import NODE_KEY
 
 Node = Callable[[State, RunnableConfig, Runtime[Context]], dict[str, Any]]
 
@@ -26,6 +27,8 @@ def node(name: str) -> Callable[[Node], Node]:
     The graph runs one node at a time, so no reducer is needed; `begin` starts both afresh for
     each question. `route` is for traces and reports only: routing reads explicit state fields.
     With tracing on, the node is an OpenTelemetry span of the same name as its LangSmith run.
+    Every LLM call the node makes is tagged with its name (`tagged`): the chain tells the self-hosted
+    servers which node asks (providers/llm/chain.py), and the tests' fake models answer by it.
     """
 
     def wrap(fn: Node) -> Node:
@@ -33,7 +36,7 @@ def node(name: str) -> Callable[[Node], Node]:
         def run(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
             started = time.perf_counter()
             with telemetry.span(name, **{"graph.node": name, "graph.round": state.get("rounds")}):
-                out = fn(state, config, runtime)
+                out = fn(state, tagged(config, name), runtime)
             elapsed = time.perf_counter() - started
             metrics.observe(metrics.NODE_SECONDS, elapsed, name)  # not on a raise: that run failed
             timings = dict(state.get("timings") or {})
@@ -43,6 +46,12 @@ def node(name: str) -> Callable[[Node], Node]:
         return run
 
     return wrap
+
+
+def tagged(config: RunnableConfig, name: str) -> RunnableConfig:
+    """`config` with the calling node in its metadata (NODE_KEY). LangGraph's own `langgraph_node` is
+    there only inside a graph run; this one is also there when a node is called alone."""
+    return {**config, "metadata": {**(config.get("metadata") or {}), NODE_KEY: name}}
 
 
 def reading_of(state: State) -> Reading:

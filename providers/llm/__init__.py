@@ -21,9 +21,11 @@
   that fails before its first token is replaced silently; one that fails mid-stream yields a
   `StreamReset(link, reason)` and the next link answers from scratch.
 - Every link failed: `AllLinksFailed` with `.failures`.
+- A call made inside a graph node carries the node's name in its config metadata (NODE_KEY); the
+  self-hosted links (vllm, local) are sent it as the NODE_HEADER header.
 """
 
-from providers.llm.chain import LLMChain
+from providers.llm.chain import NODE_HEADER, NODE_KEY, LLMChain, node_of
 from providers.llm.errors import LinkError, LinkTimeout
 from providers.llm.links import LinkSpec
 from providers.llm.result import AllLinksFailed, ChainResult, LinkFailure, StreamReset
@@ -36,5 +38,8 @@ __all__ = [
     "LinkFailure",
     "LinkSpec",
     "LinkTimeout",
+    "NODE_HEADER",
+    "NODE_KEY",
     "StreamReset",
+    "node_of",
 ]

@@ -66,6 +66,19 @@ def _token_logprobs(message: BaseMessage) -> list[dict[str, Any]] | None:
     return list(content) if isinstance(content, list) else None
 
 
+# Which graph node makes a call: its key in the call's RunnableConfig metadata (graph/nodes/common.py
+# sets it), and the header that tells a self-hosted server (vllm, local) so, for its logs and for the
+# tests' fake models, which answer by node rather than by prompt wording. Cloud links are not told.
+NODE_KEY = "node"
+NODE_HEADER = "X-Thotqen-Node"
+
+
+def node_of(config: RunnableConfig | None) -> str | None:
+    """The node that makes a call with `config`, None outside one."""
+    node = ((config or {}).get("metadata") or {}).get(NODE_KEY)
+    return str(node) if node else None
+
+
 def _first_model(base_url: str, api_key: str) -> str:
     """The first model an OpenAI-compatible server lists (for a link that names no model)."""
     request = urllib.request.Request(f"{base_url.rstrip('/')}/models",
@@ -151,10 +164,12 @@ class LLMChain:
         if not spec.local and spec.model is not None:
             self._chat_model(spec)
 
-    def _runnable(self, spec: LinkSpec, schema: type[BaseModel] | None,
-                  token_probabilities: bool = False) -> Runnable[LanguageModelInput, BaseMessage]:
+    def _runnable(self, spec: LinkSpec, schema: type[BaseModel] | None, token_probabilities: bool = False,
+                  node: str | None = None) -> Runnable[LanguageModelInput, BaseMessage]:
         model = self._chat_model(spec)
         extra: dict[str, Any] = {}
+        if node and spec.native_json_schema:  # our own servers (ChatOpenAI): which node asks
+            extra["extra_headers"] = {NODE_HEADER: node}
         if schema is not None and spec.native_json_schema:
             extra["response_format"] = so.response_format(schema)
         if token_probabilities and spec.native_json_schema:  # the self-hosted OpenAI-style servers give them
@@ -196,7 +211,7 @@ class LLMChain:
                 t0 = attempt.started = time.monotonic()  # the provider's own time, not our SDK import
 
                 def call(spec: LinkSpec = spec) -> BaseMessage:
-                    return self._runnable(spec, structured, token_probabilities).invoke(
+                    return self._runnable(spec, structured, token_probabilities, node_of(config)).invoke(
                         msgs, config=self._config(config, spec))
 
                 message = run_with_cutoff(call, spec.timeout_s, spec.name)
@@ -232,7 +247,8 @@ class LLMChain:
                 t0 = attempt.started = time.monotonic()
 
                 def chunks(spec: LinkSpec = spec) -> Iterator[Any]:
-                    return self._chat_model(spec).stream(msgs, config=self._config(config, spec))
+                    return self._runnable(spec, None, node=node_of(config)).stream(
+                        msgs, config=self._config(config, spec))
 
                 for chunk in stream_with_cutoff(chunks, spec.timeout_s, spec.name):
                     merged = chunk if merged is None else merged + chunk

@@ -14,8 +14,8 @@ import pytest
 
 from evals.fake_openai import FakeOpenAI, grades_json
 from evals.pdfs import AURORA_TOPICS as TOPICS
-from tests.cli_run import env_with_report
-from tests.evals.fakes import schema_reply
+from tests.support.cli_run import env_with_report
+from tests.support.schema_replies import schema_reply
 
 ROOT = Path(__file__).resolve().parents[2]
 

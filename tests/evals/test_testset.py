@@ -10,8 +10,8 @@ import pytest
 
 from evals import pdfs, testset
 from evals.pdfs import AURORA_TOPICS as TOPICS
-from tests.evals.fakes import schema_reply
-from tests.graph.fakes import scripted_chain
+from tests.support.fakes import scripted_chain
+from tests.support.schema_replies import schema_reply
 
 
 @pytest.fixture(scope="module")

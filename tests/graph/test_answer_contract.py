@@ -6,7 +6,7 @@ from __future__ import annotations
 from evals.fake_openai import excerpts_in, grades_json
 from graph import prompts
 from graph.stream import run_graph
-from tests.graph.fakes import scripted_chain
+from tests.support.fakes import scripted_chain
 
 REVENUE = "412 million"
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"

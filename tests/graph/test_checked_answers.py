@@ -14,8 +14,8 @@ import pytest
 
 from graph import prompts
 from graph.builder import graph
-from tests.graph.fakes import scripted_chain
 from tests.graph.test_paths import script_for
+from tests.support.fakes import scripted_chain
 from tests.unit.test_tables import CASH_FLOWS, INCOME_IN_THOUSANDS, statement_pdf
 
 

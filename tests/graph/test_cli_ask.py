@@ -9,7 +9,7 @@ import pytest
 
 from evals.fake_openai import FakeOpenAI
 from graph import prompts
-from tests.cli_run import env_with_report, report_script, run_cli
+from tests.support.cli_run import env_with_report, report_script, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +61,7 @@ def test_ask_blocked(cli_env: dict[str, str]) -> None:
 
 
 def test_one_question_is_one_langsmith_trace_tree(cli_env: dict[str, str]) -> None:
-    from tests.graph.fakes import FakeLangSmith
+    from tests.support.fakes import FakeLangSmith
 
     smith = FakeLangSmith()
     try:

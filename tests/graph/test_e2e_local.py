@@ -12,8 +12,8 @@ import pytest
 
 from graph.builder import graph
 from providers.llm import LLMChain
-from tests.graph.fakes import FakeWeb
-from tests.providers.conftest import make_settings
+from tests.support.fakes import FakeWeb
+from tests.support.settings import make_settings
 
 pytestmark = pytest.mark.slow
 

@@ -10,8 +10,8 @@ from langgraph.runtime import Runtime
 from evals.fake_openai import excerpts_in
 from graph.builder import graph
 from graph.nodes.verify import verify_node
-from tests.graph.fakes import scripted_chain
 from tests.graph.test_paths import script_for
+from tests.support.fakes import scripted_chain
 
 REVENUE, STAFF = "412 million", "5,300"
 

@@ -11,8 +11,8 @@ import pytest
 
 from graph import prompts
 from graph.builder import graph
-from tests.graph.fakes import scripted_chain
 from tests.graph.test_paths import script_for
+from tests.support.fakes import scripted_chain
 
 PAGE_1 = ("Protocol RCU-17: A randomised study of sleep hygiene coaching in shift workers. "
           "Background. Shift workers often report poor sleep, and coaching on sleep hygiene has been proposed "

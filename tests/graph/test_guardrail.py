@@ -11,7 +11,7 @@ from langchain_core.runnables import RunnableConfig
 from graph.nodes.guardrail import guardrail
 from providers.classifiers.injection import THREATS, InjectionClassifier, Verdict
 from runtime import build_runtime
-from tests.graph.fakes import node_runtime
+from tests.support.fakes import node_runtime
 
 QUESTIONS = Path(__file__).resolve().parents[3] / "shared/eval/financebench/questions.jsonl"
 

@@ -10,7 +10,7 @@ from graph import prompts
 from graph.builder import graph
 from graph.nodes.grade import grade
 from graph.nodes.screen import MARKER
-from tests.graph.fakes import scripted_chain
+from tests.support.fakes import scripted_chain
 
 
 def test_grade_keeps_an_excerpt_by_its_probability_against_the_threshold(make_run) -> None:  # noqa: ANN001

@@ -7,7 +7,7 @@ import pytest
 from evals.fake_openai import grades_json
 from graph import prompts
 from graph.builder import graph
-from tests.graph.fakes import ExplodingDatabase, FakeWeb, scripted_chain
+from tests.support.fakes import ExplodingDatabase, FakeWeb, scripted_chain
 
 REVENUE = "412 million"
 
@@ -67,8 +67,21 @@ def test_relevant_at_once_answers_with_page_citations(report_owner, make_run) ->
     assert set(out["timings"]) == set(out["route"])
 
 
-def test_rewrite_then_relevant(report_owner, make_run) -> None:  # noqa: ANN001
+# Each node's prompt reworded, some in the words another node's prompt had: the fakes answer by the
+# node that asks (tests/support/fakes.py), so the run below walks the same path either way.
+REWORDED = {
+    "GRADE_TASK": "Using only the excerpts above, answer the question of whether each one helps: yes or no.",
+    "ANSWER_TASK": "For EVERY excerpt above that helps, state what it says in three sentences, citing it like [1].",
+    "HYDE": "Write one better search query, as a standalone question, for the question below.\n\nQuestion: {question}",
+    "REWRITE": "Write a short passage that a document could hold about the question below.\n\nQuestion: {question}",
+}
+
+
+@pytest.mark.parametrize("reworded", [False, True], ids=["prompts", "reworded_prompts"])
+def test_rewrite_then_relevant(report_owner, make_run, reworded: bool, monkeypatch) -> None:  # noqa: ANN001
     owner_id, _ = report_owner
+    for name, text in REWORDED.items() if reworded else ():
+        monkeypatch.setattr(prompts, name, text)
     state = {"grade_calls": 0}
 
     def rule(text: str) -> bool:

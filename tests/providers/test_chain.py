@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from providers.llm import AllLinksFailed, ChainResult, LLMChain, StreamReset
 from runtime import build_runtime
-from tests.providers.conftest import make_settings
+from tests.support.settings import make_settings
 
 CUT = 2.0  # short executor cut-off for tests (slack for a loaded CI machine)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import providers.local_model as lm
-from tests.providers.conftest import make_settings
+from tests.support.settings import make_settings
 
 
 class _Health(BaseHTTPRequestHandler):

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from providers.llm import LLMChain
 from providers.llm.links import build_specs
 from settings import CARD_LINKS, KIND_DEFAULTS, LLMLink, Settings, Var
-from tests.providers.conftest import make_settings
+from tests.support.settings import make_settings
 
 CUT = 2.0
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 import providers.local_model as lm
 from providers.llm import LLMChain, StreamReset
-from tests.providers.conftest import make_settings
+from tests.support.settings import make_settings
 
 
 def _parts(tmp_path: Path, blobs: list[bytes]) -> list[Path]:

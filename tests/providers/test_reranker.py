@@ -10,7 +10,7 @@ import torch
 
 import providers.reranker as rr
 from runtime import build_runtime
-from tests.providers.conftest import make_settings
+from tests.support.settings import make_settings
 
 WORDS = ["revenue", "capital", "expenditure", "was", "in", "the", "of", "2018", "million", "employees",
          "headquarters", "what", "is", "?", ".", "$", ",", "1", "577"]

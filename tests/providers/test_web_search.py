@@ -8,7 +8,7 @@ import time
 import pytest
 
 from providers.web_search import WebSearch
-from tests.providers.conftest import make_settings
+from tests.support.settings import make_settings
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from evals.fake_openai import FakeOpenAI, excerpts_in, grades_json
-from tests.graph.fakes import FakeWeb
+from tests.support.fakes import FakeWeb
 
 ADMIN = "root-admin"
 FACTS = {"employ": "5,300", "dividend": "18 cents", "revenue": "412 million"}
@@ -145,7 +145,7 @@ def parts(fake_llm: FakeOpenAI, runtime, db, embedder) -> dict[str, Any]:  # noq
     and the session's database, embedder and classifiers."""
     from providers.llm import LLMChain
     from providers.reranker import NoReranker
-    from tests.providers.conftest import make_settings
+    from tests.support.settings import make_settings
 
     chain = LLMChain(make_settings(vllm_base_url=f"{fake_llm.url}/v1", vllm_model="fake-model", llm_order="vllm"))
     return {"chain": chain, "embedder": embedder, "reranker": NoReranker(), "web": FakeWeb([]), "database": db,

@@ -44,7 +44,7 @@ def slow_model():  # noqa: ANN201
 @pytest.fixture(scope="module")
 def slow(start_server, server_settings, parts, slow_model):  # noqa: ANN001, ANN201
     from providers.llm import LLMChain
-    from tests.providers.conftest import make_settings
+    from tests.support.settings import make_settings
 
     chain = LLMChain(make_settings(vllm_base_url=f"{slow_model.url}/v1", vllm_model="fake-model", llm_order="vllm"))
     return start_server(server_settings, parts={**parts, "chain": chain})

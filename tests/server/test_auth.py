@@ -195,7 +195,7 @@ def test_an_admins_name_cannot_be_claimed_by_signing_up(live, db, tmp_path) -> N
     (`thotqen account NAME`, the password on stdin), and only then does it sign in as an admin."""
     import os
 
-    from tests.cli_run import run_cli
+    from tests.support.cli_run import run_cli
 
     with live.client() as c:
         for path in ("/api/auth/signup", "/api/session/signup"):
@@ -233,7 +233,7 @@ def test_langsmith_metrics_summarise_the_projects_root_runs(settings, db) -> Non
     """The happy path against a local endpoint speaking LangSmith's read API (sessions, runs/query)."""
 
     from api.admin import metrics
-    from tests.graph.fakes import FakeLangSmith
+    from tests.support.fakes import FakeLangSmith
 
     now = datetime.now(UTC)
 

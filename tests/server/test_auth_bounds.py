@@ -125,7 +125,7 @@ def test_the_server_builds_the_question_paths_models_before_it_serves(start_serv
                                                                       parts) -> None:  # noqa: ANN001
     from providers.classifiers.injection import InjectionClassifier
     from providers.llm import LLMChain
-    from tests.providers.conftest import make_settings
+    from tests.support.settings import make_settings
 
     guard = InjectionClassifier.load()
     chain = LLMChain(make_settings(vllm_base_url="http://127.0.0.1:9/v1", vllm_model="fake-model", llm_order="vllm"))
@@ -139,7 +139,7 @@ def test_questions_arriving_together_load_the_guardian_and_build_a_link_once(mon
     from providers.classifiers.injection import Guardian
     from providers.llm import LLMChain
     from providers.llm import chain as chain_module
-    from tests.providers.conftest import make_settings
+    from tests.support.settings import make_settings
 
     calls: Counter[str] = Counter()
 

@@ -241,7 +241,7 @@ def test_a_cli_user_cannot_be_claimed_or_signed_into(edge, db) -> None:  # noqa:
 
 def test_the_cli_refuses_a_web_accounts_name_unless_told(edge, db, tmp_path) -> None:  # noqa: ANN001
     from storage.users import NotACliUser, get_or_create_user
-    from tests.cli_run import run_cli
+    from tests.support.cli_run import run_cli
 
     with edge.client() as c:
         account = signup(c, "webname")

@@ -46,7 +46,7 @@ def slow_llm() -> Any:  # noqa: ANN401
 @pytest.fixture(scope="module")
 def slow_live(start_server, server_settings, parts, slow_llm):  # noqa: ANN001, ANN201
     from providers.llm import LLMChain
-    from tests.providers.conftest import make_settings
+    from tests.support.settings import make_settings
 
     chain = LLMChain(make_settings(vllm_base_url=f"{slow_llm.url}/v1", vllm_model="fake-model", llm_order="vllm"))
     settings = server_settings.model_copy(update={"answer_cache": False, "thotqen_admins": ADMIN})

@@ -9,8 +9,8 @@ import zipfile
 import pytest
 
 from evals import pdfs
-from tests import documents
 from tests.server.conftest import ask, follow_job, signup, upload
+from tests.support import documents
 
 REVENUE_DOC = [("Title", "Aurora Widgets annual summary"), ("Heading 1", "Markets"),
                ("Normal", "Demand for turbines grew in the north."), ("Heading 1", "Revenue"),

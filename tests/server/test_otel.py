@@ -22,9 +22,9 @@ import pytest
 
 from evals.brokers import RedisServer
 from evals.fake_openai import FakeOpenAI
-from tests.cli_run import run_cli
 from tests.server.conftest import ask, follow_job, signup, upload
 from tests.server.processes import OTLPReceiver, Process, Span, process_env, serve, stop_postgres, worker
+from tests.support.cli_run import run_cli
 
 NODES = {"guardrail", "retrieve", "screen", "grade", "route", "generate"}
 

@@ -107,3 +107,37 @@ def test_a_quoted_grade_counts_only_words_really_in_the_excerpt() -> None:
     assert not quote_holds({"quote": "Capital expenditures were $1,577 million"}, excerpt)  # not its words
     assert not quote_holds({"quote": "none"}, excerpt)
     assert not quote_holds({"quote": "PP"}, excerpt)  # too short to show anything
+
+
+def test_rank_metrics_are_written_once_and_read_alike() -> None:
+    """hit@k and MRR over first-right-result ranks (None: a miss), as evals/retrieval.py, cv.py and
+    scope_from_question.py all report them now."""
+    from evals import cv, retrieval, scope_from_question
+
+    ranks = [1, 3, None, 6, 2, None, 11]
+    assert scoring.hit_at(ranks, 1) == 1 / 7 and scoring.hit_at(ranks, 5) == 3 / 7
+    assert scoring.hit_at(ranks, 10, digits=3) == round(4 / 7, 3)
+    assert scoring.mrr(ranks) == (1 + 1 / 3 + 1 / 6 + 1 / 2 + 1 / 11) / 7
+    assert scoring.hit_at([], 5) == 0.0 and scoring.mrr([]) == 0.0
+    assert scoring.rank_scores(iter(ranks), (1, 5)) == {"hit@1": 1 / 7, "hit@5": 3 / 7, "mrr": scoring.mrr(ranks)}
+    # the eval scripts' summaries are these, unrounded (cv) or to three places (retrieval, scope)
+    assert cv.scores(ranks) == scoring.rank_scores(ranks, cv.CUTS)
+    assert retrieval.summarise(ranks) == {**{f"hit@{k}": round(scoring.hit_at(ranks, k), 3) for k in retrieval.CUTOFFS},
+                                          "mrr": round(scoring.mrr(ranks), 3)}
+    assert scope_from_question.hit(ranks, 5) == 0.429
+
+
+def test_latency_percentiles_are_written_once() -> None:
+    """The linear percentile (answers.py, genre.py through it, bench_graph.py) is numpy's default to two
+    places; the nearest-rank p95 (bench_embed, bench_heading_leg, bench_queue, bench_search) is a sample."""
+    import numpy as np
+
+    from evals import answers
+
+    values = [0.7, 3.2, 1.1, 9.8, 2.5, 4.4, 0.3]
+    for q in (0, 5, 50, 90, 95, 100):
+        assert scoring.percentile(values, q) == round(float(np.percentile(values, q)), 2)
+    assert scoring.percentile([], 50) is None and scoring.percentile([2.0], 90) == 2.0
+    assert answers.percentile is scoring.percentile
+    assert scoring.nearest_rank(values, 0.95) == 9.8 and scoring.nearest_rank(values, 0.5) == 2.5
+    assert scoring.nearest_rank([5.0], 0.95) == 5.0

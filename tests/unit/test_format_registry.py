@@ -20,7 +20,7 @@ from ingestion.formats.sniff import early_refusal
 from ingestion.pipeline import stored_file_path
 from ingestion.units import Parsed, UnitBuilder
 from settings import Settings
-from tests import documents
+from tests.support import documents
 
 MAGIC = b"\x00THROWAWAY\x00"  # NULs: no built-in rule would take it for text
 PRELOADED: list[str] = []

@@ -11,7 +11,7 @@ from evals import pdfs
 from ingestion.errors import IngestError, UnsupportedFormat
 from ingestion.formats import Limits, parse_file, sniff
 from ingestion.parse import garbled
-from tests import documents
+from tests.support import documents
 
 
 def parsed(tmp_path: Path, name: str, data: bytes, limits: Limits | None = None):  # noqa: ANN201

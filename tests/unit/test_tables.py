@@ -17,7 +17,7 @@ from ingestion.parse import OcrOptions, parse_pdf
 from ingestion.periods import read_period
 from ingestion.tables import build_cells
 from storage import tables
-from tests.documents import docx_bytes, xlsx_bytes
+from tests.support.documents import docx_bytes, xlsx_bytes
 
 LABEL_X = 60
 COLUMN_RIGHT = (380, 450, 520, 590)

@@ -105,8 +105,8 @@ def parts(runtime, db, embedder, web_llm) -> Iterator[dict[str, Any]]:  # noqa: 
     token by token."""
     from providers.llm import LLMChain
     from providers.reranker import NoReranker
-    from tests.graph.fakes import FakeWeb
-    from tests.providers.conftest import make_settings
+    from tests.support.fakes import FakeWeb
+    from tests.support.settings import make_settings
 
     chain = LLMChain(make_settings(vllm_base_url=f"{web_llm.url}/v1", vllm_model="fake-model", llm_order="vllm"))
     yield {"chain": chain, "embedder": embedder, "reranker": NoReranker(), "web": FakeWeb([]), "database": db,

@@ -1,7 +1,8 @@
 """Scripted fake chat models for graph tests, run through the REAL LLMChain.
 
-`ScriptedChatModel` answers by what the prompt asks (HyDE, grading, condensing, rewriting,
-answering), using callables the test supplies, and records every prompt. `scripted_chain`
+`ScriptedChatModel` answers by the node that asks (HyDE, grading, condensing, rewriting,
+answering; the chain names it in the NODE_HEADER it sends the self-hosted links, from the call's
+metadata; never by the prompt's wording), using callables the test supplies, and records every prompt. `scripted_chain`
 builds a real `LLMChain` with one `vllm` link whose chat model is the scripted one, so the
 chain's cut-offs, streaming and metadata are the product's own code. `node_runtime` is what
 LangGraph hands a node, for tests that call one directly.
@@ -24,8 +25,8 @@ from pydantic import ConfigDict, Field
 from evals import local_http
 from evals.fake_openai import kind_of
 from graph.context import Context, GraphParts
-from providers.llm import LLMChain
-from tests.providers.conftest import make_settings
+from providers.llm import NODE_HEADER, LLMChain
+from tests.support.settings import make_settings
 
 
 class ScriptedChatModel(BaseChatModel):
@@ -41,15 +42,17 @@ class ScriptedChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "scripted"
 
-    def _reply(self, messages: list[BaseMessage]) -> str:
+    def _reply(self, messages: list[BaseMessage], extra_headers: dict[str, str] | None) -> str:
+        """The script's reply, by the node the chain names in the request's NODE_HEADER (as a
+        self-hosted server is told; LangChain hands `_stream` no run manager to read metadata from)."""
         prompt = "\n".join(str(m.content) for m in messages)
-        kind = kind_of(prompt)
+        kind = kind_of((extra_headers or {}).get(NODE_HEADER))
         self.calls.append((kind, prompt))
         return self.script(kind, prompt)
 
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:  # noqa: ANN401
-        reply = self._reply(messages)
+        reply = self._reply(messages, kwargs.get("extra_headers"))
         metadata = {"logprobs": {"content": self._tokens(reply)}} if kwargs.get("logprobs") and self.p_yes else {}
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=reply, response_metadata=metadata))])
 
@@ -69,7 +72,7 @@ class ScriptedChatModel(BaseChatModel):
     def _stream(self, messages: list[BaseMessage], stop: list[str] | None = None,
                 run_manager: CallbackManagerForLLMRun | None = None,
                 **kwargs: Any) -> Iterator[ChatGenerationChunk]:  # noqa: ANN401
-        for piece in re.findall(r"\S+\s*", self._reply(messages)):
+        for piece in re.findall(r"\S+\s*", self._reply(messages, kwargs.get("extra_headers"))):
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
             if run_manager:
                 run_manager.on_llm_new_token(piece, chunk=chunk)
