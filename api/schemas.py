@@ -176,6 +176,9 @@ class ChatOut(BaseModel):
     workspace_id: int | None = Field(default=None, description="the workspace the chat searches only (as you may "
                                                                "read it at each question); null: all you may read")
     workspace: str | None = Field(default=None, description="that workspace's name")
+    shared: bool = Field(default=False, description="shared read-only with its workspace's members")
+    owner: str | None = Field(default=None, description="a chat shared with you: whose it is (you read it, "
+                                                        "only they ask in it); null: yours")
     created_at: Timestamp
     updated_at: Timestamp
 

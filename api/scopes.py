@@ -38,6 +38,7 @@ WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 RULES: tuple[tuple[frozenset[str] | None, re.Pattern[str], str | None], ...] = (
     (None, re.compile(r"/api/(keys|session|admin)(/.*)?|/api/auth/(?!me$).*"), None),
     (frozenset({"GET", "HEAD"}), re.compile(r".*"), "read"),
+    (WRITES, re.compile(r"/api/chats/[^/]+/share"), None),  # who reads a chat: a person decides
     (WRITES, re.compile(r"/api/chats(/.*)?|/v1/chat/completions"), "ask"),
     (frozenset({"POST"}), re.compile(r"/rag/(c/[^/]+/)?(invoke|batch|stream|stream_log|stream_events)"), "ask"),
     (WRITES, re.compile(r"/api/(documents|collections)(/.*)?"), "ingest"),
