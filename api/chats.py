@@ -118,7 +118,7 @@ def create_chat(user: CurrentUser, db: DbDep, body: ChatIn | None = None) -> dic
     with db.connection() as conn:
         # what the caller may read now (their own, their workspaces', or the one workspace: 404 unless a
         # member); each question reads again
-        owners = reading(conn, user.id, body.workspace_id)
+        owners = reading(conn, user, body.workspace_id)
         scope = owned_scope(conn, owners, body.document_ids) if body.document_ids else None
         collection = owned_collection(conn, owners, body.collection_id)
         return _chat_out(chats.create_chat(conn, owner_id=user.id, title=body.title, document_ids=scope,
@@ -155,7 +155,7 @@ def list_shared(user: CurrentUser, db: DbDep, settings: SettingsDep,
     updated first; each names its `owner`."""
     with db.connection() as conn:
         if workspace_id is not None:
-            reading(conn, user.id, workspace_id)  # 404 unless a member
+            reading(conn, user, workspace_id)  # 404 unless a member
         found, next_offset = page(
             lambda n, skip: chats.list_shared(conn, reader=user.id, workspace_id=workspace_id, limit=n, offset=skip),
             limit=limit, offset=offset, cap=settings.chat_page_max)
@@ -200,8 +200,8 @@ def patch_chat(chat_id: str, body: ChatPatch, user: CurrentUser, db: DbDep) -> d
     with db.connection() as conn:
         if chats.get_chat(conn, owner_id=user.id, chat_id=chat_id) is None:
             raise HTTPException(404, "no such chat")
-        scope = owned_scope(conn, reading(conn, user.id), body.document_ids) if body.document_ids else None
-        collection = owned_collection(conn, reading(conn, user.id), body.collection_id)
+        scope = owned_scope(conn, reading(conn, user), body.document_ids) if body.document_ids else None
+        collection = owned_collection(conn, reading(conn, user), body.collection_id)
         chat = chats.update_chat(conn, owner_id=user.id, chat_id=chat_id,
                                  title=body.title, collection_id=collection,
                                  document_ids=scope, scope_all=body.document_ids == [])

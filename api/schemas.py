@@ -228,6 +228,9 @@ class ApiKeyOut(BaseModel):
     created_at: Timestamp
     expires_at: Timestamp | None = Field(description="null: until revoked")
     last_used_at: Timestamp | None = Field(description="to the minute; null: never used")
+    workspace_id: int | None = Field(default=None, description="the workspace the key is bound to: it reads and "
+                                                               "writes that one only; null: all you may")
+    workspace: str | None = Field(default=None, description="that workspace's name")
 
 
 class ApiKeyCreated(ApiKeyOut):

@@ -119,7 +119,8 @@ def test_the_audit_log_from_the_command_line(env: dict[str, str]) -> None:
     for user in ("bob", "dave"):
         assert cli(env, "documents", "--user", user)[0] == 0  # a command-line user exists once used
     assert cli(env, "workspace", "create", "audited", "--user", "alice")[0] == 0
-    assert cli(env, "workspace", "invite", "audited", "bob", "--role", "viewer", "--user", "alice")[0] == 0
+    code, _out, err = cli(env, "workspace", "invite", "audited", "bob", "--role", "viewer", "--user", "alice")
+    assert code == 0, err
     assert cli(env, "workspace", "role", "audited", "bob", "editor", "--user", "alice")[0] == 0
     code, out, err = cli(env, "workspace", "audit", "audited", "--user", "alice", "--json")
     assert code == 0, err

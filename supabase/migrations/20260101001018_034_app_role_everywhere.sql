@@ -14,10 +14,14 @@
 --    rows (never insert or delete one: making and deleting a workspace, a row of `users`, stay the
 --    login's). So do its invitation links, but for opening one: a token names its workspace, which
 --    its reader is not a member of yet, so that lookup is the login's (storage/invites.py).
+-- 4. An API key bound to one workspace (api_keys.workspace_id): its requests read and write that
+--    workspace only (api/access.py); deleting the workspace deletes its keys, and removing a member
+--    (or their leaving) deletes their keys bound to it (sql/functions/api_keys_member_left.sql).
 -- The full-text matches of the finder and the table-cell search, and the answer cache's
 -- invalidation triggers, are functions (sql/functions/tenant_matches.sql,
 -- answer_cache_invalidate.sql, answer_cache_member_left.sql). Idempotent.
 alter table chats add column if not exists shared_at timestamptz;
+alter table api_keys add column if not exists workspace_id bigint references workspaces(id) on delete cascade;
 do $$
 begin
     if not exists (select 1 from pg_constraint where conname = 'chats_shared_over_workspace') then
