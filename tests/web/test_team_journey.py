@@ -250,5 +250,5 @@ def test_a_chat_shared_read_only_with_the_workspace(open_page, shot) -> None:  #
     expect(owner.get_by_role("button", name="Share with the workspace")).to_be_visible()
     reader.reload()
     reader.get_by_role("heading", name="Chat not found").wait_for()
-    for w in (owner_w, reader_w):
-        w.clean()
+    owner_w.clean()
+    reader_w.clean(allowed=lambda e: "status of 404" in e)  # the unshared chat, asked for once
