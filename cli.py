@@ -894,7 +894,7 @@ def cmd_keys(args: argparse.Namespace, rt: Runtime) -> int:
     from api.keys import create_key
     from api.scopes import SCOPES, out
     from api.text import MAX
-    from storage import api_keys
+    from storage import api_keys, workspaces
     from storage.users import find_user
 
     with rt.database.connection() as conn, conn.transaction():
@@ -911,8 +911,15 @@ def cmd_keys(args: argparse.Namespace, rt: Runtime) -> int:
             if not wanted or set(wanted) - set(SCOPES):
                 print(f"error: --scopes takes a comma-separated list of {', '.join(SCOPES)}", file=sys.stderr)
                 return 2
+            # bound to a workspace the user is a member of (exit 2 otherwise, like the API's 404)
+            workspace_id = None
+            if args.workspace:
+                found_ws = workspaces.find_by_name(conn, user_id=user_id, name=args.workspace)
+                if found_ws is None:
+                    raise UnknownWorkspace(f"{args.user!r} is in no workspace named {args.workspace!r}")
+                workspace_id = int(found_ws["id"])
             try:
-                made = create_key(conn, user_id, name, wanted, args.expires_in_days)
+                made = create_key(conn, user_id, name, wanted, args.expires_in_days, workspace_id)
             except ValueError as exc:
                 print(f"error: {exc}", file=sys.stderr)
                 return 2
@@ -920,7 +927,8 @@ def cmd_keys(args: argparse.Namespace, rt: Runtime) -> int:
                 _print_json(made)
             else:
                 print(f"{made['key']}\n(shown once: {made['name']!r}, {made['prefix']}..., "
-                      f"scopes {','.join(made['scopes'])}, expires {made['expires_at'] or 'never'})")
+                      f"scopes {','.join(made['scopes'])}, expires {made['expires_at'] or 'never'}"
+                      + (f", the workspace {made['workspace']!r} only" if made["workspace"] else "") + ")")
             return 0
         if args.keys_command == "revoke":
             if not api_keys.delete(conn, user_id=user_id, key_id=args.id):
@@ -1171,6 +1179,8 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
     k.add_argument("--scopes", default="read,ask,ingest", help="comma-separated: read, ask, ingest (default: all)")
     k.add_argument("--expires-in-days", type=_days, default=None, metavar="DAYS",
                    help=f"1 to {MAX['key_days']} (default: until revoked)")
+    k.add_argument("--workspace", metavar="NAME", help="bind the key to this workspace of the user's: it reads "
+                                                       "and writes there only (docs/teams.md)")
     k = ksub.add_parser("list", help="a user's keys (prefixes, never the keys)")
     k = ksub.add_parser("revoke", help="revoke a key: the next request with it answers 401")
     k.add_argument("id", metavar="ID")

@@ -18,8 +18,8 @@
 --    workspace only (api/access.py); deleting the workspace deletes its keys, and removing a member
 --    (or their leaving) deletes their keys bound to it (sql/functions/api_keys_member_left.sql).
 -- The full-text matches of the finder and the table-cell search, and the answer cache's
--- invalidation triggers, are functions (sql/functions/tenant_matches.sql,
--- answer_cache_invalidate.sql, answer_cache_member_left.sql). Idempotent.
+-- invalidation triggers, are functions (sql/functions/tenant_message_matches.sql,
+-- tenant_cell_matches.sql, answer_cache_invalidate.sql, answer_cache_member_left.sql). Idempotent.
 alter table chats add column if not exists shared_at timestamptz;
 alter table api_keys add column if not exists workspace_id bigint references workspaces(id) on delete cascade;
 do $$

@@ -2,7 +2,8 @@
 and period; chats by title and message text (Postgres full text: messages.search_tsv and its GIN
 index, sql/027_b_collections.sql). Everything is scoped by owner in SQL and bounded in rows read,
 and runs under row security (storage/tenancy.py); the messages' full-text match goes through
-tenant_message_matches() (sql/functions/tenant_matches.sql), which keeps their index usable there.
+tenant_message_matches() (sql/functions/tenant_message_matches.sql), which keeps their index
+usable there.
 
 This is the sidebar's search box, not retrieval for answers (storage/search.py): no embedding, no
 ranking across passages, just "where did I see that".

@@ -153,7 +153,7 @@ def find_cells(conn: psycopg.Connection, *, owner_id: Owners, text: str,
         " + (lower(c.label) = lower(%(text)s))::int)::float8 as rank"
         " from (select plainto_tsquery('english', %(text)s) as every_word,"
         " replace(plainto_tsquery('english', %(text)s)::text, '&', '|')::tsquery as any_word) q"
-        # the match by its index under row security (sql/functions/tenant_matches.sql)
+        # the match by its index under row security (sql/functions/tenant_cell_matches.sql)
         " cross join tenant_cell_matches(q.any_word) t join table_cells c on c.id = t.id"
         " join documents d on d.id = c.document_id"
         " left join child_chunks ch on ch.document_id = c.document_id and ch.ord = c.child_ord"

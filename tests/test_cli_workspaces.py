@@ -185,3 +185,15 @@ def test_a_one_time_invitation_link_from_the_command_line(env: dict[str, str]) -
                "--user", "lena")[0] == 2
     # a stranger's workspace looks absent
     assert cli(env, "workspace", "invite", "linked", "--link", "--role", "viewer", "--user", "otto")[0] == 2
+
+
+def test_a_key_bound_to_a_workspace_from_the_command_line(env: dict[str, str]) -> None:
+    assert cli(env, "workspace", "create", "keyed", "--user", "pia")[0] == 0
+    code, out, err = cli(env, "keys", "create", "bot", "--workspace", "keyed", "--user", "pia", "--json")
+    assert code == 0, err
+    made = json.loads(out)
+    assert made["workspace"] == "keyed" and isinstance(made["workspace_id"], int) and made["key"].startswith("thq_")
+    code, out, err = cli(env, "keys", "create", "bot", "--workspace", "nowhere", "--user", "pia")
+    assert code == 2 and "no workspace named 'nowhere'" in err and out == ""
+    code, out, err = cli(env, "keys", "list", "--user", "pia", "--json")
+    assert [k["workspace"] for k in json.loads(out)["keys"]] == ["keyed"]

@@ -373,10 +373,27 @@ create or replace function refresh_term_postings(p_document_id uuid) returns voi
     group by h.document_id, h.owner_id, h.heading_tsv;
 $$;
 
--- sql/functions/tenant_matches.sql
--- tenant_message_matches(), tenant_cell_matches(): the full-text matches of the finder (chats'
--- messages) and of the table-cell search, among the rows of the owners in the transaction's
--- setting `thotqen.owners` (storage/tenancy.py), by their GIN indexes.
+-- sql/functions/tenant_cell_matches.sql
+-- tenant_cell_matches(): the full-text matches of the table-cell search (storage/tables.py) among
+-- the rows of the owners in the transaction's setting `thotqen.owners`, by their GIN index: why a
+-- function, see tenant_message_matches.sql (a `@@` match cannot use its index under row security).
+-- SECURITY DEFINER, the policy's own rule applied inside, ids only out. Its one body (a repeatable
+-- file, sql/__init__.py).
+create or replace function tenant_cell_matches(p_query tsquery)
+returns table (id bigint)
+language plpgsql stable security definer set search_path from current
+as $$
+begin
+    return query
+    select c.id from table_cells c
+    where c.owner_id = any(coalesce(nullif(current_setting('thotqen.owners', true), '')::bigint[], '{}'::bigint[]))
+      and c.tsv @@ p_query;
+end $$;
+
+-- sql/functions/tenant_message_matches.sql
+-- tenant_message_matches(): the full-text matches of the finder (chats' messages), among the rows
+-- of the owners in the transaction's setting `thotqen.owners` (storage/tenancy.py), by its GIN
+-- index. tenant_cell_matches.sql does the same for the table-cell search.
 --
 -- Why functions: under row-level security Postgres will not use an index for a `@@` match (the
 -- operator is not leakproof, so it may not run before the policy): the query, run as thotqen_app,
@@ -384,7 +401,7 @@ $$;
 -- the index is used, and apply the policy's own rule themselves: the same setting, no owner argument
 -- a caller could get wrong. They return ids only; the caller reads the rows by id, under the
 -- policies again. EXECUTE is thotqen_app's and the owner's (sql/099_row_security.sql revokes PUBLIC).
--- Their one body (a repeatable file, sql/__init__.py).
+-- Its one body (a repeatable file, sql/__init__.py).
 create or replace function tenant_message_matches(p_query tsquery, p_limit integer)
 returns table (id bigint)
 language plpgsql stable security definer set search_path from current
@@ -395,17 +412,6 @@ begin
     where m.owner_id = any(coalesce(nullif(current_setting('thotqen.owners', true), '')::bigint[], '{}'::bigint[]))
       and m.search_tsv @@ p_query
     order by m.id desc limit p_limit;
-end $$;
-
-create or replace function tenant_cell_matches(p_query tsquery)
-returns table (id bigint)
-language plpgsql stable security definer set search_path from current
-as $$
-begin
-    return query
-    select c.id from table_cells c
-    where c.owner_id = any(coalesce(nullif(current_setting('thotqen.owners', true), '')::bigint[], '{}'::bigint[]))
-      and c.tsv @@ p_query;
 end $$;
 
 -- sql/099_row_security.sql, again: functions created above are granted to the API roles by default
