@@ -90,6 +90,15 @@ def _count(least: int) -> Callable[[str], int]:
 _positive, _non_negative = _count(1), _count(0)
 
 
+def _link_hours(text: str) -> int:
+    from storage.invites import MAX_HOURS
+
+    value = _positive(text)
+    if value > MAX_HOURS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_HOURS}")
+    return value
+
+
 def _days(text: str) -> int:
     from api.text import MAX
 
@@ -467,7 +476,7 @@ def cmd_collection(args: argparse.Namespace, rt: Runtime) -> int:
 
 
 def cmd_workspace(args: argparse.Namespace, rt: Runtime) -> int:
-    """`thotqen workspace create|list|members|invite|role|remove|transfer|leave|delete|audit`: the same rules as
+    """`thotqen workspace create|list|members|invite|join|role|remove|transfer|leave|delete|audit`: the same rules as
     the API's (storage/workspaces.py); a refusal is exit code 2 with the reason."""
     from storage import workspaces
 
@@ -492,9 +501,16 @@ def cmd_workspace(args: argparse.Namespace, rt: Runtime) -> int:
                          f"{w['name']}" for w in mine) or "no workspaces; make one with: thotqen workspace create NAME"
     elif command == "audit":
         return _workspace_audit(args, db, user_id)
+    elif command == "join":
+        return _workspace_join(args, db, user_id)
+    elif command == "invite" and args.link:
+        return _workspace_link(args, db, user_id)
     else:
         workspace_id = _workspace_id(db, user_id, args.name)
         assert workspace_id is not None
+        if command == "invite" and not args.member:
+            print("error: name the USER to add, or make a one-time link with --link", file=sys.stderr)
+            return 2
         with db.connection() as conn:
             if command == "invite":
                 workspaces.add_member(conn, user_id=user_id, workspace_id=workspace_id, username=args.member,
@@ -530,6 +546,53 @@ def cmd_workspace(args: argparse.Namespace, rt: Runtime) -> int:
         _print_json(out)
     else:
         print(text)
+    return 0
+
+
+def _workspace_link(args: argparse.Namespace, db: Database, user_id: int) -> int:
+    """A one-time invitation link (admins and owners, at most their own role; storage/invites.py):
+    the token is shown this once; whoever opens /#/join/TOKEN on the web app, or runs `thotqen
+    workspace join TOKEN`, joins at its role."""
+    from storage import invites
+
+    if args.member:
+        print("error: a link is for whoever opens it: give --link or a USER, not both", file=sys.stderr)
+        return 2
+    workspace_id = _workspace_id(db, user_id, args.name)
+    assert workspace_id is not None
+    try:
+        with db.connection() as conn:
+            token, made = invites.create(conn, user_id=user_id, workspace_id=workspace_id, role=args.role,
+                                         hours=args.hours)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    link = f"/#/join/{token}"
+    if args.json:
+        _print_json({"workspace": {"id": workspace_id, "name": args.name}, "id": made["id"], "role": made["role"],
+                     "expires_at": made["expires_at"].isoformat(), "token": token, "link": link})
+    else:
+        print(f"a one-time link into {args.name!r} as {made['role']}, until {made['expires_at']:%Y-%m-%d %H:%M %Z}"
+              f" (shown this once):\n  {link}   (after the server's address)\n"
+              f"or on this machine: thotqen workspace join {token} --user USER")
+    return 0
+
+
+def _workspace_join(args: argparse.Namespace, db: Database, user_id: int) -> int:
+    """Join a workspace with a one-time link's token (the whole link is taken too), spending it."""
+    from storage import invites
+
+    token = args.token.rsplit("/", 1)[-1]
+    try:
+        with db.connection() as conn:
+            joined = invites.accept(conn, user_id=user_id, token=token)
+    except invites.NoSuchInvite as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        _print_json({"workspace": _workspace_out(joined)})
+    else:
+        print(f"joined {joined['name']!r} as {joined['role']}")
     return 0
 
 
@@ -831,7 +894,7 @@ def cmd_keys(args: argparse.Namespace, rt: Runtime) -> int:
     from api.keys import create_key
     from api.scopes import SCOPES, out
     from api.text import MAX
-    from storage import api_keys
+    from storage import api_keys, workspaces
     from storage.users import find_user
 
     with rt.database.connection() as conn, conn.transaction():
@@ -848,8 +911,15 @@ def cmd_keys(args: argparse.Namespace, rt: Runtime) -> int:
             if not wanted or set(wanted) - set(SCOPES):
                 print(f"error: --scopes takes a comma-separated list of {', '.join(SCOPES)}", file=sys.stderr)
                 return 2
+            # bound to a workspace the user is a member of (exit 2 otherwise, like the API's 404)
+            workspace_id = None
+            if args.workspace:
+                found_ws = workspaces.find_by_name(conn, user_id=user_id, name=args.workspace)
+                if found_ws is None:
+                    raise UnknownWorkspace(f"{args.user!r} is in no workspace named {args.workspace!r}")
+                workspace_id = int(found_ws["id"])
             try:
-                made = create_key(conn, user_id, name, wanted, args.expires_in_days)
+                made = create_key(conn, user_id, name, wanted, args.expires_in_days, workspace_id)
             except ValueError as exc:
                 print(f"error: {exc}", file=sys.stderr)
                 return 2
@@ -857,7 +927,8 @@ def cmd_keys(args: argparse.Namespace, rt: Runtime) -> int:
                 _print_json(made)
             else:
                 print(f"{made['key']}\n(shown once: {made['name']!r}, {made['prefix']}..., "
-                      f"scopes {','.join(made['scopes'])}, expires {made['expires_at'] or 'never'})")
+                      f"scopes {','.join(made['scopes'])}, expires {made['expires_at'] or 'never'}"
+                      + (f", the workspace {made['workspace']!r} only" if made["workspace"] else "") + ")")
             return 0
         if args.keys_command == "revoke":
             if not api_keys.delete(conn, user_id=user_id, key_id=args.id):
@@ -1015,7 +1086,9 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
             ("create", ["name"], "make a workspace; you are its owner"),
             ("list", [], "your workspaces and your role in each"),
             ("members", ["name"], "a workspace's members and their roles"),
-            ("invite", ["name", "member"], "add a user to a workspace (admins and owners; no role above yours)"),
+            ("invite", ["name", "member"], "add a user to a workspace, or make a one-time link with --link "
+                                           "(admins and owners; no role above yours)"),
+            ("join", ["token"], "join a workspace with a one-time link's token (from invite --link)"),
             ("role", ["name", "member", "role"], "change a member's role (admins and owners; no role above yours)"),
             ("remove", ["name", "member"], "remove a member (admins and owners); they lose access at once"),
             ("transfer", ["name", "member"], "hand a workspace over (owners): USER becomes an owner, you an admin"),
@@ -1027,10 +1100,15 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
         for arg in names:
             if arg == "role":
                 w.add_argument("role", choices=roles)
+            elif command == "invite" and arg == "member":
+                w.add_argument(arg, metavar="USER", nargs="?", help="the user to add (not with --link)")
             else:
                 w.add_argument(arg, metavar=arg.upper() if arg != "member" else "USER")
         if command == "invite":
             w.add_argument("--role", choices=roles, required=True)
+            w.add_argument("--link", action="store_true", help="instead of a USER: a one-time link, shown once")
+            w.add_argument("--hours", type=_link_hours, default=72, metavar="N",
+                           help="with --link: it expires in N hours, 1 to 720 (default 72)")
         if command == "delete":
             w.add_argument("--yes", action="store_true", help="confirm: everything in it is deleted for good")
         if command == "audit":
@@ -1101,6 +1179,8 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
     k.add_argument("--scopes", default="read,ask,ingest", help="comma-separated: read, ask, ingest (default: all)")
     k.add_argument("--expires-in-days", type=_days, default=None, metavar="DAYS",
                    help=f"1 to {MAX['key_days']} (default: until revoked)")
+    k.add_argument("--workspace", metavar="NAME", help="bind the key to this workspace of the user's: it reads "
+                                                       "and writes there only (docs/teams.md)")
     k = ksub.add_parser("list", help="a user's keys (prefixes, never the keys)")
     k = ksub.add_parser("revoke", help="revoke a key: the next request with it answers 401")
     k.add_argument("id", metavar="ID")

@@ -15,6 +15,7 @@ import psycopg
 from fastapi import HTTPException, Query
 
 from api.schemas import Responses, error
+from api.security import User
 from storage import workspaces
 
 BIGINT_MAX = 2**63 - 1  # a larger id cannot be a workspace's: refused before the database sees it
@@ -38,32 +39,45 @@ def refused(exc: workspaces.WorkspaceError) -> HTTPException:
     return HTTPException(409, str(exc))
 
 
-def reading(conn: psycopg.Connection, user_id: int, workspace_id: int | None = None) -> list[int]:
+def bound(user: User, workspace_id: int | None) -> int | None:
+    """The workspace a request is limited to: the one it names, or its API key's when the key is bound
+    to one (naming another then answers 404, like a workspace the caller is not in)."""
+    if user.workspace_id is None:
+        return workspace_id
+    if workspace_id is not None and workspace_id != user.workspace_id:
+        raise HTTPException(404, "no such workspace (this API key is bound to another one)")
+    return user.workspace_id
+
+
+def reading(conn: psycopg.Connection, user: User, workspace_id: int | None = None) -> list[int]:
     """The owners the caller reads: all of theirs, or the one workspace (404 unless a member)."""
+    workspace_id = bound(user, workspace_id)
     if workspace_id is not None:
         try:
-            workspaces.need(conn, user_id, workspace_id, workspaces.READ)
+            workspaces.need(conn, user.id, workspace_id, workspaces.READ)
         except workspaces.WorkspaceError as exc:
             raise refused(exc) from None
-    return workspaces.spaces(conn, user_id, workspace_id)
+    return workspaces.spaces(conn, user.id, workspace_id)
 
 
-def writing(conn: psycopg.Connection, user_id: int, workspace_id: int | None = None) -> list[int]:
+def writing(conn: psycopg.Connection, user: User, workspace_id: int | None = None) -> list[int]:
     """The owners the caller writes: their own and their workspaces as an editor or above, or the one
     workspace (404 unless a member, 403 below editor)."""
+    workspace_id = bound(user, workspace_id)
     if workspace_id is not None:
         try:
-            workspaces.need(conn, user_id, workspace_id, workspaces.WRITE)
+            workspaces.need(conn, user.id, workspace_id, workspaces.WRITE)
         except workspaces.WorkspaceError as exc:
             raise refused(exc) from None
-    return workspaces.spaces(conn, user_id, workspace_id, least=workspaces.WRITE)
+    return workspaces.spaces(conn, user.id, workspace_id, least=workspaces.WRITE)
 
 
-def target(conn: psycopg.Connection, user_id: int, workspace_id: int | None) -> int:
+def target(conn: psycopg.Connection, user: User, workspace_id: int | None) -> int:
     """Where something new goes: the workspace (its editors and above) or the caller's own space."""
+    workspace_id = bound(user, workspace_id)
     if workspace_id is None:
-        return user_id
-    writing(conn, user_id, workspace_id)
+        return user.id
+    writing(conn, user, workspace_id)
     return workspace_id
 
 

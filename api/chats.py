@@ -20,7 +20,7 @@ from answering.chat import ChatAnswerer
 from answering.processes import AnswerProcesses
 from api.access import BIGINT_MAX, reading
 from api.deps import CurrentUser, DbDep, SettingsDep
-from api.paging import MAX_OFFSET, PAGE_QUERY, page, page_query, query_only
+from api.paging import MAX_OFFSET, PAGE_QUERY, page, page_query, query_only, space_page_query
 from api.schemas import ChatDetail, ChatList, ChatOut, FeedbackOut, InputErrorOut, Responses, error
 from api.text import CollectionId, DocumentIds, FeedbackNote, Title, check_question
 from storage import chats, collections, feedback, parse_uuid
@@ -82,6 +82,7 @@ def _chat_out(chat: dict[str, Any]) -> dict[str, Any]:
            "collection_id": str(chat["collection_id"]) if chat.get("collection_id") else None,
            "collection_name": chat.get("collection_name"),
            "workspace_id": chat.get("workspace_id"), "workspace": chat.get("workspace"),
+           "shared": bool(chat.get("shared")), "owner": chat.get("owner"),
            "created_at": chat["created_at"].isoformat(), "updated_at": chat["updated_at"].isoformat()}
     if "messages" in chat:
         out["message_count"] = chat["messages"]
@@ -118,7 +119,7 @@ def create_chat(user: CurrentUser, db: DbDep, body: ChatIn | None = None) -> dic
     with db.connection() as conn:
         # what the caller may read now (their own, their workspaces', or the one workspace: 404 unless a
         # member); each question reads again
-        owners = reading(conn, user.id, body.workspace_id)
+        owners = reading(conn, user, body.workspace_id)
         scope = owned_scope(conn, owners, body.document_ids) if body.document_ids else None
         collection = owned_collection(conn, owners, body.collection_id)
         return _chat_out(chats.create_chat(conn, owner_id=user.id, title=body.title, document_ids=scope,
@@ -143,6 +144,25 @@ def list_chats(user: CurrentUser, db: DbDep, settings: SettingsDep,
     return {"chats": [_chat_out(c) for c in found], "next_offset": next_offset}
 
 
+@router.get("/shared", response_model=ChatList, dependencies=[Depends(space_page_query)],
+            responses={404: error("no such workspace (or you are not a member of it)")})
+def list_shared(user: CurrentUser, db: DbDep, settings: SettingsDep,
+                workspace_id: int | None = Query(None, ge=1, le=BIGINT_MAX, description="one workspace's only"),
+                limit: int | None = Query(None, ge=1, description="chats in this page; at most (and by default) "
+                                                                  "CHAT_PAGE_MAX"),
+                offset: int = Query(0, ge=0, le=MAX_OFFSET, description="chats to skip, the last updated first")
+                ) -> dict[str, Any]:
+    """Chats shared read-only with the workspaces you are a member of (yours among them), the last
+    updated first; each names its `owner`."""
+    with db.connection() as conn:
+        if workspace_id is not None:
+            reading(conn, user, workspace_id)  # 404 unless a member
+        found, next_offset = page(
+            lambda n, skip: chats.list_shared(conn, reader=user.id, workspace_id=workspace_id, limit=n, offset=skip),
+            limit=limit, offset=offset, cap=settings.chat_page_max)
+    return {"chats": [_chat_out(c) for c in found], "next_offset": next_offset}
+
+
 @router.get("/{chat_id}", response_model=ChatDetail, responses={404: error("no such chat")},
             dependencies=[Depends(message_query)])
 def get_chat(chat_id: str, user: CurrentUser, db: DbDep, settings: SettingsDep,
@@ -159,11 +179,19 @@ def get_chat(chat_id: str, user: CurrentUser, db: DbDep, settings: SettingsDep,
     message carries its citations and meta (route, provider)."""
     with db.connection() as conn:
         chat = chats.get_chat(conn, owner_id=user.id, chat_id=chat_id)
-        if chat is None:
-            raise HTTPException(404, "no such chat")
-        messages, next_offset = page(lambda n, skip: chats.list_messages(conn, owner_id=user.id, chat_id=chat["id"],
-                                                                         limit=n, offset=skip, before=before),
-                                     limit=limit, offset=offset, cap=settings.message_page_max)
+        if chat is not None:
+            chat_uuid = chat["id"]
+            messages, next_offset = page(lambda n, skip: chats.list_messages(
+                conn, owner_id=user.id, chat_id=chat_uuid, limit=n, offset=skip, before=before),
+                limit=limit, offset=offset, cap=settings.message_page_max)
+        else:  # one shared with a workspace the caller is in now, read-only
+            chat = chats.shared_chat(conn, reader=user.id, chat_id=chat_id)
+            if chat is None:
+                raise HTTPException(404, "no such chat")
+            shared = chat
+            messages, next_offset = page(lambda n, skip: chats.shared_messages(
+                conn, reader=user.id, chat=shared, limit=n, offset=skip, before=before),
+                limit=limit, offset=offset, cap=settings.message_page_max)
     return {**_chat_out(chat), "messages": [_message_out(m) for m in reversed(messages)], "next_offset": next_offset}
 
 
@@ -173,14 +201,51 @@ def patch_chat(chat_id: str, body: ChatPatch, user: CurrentUser, db: DbDep) -> d
     with db.connection() as conn:
         if chats.get_chat(conn, owner_id=user.id, chat_id=chat_id) is None:
             raise HTTPException(404, "no such chat")
-        scope = owned_scope(conn, reading(conn, user.id), body.document_ids) if body.document_ids else None
-        collection = owned_collection(conn, reading(conn, user.id), body.collection_id)
+        scope = owned_scope(conn, reading(conn, user), body.document_ids) if body.document_ids else None
+        collection = owned_collection(conn, reading(conn, user), body.collection_id)
         chat = chats.update_chat(conn, owner_id=user.id, chat_id=chat_id,
                                  title=body.title, collection_id=collection,
                                  document_ids=scope, scope_all=body.document_ids == [])
     if chat is None:
         raise HTTPException(404, "no such chat")
     return _chat_out(chat)
+
+
+def read_only(conn: psycopg.Connection, user_id: int, chat_id: str) -> HTTPException:
+    """The refusal of a write to a chat that is not the caller's: 403 when it is shared with them
+    (they see it), else 404 like a missing one."""
+    if chats.shared_chat(conn, reader=user_id, chat_id=chat_id) is not None:
+        return HTTPException(403, "this chat is shared with you read-only: only its owner asks in it or changes it")
+    return HTTPException(404, "no such chat")
+
+
+@router.put("/{chat_id}/share", response_model=ChatOut, responses={
+    403: error("a chat shared with you (only its owner shares it)"), 404: error("no such chat"),
+    422: error("the chat is not over a workspace, or you are no longer a member of it")})
+def share(chat_id: str, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    """Share your chat read-only with the members of its workspace (a chat started in a workspace:
+    its answers cite that workspace's documents only). They read it, as long as they are members;
+    only you ask in it."""
+    return _set_shared(chat_id, user, db, shared=True)
+
+
+@router.delete("/{chat_id}/share", response_model=ChatOut, responses={
+    403: error("a chat shared with you (only its owner stops sharing it)"), 404: error("no such chat")})
+def unshare(chat_id: str, user: CurrentUser, db: DbDep) -> dict[str, Any]:
+    """Stop sharing your chat: its workspace's members no longer see it, at once."""
+    return _set_shared(chat_id, user, db, shared=False)
+
+
+def _set_shared(chat_id: str, user: CurrentUser, db: DbDep, *, shared: bool) -> dict[str, Any]:
+    with db.connection() as conn:
+        chat = chats.get_chat(conn, owner_id=user.id, chat_id=chat_id)
+        if chat is None:
+            raise read_only(conn, user.id, chat_id)
+        changed = chats.set_shared(conn, owner_id=user.id, chat_id=chat["id"], shared=shared)
+    if changed is None:
+        raise HTTPException(422, "only a chat over a workspace you are a member of can be shared"
+                                 " (start it in the workspace)")
+    return _chat_out(changed)
 
 
 @router.delete("/{chat_id}", status_code=204, responses={404: error("no such chat")})
@@ -192,7 +257,8 @@ def delete_chat(chat_id: str, user: CurrentUser, db: DbDep) -> Response:
 
 
 @router.post("/{chat_id}/messages", response_class=EventSourceResponse, responses={
-    **STREAM_RESPONSES, 404: error("no such chat"), 422: error("empty or too long question", InputErrorOut)})
+    **STREAM_RESPONSES, 403: error("a chat shared with you read-only"), 404: error("no such chat"),
+    422: error("empty or too long question", InputErrorOut)})
 async def ask(chat_id: str, body: QuestionIn, request: Request, user: CurrentUser, db: DbDep,
               settings: SettingsDep) -> EventSourceResponse:
     """Ask a question in the chat; the answer streams as Server-Sent Events and is saved with the chat."""
@@ -201,7 +267,7 @@ async def ask(chat_id: str, body: QuestionIn, request: Request, user: CurrentUse
 
 
 @router.post("/{chat_id}/messages/{message_id}/regenerate", response_class=EventSourceResponse, responses={
-    **STREAM_RESPONSES, 404: error("no such chat"),
+    **STREAM_RESPONSES, 403: error("a chat shared with you read-only"), 404: error("no such chat"),
     409: error("only the chat's latest answer can be answered again")})
 async def regenerate(chat_id: str, message_id: MessageId, request: Request, user: CurrentUser, db: DbDep,
                      settings: SettingsDep) -> EventSourceResponse:
@@ -212,7 +278,7 @@ async def regenerate(chat_id: str, message_id: MessageId, request: Request, user
         with db.connection() as conn:
             chat = chats.get_chat(conn, owner_id=user.id, chat_id=chat_id)
             if chat is None:
-                raise HTTPException(404, "no such chat")
+                raise read_only(conn, user.id, chat_id)
             found = chats.regenerable(conn, owner_id=user.id, chat_id=chat["id"], message_id=message_id)
         if found is None:
             raise HTTPException(409, "only the chat's latest answer can be answered again")
@@ -230,8 +296,8 @@ async def _answer(request: Request, user: CurrentUser, db: DbDep, settings: Sett
     def prepare() -> tuple[dict[str, Any], accounting.Ticket]:
         with db.connection() as conn:
             chat = chats.get_chat(conn, owner_id=user.id, chat_id=chat_id)
-        if chat is None:
-            raise HTTPException(404, "no such chat")
+            if chat is None:
+                raise read_only(conn, user.id, chat_id)
         if answers is not None:
             answers.check(user.id)  # a full server: 503 with Retry-After before the question is counted
         with db.connection() as conn:  # what the model will see with the question: its cost in tokens

@@ -24,6 +24,7 @@ from api.chats import owned_scope
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.paging import MAX_OFFSET, space_page_query
 from api.schemas import CollectionDetail, CollectionList, CollectionOut, InputErrorOut, error
+from api.security import User
 from api.text import MAX, CollectionName, DocumentIds
 from storage import chats, collections, parse_uuid
 
@@ -71,8 +72,8 @@ def create_collection(body: CollectionIn, user: CurrentUser, db: DbDep,
     """A new collection: yours, or with `workspace_id` that workspace's (editor or above), holding
     documents of the same space only."""
     with db.connection() as conn, conn.transaction():
-        owner = target(conn, user.id, workspace_id)
-        docs = _same_space(conn, user.id, owner, body.document_ids) if body.document_ids else []
+        owner = target(conn, user, workspace_id)
+        docs = _same_space(conn, user, owner, body.document_ids) if body.document_ids else []
         if collections.count_collections(conn, owner_id=owner) >= MAX["collections"]:
             raise HTTPException(409, f"there are {MAX['collections']} collections here, the most one space may "
                                      "have; delete one first")
@@ -86,10 +87,10 @@ def create_collection(body: CollectionIn, user: CurrentUser, db: DbDep,
         return _detail(conn, [owner], created)
 
 
-def _same_space(conn: Any, user_id: int, owner: int, document_ids: list[str]) -> list[Any]:  # noqa: ANN401
+def _same_space(conn: Any, user: User, owner: int, document_ids: list[str]) -> list[Any]:  # noqa: ANN401
     """The documents, each one the caller may read (404 otherwise) and in the collection's space:
     a collection never mixes a workspace's documents with anyone's own (422)."""
-    docs = owned_scope(conn, reading(conn, user_id), document_ids)
+    docs = owned_scope(conn, reading(conn, user), document_ids)
     if len(chats.owned_document_ids(conn, owner_id=owner, document_ids=[str(d) for d in docs])) != len(set(docs)):
         raise HTTPException(422, MIXED)
     return docs
@@ -106,7 +107,7 @@ def list_collections(user: CurrentUser, db: DbDep, settings: SettingsDep,
     name; `next_offset` asks for the next (null: no more)."""
     size = min(limit or settings.collection_page_max, settings.collection_page_max)
     with db.connection() as conn:
-        page = collections.list_collections(conn, owner_id=reading(conn, user.id, workspace_id), limit=size + 1,
+        page = collections.list_collections(conn, owner_id=reading(conn, user, workspace_id), limit=size + 1,
                                             offset=offset)
     return {"collections": [_out(c) for c in page[:size]], "next_offset": offset + size if len(page) > size else None}
 
@@ -115,7 +116,7 @@ def list_collections(user: CurrentUser, db: DbDep, settings: SettingsDep,
 def get_collection(collection_id: str, user: CurrentUser, db: DbDep) -> dict[str, Any]:
     """The collection and its documents."""
     with db.connection() as conn:
-        owners = reading(conn, user.id)
+        owners = reading(conn, user)
         found = collections.get_collection(conn, owner_id=owners, collection_id=collection_id)
         if found is None:
             raise HTTPException(404, "no such collection")
@@ -127,18 +128,18 @@ def get_collection(collection_id: str, user: CurrentUser, db: DbDep) -> dict[str
 def rename_collection(collection_id: str, body: CollectionPatch, user: CurrentUser, db: DbDep) -> dict[str, Any]:
     with db.connection() as conn:
         try:
-            renamed = collections.rename_collection(conn, owner_id=writing(conn, user.id),
+            renamed = collections.rename_collection(conn, owner_id=writing(conn, user),
                                                     collection_id=collection_id, name=body.name)
         except collections.NameTaken:
             raise _taken(body.name) from None
         if renamed is None:
-            raise _refused(conn, user.id, collection_id)
+            raise _refused(conn, user, collection_id)
     return _out(renamed)
 
 
-def _refused(conn: Any, user_id: int, collection_id: str) -> HTTPException:  # noqa: ANN401
+def _refused(conn: Any, user: User, collection_id: str) -> HTTPException:  # noqa: ANN401
     """A change the caller may not make: 403 on a workspace collection they only view, else 404."""
-    seen = collections.get_collection(conn, owner_id=reading(conn, user_id), collection_id=collection_id)
+    seen = collections.get_collection(conn, owner_id=reading(conn, user), collection_id=collection_id)
     return not_yours(seen is not None, "collection")
 
 
@@ -147,9 +148,9 @@ def delete_collection(collection_id: str, user: CurrentUser, db: DbDep) -> Respo
     """Delete the collection; its documents stay, and a chat over it keeps answering from the
     documents it had when it was deleted."""
     with db.connection() as conn:
-        if not collections.delete_collection(conn, owner_id=writing(conn, user.id), collection_id=collection_id,
+        if not collections.delete_collection(conn, owner_id=writing(conn, user), collection_id=collection_id,
                                              actor_id=user.id):
-            raise _refused(conn, user.id, collection_id)
+            raise _refused(conn, user, collection_id)
     return Response(status_code=204)
 
 
@@ -160,11 +161,11 @@ def add_documents(collection_id: str, body: MembersIn, user: CurrentUser, db: Db
     """Add documents (one already there stays once); a chat over the collection searches them from
     its next question."""
     with db.connection() as conn, conn.transaction():
-        owners = writing(conn, user.id)
+        owners = writing(conn, user)
         owner = collections.space_of(conn, owner_id=owners, collection_id=collection_id)
         if owner is None:
-            raise _refused(conn, user.id, collection_id)
-        docs = _same_space(conn, user.id, owner, body.document_ids)
+            raise _refused(conn, user, collection_id)
+        docs = _same_space(conn, user, owner, body.document_ids)
         collections.add_documents(conn, owner_id=owner, collection_id=uuid.UUID(collection_id), document_ids=docs)
         found = collections.get_collection(conn, owner_id=owner, collection_id=collection_id)
         assert found is not None  # locked by nothing, but found a moment ago in this transaction
@@ -177,9 +178,9 @@ def remove_document(collection_id: str, document_id: str, user: CurrentUser, db:
     """Take a document out of the collection (the document itself stays)."""
     with db.connection() as conn:
         if parse_uuid(document_id) is None or not collections.remove_document(
-                conn, owner_id=writing(conn, user.id), collection_id=collection_id, document_id=document_id):
-            if collections.space_of(conn, owner_id=reading(conn, user.id), collection_id=collection_id) is not None \
-                    and collections.space_of(conn, owner_id=writing(conn, user.id),
+                conn, owner_id=writing(conn, user), collection_id=collection_id, document_id=document_id):
+            if collections.space_of(conn, owner_id=reading(conn, user), collection_id=collection_id) is not None \
+                    and collections.space_of(conn, owner_id=writing(conn, user),
                                              collection_id=collection_id) is None:
                 raise HTTPException(403, "your role where this collection is does not allow changing it")
             raise HTTPException(404, "no such document in such a collection")

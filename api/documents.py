@@ -365,7 +365,7 @@ async def upload_document(request: Request, user: CurrentUser, db: DbDep, settin
     # what one account's bodies cost to read per minute (UPLOAD_MB_PER_MINUTE), by their length when
     # the request says it, else by what was read (counted afterwards)
     with db.connection() as conn:  # refused before a byte is read; checked again when the row is made
-        owner_id = target(conn, user.id, workspace_id)
+        owner_id = target(conn, user, workspace_id)
         used = quota.usage(conn, user.id)  # what this user's uploads keep (STORAGE_MB_PER_USER)
     length = request.headers.get("content-length") or ""
     room = Quota.of(settings.storage_mb_per_user, settings.documents_per_user)
@@ -435,7 +435,7 @@ def list_documents(user: CurrentUser, db: DbDep, settings: SettingsDep,
     """A page of the documents you may read (yours and your workspaces', or one workspace's), the
     oldest first; `next_offset` asks for the next (null: no more)."""
     with db.connection() as conn:
-        owners = reading(conn, user.id, workspace_id)
+        owners = reading(conn, user, workspace_id)
         found, next_offset = page(
             lambda n, skip: documents.list_documents(conn, owner_id=owners, limit=n, offset=skip),
             limit=limit, offset=offset, cap=settings.document_page_max)
@@ -445,7 +445,7 @@ def list_documents(user: CurrentUser, db: DbDep, settings: SettingsDep,
 @router.get("/api/documents/{document_id}", response_model=DocumentOut, responses={404: error("no such document")})
 def get_document(document_id: str, user: CurrentUser, db: DbDep) -> dict[str, Any]:
     with db.connection() as conn:
-        doc = documents.get_document(conn, owner_id=reading(conn, user.id), document_id=document_id)
+        doc = documents.get_document(conn, owner_id=reading(conn, user), document_id=document_id)
     if doc is None:
         raise HTTPException(404, "no such document")
     return _document_out(doc)
@@ -461,10 +461,10 @@ def patch_document(document_id: str, body: DocumentPatch, user: CurrentUser, db:
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from None
     with db.connection() as conn, conn.transaction():
-        if not documents.set_owner_context(conn, owner_id=writing(conn, user.id), document_id=document_id, **values):
-            seen = documents.get_document(conn, owner_id=reading(conn, user.id), document_id=document_id)
+        if not documents.set_owner_context(conn, owner_id=writing(conn, user), document_id=document_id, **values):
+            seen = documents.get_document(conn, owner_id=reading(conn, user), document_id=document_id)
             raise not_yours(seen is not None, "document")
-        doc = documents.get_document(conn, owner_id=reading(conn, user.id), document_id=document_id)
+        doc = documents.get_document(conn, owner_id=reading(conn, user), document_id=document_id)
     assert doc is not None
     return _document_out(doc)
 
@@ -474,11 +474,11 @@ def delete_document(document_id: str, user: CurrentUser, db: DbDep, request: Req
     """Delete the document, its chunks, jobs and stored file (cached answers over it go too). A
     workspace's document: editors and above (a viewer gets 403)."""
     with db.connection() as conn:
-        owners = writing(conn, user.id)
+        owners = writing(conn, user)
         doc = documents.get_document(conn, owner_id=owners, document_id=document_id)
         if doc is None or not documents.delete_document(conn, owner_id=owners, document_id=document_id,
                                                                        actor_id=user.id):
-            seen = documents.get_document(conn, owner_id=reading(conn, user.id), document_id=document_id)
+            seen = documents.get_document(conn, owner_id=reading(conn, user), document_id=document_id)
             raise not_yours(seen is not None, "document")
     try:
         request.app.state.files.delete(doc["owner_id"], doc["content_hash"], doc["format"])
@@ -495,7 +495,7 @@ def get_page(document_id: str, page: int, user: CurrentUser, db: DbDep) -> dict[
     text was recognised by OCR, and its text. A citation's `page` is this number; a PDF page can
     also be shown as an image of the stored file, a slide, sheet block or section only as this text."""
     with db.connection() as conn:
-        unit = documents.get_page(conn, owner_id=reading(conn, user.id), document_id=document_id, page=page)
+        unit = documents.get_page(conn, owner_id=reading(conn, user), document_id=document_id, page=page)
     if unit is None:
         raise HTTPException(404, "no such document or page")
     return {"document_id": document_id, **unit}
@@ -504,7 +504,7 @@ def get_page(document_id: str, page: int, user: CurrentUser, db: DbDep) -> dict[
 @router.get("/api/jobs/{job_id}", response_model=JobOut, responses={404: error("no such job")})
 def get_job(job_id: str, user: CurrentUser, db: DbDep) -> dict[str, Any]:
     with db.connection() as conn:
-        job = jobs.get_job(conn, owner_id=reading(conn, user.id), job_id=job_id)
+        job = jobs.get_job(conn, owner_id=reading(conn, user), job_id=job_id)
     if job is None:
         raise HTTPException(404, "no such job")
     return _job_out(job)
@@ -525,7 +525,7 @@ async def job_events(job_id: str, request: Request, user: CurrentUser, db: DbDep
 
     def read() -> dict[str, Any] | None:
         with db.connection() as conn:
-            owners = reading(conn, user.id)  # each poll: a member removed meanwhile sees it end
+            owners = reading(conn, user)  # each poll: a member removed meanwhile sees it end
             job = jobs.get_job(conn, owner_id=owners, job_id=job_id)
             if job is not None and job["status"] == "done":
                 doc = documents.get_document(conn, owner_id=owners, document_id=job["document_id"])

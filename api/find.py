@@ -33,7 +33,7 @@ def search(user: CurrentUser, db: DbDep,
         raise HTTPException(422, [{"type": "value_error", "loc": ["query", "q"],
                                    "msg": f"contains {problem}, which cannot be searched"}])
     with db.connection() as conn:
-        docs = finder.find_documents(conn, owner_id=reading(conn, user.id, workspace_id), query=q, limit=limit)
+        docs = finder.find_documents(conn, owner_id=reading(conn, user, workspace_id), query=q, limit=limit)
         found = finder.find_chats(conn, owner_id=user.id, query=q, limit=limit)
     return {"documents": [{**{k: d[k] for k in ("name", "status", "company", "form", "period")}, "id": str(d["id"])}
                           for d in docs],

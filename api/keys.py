@@ -12,6 +12,7 @@ from fastapi import APIRouter, HTTPException, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from api import scopes
+from api.access import BIGINT_MAX, reading
 from api.deps import CurrentUser, DbDep
 from api.schemas import ApiKeyCreated, ApiKeyList, error
 from api.text import MAX, KeyName
@@ -32,9 +33,13 @@ class KeyIn(BaseModel):
                                 description="what the key may do: read, ask, ingest (default: all three)")
     expires_in_days: int | None = Field(default=None, ge=1, le=MAX["key_days"],
                                         description="days until the key stops working (default: until revoked)")
+    workspace_id: int | None = Field(default=None, ge=1, le=BIGINT_MAX, description=(
+        "bind the key to a workspace you are a member of: it reads (and, as your role allows, writes) that "
+        "workspace only, on /api, /v1, MCP and /rag, and stops working when you leave it"))
 
 
-def create_key(conn: Any, user_id: int, name: str, wanted: list[str], days: int | None) -> dict[str, Any]:  # noqa: ANN401
+def create_key(conn: Any, user_id: int, name: str, wanted: list[str], days: int | None,  # noqa: ANN401
+               workspace_id: int | None = None) -> dict[str, Any]:
     """A new key for the user (the route's and `thotqen keys create`'s); ValueError past MAX["api_keys"]."""
     if api_keys.count(conn, user_id=user_id) >= MAX["api_keys"]:
         raise ValueError(f"you have {MAX['api_keys']} API keys, the most one user may have; revoke one first")
@@ -42,18 +47,21 @@ def create_key(conn: Any, user_id: int, name: str, wanted: list[str], days: int 
     expires = datetime.now(UTC) + timedelta(days=days) if days else None
     ordered = [s for s in scopes.SCOPES if s in set(wanted)]  # one each, in a fixed order
     row = api_keys.create(conn, user_id=user_id, name=name, key_hash=digest, prefix=prefix, scopes=ordered,
-                          expires_at=expires)
+                          expires_at=expires, workspace_id=workspace_id)
     return {**scopes.out(row), "key": key}
 
 
 @router.post("", status_code=201, response_model=ApiKeyCreated, responses={
-    403: error("an API key cannot manage API keys"), 409: error(f"you have {MAX['api_keys']} API keys")})
+    403: error("an API key cannot manage API keys"), 404: error("no such workspace (or you are not a member of it)"),
+    409: error(f"you have {MAX['api_keys']} API keys")})
 def create(body: KeyIn, user: CurrentUser, db: DbDep) -> dict[str, Any]:
     """A new API key. `key` is in this answer only: it is stored hashed and cannot be shown again."""
     with db.connection() as conn, conn.transaction():
         conn.execute("select pg_advisory_xact_lock(hashtext('api_keys'), %s)", (user.id,))  # the cap holds
+        if body.workspace_id is not None:
+            reading(conn, user, body.workspace_id)  # 404 unless a member
         try:
-            return create_key(conn, user.id, body.name, list(body.scopes), body.expires_in_days)
+            return create_key(conn, user.id, body.name, list(body.scopes), body.expires_in_days, body.workspace_id)
         except ValueError as exc:
             raise HTTPException(409, str(exc)) from None
 

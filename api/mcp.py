@@ -187,7 +187,7 @@ class Tools:
             embedding = None if args.mode == "sparse" else self.parts.embedder.embed_query(args.query)
             params = SearchParams.from_tunables(self.settings, k=args.k, mode=args.mode)
             with self.parts.database.connection() as conn:
-                return search(conn, owner_id=reading(conn, user.id), query_text=args.query, query_embedding=embedding,
+                return search(conn, owner_id=reading(conn, user), query_text=args.query, query_embedding=embedding,
                               params=params, document_ids=args.document_ids or None,
                               where=DocumentFilter(args.company, args.form, args.period))
 
@@ -207,7 +207,7 @@ class Tools:
         inputs = InputState(question=args.question, document_ids=args.document_ids, company=args.company,
                             form=args.form, period=args.period)
         config = run_config(owner_id=user.id, user=user.username, run_name="thotqen mcp ask",
-                            metadata={"source": "mcp"})
+                            metadata={"source": "mcp"}, workspace_id=user.workspace_id)  # a bound key's only
 
         gone = threading.Event()  # the caller left (a cancelled call): the run stops at its next step
 
@@ -240,7 +240,7 @@ class Tools:
 
         def run() -> tuple[list[dict[str, Any]], int | None]:
             with self.parts.database.connection() as conn:
-                owners = reading(conn, user.id)
+                owners = reading(conn, user)
                 return page(lambda n, skip: documents.list_documents(conn, owner_id=owners, limit=n, offset=skip),
                             limit=None, offset=int(cursor or 0), cap=self.settings.document_page_max)
 
@@ -265,11 +265,11 @@ class Tools:
         def run() -> dict[str, Any] | None:
             if found := DOCUMENT.match(uri):
                 with self.parts.database.connection() as conn:
-                    doc = documents.get_document(conn, owner_id=reading(conn, user.id), document_id=found.group(1))
+                    doc = documents.get_document(conn, owner_id=reading(conn, user), document_id=found.group(1))
                 return _document_out(doc) if doc else None
             if found := PAGE.match(uri):
                 with self.parts.database.connection() as conn:
-                    unit = documents.get_page(conn, owner_id=reading(conn, user.id), document_id=found.group(1),
+                    unit = documents.get_page(conn, owner_id=reading(conn, user), document_id=found.group(1),
                                               page=int(found.group(2)))
                 return {"document_id": found.group(1), **unit} if unit else None
             return None

@@ -127,7 +127,7 @@ def list_models(user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str
     """`thotqen` (all your documents), then `thotqen:NAME` for each of your collections (the first
     COLLECTION_PAGE_MAX by name)."""
     with db.connection() as conn:
-        named = collections.list_collections(conn, owner_id=reading(conn, user.id), limit=settings.collection_page_max)
+        named = collections.list_collections(conn, owner_id=reading(conn, user), limit=settings.collection_page_max)
     return {"object": "list", "data": [{"id": model, "object": "model", "created": CREATED, "owned_by": "thotqen"}
                                        for model in [MODEL_ID, *(f"{MODEL_ID}:{c['name']}" for c in named)]]}
 
@@ -168,7 +168,7 @@ async def chat_completions(body: CompletionIn, request: Request, user: CurrentUs
         scope = None
         if collection is not None:
             with db.connection() as conn:
-                owners = reading(conn, user.id)  # theirs and their workspaces', as they are now
+                owners = reading(conn, user)  # theirs and their workspaces', as they are now
                 found = collections.find_by_name(conn, owner_id=owners, name=collection)
                 scope = collections.member_ids(conn, owner_id=owners, collection_id=found["id"]) if found else None
             if found is None:  # a stranger's collection is as unknown as one nobody has
@@ -178,7 +178,7 @@ async def chat_completions(body: CompletionIn, request: Request, user: CurrentUs
                 raise HTTPException(400, f"the collection `{collection}` has no documents yet")
         if body.document_ids:
             with db.connection() as conn:
-                owned = chats.owned_document_ids(conn, owner_id=reading(conn, user.id), document_ids=body.document_ids)
+                owned = chats.owned_document_ids(conn, owner_id=reading(conn, user), document_ids=body.document_ids)
             if len(owned) != len(set(body.document_ids)):
                 raise HTTPException(404, "no such document in document_ids")
             scope = [str(d) for d in owned]
@@ -196,8 +196,9 @@ async def chat_completions(body: CompletionIn, request: Request, user: CurrentUs
     gone = threading.Event()  # the client left (api/leaving.py cancels a request waiting for its answer)
     answer = answer_in_thread(lambda emit: answerer.ask_stateless(
         owner_id=user.id, username=user.username, question=question, history=history, scope=scope,
-        source="openai", emit=emit, ticket=ticket, gone=gone), ticket=ticket, name=f"v1-{user.id}",
-        nice=settings.background_nice, gone=gone)
+        source="openai", emit=emit, ticket=ticket, gone=gone,
+        workspace_id=user.workspace_id),  # a key's workspace, if bound
+        ticket=ticket, name=f"v1-{user.id}", nice=settings.background_nice, gone=gone)
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
     created = int(time.time())
     if body.stream:

@@ -41,6 +41,7 @@ from api.deps import CurrentUser, DbDep
 from api.drawing import Unrenderable, render_page
 from api.heavy import NoWorkProcess, Pool, WorkLost
 from api.schemas import InputErrorOut, error
+from api.security import User
 from ingestion.formats import registry
 from settings import Settings
 from storage import documents
@@ -95,10 +96,10 @@ class Renders:
         self.pool.close()
 
 
-def _owned(db: Any, user_id: int, document_id: str) -> dict[str, Any]:  # noqa: ANN401
+def _owned(db: Any, user: User, document_id: str) -> dict[str, Any]:  # noqa: ANN401
     """The document when the user may read it now (theirs, or a workspace's they are in); else 404."""
     with db.connection() as conn:
-        doc = documents.get_document(conn, owner_id=reading(conn, user_id), document_id=document_id)
+        doc = documents.get_document(conn, owner_id=reading(conn, user), document_id=document_id)
     if doc is None:
         raise HTTPException(404, "no such document")
     return doc
@@ -140,7 +141,7 @@ async def page_image(document_id: str, page: int, request: Request, user: Curren
                      highlight: str = Query("", max_length=4000, description="passage to mark (a citation's text)"),
                      width: int = Query(1000, ge=200, le=2000, description="image width in pixels")) -> Response:
     """A page of the document as a PNG, with `highlight` marked where it appears on the page."""
-    doc = await asyncio.to_thread(_owned, db, user.id, document_id)
+    doc = await asyncio.to_thread(_owned, db, user, document_id)
     known = registry.find(_format(doc))
     if known is None or not known.page_images:  # slides, sheets, web pages, text: the quote is the source
         raise HTTPException(404, f"a {_format(doc)} document has no page images; "
@@ -234,7 +235,7 @@ def attachment(name: str) -> str:
     404: error("no such document"), 503: error("file storage unavailable")})
 async def download(document_id: str, request: Request, user: CurrentUser, db: DbDep) -> Response:
     """The original file, as an attachment under its uploaded name."""
-    doc = await asyncio.to_thread(_owned, db, user.id, document_id)
+    doc = await asyncio.to_thread(_owned, db, user, document_id)
     files = request.app.state.files
     fmt = _format(doc)
     headers = {"Cache-Control": "private, no-cache"}

@@ -33,8 +33,9 @@ from answering import accounting
 from answering.bridge import result_in_thread
 from answering.processes import AnswerProcesses, AnswersBusy, Job
 from answering.stopping import StopWatch
-from api.access import BIGINT_MAX, reading
+from api.access import BIGINT_MAX, bound, reading
 from api.deps import current_user
+from api.security import User
 from api.text import MAX, ChatId, DocumentIds, FilterText, Turn, question_type, unprocessable
 from graph.context import GraphParts
 from graph.stream import FinalState, run_config, run_context
@@ -282,10 +283,10 @@ def checked_configurable(configurable: dict[str, Any] | None) -> dict[str, Any]:
         raise unprocessable(["config", "configurable", *first["loc"]], first["msg"]) from None
 
 
-def _member(db: Any, user_id: int, workspace_id: int) -> None:  # noqa: ANN401 - storage.db.Database
+def _member(db: Any, user: User, workspace_id: int) -> None:  # noqa: ANN401 - storage.db.Database
     """404 unless the user is a member of the workspace (a stranger's answers like a missing one)."""
     with db.connection() as conn:
-        reading(conn, user_id, workspace_id)
+        reading(conn, user, workspace_id)
 
 
 async def rag_config(config: dict[str, Any], request: Request) -> dict[str, Any]:
@@ -295,10 +296,12 @@ async def rag_config(config: dict[str, Any], request: Request) -> dict[str, Any]
     app = request.app
     configurable = dict(config.get("configurable") or {})
     workspace_id = configurable.pop("workspace_id", None)  # who asks is the token's; where, the caller's to narrow
+    if workspace_id is not None and (isinstance(workspace_id, bool) or not isinstance(workspace_id, int)
+                                     or not 1 <= workspace_id <= BIGINT_MAX):
+        raise unprocessable(["config", "configurable", "workspace_id"], "a workspace's id: a positive integer")
+    workspace_id = bound(user, workspace_id)  # an API key bound to a workspace asks there only
     if workspace_id is not None:
-        if isinstance(workspace_id, bool) or not isinstance(workspace_id, int) or not 1 <= workspace_id <= BIGINT_MAX:
-            raise unprocessable(["config", "configurable", "workspace_id"], "a workspace's id: a positive integer")
-        await asyncio.to_thread(_member, app.state.db, user.id, workspace_id)
+        await asyncio.to_thread(_member, app.state.db, user, workspace_id)
     run = run_config(owner_id=user.id, user=user.username, tunables=checked_configurable(configurable),
                      workspace_id=workspace_id)
     if request.url.path.endswith(STREAMS):

@@ -176,6 +176,9 @@ class ChatOut(BaseModel):
     workspace_id: int | None = Field(default=None, description="the workspace the chat searches only (as you may "
                                                                "read it at each question); null: all you may read")
     workspace: str | None = Field(default=None, description="that workspace's name")
+    shared: bool = Field(default=False, description="shared read-only with its workspace's members")
+    owner: str | None = Field(default=None, description="a chat shared with you: whose it is (you read it, "
+                                                        "only they ask in it); null: yours")
     created_at: Timestamp
     updated_at: Timestamp
 
@@ -225,6 +228,9 @@ class ApiKeyOut(BaseModel):
     created_at: Timestamp
     expires_at: Timestamp | None = Field(description="null: until revoked")
     last_used_at: Timestamp | None = Field(description="to the minute; null: never used")
+    workspace_id: int | None = Field(default=None, description="the workspace the key is bound to: it reads and "
+                                                               "writes that one only; null: all you may")
+    workspace: str | None = Field(default=None, description="that workspace's name")
 
 
 class ApiKeyCreated(ApiKeyOut):

@@ -9,6 +9,9 @@ so ten keys buy no more questions than one), narrowed to its scopes:
 - ask: questions (/api/chats writes, /rag, /v1/chat/completions, MCP ask);
 - ingest: documents and collections (uploads, edits, deletions).
 
+A key may be bound to one workspace (api_keys.workspace_id): api/access.py then limits every
+request's reads and writes to it, and PERSONAL below keeps it off its owner's chats.
+
 Account routes (keys themselves, sessions, sign-in, admin; changes to workspaces and their members)
 take a person's session, never a key: a leaked key cannot mint keys nor let anyone into a workspace,
 and a request no rule names refuses keys (403), so a new route is closed to keys until it is placed
@@ -38,6 +41,7 @@ WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 RULES: tuple[tuple[frozenset[str] | None, re.Pattern[str], str | None], ...] = (
     (None, re.compile(r"/api/(keys|session|admin)(/.*)?|/api/auth/(?!me$).*"), None),
     (frozenset({"GET", "HEAD"}), re.compile(r".*"), "read"),
+    (WRITES, re.compile(r"/api/chats/[^/]+/share"), None),  # who reads a chat: a person decides
     (WRITES, re.compile(r"/api/chats(/.*)?|/v1/chat/completions"), "ask"),
     (frozenset({"POST"}), re.compile(r"/rag/(c/[^/]+/)?(invoke|batch|stream|stream_log|stream_events)"), "ask"),
     (WRITES, re.compile(r"/api/(documents|collections)(/.*)?"), "ingest"),
@@ -68,10 +72,18 @@ def required_scope(method: str, path: str) -> tuple[bool, str | None]:
     return False, None
 
 
+# A key bound to a workspace reads that workspace's documents and collections, searches and asks over
+# them (/api, /v1, MCP, /rag); never the person's own chats, their search over them, nor their list of
+# workspaces: those are the person's, not the workspace's.
+PERSONAL = re.compile(r"/api/(chats|search|find|workspaces)(/.*)?")
+
+
 def refusal(user: User, method: str, path: str) -> str | None:
     """Why a key may not make this request (a 403's detail), or None when it may (or no key is in use)."""
     if user.scopes is None:
         return None
+    if user.workspace_id is not None and PERSONAL.fullmatch(path):
+        return "an API key bound to a workspace reads that workspace's documents only, not your chats"
     _named, scope = required_scope(method, path)
     if scope is None:
         return "an API key cannot be used here: sign in as the account's owner"
@@ -92,7 +104,8 @@ def user_for_key(conn: psycopg.Connection, key: str) -> User:
     row = api_keys.by_hash(conn, digest(key))
     if row is None:
         raise AuthError("the API key is not valid (unknown, revoked or expired)")
-    return User(int(row["user_id"]), str(row["username"]), scopes=frozenset(row["scopes"]), key_id=str(row["id"]))
+    return User(int(row["user_id"]), str(row["username"]), scopes=frozenset(row["scopes"]), key_id=str(row["id"]),
+                workspace_id=row["workspace_id"])
 
 
 def out(row: dict[str, Any]) -> dict[str, Any]:
@@ -102,4 +115,5 @@ def out(row: dict[str, Any]) -> dict[str, Any]:
 
     return {"id": str(row["id"]), "name": row["name"], "prefix": row["prefix"], "scopes": list(row["scopes"]),
             "created_at": when(row["created_at"]), "expires_at": when(row["expires_at"]),
-            "last_used_at": when(row["last_used_at"])}
+            "last_used_at": when(row["last_used_at"]), "workspace_id": row.get("workspace_id"),
+            "workspace": row.get("workspace")}

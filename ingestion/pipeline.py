@@ -33,7 +33,7 @@ from ingestion.tables import table_cells
 from ingestion.units import Parsed
 from providers.protocols import DocumentEmbedder
 from settings import Settings
-from storage import documents, embedding_index, jobs, quota, tables, workspaces
+from storage import documents, embedding_index, jobs, quota, tables, tenancy, workspaces
 from storage.db import Database
 from storage.documents import ChildRow, PageRow, ParentRow
 from storage.quota import Quota
@@ -141,14 +141,17 @@ def submit_document(db: Database, settings: Settings, *, owner_id: int, name: st
         documents.lock_content(conn, owner_id=owner_id, content_hash=content_hash)
         if uploaded_by is not None and uploaded_by != owner_id:
             workspaces.need(conn, uploaded_by, owner_id, workspaces.WRITE)  # in this transaction: no race
-        existing = documents.find_by_hash(conn, owner_id=owner_id, content_hash=content_hash)
-        if existing and existing["status"] == "ready":
-            return Submission(existing["id"], None, True, content_hash, format=fmt)
-        if existing and existing["status"] in ("queued", "processing"):
-            active = jobs.active_job(conn, document_id=existing["id"])
-            if active:
-                return Submission(existing["id"], active, False, content_hash, format=fmt)
+        with tenancy.scoped(conn, owner_id):  # the space's rows only (storage/tenancy.py)
+            existing = documents.find_by_hash(conn, owner_id=owner_id, content_hash=content_hash)
+            if existing and existing["status"] == "ready":
+                return Submission(existing["id"], None, True, content_hash, format=fmt)
+            if existing and existing["status"] in ("queued", "processing"):
+                active = jobs.active_job(conn, document_id=existing["id"])
+                if active:
+                    return Submission(existing["id"], active, False, content_hash, format=fmt)
         created = not existing
+        # The quota as the login: it counts what the uploader put in every space, some of which
+        # they may no longer read (a workspace they left), so no request's owners would show it all.
         if created:  # counted under the uploader's lock: parallel uploads cannot all slip under it
             quota.lock(conn, uploader)
             refusal = Quota.of(settings.storage_mb_per_user, settings.documents_per_user).refusal(
@@ -157,14 +160,15 @@ def submit_document(db: Database, settings: Settings, *, owner_id: int, name: st
                 raise QuotaExceeded(refusal)
         wrote = store_file(path, data)  # before the row commits: a failure here rolls the row back
         try:
-            if existing:  # failed before (or lost its job): redo it
-                document_id = existing["id"]
-                documents.requeue_document(conn, document_id=document_id, name=name)
-            else:
-                document_id = documents.create_document(
-                    conn, owner_id=owner_id, name=name, content_hash=content_hash, size_bytes=len(data),
-                    fmt=fmt, uploaded_by=uploaded_by)
-            job_id = jobs.create_job(conn, document_id=document_id, owner_id=owner_id)
+            with tenancy.scoped(conn, owner_id):  # the new rows are refused for any other owner
+                if existing:  # failed before (or lost its job): redo it
+                    document_id = existing["id"]
+                    documents.requeue_document(conn, document_id=document_id, name=name)
+                else:
+                    document_id = documents.create_document(
+                        conn, owner_id=owner_id, name=name, content_hash=content_hash, size_bytes=len(data),
+                        fmt=fmt, uploaded_by=uploaded_by)
+                job_id = jobs.create_job(conn, document_id=document_id, owner_id=owner_id)
         except BaseException:
             if wrote and created:  # no row will name it
                 path.unlink(missing_ok=True)

@@ -3,6 +3,7 @@
 Rows are deleted by a trigger on `documents` (sql/functions/answer_cache_invalidate.sql) whenever a document in their
 scope appears, changes status or goes away, so a hit never predates the documents it was built on; and
 by one on `workspace_members` when their owner leaves a workspace they read (answer_cache_member_left.sql).
+Both read and write as the asker under row security (storage/tenancy.py): the rows are the asker's own.
 """
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ import numpy as np
 import psycopg
 from psycopg.types.json import Jsonb
 
+from storage.tenancy import owners_only
+
 
 def _scope(document_ids: Sequence[uuid.UUID | str] | None) -> list[uuid.UUID] | None:
     return sorted({uuid.UUID(str(d)) for d in document_ids}) if document_ids else None
 
 
+@owners_only
 def lookup(conn: psycopg.Connection, *, owner_id: int, spaces: Sequence[int],
            document_ids: Sequence[uuid.UUID | str] | None, embedding: np.ndarray, max_distance: float,
            ttl_hours: float) -> dict[str, Any] | None:
@@ -39,6 +43,7 @@ def lookup(conn: psycopg.Connection, *, owner_id: int, spaces: Sequence[int],
     return {**row[1], "cached_question": row[2], "cache_distance": round(float(row[3]), 5)}
 
 
+@owners_only
 def store(conn: psycopg.Connection, *, owner_id: int, spaces: Sequence[int],
           document_ids: Sequence[uuid.UUID | str] | None, question: str, embedding: np.ndarray,
           answer: dict[str, Any]) -> None:

@@ -14,16 +14,18 @@ from psycopg.rows import dict_row
 
 from storage import parse_uuid
 
-COLUMNS = "id, name, prefix, scopes, created_at, expires_at, last_used_at"
+COLUMNS = ("id, name, prefix, scopes, created_at, expires_at, last_used_at, workspace_id,"
+           " (select w.name from workspaces w where w.id = workspace_id) as workspace")
 TOUCH_EVERY_S = 60  # last_used_at moves at most this often: one write a minute per key, not one a request
 
 
 def create(conn: psycopg.Connection, *, user_id: int, name: str, key_hash: str, prefix: str, scopes: list[str],
-           expires_at: datetime | None) -> dict[str, Any]:
+           expires_at: datetime | None, workspace_id: int | None = None) -> dict[str, Any]:
+    """A key; `workspace_id`: bound to that workspace (the caller checked the membership)."""
     with conn.cursor(row_factory=dict_row) as cur:
-        row = cur.execute(f"insert into api_keys (user_id, name, key_hash, prefix, scopes, expires_at)"
-                          f" values (%s, %s, %s, %s, %s, %s) returning {COLUMNS}",
-                          (user_id, name, key_hash, prefix, scopes, expires_at)).fetchone()
+        row = cur.execute(f"insert into api_keys (user_id, name, key_hash, prefix, scopes, expires_at, workspace_id)"
+                          f" values (%s, %s, %s, %s, %s, %s, %s) returning {COLUMNS}",
+                          (user_id, name, key_hash, prefix, scopes, expires_at, workspace_id)).fetchone()
     assert row is not None
     return row
 
@@ -53,8 +55,8 @@ def by_hash(conn: psycopg.Connection, key_hash: str) -> dict[str, Any] | None:
     Stamps last_used_at when it is older than TOUCH_EVERY_S."""
     with conn.cursor(row_factory=dict_row) as cur:
         row = cur.execute(
-            "select k.id, k.user_id, u.username, k.scopes, k.last_used_at < now() - make_interval(secs => %s)"
-            " or k.last_used_at is null as stale"
+            "select k.id, k.user_id, u.username, k.scopes, k.workspace_id,"
+            " k.last_used_at < now() - make_interval(secs => %s) or k.last_used_at is null as stale"
             " from api_keys k join users u on u.id = k.user_id"
             " where k.key_hash = %s and (k.expires_at is null or k.expires_at > now())",
             (TOUCH_EVERY_S, key_hash)).fetchone()

@@ -12,19 +12,19 @@ from psycopg.types.json import Jsonb
 
 from storage import collections, parse_uuid
 from storage.rows import one
-from storage.tenancy import owners_only
+from storage.tenancy import owners_only, person_only, person_spaces, scoped
 from storage.workspaces import Owners, owner_ids
 
 # A chat's row shows the names of its collection and workspace, rows of a space, not the person's:
-# the functions that return it stay outside storage.tenancy's scope (its policies would hide them).
+# the functions that return it run scoped to every space the person reads (tenancy.person_only).
 CHAT_COLUMNS = ("c.id, c.title, c.document_ids, c.collection_id,"
                 " (select k.name from collections k where k.id = c.collection_id) as collection_name, c.workspace_id,"
                 " (select w.name from workspaces w where w.id = c.workspace_id) as workspace,"
-                " c.created_at, c.updated_at")
+                " c.shared_at is not null as shared, c.created_at, c.updated_at")
 RETURNING = ("returning id, title, document_ids, collection_id,"
              " (select k.name from collections k where k.id = collection_id) as collection_name, workspace_id,"
              " (select w.name from workspaces w where w.id = workspace_id) as workspace,"
-             " created_at, updated_at")
+             " shared_at is not null as shared, created_at, updated_at")
 
 
 def owned_document_ids(conn: psycopg.Connection, *, owner_id: Owners, document_ids: Sequence[str]) -> list[uuid.UUID]:
@@ -37,6 +37,7 @@ def owned_document_ids(conn: psycopg.Connection, *, owner_id: Owners, document_i
     return [r[0] for r in rows.fetchall()]
 
 
+@person_only
 def create_chat(conn: psycopg.Connection, *, owner_id: int, title: str,
                 document_ids: Sequence[uuid.UUID] | None, collection_id: uuid.UUID | None = None,
                 workspace_id: int | None = None) -> dict[str, Any]:
@@ -50,6 +51,7 @@ def create_chat(conn: psycopg.Connection, *, owner_id: int, title: str,
         ))
 
 
+@person_only
 def list_chats(conn: psycopg.Connection, *, owner_id: int, limit: int, offset: int = 0) -> list[dict[str, Any]]:
     """One page of the owner's chats, the last updated first (ties by id, so pages never overlap)."""
     with conn.cursor(row_factory=dict_row) as cur:
@@ -60,6 +62,7 @@ def list_chats(conn: psycopg.Connection, *, owner_id: int, limit: int, offset: i
         ).fetchall()
 
 
+@person_only
 def get_chat(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID | str) -> dict[str, Any] | None:
     chat_uuid = parse_uuid(chat_id)
     if chat_uuid is None:
@@ -69,6 +72,7 @@ def get_chat(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID | st
                            (owner_id, chat_uuid)).fetchone()
 
 
+@person_only
 def update_chat(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID | str, title: str | None = None,
                 document_ids: Sequence[uuid.UUID] | None = None, scope_all: bool = False,
                 collection_id: uuid.UUID | None = None) -> dict[str, Any] | None:
@@ -140,6 +144,11 @@ def list_messages(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID
     """A page of the chat's messages, the newest first (`offset` of them skipped; `before`: only
     those older than that message id), each assistant message with the owner's verdict (None if
     none). The newest first: a long chat opens at its end."""
+    return _messages(conn, owner_id, chat_id, limit=limit, offset=offset, before=before)
+
+
+def _messages(conn: psycopg.Connection, owner_id: int, chat_id: uuid.UUID, *, limit: int, offset: int,
+              before: int | None) -> list[dict[str, Any]]:
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
             "select m.id, m.role, m.content, m.status, m.citations, m.meta, m.created_at,"
@@ -210,3 +219,54 @@ def history(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, turn
     for question, answer in reversed(rows):
         out += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
     return out
+
+
+# Shared read-only with the workspace (sql/035_app_role_everywhere.sql): a chat over a workspace that
+# its owner shared; any member reads it (at each request: a removed member no longer does), nobody
+# but its owner writes to it. The reader's queries run scoped to the spaces they read now, where the
+# policy `shared_chats` admits the chat and its messages, for reading only.
+
+@person_only
+def set_shared(conn: psycopg.Connection, *, owner_id: int, chat_id: uuid.UUID, shared: bool) -> dict[str, Any] | None:
+    """Share the owner's chat with its workspace (when the owner still reads that workspace) or stop
+    sharing it; None when it is not theirs, not over a workspace or (sharing) not over one of theirs."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            "update chats set shared_at = case when %(on)s then coalesce(shared_at, now()) end"
+            " where owner_id = %(owner)s and id = %(id)s and workspace_id is not null"
+            " and (not %(on)s or workspace_id = any(%(spaces)s::bigint[])) " + RETURNING,
+            {"on": shared, "owner": owner_id, "id": chat_id, "spaces": person_spaces(conn, owner_id)}).fetchone()
+
+
+SHARED_COLUMNS = f"{CHAT_COLUMNS}, c.owner_id, (select u.username from users u where u.id = c.owner_id) as owner"
+
+
+def shared_chat(conn: psycopg.Connection, *, reader: int, chat_id: uuid.UUID | str) -> dict[str, Any] | None:
+    """A chat shared with a workspace `reader` is a member of now (theirs or another member's)."""
+    chat_uuid = parse_uuid(chat_id)
+    if chat_uuid is None:
+        return None
+    spaces = person_spaces(conn, reader)
+    with scoped(conn, spaces), conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(f"select {SHARED_COLUMNS} from chats c where c.id = %s and c.shared_at is not null"
+                           " and c.workspace_id = any(%s::bigint[])", (chat_uuid, spaces)).fetchone()
+
+
+def shared_messages(conn: psycopg.Connection, *, reader: int, chat: dict[str, Any], limit: int, offset: int = 0,
+                    before: int | None = None) -> list[dict[str, Any]]:
+    """A page of a shared chat's messages (`chat` from shared_chat), read as `reader` (no verdicts:
+    those are the owner's)."""
+    with scoped(conn, person_spaces(conn, reader)):
+        return _messages(conn, int(chat["owner_id"]), chat["id"], limit=limit, offset=offset, before=before)
+
+
+def list_shared(conn: psycopg.Connection, *, reader: int, workspace_id: int | None, limit: int,
+                offset: int = 0) -> list[dict[str, Any]]:
+    """Chats shared with the workspaces `reader` is in now (only `workspace_id`'s when given), the
+    last updated first."""
+    spaces = [s for s in person_spaces(conn, reader) if workspace_id is None or s == workspace_id]
+    with scoped(conn, spaces), conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            f"select {SHARED_COLUMNS}, (select count(*) from messages m where m.chat_id = c.id) as messages"
+            " from chats c where c.shared_at is not null and c.workspace_id = any(%s::bigint[])"
+            " order by c.updated_at desc, c.id desc limit %s offset %s", (spaces, limit, offset)).fetchall()

@@ -15,7 +15,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from storage import audit, parse_uuid
-from storage.tenancy import owners_only
+from storage.tenancy import owners_only, scoped
 from storage.workspaces import Owners, owner_ids
 
 COLUMNS = ("c.id, c.name, c.created_at, c.updated_at, c.owner_id,"
@@ -101,18 +101,23 @@ def delete_collection(conn: psycopg.Connection, *, owner_id: Owners, collection_
     if parsed is None:
         return False
     with conn.transaction():
-        found = conn.execute("select owner_id, name from collections where owner_id = any(%s::bigint[]) and id = %s"
-                             " for update", (owner_ids(owner_id), parsed)).fetchone()
-        if found is None:
-            return False
-        audit.deleted(conn, owner_id=int(found[0]), actor_id=actor_id, action="collection_deleted", name=str(found[1]))
+        with scoped(conn, owner_id):
+            found = conn.execute("select owner_id, name from collections where owner_id = any(%s::bigint[])"
+                                 " and id = %s for update", (owner_ids(owner_id), parsed)).fetchone()
+            if found is None:
+                return False
+            audit.deleted(conn, owner_id=int(found[0]), actor_id=actor_id, action="collection_deleted",
+                          name=str(found[1]))
         # every chat over it, whoever's: a workspace's collection is in its members' chats too (their
-        # lists are scoped again to what each may read when they ask)
+        # lists are scoped again to what each may read when they ask). As the login: those chats are
+        # the members' rows, which row security under the workspace's owners would skip, and a chat
+        # skipped would widen to all its owner's documents when the collection goes.
         conn.execute(
             "update chats set document_ids = coalesce((select array_agg(m.document_id order by m.document_id)"
             " from collection_documents m where m.collection_id = %s), '{}'), collection_id = null"
             " where collection_id = %s", (parsed, parsed))
-        return conn.execute("delete from collections where id = %s", (parsed,)).rowcount == 1
+        with scoped(conn, owner_id):
+            return conn.execute("delete from collections where id = %s", (parsed,)).rowcount == 1
 
 
 @owners_only

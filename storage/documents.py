@@ -71,6 +71,7 @@ def lock_content(conn: psycopg.Connection, *, owner_id: int, content_hash: str) 
                  (f"thotqen:content:{owner_id}:{content_hash}",))
 
 
+@owners_only
 def find_by_hash(conn: psycopg.Connection, *, owner_id: int, content_hash: str) -> dict[str, Any] | None:
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
@@ -79,6 +80,7 @@ def find_by_hash(conn: psycopg.Connection, *, owner_id: int, content_hash: str) 
         ).fetchone()
 
 
+@owners_only
 def create_document(
     conn: psycopg.Connection, *, owner_id: int, name: str, content_hash: str, size_bytes: int, fmt: str = "pdf",
     uploaded_by: int | None = None,
@@ -147,6 +149,7 @@ def list_documents(conn: psycopg.Connection, *, owner_id: Owners, limit: int | N
         ).fetchall()
 
 
+@owners_only
 def delete_document(conn: psycopg.Connection, *, owner_id: Owners, document_id: uuid.UUID | str,
                     actor_id: int | None = None) -> bool:
     """Delete the document (its chunks, jobs and cells cascade); `actor_id`: the person who asked,

@@ -1,6 +1,9 @@
 """Finding the owner's own things by what they are called or say: documents by name, company, form
 and period; chats by title and message text (Postgres full text: messages.search_tsv and its GIN
-index, sql/027_b_collections.sql). Everything is scoped by owner in SQL and bounded in rows read.
+index, sql/027_b_collections.sql). Everything is scoped by owner in SQL and bounded in rows read,
+and runs under row security (storage/tenancy.py); the messages' full-text match goes through
+tenant_message_matches() (sql/functions/tenant_message_matches.sql), which keeps their index
+usable there.
 
 This is the sidebar's search box, not retrieval for answers (storage/search.py): no embedding, no
 ranking across passages, just "where did I see that".
@@ -14,6 +17,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from storage.tenancy import owners_only
 from storage.workspaces import Owners, owner_ids
 
 # Where a snippet's matched words start and end: control characters no text shows, so the page
@@ -41,6 +45,7 @@ def _like(query: str) -> str:
     return f"%{escaped}%"
 
 
+@owners_only
 def find_documents(conn: psycopg.Connection, *, owner_id: Owners, query: str, limit: int) -> list[dict[str, Any]]:
     """The owner's documents whose name, company, form or period contains the query (any case)."""
     if not query.strip():
@@ -54,6 +59,7 @@ def find_documents(conn: psycopg.Connection, *, owner_id: Owners, query: str, li
             (owner_ids(owner_id), *[_like(query)] * 4, limit)).fetchall()
 
 
+@owners_only
 def find_chats(conn: psycopg.Connection, *, owner_id: int, query: str, limit: int) -> list[dict[str, Any]]:
     """The owner's chats whose title or messages have every word of the query, best first: each
     with its best message's id, role and a snippet (matched words between MARK_START and MARK_END).
@@ -66,8 +72,8 @@ def find_chats(conn: psycopg.Connection, *, owner_id: int, query: str, limit: in
         return cur.execute(
             "with q as (select to_tsquery('english', %(q)s) as q),"
             " hits as (select m.id, m.chat_id, m.role, m.content, ts_rank(m.search_tsv, q.q) as rank"
-            "          from messages m, q where m.owner_id = %(owner)s and m.search_tsv @@ q.q"
-            "          order by m.id desc limit %(scanned)s),"
+            "          from q cross join tenant_message_matches(q.q, %(scanned)s) t join messages m on m.id = t.id"
+            "          where m.owner_id = %(owner)s order by m.id desc limit %(scanned)s),"
             " best as (select distinct on (chat_id) * from hits order by chat_id, rank desc, id desc),"
             " titled as (select c.id from chats c, q where c.owner_id = %(owner)s"
             "            and to_tsvector('english', c.title) @@ q.q)"

@@ -17,7 +17,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from storage import audit, workspaces
+from storage import audit, tenancy, workspaces
 from storage.workspaces import MANAGE, Conflict, NoSuchWorkspace, NotAllowed, need, rank
 
 PREFIX = "thqi_"
@@ -40,7 +40,7 @@ def create(conn: psycopg.Connection, *, user_id: int, workspace_id: int, role: s
     if not 1 <= hours <= MAX_HOURS:
         raise ValueError(f"a link expires in 1 to {MAX_HOURS} hours")
     token = PREFIX + secrets.token_urlsafe(24)
-    with conn.transaction():
+    with conn.transaction(), tenancy.scoped(conn, workspace_id):
         conn.execute("select 1 from workspaces where id = %s for update", (workspace_id,))
         mine = need(conn, user_id, workspace_id, MANAGE)
         if rank(role) > rank(mine):
@@ -69,12 +69,13 @@ def open_invites(conn: psycopg.Connection, *, workspace_id: int) -> list[dict[st
 
 
 def listed(conn: psycopg.Connection, *, user_id: int, workspace_id: int) -> list[dict[str, Any]]:
-    need(conn, user_id, workspace_id, MANAGE)
-    return open_invites(conn, workspace_id=workspace_id)
+    with tenancy.scoped(conn, workspace_id):
+        need(conn, user_id, workspace_id, MANAGE)
+        return open_invites(conn, workspace_id=workspace_id)
 
 
 def revoke(conn: psycopg.Connection, *, user_id: int, workspace_id: int, invite_id: int) -> None:
-    with conn.transaction():
+    with conn.transaction(), tenancy.scoped(conn, workspace_id):
         need(conn, user_id, workspace_id, MANAGE)
         row = conn.execute("delete from workspace_invites where id = %s and workspace_id = %s and used_by is null"
                            " returning role", (invite_id, workspace_id)).fetchone()
@@ -89,7 +90,8 @@ GONE = "this invitation link cannot be used: it was used already, revoked or has
 
 def preview(conn: psycopg.Connection, *, token: str) -> dict[str, Any]:
     """What a usable link offers (the workspace's name, the role, its maker, its expiry), for the page
-    that asks whether to join; NoSuchInvite like `accept` for any link that cannot be used."""
+    that asks whether to join; NoSuchInvite like `accept` for any link that cannot be used. As the
+    login: the token is what names the workspace, and its reader is no member of it yet."""
     with conn.cursor(row_factory=dict_row) as cur:
         found = cur.execute(
             "select w.name as workspace, i.role, u.username as invited_by, i.expires_at, m.role as makers_role"
@@ -111,11 +113,23 @@ def accept(conn: psycopg.Connection, *, user_id: int, token: str) -> dict[str, A
     """Join the link's workspace at its role and spend the link; the workspace, with the role."""
     gone = NoSuchInvite(GONE)
     with conn.transaction():
+        # the token names the workspace: found as the login (its reader is no member yet), the rest
+        # scoped to that workspace (storage/tenancy.py)
         found = conn.execute("select id, workspace_id, role, created_by from workspace_invites where token_hash = %s"
                              " and used_by is null and expires_at > now() for update", (_hash(token),)).fetchone()
         if found is None:
             raise gone
         invite_id, workspace_id, role, maker = found
+        _join(conn, user_id=user_id, invite_id=invite_id, workspace_id=int(workspace_id), role=role, maker=maker)
+    joined = workspaces.get(conn, user_id=user_id, workspace_id=int(workspace_id))
+    assert joined is not None
+    return joined
+
+
+def _join(conn: psycopg.Connection, *, user_id: int, invite_id: int, workspace_id: int, role: str,
+          maker: int | None) -> None:
+    gone = NoSuchInvite(GONE)
+    with tenancy.scoped(conn, workspace_id):
         conn.execute("select 1 from workspaces where id = %s for update", (workspace_id,))
         theirs = workspaces.role_of(conn, maker, workspace_id) if maker is not None else None
         if not _honoured(theirs, role):
@@ -127,6 +141,3 @@ def accept(conn: psycopg.Connection, *, user_id: int, token: str) -> dict[str, A
         conn.execute("update workspace_invites set used_by = %s, used_at = now() where id = %s", (user_id, invite_id))
         audit.record(conn, workspace_id=workspace_id, actor_id=user_id, action="invite_accepted",
                      detail={"role": role})
-    joined = workspaces.get(conn, user_id=user_id, workspace_id=int(workspace_id))
-    assert joined is not None
-    return joined

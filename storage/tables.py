@@ -126,6 +126,7 @@ def replace_cells(conn: psycopg.Connection, *, owner_id: int, document_id: uuid.
     conn.execute("update documents set tables_version = %s where id = %s", (TABLES_VERSION, document_id))
 
 
+@owners_only
 def find_cells(conn: psycopg.Connection, *, owner_id: Owners, text: str,
                document_ids: Sequence[uuid.UUID] | None = None, fiscal_year: int | None = None,
                quarter: int | None = None, captions: str | None = None, limit: int = 50) -> list[FoundCell]:
@@ -133,7 +134,7 @@ def find_cells(conn: psycopg.Connection, *, owner_id: Owners, text: str,
     cells matching every word, then by full-text rank (the label weighing most), then a label that
     is the text itself; optionally within some documents, a fiscal year and quarter, and tables whose
     caption, lower-cased with its spaces removed, matches the regular expression `captions`."""
-    conditions = ["c.owner_id = any(%(owner)s::bigint[])", "d.owner_id = c.owner_id", "c.tsv @@ q.any_word"]
+    conditions = ["c.owner_id = any(%(owner)s::bigint[])", "d.owner_id = c.owner_id"]
     params: dict[str, object] = {"owner": owner_ids(owner_id), "text": text, "limit": limit, "weights": WEIGHTS}
     if document_ids is not None:
         conditions.append("c.document_id = any(%(docs)s)")
@@ -150,8 +151,12 @@ def find_cells(conn: psycopg.Connection, *, owner_id: Owners, text: str,
     sql = (
         f"{SELECT}, ((c.tsv @@ q.every_word)::int + ts_rank(%(weights)s::real[], c.tsv, q.any_word)"
         " + (lower(c.label) = lower(%(text)s))::int)::float8 as rank"
-        f"{FROM} cross join lateral (select plainto_tsquery('english', %(text)s) as every_word,"
+        " from (select plainto_tsquery('english', %(text)s) as every_word,"
         " replace(plainto_tsquery('english', %(text)s)::text, '&', '|')::tsquery as any_word) q"
+        # the match by its index under row security (sql/functions/tenant_cell_matches.sql)
+        " cross join tenant_cell_matches(q.any_word) t join table_cells c on c.id = t.id"
+        " join documents d on d.id = c.document_id"
+        " left join child_chunks ch on ch.document_id = c.document_id and ch.ord = c.child_ord"
         f" where {' and '.join(conditions)}"
         " order by rank desc, c.document_id, c.page, c.row_index, c.column_index limit %(limit)s"
     )

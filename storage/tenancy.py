@@ -17,12 +17,15 @@ import functools
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, ParamSpec, TypeVar, cast
 
 import psycopg
 from psycopg.pq import TransactionStatus
 
-from storage.workspaces import Owners, owner_ids
+import storage.workspaces as workspaces  # it uses scoped() too: attributes read at call time
+
+if TYPE_CHECKING:
+    from storage.workspaces import Owners
 
 log = logging.getLogger(__name__)
 P = ParamSpec("P")
@@ -45,7 +48,7 @@ LEAVE = f"select set_config('role', %s, true), set_config('{SETTING}', %s, true)
 
 def owners_text(owners: Owners) -> str:
     """The setting's value: a bigint[] literal."""
-    return "{" + ",".join(str(o) for o in owner_ids(owners)) + "}"
+    return "{" + ",".join(str(o) for o in workspaces.owner_ids(owners)) + "}"
 
 
 @contextmanager
@@ -78,9 +81,31 @@ def owners_only(fn: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(fn)
     def scoped_fn(*args: P.args, **kwargs: P.kwargs) -> R:
         conn = cast(psycopg.Connection, args[0] if args else kwargs["conn"])
-        with scoped(conn, cast(Owners, kwargs["owner_id"])):
+        with scoped(conn, cast("Owners", kwargs["owner_id"])):
             return fn(*args, **kwargs)
     return scoped_fn
+
+
+def person_only(fn: Callable[P, R]) -> Callable[P, R]:
+    """A storage function `fn(conn, *, owner_id=<a person>, ...)` on that person's own rows that also
+    shows names of their spaces (a chat's workspace and collection): run inside scoped() over every
+    space the person reads now (member_spaces(), read as the login before switching)."""
+    @functools.wraps(fn)
+    def scoped_fn(*args: P.args, **kwargs: P.kwargs) -> R:
+        conn = cast(psycopg.Connection, args[0] if args else kwargs["conn"])
+        with scoped(conn, person_spaces(conn, cast(int, kwargs["owner_id"]))):
+            return fn(*args, **kwargs)
+    return scoped_fn
+
+
+def person_spaces(conn: psycopg.Connection, user_id: int) -> list[int]:
+    """The owners `user_id` reads now (their own id and their workspaces'): member_spaces() needs
+    workspace_members, which only the login reads, so inside a scoped block it is the block's."""
+    current = conn.execute(f"select current_user = '{APP_ROLE}',"
+                           f" coalesce(current_setting('{SETTING}', true), '')").fetchone()
+    if current is not None and current[0]:
+        return [int(o) for o in current[1].strip("{}").split(",") if o]
+    return workspaces.spaces(conn, user_id)
 
 
 def enforced(conn: psycopg.Connection) -> bool:

@@ -6,6 +6,11 @@ at a least role, from the database at the moment of asking. Every rule about who
 membership lives here, inside one transaction that locks the workspace, so two admins at once never
 leave it without an owner. A workspace the user is not a member of is NoSuchWorkspace, exactly like
 one that does not exist.
+
+A membership change runs under row security scoped to its workspace (storage/tenancy.py,
+sql/035_app_role_everywhere.sql): its statements touch that workspace's members and audit log only.
+Making a workspace and deleting one stay the login's: each adds or removes a row of `users` (the
+workspace's owner id, a new tenant), which the app role never writes.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from storage import audit
+from storage import audit, tenancy
 from storage.rows import scalar
 
 ROLES = ("viewer", "editor", "admin", "owner")  # lowest first
@@ -147,8 +152,8 @@ def list_mine(conn: psycopg.Connection, *, user_id: int) -> list[dict[str, Any]]
 
 def members(conn: psycopg.Connection, *, user_id: int, workspace_id: int) -> list[dict[str, Any]]:
     """Every member with their role, owners first; any member may see who else is in it."""
-    need(conn, user_id, workspace_id, READ)
-    with conn.cursor(row_factory=dict_row) as cur:
+    with tenancy.scoped(conn, workspace_id), conn.cursor(row_factory=dict_row) as cur:
+        need(conn, user_id, workspace_id, READ)
         return cur.execute(
             "select u.username, m.role, m.added_at from workspace_members m join users u on u.id = m.user_id"
             " where m.workspace_id = %s order by array_position(array['owner', 'admin', 'editor', 'viewer'], m.role),"
@@ -172,7 +177,7 @@ def add_member(conn: psycopg.Connection, *, user_id: int, workspace_id: int, use
     """Add the user named `username` at `role`: the caller is an admin or owner, and gives no role
     above their own."""
     check_role(role)
-    with conn.transaction():
+    with conn.transaction(), tenancy.scoped(conn, workspace_id):
         _lock(conn, workspace_id)
         mine = need(conn, user_id, workspace_id, MANAGE)
         if rank(role) > rank(mine):
@@ -193,7 +198,7 @@ def set_role(conn: psycopg.Connection, *, user_id: int, workspace_id: int, usern
     nor the new one by less than nothing (no one lifts anyone above themselves), and the last owner
     stays an owner."""
     check_role(role)
-    with conn.transaction():
+    with conn.transaction(), tenancy.scoped(conn, workspace_id):
         _lock(conn, workspace_id)
         mine = need(conn, user_id, workspace_id, MANAGE)
         target = _person(conn, username)
@@ -215,7 +220,7 @@ def set_role(conn: psycopg.Connection, *, user_id: int, workspace_id: int, usern
 def remove_member(conn: psycopg.Connection, *, user_id: int, workspace_id: int, username: str) -> None:
     """Remove a member (the caller's own name: leave). Others are removed by an admin or owner who
     ranks at least as high as they do; the last owner never goes."""
-    with conn.transaction():
+    with conn.transaction(), tenancy.scoped(conn, workspace_id):
         _lock(conn, workspace_id)
         mine = need(conn, user_id, workspace_id, READ)  # a non-member learns nothing, not even who exists
         target = _person(conn, username) if username else user_id
@@ -241,7 +246,7 @@ def transfer(conn: psycopg.Connection, *, user_id: int, workspace_id: int, usern
     """Hand the workspace over in one step: the member named becomes an owner and the caller, an
     owner, steps down to admin (both recorded as role changes). Nobody is ever left without an owner,
     and two owners handing over at once are serialised by the lock."""
-    with conn.transaction():
+    with conn.transaction(), tenancy.scoped(conn, workspace_id):
         _lock(conn, workspace_id)
         need(conn, user_id, workspace_id, "owner")
         target = _person(conn, username)

@@ -119,7 +119,8 @@ def test_the_audit_log_from_the_command_line(env: dict[str, str]) -> None:
     for user in ("bob", "dave"):
         assert cli(env, "documents", "--user", user)[0] == 0  # a command-line user exists once used
     assert cli(env, "workspace", "create", "audited", "--user", "alice")[0] == 0
-    assert cli(env, "workspace", "invite", "audited", "bob", "--role", "viewer", "--user", "alice")[0] == 0
+    code, _out, err = cli(env, "workspace", "invite", "audited", "bob", "--role", "viewer", "--user", "alice")
+    assert code == 0, err
     assert cli(env, "workspace", "role", "audited", "bob", "editor", "--user", "alice")[0] == 0
     code, out, err = cli(env, "workspace", "audit", "audited", "--user", "alice", "--json")
     assert code == 0, err
@@ -144,3 +145,55 @@ def test_the_audit_log_from_the_command_line(env: dict[str, str]) -> None:
     code, out, err = cli(env, "workspace", "audit", "audited", "--user", "bob", "--json", "--limit", "2")
     assert [(e["subject"], e["detail"]["to"]) for e in json.loads(out)["entries"]] == [("alice", "admin"),
                                                                                        ("bob", "owner")]
+
+
+def test_a_one_time_invitation_link_from_the_command_line(env: dict[str, str]) -> None:
+    """`workspace invite NAME --link --role ROLE` makes a link, shown once; `workspace join TOKEN` spends
+    it, once; the same refusals as the API's."""
+    assert cli(env, "workspace", "create", "linked", "--user", "lena")[0] == 0
+    for user in ("mona", "nils", "otto"):
+        assert cli(env, "documents", "--user", user)[0] == 0
+    code, out, err = cli(env, "workspace", "invite", "linked", "--link", "--role", "editor", "--hours", "2",
+                         "--user", "lena", "--json")
+    assert code == 0, err
+    made = json.loads(out)
+    assert made["role"] == "editor" and made["link"] == f"/#/join/{made['token']}" and made["token"].startswith("thqi_")
+    code, out, err = cli(env, "workspace", "join", made["token"], "--user", "mona", "--json")
+    assert code == 0, err
+    assert json.loads(out)["workspace"]["role"] == "editor"
+    # once only, for anyone; a made-up token answers the same
+    code, out, err = cli(env, "workspace", "join", made["token"], "--user", "nils")
+    assert code == 2 and "cannot be used" in err and out == ""
+    assert cli(env, "workspace", "join", "thqi_" + "x" * 32, "--user", "nils")[0] == 2
+    # the whole link is taken as well as the token; text output names the command to join
+    code, out, err = cli(env, "workspace", "invite", "linked", "--link", "--role", "viewer", "--user", "lena")
+    assert code == 0 and "/#/join/thqi_" in out and "thotqen workspace join thqi_" in out, err
+    link = next(w for w in out.split() if w.startswith("/#/join/"))
+    code, out, err = cli(env, "workspace", "join", f"https://thotqen.example{link}", "--user", "nils")
+    assert code == 0 and "joined 'linked' as viewer" in out, err
+    code, out, err = cli(env, "workspace", "members", "linked", "--user", "lena", "--json")
+    assert {m["username"]: m["role"] for m in json.loads(out)["members"]} == {"lena": "owner", "mona": "editor",
+                                                                          "nils": "viewer"}
+    # refusals: a viewer makes no links, an editor neither; a USER and --link, or neither; bad hours
+    code, _out, err = cli(env, "workspace", "invite", "linked", "--link", "--role", "viewer", "--user", "nils")
+    assert code == 2 and "admin" in err
+    code, _out, err = cli(env, "workspace", "invite", "linked", "otto", "--link", "--role", "viewer", "--user", "lena")
+    assert code == 2 and "not both" in err
+    code, _out, err = cli(env, "workspace", "invite", "linked", "--role", "viewer", "--user", "lena")
+    assert code == 2 and "--link" in err
+    assert cli(env, "workspace", "invite", "linked", "--link", "--role", "viewer", "--hours", "721",
+               "--user", "lena")[0] == 2
+    # a stranger's workspace looks absent
+    assert cli(env, "workspace", "invite", "linked", "--link", "--role", "viewer", "--user", "otto")[0] == 2
+
+
+def test_a_key_bound_to_a_workspace_from_the_command_line(env: dict[str, str]) -> None:
+    assert cli(env, "workspace", "create", "keyed", "--user", "pia")[0] == 0
+    code, out, err = cli(env, "keys", "create", "bot", "--workspace", "keyed", "--user", "pia", "--json")
+    assert code == 0, err
+    made = json.loads(out)
+    assert made["workspace"] == "keyed" and isinstance(made["workspace_id"], int) and made["key"].startswith("thq_")
+    code, out, err = cli(env, "keys", "create", "bot", "--workspace", "nowhere", "--user", "pia")
+    assert code == 2 and "no workspace named 'nowhere'" in err and out == ""
+    code, out, err = cli(env, "keys", "list", "--user", "pia", "--json")
+    assert [k["workspace"] for k in json.loads(out)["keys"]] == ["keyed"]

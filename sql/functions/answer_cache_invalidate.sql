@@ -3,7 +3,11 @@
 -- the cache honest. A workspace's document (its owner is the workspace) invalidates the answers of
 -- every member whose cached scope read it (answer_cache.spaces). Its one body, with its trigger (a
 -- repeatable file, sql/__init__.py).
-create or replace function answer_cache_invalidate() returns trigger language plpgsql as $$
+-- SECURITY DEFINER: a document written under the role thotqen_app (storage/tenancy.py) sees only its
+-- own space's rows, while the answers it invalidates are the members' (their owner_id is the person):
+-- the trigger keeps that invariant for every tenant, so it runs as the tables' owner.
+create or replace function answer_cache_invalidate() returns trigger language plpgsql
+    security definer set search_path from current as $$
 declare
     doc_owner bigint;
     doc_id uuid;

@@ -2,7 +2,10 @@
 -- answer drawn from it. Such an answer could never be served again (the cache is keyed by the
 -- owners the asker reads, sql/029_workspaces.sql), but its text is the workspace's. Its one body,
 -- with its trigger (a repeatable file, sql/__init__.py).
-create or replace function answer_cache_member_left() returns trigger language plpgsql as $$
+-- SECURITY DEFINER: the removal may run as thotqen_app scoped to the workspace, while the cached
+-- answers are the removed member's own rows.
+create or replace function answer_cache_member_left() returns trigger language plpgsql
+    security definer set search_path from current as $$
 begin
     delete from answer_cache c where c.owner_id = old.user_id and c.spaces @> array[old.workspace_id];
     return null;

@@ -46,6 +46,7 @@ BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", "/api/workspaces/{workspace_id}/members/{username}"): {"role": "owner"},
     ("POST", "/api/workspaces/{workspace_id}/invites"): {"role": "owner"},
     ("POST", "/api/workspaces/{workspace_id}/transfer"): {"username": "matrix-member"},
+    ("POST", "/api/keys"): {"name": "matrix"},  # bound to a stranger's workspace: like a missing one
 }
 RAG_BODY = {"input": {"question": QUESTION}}
 RAG_BATCH = {"inputs": [{"question": QUESTION}]}

@@ -38,7 +38,9 @@ def test_create_list_use_and_revoke(live, db) -> None:  # noqa: ANN001
     with live.client() as c:
         user = signup(c, "keys")
         made = make_key(c, user, name="CI upload", scopes=["ask", "read"], expires_in_days=30)
-        assert set(made) == {"id", "name", "key", "prefix", "scopes", "created_at", "expires_at", "last_used_at"}
+        assert set(made) == {"id", "name", "key", "prefix", "scopes", "created_at", "expires_at", "last_used_at",
+                             "workspace_id", "workspace"}
+        assert made["workspace_id"] is None  # not bound to a workspace: reads all its owner may
         assert re.fullmatch(r"thq_[A-Za-z0-9_-]{43}", made["key"]) and made["key"].startswith(made["prefix"])
         assert made["scopes"] == ["read", "ask"] and made["name"] == "CI upload" and made["last_used_at"] is None
         assert made["expires_at"] > made["created_at"]

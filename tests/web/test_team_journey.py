@@ -12,7 +12,7 @@ from typing import Any
 from playwright.sync_api import expect
 
 from tests.web.conftest import sign_in, sign_up
-from tests.web.helpers import QUESTION, accessibility_problems, ask, aurora_pdf, nav, new_chat, pdf_file
+from tests.web.helpers import QUESTION, accessibility_problems, ask, aurora_pdf, csrf, nav, new_chat, pdf_file
 
 
 def choose_space(page: Any, label: str) -> None:  # noqa: ANN401
@@ -209,3 +209,46 @@ def test_a_one_time_invitation_link(open_page, shot) -> None:  # noqa: ANN001
     joiner_w.clean()
     other_w.clean(lambda e: "404" in e)  # the refused join's response is logged by the browser
 
+
+
+def test_a_chat_shared_read_only_with_the_workspace(open_page, shot) -> None:  # noqa: ANN001
+    """The owner of a chat over a workspace shares it; a member (on a phone) finds it under *Shared
+    with you* and reads it without a question box; unshared, it is gone for them."""
+    owner_w, reader_w = open_page(), open_page(phone=True)
+    owner, reader = owner_w.page, reader_w.page
+    owner_name, reader_name = sign_up(owner), sign_up(reader)
+    headers = {"X-CSRF-Token": csrf(owner)}
+    ws = owner.request.post("/api/workspaces", headers=headers, data={"name": "Shared notes"}).json()["id"]
+    added = owner.request.post(f"/api/workspaces/{ws}/members", headers=headers,
+                               data={"username": reader_name, "role": "viewer"})
+    assert added.status == 201, added.text()
+    chat = owner.request.post("/api/chats", headers=headers, data={"title": "Budget talk", "workspace_id": ws})
+    assert chat.status == 201, chat.text()
+    chat_id = chat.json()["id"]
+    asked = owner.request.post(f"/api/chats/{chat_id}/messages", headers=headers, data={"question": QUESTION})
+    assert asked.status == 200, asked.text()
+
+    owner.evaluate(f"location.hash = '#/chats/{chat_id}'")
+    owner.get_by_role("heading", name="Budget talk").wait_for()
+    owner.get_by_role("button", name="Share with the workspace").click()
+    expect(owner.locator("#banner")).to_contain_text("can read this chat now")
+    expect(owner.get_by_role("button", name="Stop sharing")).to_be_visible()
+
+    reader.reload()
+    nav(reader, "Chats")
+    reader.get_by_role("heading", name="Shared with you").wait_for()
+    reader.get_by_role("link", name="Budget talk").click()
+    reader.get_by_role("heading", name="Budget talk").wait_for()
+    expect(reader.locator(".shared-note")).to_contain_text(f"by {owner_name}")
+    expect(reader.locator("#question")).to_have_count(0)
+    expect(reader.get_by_role("button", name="Rename")).to_have_count(0)
+    expect(reader.locator(".messages li.msg-user")).to_contain_text(QUESTION)
+    shot(reader, "phone-17-team-shared-chat")
+    accessible(reader)
+
+    owner.get_by_role("button", name="Stop sharing").click()
+    expect(owner.get_by_role("button", name="Share with the workspace")).to_be_visible()
+    reader.reload()
+    reader.get_by_role("heading", name="Chat not found").wait_for()
+    owner_w.clean()
+    reader_w.clean(allowed=lambda e: "status of 404" in e)  # the unshared chat, asked for once

@@ -14,8 +14,10 @@ let docsById = new Map();
 const touch = () => matchMedia("(hover: none) and (pointer: coarse)").matches;
 
 export async function renderChats(main, chatId, params = new URLSearchParams()) {
-  const [{ chats }, { documents: readable }, { collections }] = await Promise.all([
-    api("/api/chats"), allDocuments(), api(inSpace("/api/collections"))]);
+  const [{ chats }, { chats: sharedAll }, { documents: readable }, { collections }] = await Promise.all([
+    api("/api/chats"), api(inSpace("/api/chats/shared")), allDocuments(), api(inSpace("/api/collections"))]);
+  const mine = new Set(chats.map((c) => c.id));
+  const shared = sharedAll.filter((c) => !mine.has(c.id));  // others' chats shared with the reader's workspaces
   // every document the person reads names the citations; a new chat picks from the chosen space's
   docsById = new Map(readable.map((d) => [d.id, d]));
   const documents = space.id === null ? readable : readable.filter((d) => d.workspace_id === space.id);
@@ -30,7 +32,13 @@ export async function renderChats(main, chatId, params = new URLSearchParams()) 
       h("a", { href: `#/chats/${c.id}`, "aria-current": c.id === chatId ? "page" : null },
         h("span", { class: "chat-title" }, c.title || "Untitled chat"),
         h("span", { class: "chat-meta" }, scopeText(c), " · ", when(c.updated_at))))))
-      : h("p", { class: "empty" }, "No chats yet."));
+      : h("p", { class: "empty" }, "No chats yet."),
+    shared.length ? [h("h2", { class: "side-sub", id: "shared-heading" }, "Shared with you"),
+      h("ul", { class: "chat-list", "aria-labelledby": "shared-heading" }, shared.map((c) => h("li", {},
+        h("a", { href: `#/chats/${c.id}`, "aria-current": c.id === chatId ? "page" : null },
+          h("span", { class: "chat-title" }, c.title || "Untitled chat"),
+          h("span", { class: "chat-meta" }, `${c.owner} · ${c.workspace}`, " · ", when(c.updated_at))))))]
+      : null);
   const pane = h("section", { class: "chat-pane", "aria-label": "Conversation" });
   main.append(h("div", { class: `chats-layout${chatId ? " has-chat" : ""}${documents.length ? "" : " no-docs"}` },
     side, pane));
@@ -134,16 +142,21 @@ async function renderConversation(pane, chatId, documents, foundId = null) {
   const composer = h("form", { class: "composer" },
     h("label", { for: "question", class: "visually-hidden" }, "Your question"), question, send, stop,
     h("p", { class: "hint", id: "ask-hint" }, "Enter sends, Shift+Enter starts a new line."));
+  const readOnly = chat.owner != null;  // shared with the reader by another member of its workspace
   const header = h("div", { class: "chat-head" },
     h("a", { href: "#/chats", class: "back-link" }, "‹ Chats"),
     heading,
     h("span", { class: "muted scope" }, scopeLine(chat)),
-    h("div", { class: "chat-actions" },
-      h("button", { type: "button", class: "btn btn-small", onclick: () => rename(chat, heading) }, "Rename"),
-      h("button", { type: "button", class: "btn btn-small btn-danger", onclick: () => removeChat(chat) }, "Delete")));
-  append(pane, [header, list, live, documents.length ? null
+    readOnly ? h("p", { class: "muted shared-note" },
+      `Shared read-only with the workspace “${chat.workspace}” by ${chat.owner}: only they ask in it.`)
+      : h("div", { class: "chat-actions" },
+        chat.workspace_id != null ? shareButton(chat) : null,
+        h("button", { type: "button", class: "btn btn-small", onclick: () => rename(chat, heading) }, "Rename"),
+        h("button", { type: "button", class: "btn btn-small btn-danger", onclick: () => removeChat(chat) },
+          "Delete")));
+  append(pane, [header, list, live, documents.length || readOnly ? null
     : h("p", { class: "warn-box" }, "You have no documents yet. ", h("a", { href: "#/documents" }, "Upload PDFs"),
-        " to get answers."), composer]);
+        " to get answers."), readOnly ? null : composer]);
 
   const conv = { chat, list, live, question, composer, busy: false };
   conv.run = async (work) => {  // one answer at a time: Send becomes Stop meanwhile
@@ -161,7 +174,8 @@ async function renderConversation(pane, chatId, documents, foundId = null) {
       if (document.activeElement === stop || document.activeElement === document.body) question.focus();
     }
   };
-  conv.actions = (m, latest) => ({ chatId: chat.id, latest, regenerate: (old) => regenerate(conv, old) });
+  conv.actions = (m, latest) => ({ chatId: chat.id, latest: latest && !readOnly, readOnly,
+                                   regenerate: (old) => regenerate(conv, old) });
 
   // answers replaced by a later one (any page loaded so far): marked "Earlier answer"
   conv.replaced = new Set();
@@ -209,7 +223,29 @@ async function renderConversation(pane, chatId, documents, foundId = null) {
       }
     });
   });
-  if (!touch()) question.focus();
+  if (!touch() && !readOnly) question.focus();
+}
+
+// A chat over a workspace: its owner shares it read-only with the workspace's members, or stops.
+function shareButton(chat) {
+  const button = h("button", { type: "button", class: "btn btn-small", "aria-pressed": String(chat.shared) },
+    chat.shared ? "Stop sharing" : "Share with the workspace");
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      const changed = await api(`/api/chats/${chat.id}/share`, { method: chat.shared ? "DELETE" : "PUT" });
+      chat.shared = changed.shared;
+      button.textContent = chat.shared ? "Stop sharing" : "Share with the workspace";
+      button.setAttribute("aria-pressed", String(chat.shared));
+      banner(chat.shared ? `The members of “${chat.workspace}” can read this chat now (not ask in it).`
+        : "This chat is yours alone again.", "info");
+    } catch (err) {
+      banner(`Could not change the sharing: ${err.detail}`, "error");
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return button;
 }
 
 // A page of messages (oldest first) as list items; `lastId`: the chat's latest message, the one

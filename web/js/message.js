@@ -241,7 +241,8 @@ function feedbackControls(chatId, m) {
 
 // ---- a message ----------------------------------------------------------------------------------------
 
-// `actions`: {chatId, latest (may answer again), regenerate(m)} for a saved answer; none while streaming.
+// `actions`: {chatId, latest (may answer again), regenerate(m), readOnly (a chat shared with the reader:
+// no verdicts)} for a saved answer; none while streaming.
 export function renderMessage(m, actions = null) {
   if (m.role === "user") return h("li", { class: "msg msg-user", dataset: { id: m.id ?? "" } }, h("p", {}, m.content));
   const meta = m.meta || {};
@@ -274,7 +275,7 @@ export function renderMessage(m, actions = null) {
     const copyButton = h("button", { type: "button", class: "btn btn-small" }, "Copy");
     copyButton.addEventListener("click", () => copy(copyText(m.content, citations, meta.cited), copyButton));
     li.append(h("div", { class: "msg-actions", role: "group", "aria-label": "This answer" }, copyButton,
-      m.status === "ok" ? feedbackControls(actions.chatId, m) : null,
+      m.status === "ok" && !actions.readOnly ? feedbackControls(actions.chatId, m) : null,
       actions.latest ? regenerateButton(m, actions) : null));
   }
   return li;
