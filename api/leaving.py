@@ -1,7 +1,7 @@
 """A request whose client left is cancelled, so the answer it waits for stops too (issue 41).
 
 A streamed response notices a client that left when it next writes (sse-starlette and Starlette
-also listen for the disconnect), but a route that answers once, at the end (`/rag/invoke`,
+also watch for the disconnect), but a route that answers once, at the end (`/rag/invoke`,
 `/rag/batch`, `/v1/chat/completions` without `stream`, MCP's `ask`), awaits its answer with
 nothing listening: uvicorn does not cancel the app when the connection closes, so a dropped
 `/rag/invoke` ran its answer to the end for nobody. Here, on the answering routes, the app runs in
