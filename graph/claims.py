@@ -69,6 +69,7 @@ from lexicon import (
     YEAR,
     YES_FIRST,
     alnum_words,
+    squashed,
 )
 
 # The model declining in its own words: "The excerpts do not provide ...", "I cannot determine ...".
@@ -319,10 +320,6 @@ QUOTE_WORDS = 6  # a shorter quotation is a phrase, which a sentence may well pu
 QUOTE_FOLLOWS = 0.8  # the share of its words a quotation has in order with the passage it quotes
 
 
-def _letters(text: str) -> str:
-    return "".join(ch for ch in text if ch.isalnum())
-
-
 def _quoted_words(text: str) -> list[str]:
     return QUOTED_WORD.findall(MARK.sub(" ", text.replace("-\n", "")).lower())
 
@@ -348,7 +345,7 @@ def misquotes(answer: str, texts: Mapping[int, str]) -> list[str]:
                        if op == "replace"]
             if follows > best[0]:
                 best = (follows, swapped)
-        if best[0] >= QUOTE_FOLLOWS and any(_letters(a) != _letters(b) for a, b in best[1]):
+        if best[0] >= QUOTE_FOLLOWS and any(squashed(a) != squashed(b) for a, b in best[1]):
             out.append(quote)
     return out
 

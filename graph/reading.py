@@ -66,15 +66,18 @@ def numbered(text: str) -> list[tuple[str, str, int]]:
     """The things `text` names by a word and a number, as (the word in lower case, the number, where it
     stands): "Debian 1.1 Buzz" -> ("debian", "1.1", 0). Months and years are dates, not numbers of a name."""
     return [(m.group(1).lower(), m.group(2).lower(), m.start()) for m in NUMBERED_NAME.finditer(text or "")
-            if not _a_year(m.group(2)) and not _CALENDAR.match(m.group(1))
-            and m.group(1).lower() not in _PHRASING]
+            if _names_a_thing(m)]
+
+
+def _names_a_thing(m: re.Match[str]) -> bool:
+    """A word and a number that name a thing: not a year, nor a date's month or day, nor the question's phrasing."""
+    return not _a_year(m.group(2)) and not _CALENDAR.match(m.group(1)) and m.group(1).lower() not in _PHRASING
 
 
 def unnumbered(text: str) -> str:
     """`text` with the numbers of the things it names taken out ("Debian 0.93R6" -> "Debian"): they say
     which thing, not how many or how much."""
-    named = NUMBERED_NAME.sub(lambda m: m.group(0) if _a_year(m.group(2)) or _CALENDAR.match(m.group(1))
-                          or m.group(1).lower() in _PHRASING else m.group(1), text or "")
+    named = NUMBERED_NAME.sub(lambda m: m.group(1) if _names_a_thing(m) else m.group(0), text or "")
     return _RELEASE_NAME.sub(" ", named)
 
 
