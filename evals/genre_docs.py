@@ -3,8 +3,8 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Eight documents of five genres (a standard, a history report, two manuals, a constitution, a
-licence, a specification, release notes), each one file of a Debian bookworm package, all under
+Ten documents (a standard, a history report, three manuals, a constitution, a licence, a
+specification, release notes, an FAQ; the last two added with held-back batch 5), each one file of a Debian bookworm package, all under
 licences that allow redistribution (recorded below, from the package's copyright file). Each is
 taken from the package's .deb (`apt-get download PKG=VERSION`, no root; `dpkg-deb -x`), or from the
 installed file when it is the same bytes, gunzipped where the package ships it compressed, given the
@@ -65,6 +65,13 @@ DOCS = (
     Doc("latexmk-changes.txt", "release notes (latexmk's list of main changes, v3.04 to 4.79)", "latexmk",
         "1:4.79-1", "usr/share/doc/latexmk/changelog.gz",
         "566f08eb1e711a0254028a65aebff62a9dd58eb68c440d4c768db4654dfcf480", "GPL-2+"),
+    Doc("debian-faq.pdf", "FAQ (The Debian GNU/Linux FAQ, 73 pages; added with held-back batch 5)", "debian-faq",
+        "11.1", "usr/share/doc/debian/FAQ/debian-faq.en.pdf.gz",
+        "ea67ca925863324d97a30b5c926aed95efc687c689aa16788c9bed54525c0b47",
+        "verbatim and modified copies allowed with the permission notice (Software in the Public Interest)"),
+    Doc("developers-reference.pdf", "manual (Debian Developer's Reference 12.18, 114 pages; added with batch 5)",
+        "developers-reference", "12.18", "usr/share/developers-reference/developers-reference.pdf",
+        "88e5ac4d15444fd3adb821dc863bd91b820e99a27e65728e74975ab1752652f5", "GPL-2"),
 )
 
 
