@@ -4,12 +4,13 @@
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
 Ten documents (a standard, a history report, three manuals, a constitution, a licence, a
-specification, release notes, an FAQ; the last two added with held-back batch 5), each one file of a Debian bookworm package, all under
-licences that allow redistribution (recorded below, from the package's copyright file). Each is
-taken from the package's .deb (`apt-get download PKG=VERSION`, no root; `dpkg-deb -x`), or from the
-installed file when it is the same bytes, gunzipped where the package ships it compressed, given the
-name below and checked against its sha256: a different file stops the script. Then
-`thotqen ingest` ingests them all for --user. Nothing is committed but this list.
+specification, release notes, an FAQ; the last two added with held-back batch 5), each one file of a
+Debian bookworm package, all under licences that allow redistribution (recorded below, from the
+package's copyright file). Each is taken from the package's .deb (`apt-get download PKG=VERSION`, no
+root; `dpkg-deb -x`), or from the installed file when it is the same bytes, gunzipped where the
+package ships it compressed, given the name below and checked against its sha256: a different file
+stops the script. Then `thotqen ingest` ingests them all for --user. Nothing is committed but this
+list.
 """
 
 from __future__ import annotations
