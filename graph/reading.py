@@ -41,7 +41,7 @@ _ASKING = frozenset([*DIMENSIONS, "most", "least", "maximum", "minimum", "exact"
                      "ended", "ending", "beginning", "start", "period", "fiscal", "year", "years", "quarter"])
 
 # -- the names a question uses ----------------------------------------------------------------------------------------
-_TITLE = r"[A-Z][a-z][\w&'.-]*"
+_TITLE = r"(?<![\w.-])[A-Z][a-z][\w&'.-]*"  # a whole word: not the "Cs" of "PCs" nor "Connect" of "i-Connect"
 _NAME = re.compile(rf"{_TITLE}(?:\s+(?:&\s+|of\s+|and\s+)?{_TITLE})*")
 # Capitalised words that are the question's own phrasing, not a name.
 _PHRASING = frozenset(

@@ -16,6 +16,11 @@ def test_names_a_question_uses() -> None:
     assert names_in("How much did Tesla spend on research in 2021?") == []
     assert names_in("How much did Tesla spend on research in 2021?", lone=True) == ["Tesla"]
     assert names_in("Is revenue up? Round to two decimal places.", lone=True) == []
+    # a name is a whole word: held-back genre batch 4 refused "... booted using UEFI on new 64-bit PCs?" before any
+    # search on "Cs", and batch 1 "Who founded i-Connect.Net ...?" on "Connect.Net"; the documents had both
+    assert names_in("Could Debian 7.0 be booted using UEFI on new 64-bit PCs?", lone=True) == ["Debian"]
+    assert names_in("Who founded i-Connect.Net, which hosted master.debian.org after HP?", lone=True) == []
+    assert names_in("What did McDonald's earn in 2021?") == ["McDonald"]
 
 
 def test_a_column_whose_period_was_not_read_never_stands_for_the_year_asked() -> None:
