@@ -57,7 +57,8 @@ _POINTER_WORDS = frozenset({"this", "that", "these", "the", "information", "data
                             "section", "sections", "paragraph", "paragraphs", "clause", "clauses", "article",
                             "articles", "part", "parts", "at", "first", "second", "third", "fourth", "fifth",
                             "sources", "as", "document", "documents", "page", "pages", "excerpt", "excerpts", "answer",
-                            "correct", "relevant", "which"})
+                            "correct", "relevant", "which", "rests", "rest", "based", "quoted", "taken", "drawn",
+                            "comes", "come", "derived", "supported", "confirmed", "appears", "appear", "seen"})
 _POINTER = re.compile(
     r"(?:(?<=^)|(?<=[.!?]))\s*([^.!?]*?((?:(?:[\s,]*|\s+and\s+)\[\d+(?:,\s*\d+)*\])+)[^.!?\[]*[.!?]?)(?=\s|$)")
 
