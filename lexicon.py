@@ -394,12 +394,15 @@ YEARS_AVERAGE = re.compile(
 
 # -- how answers speak -------------------------------------------------------------------------------------------------
 # The model declining in its own words: "The excerpts do not provide ...", "I cannot determine ...".
+# "... do not say" or "... not found in" declines only when the sentence speaks of the sources ("The excerpts
+# do not provide ..."); "People with a sleep disorder are not included in the study [1]" is a claim.
+_SOURCES_SPOKEN_OF = r"(?=.*(?:\b(?:excerpts?|documents?|context|sources?|passages?|texts?|information|data)\b))"
 DECLINING = re.compile(
-    r"\b(?:do(?:es)?\s*n[o'’]t|did\s*n[o'’]t)\s+(?:say|state|contain|mention|provide|include|"
-    r"cover|report|disclose|specify|give)\b"
-    r"|\bnot\s+(?:found|mentioned|provided|stated|available|given|included|disclosed|reported|covered)\s+in\b"
+    rf"^{_SOURCES_SPOKEN_OF}.*?(?:\b(?:do(?:es)?\s*n[o'’]t|did\s*n[o'’]t)\s+(?:say|state|contain|mention|provide|"
+    r"include|cover|report|disclose|specify|give)\b"
+    r"|\bnot\s+(?:found|mentioned|provided|stated|available|given|included|disclosed|reported|covered)\s+in\b)"
     r"|\b(?:cannot|can[’']t|can\s+not|unable\s+to)\s+(?:answer|find|determine|tell)\b|\bno\s+information\b",
-    re.IGNORECASE)
+    re.IGNORECASE | re.DOTALL)
 # A word that denies (NEGATION_WORDS, "isn't"), and a "Yes," that opens a sentence.
 DENIAL = re.compile(r"\b(?:" + "|".join(sorted(NEGATION_WORDS)) + r")\b|n't\b", re.I)
 YES_FIRST = re.compile(r"^\W*yes\b[\s,.;:!-]*", re.I)

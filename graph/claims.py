@@ -233,6 +233,42 @@ def contradicts(sentence: str, cited: str, question: str) -> bool:
     return best[0] >= 2 and _denies(best[2])
 
 
+DENIED_WITHIN = 3  # words after a denial that it bears on ("not be made", "cannot be canceled")
+
+
+def verdict_as_stated(answer: str, reading: Reading) -> str:
+    """`answer` with a first "Yes" that its own sentence (or the one after a bare "Yes.") denies said as
+    "No": "Yes, configuration files that a program rewrites should not be made conffiles [1]" for "Should
+    configuration files that a program rewrites be made conffiles?". The sentence, checked against what it
+    cites, is the claim; its first word only says which way it goes. A denial counts when one of the
+    question's own words follows it closely ("should not be made"), not in a clause of its own ("as long as
+    it does not bypass ..."); a question that denies itself ("Is it not allowed?") is left alone."""
+    spans = sentences(answer)
+    if reading.asks != "yes_no" or not spans or _denies(reading.question):
+        return answer
+    start, end = spans[0]
+    verdict = YES_FIRST.match(answer[start:end])
+    if not verdict:
+        return answer
+    asked = stems(reading.question)
+    words = _plain_words(answer[start + verdict.end():end])
+    if not words and len(spans) > 1:  # "Yes. A Developer cannot be reappointed [1].": the next sentence says it
+        words = _plain_words(answer[slice(*spans[1])])
+    denied = any(_denies(word) and stems(" ".join(words[i + 1:i + 1 + DENIED_WITHIN])) & asked
+                 for i, word in enumerate(words))
+    if not denied:
+        return answer
+    at = start + answer[start:end].lower().index("yes")  # YES_FIRST matched it
+    yes = answer[at:at + 3]
+    no = "NO" if yes.isupper() else "No" if yes[0].isupper() else "no"
+    return answer[:at] + no + answer[at + 3:]
+
+
+def _plain_words(text: str) -> list[str]:
+    """The words of `text` in lower case, a denial's "n't" kept with its word ("shouldn't")."""
+    return [w for w in (w.strip(".,;:!?()[]\"'") for w in _body(text).lower().split()) if w]
+
+
 def figure_of_another_numbered(sentence: str, cited: str, question: str) -> bool:
     """The question names a thing by a word and a number ("Debian 1.0", "Section 4.2", "Flight 1549"), and
     every place what the sentence cites writes one of its figures falls under that word with another

@@ -355,6 +355,8 @@ def check(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> Ch
     failed = [f for f in failed if not f.repair]
     if not composed and reading.asks == "date":  # as precise as the excerpts write it (graph/dates.py)
         cleaned = dates.completed(cleaned, sentences(cleaned), named)
+    if not composed and reading.asks == "yes_no":  # its first word as its sentence says it (graph/claims.py)
+        cleaned = claims.verdict_as_stated(cleaned, reading)
     model_wrote = not composed and cleaned.strip()
     if model_wrote and (whole := claims.answer_failure(cleaned, reading, sentences(cleaned), named)):
         log.info("answer withheld by the claim check %s: it %s", whole.name, whole.why)

@@ -76,3 +76,11 @@ def test_a_date_is_as_precise_as_its_excerpt_writes_it(protocol, make_run) -> No
     out, _model = ask(make_run, protocol, "When did the ethics committee approve the sleep hygiene protocol?",
                       "The ethics committee approved the protocol in March 2024 [1].")
     assert out["answer"].startswith("The ethics committee approved the protocol on March 3rd, 2024 ["), out["answer"]
+
+
+def test_a_yes_whose_sentence_denies_says_no(protocol, make_run) -> None:  # noqa: ANN001
+    # held-back batch 2: the right claim under the model's "Yes", which the reader takes as the answer
+    out, _model = ask(make_run, protocol, "Are people with a diagnosed sleep disorder included in the study?",
+                      "Yes, people with a diagnosed sleep disorder are not included in the study [1].")
+    assert out["answer"].startswith("No, people with a diagnosed sleep disorder are not included"), out["answer"]
+    assert out["cited"], out

@@ -210,6 +210,11 @@ def test_a_declining_answer_is_a_refusal() -> None:
     assert declined("I cannot determine the dose from the excerpts. The trial is described in [2].")
     assert not declined("The dose is not 10 mg/kg but 1-1.5 mg/kg [1].")
     assert not declined("Revenue was 412 million [1]. The excerpts do not say what drove it.")
+    # a claim in the same words, of the thing asked about rather than the sources, is no refusal
+    assert not declined("No, people with a diagnosed sleep disorder are not included in the study [1].")
+    assert not declined("The licence does not include a patent grant [1].")
+    assert declined("The percentage is not mentioned in the provided text.")
+    assert declined("The documents do not include the dose [1].")
 
 
 def test_a_figure_of_the_question_adds_nothing() -> None:
@@ -276,6 +281,33 @@ def test_a_yes_against_a_cited_no_is_struck() -> None:
     other = "A Technical Committee vote that starts automatically two weeks after a proposal may be canceled."
     [found] = failures(sentences(answer), answer, {1: procedure, 2: other}, asked)
     assert (found.check, found.repair) == ("contradicts", None)
+
+
+@pytest.mark.parametrize(("question", "answer", "said"), [
+    # held-back genre batch 2: the right claim under a wrong first word, scored as the "Yes" it began with
+    ("Should configuration files that a program rewrites on its own be made conffiles?",
+     "Yes, configuration files that a program rewrites on its own should not be made conffiles because dpkg will "
+     "then prompt users [1].",
+     "No, configuration files that a program rewrites on its own should not be made conffiles because dpkg will "
+     "then prompt users [1]."),
+    ("Can a Developer be reappointed to the Technical Committee?", "Yes. A Developer cannot be reappointed [1].",
+     "No. A Developer cannot be reappointed [1]."),
+    # a denial in a clause of its own, or of words the question does not use, is not the answer's
+    ("Is it a good idea to use override_dh_* targets to substitute simplified commands?",
+     "Yes, it is a good idea to use override_dh_* targets to substitute simplified commands, as long as it does "
+     "not bypass smart debhelper features [1].", None),
+    ("Can the vote be canceled?", "Yes, the vote can be canceled, but not by the proposer [1].", None),
+    ("Can files under /var/cache be deleted without losing data?",
+     "Yes, files under /var/cache can be deleted without losing data [1].", None),
+    ("Is it not allowed?", "Yes, it is not allowed [1].", None),  # the question denies itself
+    ("Can the vote be canceled?", "No, the vote cannot be canceled [1].", None),
+    ("When is the vote canceled?", "The vote is not canceled before the deadline [1].", None),  # not yes or no
+])
+def test_a_yes_its_own_sentence_denies_says_no(question: str, answer: str, said: str | None) -> None:
+    from graph.claims import verdict_as_stated
+    from graph.reading import read
+
+    assert verdict_as_stated(answer, read(question)) == (said or answer)
 
 
 def test_a_point_in_a_number_ends_no_statement() -> None:
