@@ -210,6 +210,7 @@ def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bo
 
 
 _WHETHER = stems(" ".join(POLARITY_WORDS))  # "yes", "not": whether, not what
+_WHO = frozenset(["who", "whom", "whose"])  # asked so, the answer names someone: "which" may be a thing's name
 
 
 def _denies(text: str) -> bool:
@@ -310,6 +311,8 @@ def speaks_to(sentence: str, reading: Reading) -> bool:
         return True
     if reading.asks == "name" and names_not_cited(body, "", reading.question):
         return True  # a name the question does not give: "Who founded Debian?" "Ian Murdock [1]."
+    if reading.asks == "name" and _words(reading.question) & _WHO:
+        return False  # "Who wrote METAPOST?" "It is a modified version of METAFONT [1]." names no one
     if reading.asks == "date" and (set(YEAR.findall(body)) - set(YEAR.findall(reading.question))
                                    or MONTH_ANYWHERE.search(body)):
         return True  # "When was it ratified?" "On March 26th, 2022 [1]."

@@ -192,6 +192,14 @@ def test_an_answer_speaks_of_what_was_asked() -> None:
     assert answers("It was adopted on March 26th, 2022 [1].", "When was the constitution ratified?")
     assert answers("The voting period lasts 2 weeks [1].", "How long is a developers' vote open for?")
     assert not answers("The voting period lasts 2 weeks [1].", "Who counts the votes of a developers' ballot?")
+    # asked who, an answer naming no one beyond the question answers nothing (held-back batch 4)
+    assert not answers("It is a modified version of METAFONT which generates PostScript output [1].",
+                       "Who wrote METAPOST, the modified METAFONT that generates PostScript output?")
+    assert answers("John Hobby's METAPOST is a modified version of METAFONT [1].",
+                   "Who wrote METAPOST, the modified METAFONT that generates PostScript output?")
+    assert answers("The Chair of the Technical Committee may act as Acting Secretary [1].",
+                   "Who may act as Acting Secretary when Debian has no Project Secretary?")
+    assert answers("systemd replaced sysvinit [1].", "Which init system replaced sysvinit in Debian 8.0?")
     # one sentence that answers is enough, whichever sentence the model put its citation on
     assert answers("The figure is 5,300 [1]. Other words follow.", "How many people did Aurora Widgets employ?")
     assert answers("The company had 5,300 employees [1]. It also sold widgets [2].",
