@@ -27,7 +27,10 @@ a revenue question says nothing else and is left to the figure checks. An answer
 sentence declines ("The excerpts do not provide ...") is a refusal, which cites nothing. An answer
 quoting its excerpts with a word of its own in the place of theirs (`misquotes`: "The /mnt directory
 must be made available ..." for "The /tmp directory ...") is withheld: what it concludes rests on it.
-These three are `ANSWER_CHECKS`, the registry of checks on the whole answer.
+These three are `ANSWER_CHECKS`, the registry of checks on the whole answer. Asked "who", an answer must
+name someone the question does not. Asked yes or no, a first "Yes" whose own sentence denies the
+question's words says "No" (`verdict_as_stated`): the checked sentence is the claim, the first word
+only its direction.
 """
 
 from __future__ import annotations
