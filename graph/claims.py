@@ -140,14 +140,16 @@ def dates_in(text: str) -> set[tuple[int, int, int | None]]:
 
 def date_not_cited(sentence: str, cited: str, question: str) -> bool:
     """A year, a month, or a date written whole, that neither `cited` nor `question` holds: "August 11,
-    2013" fails beside an excerpt's "August 2010 ... 2013", and "March 1996" beside "January 1996"."""
+    2013" fails beside an excerpt's "August 2010 ... 2013", and "March 1996" beside "January 1996"; a date
+    is the same however written ("November 15, 2014" beside "2014-11-15")."""
     body = _body(sentence)
     held = set(YEAR.findall(cited)) | set(YEAR.findall(question))
-    months = _words(cited) | _words(question)
-    if any(y not in held for y in YEAR.findall(body)) or any(m.lower() not in months
-                                                            for m in MONTH_NAME.findall(body)):
-        return True
     written = dates_in(f"{cited}\n{question}")
+    months = _words(cited) | _words(question)  # a month named, or written as a number ("2014-11-15")
+    if any(y not in held for y in YEAR.findall(body)) or any(
+            m.lower() not in months and MONTHS[m.lower()] not in {d[1] for d in written}
+            for m in MONTH_NAME.findall(body)):
+        return True
     return any(not any(w[:2] == d[:2] and (d[2] is None or w[2] == d[2]) for w in written) for d in dates_in(body))
 
 

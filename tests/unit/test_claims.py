@@ -68,6 +68,11 @@ def test_a_date_is_checked_whole_and_a_month_is_no_name() -> None:
     assert not date_not_cited("It was on December 11, 1995 [1].", "On December 11th 1995, Debian", question)
     assert date_not_cited("He left in March 2010 [1].", scattered, question)  # a month it does not give
     assert not name_not_cited("He left in March 2010 [1].", scattered, question)  # a month is a date, not a name
+    # one date however written (held-back batch 5: a right date struck beside the FAQ's ISO form)
+    iso = 'Bug #746578 2014-11-15: "The committee decided that systemd-shim should be listed first."'
+    assert not date_not_cited("The committee decided so on November 15, 2014 [1].", iso, question)
+    assert date_not_cited("The committee decided so on December 15, 2014 [1].", iso, question)
+    assert date_not_cited("The committee decided so on November 16, 2014 [1].", iso, question)
 
 
 def test_a_sentence_citing_too_little_is_cited_again_not_dropped() -> None:
