@@ -46,3 +46,12 @@ def test_a_phrase_naming_a_row_with_a_word_the_row_leaves_unsaid() -> None:
     capex = cell(3, "Purchases of property, plant and equipment", 1577)
     assert unsaid_words("What is Fabrikam's FY2023 capex on property?", capex, {"fabrikam"}) == []
     assert unsaid_words("What was the EBITDA of property, plant and equipment?", capex) == []
+
+
+def test_the_words_that_say_where_to_look_name_no_row() -> None:
+    # held-back genre batch 5: "..., according to the Debian FAQ?" picked the FAQ's running header
+    # "I18N & L10N FAQ for translators" and code composed "... () was 95"
+    header = cell(1, "I18N & L10N FAQ for translators", 95)
+    question = "On how many architectures does Debian run, according to the Debian FAQ?"
+    assert pick([header], question, set()) == []
+    assert pick([header], "How many FAQ entries are for translators?", set()) == [header]
