@@ -343,6 +343,10 @@ class Check:
     fails: Callable[[str, str, str], bool]  # (sentence, the text it cites, the question) -> it fails
     # citing more cures it (what the sentence says is elsewhere); not a contradiction, which stays cited
     repairable: bool = True
+    # a sentence citing nothing is read against what the rest of the answer cites: the uncited "Yes, new
+    # functionality is added ..." before "... it will only get security updates [3]" rests on [3]
+    uncited_reads_answer: bool = False
+    verdict: bool = False  # failing in the answer's first sentence, it takes the rest of the answer with it
 
 
 CHECKS: tuple[Check, ...] = (
@@ -352,7 +356,7 @@ CHECKS: tuple[Check, ...] = (
     Check("name_and_year_apart", "gives a name and a year no one statement of its excerpts holds together",
           name_and_year_apart),
     Check("contradicts", "affirms what the statement it cites about the same thing denies", contradicts,
-          repairable=False),
+          repairable=False, uncited_reads_answer=True, verdict=True),
     Check("name_apart_from_what_is_said", "names someone no statement of its excerpts connects with what it "
           "says of them", name_apart_from_what_is_said),
     Check("figure_of_another_numbered", "gives a figure its excerpts write of another numbered thing than the "
@@ -439,18 +443,27 @@ def with_markers(sentence: str, extra: tuple[int, ...]) -> str:
 def failures(spans: list[tuple[int, int]], answer: str, texts: Mapping[int, str], question: str,
              checks: tuple[Check, ...] = CHECKS) -> list[Failure]:
     """The sentences of `answer` (its `spans`) that fail a check against what they cite (`texts` by
-    [n]; a sentence citing nothing is checked against nothing: "... was designed by Martin Quak."),
-    each with its repair when citing one or two more of `texts` makes it pass every check."""
+    [n]; a sentence citing nothing is checked against nothing: "... was designed by Martin Quak.", unless
+    the check reads what the rest of the answer cites), each with its repair when citing one or two more of
+    `texts` makes it pass every check. A verdict check failing in the first sentence fails the answer."""
     out = []
+    answer_cites = "\n".join(texts.get(n, "") for n in dict.fromkeys(marked(answer)))
+    first = True
     for start, end in spans:
         sentence = answer[start:end]
         if not _body(sentence).strip(" \n.;:"):
             continue
+        opens, first = first, False
         cited = marked(sentence)
         text = "\n".join(texts.get(n, "") for n in cited)
-        failed = next((c for c in checks if c.fails(sentence, text, question)), None)
+        failed = next((c for c in checks
+                       if c.fails(sentence, answer_cites if not cited and c.uncited_reads_answer else text, question)),
+                      None)
         if failed is None:
             continue
+        if failed.verdict and opens:  # the answer's verdict struck: what follows was written for it
+            out.append(Failure(answer[start:], failed.name))
+            break
         others = [n for n in texts if n not in cited] if failed.repairable else []
         extra = next((more for k in (1, 2) for more in combinations(others, k)
                       if not any(c.fails(sentence, "\n".join([text, *(texts[n] for n in more)]), question)

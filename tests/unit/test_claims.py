@@ -296,6 +296,23 @@ def test_a_yes_against_a_cited_no_is_struck() -> None:
     assert (found.check, found.repair) == ("contradicts", None)
 
 
+def test_a_verdict_is_read_against_what_the_answer_cites_and_takes_its_reasons_with_it() -> None:
+    # held-back batch 5 (tuned on it): an uncited "Yes" before the cited reason, the FAQ saying no
+    faq = ("No new functionality is added to the stable release. Once a Debian version is released and tagged "
+           "stable it will only get security updates.")
+    asked = "Is new functionality added to Debian's stable release once it is released?"
+    answer = ("Yes, new functionality is added to Debian's stable release once it is released. This is because once "
+              "a Debian version is released, it will only get security updates [3].")
+    [found] = failures(sentences(answer), answer, {3: faq, 1: "Other words."}, asked)
+    assert (found.sentence, found.check) == (answer, "contradicts")  # the reason was written for the wrong verdict
+    right = "No, new functionality is not added to the stable release. It only gets security updates [3]."
+    assert failures(sentences(right), right, {3: faq}, asked) == []
+    # a supporting sentence later is not the verdict: only it goes
+    later = "It only gets security updates [1]. Yes, new functionality is added to the stable release [3]."
+    [struck] = failures(sentences(later), later, {1: "Security updates only.", 3: faq}, asked)
+    assert struck.sentence.startswith("Yes, new functionality") and struck.check == "contradicts"
+
+
 @pytest.mark.parametrize(("question", "answer", "said"), [
     # held-back genre batch 2: the right claim under a wrong first word, scored as the "Yes" it began with
     ("Should configuration files that a program rewrites on its own be made conffiles?",
