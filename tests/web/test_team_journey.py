@@ -252,3 +252,30 @@ def test_a_chat_shared_read_only_with_the_workspace(open_page, shot) -> None:  #
     reader.get_by_role("heading", name="Chat not found").wait_for()
     owner_w.clean()
     reader_w.clean(allowed=lambda e: "status of 404" in e)  # the unshared chat, asked for once
+
+
+def test_the_server_admin_sees_each_workspace_on_the_metrics_page(open_page, shot, web_admin) -> None:  # noqa: ANN001
+    """The Metrics page lists every workspace's members by role, documents, bytes and questions."""
+    member_w, admin_w = open_page(), open_page()
+    member, admin = member_w.page, admin_w.page
+    sign_up(member)
+    name = f"Metered {uuid.uuid4().hex[:6]}"
+    res = member.request.post("/api/workspaces", headers={"X-CSRF-Token": csrf(member)}, data={"name": name})
+    assert res.status == 201, res.text()
+    ws = res.json()["id"]
+    sign_in(admin, web_admin)
+    nav(admin, "Metrics")
+    admin.get_by_role("heading", name="Metrics").wait_for()
+    row = admin.locator(f"table.workspace-figures tr[data-workspace='{ws}']")
+    expect(row.get_by_role("rowheader")).to_have_text(name)
+    expect(row.locator("td[data-label=Members]")).to_have_text("1 (1 owner)")
+    expect(row.locator("td[data-label=Documents]")).to_have_text("0")
+    expect(row.locator("td[data-label=Questions]")).to_have_text("0")
+    accessible(admin)
+    row.scroll_into_view_if_needed()
+    shot(admin, "desktop-38-workspace-metrics")
+    # the workspace's owner is no server admin: the page and the figures of every workspace are not theirs
+    assert member.request.get("/api/admin/metrics").status == 403
+    assert member.request.get(f"/api/workspaces/{ws}/metrics").json()["members"] == 1
+    member_w.clean()
+    admin_w.clean()
