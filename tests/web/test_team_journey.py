@@ -51,6 +51,9 @@ def test_a_team_invites_uploads_asks_and_removes_a_member(open_page, shot) -> No
         expect(owner.get_by_label(f"Role of {editor_name}")).to_have_value(role)
     expect(owner.locator(f"tr[data-member='{owner_name}']")).to_contain_text("owner")
     expect(owner.get_by_role("button", name=f"Remove {owner_name}")).to_have_count(0)  # not yourself
+    # its figures, for admins and owners: nothing stored or asked yet
+    expect(owner.locator("#workspace-figures")).to_have_text(
+        "Its documents keep 0 B; 0 questions were asked in it in the last 7 days (admins and owners see this).")
     shot(owner, "desktop-34-team-members")
     accessible(owner)
 
@@ -105,6 +108,8 @@ def test_a_team_invites_uploads_asks_and_removes_a_member(open_page, shot) -> No
     # the owner removes the viewer; the audit log says who did what
     owner.reload()
     owner.get_by_role("heading", name="Finance", exact=True).wait_for()
+    expect(owner.locator("#workspace-figures")).to_contain_text("1 question was asked in it")  # the viewer's
+    expect(owner.locator("#workspace-figures")).not_to_contain_text("keep 0 B")  # the editor's upload
     owner.get_by_role("button", name=f"Remove {viewer_name}").click()
     owner.get_by_role("dialog").get_by_role("button", name="Remove", exact=True).click()
     expect(owner.locator(f"tr[data-member='{viewer_name}']")).to_have_count(0)
