@@ -264,12 +264,13 @@ async def running(ticket: Ticket) -> AsyncIterator[Run]:
 
 def admit(db: Database, settings: Settings, *, owner_id: int, source: str, count: int = 1,
           chat_id: uuid.UUID | None = None, at_once: int | None = None,
-          tokens: list[int] | None = None) -> list[Ticket]:
+          tokens: list[int] | None = None, workspace_id: int | None = None) -> list[Ticket]:
     """Start `count` questions, or raise QuestionLimit when they do not all fit in the hour or the
     minute (QUESTIONS_PER_MINUTE), TokenLimit when their `tokens` (each one's `cost`; default 1
     each) do not fit in QUESTION_TOKENS_PER_MINUTE and _PER_HOUR, and AnswersAtOnce when the
     owner's answers in progress would pass ANSWERS_PER_USER. `at_once`: how many of them run at the
-    same time (a batch's concurrency; default all), the places they hold."""
+    same time (a batch's concurrency; default all), the places they hold. `workspace_id`: the
+    workspace they are asked in, if one (recorded for its metrics)."""
     costs = tokens if tokens is not None else [1] * count
     held = min(count, at_once or count)
     give_one = OPEN.take(owner_id, held, settings.answers_per_user)
@@ -279,7 +280,8 @@ def admit(db: Database, settings: Settings, *, owner_id: int, source: str, count
                 conn, owner_id=owner_id, source=source, count=count, chat_id=chat_id,
                 limit=settings.questions_per_hour, instance=_instance, rate=(settings.questions_per_minute, MINUTE),
                 tokens=costs, token_limits=[(settings.question_tokens_per_minute, MINUTE),
-                                            (settings.question_tokens_per_hour, HOUR)])
+                                            (settings.question_tokens_per_hour, HOUR)],
+                workspace_id=workspace_id)
     except BaseException:
         for _ in range(held):
             give_one()

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Query
 from api.deps import AdminUser, DbDep, SettingsDep
 from api.schemas import MetricsOut, error
 from settings import Settings
-from storage import feedback, query_log
+from storage import feedback, query_log, workspace_metrics
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/admin", tags=["admin"])
@@ -44,16 +44,23 @@ def langsmith_metrics(settings: Settings, hours: float, limit: int = 1000) -> di
             "truncated": count >= limit}
 
 
+def figures_out(w: dict[str, Any]) -> dict[str, Any]:
+    """A workspace's figures as JSON (api/workspaces.py's metrics route answers the same shape)."""
+    return {**w, "created_at": w["created_at"].isoformat()}
+
+
 # exclude_unset: `langsmith` is absent, not null, without LANGSMITH_API_KEY
 @router.get("/metrics", response_model=MetricsOut, response_model_exclude_unset=True,
             responses={403: error("admin only (THOTQEN_ADMINS)")})
 def metrics(_admin: AdminUser, db: DbDep, settings: SettingsDep,
             hours: float = Query(24.0, gt=0, le=24 * 90, description="window, in hours")) -> dict[str, Any]:
-    """Questions, success rate, latency percentiles, tokens, answers per provider and users' verdicts
-    (thumbs up and down, the latest notes) (admins only)."""
+    """Questions, success rate, latency percentiles, tokens, answers per provider, users' verdicts
+    (thumbs up and down, the latest notes) and each workspace's figures (admins only)."""
     with db.connection() as conn:
+        spaces = workspace_metrics.every(conn, hours=hours)
         out: dict[str, Any] = {"query_log": query_log.metrics(conn, hours=hours),
-                               "feedback": feedback.counts(conn, hours=hours)}
+                               "feedback": feedback.counts(conn, hours=hours),
+                               "workspaces": {**spaces, "workspaces": [figures_out(w) for w in spaces["workspaces"]]}}
     if settings.langsmith_api_key is not None:
         try:
             out["langsmith"] = langsmith_metrics(settings, hours)

@@ -304,7 +304,7 @@ async def _answer(request: Request, user: CurrentUser, db: DbDep, settings: Sett
             seen = chats.history(conn, owner_id=user.id, chat_id=chat["id"], turns=settings.history_turns,
                                  before=regenerate["question_id"] if regenerate else None)
         [ticket] = accounting.admit(db, settings, owner_id=user.id, source="chat", chat_id=chat["id"],
-                                    tokens=[accounting.cost(question, seen)])
+                                    tokens=[accounting.cost(question, seen)], workspace_id=chat.get("workspace_id"))
         return chat, ticket
 
     chat, ticket = await asyncio.to_thread(prepare)

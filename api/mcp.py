@@ -200,7 +200,8 @@ class Tools:
             if self.answers is not None:
                 self.answers.check(user.id)  # a full server: refused before the question is counted
             [ticket] = await asyncio.to_thread(accounting.admit, db, self.settings, owner_id=user.id, source="mcp",
-                                               tokens=[accounting.cost(args.question)])
+                                               tokens=[accounting.cost(args.question)],
+                                               workspace_id=user.workspace_id)
         except (accounting.QuestionLimit, AnswersBusy) as exc:
             return _refusal(f"{exc}; try again in {max(1, round(exc.retry_after_s))} s")
         # empty filters mean all of the caller's documents, as in /rag's input

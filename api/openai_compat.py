@@ -188,7 +188,8 @@ async def chat_completions(body: CompletionIn, request: Request, user: CurrentUs
             except AnswersBusy as exc:
                 raise HTTPException(503, str(exc), headers={"Retry-After": str(math.ceil(exc.retry_after_s))}) from None
         [ticket] = accounting.admit(db, settings, owner_id=user.id, source="openai",
-                                    tokens=[accounting.cost(question, history, settings.history_turns)])
+                                    tokens=[accounting.cost(question, history, settings.history_turns)],
+                                    workspace_id=user.workspace_id)
         return scope, ticket
 
     scope, ticket = await asyncio.to_thread(prepare)

@@ -2,7 +2,9 @@
 
 Every route needs a bearer token. The caller's identity goes into the graph's configuration here
 (never from the body: an identity field in the input answers 422, like any unknown field):
-retrieval is scoped to their documents in SQL. Callers may tune retrieval per request within the
+retrieval is scoped to their documents in SQL. So is the workspace a run reads: an API key's, when
+the key is bound to one, never a `workspace_id` the client puts in the config (422 for anyone,
+member or not, so it tells nobody whether a workspace exists). Callers may tune retrieval per request within the
 bounds of tunables.py; the rest of the configuration is the server's. The input is validated by
 the same text rules as every other route (api/text.py), and every run is a question admitted and
 finished by answering/accounting.py: one per input of a batch, streams included. Every run goes to
@@ -33,7 +35,7 @@ from answering import accounting
 from answering.bridge import result_in_thread
 from answering.processes import AnswerProcesses, AnswersBusy, Job
 from answering.stopping import StopWatch
-from api.access import BIGINT_MAX, bound, reading
+from api.access import bound, reading
 from api.deps import current_user
 from api.security import User
 from api.text import MAX, ChatId, DocumentIds, FilterText, Turn, question_type, unprocessable
@@ -47,6 +49,8 @@ log = logging.getLogger(__name__)
 
 BATCH_CONCURRENCY = 4  # graphs of one batch running at once
 STREAMS = ("/stream", "/stream_log", "/stream_events")
+WORKSPACE_REFUSED = ("not accepted from the client: /rag asks in a workspace with an API key bound to it "
+                     "(POST /api/keys with workspace_id)")
 
 
 def served_tunables(settings: Settings) -> type[Tunables]:
@@ -295,12 +299,13 @@ async def rag_config(config: dict[str, Any], request: Request) -> dict[str, Any]
     user = getattr(request.state, "user", None) or await current_user(request)
     app = request.app
     configurable = dict(config.get("configurable") or {})
-    workspace_id = configurable.pop("workspace_id", None)  # who asks is the token's; where, the caller's to narrow
-    if workspace_id is not None and (isinstance(workspace_id, bool) or not isinstance(workspace_id, int)
-                                     or not 1 <= workspace_id <= BIGINT_MAX):
-        raise unprocessable(["config", "configurable", "workspace_id"], "a workspace's id: a positive integer")
-    workspace_id = bound(user, workspace_id)  # an API key bound to a workspace asks there only
-    if workspace_id is not None:
+    # Who asks and where are never the client's to say: the served config schema has no
+    # workspace_id, so LangServe answers 422 before this runs; this guard keeps that true should the
+    # schema ever gain it. The workspace is the API key's when it is bound to one (docs/teams.md).
+    if "workspace_id" in configurable:
+        raise unprocessable(["config", "configurable", "workspace_id"], WORKSPACE_REFUSED)
+    workspace_id = bound(user, None)
+    if workspace_id is not None:  # the key's owner is still a member (removal deletes the key, too)
         await asyncio.to_thread(_member, app.state.db, user, workspace_id)
     run = run_config(owner_id=user.id, user=user.username, tunables=checked_configurable(configurable),
                      workspace_id=workspace_id)
@@ -317,13 +322,15 @@ def mount(app: FastAPI) -> None:
     from graph.builder import graph
 
     def admit(config: RunnableConfig | None, costs: list[int]) -> list[accounting.Ticket]:
-        owner_id = ((config or {}).get("configurable") or {}).get("owner_id")
+        configurable = (config or {}).get("configurable") or {}
+        owner_id = configurable.get("owner_id")
         if owner_id is None:  # rag_config always sets it; refuse rather than run unaccounted
             raise HTTPException(401, "not signed in")
         if (answers := app.state.runtime.answers) is not None:
             answers.check(owner_id)  # a full server: 503 before the question is counted
         return accounting.admit(app.state.db, app.state.settings, owner_id=owner_id, source="rag", count=len(costs),
-                                at_once=BATCH_CONCURRENCY, tokens=costs)
+                                at_once=BATCH_CONCURRENCY, tokens=costs,
+                                workspace_id=configurable.get("workspace_id"))  # rag_config's, checked
 
     rt = app.state.runtime
     add_routes(app, served_graph(graph, rt, admit, rt.answers), path="/rag", per_req_config_modifier=rag_config,

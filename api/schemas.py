@@ -364,8 +364,26 @@ class FeedbackMetrics(BaseModel):
     notes: list[FeedbackNoteOut] = Field(description="the latest notes (at most 10)")
 
 
+class WorkspaceFigures(BaseModel):
+    id: int
+    name: str
+    created_at: str
+    members: int
+    roles: dict[str, int] = Field(description="members by role: owner, admin, editor, viewer")
+    documents: int
+    bytes: int = Field(description="what its documents' files keep, in bytes")
+    questions: int = Field(description="questions asked in it in the window: in a chat over it, or "
+                                       "with an API key bound to it (/rag, /v1, MCP)")
+
+
+class WorkspacesMetrics(BaseModel):
+    total: int = Field(description="workspaces on this server")
+    workspaces: list[WorkspaceFigures] = Field(description="the busiest (most questions, then bytes), at most 100")
+
+
 class MetricsOut(BaseModel):
     query_log: QueryLogMetrics
     feedback: FeedbackMetrics
+    workspaces: WorkspacesMetrics
     langsmith: LangSmithMetrics | LangSmithDown | None = Field(
         default=None, description="only when LANGSMITH_API_KEY is set")

@@ -16,11 +16,12 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Res
 from pydantic import BaseModel, Field
 
 from api.access import BIGINT_MAX, refused
+from api.admin import figures_out
 from api.deps import CurrentUser, DbDep
 from api.paging import MAX_OFFSET, page, page_query
-from api.schemas import InputErrorOut, error
+from api.schemas import InputErrorOut, WorkspaceFigures, error
 from api.text import LoginName, WorkspaceName, unstorable
-from storage import audit, invites, workspaces
+from storage import audit, invites, workspace_metrics, workspaces
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/workspaces", tags=["workspaces"])
@@ -267,6 +268,23 @@ def audit_log(workspace_id: WorkspaceId, user: CurrentUser, db: DbDep,
                                                                 offset=skip),
                                   limit=limit, offset=offset, cap=AUDIT_PAGE_MAX)
     return {"entries": [{**e, "at": e["at"].isoformat()} for e in found], "next_offset": next_offset}
+
+
+@router.get("/{workspace_id}/metrics", response_model=WorkspaceFigures,
+            responses={403: error("you are not an admin or owner of it"), 404: NOT_FOUND})
+def metrics(workspace_id: WorkspaceId, user: CurrentUser, db: DbDep,
+            hours: float = Query(24.0, gt=0, le=24 * 90, description="the window questions are counted in, in "
+                                                                     "hours")) -> dict[str, Any]:
+    """The workspace's members by role, documents, bytes and questions in the window (admins and owners)."""
+    with db.connection() as conn:
+        try:
+            workspaces.need(conn, user.id, workspace_id, workspaces.MANAGE)
+        except workspaces.WorkspaceError as exc:
+            raise refused(exc) from None
+        found = workspace_metrics.managed(conn, user_id=user.id, hours=hours, workspace_id=workspace_id)
+    if not found:  # demoted or removed between the two reads: as if never a manager
+        raise HTTPException(404, "no such workspace")
+    return figures_out(found[0])
 
 
 # one-time invitation links ------------------------------------------------------------------------

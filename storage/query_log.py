@@ -15,13 +15,15 @@ FINAL = ("ok", "blocked", "error", "cancelled")
 def admit(conn: psycopg.Connection, *, owner_id: int, source: str, limit: int, count: int = 1,
           chat_id: uuid.UUID | None = None, window_s: float = 3600.0, instance: uuid.UUID | None = None,
           rate: tuple[int, float] | None = None, tokens: list[int] | None = None,
-          token_limits: list[tuple[int, float]] | None = None) -> tuple[list[int], float, float, bool]:
+          token_limits: list[tuple[int, float]] | None = None,
+          workspace_id: int | None = None) -> tuple[list[int], float, float, bool]:
     """Start `count` questions if they fit in the owner's hourly limit and, when given, the shorter
     `rate` window ((questions, seconds)), and their `tokens` (each question's cost, kept as its
     prompt_tokens) in each of `token_limits` ((tokens, seconds)): (their row ids, 0, 0, False), else
     ([], seconds until they fit, the window that refused them, whether tokens did). Checked and
     inserted under a per-owner lock in one transaction, so parallel requests cannot all pass the
-    check before any of them is counted."""
+    check before any of them is counted. `workspace_id`: the workspace they are asked in, if one
+    (admin metrics count a workspace's questions by it)."""
     costs = tokens if tokens is not None else [0] * count
     with conn.transaction():
         conn.execute("select pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"thotqen:admit:{owner_id}",))
@@ -34,9 +36,9 @@ def admit(conn: psycopg.Connection, *, owner_id: int, source: str, limit: int, c
             if wait:
                 return [], wait, window, True
         rows = conn.execute(
-            "insert into query_log (owner_id, source, chat_id, instance, prompt_tokens)"
-            " select %s, %s, %s, %s, cost from unnest(%s::int[]) as cost returning id",
-            (owner_id, source, chat_id, instance, costs)).fetchall()
+            "insert into query_log (owner_id, source, chat_id, instance, prompt_tokens, workspace_id)"
+            " select %s, %s, %s, %s, cost, %s from unnest(%s::int[]) as cost returning id",
+            (owner_id, source, chat_id, instance, workspace_id, costs)).fetchall()
     return [r[0] for r in rows], 0.0, 0.0, False
 
 

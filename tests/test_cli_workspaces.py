@@ -197,3 +197,46 @@ def test_a_key_bound_to_a_workspace_from_the_command_line(env: dict[str, str]) -
     assert code == 2 and "no workspace named 'nowhere'" in err and out == ""
     code, out, err = cli(env, "keys", "list", "--user", "pia", "--json")
     assert [k["workspace"] for k in json.loads(out)["keys"]] == ["keyed"]
+
+
+def test_two_of_each_role_from_the_command_line(env: dict[str, str], tmp_path: Path) -> None:
+    """Several users per role: both owners, admins, editors and viewers list the workspace's document
+    with --workspace; both editors may ingest, neither viewer may; an admin cannot name an owner, a
+    second owner can; someone outside finds no workspace of that name. (Each command is a process:
+    this test keeps to the commands that say something per role.)"""
+    crew = {role: [f"{role}-{n}" for n in (1, 2)] for role in ("owner", "admin", "editor", "viewer")}
+    for users in crew.values():
+        for user in users:
+            assert cli(env, "documents", "--user", user)[0] == 0  # a command-line user exists once used
+    assert cli(env, "documents", "--user", "outsider")[0] == 0
+    first = crew["owner"][0]
+    assert cli(env, "workspace", "create", "crew", "--user", first)[0] == 0
+    for role, users in crew.items():
+        for user in users:
+            if user != first:
+                code, _out, err = cli(env, "workspace", "invite", "crew", user, "--role", role, "--user", first)
+                assert code == 0, err
+    note = tmp_path / "crew-notes.md"
+    note.write_text("# Crew notes\n\nThe crew meets on Thursdays to review the Aurora Widgets report.\n")
+    docs = []
+    for editor in crew["editor"]:
+        note.write_text(note.read_text() + f"\nAdded by {editor}.\n")
+        code, out, err = cli(env, "ingest", str(note), "--workspace", "crew", "--user", editor)
+        assert code == 0, err
+        docs.append(json.loads(out)["document_id"])
+    for viewer in crew["viewer"]:
+        code, out, err = cli(env, "ingest", str(note), "--workspace", "crew", "--user", viewer)
+        assert code == 2 and "viewer" in err and out == ""
+    for users in crew.values():
+        for user in users:
+            code, out, err = cli(env, "documents", "--workspace", "crew", "--user", user, "--json")
+            assert code == 0, (user, err)
+            listed = json.loads(out)["documents"]
+            assert sorted(d["id"] for d in listed) == sorted(docs), user
+            assert {d["uploaded_by"] for d in listed} == set(crew["editor"])
+    code, _out, err = cli(env, "workspace", "role", "crew", "viewer-1", "owner", "--user", crew["admin"][1])
+    assert code == 2 and "admin" in err
+    code, out, err = cli(env, "workspace", "role", "crew", "admin-1", "owner", "--user", crew["owner"][1], "--json")
+    assert code == 0 and {m["username"]: m["role"] for m in json.loads(out)["members"]}["admin-1"] == "owner", err
+    code, _out, err = cli(env, "documents", "--workspace", "crew", "--user", "outsider")
+    assert code == 2 and "no workspace named 'crew'" in err

@@ -8,7 +8,7 @@ import re
 from playwright.sync_api import expect
 
 from tests.web.conftest import PASSWORD, sign_in, sign_up
-from tests.web.helpers import QUESTION, accessibility_problems, ask, aurora_pdf, nav, pdf_file
+from tests.web.helpers import QUESTION, accessibility_problems, ask, aurora_pdf, csrf, nav, pdf_file
 
 
 def assert_fits(page) -> None:  # noqa: ANN001
@@ -60,9 +60,15 @@ def test_phone_screens_and_metrics(open_page, shot, web_admin) -> None:  # noqa:
     expect(page.locator(".chat-list a")).to_have_count(1)
     shot(page, "phone-07-chat-list")
 
+    # a workspace, so the Metrics page's table of workspaces is there to fit the phone too
+    made = page.request.post("/api/workspaces", headers={"X-CSRF-Token": csrf(page)},
+                             data={"name": "Quarterly reporting and investor relations"})
+    assert made.status == 201, made.text()
     nav(page, "Metrics")
     page.get_by_role("heading", name="Metrics").wait_for()
     expect(page.locator(".tile").first).to_contain_text("Questions")
+    expect(page.locator(f"table.workspace-figures tr[data-workspace='{made.json()['id']}']")).to_contain_text(
+        "Quarterly reporting and investor relations")
     # the query log counts every user's questions (other tests' too): at least this one
     expect(page.get_by_role("img", name=re.compile(r"^Answers per provider: (.*, )?vllm [1-9]"))).to_be_visible()
     assert_fits(page)

@@ -3,6 +3,8 @@ a session that cannot be refreshed says so and asks to sign in; signing out ends
 
 from __future__ import annotations
 
+from typing import Any
+
 from playwright.sync_api import expect
 
 from tests.web.conftest import PASSWORD, sign_up
@@ -78,4 +80,36 @@ def test_keyboard_only(open_page) -> None:  # noqa: ANN001
     expect(page.get_by_role("dialog", name="Delete “Typed chat”?")).to_be_visible()
     page.keyboard.press("Escape")
     expect(page.get_by_role("dialog", name="Delete “Typed chat”?")).to_be_hidden()
+    w.clean()
+
+
+def test_a_page_left_before_it_loaded_never_draws_over_the_next(open_page) -> None:  # noqa: ANN001
+    """The chats page's requests are held while the person moves on to Settings; when they answer at
+    last, the chats page they left must not appear over (or under) Settings (main.js render)."""
+    w = open_page()
+    page = w.page
+    sign_up(page)
+    page.get_by_role("heading", name="Chats").first.wait_for()
+    held: list[Any] = []
+
+    def hold(route: Any) -> None:  # noqa: ANN401 - not answered until released below
+        held.append(route)
+
+    page.route("**/api/chats", hold)
+    nav(page, "Documents")
+    page.get_by_role("heading", name="Documents", exact=True).wait_for()
+    page.evaluate("location.hash = '#/chats'")
+    for _ in range(100):  # the chats page asked for its chats
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert held, "the chats page never asked for /api/chats"
+    nav(page, "Settings")
+    page.get_by_role("heading", name="Settings", exact=True).wait_for()
+    for route in held:
+        route.continue_()
+    page.unroute("**/api/chats")
+    page.wait_for_timeout(1000)  # the chats page's own requests answer and it finishes drawing
+    expect(page.locator(".chats-layout")).to_have_count(0)
+    expect(page.get_by_role("heading", name="Settings", exact=True)).to_be_visible()
     w.clean()

@@ -51,6 +51,9 @@ def test_a_team_invites_uploads_asks_and_removes_a_member(open_page, shot) -> No
         expect(owner.get_by_label(f"Role of {editor_name}")).to_have_value(role)
     expect(owner.locator(f"tr[data-member='{owner_name}']")).to_contain_text("owner")
     expect(owner.get_by_role("button", name=f"Remove {owner_name}")).to_have_count(0)  # not yourself
+    # its figures, for admins and owners: nothing stored or asked yet
+    expect(owner.locator("#workspace-figures")).to_have_text(
+        "Its documents keep 0 B; 0 questions were asked in it in the last 7 days (admins and owners see this).")
     shot(owner, "desktop-34-team-members")
     accessible(owner)
 
@@ -105,6 +108,8 @@ def test_a_team_invites_uploads_asks_and_removes_a_member(open_page, shot) -> No
     # the owner removes the viewer; the audit log says who did what
     owner.reload()
     owner.get_by_role("heading", name="Finance", exact=True).wait_for()
+    expect(owner.locator("#workspace-figures")).to_contain_text("1 question was asked in it")  # the viewer's
+    expect(owner.locator("#workspace-figures")).not_to_contain_text("keep 0 B")  # the editor's upload
     owner.get_by_role("button", name=f"Remove {viewer_name}").click()
     owner.get_by_role("dialog").get_by_role("button", name="Remove", exact=True).click()
     expect(owner.locator(f"tr[data-member='{viewer_name}']")).to_have_count(0)
@@ -252,3 +257,30 @@ def test_a_chat_shared_read_only_with_the_workspace(open_page, shot) -> None:  #
     reader.get_by_role("heading", name="Chat not found").wait_for()
     owner_w.clean()
     reader_w.clean(allowed=lambda e: "status of 404" in e)  # the unshared chat, asked for once
+
+
+def test_the_server_admin_sees_each_workspace_on_the_metrics_page(open_page, shot, web_admin) -> None:  # noqa: ANN001
+    """The Metrics page lists every workspace's members by role, documents, bytes and questions."""
+    member_w, admin_w = open_page(), open_page()
+    member, admin = member_w.page, admin_w.page
+    sign_up(member)
+    name = f"Metered {uuid.uuid4().hex[:6]}"
+    res = member.request.post("/api/workspaces", headers={"X-CSRF-Token": csrf(member)}, data={"name": name})
+    assert res.status == 201, res.text()
+    ws = res.json()["id"]
+    sign_in(admin, web_admin)
+    nav(admin, "Metrics")
+    admin.get_by_role("heading", name="Metrics").wait_for()
+    row = admin.locator(f"table.workspace-figures tr[data-workspace='{ws}']")
+    expect(row.get_by_role("rowheader")).to_have_text(name)
+    expect(row.locator("td[data-label=Members]")).to_have_text("1 (1 owner)")
+    expect(row.locator("td[data-label=Documents]")).to_have_text("0")
+    expect(row.locator("td[data-label=Questions]")).to_have_text("0")
+    accessible(admin)
+    row.scroll_into_view_if_needed()
+    shot(admin, "desktop-38-workspace-metrics")
+    # the workspace's owner is no server admin: the page and the figures of every workspace are not theirs
+    assert member.request.get("/api/admin/metrics").status == 403
+    assert member.request.get(f"/api/workspaces/{ws}/metrics").json()["members"] == 1
+    member_w.clean()
+    admin_w.clean()

@@ -74,38 +74,42 @@ async function render() {
   const view = `${r.name}/${r.id || ""}`;
   const moved = lastView !== null && view !== lastView; // not on load: the skip link comes first
   lastView = view;
-  main.replaceChildren();
+  // Each render draws into a box of its own: a slower render of a page already left (its requests
+  // still out) draws into a box no longer shown, never over the page now open. `display: contents`
+  // (.view in app.css): the box adds nothing to the layout.
+  const box = Object.assign(document.createElement("div"), { className: "view" });
+  main.replaceChildren(box);
   try {
     if (session.user) {  // asked at each view: a membership ended elsewhere shows at once
       const { lost } = await loadSpaces();
       if (lost) banner("You are no longer a member of that workspace: showing all your spaces.", "warn");
     }
-    if (r.name === "signin" || r.name === "signup") await renderSignIn(main, r.name, r.params);
-    else if (r.name === "documents") await renderDocuments(main, r.params);
-    else if (r.name === "collections") await renderCollections(main);
-    else if (r.name === "chats") await renderChats(main, r.id, r.params);
-    else if (r.name === "metrics" && session.user.admin) await renderMetrics(main);
-    else if (r.name === "settings") await renderSettings(main);
-    else if (r.name === "workspaces") await renderWorkspaces(main, r.id, r.params);
-    else if (r.name === "join" && r.id) await renderJoin(main, r.id);
-    else notFound();
+    if (r.name === "signin" || r.name === "signup") await renderSignIn(box, r.name, r.params);
+    else if (r.name === "documents") await renderDocuments(box, r.params);
+    else if (r.name === "collections") await renderCollections(box);
+    else if (r.name === "chats") await renderChats(box, r.id, r.params);
+    else if (r.name === "metrics" && session.user.admin) await renderMetrics(box);
+    else if (r.name === "settings") await renderSettings(box);
+    else if (r.name === "workspaces") await renderWorkspaces(box, r.id, r.params);
+    else if (r.name === "join" && r.id) await renderJoin(box, r.id);
+    else notFound(box);
   } catch (err) {
     if (err.status === 401) return; // session-ended handles it
     const p = document.createElement("p");
     p.className = "error-box";
     p.setAttribute("role", "alert");
     p.textContent = `This page could not be loaded: ${err.message}. Reload the page to try again.`;
-    main.append(p);
+    box.append(p);
   }
   if (moved) focusMain();
 }
 
-function notFound() {
+function notFound(box) {
   const h1 = Object.assign(document.createElement("h1"), { textContent: "Page not found" });
   const p = document.createElement("p");
   const home = Object.assign(document.createElement("a"), { href: "#/chats", textContent: "Go to your chats" });
   p.append("There is nothing at this address. ", home);
-  main.append(h1, p);
+  box.append(h1, p);
 }
 
 window.addEventListener("hashchange", render);

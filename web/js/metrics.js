@@ -1,7 +1,7 @@
 // Admin metrics (/api/admin/metrics) as charts: questions and outcomes, latency percentiles, tokens,
-// answers per provider, sources and cache hits. Plain SVG: no chart library to vendor.
+// answers per provider, sources and cache hits, and each workspace's figures. Plain SVG: no chart library to vendor.
 import { api } from "./api.js";
-import { h, s, when } from "./dom.js";
+import { bytes, h, s, when } from "./dom.js";
 
 const WINDOWS = [[1, "Last hour"], [24, "Last 24 hours"], [24 * 7, "Last 7 days"], [24 * 30, "Last 30 days"]];
 
@@ -88,6 +88,7 @@ function view(m) {
         h("strong", {}, n.rating === "up" ? "Good: " : "Bad: "), n.note, h("span", { class: "muted small" }, ` · ${when(n.at)}`))))
         : h("p", { class: "muted" }, "No notes in this window. Export every verdict with `thotqen feedback export`."));
   }
+  if (m.workspaces) out.push(...workspaceTable(m.workspaces));
   if (m.langsmith) {
     const l = m.langsmith;
     out.push(h("h2", {}, "LangSmith"), l.error ? h("p", { class: "warn-box" }, l.error)
@@ -95,4 +96,22 @@ function view(m) {
                                    tile("p50", ms(l.latency_ms.p50)), tile("Tokens", l.tokens)));
   }
   return out;
+}
+
+// Each workspace's members by role, documents, bytes and questions in the window, the busiest first.
+function workspaceTable(w) {
+  const shown = w.workspaces.length < w.total ? ` (the busiest ${w.workspaces.length} of ${w.total})` : "";
+  if (!w.total) return [h("h2", {}, "Workspaces"), h("p", { class: "muted" }, "No workspace on this server yet.")];
+  const roles = (r) => ["owner", "admin", "editor", "viewer"].filter((k) => r[k]).map((k) => `${r[k]} ${k}`).join(", ");
+  return [h("h2", { id: "workspaces-title" }, `Workspaces${shown}`),
+    h("div", { class: "table-wrap" }, h("table", { class: "keys members-table workspace-figures",
+                                                   "aria-labelledby": "workspaces-title" },
+      h("thead", {}, h("tr", {}, ["Workspace", "Members", "Documents", "Stored", "Questions"].map((t) =>
+        h("th", { scope: "col" }, t)))),
+      h("tbody", {}, w.workspaces.map((x) => h("tr", { dataset: { workspace: String(x.id) } },
+        h("th", { scope: "row" }, x.name),
+        h("td", { "data-label": "Members" }, `${x.members} (${roles(x.roles)})`),
+        h("td", { "data-label": "Documents" }, String(x.documents)),
+        h("td", { "data-label": "Stored" }, bytes(x.bytes)),
+        h("td", { "data-label": "Questions" }, String(x.questions)))))))];
 }

@@ -3,7 +3,7 @@
 // (owners), and its audit log (admins and owners); and the page an invitation link opens. Who may do what is the server's (storage/workspaces.py); the page offers only what
 // the person's role allows, and shows the server's reason when it refuses.
 import { api } from "./api.js";
-import { banner, confirmDialog, h, when } from "./dom.js";
+import { banner, bytes, confirmDialog, h, when } from "./dom.js";
 import { go, session } from "./main.js";
 import { article } from "./documents.js";
 import { choose, rank, space } from "./space.js";
@@ -60,9 +60,10 @@ async function renderWorkspace(main, id, params) {
     return;
   }
   const manages = rank(w.role) >= rank("admin");
-  const [{ members }, audit, links] = await Promise.all([api(`/api/workspaces/${id}/members`),
+  const [{ members }, audit, links, figures] = await Promise.all([api(`/api/workspaces/${id}/members`),
     manages ? api(`/api/workspaces/${id}/audit?limit=50`) : null,
-    manages ? api(`/api/workspaces/${id}/invites`) : null]);
+    manages ? api(`/api/workspaces/${id}/invites`) : null,
+    manages ? api(`/api/workspaces/${id}/metrics?hours=${24 * 7}`) : null]);
   const me = session.user.username;
   const working = space.id === id;
   main.append(h("section", { class: "page" },
@@ -73,6 +74,9 @@ async function renderWorkspace(main, id, params) {
           "Work in this workspace")),
     h("p", { class: "muted" }, `You are ${article(w.role)} ${w.role}: ${ROLE_TEXT[w.role]}. `,
       `${w.members} member${w.members === 1 ? "" : "s"}, ${w.documents} document${w.documents === 1 ? "" : "s"}.`),
+    figures ? h("p", { class: "muted", id: "workspace-figures" },
+      `Its documents keep ${bytes(figures.bytes)}; ${figures.questions} question${figures.questions === 1 ? " was" : "s were"} `
+      + "asked in it in the last 7 days (admins and owners see this).") : null,
     h("h2", { id: "members-title" }, "Members"),
     membersTable(id, w, members, me, manages),
     manages ? addForm(id, w) : null,
