@@ -29,14 +29,16 @@ from langgraph.runtime import Runtime
 
 from graph import claims, dates, prompts
 from graph.calc import Result
+from graph.candidates import company_words
 from graph.citations import MARK, before_stop, marked, on_evidence_page
 from graph.context import Context, context_of
+from graph.evidence_store import Shelf
 from graph.facts import label_words, stored_facts, without_statement_names
 from graph.figures import read_figures
 from graph.nodes.common import node, reading_of
 from graph.nodes.generate import _turns, _writer, excerpt_numbers, shown_excerpts
-from graph.nodes.retrieve import owner_of
-from graph.reading import names_in
+from graph.readers import readers
+from graph.reading import Reading, names_in
 from graph.state import Citation, Evidence, State
 from graph.verify import Source, VerifyReport, sentences, verify
 from lexicon import EXCERPT_TALK, POLARITY_WORDS, SCALES, letter_words
@@ -254,20 +256,13 @@ def _documents_of(citations: list[Citation]) -> list[str]:
     return sorted({str(c["document_id"]) for c in citations if c.get("document_id")})
 
 
-def _words_of(state: State, config: RunnableConfig, runtime: Runtime[Context], question: str,
-              cited_docs: list[str]) -> tuple[set[str], set[str]]:
+def _words_of(state: State, shelf: Shelf, question: str, cited_docs: list[str]) -> tuple[set[str], set[str]]:
     """The cited documents' company-name words (the facts node's, else read), which say whose a figure is;
     and the filing words the query glossary gives for the question's ("capex": purchases of property)."""
-    from storage.tables import glossary_words
-
-    cfg = context_of(runtime, config)
-    with cfg.running.database.connection() as conn:
-        asked = label_words(glossary_words(conn, without_statement_names(question)))
-        if state.get("company_words") or not cited_docs:
-            return set(state.get("company_words") or []), asked
-        from graph.nodes.facts import company_words
-
-        return company_words(conn, owner_of(conn, cfg), [uuid.UUID(d) for d in cited_docs]), asked
+    asked = label_words(shelf.glossary_words(without_statement_names(question)))
+    if state.get("company_words") or not cited_docs:
+        return set(state.get("company_words") or []), asked
+    return company_words(shelf, [uuid.UUID(d) for d in cited_docs]), asked
 
 
 def names_another_filer(question: str, cited_filers: list[str], all_filers: list[str]) -> list[str]:
@@ -305,6 +300,25 @@ class Checked:
         return bool(self.update.get("cited")) and self.answer != prompts.CANNOT_ANSWER
 
 
+def _unmet_names(shelf: Shelf, state: State, reading: Reading, cited_docs: list[str], composed: bool) -> list[str]:
+    """The question's names the answer's sources do not bear out (`names_unmet`, `names_another_filer`)."""
+    question = reading.question
+    if not (reading.names or (composed and (reading.lone_names or _CAPS.search(question)))):
+        return []
+    citations = list(state.get("citations") or [])
+    filed = shelf.filers([uuid.UUID(d) for d in cited_docs])
+    own_table = composed and not filed.unknown
+    unmet = names_unmet(question, citations, filed.names, filers_only=own_table)
+    if own_table and not unmet and _CAPS.search(question):
+        # the filer of the rows the answer cites, not of every excerpt it was shown
+        marked = _cited(str(state.get("answer") or ""))
+        used = _documents_of([c for c in citations if c["n"] in marked])
+        theirs = shelf.filers([uuid.UUID(d) for d in used])
+        mine = shelf.filers(list(shelf.ready_documents().values()))
+        unmet = names_another_filer(question, theirs.names, mine.names)
+    return unmet
+
+
 def check(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> Checked:
     """The state's answer checked (module doc); verify_node streams it, generate checks a draft's
     finished sentences with it (graph/nodes/early.py)."""
@@ -316,31 +330,19 @@ def check(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> Ch
         return Checked(answer, citations, {})
     cited_docs = _documents_of(citations)
     composed = bool(state.get("figure_choice"))  # the answer states the cited filings' own table figures
-    if reading.names or (composed and (reading.lone_names or _CAPS.search(question))):
-        from storage.documents import filers, ready_documents
-
-        cfg = context_of(runtime, config)
-        with cfg.running.database.connection() as conn:
-            owner = owner_of(conn, cfg)
-            filed = filers(conn, owner_id=owner, document_ids=[uuid.UUID(d) for d in cited_docs])
-            own_table = composed and not filed.unknown
-            unmet = names_unmet(question, citations, filed.names, filers_only=own_table)
-            if own_table and not unmet and _CAPS.search(question):
-                # the filer of the rows the answer cites, not of every excerpt it was shown
-                marked = _cited(answer)
-                used = _documents_of([c for c in citations if c["n"] in marked])
-                theirs = filers(conn, owner_id=owner, document_ids=[uuid.UUID(d) for d in used])
-                mine = filers(conn, owner_id=owner, document_ids=list(ready_documents(conn, owner_id=owner).values()))
-                unmet = names_another_filer(question, theirs.names, mine.names)
+    cfg = context_of(runtime, config)
+    store = cfg.running.evidence
+    with store.shelf(readers(state, store, cfg)) as shelf:
+        unmet = _unmet_names(shelf, state, reading, cited_docs, composed)
         if unmet:
             log.info("answer withheld: its sources never mention %s", ", ".join(unmet))
             return Checked(prompts.CANNOT_ANSWER, [], {"answer": prompts.CANNOT_ANSWER, "citations": [], "cited": [],
                                                        "chat_history": _with_answer(state, prompts.CANNOT_ANSWER)})
+        ignore, glossary = _words_of(state, shelf, question, cited_docs)
     numbers = excerpt_numbers(state)
     fact_items = list(state.get("facts") or [])
     facts = stored_facts(fact_items, numbers)
     texts = {c["n"]: c.get("text") or "" for c in citations}
-    ignore, glossary = _words_of(state, config, runtime, question, cited_docs)
     cleaned = without_mechanics(answer)
     named = {c["n"]: f"{c.get('name') or ''}\n{c.get('text') or ''}" for c in citations}
     unsupported = unsupported_claims(cleaned, texts, question)

@@ -182,7 +182,7 @@ def test_a_sentence_citing_the_wrong_excerpt_cites_the_one_that_holds_its_words(
 
 
 def test_a_one_word_name_of_the_question_names_no_row() -> None:
-    from graph.nodes.facts import entity_words
+    from graph.candidates import entity_words
 
     assert entity_words("How many packages did Debian 1.1 ship with?") == {"debian"}
     assert entity_words("What is 3M's FY2018 Cost of Goods Sold?") == set()  # a row's name, several words
