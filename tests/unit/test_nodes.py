@@ -163,13 +163,13 @@ def test_route_counts_rounds_and_stops() -> None:
     ("It had 3900 packages [2]. This information is found in excerpts [1] and [2].", "It had 3900 packages [2][1]."),
 ])
 def test_a_sentence_that_only_points_at_a_source_gives_its_citation_to_the_claim(answer: str, cleaned: str) -> None:
-    from graph.nodes.verify import without_mechanics
+    from graph.mechanics import without_mechanics
 
     assert without_mechanics(answer) == cleaned
 
 
 def test_a_sentence_citing_the_wrong_excerpt_cites_the_one_that_holds_its_words() -> None:
-    from graph.nodes.verify import unsupported_claims
+    from graph.grounding import unsupported_claims
 
     question = "Under the standard resolution procedure, what is the longest the discussion period can last?"
     texts = {1: "The minimum discussion period is 2 weeks. The maximum discussion period is 3 weeks.",
@@ -200,7 +200,7 @@ def test_a_one_word_name_of_the_question_names_no_row() -> None:
     ("As stated in excerpt [1], revenue ", False),
 ])
 def test_a_begun_sentence_that_cannot_change_the_one_before(begun: str, final: bool) -> None:
-    from graph.nodes.verify import opens_no_pointer, without_mechanics
+    from graph.mechanics import opens_no_pointer, without_mechanics
 
     assert opens_no_pointer(begun) is final
     if final:  # whatever pointer-like ending it gets, the sentence before keeps its text
