@@ -2,7 +2,8 @@
 
 A thin wrapper of the storage functions the nodes used to call with a connection: a `PostgresShelf`
 binds one connection to a run's owners, so each read is scoped to them in SQL (and by row security,
-storage/tenancy.py) without a node passing them again.
+storage/tenancy.py) without a node passing them again. Each function is read off its module when
+called, so what a module holds at that moment is what runs.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import psycopg
 
-from storage import documents, tables, workspaces
+from storage import document_filter, documents, tables, workspaces
 from storage import search as searching  # the shelf's own `search` would hide the module
-from storage.document_filter import DocumentFilter, Scope, question_scope
+from storage.document_filter import DocumentFilter, Scope
 from storage.users import get_or_create_user
 
 if TYPE_CHECKING:
@@ -49,7 +50,8 @@ class PostgresShelf:
         return documents.coverage(self.conn, owner_id=self.owners, document_ids=document_ids)
 
     def question_scope(self, question: str, document_ids: Sequence[uuid.UUID] | None) -> Scope | None:
-        return question_scope(self.conn, owner_id=self.owners, question=question, document_ids=document_ids)
+        return document_filter.question_scope(self.conn, owner_id=self.owners, question=question,
+                                              document_ids=document_ids)
 
     def mentions(self, document_ids: Sequence[uuid.UUID] | None, phrase: str) -> bool:
         return documents.mentions(self.conn, owner_id=self.owners, document_ids=document_ids, phrase=phrase)
