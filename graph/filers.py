@@ -8,9 +8,8 @@ import re
 
 from graph.reading import names_in
 from graph.state import Citation
+from lexicon import CAPITALS
 from lexicon import squashed as _squashed
-
-CAPS = re.compile(r"\b(?=[A-Z0-9&.-]*[A-Z])[A-Z0-9][A-Z0-9&.-]+\b")  # "AMCOR", "3M"; not "2023"
 
 
 def names_unmet(question: str, citations: list[Citation], companies: list[str], *,
@@ -30,7 +29,7 @@ def names_unmet(question: str, citations: list[Citation], companies: list[str], 
     if not filers_only:
         sources += [c.get("text") or "" for c in citations]
     held = _squashed(" ".join(sources))
-    lone = names_in(question, lone=True) + (CAPS.findall(question) if filers_only else [])
+    lone = names_in(question, lone=True) + (CAPITALS.findall(question) if filers_only else [])
     return [] if any(_squashed(n) and _squashed(n) in held for n in lone) else names
 
 
@@ -41,7 +40,7 @@ def names_another_filer(question: str, cited_filers: list[str], all_filers: list
     cited = {k for n in cited_filers for k in _goes_by(n)}
     everyone = {k for n in all_filers for k in _goes_by(n)}
     # "MGM" is MGM Resorts International's, whether or not that filing printed its ticker
-    return [w for w in dict.fromkeys(CAPS.findall(question))
+    return [w for w in dict.fromkeys(CAPITALS.findall(question))
             if _squashed(w) in everyone and not any(_squashed(w) in key for key in cited)]
 
 

@@ -38,7 +38,7 @@ from graph.citations import marked, on_evidence_page
 from graph.context import Context, context_of
 from graph.evidence_store import Shelf
 from graph.facts import label_words, stored_facts, without_statement_names
-from graph.filers import CAPS, names_another_filer, names_unmet
+from graph.filers import names_another_filer, names_unmet
 from graph.grounding import bare_figures, evidence_of, unsupported_claims
 from graph.mechanics import without_mechanics
 from graph.nodes.common import node, reading_of
@@ -47,6 +47,7 @@ from graph.readers import readers
 from graph.reading import Reading
 from graph.state import Citation, State
 from graph.verify import Source, sentences, verify
+from lexicon import CAPITALS
 
 log = logging.getLogger("thotqen.verify")
 
@@ -93,13 +94,13 @@ class Checked:
 def _unmet_names(shelf: Shelf, state: State, reading: Reading, cited_docs: list[str], composed: bool) -> list[str]:
     """The question's names the answer's sources do not bear out (`names_unmet`, `names_another_filer`)."""
     question = reading.question
-    if not (reading.names or (composed and (reading.lone_names or CAPS.search(question)))):
+    if not (reading.names or (composed and (reading.lone_names or CAPITALS.search(question)))):
         return []
     citations = list(state.get("citations") or [])
     filed = shelf.filers([uuid.UUID(d) for d in cited_docs])
     own_table = composed and not filed.unknown
     unmet = names_unmet(question, citations, filed.names, filers_only=own_table)
-    if own_table and not unmet and CAPS.search(question):
+    if own_table and not unmet and CAPITALS.search(question):
         # the filer of the rows the answer cites, not of every excerpt it was shown
         marked = _marked(str(state.get("answer") or ""))
         used = _documents_of([c for c in citations if c["n"] in marked])
