@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from graph.citations import clean_markers, figures, repair_citations, ungrounded
+from graph.grading import parse_grades, yes_probabilities
 from graph.nodes.generate import shown_excerpts
-from graph.nodes.grade import parse_grades, yes_probabilities
 from graph.nodes.rerank import one_per_page
 from graph.nodes.route import decide
-from graph.nodes.screen import MARKER, screen_text
+from graph.screening import MARKER, screen_text
 from providers.classifiers.instruction import InstructionClassifier
 
 
