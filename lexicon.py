@@ -129,6 +129,10 @@ def squashed(text: str) -> str:
     return "".join(alnum_words(text.lower()))
 
 
+# A word in capitals, with a letter ("AMCOR", "3M", "10-K"; not "2023"): an acronym, a ticker, a name
+# written so. graph/reading.py drops them from a question's measure, graph/filers.py reads filers by them.
+CAPITALS = re.compile(r"\b(?=[A-Z0-9&.-]*[A-Z])[A-Z0-9][A-Z0-9&.-]+\b")
+
 # A citation marker as answers write it: "[1]", "[2, 3]" (the numbers are group 1).
 MARKER = r"\[(\d+(?:\s*,\s*\d+)*)\]"
 MARK = re.compile(MARKER)

@@ -23,6 +23,7 @@ from answering.processes import AnswerProcesses, process_main
 from api.files import LocalFiles, make_file_store
 from api.security import Tokens, resolve_jwt_secret
 from api.worker import IngestWorker
+from graph.evidence_store import EvidenceStore
 from jobqueue import dispatch
 from jobqueue.app import make_app
 from providers import telemetry
@@ -36,6 +37,7 @@ from providers.reranker import make_reranker
 from providers.web_search import WebSearch
 from settings import Settings
 from storage.db import Database, open_database
+from storage.evidence_store import PostgresEvidence
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +81,11 @@ class Runtime:
     def database(self) -> Database:
         """Postgres (embedded when DATABASE_URL is unset), migrated, pooled."""
         return self._part("database", lambda: open_database(self.settings))
+
+    @property
+    def evidence(self) -> EvidenceStore:
+        """What the graph's nodes read the documents through (graph/evidence_store.py): over `database`."""
+        return self._once("evidence", lambda: PostgresEvidence(self.database))
 
     @property
     def embedder(self) -> DocumentEmbedder:

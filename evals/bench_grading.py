@@ -69,7 +69,7 @@ REASONED_TASK = (
 def variants() -> dict[str, tuple[Any, str, bool]]:
     """name -> (schema for a count of excerpts, task, whether the prompt names only the fields)"""
     from graph import prompts
-    from graph.nodes.grade import verdicts_model
+    from graph.grading import verdicts_model
 
     def reasoned(count: int) -> type[BaseModel]:
         return create_model(f"Reasoned{count}", **{f"excerpt_{n}": (Reasoned, ...) for n in range(1, count + 1)})
@@ -116,7 +116,7 @@ def grade_once(server: Any, messages: list[dict[str, str]], model: type[BaseMode
     """`messages` sent to the local model's endpoint under `model`'s grammar. `logprobs`: each token's
     log-probabilities too, read into each excerpt's P(yes) as the grade node reads them; `cache_prompt`
     False makes every call pay for its whole prompt (comparing prompts of different lengths)."""
-    from graph.nodes.grade import yes_probabilities
+    from graph.grading import yes_probabilities
     from providers.llm.chain import TOP_LOGPROBS
     from providers.llm.structured import response_format
 

@@ -29,25 +29,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evals.answers import Item, dev_items, gold_figures, line_holds, oos_items, synthetic_items  # noqa: E402
 from evals.common import bench_user, eval_runtime, write_result  # noqa: E402
 from graph import facts as lookup  # noqa: E402
+from graph.candidates import candidate_facts  # noqa: E402
 from graph.figures import asked_unit  # noqa: E402
 from graph.formula import calculation_for  # noqa: E402
-from graph.nodes.answerable import why_unanswerable  # noqa: E402
-from graph.nodes.facts import candidate_facts  # noqa: E402
+from graph.unanswerable import why_unanswerable  # noqa: E402
+from storage.evidence_store import PostgresShelf  # noqa: E402
 
 
 def offered(conn: Any, owner: int, doc: uuid.UUID, question: str) -> tuple[list[str], str | None]:  # noqa: ANN401
     """The facts' values as generation would see them, and the calculation's result (graph/nodes/facts.py, compute)."""
-    from storage.tables import glossary_words
-
-    picked, ignore = candidate_facts(conn, owner, question, [doc], set())
+    shelf = PostgresShelf(conn, [owner])
+    picked, ignore = candidate_facts(shelf, question, [doc], set())
     asked = asked_unit(question)
     facts = [lookup.as_fact(n, c, 1) for n, c in enumerate(picked, 1)]
-    result = calculation_for(question, facts, ignore=ignore, words=lambda phrase: glossary_words(conn, phrase))
+    result = calculation_for(question, facts, ignore=ignore, words=shelf.glossary_words)
     return [lookup.shown_value(f, asked) for f in facts], result.text if result else None
 
 
 def refused_early(conn: Any, owner: int, question: str, scope: list[uuid.UUID] | None) -> bool:  # noqa: ANN401
-    return bool(why_unanswerable(conn, owner, question, scope))
+    return bool(why_unanswerable(PostgresShelf(conn, [owner]), question, scope))
 
 
 def share(k: int, n: int) -> dict[str, Any]:

@@ -38,7 +38,7 @@ GRID = [round(0.05 * n, 2) for n in range(1, 20)]
 def score_row(server: Any, row: dict[str, Any]) -> dict[str, Any]:  # noqa: ANN401
     """The product's grading call on the excerpts the graph showed for `row`: P(yes) and the sampled word."""
     from graph import prompts
-    from graph.nodes.grade import verdicts_model
+    from graph.grading import verdicts_model
 
     excerpts = [{"name": c["name"], "page": c["page"], "text": c["text"]} for c in row["citations"]]
     model = verdicts_model(len(excerpts))

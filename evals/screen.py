@@ -28,7 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
-from graph.nodes import screen as sc  # noqa: E402
+from graph import screening as sc  # noqa: E402
 from providers.classifiers.instruction import (  # noqa: E402
     DEFAULT_WEIGHTS,
     DIM,

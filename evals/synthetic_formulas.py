@@ -127,11 +127,11 @@ def measure(args: argparse.Namespace) -> int:
     from evals.common import bench_user, eval_runtime
     from graph import facts as lookup
     from graph.calc import CalcError, choose_op, compute
+    from graph.candidates import candidate_facts
     from graph.figures import asked_unit
     from graph.formula import calculation_for
-    from graph.nodes.facts import candidate_facts
     from graph.operands import choose
-    from storage.tables import glossary_words
+    from storage.evidence_store import PostgresShelf
 
     runtime = eval_runtime(args.home)
     owner, docs = bench_user(runtime, args.user, create_user=False)
@@ -140,11 +140,12 @@ def measure(args: argparse.Namespace) -> int:
         return 2
     rows = []
     with runtime.database.connection() as conn:
+        shelf = PostgresShelf(conn, [owner])
         for q in load_jsonl(args.questions):
             doc = docs.get(f"{q['doc_name']}.pdf")
             if doc is None:
                 continue
-            picked, ignore = candidate_facts(conn, owner, q["question"], [doc], set())
+            picked, ignore = candidate_facts(shelf, q["question"], [doc], set())
             facts = [lookup.as_fact(n, c, 1) for n, c in enumerate(picked, 1)]
             if args.closed_set_only:  # the ablation: what code computed before formulas were read
                 op = choose_op(q["question"])
@@ -155,7 +156,7 @@ def measure(args: argparse.Namespace) -> int:
                     result = None
             else:
                 result = calculation_for(q["question"], facts, ignore=ignore,
-                                         words=lambda phrase: glossary_words(conn, phrase))
+                                         words=shelf.glossary_words)
             value = result.value if result is not None else None
             correct = value is not None and abs(value - q["reference"]) <= 0.5 * 10 ** -q["decimals"] + 1e-9
             rows.append({**q, "computed": result.text if result else None,

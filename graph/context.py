@@ -17,6 +17,7 @@ from pydantic import ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from graph.configuration import Configuration, platform_user
+from graph.evidence_store import EvidenceStore
 from providers.protocols import ChatChain, QueryEmbedder, Reranker, WebSearcher
 from settings import Settings
 
@@ -34,6 +35,9 @@ class GraphParts(Protocol):
 
     @property
     def database(self) -> Database: ...
+
+    @property
+    def evidence(self) -> EvidenceStore: ...
 
     @property
     def embedder(self) -> QueryEmbedder: ...

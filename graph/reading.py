@@ -30,6 +30,7 @@ from graph.figures import Asked, asked_unit
 from graph.windows import stems
 from lexicon import ASKED_DIMENSION, DIMENSIONS, NUMBERED_NAME, QUESTION_FORMS, QUESTION_FRAMING, QUESTION_SOURCE
 from lexicon import CALENDAR_WORD as _CALENDAR
+from lexicon import CAPITALS as _ACRONYM  # digits alone ("2023") name no measure either
 from storage.question_period import AskedPeriod, asked_period
 
 Kind = Literal["yes_no", "date", "name", "value", "list", "explanation", "other"]
@@ -53,7 +54,6 @@ _PHRASING = frozenset(
      "name", "show", "describe", "explain", "compare", "summarize", "summarise", "provide", "state", "what's",
      "how's", "roughly", "approximately", "about", "between", "during", "since", "after", "before", "among",
      "given"])
-_ACRONYM = re.compile(r"\b[A-Z0-9][A-Z0-9&.-]+\b")
 _RELEASE_NAME = re.compile(r"(?<![\w.])\d[\d.]*[A-Za-z]+\d[\w.]*")  # "0.93R6", "2.2r3": a name, whatever the word
 _RELEASE = re.compile(r"^([\d.]+)(.*)$")
 

@@ -79,6 +79,15 @@ class QuestionScope(TypedDict):
     certain: bool
 
 
+class Readers(TypedDict):
+    """Whose documents a run reads, resolved once for the asker it names (graph/readers.py)."""
+
+    user: str
+    owner_id: int | None
+    workspace_id: int | None
+    owners: list[int]
+
+
 class InputState(TypedDict, total=False):
     """What a caller sends. Ownership is NOT here: it comes from the config (the server's auth)."""
 
@@ -130,6 +139,7 @@ class State(InputState, OutputState, total=False):
     reading: dict[str, Any]  # the standalone question read once (graph/reading.py Reading.to_state)
     streamed: str  # the answer's beginning generate sent checked while the model wrote (graph/nodes/early.py)
     early: dict[str, Any]  # the check's update that let `streamed` through
+    readers: Readers | None  # the owners this run reads, resolved by answerable (graph/readers.py)
 
 
 # What `begin` resets for each question: a checkpointer keeps a thread's state between questions.
@@ -139,4 +149,5 @@ FRESH: dict[str, Any] = {
     "searched_web": False, "web_failures": [], "first_token_s": None, "route": [], "timings": {},
     "verification": None, "facts": [], "calculation": None, "unanswerable": "", "company_words": [],
     "figure_choice": None, "question_scope": None, "streamed": "", "early": {},
+    "readers": None,
 }

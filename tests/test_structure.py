@@ -147,6 +147,35 @@ def test_nodes_never_import_the_graph_builder() -> None:
     assert not offending, "\n".join(offending)
 
 
+# What a node may take from storage: values it hands the evidence store, never a function that reads
+# (graph/evidence_store.py is the only way in: the nodes hold no connection).
+NODE_STORAGE_VALUES = {"storage.search.ChildUnit", "storage.search.SearchParams",
+                       "storage.document_filter.DocumentFilter"}
+
+
+def nodes_reading_storage(root: Path = ROOT) -> list[str]:
+    """Node lines that import a storage function or reach the database (`.database`, `.connection`)."""
+    out = []
+    for path in sorted((root / "graph" / "nodes").rglob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        rel = path.relative_to(root)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "storage":
+                out += [f"{rel}:{node.lineno} imports {node.module}.{a.name}" for a in node.names
+                        if f"{node.module}.{a.name}" not in NODE_STORAGE_VALUES]
+            elif isinstance(node, ast.Import):
+                out += [f"{rel}:{node.lineno} imports {a.name}" for a in node.names
+                        if a.name.split(".")[0] == "storage"]
+            elif isinstance(node, ast.Attribute) and node.attr in ("database", "connection"):
+                out.append(f"{rel}:{node.lineno} uses .{node.attr}")
+    return out
+
+
+def test_nodes_read_storage_only_through_the_evidence_store() -> None:
+    offending = nodes_reading_storage()
+    assert not offending, "\n".join(offending)
+
+
 def test_the_checks_catch_what_they_forbid(tmp_path: Path) -> None:
     """A planted cycle, an evals -> tests import and a node importing the builder are found."""
     for name, body in {"graph/nodes/__init__.py": "", "graph/nodes/grade.py": "from graph import builder\n",
@@ -160,6 +189,12 @@ def test_the_checks_catch_what_they_forbid(tmp_path: Path) -> None:
     assert set(edges) == {("graph", "nodes"), ("nodes", "graph"), ("evals", "tests"), ("tests", "evals")}
     assert cycles(edges) == [["evals", "tests"], ["graph", "nodes"]]
     assert nodes_importing_the_builder(tmp_path) == ["graph/nodes/grade.py:1 imports graph.builder"]
+    (tmp_path / "graph/nodes/facts.py").write_text(
+        "from storage.search import SearchParams\nfrom storage.tables import find_cells\nimport storage.db\n"
+        "def f(cfg):\n    with cfg.running.database.connection() as conn:\n        return conn\n")
+    assert nodes_reading_storage(tmp_path) == [
+        "graph/nodes/facts.py:2 imports storage.tables.find_cells", "graph/nodes/facts.py:3 imports storage.db",
+        "graph/nodes/facts.py:5 uses .connection", "graph/nodes/facts.py:5 uses .database"]
 
 
 LINK = re.compile(r"\]\(([^)\s]+)\)")

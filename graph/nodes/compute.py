@@ -23,6 +23,7 @@ from graph.facts import stored_facts
 from graph.formula import calculation_for
 from graph.nodes.common import node
 from graph.nodes.generate import excerpt_numbers
+from graph.readers import readers
 from graph.state import State
 
 log = logging.getLogger("thotqen.compute")
@@ -36,11 +37,10 @@ def compute_node(state: State, config: RunnableConfig, runtime: Runtime[Context]
         return {"calculation": None}
     facts = stored_facts(items, excerpt_numbers(state))
     cfg = context_of(runtime, config)
-    from storage.tables import glossary_words
-
-    with cfg.running.database.connection() as conn:
+    store = cfg.running.evidence
+    with store.shelf(readers(state, store, cfg)) as shelf:
         result = calculation_for(question, facts, ignore=set(state.get("company_words") or []),
-                                 words=lambda phrase: glossary_words(conn, phrase))
+                                 words=shelf.glossary_words)
     if result is None:
         log.info("no calculation for the question over %d facts", len(facts))
         return {"calculation": None}

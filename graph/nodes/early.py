@@ -27,7 +27,8 @@ from langgraph.runtime import Runtime
 
 from graph.citations import MARK
 from graph.context import Context
-from graph.nodes.verify import Checked, check, opens_no_pointer, pieces
+from graph.mechanics import opens_no_pointer
+from graph.nodes.verify import Checked, check, pieces
 from graph.state import Citation, State
 from graph.verify import sentences
 

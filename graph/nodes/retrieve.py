@@ -5,7 +5,8 @@ search matched and the lines holding the question's words, within `excerpt_chars
 
 The dense side embeds the HyDE passage (question + passage, so the question's own terms still
 count) and the sparse side uses the query words. Parents already graded in an earlier round are
-left out, so a new round brings new text. Ownership is enforced inside SQL (hybrid_search).
+left out, so a new round brings new text. The owners are the run's (graph/readers.py); the shelf
+enforces them inside SQL (hybrid_search).
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from graph.configuration import Configuration
 from graph.context import Context, context_of
 from graph.nodes.common import node
+from graph.readers import readers
 from graph.scope import reused
 from graph.state import Excerpt, PagePart, State
 from graph.windows import view
@@ -37,23 +38,10 @@ def shown_parts(text: str, children: list[ChildUnit]) -> list[PagePart]:
             or " ".join(c.text.split()) in squashed]
 
 
-def owner_of(conn: Any, cfg: Configuration) -> list[int]:  # noqa: ANN401
-    """The owners whose documents this run reads, asked of the database now: the asker's own and
-    their workspaces' (only `workspace_id`'s when the run names one), so a member removed a moment
-    ago reads nothing of it (storage/workspaces.py)."""
-    from storage.workspaces import spaces
-
-    if cfg.owner_id is not None:
-        return spaces(conn, int(cfg.owner_id), cfg.workspace_id)
-    from storage.users import get_or_create_user
-
-    return spaces(conn, get_or_create_user(conn, cfg.user), cfg.workspace_id)
-
-
 @node("retrieve")
 def retrieve(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     from storage.document_filter import DocumentFilter
-    from storage.search import SearchParams, children_of, search, similarities
+    from storage.search import SearchParams
 
     cfg = context_of(runtime, config)
     parts = cfg.running
@@ -64,20 +52,19 @@ def retrieve(state: State, config: RunnableConfig, runtime: Runtime[Context]) ->
     seen = set(state.get("seen") or [])
     # every matched child, not only each passage's best: the view shows the passage where they all are
     params = SearchParams.from_tunables(cfg, k=CHILDREN_PER_PARENT * (cfg.retrieve_k + len(seen)), per_parent=False)
-    with parts.database.connection() as conn:
-        owner_id = owner_of(conn, cfg)
-        hits = search(conn, owner_id=owner_id, query_text=query, query_embedding=embedding, params=params,
-                      document_ids=state.get("document_ids") or None,
-                      where=DocumentFilter(state.get("company") or "", state.get("form") or "",
-                                           state.get("period") or ""),
-                      scope=reused(state.get("question_scope"), query, state.get("document_ids")))
+    with parts.evidence.shelf(readers(state, parts.evidence, cfg)) as shelf:
+        hits = shelf.search(query_text=query, query_embedding=embedding, params=params,
+                            document_ids=state.get("document_ids") or None,
+                            where=DocumentFilter(state.get("company") or "", state.get("form") or "",
+                                                 state.get("period") or ""),
+                            scope=reused(state.get("question_scope"), query, state.get("document_ids")))
         # measured against the question itself, not a hypothetical answer the search may have used
         plain = embedding if dense_text == query else parts.embedder.embed_query(query)
-        similar = similarities(conn, owner_id=owner_id, query_embedding=plain,
-                               child_ids=[h.child_id for h in hits]) if plain is not None else {}
+        similar = shelf.similarities(query_embedding=plain,
+                                     child_ids=[h.child_id for h in hits]) if plain is not None else {}
         # the passages this round shows (the first `retrieve_k` not seen): only theirs are read
         shown = list(dict.fromkeys(h.parent_id for h in hits if f"doc:{h.parent_id}" not in seen))[:cfg.retrieve_k]
-        children = children_of(conn, owner_id=owner_id, parent_ids=shown)
+        children = shelf.children_of(shown)
     matched: dict[int, list[str]] = {}
     for hit in hits:
         matched.setdefault(hit.parent_id, []).append(hit.child_text)

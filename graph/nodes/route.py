@@ -18,8 +18,8 @@ from langgraph.runtime import Runtime
 
 from graph.configuration import Configuration
 from graph.context import Context, context_of
+from graph.grading import above_floor
 from graph.nodes.common import node
-from graph.nodes.grade import above_floor
 from graph.state import State
 
 Next = Literal["rewrite", "web_search", "generate"]

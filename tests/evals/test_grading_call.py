@@ -19,7 +19,7 @@ from evals import local_http
 from evals.bench_grading import grade_once
 from evals.grading_threshold import score_row
 from evals.local_http import JSONHandler
-from graph.nodes.grade import verdicts_model
+from graph.grading import verdicts_model
 
 REPLY = {"choices": [{"message": {"content": '{"excerpt_1": "yes", "excerpt_2": "no"}'},
                       "logprobs": {"content": [

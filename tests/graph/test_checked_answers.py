@@ -350,10 +350,10 @@ def test_an_analysts_abbreviation_finds_the_row_it_stands_for(make_user, ingest,
                                                                monkeypatch) -> None:  # noqa: ANN001
     # "PPNE" is no word of the filing and its row does not say "net": search reads the abbreviation written
     # out. One candidate per search stands for a filing's thousands of cells, where another row's "net" wins.
-    from graph.nodes import facts as facts_node
+    from graph import candidates
 
-    monkeypatch.setattr(facts_node, "CANDIDATES", 1)
-    monkeypatch.setattr(facts_node, "STATEMENT_CANDIDATES", 1)
+    monkeypatch.setattr(candidates, "CANDIDATES", 1)
+    monkeypatch.setattr(candidates, "STATEMENT_CANDIDATES", 1)
     question = "Using the balance sheet, what is Fabrikam's year end FY2023 net PPNE? Answer in USD thousands."
     chain, _model = scripted_chain(script_for(grade_rule=lambda text: True, answer="unused", choose="F1"))
     owner_id = filing(make_user, ingest, BALANCE_SHEET)

@@ -9,7 +9,7 @@ from evals.fake_openai import grades_json
 from graph import prompts
 from graph.builder import graph
 from graph.nodes.grade import grade
-from graph.nodes.screen import MARKER
+from graph.screening import MARKER
 from tests.support.fakes import scripted_chain
 
 

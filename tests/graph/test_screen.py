@@ -6,7 +6,8 @@ import pytest
 from langchain_core.runnables import RunnableConfig
 
 from graph.context import GraphParts
-from graph.nodes.screen import MARKER, screen, screen_text
+from graph.nodes.screen import screen
+from graph.screening import MARKER, screen_text
 from providers.classifiers.instruction import InstructionClassifier
 from runtime import build_runtime
 from tests.support.fakes import node_runtime

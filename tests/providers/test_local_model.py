@@ -99,7 +99,7 @@ def test_local_structured_output_is_grammar_constrained(local: lm.LocalServer) -
 
 def test_the_graders_verdicts_come_with_probabilities(local: lm.LocalServer) -> None:
     from graph import prompts
-    from graph.nodes.grade import verdicts_model, yes_probabilities
+    from graph.grading import verdicts_model, yes_probabilities
 
     chain = LLMChain(make_settings(local_llm=True, llm_max_tokens=64), local=lambda: local)
     excerpts = [{"name": "aurora.pdf", "page": 2,

@@ -55,7 +55,7 @@ def test_a_kept_scope_is_json_and_serves_only_its_own_words_and_documents() -> N
 
 
 def test_a_question_naming_another_filer_in_capitals_is_not_answered_from_this_ones_table() -> None:
-    from graph.nodes.verify import names_another_filer
+    from graph.filers import names_another_filer
 
     # issue 24's held-back batch: "AMD's operating income in 2020" was answered from Block's statement
     filers = ["Advanced Micro Devices, Inc.", "Square, Inc.", "SQ", "3M Company", "MMM"]

@@ -257,7 +257,7 @@ def test_a_name_and_a_year_from_different_lines_of_a_list_fail() -> None:
 
 def test_yes_or_no_is_no_word_of_a_claim_of_its_own() -> None:
     # the model's right "Yes, <the question's words> [1]." was struck: "yes" was its one word of its own
-    from graph.nodes.verify import unsupported_claims
+    from graph.grounding import unsupported_claims
 
     licence = ("All end user license agreements which have been validly granted by You under this License prior "
                "to termination shall survive termination.")

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from graph.citations import clean_markers, figures, repair_citations, ungrounded
+from graph.grading import parse_grades, yes_probabilities
 from graph.nodes.generate import shown_excerpts
-from graph.nodes.grade import parse_grades, yes_probabilities
 from graph.nodes.rerank import one_per_page
 from graph.nodes.route import decide
-from graph.nodes.screen import MARKER, screen_text
+from graph.screening import MARKER, screen_text
 from providers.classifiers.instruction import InstructionClassifier
 
 
@@ -170,13 +170,13 @@ def test_route_counts_rounds_and_stops() -> None:
     ("This is based on [2].", "This is based on [2]."),  # nothing before it to point for: kept as it is
 ])
 def test_a_sentence_that_only_points_at_a_source_gives_its_citation_to_the_claim(answer: str, cleaned: str) -> None:
-    from graph.nodes.verify import without_mechanics
+    from graph.mechanics import without_mechanics
 
     assert without_mechanics(answer) == cleaned
 
 
 def test_a_sentence_citing_the_wrong_excerpt_cites_the_one_that_holds_its_words() -> None:
-    from graph.nodes.verify import unsupported_claims
+    from graph.grounding import unsupported_claims
 
     question = "Under the standard resolution procedure, what is the longest the discussion period can last?"
     texts = {1: "The minimum discussion period is 2 weeks. The maximum discussion period is 3 weeks.",
@@ -189,7 +189,7 @@ def test_a_sentence_citing_the_wrong_excerpt_cites_the_one_that_holds_its_words(
 
 
 def test_a_one_word_name_of_the_question_names_no_row() -> None:
-    from graph.nodes.facts import entity_words
+    from graph.candidates import entity_words
 
     assert entity_words("How many packages did Debian 1.1 ship with?") == {"debian"}
     assert entity_words("What is 3M's FY2018 Cost of Goods Sold?") == set()  # a row's name, several words
@@ -207,7 +207,7 @@ def test_a_one_word_name_of_the_question_names_no_row() -> None:
     ("As stated in excerpt [1], revenue ", False),
 ])
 def test_a_begun_sentence_that_cannot_change_the_one_before(begun: str, final: bool) -> None:
-    from graph.nodes.verify import opens_no_pointer, without_mechanics
+    from graph.mechanics import opens_no_pointer, without_mechanics
 
     assert opens_no_pointer(begun) is final
     if final:  # whatever pointer-like ending it gets, the sentence before keeps its text

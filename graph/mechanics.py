@@ -1,0 +1,92 @@
+"""Talk of the system's mechanics taken out of an answer: it speaks of the documents, not of how it
+was made ("as stated in the first excerpt"). A sentence that only points to where something is
+written gives its citation markers to the claim before it, so the claim is checked against them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from graph.citations import MARK, before_stop
+from graph.verify import sentences
+from lexicon import EXCERPT_TALK, letter_words
+
+# A sentence that only says where something is written ("This information is found in [1].")
+_POINTER_WORDS = frozenset({"this", "that", "these", "the", "information", "data", "figure", "figures", "it", "is",
+                            "are", "was", "can", "be", "found", "stated", "shown", "given", "mentioned", "noted",
+                            "listed", "provided", "reported", "in", "on", "from", "according", "to", "see", "source",
+                            "and", "both", "also", "occurred", "occurs", "happened", "described", "explained",
+                            "discussed", "detailed", "specified", "written", "cited", "says", "states", "explains",
+                            "describes", "mentions", "indicates", "shows", "refer", "refers", "line", "lines",
+                            "section", "sections", "paragraph", "paragraphs", "clause", "clauses", "article",
+                            "articles", "part", "parts", "at", "first", "second", "third", "fourth", "fifth",
+                            "sources", "as", "document", "documents", "page", "pages", "excerpt", "excerpts", "answer",
+                            "correct", "relevant", "which", "rests", "rest", "based", "quoted", "taken", "drawn",
+                            "comes", "come", "derived", "supported", "confirmed", "appears", "appear", "seen"})
+_POINTER = re.compile(
+    r"(?:(?<=^)|(?<=[.!?]))\s*([^.!?]*?((?:(?:[\s,]*|\s+and\s+)\[\d+(?:,\s*\d+)*\])+)[^.!?\[]*[.!?]?)(?=\s|$)")
+
+
+def _pointers_merged(answer: str) -> str:
+    """Each pointer sentence removed, its citations given to the sentence before it, which is
+    the claim it points for: the claim is then checked against what it cites."""
+    out = answer
+    for m in reversed(list(_POINTER.finditer(answer))):
+        words = letter_words(MARK.sub("", m.group(1)).lower())
+        before = out[:m.start()].rstrip()
+        if not words or not all(w in _POINTER_WORDS for w in words) or not before:
+            continue
+        end = len(before) - 1 if before[-1] in ".!?" else len(before)
+        claim = before[before.rfind(".", 0, end) + 1:]  # the sentence it points for: its markers need no repeat
+        markers = "".join(x for x in dict.fromkeys(marker.group(0) for marker in MARK.finditer(m.group(2)))
+                          if x not in claim)
+        gap = "" if before[:end].endswith("]") or not markers else " "  # "[2][1]", not "[2] [1]"
+        out = before[:end] + gap + markers + before[end:] + out[m.end():]
+    return out
+
+
+# every word the talk of excerpts may be made of (EXCERPT_TALK's own, with the regex's letters: harmless)
+_TALK_WORDS = frozenset(letter_words(EXCERPT_TALK.pattern.lower()))
+
+
+def opens_no_pointer(begun: str) -> bool:
+    """Whether a sentence begun so (the text of it written so far) can no longer change the one
+    before it: a pointer sentence gives that one its markers (`_pointers_merged`), and so does a
+    first clause of such words beside talk of excerpts ("This is stated in excerpt [2], which ...":
+    `without_mechanics`). A whole word before any comma that is neither a pointer's nor the talk's
+    rules both out, whatever follows (graph/nodes/early.py sends the sentence before it then)."""
+    head = MARK.sub(" ", begun.split(",", 1)[0])
+    if "," not in begun:
+        head = re.sub(r"[A-Za-z]+$", "", head)  # the last word may still grow ("Thi" -> "This")
+    return any(w not in _POINTER_WORDS and w not in _TALK_WORDS for w in letter_words(head.lower()))
+
+
+def _with_marks(sentence: str, marks: list[str]) -> str:
+    return before_stop(sentence, "".join(marks)) if marks else sentence
+
+
+def without_mechanics(answer: str) -> str:
+    """The answer without talk of excerpts: it speaks of the documents, not of how it was made. A
+    citation marker inside the talk removed ("as stated in excerpt [1]") stays with its sentence."""
+    merged = _pointers_merged(answer)
+    pieces: list[str] = []
+    for start, end in sentences(merged):
+        sentence = merged[start:end]
+        words = letter_words(sentence.lower())
+        if words and not MARK.search(sentence) and all(w in _POINTER_WORDS for w in words):
+            continue  # "This information is found in the excerpt.": where, citing nothing
+        talk = [m.group(0) for m in EXCERPT_TALK.finditer(sentence)]
+        cleaned = EXCERPT_TALK.sub("", sentence)
+        markers = [x.group(0) for t in talk for x in MARK.finditer(t)]
+        head = letter_words(MARK.sub("", cleaned.split(",")[0]).lower())
+        if talk and pieces and head and all(w in _POINTER_WORDS for w in head):
+            # "This is stated in excerpt [1], which describes ...": where, and more of the excerpt
+            markers += [x.group(0) for x in MARK.finditer(cleaned)]
+            pieces[-1] = _with_marks(pieces[-1], [x for x in dict.fromkeys(markers) if x not in pieces[-1]])
+            continue
+        kept = [x for x in dict.fromkeys(markers) if x not in cleaned]
+        pieces.append(_with_marks(cleaned, kept))
+    cleaned = "".join(pieces)
+    cleaned = re.sub(r"\s+([.,;:])", r"\1", cleaned)
+    cleaned = re.sub(r"(^|[.!?]\s+)[,;:]\s*", r"\1", cleaned)
+    return re.sub(r"(^|[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), cleaned).strip()

@@ -1,0 +1,65 @@
+"""Questions the asker's documents cannot be about, told before any search.
+
+Two checks on what the question names, against the documents it would search (all the asker's,
+or those it was limited to), both in SQL through the run's shelf (graph/evidence_store.py):
+- a year: when the question names years and none of them is a period any document reports
+  (its own period, or a fiscal year one of its tables reports), the documents cannot answer
+  ("net sales for 2009" over 10-Ks of 2017-2019); nor when it names a company surely
+  (storage/document_filter.py `question_scope`) and none of that company's documents, or of those
+  whose company was not read, reports them ("Contoso's 2021" beside another company's 2021);
+- a name: when the question names something (graph/reading.py `names_in`) and none of its
+  names occurs in the documents, "Nike's revenue" over filings that never say "Nike"
+  is refused, with no citation ("Block's (formerly Square)" passes on either name); a lone
+  capitalised word ("How much did Tesla spend") when none of the owner's documents has it at all.
+  A name counts as mentioned when a passage holds all of its words in any order: a question's words
+  for a thing are seldom the document's exact phrase ("the Fullerton Cessna", "the Acting Secretary
+  of Homeland Security" for "Chad Wolf, Acting Secretary ... Department of Homeland Security").
+Names written in capitals only ("AMCOR", "EBITDA") are not checked: acronyms of metrics look the same.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from graph.evidence_store import Shelf
+from graph.reading import Reading
+from graph.reading import read as read_question
+from graph.scope import kept
+from graph.state import QuestionScope
+
+
+def needs_documents(reading: Reading) -> bool:
+    """Whether the question names anything the checks look for (else it is never refused here)."""
+    return bool(reading.period.years or reading.lone_names)
+
+
+def why_unanswerable(shelf: Shelf, question: str | Reading, scoped: list[uuid.UUID] | None,
+                     read: list[QuestionScope] | None = None) -> str:
+    """Why the documents (`scoped` of the shelf's, or all) cannot answer `question` (module doc); "" when
+    they may. The question's scope, when it is read, is appended to `read` (graph/scope.py: the search
+    reuses it)."""
+    reading = question if isinstance(question, Reading) else read_question(question)
+    question = reading.question
+    years = reading.period.years
+    names = list(reading.names)
+    lone = [n for n in reading.lone_names if n not in names]
+    if years:
+        covered = shelf.coverage(scoped)
+        if covered.years and not set(years) & covered.years:
+            return f"no document reports {', '.join(map(str, years))}"
+        # a company named surely: its own filings (and those whose company was not read) must report the year
+        scope = shelf.question_scope(question, scoped)
+        if read is not None:
+            read.append(kept(scope, question, scoped))
+        if scope is not None and scope.certain:
+            theirs = shelf.coverage(scope.documents())
+            if theirs.years and not set(years) & theirs.years:
+                return f"no document of the company named reports {', '.join(map(str, years))}"
+    if names and not any(shelf.mentions(scoped, name) for name in reading.lone_names):
+        return f"no document mentions {' or '.join(names)}"
+    # a lone capitalised word is a name when none of the owner's documents has it even as a word
+    # ("How much did Tesla spend"); an ordinary word in title case ("the Real change") is somewhere
+    for name in lone:
+        if not shelf.mentions(None, name):
+            return f"no document mentions {name}"
+    return ""
