@@ -406,6 +406,11 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # A connection must finish a request's headers within this many seconds of opening (or of its
     # previous response), else it is closed; also how long an idle kept-alive connection is kept.
     header_timeout_s: int = Field(default=10, ge=1)
+    # Connections one client address may hold open at once (api/connections.py; a tenth of
+    # SERVER_MAX_CONNECTIONS): ~1,100 half-open sockets from one address, reopened as the server closed
+    # them, held every other user at 503. Past it a new connection answers 503 and is closed. Peers in
+    # FORWARDED_ALLOW_IPS (the edge) are not counted: nginx caps its clients (deploy/nginx/). 0: no cap.
+    connections_per_address: int = Field(default=100, ge=0)
     # SIGTERM: answers and streams in progress get this long to finish before they are ended as saved
     # turns (api/drain.py); at least one p95 answer (59 s end to end: README), and what compose's
     # stop_grace_period and the image's docs leave before the kill

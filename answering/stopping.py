@@ -5,8 +5,10 @@ the answering thread's `StopWatch` is a LangChain callback on the run's configur
 model call of the run reports to it (each streamed token, each call's start) and it polls the mark
 at most every `every_s`. On a stop it raises `Stopped` from inside the call: the streamed HTTP
 response to the model server is closed there, and nothing after it (a provider fallback, the
-next node) runs. `Stopped` is a BaseException on purpose: the provider chain and the graph treat
-an Exception as a failed provider to fall back from, which a stop is not.
+next node) runs. A call that sends nothing back until its reply (grading) is watched by the thread
+waiting for it, which shuts the call's connection down (providers/llm/interrupt.py). `Stopped` is
+a BaseException on purpose: the provider chain and the graph treat an Exception as a failed
+provider to fall back from, which a stop is not.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ class Stopped(BaseException):  # noqa: N818 - a signal, like KeyboardInterrupt, 
 
 class StopWatch(BaseCallbackHandler):
     raise_error = True  # LangChain re-raises what a handler raises only when this is set
+    stops_calls = True  # the LLM chain polls `check` while it waits for a model call (providers/llm/cutoff.py)
 
     def __init__(self, requested: Callable[[], bool], every_s: float = 0.25) -> None:
         self.requested = requested

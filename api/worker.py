@@ -9,8 +9,10 @@ race (JobBusy) just looks again. A job whose worker died (lease run out) is clai
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
+from collections.abc import Iterator
 
 from answering.priority import lower_priority
 from api.files import LocalFiles
@@ -58,6 +60,26 @@ class IngestWorker:
             thread.start()
             self._threads.append(thread)
 
+    def start_lanes(self, slots: int, lanes: int) -> None:
+        """Only the lanes, beside `slots` workers of another kind that run jobs through `busy` (a Celery
+        worker's task threads, jobqueue/app.py): the lanes take a job while all of them are busy."""
+        self._slots = max(slots, 1)
+        for n in range(lanes):
+            thread = threading.Thread(target=self._loop, args=(True,), name=f"ingest-lane-{n}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    @contextlib.contextmanager
+    def busy(self) -> Iterator[None]:
+        """One of the `slots` runs a job for the duration (what the lanes wait on)."""
+        with self._lock:
+            self._busy += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._busy -= 1
+
     def wake(self) -> None:
         """A job was queued: look now instead of at the next poll."""
         self._wake.set()
@@ -94,13 +116,8 @@ class IngestWorker:
                 if lane:
                     self.run(claimed)
                     continue
-                with self._lock:
-                    self._busy += 1
-                try:
+                with self.busy():
                     self.run(claimed)
-                finally:
-                    with self._lock:
-                        self._busy -= 1
 
     def run(self, job: jobs.JobTarget) -> JobOutcome | None:
         """Run one job (fetching its file first); None when another worker holds it or it has ended."""

@@ -7,8 +7,10 @@ lives here, where measurements may import it; tests import it from here too (eva
 (streamed or not) and `/v1/models`. The reply to each request is `script(kind, prompt)`, where
 `kind` says what the graph asks (grade, answer, choose, hyde, condense, rewrite, guard, other; see
 `kind_of`), told by the node the request names in its NODE_HEADER header. It is safe under
-concurrent requests (each request computes its own reply), can add a delay per request (`delay_s`)
-and between streamed pieces (`token_delay_s`) to imitate a slow model, and records every request.
+concurrent requests (each request computes its own reply), can add a delay per request (`delay_s`,
+and `kind_delay_s` per kind) and between streamed pieces (`token_delay_s`) to imitate a slow model,
+and records every request. Like llama.cpp, it watches the connection while it "computes" a reply: a
+client that closes it then is recorded as `left` and gets nothing.
 Point the product at it with LLM_ORDER=vllm and VLLM_BASE_URL=<fake.url>/v1 (`subprocess_env`).
 """
 
@@ -16,6 +18,8 @@ from __future__ import annotations
 
 import json
 import re
+import select
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -55,6 +59,21 @@ def grades_json(prompt: str, relevant: Callable[[str], bool]) -> str:
     return "{" + ", ".join(items) + "}"
 
 
+def _client_leaves(conn: socket.socket, seconds: float) -> bool:
+    """Wait `seconds`, True as soon as the client closes the connection (as llama.cpp's server polls)."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        readable, _, _ = select.select([conn], [], [], min(left, 0.05))
+        if readable:
+            try:
+                if conn.recv(1, socket.MSG_PEEK) == b"":
+                    return True
+            except OSError:
+                return True
+            time.sleep(min(left, 0.05))  # bytes we do not read (a pipelined request): keep waiting
+    return False
+
+
 class FakeOpenAI:
     def __init__(self, script: Script, *, model: str = "fake-model", delay_s: float = 0.0,
                  token_delay_s: float = 0.0) -> None:
@@ -62,8 +81,10 @@ class FakeOpenAI:
         self.model = model
         self.delay_s = delay_s
         self.token_delay_s = token_delay_s  # between streamed pieces, so a reader can watch them arrive
+        self.kind_delay_s: dict[str, float] = {}  # more delay before the reply to one kind ("grade": 60)
         # {"kind", "prompt", "stream", "pieces": streamed pieces sent, "completed": the stream ran to its
-        # end (False: the client closed it mid-way, as a stopped answer does)}
+        # end (False: the client closed it mid-way, as a stopped answer does), "left": the client closed
+        # the connection while the reply was being "computed" (its delay)}
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         fake = self
@@ -114,12 +135,14 @@ class FakeOpenAI:
         kind = kind_of(node)
         stream = bool(body.get("stream"))
         record: dict[str, Any] = {"kind": kind, "node": node, "prompt": prompt, "stream": stream, "pieces": 0,
-                                  "completed": False}
+                                  "completed": False, "left": False}
         with self._lock:
             self.requests.append(record)
         text = self.script(kind, prompt)
-        if self.delay_s:
-            time.sleep(self.delay_s)
+        delay = self.delay_s + self.kind_delay_s.get(kind, 0.0)
+        if delay and _client_leaves(h.connection, delay):
+            record["left"] = True
+            return
         usage = {"prompt_tokens": max(1, len(prompt) // 4), "completion_tokens": max(1, len(text) // 4)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         if not stream:

@@ -140,7 +140,8 @@ def run_ingest(rt: WorkerParts, task: Any, job_id: uuid.UUID) -> str:  # noqa: A
             break
         if target.job_id != job_id:
             log.info("job %s's turn runs job %s (fair order across owners)", job_id, target.job_id)
-        outcome = rt.ingest_worker.run(target)
+        with rt.ingest_worker.busy():  # the worker's fair lanes take a job while every task thread is busy
+            outcome = rt.ingest_worker.run(target)
         if outcome is not None:
             return outcome.status
     with rt.database.connection() as conn:
@@ -218,9 +219,13 @@ def run_worker(rt: WorkerParts, concurrency: int = 1, beat: bool = False, loglev
         argv = ["--quiet", *argv]
     depth = QueueDepth(db)  # read in the background, the last value kept (api/prometheus.py)
     scrape = metrics.serve_worker_metrics(settings, lambda: [depth])  # WORKER_METRICS_PORT
+    # INGEST_FAIR_LANES beside the task threads, as in the server: the broker hands a task to a free
+    # thread only, so with every thread on one user's long job another user's small file would wait
+    rt.ingest_worker.start_lanes(concurrency, settings.ingest_fair_lanes)
     try:
         app.worker_main(argv)
     finally:
+        rt.ingest_worker.stop(timeout=settings.shutdown_grace_s)  # a lane's job finishes, as a task's does
         if scrape is not None:
             scrape.shutdown()
         telemetry.flush()  # the last tasks' spans, before the process exits

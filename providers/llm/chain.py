@@ -73,6 +73,26 @@ NODE_KEY = "node"
 NODE_HEADER = "X-Thotqen-Node"
 
 
+def watch_of(config: RunnableConfig | None) -> Callable[[], None] | None:
+    """The call's stop watches (callback handlers with `stops_calls`, answering/stopping.py's
+    StopWatch) as one check that raises when any says stop; None when the run has none."""
+    callbacks = (config or {}).get("callbacks")
+    handlers: list[Any] = []
+    if isinstance(callbacks, list):
+        handlers = list(callbacks)
+    elif callbacks is not None:  # a callback manager (inside a graph node)
+        handlers = [*getattr(callbacks, "handlers", []), *getattr(callbacks, "inheritable_handlers", [])]
+    watches = list({id(h): h for h in handlers if getattr(h, "stops_calls", False) is True}.values())
+    if not watches:
+        return None
+
+    def check() -> None:
+        for watch in watches:
+            watch.check()
+
+    return check
+
+
 def node_of(config: RunnableConfig | None) -> str | None:
     """The node that makes a call with `config`, None outside one."""
     node = ((config or {}).get("metadata") or {}).get(NODE_KEY)
@@ -214,7 +234,7 @@ class LLMChain:
                     return self._runnable(spec, structured, token_probabilities, node_of(config)).invoke(
                         msgs, config=self._config(config, spec))
 
-                message = run_with_cutoff(call, spec.timeout_s, spec.name)
+                message = run_with_cutoff(call, spec.timeout_s, spec.name, watch_of(config))
                 text, parsed = self._check(message, structured)
             except Exception as exc:  # noqa: BLE001 - any failure moves to the next link
                 failures.append(self._failed(spec, exc, t0))
@@ -250,7 +270,7 @@ class LLMChain:
                     return self._runnable(spec, None, node=node_of(config)).stream(
                         msgs, config=self._config(config, spec))
 
-                for chunk in stream_with_cutoff(chunks, spec.timeout_s, spec.name):
+                for chunk in stream_with_cutoff(chunks, spec.timeout_s, spec.name, watch_of(config)):
                     merged = chunk if merged is None else merged + chunk
                     piece = _text(chunk)
                     if piece:

@@ -120,7 +120,10 @@ def make_chat_model(spec: LinkSpec, *, base_url: str | None, temperature: float,
                           **kwargs)
     from langchain_openai import ChatOpenAI
 
-    # max_completion_tokens: the name ChatOpenAI's max_tokens field takes as an argument
+    from providers.llm.interrupt import http_client
+
+    # max_completion_tokens: the name ChatOpenAI's max_tokens field takes as an argument; the HTTP client
+    # lets a stopped run shut its call's connection (the local model, vLLM and OpenAI then stop generating)
     return ChatOpenAI(model=model, api_key=SecretStr(spec.api_key), base_url=base_url, max_retries=0,
                       timeout=sdk_timeout, temperature=temperature, max_completion_tokens=max_tokens,
-                      stream_usage=True)
+                      stream_usage=True, http_client=http_client(sdk_timeout))

@@ -203,6 +203,30 @@ def test_a_client_that_leaves_stops_its_answer_and_frees_the_place(served, owner
     assert found == [(source, "cancelled", "the client disconnected")], found
 
 
+def test_a_client_that_leaves_while_the_model_grades_stops_that_call(served, owner, model, db) -> None:  # noqa: ANN001
+    """A model call that does not stream (grading: one JSON reply, nothing until it is written) got no
+    callback to stop at, so the run stopped only once the model had replied. The run's thread now shuts
+    the call's connection (providers/llm/interrupt.py), and the model sees its client gone."""
+    model.kind_delay_s = {"grade": 120.0}  # a grading reply of two minutes, were it waited for
+    before = len(model.requests)
+    count = len(rows(db, owner["id"]))
+    try:
+        sock = _post_and_leave(served, "/rag/invoke", {"input": ASK}, owner["headers"])
+        until(lambda: [r for r in model.requests[before:] if r["kind"] == "grade"], "grading never started",
+              timeout=120)
+        left = time.monotonic()
+        sock.close()
+        until(lambda: running(served) == 0, "the place was still held while the model graded for nobody")
+        freed_s = time.monotonic() - left
+        print(f"grading: the place was free {freed_s:.2f} s after the client left")  # noqa: T201 - with -s
+        until(lambda: [r for r in model.requests[before:] if r["kind"] == "grade" and r["left"]],
+              "the model never saw the grading call's client leave", timeout=5)
+    finally:
+        model.kind_delay_s = {}
+    found = until(lambda: [r for r in rows(db, owner["id"])[count:] if r[1] != "running"], "no row ended")
+    assert found == [("rag", "cancelled", "the client disconnected")], found
+
+
 def test_a_chat_whose_client_leaves_stops_and_keeps_what_was_checked(served, owner, model) -> None:  # noqa: ANN001
     chat = chat_of(served, owner)
     model.token_delay_s = 0.3
