@@ -839,11 +839,11 @@ def cmd_model_server(args: argparse.Namespace, rt: Runtime) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace, rt: Runtime) -> int:
-    """The MCP server on stdin/stdout for one user (api/mcp.py; the HTTP server has it at /mcp)."""
+    """The MCP server on stdin/stdout for one user (api/routes/mcp.py; the HTTP server has it at /mcp)."""
     import anyio
 
-    from api.mcp import run_stdio
-    from api.security import User
+    from api.routes.mcp import run_stdio
+    from identity.security import User
 
     # search and ask embed with the index's own, checked model; a long-lived process holds the model
     # lock, like the server, so no reindex swaps the vectors under it
@@ -865,8 +865,8 @@ def cmd_account(args: argparse.Namespace, rt: Runtime) -> int:
     asked for on a terminal."""
     import getpass
 
-    from api.security import hash_password
     from api.text import MAX
+    from identity.security import hash_password
     from storage import accounts
 
     name = args.name.strip()
@@ -889,9 +889,9 @@ def cmd_account(args: argparse.Namespace, rt: Runtime) -> int:
 
 
 def cmd_keys(args: argparse.Namespace, rt: Runtime) -> int:
-    """`thotqen keys create|list|revoke --user NAME`: an existing user's API keys (api/keys.py), for an
+    """`thotqen keys create|list|revoke --user NAME`: an existing user's API keys (api/routes/keys.py), for an
     operator provisioning a machine. The key is printed once, by `create`."""
-    from api.keys import create_key
+    from api.routes.keys import create_key
     from api.scopes import SCOPES, out
     from api.text import MAX
     from storage import api_keys, workspaces

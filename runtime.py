@@ -20,11 +20,11 @@ from typing import Any, TypeVar, cast
 from celery import Celery
 
 from answering.processes import AnswerProcesses, process_main
-from api.files import LocalFiles, make_file_store
-from api.security import Tokens, resolve_jwt_secret
-from api.worker import IngestWorker
+from identity.security import Tokens, resolve_jwt_secret
+from ingestion.files import LocalFiles, make_file_store
 from jobqueue import dispatch
 from jobqueue.app import make_app
+from jobqueue.worker import IngestWorker
 from providers import telemetry
 from providers.classifiers.injection import InjectionClassifier, gives_trained_features
 from providers.classifiers.instruction import InstructionClassifier

@@ -414,7 +414,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # share of the loop's samples: evals/results/burst_profile.md). Off, requests are still counted
     # (/metrics) and errors still logged.
     access_log: bool = True
-    # Page images (api/pages.py, api/heavy.py): renders run in child processes of their own, apart
+    # Page images (api/routes/pages.py, api/heavy.py): renders run in child processes of their own, apart
     # from the interpreter that authenticates every request. Its processes (started when first
     # needed), the renders that may wait beyond them (past both: 503 with Retry-After), one user's
     # renders at once (past it: 429), and how long a render may take before the request answers 503
@@ -498,7 +498,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # Background ingestion threads in each server process (embedding is CPU-bound: 1 on 2 cores).
     ingest_workers: int = 1
     # Threads beyond those that take a job only while every ingestion thread is busy, and only of an
-    # owner with no job running (api/worker.py): another user's small file never waits behind one
+    # owner with no job running (jobqueue/worker.py): another user's small file never waits behind one
     # user's long job (a 2-page scan held the only thread 227 s). 0: none.
     ingest_fair_lanes: int = Field(default=1, ge=0, le=8)
     # Semantic answer cache: same user and scope, question embeddings within this cosine distance.

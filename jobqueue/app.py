@@ -25,9 +25,9 @@ from typing import Any, Protocol
 
 from celery import Celery, signals
 
-from api.prometheus import QueueDepth
-from api.worker import IngestWorker
+from jobqueue.depth import QueueDepth
 from jobqueue.maintenance import purge, sweep_jobs
+from jobqueue.worker import IngestWorker
 from providers import logs, metrics, telemetry
 from settings import Settings
 from storage import embedding_index, jobs
@@ -216,7 +216,7 @@ def run_worker(rt: WorkerParts, concurrency: int = 1, beat: bool = False, loglev
         argv += ["--beat", "--schedule", str(settings.home / "celerybeat-schedule")]
     if settings.log_format == "json":  # no banner on stdout: a JSON log holds JSON lines only
         argv = ["--quiet", *argv]
-    depth = QueueDepth(db)  # read in the background, the last value kept (api/prometheus.py)
+    depth = QueueDepth(db)  # read in the background, the last value kept (jobqueue/depth.py)
     scrape = metrics.serve_worker_metrics(settings, lambda: [depth])  # WORKER_METRICS_PORT
     try:
         app.worker_main(argv)

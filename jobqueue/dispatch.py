@@ -7,8 +7,8 @@ import uuid
 
 from celery import Celery as CeleryApp
 
-from api.worker import IngestWorker, QueueUnavailable
 from jobqueue.app import publish
+from jobqueue.worker import IngestWorker, QueueUnavailable
 from settings import Settings
 from storage.db import Database
 

@@ -7,7 +7,7 @@ directory and `render` adds them up, so any server process answers for all of th
 per second, error rate) are PromQL's job: the product only counts.
 
 `/metrics` is readable from METRICS_ALLOW_IPS (loopback by default) or with the bearer METRICS_TOKEN
-from anywhere (`allowed`); the server's route (api/prometheus.py) and `thotqen worker`'s own port
+from anywhere (`allowed`); the server's route (api/routes/prometheus.py) and `thotqen worker`'s own port
 (`serve_worker_metrics`) both ask it.
 """
 

@@ -2,8 +2,10 @@
 
 docs/architecture.md draws the layers. A top-level folder or module imports only from the layers
 below its own (plus the pairs in SAME_LAYER), so there is no cycle between them; evals never
-import tests; the graph's nodes never import the module that builds the graph. A new top-level
-folder or module must be placed in LAYERS. The documentation's relative links must resolve.
+import tests; the graph's nodes never import the module that builds the graph. Inside api/, the routes
+(api/routes/) import the server's infrastructure, never the reverse, and only they build routers or
+mount routes. A new top-level folder or module must be placed in LAYERS. The documentation's relative
+links must resolve.
 """
 
 from __future__ import annotations
@@ -24,11 +26,11 @@ LAYERS: list[set[str]] = [
     # lexicon: the words read, declared once; web: the web app's static files (a package so installs ship them)
     {"settings", "tunables", "lexicon", "sql", "web"},
     {"providers", "storage"},  # models; SQL. Neither knows the other: storage never makes vectors
-    {"graph", "ingestion"},
+    {"graph", "ingestion", "identity"},  # identity: passwords and tokens, below the server and the root
     {"answering"},
-    {"api"},
-    {"jobqueue"},  # where jobs run: the server's threads (api.worker) or Celery workers; cli/server pick one
-    {"runtime"},  # the composition root: builds every running part once per process
+    {"jobqueue"},  # where jobs run: the server's threads (jobqueue.worker) or Celery workers; never the server
+    {"runtime"},  # the composition root: builds every running part once per process, none of them the server
+    {"api"},  # the HTTP server: api/routes/ over its infrastructure in api/ (never the reverse)
     {"doctor"},  # checks every part, the broker included
     {"cli", "server", "studio"},  # the entry points, each building one runtime
     {"evals"},
@@ -38,6 +40,8 @@ SAME_LAYER = {("settings", "tunables")}
 LAYER = {name: level for level, names in enumerate(LAYERS) for name in names}
 # Modules inside graph/ that sit above the nodes: nodes never import them.
 ABOVE_NODES = {"graph.builder", "graph.stream"}
+# What only a route module does: build a router, mount routes (LangServe's add_routes), include a router.
+ROUTE_CALLS = {"APIRouter", "add_routes", "include_router"}
 
 
 def python_files(root: Path = ROOT) -> Iterator[Path]:
@@ -147,19 +151,62 @@ def test_nodes_never_import_the_graph_builder() -> None:
     assert not offending, "\n".join(offending)
 
 
+def api_infrastructure(root: Path = ROOT) -> list[Path]:
+    """api/'s modules outside api/routes/: what the routes stand on."""
+    return [path for path in sorted((root / "api").rglob("*.py")) if "routes" not in path.relative_to(root).parts]
+
+
+def infrastructure_importing_routes(root: Path = ROOT) -> list[str]:
+    return [f"{path.relative_to(root)}:{line} imports {module}" for path in api_infrastructure(root)
+            for line, module in imported_modules(path) if module == "api.routes" or module.startswith("api.routes.")]
+
+
+def routes_outside_routes(root: Path = ROOT) -> list[str]:
+    """Routers built, routes mounted or a `mount(app)` defined by a module of api/ outside api/routes/."""
+    found = []
+    for path in api_infrastructure(root):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            fn = node.func if isinstance(node, ast.Call) else None
+            name = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else None
+            if name in ROUTE_CALLS:
+                found.append(f"{path.relative_to(root)}:{node.lineno} calls {name}")
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == "mount":
+                found.append(f"{path.relative_to(root)}:{node.lineno} defines mount")
+    return found
+
+
+def test_api_infrastructure_never_imports_routes() -> None:
+    assert (ROOT / "api" / "routes").is_dir(), "api/routes/ is where the route modules live"
+    offending = infrastructure_importing_routes()
+    assert not offending, "routes import api/'s infrastructure, never the reverse:\n" + "\n".join(offending)
+
+
+def test_routes_live_in_api_routes() -> None:
+    offending = routes_outside_routes()
+    assert not offending, "a module with routes belongs in api/routes/:\n" + "\n".join(offending)
+
+
 def test_the_checks_catch_what_they_forbid(tmp_path: Path) -> None:
-    """A planted cycle, an evals -> tests import and a node importing the builder are found."""
+    """A planted cycle, an evals -> tests import, a node importing the builder, api's infrastructure
+    importing a route and a router outside api/routes/ are found."""
     for name, body in {"graph/nodes/__init__.py": "", "graph/nodes/grade.py": "from graph import builder\n",
                        "graph/__init__.py": "", "graph/a.py": "import nodes.x\n", "nodes/__init__.py": "",
                        "nodes/x.py": "from graph.state import State\n", "evals/__init__.py": "",
                        "evals/load.py": "from tests.graph import conftest\n", "tests/__init__.py": "",
-                       "tests/t.py": "import evals.load\n", ".venv/lib.py": "import tests\n"}.items():
+                       "tests/t.py": "import evals.load\n", ".venv/lib.py": "import tests\n",
+                       "api/__init__.py": "", "api/limits.py": "from api.routes import chats\n",
+                       "api/edge.py": "from fastapi import APIRouter\nrouter = APIRouter()\n",
+                       "api/routes/__init__.py": "", "api/routes/chats.py": "from api import limits\n"
+                                                                        "router = APIRouter()\n"}.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(body)
     edges = import_edges(tmp_path)
     assert set(edges) == {("graph", "nodes"), ("nodes", "graph"), ("evals", "tests"), ("tests", "evals")}
     assert cycles(edges) == [["evals", "tests"], ["graph", "nodes"]]
     assert nodes_importing_the_builder(tmp_path) == ["graph/nodes/grade.py:1 imports graph.builder"]
+    assert infrastructure_importing_routes(tmp_path) == ["api/limits.py:1 imports api.routes",
+                                                         "api/limits.py:1 imports api.routes.chats"]
+    assert routes_outside_routes(tmp_path) == ["api/edge.py:2 calls APIRouter"]
 
 
 LINK = re.compile(r"\]\(([^)\s]+)\)")

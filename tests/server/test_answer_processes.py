@@ -221,7 +221,7 @@ def test_a_rag_stream_the_client_leaves_stops_its_run_in_the_process(served, own
 
 
 def test_a_dead_answer_process_is_not_ready_until_it_is_started_again(served) -> None:  # noqa: ANN001
-    """/api/ready (api/ready.py): a crashed answer process makes the server not ready, and the probe
+    """/api/ready (api/routes/ready.py): a crashed answer process makes the server not ready, and the probe
     starts it again (no question would come to do so while the probe keeps traffic away)."""
     import signal
     import time

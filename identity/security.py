@@ -40,7 +40,7 @@ class User:
     id: int
     username: str
     source: str = "local"  # local | supabase
-    csrf: str | None = None  # hash of the CSRF token a cookie session is bound to (api/session.py)
+    csrf: str | None = None  # hash of the CSRF token a cookie session is bound to (api/routes/session.py)
     scopes: frozenset[str] | None = None  # an API key's (api/scopes.py); None: a person's session, all of it
     key_id: str | None = None  # the API key that authenticated the request, if one did
     workspace_id: int | None = None  # that key's workspace, when it is bound to one: it reads that one only

@@ -11,8 +11,8 @@ from pydantic import BaseModel
 from api import limits
 from api.deps import CurrentUser, DbDep, SettingsDep, TokensDep, client_ip
 from api.schemas import TokenOut, UserOut, error
-from api.security import AuthError, Tokens, User, hash_password, verify_password
 from api.text import LoginName, LoginPassword, Password, RefreshToken, Username
+from identity.security import AuthError, Tokens, User, hash_password, verify_password
 from settings import Settings
 from storage import accounts
 from storage.db import Database
@@ -42,7 +42,7 @@ def signup(body: SignupIn, request: Request, db: DbDep, settings: SettingsDep, t
 
 def create_account(body: SignupIn, request: Request, db: Database, settings: Settings, tokens: Tokens,
                    csrf: str | None = None) -> dict[str, Any]:
-    """The signup, shared with the web session (api/session.py), which binds a CSRF token into the tokens."""
+    """The signup, shared with the web session (api/routes/session.py), which binds a CSRF token into the tokens."""
     ip = client_ip(request)
     limits.check_login_ip(db, settings, ip)
     if body.username.strip().lower() in settings.admin_names:
@@ -72,7 +72,7 @@ def login(body: LoginIn, request: Request, db: DbDep, settings: SettingsDep, tok
 
 def check_login(body: LoginIn, request: Request, db: Database, settings: Settings, tokens: Tokens,
                 csrf: str | None = None) -> dict[str, Any]:
-    """The login with its lockouts, shared with the web session (api/session.py)."""
+    """The login with its lockouts, shared with the web session (api/routes/session.py)."""
     ip = client_ip(request)
     limits.check_login_ip(db, settings, ip)
     window_s = settings.login_lock_minutes * 60

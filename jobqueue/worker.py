@@ -13,7 +13,7 @@ import logging
 import threading
 
 from answering.priority import lower_priority
-from api.files import LocalFiles
+from ingestion.files import LocalFiles
 from ingestion.pipeline import JobOutcome, run_job
 from providers import metrics, telemetry
 from providers.protocols import DocumentEmbedder
