@@ -779,7 +779,7 @@ def cmd_serve(args: argparse.Namespace, rt: Runtime) -> int:
     import uvicorn
 
     shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
-    if rt.settings.log_format == "text":  # a JSON log holds JSON lines only (uvicorn says where it listens)
+    if rt.settings.observability.log_format == "text":  # a JSON log holds JSON lines only (uvicorn says where)
         print(f"Thotqen: open http://{shown}:{args.port}/ in a browser (API reference: /docs)", file=sys.stderr,
               flush=True)
     # Several worker processes: one process's Python tops out at one core (evals/results/loadtest.md).
@@ -793,7 +793,7 @@ def cmd_serve(args: argparse.Namespace, rt: Runtime) -> int:
     # every server process logs through one configuration, uvicorn's loggers included (providers/logs.py)
     config = logs.dict_config(rt.settings, default_level="DEBUG" if args.verbose else "WARNING")
     uvicorn.run("server:app", host=args.host, port=args.port, workers=args.workers, log_config=config,
-                log_level=(rt.settings.log_level or "INFO").lower(), timeout_worker_healthcheck=120,
+                log_level=(rt.settings.observability.log_level or "INFO").lower(), timeout_worker_healthcheck=120,
                 **uvicorn_options(rt.settings))
     return 0
 
@@ -807,8 +807,8 @@ def share_metrics(settings: Settings) -> None:
 
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         return
-    folder = settings.prometheus_multiproc_dir or settings.home / "prometheus"
-    if settings.prometheus_multiproc_dir is None:
+    folder = settings.observability.prometheus_multiproc_dir or settings.home / "prometheus"
+    if settings.observability.prometheus_multiproc_dir is None:
         shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True, exist_ok=True)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(folder)

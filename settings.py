@@ -6,7 +6,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Any, ClassVar, Literal, Self, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic.fields import FieldInfo
@@ -174,6 +174,125 @@ class _LinksSource(PydanticBaseSettingsSource):
                               for link in links]}
 
 
+# --- Sections: settings nested by what they configure, each read from its flat environment names ---
+
+
+class Section(BaseModel):
+    """A group of settings nested in Settings (`settings.supabase.url`). Each field is read from the
+    environment (and .env, and Settings' keyword arguments) under its flat name, ENV_PREFIX + the
+    field's name in upper case (SUPABASE_URL), the names deployments set before there were sections."""
+
+    model_config = ConfigDict(extra="forbid")
+    ENV_PREFIX: ClassVar[str] = ""
+
+    @classmethod
+    def flat_names(cls) -> dict[str, str]:
+        """{flat name in lower case: field name}."""
+        return {f"{cls.ENV_PREFIX}{name}": name for name in cls.model_fields}
+
+
+class SupabaseSettings(Section):
+    """Supabase, two separate switches. Storage for the raw files: on with SUPABASE_URL and the
+    service-role key. Auth: SUPABASE_AUTH=true accepts Supabase Auth access tokens (HS256 with the
+    project's JWT secret, or its JWKS for asymmetric keys), checking signature, expiry, audience and
+    issuer. Unset: local accounts and files on disk."""
+
+    ENV_PREFIX: ClassVar[str] = "supabase_"
+
+    url: str | None = None
+    service_key: SecretStr | None = None
+    auth: bool = False
+    jwt_secret: SecretStr | None = None
+    jwks_url: str | None = None  # unset: SUPABASE_URL/auth/v1/.well-known/jwks.json
+    audience: str = "authenticated"
+    issuer: str | None = None  # unset: SUPABASE_URL/auth/v1 (what Supabase Auth writes in `iss`)
+    bucket: str = "documents"
+
+    @property
+    def token_issuer(self) -> str | None:
+        if self.issuer:
+            return self.issuer.rstrip("/")
+        return f"{self.url.rstrip('/')}/auth/v1" if self.url else None
+
+    @property
+    def storage(self) -> bool:
+        """Whether raw files go to Supabase Storage (both the URL and the service-role key set)."""
+        return bool(self.url and self.service_key)
+
+
+class ObservabilitySettings(Section):
+    """Logs (providers/logs.py), metrics and tracing (providers/metrics.py, providers/telemetry.py);
+    docs/deployment.md. The flat names are the fields' own (LOG_FORMAT, OTEL_SERVICE_NAME, ...)."""
+
+    log_format: Literal["text", "json"] = Field(default="text", description=(
+        "`json`: one JSON object a line (time, level, logger, message, request_id, trace_id, exc); "
+        "`text`: one readable line. The same for the app's loggers and uvicorn's, in every process"))
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] | None = Field(default=None, description=(
+        "the level of every logger; unset: the server and workers log INFO and up, other commands "
+        "WARNING and up (`-v`: DEBUG)"))
+    otel_exporter_otlp_endpoint: str | None = Field(default=None, description=(
+        "OTLP/HTTP collector base URL (e.g. http://collector:4318): traces go to its /v1/traces. "
+        "Unset: no tracer provider is installed and no span is recorded. The SDK reads the other "
+        "OTEL_* variables (OTEL_EXPORTER_OTLP_HEADERS, OTEL_BSP_*) itself."))
+    otel_service_name: str = Field(default="thotqen", description="service.name of every span")
+    metrics_allow_ips: str = Field(default="127.0.0.1,::1", description=(
+        "client addresses (comma-separated addresses or networks) that may read /metrics without a "
+        "token; the TCP peer, or X-Forwarded-For from FORWARDED_ALLOW_IPS proxies"))
+    metrics_token: SecretStr | None = Field(default=None, description=(
+        "a bearer token that opens /metrics from any address (Prometheus' `authorization` block)"))
+    prometheus_multiproc_dir: Path | None = Field(default=None, description=(
+        "prometheus-client's shared directory: every process (`serve --workers N`, Celery workers on "
+        "the same host) writes its samples there and /metrics adds them up. Read from the process "
+        "environment before the client loads, so it must be exported, not only in .env; `thotqen serve "
+        "--workers N` uses THOTQEN_HOME/prometheus when it is unset"))
+    worker_metrics_port: int = Field(default=0, ge=0, le=65535, description=(
+        "`thotqen worker` serves its /metrics on this port (same protection); 0: none"))
+    worker_metrics_host: str = Field(default="127.0.0.1", description="the address `thotqen worker` serves /metrics on")
+
+    @field_validator("log_level", "log_format", mode="before")
+    @classmethod
+    def _any_case(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic's raw input
+        if isinstance(value, str):
+            value = value.strip()
+            return (value.lower() if value.lower() in ("text", "json") else value.upper()) or None
+        return value
+
+
+# Settings' sections by field name (kept in step with its fields of these types; a test checks).
+SECTIONS: dict[str, type[Section]] = {"supabase": SupabaseSettings, "observability": ObservabilitySettings}
+FLAT: dict[str, tuple[str, str]] = {flat: (section, field) for section, model in SECTIONS.items()
+                                    for flat, field in model.flat_names().items()}
+
+_UNSET = object()
+
+
+class _SectionsSource(PydanticBaseSettingsSource):
+    """Each section's fields from their flat names, where any setting comes from: init arguments, the
+    environment, .env, in that precedence (as for a field of Settings' own). A section handed whole
+    (`Settings(supabase=SupabaseSettings(...))`) is left to the init source."""
+
+    def __init__(self, settings_cls: type[BaseSettings], init: InitSettingsSource, env: EnvSettingsSource,
+                 dotenv: DotEnvSettingsSource) -> None:
+        super().__init__(settings_cls)
+        self._init, self._env, self._dotenv = init, env, dotenv
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, "", False  # everything happens in __call__
+
+    def __call__(self) -> dict[str, Any]:
+        given = {key.lower(): value for key, value in self._init.init_kwargs.items()}
+        sources = (given, self._env.env_vars, self._dotenv.env_vars)
+        out: dict[str, dict[str, Any]] = {}
+        for flat, (section, field) in FLAT.items():
+            if section in given:
+                continue
+            value = next((source[flat] for source in sources if flat in source), _UNSET)
+            if value is not _UNSET:
+                out.setdefault(section, {})[field] = value
+        return out
+
+
+
 class Settings(Tunables, ServerTunables, BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
 
@@ -308,7 +427,8 @@ class Settings(Tunables, ServerTunables, BaseSettings):
         assert isinstance(init_settings, InitSettingsSource) and isinstance(env_settings, EnvSettingsSource)
         assert isinstance(dotenv_settings, DotEnvSettingsSource)
         links = _LinksSource(settings_cls, init_settings, env_settings, dotenv_settings)
-        return links, init_settings, env_settings, dotenv_settings, file_secret_settings
+        sections = _SectionsSource(settings_cls, init_settings, env_settings, dotenv_settings)
+        return links, sections, init_settings, env_settings, dotenv_settings, file_secret_settings
 
     @field_validator("llm_links")
     @classmethod
@@ -505,58 +625,23 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     answer_cache: bool = True
     answer_cache_max_distance: float = 0.05
     answer_cache_ttl_hours: float = 168.0
-    # Supabase, two separate switches. Storage for the raw PDFs: on with SUPABASE_URL and the
-    # service-role key. Auth: SUPABASE_AUTH=true accepts Supabase Auth access tokens (HS256 with the
-    # project's JWT secret, or its JWKS for asymmetric keys), checking signature, expiry, audience and
-    # issuer. Unset: local accounts and files on disk.
-    supabase_url: str | None = None
-    supabase_service_key: SecretStr | None = None
-    supabase_auth: bool = False
-    supabase_jwt_secret: SecretStr | None = None
-    supabase_jwks_url: str | None = None  # unset: SUPABASE_URL/auth/v1/.well-known/jwks.json
-    supabase_audience: str = "authenticated"
-    supabase_issuer: str | None = None  # unset: SUPABASE_URL/auth/v1 (what Supabase Auth writes in `iss`)
-    supabase_bucket: str = "documents"
     # LangSmith's API for /api/admin/metrics (the SDK reads the same LANGSMITH_* variables for tracing).
     langsmith_api_key: SecretStr | None = None
     langsmith_endpoint: str = "https://api.smith.langchain.com"
     langsmith_project: str = "default"
 
-    # --- Logs (providers/logs.py; docs/deployment.md#logs) ---
-    log_format: Literal["text", "json"] = Field(default="text", description=(
-        "`json`: one JSON object a line (time, level, logger, message, request_id, trace_id, exc); "
-        "`text`: one readable line. The same for the app's loggers and uvicorn's, in every process"))
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] | None = Field(default=None, description=(
-        "the level of every logger; unset: the server and workers log INFO and up, other commands "
-        "WARNING and up (`-v`: DEBUG)"))
+    # --- Sections (above): SUPABASE_*, and logs, metrics and tracing ---
+    supabase: SupabaseSettings = Field(default_factory=SupabaseSettings)
+    observability: ObservabilitySettings = Field(default_factory=ObservabilitySettings)
 
-    # --- Metrics and tracing (providers/telemetry.py, providers/metrics.py; docs/deployment.md) ---
-    otel_exporter_otlp_endpoint: str | None = Field(default=None, description=(
-        "OTLP/HTTP collector base URL (e.g. http://collector:4318): traces go to its /v1/traces. "
-        "Unset: no tracer provider is installed and no span is recorded. The SDK reads the other "
-        "OTEL_* variables (OTEL_EXPORTER_OTLP_HEADERS, OTEL_BSP_*) itself."))
-    otel_service_name: str = Field(default="thotqen", description="service.name of every span")
-    metrics_allow_ips: str = Field(default="127.0.0.1,::1", description=(
-        "client addresses (comma-separated addresses or networks) that may read /metrics without a "
-        "token; the TCP peer, or X-Forwarded-For from FORWARDED_ALLOW_IPS proxies"))
-    metrics_token: SecretStr | None = Field(default=None, description=(
-        "a bearer token that opens /metrics from any address (Prometheus' `authorization` block)"))
-    prometheus_multiproc_dir: Path | None = Field(default=None, description=(
-        "prometheus-client's shared directory: every process (`serve --workers N`, Celery workers on "
-        "the same host) writes its samples there and /metrics adds them up. Read from the process "
-        "environment before the client loads, so it must be exported, not only in .env; `thotqen serve "
-        "--workers N` uses THOTQEN_HOME/prometheus when it is unset"))
-    worker_metrics_port: int = Field(default=0, ge=0, le=65535, description=(
-        "`thotqen worker` serves its /metrics on this port (same protection); 0: none"))
-    worker_metrics_host: str = Field(default="127.0.0.1", description="the address `thotqen worker` serves /metrics on")
-
-    @field_validator("log_level", "log_format", mode="before")
-    @classmethod
-    def _any_case(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic's raw input
-        if isinstance(value, str):
-            value = value.strip()
-            return (value.lower() if value.lower() in ("text", "json") else value.upper()) or None
-        return value
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """pydantic's copy (not validated), where a section's flat name (`supabase_url`) updates that
+        section's field, as it does in the environment or as a keyword argument."""
+        rest = dict(update or {})
+        for flat in sorted(FLAT.keys() & rest.keys()):
+            section, field = FLAT[flat]
+            rest[section] = rest.get(section, getattr(self, section)).model_copy(update={field: rest.pop(flat)})
+        return super().model_copy(update=rest, deep=deep)
 
     @property
     def development(self) -> bool:
@@ -578,12 +663,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
         return {name.strip() for name in self.thotqen_admins.split(",") if name.strip()}
 
     @property
-    def supabase_token_issuer(self) -> str | None:
-        if self.supabase_issuer:
-            return self.supabase_issuer.rstrip("/")
-        return f"{self.supabase_url.rstrip('/')}/auth/v1" if self.supabase_url else None
-
-    @property
     def web_search_allowed(self) -> bool:
         """Whether this deployment may send anything to a web search engine (a question's rewrite):
         only when asked, by a provider key (TAVILY_API_KEY) or by an operator setting WEB_SEARCH=true.
@@ -595,22 +674,29 @@ class Settings(Tunables, ServerTunables, BaseSettings):
 
     @model_validator(mode="after")
     def _refuse_placeholder_secrets(self) -> Settings:
-        if self.supabase_auth and not self.supabase_token_issuer:
+        if self.supabase.auth and not self.supabase.token_issuer:
             raise ValueError("SUPABASE_AUTH=true needs SUPABASE_URL (or SUPABASE_ISSUER): tokens are checked "
                              "against the issuer as well as the audience")
-        if self.supabase_auth and not (self.supabase_jwt_secret or self.supabase_jwks_url or self.supabase_url):
+        if self.supabase.auth and not (self.supabase.jwt_secret or self.supabase.jwks_url or self.supabase.url):
             raise ValueError("SUPABASE_AUTH=true needs SUPABASE_JWT_SECRET or a JWKS (SUPABASE_URL or "
                              "SUPABASE_JWKS_URL) to verify tokens")
         if self.development:
             return self
-        for name in ("jwt_secret", "supabase_jwt_secret", "origin_secret"):
-            value: SecretStr | None = getattr(self, name)
+        secrets = {"jwt_secret": self.jwt_secret, "supabase_jwt_secret": self.supabase.jwt_secret,
+                   "origin_secret": self.origin_secret}
+        for name, value in secrets.items():
             if value is not None and is_placeholder_secret(value.get_secret_value()):
                 raise ValueError(f"{name.upper()} is a placeholder or shorter than 32 characters; "
                                  f"set a real secret (THOTQEN_ENV={self.thotqen_env})")
         if "*" in self.cors_origins.split(","):
             raise ValueError("CORS_ORIGINS='*' is only allowed in development; list the origins")
         return self
+
+
+def setting_names() -> set[str]:
+    """Every name a setting is read under, in lower case (the environment's, upper case): Settings'
+    own fields and each section's flat names."""
+    return (set(Settings.model_fields) - set(SECTIONS)) | set(FLAT)
 
 
 class UvicornOptions(TypedDict):

@@ -214,7 +214,7 @@ def run_worker(rt: WorkerParts, concurrency: int = 1, beat: bool = False, loglev
             "--without-gossip", "--without-mingle"]
     if beat:
         argv += ["--beat", "--schedule", str(settings.home / "celerybeat-schedule")]
-    if settings.log_format == "json":  # no banner on stdout: a JSON log holds JSON lines only
+    if settings.observability.log_format == "json":  # no banner on stdout: a JSON log holds JSON lines only
         argv = ["--quiet", *argv]
     depth = QueueDepth(db)  # read in the background, the last value kept (jobqueue/depth.py)
     scrape = metrics.serve_worker_metrics(settings, lambda: [depth])  # WORKER_METRICS_PORT
@@ -230,6 +230,6 @@ def run_beat(settings: Settings, loglevel: str = "INFO") -> None:
     """`thotqen beat`: the one scheduler of the periodic tasks (run exactly one per deployment)."""
     own_logging(settings, loglevel)
     settings.home.mkdir(parents=True, exist_ok=True)
-    quiet = ["--quiet"] if settings.log_format == "json" else []  # no banner among JSON lines
+    quiet = ["--quiet"] if settings.observability.log_format == "json" else []  # no banner among JSON lines
     make_app(settings).start([*quiet, "beat", "--schedule", str(settings.home / "celerybeat-schedule"),
                               "--loglevel", loglevel])

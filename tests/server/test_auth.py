@@ -166,7 +166,7 @@ def test_supabase_auth_needs_an_issuer(tmp_path) -> None:  # noqa: ANN001
     with pytest.raises(ValueError, match="issuer"):
         Settings(_env_file=None, thotqen_home=tmp_path, supabase_auth=True, supabase_jwt_secret="x" * 40)
     ok = Settings(_env_file=None, thotqen_home=tmp_path, supabase_auth=True, supabase_url="https://p.supabase.co/")
-    assert ok.supabase_token_issuer == "https://p.supabase.co/auth/v1"
+    assert ok.supabase.token_issuer == "https://p.supabase.co/auth/v1"
 
 
 def test_admin_metrics(live, owner_with_report, db) -> None:  # noqa: ANN001
