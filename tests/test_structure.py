@@ -209,6 +209,35 @@ def test_the_checks_catch_what_they_forbid(tmp_path: Path) -> None:
     assert routes_outside_routes(tmp_path) == ["api/edge.py:2 calls APIRouter"]
 
 
+TREE_LABELS = {"api/": None, "routes/": "api/routes", "(infrastructure)": "api", "jobqueue/": "jobqueue",
+               "identity/": "identity"}
+
+
+def documented_tree(markdown: str) -> dict[str, set[str]]:
+    """The modules docs/architecture.md's tree names per folder: a label starts a line, further
+    lines of the same folder are indented past it."""
+    block = re.search(r"```\napi/\n.*?```", markdown, re.DOTALL)
+    assert block, "docs/architecture.md has no tree of api/ (a fenced block starting with `api/`)"
+    tree: dict[str, set[str]] = {}
+    folder = None
+    for line in block.group(0).splitlines()[1:-1]:
+        words = line.split()
+        if line[:13].strip():
+            folder, words = TREE_LABELS[words[0]], words[1:]
+        if folder is not None:
+            tree.setdefault(folder, set()).update(words)
+    return tree
+
+
+def test_architecture_doc_shows_the_servers_tree() -> None:
+    tree = documented_tree((ROOT / "docs" / "architecture.md").read_text())
+    actual = {folder: {p.stem for p in (ROOT / folder).glob("*.py") if p.stem != "__init__"} for folder in tree}
+    assert set(tree) == {"api", "api/routes", "jobqueue", "identity"}
+    assert tree == actual, "update docs/architecture.md's tree: " + "; ".join(
+        f"{folder}: missing {sorted(actual[folder] - names)}, gone {sorted(names - actual[folder])}"
+        for folder, names in tree.items() if names != actual[folder])
+
+
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
