@@ -967,7 +967,7 @@ def cmd_migrate(args: argparse.Namespace, rt: Runtime) -> int:
 def cmd_worker(args: argparse.Namespace, rt: Runtime) -> int:
     from jobqueue.app import run_worker
 
-    if not rt.settings.celery_broker_url:
+    if not rt.settings.celery.broker_url:
         print("error: `thotqen worker` needs CELERY_BROKER_URL (amqp://user:pass@host:5672// for RabbitMQ, "
               "redis://host:6379/0 for Redis); without it `thotqen serve` ingests in process", file=sys.stderr)
         return 2
@@ -978,7 +978,7 @@ def cmd_worker(args: argparse.Namespace, rt: Runtime) -> int:
 def cmd_beat(args: argparse.Namespace, rt: Runtime) -> int:
     from jobqueue.app import run_beat
 
-    if not rt.settings.celery_broker_url:
+    if not rt.settings.celery.broker_url:
         print("error: `thotqen beat` needs CELERY_BROKER_URL; without a broker `thotqen serve` runs the "
               "periodic upkeep itself", file=sys.stderr)
         return 2
@@ -991,13 +991,13 @@ def cmd_maintenance(args: argparse.Namespace, rt: Runtime) -> int:
 
     settings, db = rt.settings, rt.database
     publish = None
-    if settings.celery_broker_url:
+    if settings.celery.broker_url:
         from jobqueue.app import publish as send
 
         app = rt.celery_app
 
         def publish(job_id: uuid.UUID) -> None:
-            send(app, job_id, timeout_s=settings.celery_publish_timeout_s, db=db)
+            send(app, job_id, timeout_s=settings.celery.publish_timeout_s, db=db)
 
     out = {"deleted": purge(db, settings), "jobs": sweep_jobs(db, settings, publish=publish)}
     if args.json:

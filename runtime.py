@@ -147,7 +147,7 @@ class Runtime:
     @property
     def jobs(self) -> dispatch.InProcess | dispatch.Celery:
         """Where a queued job goes: the server's own threads, or the Celery broker when one is set."""
-        if self.settings.celery_broker_url:
+        if self.settings.celery.broker_url:
             return self._once("jobs", lambda: dispatch.Celery(self.settings, self.celery_app, self.database))
         return self._once("jobs", lambda: dispatch.InProcess(self.ingest_worker))
 

@@ -141,7 +141,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         with telemetry.continued(getattr(app.state, "start_trace", None)), telemetry.span("start-up lifespan"):
             tokens = rt.tokens  # refuses to start in production without a real secret
             db = await asyncio.to_thread(lambda: rt.database)
-            broker = bool(settings.celery_broker_url)
+            broker = bool(settings.celery.broker_url)
             if not broker:  # with a broker, `thotqen worker` and beat recover jobs (jobqueue/app.py)
                 with db.connection() as conn:
                     requeued, failed = jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)

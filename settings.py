@@ -258,8 +258,55 @@ class ObservabilitySettings(Section):
         return value
 
 
+class CelerySettings(Section):
+    """Celery (jobqueue/): with a broker URL (amqp://... RabbitMQ, or redis://...), uploads become
+    tasks that `thotqen worker` processes run, and `thotqen serve` runs no ingestion itself. Unset:
+    ingestion threads inside the server, as before."""
+
+    ENV_PREFIX: ClassVar[str] = "celery_"
+
+    broker_url: str | None = None
+    # Redis only: an unacknowledged task goes back to the queue after this long (a worker that died
+    # mid-job). Keep it above the longest job; a live job redelivered early is held back by its lease.
+    visibility_timeout_s: float = 3600.0
+    # Connect timeout to the broker: an upload answers 503 (Retry-After) about this soon when the broker
+    # refuses connections; one that accepts but never answers is cut off after 4x this (at least 30 s).
+    publish_timeout_s: float = 5.0
+
+
+class LoginSettings(Section):
+    """How hard guessing passwords is (api/routes/auth.py, storage/accounts.py; docs/protection.md)."""
+
+    ENV_PREFIX: ClassVar[str] = "login_"
+
+    # Failed logins from one address that lock that address out of a username, and the sliding window
+    # they count in (kept in Postgres): per address, so a stranger cannot lock the owner out.
+    max_failures: int = 5
+    lock_minutes: int = 15
+    # Failed logins at one username from every address together (within LOGIN_LOCK_MINUTES, since its
+    # last success) past which an address it never signed in from may try once per
+    # LOGIN_ACCOUNT_DELAY_S: guessing from many addresses is slowed, never locked, and the owner's
+    # known addresses are not slowed at all.
+    account_max_failures: int = Field(default=20, ge=1)
+    account_delay_s: float = Field(default=10.0, gt=0)
+    # Login and signup attempts per client IP per window (429 with Retry-After beyond it).
+    ip_limit: int = 30
+    ip_window_s: int = 900
+
+
+class LangSmithSettings(Section):
+    """LangSmith's API for /api/admin/metrics (the SDK reads the same LANGSMITH_* variables for tracing)."""
+
+    ENV_PREFIX: ClassVar[str] = "langsmith_"
+
+    api_key: SecretStr | None = None
+    endpoint: str = "https://api.smith.langchain.com"
+    project: str = "default"
+
+
 # Settings' sections by field name (kept in step with its fields of these types; a test checks).
-SECTIONS: dict[str, type[Section]] = {"supabase": SupabaseSettings, "observability": ObservabilitySettings}
+SECTIONS: dict[str, type[Section]] = {"supabase": SupabaseSettings, "observability": ObservabilitySettings,
+                                      "celery": CelerySettings, "login": LoginSettings, "langsmith": LangSmithSettings}
 FLAT: dict[str, tuple[str, str]] = {flat: (section, field) for section, model in SECTIONS.items()
                                     for flat, field in model.flat_names().items()}
 
@@ -334,16 +381,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # belongs to a dead worker and is taken over. Longer than any pause between heartbeats.
     job_lease_s: float = 60.0
 
-    # Celery (jobqueue/): with a broker URL (amqp://... RabbitMQ, or redis://...), uploads become
-    # tasks that `thotqen worker` processes run, and `thotqen serve` runs no ingestion itself.
-    # Unset: ingestion threads inside the server, as before.
-    celery_broker_url: str | None = None
-    # Redis only: an unacknowledged task goes back to the queue after this long (a worker that died
-    # mid-job). Keep it above the longest job; a live job redelivered early is held back by its lease.
-    celery_visibility_timeout_s: float = 3600.0
-    # Connect timeout to the broker: an upload answers 503 (Retry-After) about this soon when the broker
-    # refuses connections; one that accepts but never answers is cut off after 4x this (at least 30 s).
-    celery_publish_timeout_s: float = 5.0
     # A queued job handed to the broker longer ago than this is handed over again (a lost message);
     # running it twice is harmless (a finished job is a no-op).
     job_republish_s: float = 1800.0
@@ -468,19 +505,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # on every request. How many users' versions are kept (the least recently used go first).
     token_version_ttl_s: float = Field(default=5.0, ge=0, le=300)
     token_version_entries: int = Field(default=10_000, ge=0)
-    # Failed logins from one address that lock that address out of a username, and the sliding window
-    # they count in (kept in Postgres): per address, so a stranger cannot lock the owner out.
-    login_max_failures: int = 5
-    login_lock_minutes: int = 15
-    # Failed logins at one username from every address together (within LOGIN_LOCK_MINUTES, since its
-    # last success) past which an address it never signed in from may try once per
-    # LOGIN_ACCOUNT_DELAY_S: guessing from many addresses is slowed, never locked, and the owner's
-    # known addresses are not slowed at all.
-    login_account_max_failures: int = Field(default=20, ge=1)
-    login_account_delay_s: float = Field(default=10.0, gt=0)
-    # Login and signup attempts per client IP per window (429 with Retry-After beyond it).
-    login_ip_limit: int = 30
-    login_ip_window_s: int = 900
     # Questions per user per rolling hour, chats and /rag together (429 with Retry-After beyond it).
     questions_per_hour: int = 120
     # Questions per user per rolling minute, every surface together (a /rag batch counts each input):
@@ -625,14 +649,12 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     answer_cache: bool = True
     answer_cache_max_distance: float = 0.05
     answer_cache_ttl_hours: float = 168.0
-    # LangSmith's API for /api/admin/metrics (the SDK reads the same LANGSMITH_* variables for tracing).
-    langsmith_api_key: SecretStr | None = None
-    langsmith_endpoint: str = "https://api.smith.langchain.com"
-    langsmith_project: str = "default"
-
-    # --- Sections (above): SUPABASE_*, and logs, metrics and tracing ---
+    # --- Sections (above): SUPABASE_*; logs, metrics and tracing; CELERY_*; LOGIN_*; LANGSMITH_* ---
     supabase: SupabaseSettings = Field(default_factory=SupabaseSettings)
     observability: ObservabilitySettings = Field(default_factory=ObservabilitySettings)
+    celery: CelerySettings = Field(default_factory=CelerySettings)
+    login: LoginSettings = Field(default_factory=LoginSettings)
+    langsmith: LangSmithSettings = Field(default_factory=LangSmithSettings)
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """pydantic's copy (not validated), where a section's flat name (`supabase_url`) updates that

@@ -57,7 +57,7 @@ class WorkerParts(Protocol):
 def make_app(settings: Settings, parts: WorkerParts | None = None) -> Celery:
     """The Celery app for these settings. A publisher (the API, `thotqen maintenance`) needs no `parts`;
     a worker's tasks run with them."""
-    if not settings.celery_broker_url:
+    if not settings.celery.broker_url:
         raise RuntimeError("CELERY_BROKER_URL is not set (amqp://... for RabbitMQ, redis://... for Redis)")
     return _build(settings, parts)
 
@@ -69,7 +69,7 @@ def _parts(parts: WorkerParts | None) -> WorkerParts:
 
 
 def _build(settings: Settings, parts: WorkerParts | None) -> Celery:
-    app = Celery("thotqen", broker=settings.celery_broker_url, set_as_current=False)
+    app = Celery("thotqen", broker=settings.celery.broker_url, set_as_current=False)
     app.conf.update(
         task_acks_late=True,
         task_reject_on_worker_lost=True,  # a pool child that dies puts its task back (prefork pools)
@@ -80,10 +80,10 @@ def _build(settings: Settings, parts: WorkerParts | None) -> Celery:
         broker_connection_retry_on_startup=True,
         # connections an API process keeps for publishing: a burst of uploads should not queue for one
         broker_pool_limit=32,
-        broker_connection_timeout=settings.celery_publish_timeout_s,
-        broker_transport_options={"visibility_timeout": settings.celery_visibility_timeout_s,
-                                  "socket_connect_timeout": settings.celery_publish_timeout_s,
-                                  **redis_restore_options(settings.celery_visibility_timeout_s)},
+        broker_connection_timeout=settings.celery.publish_timeout_s,
+        broker_transport_options={"visibility_timeout": settings.celery.visibility_timeout_s,
+                                  "socket_connect_timeout": settings.celery.publish_timeout_s,
+                                  **redis_restore_options(settings.celery.visibility_timeout_s)},
         worker_hijack_root_logger=True,
         beat_schedule={
             "sweep-jobs": {"task": SWEEP, "schedule": max(settings.job_lease_s, 30.0)},

@@ -10,7 +10,18 @@ import pydantic
 import pytest
 from pydantic import SecretStr
 
-from settings import FLAT, SECTIONS, ObservabilitySettings, Section, Settings, SupabaseSettings, setting_names
+from settings import (
+    FLAT,
+    SECTIONS,
+    CelerySettings,
+    LangSmithSettings,
+    LoginSettings,
+    ObservabilitySettings,
+    Section,
+    Settings,
+    SupabaseSettings,
+    setting_names,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,7 +31,12 @@ def test_flat_environment_names_fill_the_sections(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("supabase_auth", "true")  # case-insensitive, as every setting
     monkeypatch.setenv("LOG_FORMAT", "JSON")
     monkeypatch.setenv("WORKER_METRICS_PORT", "9100")
+    monkeypatch.setenv("CELERY_BROKER_URL", "amqp://guest:guest@rabbitmq:5672//")
+    monkeypatch.setenv("LOGIN_IP_LIMIT", "7")
+    monkeypatch.setenv("LANGSMITH_PROJECT", "ours")
     s = Settings(_env_file=None)
+    assert s.celery.broker_url == "amqp://guest:guest@rabbitmq:5672//" and s.celery.publish_timeout_s == 5.0
+    assert s.login.ip_limit == 7 and s.langsmith.project == "ours"
     assert s.supabase.url == "https://p.supabase.co/" and s.supabase.auth is True
     assert s.supabase.token_issuer == "https://p.supabase.co/auth/v1"
     assert s.observability.log_format == "json" and s.observability.worker_metrics_port == 9100
@@ -62,16 +78,19 @@ def test_the_cross_checks_read_the_sections() -> None:
 def test_model_copy_takes_the_flat_names_and_leaves_the_original() -> None:
     s = Settings(_env_file=None)
     copy = s.model_copy(update={"supabase_url": "https://q.supabase.co", "supabase_service_key": SecretStr("k"),
-                                "metrics_allow_ips": "10.0.0.0/8", "search_k": 9})
+                                "metrics_allow_ips": "10.0.0.0/8", "search_k": 9, "login_ip_limit": 4,
+                                "celery_broker_url": "redis://127.0.0.1:1/0"})
     assert copy.supabase.url == "https://q.supabase.co" and copy.supabase.storage
     assert copy.observability.metrics_allow_ips == "10.0.0.0/8" and copy.search_k == 9
+    assert copy.login.ip_limit == 4 and copy.login.ip_window_s == 900 and copy.celery.broker_url == "redis://127.0.0.1:1/0"
     assert s.supabase.url is None and not s.supabase.storage and s.observability.metrics_allow_ips == "127.0.0.1,::1"
 
 
 def test_the_sections_table_matches_the_fields() -> None:
     fields = {name: info.annotation for name, info in Settings.model_fields.items()
               if isinstance(info.annotation, type) and issubclass(info.annotation, Section)}
-    assert fields == SECTIONS == {"supabase": SupabaseSettings, "observability": ObservabilitySettings}
+    assert fields == SECTIONS == {"supabase": SupabaseSettings, "observability": ObservabilitySettings,
+                                  "celery": CelerySettings, "login": LoginSettings, "langsmith": LangSmithSettings}
 
 
 def test_no_flat_name_is_also_a_field_of_settings() -> None:
