@@ -6,7 +6,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Self, TypedDict
+from typing import Annotated, Any, ClassVar, Literal, Self, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic.fields import FieldInfo
@@ -15,6 +15,7 @@ from pydantic_settings import (
     DotEnvSettingsSource,
     EnvSettingsSource,
     InitSettingsSource,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
@@ -329,15 +330,14 @@ class _SectionsSource(PydanticBaseSettingsSource):
     def __call__(self) -> dict[str, Any]:
         given = {key.lower(): value for key, value in self._init.init_kwargs.items()}
         sources = (given, self._env.env_vars, self._dotenv.env_vars)
-        out: dict[str, dict[str, Any]] = {}
+        # every section not handed whole, {} when none of its variables is set: what a variable named
+        # as the section itself would say is never read
+        out: dict[str, dict[str, Any]] = {section: {} for section in SECTIONS if section not in given}
         for flat, (section, field) in FLAT.items():
-            if section in given:
-                continue
             value = next((source[flat] for source in sources if flat in source), _UNSET)
-            if value is not _UNSET:
-                out.setdefault(section, {})[field] = value
+            if section in out and value is not _UNSET:
+                out[section][field] = value
         return out
-
 
 
 class Settings(Tunables, ServerTunables, BaseSettings):
@@ -650,11 +650,13 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     answer_cache_max_distance: float = 0.05
     answer_cache_ttl_hours: float = 168.0
     # --- Sections (above): SUPABASE_*; logs, metrics and tracing; CELERY_*; LOGIN_*; LANGSMITH_* ---
-    supabase: SupabaseSettings = Field(default_factory=SupabaseSettings)
-    observability: ObservabilitySettings = Field(default_factory=ObservabilitySettings)
-    celery: CelerySettings = Field(default_factory=CelerySettings)
-    login: LoginSettings = Field(default_factory=LoginSettings)
-    langsmith: LangSmithSettings = Field(default_factory=LangSmithSettings)
+    # NoDecode: a variable named as a section (LOGIN is a user name on some systems) is not JSON to
+    # parse; _SectionsSource's value for every section wins over it.
+    supabase: Annotated[SupabaseSettings, NoDecode] = Field(default_factory=SupabaseSettings)
+    observability: Annotated[ObservabilitySettings, NoDecode] = Field(default_factory=ObservabilitySettings)
+    celery: Annotated[CelerySettings, NoDecode] = Field(default_factory=CelerySettings)
+    login: Annotated[LoginSettings, NoDecode] = Field(default_factory=LoginSettings)
+    langsmith: Annotated[LangSmithSettings, NoDecode] = Field(default_factory=LangSmithSettings)
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """pydantic's copy (not validated), where a section's flat name (`supabase_url`) updates that

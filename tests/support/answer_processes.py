@@ -30,7 +30,7 @@ def answer_process_settings(database_url: str, model: FakeOpenAI, *, answer_queu
         answer_processes=1, answers_per_process=1, answer_queue=answer_queue)
 
 
-def report_owner(served: Any, name: str, report_pdf: bytes) -> dict[str, Any]:  # noqa: ANN401
+def report_owner(served: Any, name: str, report_pdf: bytes) -> dict[str, Any]:
     """A new account (`signup`'s dict, with its `id`) whose upload of the report is ingested (its
     `document_id`)."""
     with served.client() as c:

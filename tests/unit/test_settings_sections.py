@@ -60,6 +60,16 @@ def test_a_section_handed_whole_is_kept(monkeypatch: pytest.MonkeyPatch) -> None
     assert s.supabase == SupabaseSettings(bucket="given")
 
 
+def test_a_variable_named_as_a_section_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """LOGIN is a user name on some systems: it is no JSON for settings.login (it broke start-up)."""
+    monkeypatch.setenv("LOGIN", "someone")
+    monkeypatch.setenv("CELERY", '{"broker_url": "amqp://elsewhere//"}')
+    dotenv = tmp_path / ".env"
+    dotenv.write_text("SUPABASE=whatever\nLOGIN_IP_LIMIT=3\n")
+    s = Settings(_env_file=dotenv)
+    assert s.login == LoginSettings(ip_limit=3) and s.celery == CelerySettings() and s.supabase == SupabaseSettings()
+
+
 def test_a_bad_value_is_refused_with_its_section_and_field(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WORKER_METRICS_PORT", "70000")
     with pytest.raises(pydantic.ValidationError, match=r"observability\.worker_metrics_port"):
