@@ -30,6 +30,7 @@ COPY answering ./answering
 COPY graph ./graph
 COPY providers ./providers
 COPY ingestion ./ingestion
+COPY identity ./identity
 COPY storage ./storage
 COPY sql ./sql
 COPY jobqueue ./jobqueue

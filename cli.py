@@ -779,7 +779,7 @@ def cmd_serve(args: argparse.Namespace, rt: Runtime) -> int:
     import uvicorn
 
     shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
-    if rt.settings.log_format == "text":  # a JSON log holds JSON lines only (uvicorn says where it listens)
+    if rt.settings.observability.log_format == "text":  # a JSON log holds JSON lines only (uvicorn says where)
         print(f"Thotqen: open http://{shown}:{args.port}/ in a browser (API reference: /docs)", file=sys.stderr,
               flush=True)
     # Several worker processes: one process's Python tops out at one core (evals/results/loadtest.md).
@@ -793,7 +793,7 @@ def cmd_serve(args: argparse.Namespace, rt: Runtime) -> int:
     # every server process logs through one configuration, uvicorn's loggers included (providers/logs.py)
     config = logs.dict_config(rt.settings, default_level="DEBUG" if args.verbose else "WARNING")
     uvicorn.run("server:app", host=args.host, port=args.port, workers=args.workers, log_config=config,
-                log_level=(rt.settings.log_level or "INFO").lower(), timeout_worker_healthcheck=120,
+                log_level=(rt.settings.observability.log_level or "INFO").lower(), timeout_worker_healthcheck=120,
                 **uvicorn_options(rt.settings))
     return 0
 
@@ -807,8 +807,8 @@ def share_metrics(settings: Settings) -> None:
 
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         return
-    folder = settings.prometheus_multiproc_dir or settings.home / "prometheus"
-    if settings.prometheus_multiproc_dir is None:
+    folder = settings.observability.prometheus_multiproc_dir or settings.home / "prometheus"
+    if settings.observability.prometheus_multiproc_dir is None:
         shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True, exist_ok=True)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(folder)
@@ -839,11 +839,11 @@ def cmd_model_server(args: argparse.Namespace, rt: Runtime) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace, rt: Runtime) -> int:
-    """The MCP server on stdin/stdout for one user (api/mcp.py; the HTTP server has it at /mcp)."""
+    """The MCP server on stdin/stdout for one user (api/routes/mcp.py; the HTTP server has it at /mcp)."""
     import anyio
 
-    from api.mcp import run_stdio
-    from api.security import User
+    from api.routes.mcp import run_stdio
+    from identity.security import User
 
     # search and ask embed with the index's own, checked model; a long-lived process holds the model
     # lock, like the server, so no reindex swaps the vectors under it
@@ -865,8 +865,8 @@ def cmd_account(args: argparse.Namespace, rt: Runtime) -> int:
     asked for on a terminal."""
     import getpass
 
-    from api.security import hash_password
     from api.text import MAX
+    from identity.security import hash_password
     from storage import accounts
 
     name = args.name.strip()
@@ -889,9 +889,9 @@ def cmd_account(args: argparse.Namespace, rt: Runtime) -> int:
 
 
 def cmd_keys(args: argparse.Namespace, rt: Runtime) -> int:
-    """`thotqen keys create|list|revoke --user NAME`: an existing user's API keys (api/keys.py), for an
+    """`thotqen keys create|list|revoke --user NAME`: an existing user's API keys (api/routes/keys.py), for an
     operator provisioning a machine. The key is printed once, by `create`."""
-    from api.keys import create_key
+    from api.routes.keys import create_key
     from api.scopes import SCOPES, out
     from api.text import MAX
     from storage import api_keys, workspaces
@@ -967,7 +967,7 @@ def cmd_migrate(args: argparse.Namespace, rt: Runtime) -> int:
 def cmd_worker(args: argparse.Namespace, rt: Runtime) -> int:
     from jobqueue.app import run_worker
 
-    if not rt.settings.celery_broker_url:
+    if not rt.settings.celery.broker_url:
         print("error: `thotqen worker` needs CELERY_BROKER_URL (amqp://user:pass@host:5672// for RabbitMQ, "
               "redis://host:6379/0 for Redis); without it `thotqen serve` ingests in process", file=sys.stderr)
         return 2
@@ -978,7 +978,7 @@ def cmd_worker(args: argparse.Namespace, rt: Runtime) -> int:
 def cmd_beat(args: argparse.Namespace, rt: Runtime) -> int:
     from jobqueue.app import run_beat
 
-    if not rt.settings.celery_broker_url:
+    if not rt.settings.celery.broker_url:
         print("error: `thotqen beat` needs CELERY_BROKER_URL; without a broker `thotqen serve` runs the "
               "periodic upkeep itself", file=sys.stderr)
         return 2
@@ -991,13 +991,13 @@ def cmd_maintenance(args: argparse.Namespace, rt: Runtime) -> int:
 
     settings, db = rt.settings, rt.database
     publish = None
-    if settings.celery_broker_url:
+    if settings.celery.broker_url:
         from jobqueue.app import publish as send
 
         app = rt.celery_app
 
         def publish(job_id: uuid.UUID) -> None:
-            send(app, job_id, timeout_s=settings.celery_publish_timeout_s, db=db)
+            send(app, job_id, timeout_s=settings.celery.publish_timeout_s, db=db)
 
     out = {"deleted": purge(db, settings), "jobs": sweep_jobs(db, settings, publish=publish)}
     if args.json:

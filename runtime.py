@@ -20,12 +20,12 @@ from typing import Any, TypeVar, cast
 from celery import Celery
 
 from answering.processes import AnswerProcesses, process_main
-from api.files import LocalFiles, make_file_store
-from api.security import Tokens, resolve_jwt_secret
-from api.worker import IngestWorker
 from graph.evidence_store import EvidenceStore
+from identity.security import Tokens, resolve_jwt_secret
+from ingestion.files import LocalFiles, make_file_store
 from jobqueue import dispatch
 from jobqueue.app import make_app
+from jobqueue.worker import IngestWorker
 from providers import telemetry
 from providers.classifiers.injection import InjectionClassifier, gives_trained_features
 from providers.classifiers.instruction import InstructionClassifier
@@ -154,7 +154,7 @@ class Runtime:
     @property
     def jobs(self) -> dispatch.InProcess | dispatch.Celery:
         """Where a queued job goes: the server's own threads, or the Celery broker when one is set."""
-        if self.settings.celery_broker_url:
+        if self.settings.celery.broker_url:
             return self._once("jobs", lambda: dispatch.Celery(self.settings, self.celery_app, self.database))
         return self._once("jobs", lambda: dispatch.InProcess(self.ingest_worker))
 

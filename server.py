@@ -4,7 +4,7 @@
 Start-up opens the database (embedded by default), migrates, and, without a broker, recovers
 interrupted ingestion jobs and starts the background ingestion worker and upkeep thread; with
 CELERY_BROKER_URL, uploads become Celery tasks for `thotqen worker` (jobqueue/). Route groups
-live in `api/`.
+live in `api/routes/`, the server's infrastructure they stand on in `api/`.
 """
 
 from __future__ import annotations
@@ -30,21 +30,17 @@ from psycopg_pool import PoolTimeout
 from answering import accounting
 from answering.chat import ChatAnswerer
 from answering.processes import AnswersBusy
-from api import (
+from api import cors, drain, edge, errors, heavy, leaving
+from api.limits import Rate
+from api.routes import (
     admin,
     auth,
     chats,
     collections,
-    cors,
     documents,
-    drain,
-    edge,
-    errors,
     find,
     formats,
-    heavy,
     keys,
-    leaving,
     mcp,
     openai_compat,
     pages,
@@ -55,9 +51,9 @@ from api import (
     web,
     workspaces,
 )
-from api.limits import Rate
 from api.schemas import HealthOut
 from api.verify import Verifier
+from jobqueue.depth import QueueDepth
 from jobqueue.maintenance import MaintenanceThread
 from providers import logs, telemetry
 from providers.runtime import configure_process
@@ -109,7 +105,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
     # start-up is one trace: building the app opens and migrates the database (rag.mount starts the answer
     # processes' pool, which needs its address), the lifespan goes on in it (`start-up lifespan`)
     with telemetry.span("start-up"):
-        # /docs is served offline by api/web.py; ReDoc would need a CDN
+        # /docs is served offline by api/routes/web.py; ReDoc would need a CDN
         app = FastAPI(title="Thotqen", version="0.1.0", description=DESCRIPTION, lifespan=lifespan(rt, start_worker),
                       docs_url=None, redoc_url=None)
         app.state.settings = rt.settings
@@ -145,7 +141,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
         with telemetry.continued(getattr(app.state, "start_trace", None)), telemetry.span("start-up lifespan"):
             tokens = rt.tokens  # refuses to start in production without a real secret
             db = await asyncio.to_thread(lambda: rt.database)
-            broker = bool(settings.celery_broker_url)
+            broker = bool(settings.celery.broker_url)
             if not broker:  # with a broker, `thotqen worker` and beat recover jobs (jobqueue/app.py)
                 with db.connection() as conn:
                     requeued, failed = jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
@@ -169,7 +165,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
                 raise
             model_lock = embedding_index.hold(db.uri, pooled=transaction_pooler(settings, db.uri))
             app.state.db = db
-            app.state.queue_depth = prometheus.QueueDepth(db)  # /metrics' database gauges, read in the background
+            app.state.queue_depth = QueueDepth(db)  # /metrics' database gauges, read in the background
             app.state.tokens = tokens
             app.state.verifier = Verifier(tokens, db)
             app.state.files = rt.files
@@ -177,7 +173,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
             app.state.jobs = rt.jobs
             app.state.answers = answers
             app.state.answerer = ChatAnswerer(rt, answers)
-            app.state.models_ready = True  # the embedder loaded, the question path warmed (api/ready.py)
+            app.state.models_ready = True  # the embedder loaded, the question path warmed (api/routes/ready.py)
             app.state.renders = pages.Renders(settings)  # page images on their own bounded pool
             app.state.job_streams = heavy.Slots(settings.job_streams_per_user, "progress streams")
             app.state.uploads = heavy.Slots(settings.uploads_per_user, "uploads")
@@ -339,7 +335,7 @@ def add_routes(app: FastAPI) -> None:
         app.include_router(module.router)
     rag.mount(app)
     openai_compat.mount(app)
-    mcp.mount(app)  # /mcp: the MCP server's streamable HTTP (api/mcp.py)
+    mcp.mount(app)  # /mcp: the MCP server's streamable HTTP (api/routes/mcp.py)
     web.mount(app)  # last: the web app answers what no route above does
     document_input_errors(app)
 
@@ -358,7 +354,7 @@ ERRORS = {
 
 def document_input_errors(app: FastAPI) -> None:
     """The OpenAPI document lists the input errors every route can answer, on top of the auth and
-    not-found ones api/web.py adds (the attack suite holds the server to all of them): 400 everywhere
+    not-found ones api/routes/web.py adds (the attack suite holds the server to all of them): 400 everywhere
     (the HTTP server refuses a malformed request, e.g. a `Transfer-Encoding` it cannot parse, before
     any route), 422 wherever there is input, 403 for admins' routes, 414 on LangServe's config-hash
     routes (api/edge.py), 429 where limits apply."""

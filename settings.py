@@ -6,7 +6,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Annotated, Any, ClassVar, Literal, Self, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic.fields import FieldInfo
@@ -15,6 +15,7 @@ from pydantic_settings import (
     DotEnvSettingsSource,
     EnvSettingsSource,
     InitSettingsSource,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
@@ -174,6 +175,171 @@ class _LinksSource(PydanticBaseSettingsSource):
                               for link in links]}
 
 
+# --- Sections: settings nested by what they configure, each read from its flat environment names ---
+
+
+class Section(BaseModel):
+    """A group of settings nested in Settings (`settings.supabase.url`). Each field is read from the
+    environment (and .env, and Settings' keyword arguments) under its flat name, ENV_PREFIX + the
+    field's name in upper case (SUPABASE_URL), the names deployments set before there were sections."""
+
+    model_config = ConfigDict(extra="forbid")
+    ENV_PREFIX: ClassVar[str] = ""
+
+    @classmethod
+    def flat_names(cls) -> dict[str, str]:
+        """{flat name in lower case: field name}."""
+        return {f"{cls.ENV_PREFIX}{name}": name for name in cls.model_fields}
+
+
+class SupabaseSettings(Section):
+    """Supabase, two separate switches. Storage for the raw files: on with SUPABASE_URL and the
+    service-role key. Auth: SUPABASE_AUTH=true accepts Supabase Auth access tokens (HS256 with the
+    project's JWT secret, or its JWKS for asymmetric keys), checking signature, expiry, audience and
+    issuer. Unset: local accounts and files on disk."""
+
+    ENV_PREFIX: ClassVar[str] = "supabase_"
+
+    url: str | None = None
+    service_key: SecretStr | None = None
+    auth: bool = False
+    jwt_secret: SecretStr | None = None
+    jwks_url: str | None = None  # unset: SUPABASE_URL/auth/v1/.well-known/jwks.json
+    audience: str = "authenticated"
+    issuer: str | None = None  # unset: SUPABASE_URL/auth/v1 (what Supabase Auth writes in `iss`)
+    bucket: str = "documents"
+
+    @property
+    def token_issuer(self) -> str | None:
+        if self.issuer:
+            return self.issuer.rstrip("/")
+        return f"{self.url.rstrip('/')}/auth/v1" if self.url else None
+
+    @property
+    def storage(self) -> bool:
+        """Whether raw files go to Supabase Storage (both the URL and the service-role key set)."""
+        return bool(self.url and self.service_key)
+
+
+class ObservabilitySettings(Section):
+    """Logs (providers/logs.py), metrics and tracing (providers/metrics.py, providers/telemetry.py);
+    docs/deployment.md. The flat names are the fields' own (LOG_FORMAT, OTEL_SERVICE_NAME, ...)."""
+
+    log_format: Literal["text", "json"] = Field(default="text", description=(
+        "`json`: one JSON object a line (time, level, logger, message, request_id, trace_id, exc); "
+        "`text`: one readable line. The same for the app's loggers and uvicorn's, in every process"))
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] | None = Field(default=None, description=(
+        "the level of every logger; unset: the server and workers log INFO and up, other commands "
+        "WARNING and up (`-v`: DEBUG)"))
+    otel_exporter_otlp_endpoint: str | None = Field(default=None, description=(
+        "OTLP/HTTP collector base URL (e.g. http://collector:4318): traces go to its /v1/traces. "
+        "Unset: no tracer provider is installed and no span is recorded. The SDK reads the other "
+        "OTEL_* variables (OTEL_EXPORTER_OTLP_HEADERS, OTEL_BSP_*) itself."))
+    otel_service_name: str = Field(default="thotqen", description="service.name of every span")
+    metrics_allow_ips: str = Field(default="127.0.0.1,::1", description=(
+        "client addresses (comma-separated addresses or networks) that may read /metrics without a "
+        "token; the TCP peer, or X-Forwarded-For from FORWARDED_ALLOW_IPS proxies"))
+    metrics_token: SecretStr | None = Field(default=None, description=(
+        "a bearer token that opens /metrics from any address (Prometheus' `authorization` block)"))
+    prometheus_multiproc_dir: Path | None = Field(default=None, description=(
+        "prometheus-client's shared directory: every process (`serve --workers N`, Celery workers on "
+        "the same host) writes its samples there and /metrics adds them up. Read from the process "
+        "environment before the client loads, so it must be exported, not only in .env; `thotqen serve "
+        "--workers N` uses THOTQEN_HOME/prometheus when it is unset"))
+    worker_metrics_port: int = Field(default=0, ge=0, le=65535, description=(
+        "`thotqen worker` serves its /metrics on this port (same protection); 0: none"))
+    worker_metrics_host: str = Field(default="127.0.0.1", description="the address `thotqen worker` serves /metrics on")
+
+    @field_validator("log_level", "log_format", mode="before")
+    @classmethod
+    def _any_case(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic's raw input
+        if isinstance(value, str):
+            value = value.strip()
+            return (value.lower() if value.lower() in ("text", "json") else value.upper()) or None
+        return value
+
+
+class CelerySettings(Section):
+    """Celery (jobqueue/): with a broker URL (amqp://... RabbitMQ, or redis://...), uploads become
+    tasks that `thotqen worker` processes run, and `thotqen serve` runs no ingestion itself. Unset:
+    ingestion threads inside the server, as before."""
+
+    ENV_PREFIX: ClassVar[str] = "celery_"
+
+    broker_url: str | None = None
+    # Redis only: an unacknowledged task goes back to the queue after this long (a worker that died
+    # mid-job). Keep it above the longest job; a live job redelivered early is held back by its lease.
+    visibility_timeout_s: float = 3600.0
+    # Connect timeout to the broker: an upload answers 503 (Retry-After) about this soon when the broker
+    # refuses connections; one that accepts but never answers is cut off after 4x this (at least 30 s).
+    publish_timeout_s: float = 5.0
+
+
+class LoginSettings(Section):
+    """How hard guessing passwords is (api/routes/auth.py, storage/accounts.py; docs/protection.md)."""
+
+    ENV_PREFIX: ClassVar[str] = "login_"
+
+    # Failed logins from one address that lock that address out of a username, and the sliding window
+    # they count in (kept in Postgres): per address, so a stranger cannot lock the owner out.
+    max_failures: int = 5
+    lock_minutes: int = 15
+    # Failed logins at one username from every address together (within LOGIN_LOCK_MINUTES, since its
+    # last success) past which an address it never signed in from may try once per
+    # LOGIN_ACCOUNT_DELAY_S: guessing from many addresses is slowed, never locked, and the owner's
+    # known addresses are not slowed at all.
+    account_max_failures: int = Field(default=20, ge=1)
+    account_delay_s: float = Field(default=10.0, gt=0)
+    # Login and signup attempts per client IP per window (429 with Retry-After beyond it).
+    ip_limit: int = 30
+    ip_window_s: int = 900
+
+
+class LangSmithSettings(Section):
+    """LangSmith's API for /api/admin/metrics (the SDK reads the same LANGSMITH_* variables for tracing)."""
+
+    ENV_PREFIX: ClassVar[str] = "langsmith_"
+
+    api_key: SecretStr | None = None
+    endpoint: str = "https://api.smith.langchain.com"
+    project: str = "default"
+
+
+# Settings' sections by field name (kept in step with its fields of these types; a test checks).
+SECTIONS: dict[str, type[Section]] = {"supabase": SupabaseSettings, "observability": ObservabilitySettings,
+                                      "celery": CelerySettings, "login": LoginSettings, "langsmith": LangSmithSettings}
+FLAT: dict[str, tuple[str, str]] = {flat: (section, field) for section, model in SECTIONS.items()
+                                    for flat, field in model.flat_names().items()}
+
+_UNSET = object()
+
+
+class _SectionsSource(PydanticBaseSettingsSource):
+    """Each section's fields from their flat names, where any setting comes from: init arguments, the
+    environment, .env, in that precedence (as for a field of Settings' own). A section handed whole
+    (`Settings(supabase=SupabaseSettings(...))`) is left to the init source."""
+
+    def __init__(self, settings_cls: type[BaseSettings], init: InitSettingsSource, env: EnvSettingsSource,
+                 dotenv: DotEnvSettingsSource) -> None:
+        super().__init__(settings_cls)
+        self._init, self._env, self._dotenv = init, env, dotenv
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, "", False  # everything happens in __call__
+
+    def __call__(self) -> dict[str, Any]:
+        given = {key.lower(): value for key, value in self._init.init_kwargs.items()}
+        sources = (given, self._env.env_vars, self._dotenv.env_vars)
+        # every section not handed whole, {} when none of its variables is set: what a variable named
+        # as the section itself would say is never read
+        out: dict[str, dict[str, Any]] = {section: {} for section in SECTIONS if section not in given}
+        for flat, (section, field) in FLAT.items():
+            value = next((source[flat] for source in sources if flat in source), _UNSET)
+            if section in out and value is not _UNSET:
+                out[section][field] = value
+        return out
+
+
 class Settings(Tunables, ServerTunables, BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
 
@@ -215,16 +381,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # belongs to a dead worker and is taken over. Longer than any pause between heartbeats.
     job_lease_s: float = 60.0
 
-    # Celery (jobqueue/): with a broker URL (amqp://... RabbitMQ, or redis://...), uploads become
-    # tasks that `thotqen worker` processes run, and `thotqen serve` runs no ingestion itself.
-    # Unset: ingestion threads inside the server, as before.
-    celery_broker_url: str | None = None
-    # Redis only: an unacknowledged task goes back to the queue after this long (a worker that died
-    # mid-job). Keep it above the longest job; a live job redelivered early is held back by its lease.
-    celery_visibility_timeout_s: float = 3600.0
-    # Connect timeout to the broker: an upload answers 503 (Retry-After) about this soon when the broker
-    # refuses connections; one that accepts but never answers is cut off after 4x this (at least 30 s).
-    celery_publish_timeout_s: float = 5.0
     # A queued job handed to the broker longer ago than this is handed over again (a lost message);
     # running it twice is harmless (a finished job is a no-op).
     job_republish_s: float = 1800.0
@@ -308,7 +464,8 @@ class Settings(Tunables, ServerTunables, BaseSettings):
         assert isinstance(init_settings, InitSettingsSource) and isinstance(env_settings, EnvSettingsSource)
         assert isinstance(dotenv_settings, DotEnvSettingsSource)
         links = _LinksSource(settings_cls, init_settings, env_settings, dotenv_settings)
-        return links, init_settings, env_settings, dotenv_settings, file_secret_settings
+        sections = _SectionsSource(settings_cls, init_settings, env_settings, dotenv_settings)
+        return links, sections, init_settings, env_settings, dotenv_settings, file_secret_settings
 
     @field_validator("llm_links")
     @classmethod
@@ -348,19 +505,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # on every request. How many users' versions are kept (the least recently used go first).
     token_version_ttl_s: float = Field(default=5.0, ge=0, le=300)
     token_version_entries: int = Field(default=10_000, ge=0)
-    # Failed logins from one address that lock that address out of a username, and the sliding window
-    # they count in (kept in Postgres): per address, so a stranger cannot lock the owner out.
-    login_max_failures: int = 5
-    login_lock_minutes: int = 15
-    # Failed logins at one username from every address together (within LOGIN_LOCK_MINUTES, since its
-    # last success) past which an address it never signed in from may try once per
-    # LOGIN_ACCOUNT_DELAY_S: guessing from many addresses is slowed, never locked, and the owner's
-    # known addresses are not slowed at all.
-    login_account_max_failures: int = Field(default=20, ge=1)
-    login_account_delay_s: float = Field(default=10.0, gt=0)
-    # Login and signup attempts per client IP per window (429 with Retry-After beyond it).
-    login_ip_limit: int = 30
-    login_ip_window_s: int = 900
     # Questions per user per rolling hour, chats and /rag together (429 with Retry-After beyond it).
     questions_per_hour: int = 120
     # Questions per user per rolling minute, every surface together (a /rag batch counts each input):
@@ -419,7 +563,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # share of the loop's samples: evals/results/burst_profile.md). Off, requests are still counted
     # (/metrics) and errors still logged.
     access_log: bool = True
-    # Page images (api/pages.py, api/heavy.py): renders run in child processes of their own, apart
+    # Page images (api/routes/pages.py, api/heavy.py): renders run in child processes of their own, apart
     # from the interpreter that authenticates every request. Its processes (started when first
     # needed), the renders that may wait beyond them (past both: 503 with Retry-After), one user's
     # renders at once (past it: 429), and how long a render may take before the request answers 503
@@ -503,65 +647,30 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # Background ingestion threads in each server process (embedding is CPU-bound: 1 on 2 cores).
     ingest_workers: int = 1
     # Threads beyond those that take a job only while every ingestion thread is busy, and only of an
-    # owner with no job running (api/worker.py): another user's small file never waits behind one
+    # owner with no job running (jobqueue/worker.py): another user's small file never waits behind one
     # user's long job (a 2-page scan held the only thread 227 s). 0: none.
     ingest_fair_lanes: int = Field(default=1, ge=0, le=8)
     # Semantic answer cache: same user and scope, question embeddings within this cosine distance.
     answer_cache: bool = True
     answer_cache_max_distance: float = 0.05
     answer_cache_ttl_hours: float = 168.0
-    # Supabase, two separate switches. Storage for the raw PDFs: on with SUPABASE_URL and the
-    # service-role key. Auth: SUPABASE_AUTH=true accepts Supabase Auth access tokens (HS256 with the
-    # project's JWT secret, or its JWKS for asymmetric keys), checking signature, expiry, audience and
-    # issuer. Unset: local accounts and files on disk.
-    supabase_url: str | None = None
-    supabase_service_key: SecretStr | None = None
-    supabase_auth: bool = False
-    supabase_jwt_secret: SecretStr | None = None
-    supabase_jwks_url: str | None = None  # unset: SUPABASE_URL/auth/v1/.well-known/jwks.json
-    supabase_audience: str = "authenticated"
-    supabase_issuer: str | None = None  # unset: SUPABASE_URL/auth/v1 (what Supabase Auth writes in `iss`)
-    supabase_bucket: str = "documents"
-    # LangSmith's API for /api/admin/metrics (the SDK reads the same LANGSMITH_* variables for tracing).
-    langsmith_api_key: SecretStr | None = None
-    langsmith_endpoint: str = "https://api.smith.langchain.com"
-    langsmith_project: str = "default"
+    # --- Sections (above): SUPABASE_*; logs, metrics and tracing; CELERY_*; LOGIN_*; LANGSMITH_* ---
+    # NoDecode: a variable named as a section (LOGIN is a user name on some systems) is not JSON to
+    # parse; _SectionsSource's value for every section wins over it.
+    supabase: Annotated[SupabaseSettings, NoDecode] = Field(default_factory=SupabaseSettings)
+    observability: Annotated[ObservabilitySettings, NoDecode] = Field(default_factory=ObservabilitySettings)
+    celery: Annotated[CelerySettings, NoDecode] = Field(default_factory=CelerySettings)
+    login: Annotated[LoginSettings, NoDecode] = Field(default_factory=LoginSettings)
+    langsmith: Annotated[LangSmithSettings, NoDecode] = Field(default_factory=LangSmithSettings)
 
-    # --- Logs (providers/logs.py; docs/deployment.md#logs) ---
-    log_format: Literal["text", "json"] = Field(default="text", description=(
-        "`json`: one JSON object a line (time, level, logger, message, request_id, trace_id, exc); "
-        "`text`: one readable line. The same for the app's loggers and uvicorn's, in every process"))
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] | None = Field(default=None, description=(
-        "the level of every logger; unset: the server and workers log INFO and up, other commands "
-        "WARNING and up (`-v`: DEBUG)"))
-
-    # --- Metrics and tracing (providers/telemetry.py, providers/metrics.py; docs/deployment.md) ---
-    otel_exporter_otlp_endpoint: str | None = Field(default=None, description=(
-        "OTLP/HTTP collector base URL (e.g. http://collector:4318): traces go to its /v1/traces. "
-        "Unset: no tracer provider is installed and no span is recorded. The SDK reads the other "
-        "OTEL_* variables (OTEL_EXPORTER_OTLP_HEADERS, OTEL_BSP_*) itself."))
-    otel_service_name: str = Field(default="thotqen", description="service.name of every span")
-    metrics_allow_ips: str = Field(default="127.0.0.1,::1", description=(
-        "client addresses (comma-separated addresses or networks) that may read /metrics without a "
-        "token; the TCP peer, or X-Forwarded-For from FORWARDED_ALLOW_IPS proxies"))
-    metrics_token: SecretStr | None = Field(default=None, description=(
-        "a bearer token that opens /metrics from any address (Prometheus' `authorization` block)"))
-    prometheus_multiproc_dir: Path | None = Field(default=None, description=(
-        "prometheus-client's shared directory: every process (`serve --workers N`, Celery workers on "
-        "the same host) writes its samples there and /metrics adds them up. Read from the process "
-        "environment before the client loads, so it must be exported, not only in .env; `thotqen serve "
-        "--workers N` uses THOTQEN_HOME/prometheus when it is unset"))
-    worker_metrics_port: int = Field(default=0, ge=0, le=65535, description=(
-        "`thotqen worker` serves its /metrics on this port (same protection); 0: none"))
-    worker_metrics_host: str = Field(default="127.0.0.1", description="the address `thotqen worker` serves /metrics on")
-
-    @field_validator("log_level", "log_format", mode="before")
-    @classmethod
-    def _any_case(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic's raw input
-        if isinstance(value, str):
-            value = value.strip()
-            return (value.lower() if value.lower() in ("text", "json") else value.upper()) or None
-        return value
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """pydantic's copy (not validated), where a section's flat name (`supabase_url`) updates that
+        section's field, as it does in the environment or as a keyword argument."""
+        rest = dict(update or {})
+        for flat in sorted(FLAT.keys() & rest.keys()):
+            section, field = FLAT[flat]
+            rest[section] = rest.get(section, getattr(self, section)).model_copy(update={field: rest.pop(flat)})
+        return super().model_copy(update=rest, deep=deep)
 
     @property
     def development(self) -> bool:
@@ -583,12 +692,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
         return {name.strip() for name in self.thotqen_admins.split(",") if name.strip()}
 
     @property
-    def supabase_token_issuer(self) -> str | None:
-        if self.supabase_issuer:
-            return self.supabase_issuer.rstrip("/")
-        return f"{self.supabase_url.rstrip('/')}/auth/v1" if self.supabase_url else None
-
-    @property
     def web_search_allowed(self) -> bool:
         """Whether this deployment may send anything to a web search engine (a question's rewrite):
         only when asked, by a provider key (TAVILY_API_KEY) or by an operator setting WEB_SEARCH=true.
@@ -600,22 +703,29 @@ class Settings(Tunables, ServerTunables, BaseSettings):
 
     @model_validator(mode="after")
     def _refuse_placeholder_secrets(self) -> Settings:
-        if self.supabase_auth and not self.supabase_token_issuer:
+        if self.supabase.auth and not self.supabase.token_issuer:
             raise ValueError("SUPABASE_AUTH=true needs SUPABASE_URL (or SUPABASE_ISSUER): tokens are checked "
                              "against the issuer as well as the audience")
-        if self.supabase_auth and not (self.supabase_jwt_secret or self.supabase_jwks_url or self.supabase_url):
+        if self.supabase.auth and not (self.supabase.jwt_secret or self.supabase.jwks_url or self.supabase.url):
             raise ValueError("SUPABASE_AUTH=true needs SUPABASE_JWT_SECRET or a JWKS (SUPABASE_URL or "
                              "SUPABASE_JWKS_URL) to verify tokens")
         if self.development:
             return self
-        for name in ("jwt_secret", "supabase_jwt_secret", "origin_secret"):
-            value: SecretStr | None = getattr(self, name)
+        secrets = {"jwt_secret": self.jwt_secret, "supabase_jwt_secret": self.supabase.jwt_secret,
+                   "origin_secret": self.origin_secret}
+        for name, value in secrets.items():
             if value is not None and is_placeholder_secret(value.get_secret_value()):
                 raise ValueError(f"{name.upper()} is a placeholder or shorter than 32 characters; "
                                  f"set a real secret (THOTQEN_ENV={self.thotqen_env})")
         if "*" in self.cors_origins.split(","):
             raise ValueError("CORS_ORIGINS='*' is only allowed in development; list the origins")
         return self
+
+
+def setting_names() -> set[str]:
+    """Every name a setting is read under, in lower case (the environment's, upper case): Settings'
+    own fields and each section's flat names."""
+    return (set(Settings.model_fields) - set(SECTIONS)) | set(FLAT)
 
 
 class UvicornOptions(TypedDict):

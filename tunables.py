@@ -5,7 +5,7 @@ Derived from these classes, never re-declared:
   the field's second alias, e.g. GRAPH_TOP_K for `top_k`);
 - `graph.configuration.Configuration` inherits them (Studio's configuration form, a request's
   `configurable` overrides them per run);
-- the `/rag` validation (`api/rag.py`) accepts exactly `Tunables` (per-request, bounds checked);
+- the `/rag` validation (`api/routes/rag.py`) accepts exactly `Tunables` (per-request, bounds checked);
 - `storage.search.SearchParams` takes its defaults and fields from `Tunables`;
 - `docs/configuration.md`'s table is `markdown_table()` (a test keeps them equal).
 Why a default is what it is: see evals/results/ (linked from docs/configuration.md).

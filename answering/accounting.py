@@ -8,7 +8,7 @@ requests cannot all pass the check before any is counted); over the limit it rai
 away), and `Ticket.close` gives a row that never got one an error, so no row stays 'running'.
 A ticket is used as a context manager around its question: by the chat service in its thread
 (answering/chat.py, which writes the answer and the row in one transaction), and through
-`running` around a run of the graph in async code (api/rag.py).
+`running` around a run of the graph in async code (api/routes/rag.py).
 """
 
 from __future__ import annotations

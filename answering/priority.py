@@ -1,7 +1,7 @@
 """Background work at a lower CPU priority than the server's request loop.
 
 Answers (their own threads, answering/bridge.py), ingestion (the in-process worker's threads,
-api/worker.py) and page renders (child processes, api/heavy.py) compete for the same cores as the
+jobqueue/worker.py) and page renders (child processes, api/heavy.py) compete for the same cores as the
 event loop that authenticates and serves every light request; under a burst of them the light
 requests waited (evals/results/burst.md). On Linux a thread has its own nice value, so the
 calling thread alone is lowered; elsewhere the call does nothing. The value is BACKGROUND_NICE

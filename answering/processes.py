@@ -403,7 +403,7 @@ class AnswerProcesses:
         return [p.process.pid for p in self._processes if p is not None and p.alive()]
 
     def running(self) -> tuple[int, int]:
-        """(processes alive, processes there should be): what readiness reports (api/ready.py)."""
+        """(processes alive, processes there should be): what readiness reports (api/routes/ready.py)."""
         return len(self.pids()), len(self._processes)
 
     def revive(self) -> None:

@@ -15,7 +15,7 @@ import psycopg
 from fastapi import HTTPException, Query
 
 from api.schemas import Responses, error
-from api.security import User
+from identity.security import User
 from storage import workspaces
 
 BIGINT_MAX = 2**63 - 1  # a larger id cannot be a workspace's: refused before the database sees it

@@ -21,7 +21,6 @@ settings.uvicorn_options names it by its import path (uvicorn imports it in each
 from __future__ import annotations
 
 import asyncio
-import functools
 import ipaddress
 from collections import Counter
 from typing import Any
@@ -47,9 +46,9 @@ def _limits(app: Any) -> tuple[int, str]:  # noqa: ANN401 - uvicorn's loaded app
     return 0, ""
 
 
-@functools.lru_cache(maxsize=8)
 def _trusted(allowed: str) -> tuple[bool, tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...], frozenset[str]]:
-    """(everyone, networks, other names) of a FORWARDED_ALLOW_IPS list, as uvicorn reads it."""
+    """(everyone, networks, other names) of a FORWARDED_ALLOW_IPS list, as uvicorn reads it (a short list,
+    read per connection: no cache, which tests/test_runtime.py keeps for the parts runtime.py builds)."""
     entries = [e.strip() for e in allowed.split(",") if e.strip()]
     networks, names = [], set()
     for entry in entries:

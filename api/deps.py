@@ -2,7 +2,7 @@
 
 A request authenticates with `Authorization: Bearer <access_token>` (API clients), `Authorization:
 Bearer <API key>` (machines, narrowed to the key's scopes: api/scopes.py) or with the web
-app's HttpOnly session cookie (api/session.py). A cookie rides along on every request the browser
+app's HttpOnly session cookie (api/routes/session.py). A cookie rides along on every request the browser
 makes, so a state-changing request it authenticates must also carry the session's CSRF token in
 `X-CSRF-Token` (the token is bound into the cookie's JWT) and, when the browser says where it comes
 from, this server's own origin.
@@ -18,8 +18,8 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
 
 from api import scopes
-from api.security import AuthError, Tokens, User, csrf_hash
 from api.verify import Verifier
+from identity.security import AuthError, Tokens, User, csrf_hash
 from settings import Settings
 from storage.db import Database
 

@@ -8,7 +8,7 @@ Here:
 - sse-starlette's own reaction to SIGTERM (end every event stream at once, 0.2 s after the signal: a
   chat's answer cut into a truncated 200) is turned off, so answer streams (chats, /rag, /v1) run
   to their end within the grace; a job-progress stream, which may follow an ingestion for minutes,
-  ends at once instead (api/documents.py reads `STATE.draining`): the client asks again elsewhere;
+  ends at once instead (api/routes/documents.py reads `STATE.draining`): the client asks again elsewhere;
 - `watch` notices uvicorn's exit flag (its signal handler is a bound method of the server: found as
   sse-starlette finds it, which works with `--workers N` too) and marks the process draining:
   /api/ready answers 503 and one line is logged;

@@ -2,7 +2,7 @@
 authentication included, sees it.
 
 A multipart form (an upload) may be as large as UPLOAD_MAX_MB plus the form's own overhead and is
-counted as it streams (api/documents.py refuses it precisely, at the file's size); any other body
+counted as it streams (api/routes/documents.py refuses it precisely, at the file's size); any other body
 is read here in full, up to REQUEST_MAX_KB on the routes that carry a conversation
 (`CONVERSATION_PATHS`: /rag's batch of questions with their earlier turns, /v1's messages) and
 FORM_MAX_KB on every other (the largest they hold, a question with its scope, is tens of
@@ -41,8 +41,8 @@ from starlette.responses import JSONResponse
 from api import scopes
 from api.deps import ACCESS_COOKIE
 from api.limits import Rate
-from api.security import AuthError
 from api.verify import Verifier
+from identity.security import AuthError
 
 MULTIPART_OVERHEAD = 64 * 1024  # boundaries, part headers and small fields on top of the file
 CONVERSATION_PATHS = ("/rag/", "/v1/")  # their bodies may be REQUEST_MAX_KB; every other FORM_MAX_KB

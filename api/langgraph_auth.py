@@ -20,7 +20,7 @@ from typing import Any
 from langgraph_sdk import Auth
 
 from api import scopes
-from api.security import AuthError, Tokens, User
+from identity.security import AuthError, Tokens, User
 from storage.db import Database
 
 PERMISSION = "thotqen:user"  # marks an identity this handler verified (graph/configuration.py trusts only these)

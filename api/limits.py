@@ -22,8 +22,8 @@ def too_many(detail: str, retry_after_s: float) -> HTTPException:
 
 def check_login_ip(db: Database, settings: Settings, ip: str) -> None:
     with db.connection() as conn:
-        wait = accounts.ip_retry_after_s(conn, ip=ip, limit=settings.login_ip_limit,
-                                         window_s=settings.login_ip_window_s)
+        wait = accounts.ip_retry_after_s(conn, ip=ip, limit=settings.login.ip_limit,
+                                         window_s=settings.login.ip_window_s)
     if wait:
         raise too_many("too many login or signup attempts from this address; try again later", wait)
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import psycopg
 
-from api.security import AuthError, User
+from identity.security import AuthError, User
 from storage import api_keys
 
 PREFIX = "thq_"

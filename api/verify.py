@@ -11,7 +11,7 @@ theirs (evals/results/burst.md). Here:
 - the user's token version and signed-out sessions (what revocation changes) are read at most once
   per user at a time: every request of that user waits on the one read in flight, so a user holds at most one place in
   the pool's queue however many requests they send;
-- the version read is kept TOKEN_VERSION_TTL_S (api/security.py's KeptVersions), so most requests
+- the version read is kept TOKEN_VERSION_TTL_S (identity/security.py's KeptVersions), so most requests
   need no thread at all;
 - those reads run on threads of their own (`READ_THREADS`), not asyncio's default pool, where every
   progress stream's polls, /rag's admissions and a dozen other kinds of work queue first-come:
@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from api import scopes
-from api.security import AuthError, Standing, Tokens, User, read_standing
+from identity.security import AuthError, Standing, Tokens, User, read_standing
 from storage.db import Database
 
 READ_THREADS = 2  # token-version reads at once: one per user at a time, each an indexed lookup
@@ -61,7 +61,7 @@ class Verifier:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     async def user(self, token: str) -> User:
-        """The token's user, or api.security.AuthError."""
+        """The token's user, or identity.security.AuthError."""
         if scopes.is_key(token):
             return await self.key_user(token)
         claims = self.claims(token)

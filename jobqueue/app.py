@@ -25,9 +25,9 @@ from typing import Any, Protocol
 
 from celery import Celery, signals
 
-from api.prometheus import QueueDepth
-from api.worker import IngestWorker
+from jobqueue.depth import QueueDepth
 from jobqueue.maintenance import purge, sweep_jobs
+from jobqueue.worker import IngestWorker
 from providers import logs, metrics, telemetry
 from settings import Settings
 from storage import embedding_index, jobs
@@ -57,7 +57,7 @@ class WorkerParts(Protocol):
 def make_app(settings: Settings, parts: WorkerParts | None = None) -> Celery:
     """The Celery app for these settings. A publisher (the API, `thotqen maintenance`) needs no `parts`;
     a worker's tasks run with them."""
-    if not settings.celery_broker_url:
+    if not settings.celery.broker_url:
         raise RuntimeError("CELERY_BROKER_URL is not set (amqp://... for RabbitMQ, redis://... for Redis)")
     return _build(settings, parts)
 
@@ -69,7 +69,7 @@ def _parts(parts: WorkerParts | None) -> WorkerParts:
 
 
 def _build(settings: Settings, parts: WorkerParts | None) -> Celery:
-    app = Celery("thotqen", broker=settings.celery_broker_url, set_as_current=False)
+    app = Celery("thotqen", broker=settings.celery.broker_url, set_as_current=False)
     app.conf.update(
         task_acks_late=True,
         task_reject_on_worker_lost=True,  # a pool child that dies puts its task back (prefork pools)
@@ -80,10 +80,10 @@ def _build(settings: Settings, parts: WorkerParts | None) -> Celery:
         broker_connection_retry_on_startup=True,
         # connections an API process keeps for publishing: a burst of uploads should not queue for one
         broker_pool_limit=32,
-        broker_connection_timeout=settings.celery_publish_timeout_s,
-        broker_transport_options={"visibility_timeout": settings.celery_visibility_timeout_s,
-                                  "socket_connect_timeout": settings.celery_publish_timeout_s,
-                                  **redis_restore_options(settings.celery_visibility_timeout_s)},
+        broker_connection_timeout=settings.celery.publish_timeout_s,
+        broker_transport_options={"visibility_timeout": settings.celery.visibility_timeout_s,
+                                  "socket_connect_timeout": settings.celery.publish_timeout_s,
+                                  **redis_restore_options(settings.celery.visibility_timeout_s)},
         worker_hijack_root_logger=True,
         beat_schedule={
             "sweep-jobs": {"task": SWEEP, "schedule": max(settings.job_lease_s, 30.0)},
@@ -215,9 +215,9 @@ def run_worker(rt: WorkerParts, concurrency: int = 1, beat: bool = False, loglev
             "--without-gossip", "--without-mingle"]
     if beat:
         argv += ["--beat", "--schedule", str(settings.home / "celerybeat-schedule")]
-    if settings.log_format == "json":  # no banner on stdout: a JSON log holds JSON lines only
+    if settings.observability.log_format == "json":  # no banner on stdout: a JSON log holds JSON lines only
         argv = ["--quiet", *argv]
-    depth = QueueDepth(db)  # read in the background, the last value kept (api/prometheus.py)
+    depth = QueueDepth(db)  # read in the background, the last value kept (jobqueue/depth.py)
     scrape = metrics.serve_worker_metrics(settings, lambda: [depth])  # WORKER_METRICS_PORT
     # INGEST_FAIR_LANES beside the task threads, as in the server: the broker hands a task to a free
     # thread only, so with every thread on one user's long job another user's small file would wait
@@ -235,6 +235,6 @@ def run_beat(settings: Settings, loglevel: str = "INFO") -> None:
     """`thotqen beat`: the one scheduler of the periodic tasks (run exactly one per deployment)."""
     own_logging(settings, loglevel)
     settings.home.mkdir(parents=True, exist_ok=True)
-    quiet = ["--quiet"] if settings.log_format == "json" else []  # no banner among JSON lines
+    quiet = ["--quiet"] if settings.observability.log_format == "json" else []  # no banner among JSON lines
     make_app(settings).start([*quiet, "beat", "--schedule", str(settings.home / "celerybeat-schedule"),
                               "--loglevel", loglevel])

@@ -7,8 +7,8 @@ import uuid
 
 from celery import Celery as CeleryApp
 
-from api.worker import IngestWorker, QueueUnavailable
 from jobqueue.app import publish
+from jobqueue.worker import IngestWorker, QueueUnavailable
 from settings import Settings
 from storage.db import Database
 
@@ -43,7 +43,7 @@ class Celery:
 
     def submit(self, job_id: uuid.UUID) -> None:
         try:
-            publish(self.app, job_id, timeout_s=self.settings.celery_publish_timeout_s, db=self.db)
+            publish(self.app, job_id, timeout_s=self.settings.celery.publish_timeout_s, db=self.db)
         except Exception as exc:
             log.warning("job %s: the broker did not take it: %s", job_id, type(exc).__name__)
             raise BrokerUnavailable(str(exc) or type(exc).__name__) from exc

@@ -129,9 +129,10 @@ def dict_config(settings: Settings, default_level: str = "WARNING") -> dict[str,
     """The logging configuration (logging.config.dictConfig's) of a process, all through one stderr
     handler in LOG_FORMAT: LOG_LEVEL for every logger; unset, `default_level` for the root logger and
     INFO for uvicorn's (its start-up and access lines, as before LOG_LEVEL)."""
-    level = settings.log_level or default_level
-    served = settings.log_level or "INFO"
-    formatter = "providers.logs.JsonFormatter" if settings.log_format == "json" else "providers.logs.TextFormatter"
+    chosen = settings.observability
+    level = chosen.log_level or default_level
+    served = chosen.log_level or "INFO"
+    formatter = "providers.logs.JsonFormatter" if chosen.log_format == "json" else "providers.logs.TextFormatter"
     return {
         "version": 1,
         "disable_existing_loggers": False,

@@ -7,7 +7,7 @@ directory and `render` adds them up, so any server process answers for all of th
 per second, error rate) are PromQL's job: the product only counts.
 
 `/metrics` is readable from METRICS_ALLOW_IPS (loopback by default) or with the bearer METRICS_TOKEN
-from anywhere (`allowed`); the server's route (api/prometheus.py) and `thotqen worker`'s own port
+from anywhere (`allowed`); the server's route (api/routes/prometheus.py) and `thotqen worker`'s own port
 (`serve_worker_metrics`) both ask it.
 """
 
@@ -171,7 +171,8 @@ CONTENT_TYPE = CONTENT_TYPE_LATEST
 
 def allowed(settings: Settings, client: str | None, authorization: str | None) -> bool:
     """May this client read the metrics? From METRICS_ALLOW_IPS, or anywhere with the bearer METRICS_TOKEN."""
-    token = settings.metrics_token.get_secret_value() if settings.metrics_token is not None else ""
+    secret = settings.observability.metrics_token
+    token = secret.get_secret_value() if secret is not None else ""
     if token and authorization:
         scheme, _, given = authorization.partition(" ")
         if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode()):
@@ -182,7 +183,7 @@ def allowed(settings: Settings, client: str | None, authorization: str | None) -
         address = ipaddress.ip_address(client)
     except ValueError:
         return False
-    for entry in settings.metrics_allow_ips.split(","):
+    for entry in settings.observability.metrics_allow_ips.split(","):
         entry = entry.strip()
         if not entry:
             continue
@@ -221,10 +222,10 @@ def worker_metrics_app(settings: Settings, extra: Callable[[], Iterable[Any]] = 
 
 def serve_worker_metrics(settings: Settings, extra: Callable[[], Iterable[Any]] = tuple) -> ThreadingWSGIServer | None:
     """`thotqen worker`'s /metrics on WORKER_METRICS_HOST:WORKER_METRICS_PORT, in a daemon thread (None: port 0)."""
-    if not settings.worker_metrics_port:
+    host, port = settings.observability.worker_metrics_host, settings.observability.worker_metrics_port
+    if not port:
         return None
-    server = make_server(settings.worker_metrics_host, settings.worker_metrics_port,
-                         worker_metrics_app(settings, extra), ThreadingWSGIServer, handler_class=_Quiet)
+    server = make_server(host, port, worker_metrics_app(settings, extra), ThreadingWSGIServer, handler_class=_Quiet)
     threading.Thread(target=server.serve_forever, name="worker-metrics", daemon=True).start()
-    log.info("metrics on http://%s:%d/metrics", settings.worker_metrics_host, settings.worker_metrics_port)
+    log.info("metrics on http://%s:%d/metrics", host, port)
     return server

@@ -53,7 +53,7 @@ def configure(settings: Settings) -> bool:
     """Install tracing for this process when OTEL_EXPORTER_OTLP_ENDPOINT is set (once; later calls
     are no-ops). Returns whether tracing is on. Never raises: a bad exporter setting is logged."""
     global _provider
-    endpoint = (settings.otel_exporter_otlp_endpoint or "").strip()
+    endpoint = (settings.observability.otel_exporter_otlp_endpoint or "").strip()
     if not endpoint:
         return enabled()
     with _lock:
@@ -83,7 +83,7 @@ def resource_attributes(settings: Settings) -> dict[str, str]:
     """What every span says of the process that made it (OpenTelemetry's resource semantic conventions;
     the environment under both its older and its current name, which backends read one or the other)."""
     environment = settings.thotqen_env.strip().lower() or "development"
-    return {"service.name": settings.otel_service_name, "service.version": version(),
+    return {"service.name": settings.observability.otel_service_name, "service.version": version(),
             "deployment.environment": environment, "deployment.environment.name": environment}
 
 

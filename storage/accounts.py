@@ -1,6 +1,6 @@
 """Password accounts, login attempts (lockout, per-IP limits), refresh tokens, external identities.
 
-Takes password hashes, never passwords: hashing lives in the server (api/security.py).
+Takes password hashes, never passwords: hashing lives in the server (identity/security.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """API keys (sql/030_api_keys.sql): rows by their owner, and the one lookup a request with a key makes.
 
-Takes key hashes, never keys: making and hashing keys lives in api/keys.py. Every read and delete
+Takes key hashes, never keys: making and hashing keys lives in api/routes/keys.py. Every read and delete
 but `by_hash` names the owner, so a stranger's key id matches nothing, exactly like a missing one.
 """
 

@@ -121,7 +121,7 @@ RUNNING = "r.owner_id = j.owner_id and r.status = 'processing' and r.lease_until
 
 def next_claimable(conn: psycopg.Connection, *, idle_owner: bool = False) -> JobTarget | None:
     """The next job a worker could claim now (queued, or abandoned by a dead worker); None when none.
-    `idle_owner`: only of an owner with no job running (what a fair lane takes, api/worker.py).
+    `idle_owner`: only of an owner with no job running (what a fair lane takes, jobqueue/worker.py).
 
     Fair across owners, so one user's long queue never holds back another's small file: the owner
     with the fewest jobs running goes first, then the one served longest ago (its last job started or

@@ -57,7 +57,7 @@ def test_a_small_file_never_waits_behind_another_users_long_job(db, settings, ma
     226 s (fair order only chose what came next). Now a fair lane (INGEST_FAIR_LANES) takes a job
     while every thread is busy, and only of an owner with none running: the stranger's file runs at
     once, and the long job's owner's next one still waits for its turn."""
-    import api.worker
+    import jobqueue.worker
     from storage import jobs
 
     _, busy = make_user("long")
@@ -67,7 +67,7 @@ def test_a_small_file_never_waits_behind_another_users_long_job(db, settings, ma
     release = threading.Event()
     started: dict[uuid.UUID, float] = {}
 
-    class Worker(api.worker.IngestWorker):
+    class Worker(jobqueue.worker.IngestWorker):
         def run(self, job: jobs.JobTarget) -> None:  # type: ignore[override]
             with self.db.connection() as conn:
                 if jobs.claim(conn, job_id=job.job_id, lease_s=60, max_attempts=3) is None:

@@ -29,8 +29,8 @@ ALLOWED_BUILDS = {
 }
 # The OCR engine is loaded inside the parsing sandbox's child process, which has no runtime: one per child.
 ALLOWED_CACHES = {"ingestion/ocr.py"}
-PRODUCT = {"api", "answering", "graph", "ingestion", "jobqueue", "providers", "storage", "settings", "tunables",
-           "runtime", "doctor", "cli", "server", "studio", "sql", "web"}
+PRODUCT = {"api", "answering", "graph", "identity", "ingestion", "jobqueue", "providers", "storage", "settings",
+           "tunables", "runtime", "doctor", "cli", "server", "studio", "sql", "web"}
 
 
 def product_files() -> list[Path]:

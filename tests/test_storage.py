@@ -449,7 +449,7 @@ def test_deleting_the_document_cancels_its_running_job(db, settings, embedder, m
 
 def test_a_crashed_job_fails_with_its_document(db, settings, make_user, report, monkeypatch) -> None:  # noqa: ANN001
     """The worker's last guard: run_job raising still leaves the job and its document failed."""
-    import api.worker
+    import jobqueue.worker
     from storage.documents import get_document
 
     _, owner = make_user()
@@ -462,8 +462,8 @@ def test_a_crashed_job_fails_with_its_document(db, settings, make_user, report, 
     def crash(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         raise RuntimeError("segfault in a parser")
 
-    monkeypatch.setattr(api.worker, "run_job", crash)
-    worker = api.worker.IngestWorker(db, settings, Files(), embedder=object())
+    monkeypatch.setattr(jobqueue.worker, "run_job", crash)
+    worker = jobqueue.worker.IngestWorker(db, settings, Files(), embedder=object())
     with db.connection() as conn:
         worker.run(jobs.job_target(conn, job_id=sub.job_id))
         job = jobs.get_job(conn, owner_id=owner, job_id=sub.job_id)

@@ -2,8 +2,10 @@
 
 docs/architecture.md draws the layers. A top-level folder or module imports only from the layers
 below its own (plus the pairs in SAME_LAYER), so there is no cycle between them; evals never
-import tests; the graph's nodes never import the module that builds the graph. A new top-level
-folder or module must be placed in LAYERS. The documentation's relative links must resolve.
+import tests; the graph's nodes never import the module that builds the graph. Inside api/, the routes
+(api/routes/) import the server's infrastructure, never the reverse, and only they build routers or
+mount routes. A new top-level folder or module must be placed in LAYERS. The documentation's relative
+links must resolve.
 """
 
 from __future__ import annotations
@@ -24,11 +26,11 @@ LAYERS: list[set[str]] = [
     # lexicon: the words read, declared once; web: the web app's static files (a package so installs ship them)
     {"settings", "tunables", "lexicon", "sql", "web"},
     {"providers", "storage"},  # models; SQL. Neither knows the other: storage never makes vectors
-    {"graph", "ingestion"},
+    {"graph", "ingestion", "identity"},  # identity: passwords and tokens, below the server and the root
     {"answering"},
-    {"api"},
-    {"jobqueue"},  # where jobs run: the server's threads (api.worker) or Celery workers; cli/server pick one
-    {"runtime"},  # the composition root: builds every running part once per process
+    {"jobqueue"},  # where jobs run: the server's threads (jobqueue.worker) or Celery workers; never the server
+    {"runtime"},  # the composition root: builds every running part once per process, none of them the server
+    {"api"},  # the HTTP server: api/routes/ over its infrastructure in api/ (never the reverse)
     {"doctor"},  # checks every part, the broker included
     {"cli", "server", "studio"},  # the entry points, each building one runtime
     {"evals"},
@@ -38,6 +40,8 @@ SAME_LAYER = {("settings", "tunables")}
 LAYER = {name: level for level, names in enumerate(LAYERS) for name in names}
 # Modules inside graph/ that sit above the nodes: nodes never import them.
 ABOVE_NODES = {"graph.builder", "graph.stream"}
+# What only a route module does: build a router, mount routes (LangServe's add_routes), include a router.
+ROUTE_CALLS = {"APIRouter", "add_routes", "include_router"}
 
 
 def python_files(root: Path = ROOT) -> Iterator[Path]:
@@ -176,13 +180,53 @@ def test_nodes_read_storage_only_through_the_evidence_store() -> None:
     assert not offending, "\n".join(offending)
 
 
+def api_infrastructure(root: Path = ROOT) -> list[Path]:
+    """api/'s modules outside api/routes/: what the routes stand on."""
+    return [path for path in sorted((root / "api").rglob("*.py")) if "routes" not in path.relative_to(root).parts]
+
+
+def infrastructure_importing_routes(root: Path = ROOT) -> list[str]:
+    return [f"{path.relative_to(root)}:{line} imports {module}" for path in api_infrastructure(root)
+            for line, module in imported_modules(path) if module == "api.routes" or module.startswith("api.routes.")]
+
+
+def routes_outside_routes(root: Path = ROOT) -> list[str]:
+    """Routers built, routes mounted or a `mount(app)` defined by a module of api/ outside api/routes/."""
+    found = []
+    for path in api_infrastructure(root):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            fn = node.func if isinstance(node, ast.Call) else None
+            name = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else None
+            if name in ROUTE_CALLS:
+                found.append(f"{path.relative_to(root)}:{node.lineno} calls {name}")
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == "mount":
+                found.append(f"{path.relative_to(root)}:{node.lineno} defines mount")
+    return found
+
+
+def test_api_infrastructure_never_imports_routes() -> None:
+    assert (ROOT / "api" / "routes").is_dir(), "api/routes/ is where the route modules live"
+    offending = infrastructure_importing_routes()
+    assert not offending, "routes import api/'s infrastructure, never the reverse:\n" + "\n".join(offending)
+
+
+def test_routes_live_in_api_routes() -> None:
+    offending = routes_outside_routes()
+    assert not offending, "a module with routes belongs in api/routes/:\n" + "\n".join(offending)
+
+
 def test_the_checks_catch_what_they_forbid(tmp_path: Path) -> None:
-    """A planted cycle, an evals -> tests import and a node importing the builder are found."""
+    """A planted cycle, an evals -> tests import, a node importing the builder, api's infrastructure
+    importing a route and a router outside api/routes/ are found."""
     for name, body in {"graph/nodes/__init__.py": "", "graph/nodes/grade.py": "from graph import builder\n",
                        "graph/__init__.py": "", "graph/a.py": "import nodes.x\n", "nodes/__init__.py": "",
                        "nodes/x.py": "from graph.state import State\n", "evals/__init__.py": "",
                        "evals/load.py": "from tests.graph import conftest\n", "tests/__init__.py": "",
-                       "tests/t.py": "import evals.load\n", ".venv/lib.py": "import tests\n"}.items():
+                       "tests/t.py": "import evals.load\n", ".venv/lib.py": "import tests\n",
+                       "api/__init__.py": "", "api/limits.py": "from api.routes import chats\n",
+                       "api/edge.py": "from fastapi import APIRouter\nrouter = APIRouter()\n",
+                       "api/routes/__init__.py": "", "api/routes/chats.py": "from api import limits\n"
+                                                                        "router = APIRouter()\n"}.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(body)
     edges = import_edges(tmp_path)
@@ -195,6 +239,38 @@ def test_the_checks_catch_what_they_forbid(tmp_path: Path) -> None:
     assert nodes_reading_storage(tmp_path) == [
         "graph/nodes/facts.py:2 imports storage.tables.find_cells", "graph/nodes/facts.py:3 imports storage.db",
         "graph/nodes/facts.py:5 uses .connection", "graph/nodes/facts.py:5 uses .database"]
+    assert infrastructure_importing_routes(tmp_path) == ["api/limits.py:1 imports api.routes",
+                                                         "api/limits.py:1 imports api.routes.chats"]
+    assert routes_outside_routes(tmp_path) == ["api/edge.py:2 calls APIRouter"]
+
+
+TREE_LABELS = {"api/": None, "routes/": "api/routes", "(infrastructure)": "api", "jobqueue/": "jobqueue",
+               "identity/": "identity"}
+
+
+def documented_tree(markdown: str) -> dict[str, set[str]]:
+    """The modules docs/architecture.md's tree names per folder: a label starts a line, further
+    lines of the same folder are indented past it."""
+    block = re.search(r"```\napi/\n.*?```", markdown, re.DOTALL)
+    assert block, "docs/architecture.md has no tree of api/ (a fenced block starting with `api/`)"
+    tree: dict[str, set[str]] = {}
+    folder = None
+    for line in block.group(0).splitlines()[1:-1]:
+        words = line.split()
+        if line[:13].strip():
+            folder, words = TREE_LABELS[words[0]], words[1:]
+        if folder is not None:
+            tree.setdefault(folder, set()).update(words)
+    return tree
+
+
+def test_architecture_doc_shows_the_servers_tree() -> None:
+    tree = documented_tree((ROOT / "docs" / "architecture.md").read_text())
+    actual = {folder: {p.stem for p in (ROOT / folder).glob("*.py") if p.stem != "__init__"} for folder in tree}
+    assert set(tree) == {"api", "api/routes", "jobqueue", "identity"}
+    assert tree == actual, "update docs/architecture.md's tree: " + "; ".join(
+        f"{folder}: missing {sorted(actual[folder] - names)}, gone {sorted(names - actual[folder])}"
+        for folder, names in tree.items() if names != actual[folder])
 
 
 LINK = re.compile(r"\]\(([^)\s]+)\)")

@@ -1,1 +1,1 @@
-"""The web app's files (served by api/web.py); a package only so that installs ship them."""
+"""The web app's files (served by api/routes/web.py); a package only so that installs ship them."""

@@ -5,7 +5,7 @@ real `thotqen worker`. Failed before the fix: the small file ran after the whole
 
 Issue 41: fair order chooses only what runs next; with every task thread on one user's long job (OCR
 of a scan) another user's small file waited for it. A worker now has INGEST_FAIR_LANES beside its
-task threads, as the server has (api/worker.py)."""
+task threads, as the server has (jobqueue/worker.py)."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ def handler(runtime) -> Auth:  # noqa: ANN001
 
 @pytest.fixture
 def issued(runtime, db, make_user):  # noqa: ANN001, ANN201
-    from api.security import User
+    from identity.security import User
 
     name, user_id = make_user("lg")
     with db.connection() as conn:

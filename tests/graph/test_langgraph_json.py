@@ -49,7 +49,7 @@ def test_langgraph_json_points_at_the_compiled_graph() -> None:
 
 
 def test_langgraph_dev_serves_the_graph_to_a_verified_token(home, runtime, db, make_user) -> None:  # noqa: ANN001
-    from api.security import User
+    from identity.security import User
 
     tokens = runtime.tokens
     issued, user_ids = [], []

@@ -229,7 +229,7 @@ def signup(client: httpx.Client, prefix: str = "user", password: str = "correct 
 def operator_account(db: Any, username: str, password: str) -> None:  # noqa: ANN401
     """The web account `thotqen account USERNAME` makes (cli.py cmd_account): how an admin named in
     THOTQEN_ADMINS gets an account, since web signup refuses those names. Kept on a rerun."""
-    from api.security import hash_password
+    from identity.security import hash_password
     from storage import accounts
 
     with db.connection() as conn:

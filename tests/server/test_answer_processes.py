@@ -12,47 +12,37 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from evals.fake_openai import FakeOpenAI
-from tests.server.conftest import FACTS, follow_job, read_sse, signup, upload
+from tests.server.conftest import FACTS, read_sse
 from tests.server.scrape import scraped
 from tests.server.test_accounting import settled
-from tests.server.test_chat_actions import LONG, read_sse_text, slow_script
+from tests.server.test_chat_actions import LONG, read_sse_text
+from tests.support.answer_processes import answer_process_settings, report_owner, slow_model
 
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 
 
 @pytest.fixture(scope="module")
-def model() -> Any:  # noqa: ANN401
-    fake = FakeOpenAI(slow_script)  # fast unless a test slows its pieces (token_delay_s)
-    yield fake
-    fake.close()
+def model() -> Iterator[FakeOpenAI]:
+    yield from slow_model()
 
 
 @pytest.fixture(scope="module")
 def served(start_server, db, model):  # noqa: ANN001, ANN201
-    from settings import Settings
-
-    # validated, not copied: the LLM links are read from these fields when settings are made
-    settings = Settings(
-        database_url=db.uri, vllm_base_url=f"{model.url}/v1", vllm_model="fake-model", llm_order="vllm",
-        reranker="none", answer_cache=False, web_search=False, upload_max_mb=1.0, login_ip_limit=100_000,
-        questions_per_hour=10_000, questions_per_minute=10_000, forwarded_allow_ips="127.0.0.1",
-        answer_processes=1, answers_per_process=1, answer_queue=0)
-    return start_server(settings, parts={})
+    return start_server(answer_process_settings(db.uri, model, answer_queue=0), parts={})
 
 
 @pytest.fixture(scope="module")
 def owner(served, report_pdf):  # noqa: ANN001, ANN201
+    user = report_owner(served, "procs", report_pdf)
     with served.client() as c:
-        user = signup(c, "procs")
-        res = upload(c, user["headers"], "aurora-report.pdf", report_pdf)
-        assert follow_job(c, user["headers"], res.json()["job_id"])[-1][0] == "done"
         chat = c.post("/api/chats", headers=user["headers"], json={"title": "procs"}).json()
-        return {**user, "chat_id": chat["id"], "document_id": res.json()["document_id"]}
+    return {**user, "chat_id": chat["id"]}
 
 
 def _pid(served) -> int:  # noqa: ANN001
@@ -221,7 +211,7 @@ def test_a_rag_stream_the_client_leaves_stops_its_run_in_the_process(served, own
 
 
 def test_a_dead_answer_process_is_not_ready_until_it_is_started_again(served) -> None:  # noqa: ANN001
-    """/api/ready (api/ready.py): a crashed answer process makes the server not ready, and the probe
+    """/api/ready (api/routes/ready.py): a crashed answer process makes the server not ready, and the probe
     starts it again (no question would come to do so while the probe keeps traffic away)."""
     import signal
     import time

@@ -86,7 +86,7 @@ def test_unknown_username_fails_like_a_wrong_password(live) -> None:  # noqa: AN
 
 
 def test_production_refuses_placeholder_or_missing_secrets(settings, tmp_path) -> None:  # noqa: ANN001
-    from api.security import resolve_jwt_secret
+    from identity.security import resolve_jwt_secret
     from settings import Settings
 
     for bad in ["changeme", "secret", "short-but-not-placeholder"]:
@@ -166,7 +166,7 @@ def test_supabase_auth_needs_an_issuer(tmp_path) -> None:  # noqa: ANN001
     with pytest.raises(ValueError, match="issuer"):
         Settings(_env_file=None, thotqen_home=tmp_path, supabase_auth=True, supabase_jwt_secret="x" * 40)
     ok = Settings(_env_file=None, thotqen_home=tmp_path, supabase_auth=True, supabase_url="https://p.supabase.co/")
-    assert ok.supabase_token_issuer == "https://p.supabase.co/auth/v1"
+    assert ok.supabase.token_issuer == "https://p.supabase.co/auth/v1"
 
 
 def test_admin_metrics(live, owner_with_report, db) -> None:  # noqa: ANN001
@@ -221,7 +221,7 @@ def test_an_admins_name_cannot_be_claimed_by_signing_up(live, db, tmp_path) -> N
 
 
 def test_langsmith_outage_keeps_local_metrics(settings, db) -> None:  # noqa: ANN001
-    from api.admin import metrics
+    from api.routes.admin import metrics
 
     s = settings.model_copy(update={"langsmith_api_key": SecretStr("lsv2-test"),
                                     "langsmith_endpoint": "http://127.0.0.1:9"})  # nothing listens there
@@ -232,7 +232,7 @@ def test_langsmith_outage_keeps_local_metrics(settings, db) -> None:  # noqa: AN
 def test_langsmith_metrics_summarise_the_projects_root_runs(settings, db) -> None:  # noqa: ANN001
     """The happy path against a local endpoint speaking LangSmith's read API (sessions, runs/query)."""
 
-    from api.admin import metrics
+    from api.routes.admin import metrics
     from tests.support.fakes import FakeLangSmith
 
     now = datetime.now(UTC)

@@ -15,7 +15,7 @@ import httpx
 import jwt
 import pytest
 
-from api.security import ISSUER
+from identity.security import ISSUER
 from storage import accounts
 from tests.server.conftest import LiveServer, signup
 
@@ -92,7 +92,7 @@ def test_a_users_burst_reads_their_token_version_once(live: LiveServer, version_
 
 
 def test_kept_versions_are_bounded_and_a_revocation_here_is_seen_at_once() -> None:
-    from api.security import KeptVersions
+    from identity.security import KeptVersions
 
     kept = KeptVersions(ttl_s=60, entries=3)
     for uid in range(5):
@@ -206,7 +206,7 @@ def test_a_light_request_needs_no_thread_while_the_request_pool_is_full(live: Li
 def test_a_token_sent_again_is_not_decoded_again(live: LiveServer, monkeypatch) -> None:  # noqa: ANN001
     """Issue 26: every request decoded its token twice (its issuer, then its signature and claims):
     an eighth of the event loop's time under the burst. A token checked once is kept (bounded)."""
-    from api import security
+    from identity import security
 
     decodes: list[int] = []
     real = security.jwt.decode

@@ -126,7 +126,7 @@ def test_a_langserve_config_hash_is_bounded_before_it_is_decompressed(edge) -> N
             res = c.get(f"/rag/c/{bad}/input_schema", headers=user["headers"])
             assert res.status_code == 400 and why in res.json()["detail"], res.text[:300]
         # what the playground sends: the served config, every tunable set (about 420 characters)
-        from api.rag import served_config
+        from api.routes.rag import served_config
 
         good = _config_hash(served_config(edge.app.state.settings)().model_dump())
         assert len(good) <= 1024

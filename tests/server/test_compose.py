@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from settings import Settings
+from settings import Settings, setting_names
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -62,7 +62,7 @@ def test_compose_commands_and_settings_are_thotqens(settings: Settings) -> None:
         command = services[name]["command"]
         assert command[0] == "thotqen"
         parser.parse_args(command[1:])  # a subcommand and options the CLI really has (exits otherwise)
-    fields = {f.lower() for f in Settings.model_fields}
+    fields = setting_names()
     env = services["api"]["environment"]
     assert set(env) == set(services["worker"]["environment"])
     for key in env:

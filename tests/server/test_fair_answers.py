@@ -16,48 +16,34 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
 from evals.fake_openai import FakeOpenAI
-from tests.server.conftest import follow_job, signup, upload
+from tests.server.conftest import signup
 from tests.server.test_accounting import rows
-from tests.server.test_chat_actions import slow_script
+from tests.support.answer_processes import answer_process_settings, report_owner, slow_model
 
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 PATIENCE_S = 30  # how long a freed place or a stopped run may take on a busy machine (an answer takes minutes)
 
 
 @pytest.fixture(scope="module")
-def model() -> Any:  # noqa: ANN401
-    fake = FakeOpenAI(slow_script)
-    yield fake
-    fake.close()
+def model() -> Iterator[FakeOpenAI]:
+    yield from slow_model()
 
 
 @pytest.fixture(scope="module")
 def served(start_server, db, model):  # noqa: ANN001, ANN201
-    from settings import Settings
-
-    settings = Settings(
-        database_url=db.uri, vllm_base_url=f"{model.url}/v1", vllm_model="fake-model", llm_order="vllm",
-        reranker="none", answer_cache=False, web_search=False, upload_max_mb=1.0, login_ip_limit=100_000,
-        questions_per_hour=10_000, questions_per_minute=10_000, forwarded_allow_ips="127.0.0.1",
-        answer_processes=1, answers_per_process=1, answer_queue=1)
-    return start_server(settings, parts={})
+    return start_server(answer_process_settings(db.uri, model, answer_queue=1), parts={})
 
 
 @pytest.fixture(scope="module")
 def owner(served, report_pdf):  # noqa: ANN001, ANN201
-    with served.client() as c:
-        user = signup(c, "fair")
-        res = upload(c, user["headers"], "aurora-report.pdf", report_pdf)
-        assert follow_job(c, user["headers"], res.json()["job_id"])[-1][0] == "done"
-        user["id"] = c.get("/api/auth/me", headers=user["headers"]).json()["id"]
-        return user
+    return report_owner(served, "fair", report_pdf)
 
 
 def until(found: Callable[[], Any], what: str, timeout: float = PATIENCE_S) -> Any:  # noqa: ANN401

@@ -131,7 +131,7 @@ def test_a_full_disk_answers_507_and_leaves_nothing_behind(shared: LiveServer, m
         assert documents_of(c, h) == []
 
         with monkeypatch.context() as m:
-            m.setattr("api.documents.tempfile.TemporaryFile", _FullDisk)
+            m.setattr("api.routes.documents.tempfile.TemporaryFile", _FullDisk)
             res = upload(c, h, "full.txt", data, "text/plain")
         assert res.status_code == 507, res.text
         assert documents_of(c, h) == []

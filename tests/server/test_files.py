@@ -8,8 +8,8 @@ from http.server import BaseHTTPRequestHandler
 import httpx
 from pydantic import SecretStr
 
-from api.files import LocalFiles, SupabaseFiles, make_file_store
 from evals import local_http
+from ingestion.files import LocalFiles, SupabaseFiles, make_file_store
 from tests.server.conftest import signup, upload
 
 # A syntactically valid service-role JWT (the client checks the shape, not the signature).
@@ -132,7 +132,7 @@ def test_supabase_store_round_trip(settings, tmp_path) -> None:  # noqa: ANN001
 
 
 def test_supabase_signed_url_is_short_lived_and_names_the_file(settings, tmp_path) -> None:  # noqa: ANN001
-    from api.files import SIGNED_URL_TTL_S
+    from ingestion.files import SIGNED_URL_TTL_S
 
     fake = FakeStorage()
     s = settings.model_copy(update={"thotqen_home": tmp_path, "supabase_url": fake.url,

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from api.web import WEB_DIR
+from api.routes.web import WEB_DIR
 from ingestion.formats import registry
 from tests.server.conftest import follow_job, signup, upload
 from tests.unit.test_format_registry import MAGIC, THROWAWAY

@@ -1,4 +1,4 @@
-"""API keys (api/keys.py, api/scopes.py): made, listed and revoked over HTTP and by `thotqen keys`,
+"""API keys (api/routes/keys.py, api/scopes.py): made, listed and revoked over HTTP and by `thotqen keys`,
 used as the bearer on /api, /v1 (the official openai client), /mcp (the official mcp client) and
 /rag, narrowed by their scopes, with the owner's limits."""
 

@@ -1,4 +1,4 @@
-"""The MCP server (api/mcp.py) through the official SDK's own client: streamable HTTP against a live
+"""The MCP server (api/routes/mcp.py) through the official SDK's own client: streamable HTTP against a live
 server (the fake LLM behind the real chain), and stdio against `thotqen mcp` as a subprocess."""
 
 from __future__ import annotations
@@ -232,7 +232,7 @@ def test_ask_answers_on_a_thread_of_its_own_not_the_shared_pool(live, owner_with
     reads need; MCP's ask runs where a chat's answer does, a thread of its own at BACKGROUND_NICE."""
     import threading
 
-    from api import mcp as mcp_module
+    from api.routes import mcp as mcp_module
 
     ran_on: list[str] = []
     real = mcp_module.run_graph

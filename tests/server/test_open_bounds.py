@@ -237,7 +237,7 @@ def test_an_upload_is_checked_once_and_kept_out_of_the_servers_memory_while_it_a
     copied whole at the end (a tenth of a second holding the interpreter lock at UPLOAD_MAX_MB)."""
     import tempfile as tempfile_module
 
-    from api import documents as documents_module
+    from api.routes import documents as documents_module
     from ingestion import pipeline
 
     checks: list[str] = []

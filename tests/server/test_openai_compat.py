@@ -54,7 +54,7 @@ def test_streamed_answer_and_history(live, owner_with_report) -> None:  # noqa: 
 
 def test_a_stream_keeps_alive_while_the_graph_works(live, owner_with_report, fake_llm, monkeypatch) -> None:  # noqa: ANN001
     # before: the role chunk, then nothing until the first token (retrieval, grading: ~20 s on a real model)
-    from api import openai_compat
+    from api.routes import openai_compat
 
     monkeypatch.setattr(openai_compat, "KEEPALIVE_S", 0.3)
     monkeypatch.setattr(fake_llm, "delay_s", 2.0)  # each model call: grading, then the answer

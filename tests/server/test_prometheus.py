@@ -167,7 +167,7 @@ def test_every_dashboard_query_returns_data_and_the_alerts_load(scraped) -> None
 
 # -- the protection ----------------------------------------------------------------------------
 def metrics_app(**settings: Any) -> FastAPI:  # noqa: ANN401
-    from api import prometheus
+    from api.routes import prometheus
 
     app = FastAPI()
     app.state.settings = Settings(_env_file=None, **settings)

@@ -1,4 +1,4 @@
-"""Readiness (`GET /api/ready`, api/ready.py) beside liveness: every part a request needs, each named."""
+"""Readiness (`GET /api/ready`, api/routes/ready.py) beside liveness: every part a request needs, each named."""
 
 from __future__ import annotations
 

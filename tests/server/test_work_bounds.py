@@ -22,7 +22,8 @@ import pymupdf
 import pytest
 
 from answering.bridge import answer_in_thread
-from api import drawing, pages
+from api import drawing
+from api.routes import pages
 from api.text import MAX
 from storage import jobs
 from tests.server import slow_render

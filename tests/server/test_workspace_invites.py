@@ -125,7 +125,7 @@ def test_expired_revoked_and_void_links_answer_like_none(live, db) -> None:  # n
 
 
 def test_links_and_memberships_are_bounded(live) -> None:  # noqa: ANN001
-    from api.workspaces import MAX_WORKSPACES
+    from api.routes.workspaces import MAX_WORKSPACES
     from storage.invites import MAX_OPEN
 
     with live.client() as c:

@@ -12,6 +12,10 @@ def test_serve_passes_host_port_and_workers_to_uvicorn(monkeypatch: pytest.Monke
 
     seen: dict = {}
     monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(app=app, **kw))
+    # --workers exports PROMETHEUS_MULTIPROC_DIR (cli.share_metrics); unset again afterwards, or every
+    # later test in this process renders /metrics from that directory (test_prometheus failed after it)
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", "")
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR")
     assert cli.main(["serve", "--port", "8123", "--workers", "2"]) == 0
     assert seen["app"] == "server:app" and seen["port"] == 8123 and seen["workers"] == 2
     assert seen["host"] == "127.0.0.1"

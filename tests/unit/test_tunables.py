@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import tunables
-from api.rag import checked_configurable, served_config
+from api.routes.rag import checked_configurable, served_config
 from graph.configuration import Configuration
 from settings import Settings
 from storage.search import SearchParams

@@ -1,4 +1,4 @@
-// Loaded into LangServe's playground page (api/web.py injects it): the page authenticates with the
+// Loaded into LangServe's playground page (api/routes/web.py injects it): the page authenticates with the
 // web session's HttpOnly cookie, and a state-changing request that a cookie authenticates must also
 // carry the session's CSRF token. This adds X-CSRF-Token to the page's own same-origin POSTs.
 "use strict";

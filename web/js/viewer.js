@@ -78,7 +78,7 @@ function load(url) {
 
 // What to highlight on the cited page: the evidence lines the answer rests on when the citation
 // names them (the exact row or sentence), else the whole passage it quotes. The server finds the
-// words on the page (api/pages.py), so each line is marked where it stands.
+// words on the page (api/routes/pages.py), so each line is marked where it stands.
 function highlightOf(citation) {
   const lines = (citation.evidence || []).map((e) => e && e.text).filter(Boolean);
   return lines.length ? lines.join("\n") : citation.text || "";

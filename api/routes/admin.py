@@ -21,13 +21,13 @@ def langsmith_metrics(settings: Settings, hours: float, limit: int = 1000) -> di
     """Root runs of the project in the window: count, errors, latency percentiles, tokens."""
     from langsmith import Client
 
-    if settings.langsmith_api_key is None:
+    if settings.langsmith.api_key is None:
         raise ValueError("LangSmith metrics need LANGSMITH_API_KEY")
-    client = Client(api_url=settings.langsmith_endpoint, api_key=settings.langsmith_api_key.get_secret_value())
+    client = Client(api_url=settings.langsmith.endpoint, api_key=settings.langsmith.api_key.get_secret_value())
     since = datetime.now(UTC) - timedelta(hours=hours)
     latencies: list[float] = []
     count = errors = tokens = 0
-    for run in client.list_runs(project_name=settings.langsmith_project, is_root=True, start_time=since,
+    for run in client.list_runs(project_name=settings.langsmith.project, is_root=True, start_time=since,
                                 limit=limit):
         count += 1
         errors += 1 if run.error else 0
@@ -39,13 +39,13 @@ def langsmith_metrics(settings: Settings, hours: float, limit: int = 1000) -> di
     def pct(p: float) -> float | None:
         return round(latencies[min(len(latencies) - 1, int(p * len(latencies)))], 1) if latencies else None
 
-    return {"project": settings.langsmith_project, "runs": count, "errors": errors,
+    return {"project": settings.langsmith.project, "runs": count, "errors": errors,
             "latency_ms": {"p50": pct(0.5), "p95": pct(0.95), "p99": pct(0.99)}, "tokens": tokens,
             "truncated": count >= limit}
 
 
 def figures_out(w: dict[str, Any]) -> dict[str, Any]:
-    """A workspace's figures as JSON (api/workspaces.py's metrics route answers the same shape)."""
+    """A workspace's figures as JSON (api/routes/workspaces.py's metrics route answers the same shape)."""
     return {**w, "created_at": w["created_at"].isoformat()}
 
 
@@ -61,7 +61,7 @@ def metrics(_admin: AdminUser, db: DbDep, settings: SettingsDep,
         out: dict[str, Any] = {"query_log": query_log.metrics(conn, hours=hours),
                                "feedback": feedback.counts(conn, hours=hours),
                                "workspaces": {**spaces, "workspaces": [figures_out(w) for w in spaces["workspaces"]]}}
-    if settings.langsmith_api_key is not None:
+    if settings.langsmith.api_key is not None:
         try:
             out["langsmith"] = langsmith_metrics(settings, hours)
         except Exception as exc:  # noqa: BLE001 - LangSmith down must not break the local metrics

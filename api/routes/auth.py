@@ -11,8 +11,8 @@ from pydantic import BaseModel
 from api import limits
 from api.deps import CurrentUser, DbDep, SettingsDep, TokensDep, client_ip
 from api.schemas import TokenOut, UserOut, error
-from api.security import AuthError, Tokens, User, hash_password, verify_password
 from api.text import LoginName, LoginPassword, Password, RefreshToken, Username
+from identity.security import AuthError, Tokens, User, hash_password, verify_password
 from settings import Settings
 from storage import accounts
 from storage.db import Database
@@ -42,7 +42,7 @@ def signup(body: SignupIn, request: Request, db: DbDep, settings: SettingsDep, t
 
 def create_account(body: SignupIn, request: Request, db: Database, settings: Settings, tokens: Tokens,
                    csrf: str | None = None) -> dict[str, Any]:
-    """The signup, shared with the web session (api/session.py), which binds a CSRF token into the tokens."""
+    """The signup, shared with the web session (api/routes/session.py), which binds a CSRF token into the tokens."""
     ip = client_ip(request)
     limits.check_login_ip(db, settings, ip)
     if body.username.strip().lower() in settings.admin_names:
@@ -72,23 +72,23 @@ def login(body: LoginIn, request: Request, db: DbDep, settings: SettingsDep, tok
 
 def check_login(body: LoginIn, request: Request, db: Database, settings: Settings, tokens: Tokens,
                 csrf: str | None = None) -> dict[str, Any]:
-    """The login with its lockouts, shared with the web session (api/session.py)."""
+    """The login with its lockouts, shared with the web session (api/routes/session.py)."""
     ip = client_ip(request)
     limits.check_login_ip(db, settings, ip)
-    window_s = settings.login_lock_minutes * 60
+    window_s = settings.login.lock_minutes * 60
     with db.connection() as conn:
         # per (address, account): a stranger's failures lock the stranger out, never the owner elsewhere
         locked = accounts.lock_remaining_s(conn, username=body.username, ip=ip,
-                                           max_failures=settings.login_max_failures, window_s=window_s)
+                                           max_failures=settings.login.max_failures, window_s=window_s)
         if locked:
             accounts.record_login_attempt(conn, username="", ip=ip, success=False)  # IP limit only
             raise limits.too_many(
-                f"sign-in to this account from this address is locked for {settings.login_lock_minutes} "
-                f"minutes after {settings.login_max_failures} failed logins", locked)
+                f"sign-in to this account from this address is locked for {settings.login.lock_minutes} "
+                f"minutes after {settings.login.max_failures} failed logins", locked)
         # guessing from many addresses: slowed for places the account never signed in from
         slowed = 0.0 if accounts.known_place(conn, username=body.username, ip=ip) else accounts.slow_remaining_s(
-            conn, username=body.username, max_failures=settings.login_account_max_failures, window_s=window_s,
-            delay_s=settings.login_account_delay_s)
+            conn, username=body.username, max_failures=settings.login.account_max_failures, window_s=window_s,
+            delay_s=settings.login.account_delay_s)
         if slowed:
             accounts.record_login_attempt(conn, username="", ip=ip, success=False)  # IP limit only
             raise limits.too_many("this account has had many failed logins: one attempt at a time from a new "

@@ -40,7 +40,7 @@ class User:
     id: int
     username: str
     source: str = "local"  # local | supabase
-    csrf: str | None = None  # hash of the CSRF token a cookie session is bound to (api/session.py)
+    csrf: str | None = None  # hash of the CSRF token a cookie session is bound to (api/routes/session.py)
     scopes: frozenset[str] | None = None  # an API key's (api/scopes.py); None: a person's session, all of it
     key_id: str | None = None  # the API key that authenticated the request, if one did
     workspace_id: int | None = None  # that key's workspace, when it is bound to one: it reads that one only
@@ -165,7 +165,7 @@ class Tokens:
         self._secret = secret
         self.versions = KeptVersions(settings.token_version_ttl_s, settings.token_version_entries)
         # Supabase tokens only with SUPABASE_AUTH: SUPABASE_URL alone (for Storage) accepts none.
-        self._supabase = SupabaseVerifier(settings) if settings.supabase_auth else None
+        self._supabase = SupabaseVerifier(settings) if settings.supabase.auth else None
 
     def issue(self, conn: psycopg.Connection, user: User, csrf: str | None = None) -> dict[str, Any]:
         """Access and refresh tokens; `csrf` (a cookie session's CSRF token) is bound into both, hashed."""
@@ -271,11 +271,11 @@ class SupabaseVerifier:
     """Supabase Auth access tokens: HS256 with the project's JWT secret, or ES256/RS256 through its JWKS."""
 
     def __init__(self, settings: Settings) -> None:
-        self.audience = settings.supabase_audience
-        self.issuer = settings.supabase_token_issuer
-        self.secret = settings.supabase_jwt_secret.get_secret_value() if settings.supabase_jwt_secret else None
-        jwks_url = settings.supabase_jwks_url or (
-            f"{settings.supabase_url.rstrip('/')}/auth/v1/.well-known/jwks.json" if settings.supabase_url else None)
+        self.audience = settings.supabase.audience
+        self.issuer = settings.supabase.token_issuer
+        self.secret = settings.supabase.jwt_secret.get_secret_value() if settings.supabase.jwt_secret else None
+        jwks_url = settings.supabase.jwks_url or (
+            f"{settings.supabase.url.rstrip('/')}/auth/v1/.well-known/jwks.json" if settings.supabase.url else None)
         # PyJWKClient caches the key set and refetches on an unknown key id (key rotation).
         self.jwks = jwt.PyJWKClient(jwks_url, cache_keys=True, lifespan=600, timeout=5) if jwks_url else None
         self._users: dict[str, int] = {}

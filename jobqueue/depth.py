@@ -1,33 +1,23 @@
-"""`/metrics` for Prometheus, the request series, and the queue depth read from the jobs table.
-
-What is counted is declared in providers/metrics.py; this module adds the HTTP side: a middleware
-that times every request by its route template (`/api/documents/{document_id}`, never the raw path,
-so the series stay few), the protected scrape route, and a collector that reads the queue depth
-from Postgres in the background (every process sees the same table: take max(), not sum()), so a
-database that is down never holds a scrape.
+"""The queue depth read from the jobs table, a Prometheus collector for the server's /metrics and
+`thotqen worker`'s own port: read in the background (every process sees the same table: take max(),
+not sum()), so a database that is down never holds a scrape.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
-from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response
 from prometheus_client.core import GaugeMetricFamily, Metric
-from starlette.routing import Match, Route
 
-from providers import metrics, telemetry
+from providers import telemetry
 from storage import jobs
 from storage.db import Database
 
 log = logging.getLogger(__name__)
-router = APIRouter(tags=["metrics"])
+STATEMENT_MS = 5000  # a queue-depth read that takes longer is cut off by Postgres
 
 
 class QueueDepth:
@@ -95,60 +85,3 @@ class QueueDepth:
         yield GaugeMetricFamily("thotqen_ingestion_queue_read_age_seconds", "seconds since "
                                 "thotqen_ingestion_queue_jobs was read from the database (grows while it cannot "
                                 "be read)", value=round(time.monotonic() - read_at, 3))
-
-
-STATEMENT_MS = 5000  # a queue-depth read that takes longer is cut off by Postgres
-# /metrics renders here, not on the default executor that the routes' own waits can fill
-_RENDER = ThreadPoolExecutor(2, thread_name_prefix="metrics")
-
-
-@router.get("/metrics", include_in_schema=False)
-async def scrape(request: Request) -> Response:
-    """The Prometheus text exposition (METRICS_ALLOW_IPS, or the bearer METRICS_TOKEN)."""
-    client = request.client.host if request.client else None
-    if not metrics.allowed(request.app.state.settings, client, request.headers.get("authorization")):
-        return JSONResponse({"detail": "metrics are readable from METRICS_ALLOW_IPS or with the bearer "
-                                       "METRICS_TOKEN"}, status_code=403)
-    depth = getattr(request.app.state, "queue_depth", None)
-    extra = [depth] if depth is not None else []
-    body = await asyncio.get_running_loop().run_in_executor(_RENDER, metrics.render, extra)
-    return Response(body, media_type=metrics.CONTENT_TYPE)
-
-
-class LabelledRoute(Route):
-    """A plain Starlette route (an ASGI app mounted at a path, as /mcp is) that names itself in the
-    request's scope as FastAPI's routes do, so RequestMetrics labels it by its path, not "unmatched"."""
-
-    def matches(self, scope: Any) -> tuple[Match, Any]:  # noqa: ANN401 - Starlette's Scope
-        match, child = super().matches(scope)
-        if match is not Match.NONE:
-            child["route"] = self
-        return match, child
-
-
-class RequestMetrics:
-    """ASGI middleware: thotqen_http_request_duration_seconds{method, route, status} for every HTTP
-    request (the route template the router matched; "unmatched" for none). Streams are timed to
-    their end."""
-
-    def __init__(self, app: Any) -> None:  # noqa: ANN401
-        self.app = app
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:  # noqa: ANN401
-        if scope["type"] != "http" or scope.get("path") == "/metrics":
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        status = [500]
-
-        async def sending(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                status[0] = int(message["status"])
-            await send(message)
-
-        try:
-            await self.app(scope, receive, sending)
-        finally:
-            route = getattr(scope.get("route"), "path", None) or "unmatched"
-            metrics.observe(metrics.HTTP_REQUESTS, time.perf_counter() - started, scope.get("method", ""), route,
-                            str(status[0]))

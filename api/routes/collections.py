@@ -20,12 +20,12 @@ from api.access import (
     target,
     writing,
 )
-from api.chats import owned_scope
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.paging import MAX_OFFSET, space_page_query
+from api.routes.chats import owned_scope
 from api.schemas import CollectionDetail, CollectionList, CollectionOut, InputErrorOut, error
-from api.security import User
 from api.text import MAX, CollectionName, DocumentIds
+from identity.security import User
 from storage import chats, collections, parse_uuid
 
 router = APIRouter(prefix="/api/collections", tags=["collections"])

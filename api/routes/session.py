@@ -18,7 +18,6 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request, Response
 
-from api.auth import LoginIn, SignupIn, check_login, create_account
 from api.deps import (
     ACCESS_COOKIE,
     CSRF_COOKIE,
@@ -31,8 +30,9 @@ from api.deps import (
     TokensDep,
     check_csrf,
 )
+from api.routes.auth import LoginIn, SignupIn, check_login, create_account
 from api.schemas import SessionOut, error
-from api.security import AuthError, User
+from identity.security import AuthError, User
 from settings import Settings
 from storage import accounts
 

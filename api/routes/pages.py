@@ -11,7 +11,7 @@ recognised chunks stored at ingestion (child_chunks.boxes) mark the lines of the
 Behind nginx (ACCEL_REDIRECT_PREFIX, deploy/nginx/) neither route sends bytes: once ownership is
 checked, the answer is an empty response whose `X-Accel-Redirect` names the file under nginx's internal
 location, and nginx streams it from the file store; a page image is rendered once into the store
-(api/files.py render_path) for that. With Supabase Storage the file download is a redirect to a
+(ingestion/files.py render_path) for that. With Supabase Storage the file download is a redirect to a
 short-lived signed URL instead.
 
 Bounded work (docs/protection.md#bounded-work): an image holds at most PAGE_RENDER_MAX_PIXELS (a
@@ -41,7 +41,7 @@ from api.deps import CurrentUser, DbDep
 from api.drawing import Unrenderable, render_page
 from api.heavy import NoWorkProcess, Pool, WorkLost
 from api.schemas import InputErrorOut, error
-from api.security import User
+from identity.security import User
 from ingestion.formats import registry
 from settings import Settings
 from storage import documents

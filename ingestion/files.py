@@ -74,10 +74,10 @@ class SupabaseFiles(LocalFiles):
         if client is None:
             from supabase import create_client
 
-            if not settings.supabase_url or not settings.supabase_service_key:
+            if not settings.supabase.url or not settings.supabase.service_key:
                 raise RuntimeError("Supabase Storage needs SUPABASE_URL and SUPABASE_SERVICE_KEY")
-            client = create_client(settings.supabase_url, settings.supabase_service_key.get_secret_value())
-        self.bucket = client.storage.from_(settings.supabase_bucket)
+            client = create_client(settings.supabase.url, settings.supabase.service_key.get_secret_value())
+        self.bucket = client.storage.from_(settings.supabase.bucket)
 
     @staticmethod
     def key(owner_id: int, content_hash: str, fmt: str = "pdf") -> str:
@@ -117,6 +117,6 @@ class SupabaseFiles(LocalFiles):
 
 
 def make_file_store(settings: Settings) -> LocalFiles:
-    if settings.supabase_url and settings.supabase_service_key:
+    if settings.supabase.storage:
         return SupabaseFiles(settings)
     return LocalFiles(settings)

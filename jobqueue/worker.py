@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterator
 
 from answering.priority import lower_priority
-from api.files import LocalFiles
+from ingestion.files import LocalFiles
 from ingestion.pipeline import JobOutcome, run_job
 from providers import metrics, telemetry
 from providers.protocols import DocumentEmbedder

@@ -46,16 +46,16 @@ from answering.stopping import StopWatch
 from api import scopes
 from api.access import reading
 from api.deps import UNAUTHORIZED, bearer_token
-from api.documents import _document_out
 from api.heavy import Slots
 from api.paging import MAX_OFFSET, page
-from api.prometheus import LabelledRoute
-from api.security import AuthError, User
+from api.routes.documents import _document_out
+from api.routes.prometheus import LabelledRoute
 from api.text import MAX, DocumentIds, FilterText, question_type
 from api.verify import Verifier
 from graph.context import GraphParts
 from graph.state import InputState
 from graph.stream import run_config, run_graph
+from identity.security import AuthError, User
 from settings import Settings
 from storage import documents
 from storage.document_filter import DocumentFilter
@@ -73,7 +73,7 @@ Caller = Callable[[ServerRequestContext[Any]], User]
 
 
 def _filters() -> dict[str, Any]:
-    """The narrowing fields /rag's input has (api/rag.py), with the same types."""
+    """The narrowing fields /rag's input has (api/routes/rag.py), with the same types."""
     return {
         "document_ids": (DocumentIds, Field(default_factory=list, description="only these documents (empty: all "
                                                                               "of yours)")),

@@ -30,11 +30,11 @@ from api.heavy import Slots
 from api.limits import Rate, too_many
 from api.paging import MAX_OFFSET, page, space_page_query
 from api.schemas import DocumentList, DocumentOut, DocumentPatch, InputErrorOut, JobOut, PageOut, UploadOut, error
-from api.worker import QueueUnavailable
 from ingestion.errors import DiskFull, IngestError, QuotaExceeded, UnsupportedFormat
 from ingestion.formats import registry
 from ingestion.formats.sniff import ACCEPTED, early_refusal
 from ingestion.pipeline import Submission, check_file, submit_document
+from jobqueue.worker import QueueUnavailable
 from settings import Settings
 from storage import documents, jobs, quota, workspaces
 from storage.db import Database
@@ -281,7 +281,7 @@ async def check_upload(request: Request, settings: Settings, name: str, data: by
         raise HTTPException(422, str(exc)) from None
 
 
-def _undo(db: Database, files: Any, owner_id: int, sub: Submission) -> None:  # noqa: ANN401 - api/files.py's store
+def _undo(db: Database, files: Any, owner_id: int, sub: Submission) -> None:  # noqa: ANN401 - ingestion/files.py's store
     """Take back what this upload kept: the new document (and its files), or the redo's new job."""
     with db.connection() as conn:
         if sub.created:
@@ -487,7 +487,7 @@ def delete_document(document_id: str, user: CurrentUser, db: DbDep, request: Req
     return Response(status_code=204)
 
 
-# `{page:int}`: digits only, so `/pages/3.png` (api/pages.py, the page image) is not taken for a unit.
+# `{page:int}`: digits only, so `/pages/3.png` (api/routes/pages.py, the page image) is not taken for a unit.
 @router.get("/api/documents/{document_id}/pages/{page:int}", response_model=PageOut,
             responses={404: error("no such document or page")})
 def get_page(document_id: str, page: int, user: CurrentUser, db: DbDep) -> dict[str, Any]:

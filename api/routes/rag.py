@@ -37,11 +37,11 @@ from answering.processes import AnswerProcesses, AnswersBusy, Job
 from answering.stopping import StopWatch
 from api.access import bound, reading
 from api.deps import current_user
-from api.security import User
 from api.text import MAX, ChatId, DocumentIds, FilterText, Turn, question_type, unprocessable
 from graph.context import GraphParts
 from graph.stream import FinalState, run_config, run_context
 from graph.unchecked import CheckedOnly
+from identity.security import User
 from settings import Settings
 from tunables import Tunables
 

@@ -16,9 +16,9 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Res
 from pydantic import BaseModel, Field
 
 from api.access import BIGINT_MAX, refused
-from api.admin import figures_out
 from api.deps import CurrentUser, DbDep
 from api.paging import MAX_OFFSET, page, page_query
+from api.routes.admin import figures_out
 from api.schemas import InputErrorOut, WorkspaceFigures, error
 from api.text import LoginName, WorkspaceName, unstorable
 from storage import audit, invites, workspace_metrics, workspaces
