@@ -487,3 +487,15 @@ def test_external_database_url_is_used_as_is(db, settings) -> None:  # noqa: ANN
             assert pending_migrations(conn) == []
     finally:
         ext.close()
+
+
+def test_equally_busy_workspaces_are_listed_newest_first(db, make_user) -> None:  # noqa: ANN001
+    # the admin list is capped (storage/workspace_metrics.py MAX_LISTED): with more idle workspaces than
+    # the cap, one made a moment ago must be on it, not only the oldest (the full suite had 120)
+    from storage import workspace_metrics, workspaces
+
+    _name, owner = make_user("idle")
+    with db.connection() as conn:
+        made = [workspaces.create(conn, user_id=owner, name=f"idle {n}")["id"] for n in range(3)]
+        listed = [w["id"] for w in workspace_metrics.every(conn, hours=1, limit=100_000)["workspaces"]]
+    assert [w for w in listed if w in made] == made[::-1]
