@@ -142,12 +142,9 @@ def _card_link(name: str, sources: Sequence[Mapping[str, Any]]) -> dict[str, Any
     raise ValueError(f"LLM_LINKS names {name!r}, which is no link of the card ({known}); give it as an object")
 
 
-class _LinksSource(PydanticBaseSettingsSource):
-    """`llm_links`: LLM_LINKS (or the init argument) with its names resolved, else the card's chain.
-
-    The card's links read their keys from variables that are not fields (GROQ_API_KEY_2, ...), so
-    this source looks them up where any setting comes from: init arguments, the environment, .env
-    (in that precedence; an init argument of None unsets one)."""
+class _LayeredSource(PydanticBaseSettingsSource):
+    """A source that reads several settings at once where any setting comes from: init arguments, the
+    environment, .env, in that precedence (`_layers`, names in lower case)."""
 
     def __init__(self, settings_cls: type[BaseSettings], init: InitSettingsSource, env: EnvSettingsSource,
                  dotenv: DotEnvSettingsSource) -> None:
@@ -157,9 +154,20 @@ class _LinksSource(PydanticBaseSettingsSource):
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
         return None, "", False  # everything happens in __call__
 
-    def __call__(self) -> dict[str, Any]:
+    def _layers(self) -> tuple[Mapping[str, Any], ...]:
         given = {key.lower(): value for key, value in self._init.init_kwargs.items()}
-        sources = (given, self._env.env_vars, self._dotenv.env_vars)
+        return given, self._env.env_vars, self._dotenv.env_vars
+
+
+class _LinksSource(_LayeredSource):
+    """`llm_links`: LLM_LINKS (or the init argument) with its names resolved, else the card's chain.
+
+    The card's links read their keys from variables that are not fields (GROQ_API_KEY_2, ...), so
+    this source looks them up where any setting comes from: init arguments, the environment, .env
+    (in that precedence; an init argument of None unsets one)."""
+
+    def __call__(self) -> dict[str, Any]:
+        sources = self._layers()
         links: Any = next((source["llm_links"] for source in sources if "llm_links" in source), None)
         if isinstance(links, str):
             try:
@@ -314,22 +322,14 @@ FLAT: dict[str, tuple[str, str]] = {flat: (section, field) for section, model in
 _UNSET = object()
 
 
-class _SectionsSource(PydanticBaseSettingsSource):
+class _SectionsSource(_LayeredSource):
     """Each section's fields from their flat names, where any setting comes from: init arguments, the
     environment, .env, in that precedence (as for a field of Settings' own). A section handed whole
     (`Settings(supabase=SupabaseSettings(...))`) is left to the init source."""
 
-    def __init__(self, settings_cls: type[BaseSettings], init: InitSettingsSource, env: EnvSettingsSource,
-                 dotenv: DotEnvSettingsSource) -> None:
-        super().__init__(settings_cls)
-        self._init, self._env, self._dotenv = init, env, dotenv
-
-    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
-        return None, "", False  # everything happens in __call__
-
     def __call__(self) -> dict[str, Any]:
-        given = {key.lower(): value for key, value in self._init.init_kwargs.items()}
-        sources = (given, self._env.env_vars, self._dotenv.env_vars)
+        sources = self._layers()
+        given = sources[0]
         # every section not handed whole, {} when none of its variables is set: what a variable named
         # as the section itself would say is never read
         out: dict[str, dict[str, Any]] = {section: {} for section in SECTIONS if section not in given}
