@@ -211,6 +211,14 @@ QUESTION_FRAMING = re.compile(
 # Where to look, not what is asked: "According to the study, ..." and "..., per the study?"
 QUESTION_SOURCE = re.compile(rf"^\W*{_SOURCE},\s*|,\s*(?:according\s+to|per|as\s+(?:stated|given|reported)\s+in)\b"
                              r"[^,?]*(?=\?*\s*$)", re.I)
+
+
+def without_source(question: str) -> str:
+    """The question without the phrase that says where to look ("According to the Counting potatoes
+    article, what share ..." -> "what share ..."): the source's words say nothing of what is asked."""
+    return QUESTION_SOURCE.sub("", question or "")
+
+
 ASKED_DIMENSION = re.compile(rf"\bhow\s+({'|'.join(d for d in DIMENSIONS if d not in ('many', 'much'))})\b", re.I)
 # What a question's form asks for, tried in order (graph/reading.py `kind_of`).
 QUESTION_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (

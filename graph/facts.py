@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from graph.calc import Fact, choose_op
 from graph.figures import Asked, Figure, Kind, asked_unit, decimals_at, present
-from lexicon import FIGURE_ASKED, OUTFLOW_LABEL, QUESTION_SOURCE, STATEMENT_MENTION
+from lexicon import FIGURE_ASKED, OUTFLOW_LABEL, STATEMENT_MENTION, without_source
 from storage.question_period import AskedPeriod, asked_period
 from storage.statements import named_statements, preference, statement_of
 
@@ -237,7 +237,7 @@ def pick(cells: Iterable[Cell], question: str, pages: set[tuple[str, int]], *, i
     share = max(2, limit // max(len(phrases), 1)) if phrases else limit
     named = named_statements(question)
     # the words that say where to look ("..., according to the Debian FAQ?") name no row
-    for text, quota in [*((p, share) for p in phrases), (f"{QUESTION_SOURCE.sub('', question)} {glossary}", limit)]:
+    for text, quota in [*((p, share) for p in phrases), (f"{without_source(question)} {glossary}", limit)]:
         words = label_words(text) - ignore
         scored = sorted(((score(c, words, period, pages, named), c) for c in cells), key=lambda t: -t[0])
         best = scored[0][0] if scored else 0.0

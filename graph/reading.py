@@ -28,7 +28,7 @@ from graph.calc import choose_op
 from graph.facts import asks_for_figure
 from graph.figures import Asked, asked_unit
 from graph.windows import stems
-from lexicon import ASKED_DIMENSION, DIMENSIONS, NUMBERED_NAME, QUESTION_FORMS, QUESTION_FRAMING, QUESTION_SOURCE
+from lexicon import ASKED_DIMENSION, DIMENSIONS, NUMBERED_NAME, QUESTION_FORMS, QUESTION_FRAMING
 from lexicon import CALENDAR_WORD as _CALENDAR
 from lexicon import CAPITALS as _ACRONYM  # digits alone ("2023") name no measure either
 from storage.question_period import AskedPeriod, asked_period
@@ -115,12 +115,6 @@ def names_in(question: str, *, lone: bool = False) -> list[str]:
         if name and name not in out and (len(words) > 1 or possessive or (lone and not single_at_start)):
             out.append(name)
     return out
-
-
-def without_source(question: str) -> str:
-    """The question without the phrase that says where to look ("According to the Counting potatoes
-    article, what share ..." -> "what share ..."): the source's words say nothing of what is asked."""
-    return QUESTION_SOURCE.sub("", question or "")
 
 
 def kind_of(question: str) -> Kind:

@@ -46,8 +46,7 @@ from graph.figures import (
     same_figure,
     states,
 )
-from graph.reading import without_source
-from lexicon import DIGITS, PER_SHARE_AFTER, SCALE_WORDS, UNIT_WORDS, letter_words
+from lexicon import DIGITS, PER_SHARE_AFTER, SCALE_WORDS, UNIT_WORDS, letter_words, without_source
 
 Status = Literal["fact", "calculation", "excerpt", "question", "unsupported"]
 _RESCALES = (1e3, 1e6, 1e9, 1e-3, 1e-6, 1e-9)

@@ -1,12 +1,12 @@
 """What a figure of an excerpt is about (graph/verify.py `names_its_line`): in running text its whole
 sentence, wrapped lines joined; in a table its row; the question's words that say where to look
-(graph/reading.py `without_source`) do not count as what it asks. Each case below was a correct draft
+(lexicon.py `without_source`) do not count as what it asks. Each case below was a correct draft
 refused, or a wrong one that must stay refused."""
 
 from __future__ import annotations
 
-from graph.reading import without_source
 from graph.verify import Source, verify, words_of
+from lexicon import without_source
 
 REFUSAL = "The documents don't say."
 # a licence's definition, wrapped as the text file wraps it: the figure's line names none of it
