@@ -145,10 +145,9 @@ def date_not_cited(sentence: str, cited: str, question: str) -> bool:
     body = _body(sentence)
     held = set(YEAR.findall(cited)) | set(YEAR.findall(question))
     written = dates_in(f"{cited}\n{question}")
-    months = _words(cited) | _words(question)  # a month named, or written as a number ("2014-11-15")
+    named, numbered = _words(cited) | _words(question), {d[1] for d in written}  # "November", "2014-11-15"
     if any(y not in held for y in YEAR.findall(body)) or any(
-            m.lower() not in months and MONTHS[m.lower()] not in {d[1] for d in written}
-            for m in MONTH_NAME.findall(body)):
+            m.lower() not in named and MONTHS[m.lower()] not in numbered for m in MONTH_NAME.findall(body)):
         return True
     return any(not any(w[:2] == d[:2] and (d[2] is None or w[2] == d[2]) for w in written) for d in dates_in(body))
 
