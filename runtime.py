@@ -197,7 +197,7 @@ class Runtime:
         for what, step in steps:
             try:
                 step()
-            except Exception as exc:  # noqa: BLE001 - built lazily then, as before: the first question says why
+            except Exception as exc:  # built lazily then, as before: the first question says why
                 log.warning("could not build %s ahead of the first question: %s", what, exc)
 
     def close(self) -> None:
@@ -211,7 +211,7 @@ class Runtime:
             database.close()
 
 
-def build_runtime(settings: Settings | None = None, **parts: Any) -> Runtime:  # noqa: ANN401
+def build_runtime(settings: Settings | None = None, **parts: Any) -> Runtime:
     """The one place a process's parts are made; `settings` None reads the environment. Tracing is
     installed here, once per process, before any part opens a connection (providers/telemetry.py)."""
     settings = settings if settings is not None else Settings()

@@ -80,12 +80,12 @@ UNGUARDED = ("/api/health", "/api/ready", "/metrics")
 class OriginSecretMiddleware:
     """Rejects requests without the shared secret header a fronting proxy adds (health probes pass)."""
 
-    def __init__(self, app: Any, header: str, secret: str) -> None:  # noqa: ANN401
+    def __init__(self, app: Any, header: str, secret: str) -> None:
         self.app = app
         self.header = header.lower().encode()
         self.secret = secret.encode()
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:  # noqa: ANN401
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         # /metrics has its own protection (METRICS_ALLOW_IPS, METRICS_TOKEN): Prometheus scrapes the origin
         if scope["type"] == "http" and scope["path"] not in UNGUARDED and scope["method"] != "OPTIONS":
             given = dict(scope["headers"]).get(self.header, b"")
@@ -195,7 +195,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
             if ended := await asyncio.to_thread(accounting.end_in_flight, db):
                 log.warning("drain: %d answer(s) did not finish within SHUTDOWN_GRACE_S; saved as interrupted",
                             ended)
-        except Exception as exc:  # noqa: BLE001 - the database is gone: the next start's sweep ends them
+        except Exception as exc:  # the database is gone: the next start's sweep ends them
             log.warning("drain: could not end the open answers: %s", type(exc).__name__)
         rt.ingest_worker.stop(timeout=10)
         maintenance.stop()
@@ -237,7 +237,7 @@ def add_error_handlers(app: FastAPI) -> None:
                                                                                      "Connection": "close"})
 
     @app.exception_handler(HTTPException)
-    async def http_error(request: Request, exc: HTTPException) -> JSONResponse | Any:  # noqa: ANN401
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse | Any:
         if exc.status_code == 422 and isinstance(exc.detail, str) and request.url.path.startswith("/rag/"):
             # LangServe refuses some bodies (a batch's config list of the wrong length) with a plain
             # string where its OpenAPI document promises FastAPI's list of errors

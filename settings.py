@@ -57,7 +57,7 @@ class LLMLink(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _local_defaults(cls, data: Any) -> Any:  # noqa: ANN401 - pydantic's raw input
+    def _local_defaults(cls, data: Any) -> Any:  # pydantic's raw input
         if isinstance(data, dict) and data.get("kind") == "local":
             return {"timeout_s": "local", "native_json_schema": True, **data}
         return data
@@ -260,7 +260,7 @@ class ObservabilitySettings(Section):
 
     @field_validator("log_level", "log_format", mode="before")
     @classmethod
-    def _any_case(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic's raw input
+    def _any_case(cls, value: Any) -> Any:  # pydantic's raw input
         if isinstance(value, str):
             value = value.strip()
             return (value.lower() if value.lower() in ("text", "json") else value.upper()) or None

@@ -22,7 +22,7 @@ runtime = build_runtime()
 class StudioContext(Context):
     @model_validator(mode="before")
     @classmethod
-    def _with_the_deployment(cls, values: Any) -> dict[str, Any]:  # noqa: ANN401 - what Studio sent
+    def _with_the_deployment(cls, values: Any) -> dict[str, Any]:  # what Studio sent
         sent = values if isinstance(values, dict) else {}
         return {**Context.defaults(runtime.settings), **Context.overrides(sent), "parts": runtime}
 

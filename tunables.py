@@ -22,7 +22,7 @@ Fusion = Literal["rrf", "score"]
 RerankerName = Literal["auto", "bge", "dense", "llm", "none"]
 
 
-def tunable(default: Any, description: str, env: str, **bounds: Any) -> Any:  # noqa: ANN401
+def tunable(default: Any, description: str, env: str, **bounds: Any) -> Any:
     """A field whose value also comes from the environment variable `env` (case-insensitive)."""
     return Field(default, description=description, validation_alias=AliasChoices(_name_placeholder, env),
                  json_schema_extra={"env": env.upper()}, **bounds)
@@ -35,7 +35,7 @@ class _Declared(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     @classmethod
-    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:  # noqa: ANN401
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
         changed = False
         for name, info in cls.model_fields.items():

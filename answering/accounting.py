@@ -239,7 +239,7 @@ class Ticket:
             return
         try:
             self.finish(status=status, error=reason)
-        except Exception:  # noqa: BLE001 - the database is gone; the stale sweep finishes the row at restart
+        except Exception:  # the database is gone; the stale sweep finishes the row at restart
             self._ended()
             log.warning("query log %s: could not record its end (%s)", self.log_id, reason)
 

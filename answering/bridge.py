@@ -56,7 +56,7 @@ def answer_in_thread(work: Callable[[Emit], None], *, ticket: Ticket, name: str,
         try:
             lower_priority(nice)  # a thread of its own: nothing else runs on it afterwards
             work(emit)
-        except Exception:  # noqa: BLE001 - the ticket recorded it; the client still gets a final event
+        except Exception:  # the ticket recorded it; the client still gets a final event
             log.exception("%s: the answer could not be saved", name)
         finally:
             if not ended.is_set():
@@ -130,7 +130,7 @@ async def result_in_thread(work: Callable[[], T], *, name: str, nice: int = 0,
         try:
             lower_priority(nice)  # a thread of its own: nothing else runs on it afterwards
             value = work()
-        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
+        except BaseException as exc:  # handed to the awaiting task
             error = exc
         with contextlib.suppress(RuntimeError):  # the loop is gone: the server is stopping
             loop.call_soon_threadsafe(settle, value, error)

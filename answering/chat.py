@@ -98,7 +98,7 @@ class ChatAnswerer:
                                                  chat=chat)
                     if regenerate is None:
                         chats.add_message(conn, owner_id=owner_id, chat_id=chat_id, role="user", content=question)
-            except Exception as exc:  # noqa: BLE001 - nothing was saved: refuse the turn with the reason
+            except Exception as exc:  # nothing was saved: refuse the turn with the reason
                 log.exception("chat %s: the question could not be saved", turn.chat_id)
                 ticket.finish(status="error", error=f"{type(exc).__name__}: {exc}")
                 emit("error", {"message_id": None, "answer": "", "error": "the question could not be saved; "
@@ -109,7 +109,7 @@ class ChatAnswerer:
             except Stopped:
                 self._save(turn, answer=turn.written, status="stopped", citations=turn.sources if turn.written else [],
                            meta={"stopped": True})
-            except Exception as exc:  # noqa: BLE001 - say so, save it, never leave the client hanging
+            except Exception as exc:  # say so, save it, never leave the client hanging
                 log.exception("chat %s: answering failed", turn.chat_id)
                 reason = "the answer could not be produced; please try again"
                 self._save(turn, answer=reason, status="error", citations=[], meta={"error": type(exc).__name__},
@@ -128,7 +128,7 @@ class ChatAnswerer:
                 self._answer(turn)
             except Stopped:  # the client left: nobody reads what is left of the answer
                 ticket.close("the client disconnected", status="cancelled")
-            except Exception as exc:  # noqa: BLE001 - say so, never leave the client hanging
+            except Exception as exc:  # say so, never leave the client hanging
                 log.exception("%s question: answering failed", source)
                 self._save(turn, answer="the answer could not be produced; please try again", status="error",
                            citations=[], meta={"error": type(exc).__name__}, error=f"{type(exc).__name__}: {exc}")
@@ -166,7 +166,7 @@ class ChatAnswerer:
                                    embedding=embedding, answer={"answer": outcome.answer, "citations": citations,
                                                                 **{k: meta[k] for k in CACHED_FIELDS}})
 
-    def _answer_from_cache(self, turn: Turn, embedding: Any) -> bool:  # noqa: ANN401
+    def _answer_from_cache(self, turn: Turn, embedding: Any) -> bool:
         s = self.settings
         with self.db.connection() as conn:
             hit = answer_cache.lookup(conn, owner_id=turn.owner_id, spaces=turn.spaces, document_ids=turn.scope,

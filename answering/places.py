@@ -153,7 +153,7 @@ class Places:
                 self.waiting.remove(place)
             place.abandoned, place.position = True, 0
             self._forget(place.owner)
-            wakers, place._wakers = place._wakers, []  # noqa: SLF001
+            wakers, place._wakers = place._wakers, []
             told = self._renumber()
         _tell(told)
         for wake in wakers:
@@ -173,9 +173,9 @@ class Places:
                 self._grant(nxt)
                 granted.append(nxt)
             self._forget(place.owner)
-            wakers = [w for p in granted for w in p._wakers]  # noqa: SLF001
+            wakers = [w for p in granted for w in p._wakers]
             for p in granted:
-                p._wakers = []  # noqa: SLF001
+                p._wakers = []
             told = self._renumber()
         _tell(told)
         for wake in wakers:

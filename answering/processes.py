@@ -84,12 +84,12 @@ class AnswerLost(Exception):
     """The answer process ended before the run did (it crashed, or the server is stopping)."""
 
 
-def owner_of(config: Any) -> Owner:  # noqa: ANN401 - a RunnableConfig
+def owner_of(config: Any) -> Owner:  # a RunnableConfig
     """Whose run it is, for the fair share of places (run_config puts the owner in every run's config)."""
     return ((dict(config or {}).get("configurable")) or {}).get("owner_id")
 
 
-def portable(config: dict[str, Any] | Any) -> dict[str, Any]:  # noqa: ANN401 - a RunnableConfig
+def portable(config: dict[str, Any] | Any) -> dict[str, Any]:  # a RunnableConfig
     return {k: v for k, v in dict(config or {}).items() if k in PORTABLE}
 
 
@@ -114,11 +114,11 @@ def serve(parts: GraphParts, conn: Connection) -> None:
 
     metrics.ship_to(lambda observation: send((METRIC_JOB, "metric", observation)))
 
-    async def relay(job: int, items: AsyncIterator[Any]) -> None:  # noqa: ANN401
+    async def relay(job: int, items: AsyncIterator[Any]) -> None:
         async for item in items:
             send((job, "chunk", item))
 
-    def run(job: int, kind: str, inputs: Any, portable: dict[str, Any], chat: str | None,  # noqa: ANN401
+    def run(job: int, kind: str, inputs: Any, portable: dict[str, Any], chat: str | None,
             trace: dict[str, str], options: dict[str, Any]) -> None:
         flag = cancelled[job]
         marked = chat_stop_watch(parts.database, uuid.UUID(chat)).requested if chat else None
@@ -142,7 +142,7 @@ def serve(parts: GraphParts, conn: Connection) -> None:
                     send((job, "done", graph.invoke(inputs, config, context=run_context(parts, config))))
         except Stopped:
             send((job, "stopped", None))
-        except Exception as exc:  # noqa: BLE001 - the server saves it as the answer's error
+        except Exception as exc:  # the server saves it as the answer's error
             log.exception("answer %s failed", job)
             with contextlib.suppress(Exception):
                 send((job, "failed", f"{type(exc).__name__}: {exc}"))
@@ -164,7 +164,7 @@ def serve(parts: GraphParts, conn: Connection) -> None:
                          daemon=True).start()
 
 
-def process_main(build: Callable[[Any], GraphParts]) -> None:  # noqa: ANN401 - the server's Settings
+def process_main(build: Callable[[Any], GraphParts]) -> None:  # the server's Settings
     """An answer process's entry: `FD NICE` on its command line, the server's settings as the first
     message; `build` makes its runtime (runtime.py, the composition root), warmed before "ready"."""
     fd, nice = int(sys.argv[1]), int(sys.argv[2])
@@ -194,7 +194,7 @@ class Job:
         self._release = release
         self._wakers: list[Callable[[], None]] = []
 
-    def put(self, kind: str, data: Any) -> None:  # noqa: ANN401
+    def put(self, kind: str, data: Any) -> None:
         if self.ended:
             return
         if kind in ENDS:
@@ -253,7 +253,7 @@ class Job:
             self._wakers.remove(wake)
             self.cancel()  # a no-op once the run ended
 
-    async def result(self) -> Any:  # noqa: ANN401
+    async def result(self) -> Any:
         """The final event's data, awaited without a thread; a caller that goes away stops the run."""
         async with contextlib.aclosing(self.aevents()) as events:
             async for kind, data in events:
@@ -262,7 +262,7 @@ class Job:
         raise AnswerLost("the run ended without a final event")  # aevents always ends with one
 
 
-def _ended(kind: str, data: Any) -> Iterator[Any]:  # noqa: ANN401
+def _ended(kind: str, data: Any) -> Iterator[Any]:
     if kind == "stopped":
         raise Stopped
     if kind == "failed":
@@ -275,7 +275,7 @@ def _ended(kind: str, data: Any) -> Iterator[Any]:  # noqa: ANN401
 class _Process:
     """One answer process and the socket to it; a reader thread hands each message to its run."""
 
-    def __init__(self, entry: str, settings: Any, nice: int, ready_s: float, max_mb: int = 0) -> None:  # noqa: ANN401
+    def __init__(self, entry: str, settings: Any, nice: int, ready_s: float, max_mb: int = 0) -> None:
         self.max_mb = max_mb  # past it (its anonymous memory), it is started afresh once its runs have ended
         self.retiring = False  # no new run comes to it; it ends when its last run has
         self.lock = threading.Lock()  # between a run added and the process retired
@@ -313,7 +313,7 @@ class _Process:
                 job_id, kind, data = self.conn.recv()
             except (EOFError, OSError):
                 break
-            except Exception:  # noqa: BLE001 - a message that does not unpickle here: its run fails
+            except Exception:  # a message that does not unpickle here: its run fails
                 log.exception("answer process %s: a message could not be read", self.process.pid)
                 continue
             if job_id == METRIC_JOB and kind == "metric":
@@ -365,7 +365,7 @@ class AnswerProcesses:
     (answering/places.py: a freed place goes to the waiting owner with the fewest runs in progress),
     `queue` more waiting (past it AnswersBusy). A process that ended is started again for the next run."""
 
-    def __init__(self, settings: Any, *, entry: str, count: int, per_process: int, queue: int,  # noqa: ANN401
+    def __init__(self, settings: Any, *, entry: str, count: int, per_process: int, queue: int,
                  nice: int, ready_s: float = 300.0, max_mb: int = 0) -> None:
         self.settings, self.entry, self.nice, self.ready_s = settings, entry, nice, ready_s
         self.max_mb = max_mb  # ANSWER_PROCESS_MAX_MB (0: no ceiling)
@@ -428,7 +428,7 @@ class AnswerProcesses:
         except PlacesBusy:
             raise AnswersBusy from None
 
-    def submit(self, kind: str, inputs: Any, config: Any, chat: str | None = None,  # noqa: ANN401
+    def submit(self, kind: str, inputs: Any, config: Any, chat: str | None = None,
                options: dict[str, Any] | None = None, *, notify: Notify | None = None,
                gone: Callable[[], bool] | None = None) -> Job:
         """Start a run ("stream", "invoke" or one of RUNNABLE_STREAMS with its keyword `options`) of
@@ -440,7 +440,7 @@ class AnswerProcesses:
             raise Stopped
         return self._start(place, kind, inputs, config, chat, options)
 
-    async def asubmit(self, kind: str, inputs: Any, config: Any,  # noqa: ANN401
+    async def asubmit(self, kind: str, inputs: Any, config: Any,
                       options: dict[str, Any] | None = None, *, notify: Notify | None = None) -> Job:
         """`submit` awaited on the event loop: a caller that goes away while its run waits leaves
         the waiting list at once (no thread waits for the place on its behalf), and one that goes
@@ -473,7 +473,7 @@ class AnswerProcesses:
                 (await starting).cancel()  # started after all: stopped at once
             raise
 
-    def _start(self, place: Place, kind: str, inputs: Any, config: Any, chat: str | None,  # noqa: ANN401
+    def _start(self, place: Place, kind: str, inputs: Any, config: Any, chat: str | None,
                options: dict[str, Any] | None) -> Job:
         try:
             # the live process with the fewest runs (one that ended is started again)
@@ -494,7 +494,7 @@ class AnswerProcesses:
             raise
         return job
 
-    def stream(self, inputs: InputState, config: Any, chat: uuid.UUID | None = None, *,  # noqa: ANN401
+    def stream(self, inputs: InputState, config: Any, chat: uuid.UUID | None = None, *,
                notify: Notify | None = None, gone: Callable[[], bool] | None = None) -> Iterator[tuple[str, Any]]:
         """run_graph's events, the run in an answer process (`chat`: its stop mark is watched;
         `gone()`: the caller left, which stops the run, waiting or running, as a stop does)."""

@@ -25,7 +25,7 @@ from storage import chats
 from storage.db import Database
 
 
-class Stopped(BaseException):  # noqa: N818 - a signal, like KeyboardInterrupt, not an error
+class Stopped(BaseException):  # a signal, like KeyboardInterrupt, not an error
     """The person stopped the answer."""
 
 
@@ -47,16 +47,16 @@ class StopWatch(BaseCallbackHandler):
         if self.stopped:
             raise Stopped
 
-    def on_llm_new_token(self, token: Any, **kwargs: Any) -> None:  # noqa: ANN401, ARG002
+    def on_llm_new_token(self, token: Any, **kwargs: Any) -> None:
         self.check()
 
-    def on_chat_model_start(self, serialized: dict[str, Any], messages: Any, **kwargs: Any) -> None:  # noqa: ANN401, ARG002
+    def on_chat_model_start(self, serialized: dict[str, Any], messages: Any, **kwargs: Any) -> None:
         self.check()
 
-    def on_chain_start(self, serialized: dict[str, Any] | None, inputs: Any, **kwargs: Any) -> None:  # noqa: ANN401, ARG002
+    def on_chain_start(self, serialized: dict[str, Any] | None, inputs: Any, **kwargs: Any) -> None:
         self.check()  # between the graph's nodes too (retrieval and grading before any token)
 
-    def on_llm_start(self, serialized: dict[str, Any], prompts: list[str], **kwargs: Any) -> None:  # noqa: ANN401, ARG002
+    def on_llm_start(self, serialized: dict[str, Any], prompts: list[str], **kwargs: Any) -> None:
         self.check()
 
 

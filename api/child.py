@@ -24,16 +24,16 @@ def serve(conn: Connection) -> None:
             fn, args = conn.recv()
         except (EOFError, OSError):
             return
-        except Exception as exc:  # noqa: BLE001 - a call that cannot be unpickled here is its caller's error
+        except Exception as exc:  # a call that cannot be unpickled here is its caller's error
             conn.send(("error", RuntimeError(f"the work could not be received: {type(exc).__name__}")))
             continue
         try:
             answer: tuple[str, Any] = ("ok", fn(*args))
-        except Exception as exc:  # noqa: BLE001 - handed back to the caller, who knows what it means
+        except Exception as exc:  # handed back to the caller, who knows what it means
             answer = ("error", exc)
         try:
             conn.send(answer)
-        except Exception as exc:  # noqa: BLE001 - an exception that does not pickle: its name does
+        except Exception as exc:  # an exception that does not pickle: its name does
             conn.send(("error", RuntimeError(f"{type(exc).__name__} (the answer does not pickle)")))
 
 

@@ -34,7 +34,7 @@ REFUSED = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 10\r\nContent-Type
            b'{"detail": "too many connections from your address; try again"}')
 
 
-def _limits(app: Any) -> tuple[int, str]:  # noqa: ANN401 - uvicorn's loaded app, middleware around ours
+def _limits(app: Any) -> tuple[int, str]:  # uvicorn's loaded app, middleware around ours
     """CONNECTIONS_PER_ADDRESS and FORWARDED_ALLOW_IPS of the app uvicorn serves (0: no cap)."""
     for _ in range(16):  # uvicorn's middleware each hold the next as `app`
         settings = getattr(getattr(app, "state", None), "settings", None)

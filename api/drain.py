@@ -46,7 +46,7 @@ def keep_streams_open() -> None:
     AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
 
 
-def _uvicorn_server() -> Any | None:  # noqa: ANN401 - uvicorn.Server
+def _uvicorn_server() -> Any | None:  # uvicorn.Server
     handler = signal.getsignal(signal.SIGTERM)
     server = getattr(handler, "__self__", None)
     return server if hasattr(server, "should_exit") else None

@@ -134,7 +134,7 @@ def _content_length(scope: dict[str, Any]) -> int | None:
 class BodyLimits:
     """ASGI middleware bounding every HTTP request body (see the module's docstring)."""
 
-    def __init__(self, app: Any, *, body_max_bytes: int, upload_max_bytes: int, json_max_depth: int,  # noqa: ANN401
+    def __init__(self, app: Any, *, body_max_bytes: int, upload_max_bytes: int, json_max_depth: int,
                  read_timeout_s: float, json_max_containers: int, form_max_bytes: int | None = None,
                  large_per_minute: int = 0, verifier: Callable[[], Verifier | None] | None = None,
                  form_max_containers: int | None = None) -> None:
@@ -150,7 +150,7 @@ class BodyLimits:
         self.large = Rate(large_per_minute) if large_per_minute and verifier is not None else None
         self.verifier = verifier
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:  # noqa: ANN401
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -197,7 +197,7 @@ class BodyLimits:
             return 414, f"the config hash is longer than {CONFIG_HASH_MAX_CHARS} characters"
         try:
             text = LZString.decompressFromEncodedURIComponent(given) if given else ""  # type: ignore[no-untyped-call]
-        except Exception:  # noqa: BLE001 - malformed: LangServe answers 400 "Invalid config hash" itself
+        except Exception:  # malformed: LangServe answers 400 "Invalid config hash" itself
             return None
         if not isinstance(text, str) or not text:
             return None
@@ -215,7 +215,7 @@ class BodyLimits:
             return f"the upload is larger than {(self.upload_max - MULTIPART_OVERHEAD) / 1048576:g} MB"
         return f"the request body is larger than {cap // 1024} KB"
 
-    async def _next(self, receive: Any) -> dict[str, Any]:  # noqa: ANN401
+    async def _next(self, receive: Any) -> dict[str, Any]:
         try:
             message: dict[str, Any] = await asyncio.wait_for(receive(), self.timeout)
         except TimeoutError:
@@ -248,7 +248,7 @@ class BodyLimits:
             raise BodyRefused(429, f"at most {self.large.limit} request bodies larger than {kb} KB a minute per "
                                    f"account; try again later", {"Retry-After": str(max(1, math.ceil(wait)))})
 
-    async def _read(self, receive: Any, cap: int,  # noqa: ANN401
+    async def _read(self, receive: Any, cap: int,
                     past_form: Callable[[], Awaitable[None]] | None = None) -> tuple[bytes, dict[str, Any] | None]:
         """The whole body, or the disconnect that cut it short (handed on for the route to see);
         `past_form` is called once the body passes FORM_MAX_KB."""
@@ -266,7 +266,7 @@ class BodyLimits:
             if not message.get("more_body", False):
                 return bytes(body), None
 
-    def _counted(self, receive: Any, cap: int) -> Any:  # noqa: ANN401
+    def _counted(self, receive: Any, cap: int) -> Any:
         received = 0
         done = False
 
@@ -286,7 +286,7 @@ class BodyLimits:
         return counted
 
     @staticmethod
-    def _replay(body: bytes, ended: dict[str, Any] | None, receive: Any) -> Any:  # noqa: ANN401
+    def _replay(body: bytes, ended: dict[str, Any] | None, receive: Any) -> Any:
         pending: list[dict[str, Any]] = [{"type": "http.request", "body": body, "more_body": False}]
         if ended is not None:
             pending = [ended]
@@ -300,7 +300,7 @@ class BodyLimits:
         return replay
 
     @staticmethod
-    async def _refuse(scope: dict[str, Any], send: Any, status: int, detail: str,  # noqa: ANN401
+    async def _refuse(scope: dict[str, Any], send: Any, status: int, detail: str,
                       headers: dict[str, str] | None = None) -> None:
         # the connection closes after a refusal: the rest of the body is never read
         response = JSONResponse({"detail": detail}, status_code=status, headers={**(headers or {}),

@@ -61,13 +61,13 @@ def make_auth(verifier: Callable[[], tuple[Tokens, Database]]) -> Auth:
     return auth
 
 
-async def not_offered(ctx: Auth.types.AuthContext, value: Any) -> bool:  # noqa: ANN401
+async def not_offered(ctx: Auth.types.AuthContext, value: Any) -> bool:
     """The graph needs no crons, no store and no user-made assistants (an assistant's config could
     carry settings the server keeps to itself): refused."""
     return False
 
 
-async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:  # noqa: ANN401
+async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
     """A thread belongs to the user who created it: stamped with its owner on create, on update (so
     nobody stamps a thread as someone else's) and on a run (a stateless run's thread is made from
     the run's metadata); every action on threads (read, search, update, delete, a run on one) sees

@@ -25,10 +25,10 @@ def answering(scope: dict[str, Any]) -> bool:
 
 
 class CancelWhenClientLeaves:
-    def __init__(self, app: Any) -> None:  # noqa: ANN401
+    def __init__(self, app: Any) -> None:
         self.app = app
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:  # noqa: ANN401
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if not answering(scope):
             await self.app(scope, receive, send)
             return

@@ -110,7 +110,7 @@ def user_for_key(conn: psycopg.Connection, key: str) -> User:
 
 def out(row: dict[str, Any]) -> dict[str, Any]:
     """A key as listed: never the key, nor its hash."""
-    def when(value: Any) -> str | None:  # noqa: ANN401 - a datetime or None
+    def when(value: Any) -> str | None:  # a datetime or None
         return value.isoformat() if value is not None else None
 
     return {"id": str(row["id"]), "name": row["name"], "prefix": row["prefix"], "scopes": list(row["scopes"]),

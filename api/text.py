@@ -63,7 +63,7 @@ def strip_unstorable(value: str) -> str:
     return _UNSTORABLE.sub("", value)
 
 
-def printable(value: Any) -> Any:  # noqa: ANN401
+def printable(value: Any) -> Any:
     """A JSON-able value with unstorable characters shown as U+FFFD (error messages echo the input)."""
     if isinstance(value, str):
         return _UNSTORABLE.sub("\ufffd", value)
@@ -77,7 +77,7 @@ def printable(value: Any) -> Any:  # noqa: ANN401
 Storable = Annotated[str, AfterValidator(_storable)]
 
 
-def text(max_chars: int, *, min_chars: int = 0, strip: bool = False, pattern: str | None = None) -> Any:  # noqa: ANN401
+def text(max_chars: int, *, min_chars: int = 0, strip: bool = False, pattern: str | None = None) -> Any:
     """A storable string type with these bounds (for a field whose limit is not in MAX)."""
     return Annotated[str, StringConstraints(strip_whitespace=strip, min_length=min_chars, max_length=max_chars,
                                             pattern=pattern), AfterValidator(_storable)]
@@ -98,10 +98,10 @@ WorkspaceName = text(MAX["workspace_name"], min_chars=1, strip=True)
 KeyName = text(MAX["key_name"], min_chars=1, strip=True)
 
 
-def _canonical_uuid(what: str) -> Any:  # noqa: ANN401
+def _canonical_uuid(what: str) -> Any:
     """A validator: an id as its canonical lower-case string (UUIDs are case-insensitive, RFC 9562)."""
 
-    def check(value: Any) -> Any:  # noqa: ANN401
+    def check(value: Any) -> Any:
         if isinstance(value, str):
             try:
                 return str(uuid.UUID(value))
@@ -119,7 +119,7 @@ CollectionId = Annotated[str, BeforeValidator(_canonical_uuid("collection")),
 DocumentIds = Annotated[list[DocumentId], Field(max_length=MAX["document_ids"])]
 
 
-def question_type(max_chars: int) -> Any:  # noqa: ANN401
+def question_type(max_chars: int) -> Any:
     """The question field of a request model, bounded by the QUESTION_MAX_CHARS setting."""
     return Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=max_chars),
                      AfterValidator(_storable),

@@ -38,10 +38,10 @@ from langgraph.runtime import Runtime
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, bench_user, eval_runtime, load_jsonl, write_result  # noqa: E402
-from evals.retrieval import evidence_pages  # noqa: E402
-from graph.context import GraphParts  # noqa: E402
-from graph.stream import run_config, run_context  # noqa: E402
+from evals.common import FINANCEBENCH, bench_user, eval_runtime, load_jsonl, write_result
+from evals.retrieval import evidence_pages
+from graph.context import GraphParts
+from graph.stream import run_config, run_context
 
 VARIANTS: dict[str, dict] = {
     "baseline": {},

@@ -57,15 +57,15 @@ from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals import scoring  # noqa: E402
-from graph.claims import DECLINES  # noqa: E402
-from graph.figures import Figure  # noqa: E402
-from lexicon import SCALES  # noqa: E402
+from evals import scoring
+from graph.claims import DECLINES
+from graph.figures import Figure
+from lexicon import SCALES
 
 if TYPE_CHECKING:
     from runtime import Runtime
-from evals.common import FINANCEBENCH, eval_runtime, load_jsonl, write_result  # noqa: E402
-from evals.scoring import percentile  # noqa: E402 - genre.py imports it from here too
+from evals.common import FINANCEBENCH, eval_runtime, load_jsonl, write_result
+from evals.scoring import percentile  # genre.py imports it from here too
 
 DATA = Path(__file__).parent / "data"
 OUT_OF_SCOPE = DATA / "out_of_scope.jsonl"
@@ -269,7 +269,7 @@ def is_refusal_text(answer: str, refusal_texts: Iterable[str] = ()) -> bool:
     return bool(_REFUSAL.search(first))
 
 
-def _texts(value: Any) -> list[str]:  # noqa: ANN401
+def _texts(value: Any) -> list[str]:
     """Strings in a future outcome field: a string, a dict's text/value/result, or a list of those."""
     if value is None:
         return []

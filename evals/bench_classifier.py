@@ -15,8 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import load_jsonl, write_result  # noqa: E402
-from providers.classifier import explain  # noqa: E402
+from evals.common import load_jsonl, write_result
+from providers.classifier import explain
 
 DATA = Path(__file__).parent / "data"
 

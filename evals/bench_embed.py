@@ -22,11 +22,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
-from evals.scoring import nearest_rank  # noqa: E402
+from evals.common import FINANCEBENCH, load_jsonl, write_result
+from evals.scoring import nearest_rank
 
 
-def chunk_texts(files: list[Path], counter, settings) -> list[str]:  # noqa: ANN001
+def chunk_texts(files: list[Path], counter, settings) -> list[str]:
     from ingestion.chunk import chunk_rows
     from ingestion.parse import parse_pdf
     from ingestion.pipeline import display_title

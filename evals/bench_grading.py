@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field, create_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import RESULTS, eval_runtime, write_result  # noqa: E402
+from evals.common import RESULTS, eval_runtime, write_result
 
 
 class Reasoned(BaseModel):
@@ -53,7 +53,7 @@ def _alnum(text: str) -> str:
     return "".join(ch for ch in text.lower() if ch.isalnum())
 
 
-def quote_holds(value: Any, excerpt: str) -> bool:  # noqa: ANN401
+def quote_holds(value: Any, excerpt: str) -> bool:
     """An excerpt counts as relevant when the grader copied words that really are in it."""
     quote = _alnum(value["quote"] if isinstance(value, dict) else str(value))
     return len(quote) >= 4 and quote != "none" and quote in _alnum(excerpt)
@@ -111,7 +111,7 @@ class Graded:
     p_yes: dict[int, float] = field(default_factory=dict)  # with logprobs: excerpt number -> P(yes)
 
 
-def grade_once(server: Any, messages: list[dict[str, str]], model: type[BaseModel],  # noqa: ANN401
+def grade_once(server: Any, messages: list[dict[str, str]], model: type[BaseModel],
                texts: list[str], *, logprobs: bool = False, cache_prompt: bool = False) -> Graded:
     """`messages` sent to the local model's endpoint under `model`'s grammar. `logprobs`: each token's
     log-probabilities too, read into each excerpt's P(yes) as the grade node reads them; `cache_prompt`

@@ -23,11 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, eval_runtime, load_jsonl, write_result  # noqa: E402
-from evals.scoring import percentile  # noqa: E402
-from graph.context import GraphParts  # noqa: E402
-from graph.outcome import Outcome  # noqa: E402
-from graph.stream import run_config, run_graph  # noqa: E402
+from evals.common import FINANCEBENCH, eval_runtime, load_jsonl, write_result
+from evals.scoring import percentile
+from graph.context import GraphParts
+from graph.outcome import Outcome
+from graph.stream import run_config, run_graph
 
 
 def ask(question: dict, doc_id: str, config: dict, parts: GraphParts) -> dict:

@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result  # noqa: E402
-from evals.scoring import nearest_rank  # noqa: E402
+from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result
+from evals.scoring import nearest_rank
 
 HEADING_QUERY = """
 with heading_query as (

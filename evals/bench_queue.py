@@ -58,7 +58,7 @@ def filings(count: int, pages: int) -> list[tuple[str, bytes, int]]:
 class Stack:
     """`thotqen serve` (and `thotqen worker` processes) on a fresh data directory."""
 
-    def __init__(self, workdir: Path, name: str, fake, broker: str | None) -> None:  # noqa: ANN001
+    def __init__(self, workdir: Path, name: str, fake, broker: str | None) -> None:
         self.dir = workdir / name
         self.dir.mkdir()
         extra = {"QUESTIONS_PER_HOUR": "1000000", "LOGIN_IP_LIMIT": "1000000", "ANSWER_CACHE": "false",
@@ -147,7 +147,7 @@ def wait_ready(api: str, headers: dict[str, str], count: int, timeout: float) ->
     raise RuntimeError("ingestion did not finish in time")
 
 
-def browse_part(args: argparse.Namespace, workdir: Path, fake, broker: RedisServer | RabbitMQServer,  # noqa: ANN001
+def browse_part(args: argparse.Namespace, workdir: Path, fake, broker: RedisServer | RabbitMQServer,
                 docs: list[tuple[str, bytes, int]]) -> list[dict]:
     rows = []
     for mode in args.modes.split(","):
@@ -178,7 +178,7 @@ def browse_part(args: argparse.Namespace, workdir: Path, fake, broker: RedisServ
     return rows
 
 
-def workers_part(args: argparse.Namespace, workdir: Path, fake, broker: RedisServer | RabbitMQServer,  # noqa: ANN001
+def workers_part(args: argparse.Namespace, workdir: Path, fake, broker: RedisServer | RabbitMQServer,
                  docs: list[tuple[str, bytes, int]]) -> list[dict]:
     rows = []
     stack = Stack(workdir, "workers", fake, broker.url)
@@ -203,7 +203,7 @@ def workers_part(args: argparse.Namespace, workdir: Path, fake, broker: RedisSer
     return rows
 
 
-def burst_part(args: argparse.Namespace, workdir: Path, fake, broker: RedisServer | RabbitMQServer) -> dict:  # noqa: ANN001
+def burst_part(args: argparse.Namespace, workdir: Path, fake, broker: RedisServer | RabbitMQServer) -> dict:
     stack = Stack(workdir, "burst", fake, broker.url)
     try:
         for _ in range(2):

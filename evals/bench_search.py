@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result  # noqa: E402
-from evals.scoring import nearest_rank  # noqa: E402
+from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result
+from evals.scoring import nearest_rank
 
 FILL_SQL = """
 with src as (select id from documents where owner_id = %(owner)s and status = 'ready')
@@ -64,7 +64,7 @@ join pg_class t on t.oid = x.indrelid where t.relname in ('child_chunks', 'term_
 """
 
 
-def table_sizes(conn) -> dict[str, dict[str, float]]:  # noqa: ANN001
+def table_sizes(conn) -> dict[str, dict[str, float]]:
     """MB per table (total, heap, indexes; TOAST is in total) and per index of the two big tables."""
     mb = 1 << 20
     out = {name: {"total_mb": round(total / mb, 1), "heap_mb": round(heap / mb, 1), "indexes_mb": round(idx / mb, 1)}
@@ -73,7 +73,7 @@ def table_sizes(conn) -> dict[str, dict[str, float]]:  # noqa: ANN001
     return out
 
 
-def fill_to(conn, owner: int, target: int) -> tuple[int, float]:  # noqa: ANN001
+def fill_to(conn, owner: int, target: int) -> tuple[int, float]:
     """Add filler users' copies until the table holds `target` children; (children now, seconds)."""
     from storage.users import get_or_create_user
 
@@ -98,7 +98,7 @@ def fill_to(conn, owner: int, target: int) -> tuple[int, float]:  # noqa: ANN001
     return conn.execute("select count(*) from child_chunks").fetchone()[0], seconds
 
 
-def time_searches(db, settings, embedder, owner: int, docs: dict, questions: list[dict], modes: list[str],  # noqa: ANN001
+def time_searches(db, settings, embedder, owner: int, docs: dict, questions: list[dict], modes: list[str],
                   repeats: int) -> dict[str, dict]:
     from storage.search import SearchParams, search
 
@@ -169,7 +169,7 @@ def main() -> int:
     return 0
 
 
-def render(runs: list[dict], docs: dict, questions: list[dict], embedder) -> str:  # noqa: ANN001
+def render(runs: list[dict], docs: dict, questions: list[dict], embedder) -> str:
     keys = list(runs[0]["latency"])
     lines = ["| scope/mode: p50 / p95 ms, query embedding included (the database alone) | "
              + " | ".join(f"{r['child_chunks']:,} chunks" for r in runs) + " |", "|---|" + "---|" * len(runs)]

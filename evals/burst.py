@@ -207,7 +207,7 @@ async def attack(api: str, seed_data: dict[str, Any], seconds: float, settings: 
             "/rag/invoke": deep_body("input", settings.request_max_kb, settings.json_max_containers)}
     passage = " ".join(["a", "b"] * 1000)[:4000]
 
-    async def loop(kind: str, client: httpx.AsyncClient, make: Any) -> None:  # noqa: ANN401
+    async def loop(kind: str, client: httpx.AsyncClient, make: Any) -> None:
         n = 0
         while time.monotonic() < end:
             n += 1
@@ -219,14 +219,14 @@ async def attack(api: str, seed_data: dict[str, Any], seconds: float, settings: 
             if status in (429, 503):
                 await asyncio.sleep(0.2)  # a refused attacker comes straight back, nearly
 
-    def render(a: dict[str, Any]) -> Any:  # noqa: ANN401
+    def render(a: dict[str, Any]) -> Any:
         async def go(c: httpx.AsyncClient, n: int) -> int:
             res = await c.get(f"/api/documents/{a['document_id']}/pages/1.png", headers=a["headers"],
                               params={"width": 2000, "highlight": f"{passage[:-6]} n{n % 9999:04d}"})
             return res.status_code
         return go
 
-    def stream(a: dict[str, Any]) -> Any:  # noqa: ANN401
+    def stream(a: dict[str, Any]) -> Any:
         async def go(c: httpx.AsyncClient, n: int) -> int:
             async with c.stream("GET", f"/api/jobs/{a['job_id']}/events", headers=a["headers"]) as res:
                 async for _ in res.aiter_bytes():
@@ -234,21 +234,21 @@ async def attack(api: str, seed_data: dict[str, Any], seconds: float, settings: 
                 return res.status_code
         return go
 
-    def upload(a: dict[str, Any], i: int) -> Any:  # noqa: ANN401
+    def upload(a: dict[str, Any], i: int) -> Any:
         async def go(c: httpx.AsyncClient, n: int) -> int:
             body = f"{random.random()} {i} {n}\n".encode() + upload_body
             res = await c.post("/api/documents", headers=a["headers"], files={"file": ("big.txt", body, "text/plain")})
             return res.status_code
         return go
 
-    def nested(a: dict[str, Any], path: str) -> Any:  # noqa: ANN401
+    def nested(a: dict[str, Any], path: str) -> Any:
         async def go(c: httpx.AsyncClient, n: int) -> int:
             res = await c.post(path, headers={**a["headers"], "Content-Type": "application/json"},
                                content=deep[path])
             return res.status_code
         return go
 
-    def question(a: dict[str, Any], surface: str) -> Any:  # noqa: ANN401
+    def question(a: dict[str, Any], surface: str) -> Any:
         async def go(c: httpx.AsyncClient, n: int) -> int:
             q = f"What was total revenue in fiscal 2023? ({n})"
             if surface == "chat":
@@ -263,14 +263,14 @@ async def attack(api: str, seed_data: dict[str, Any], seconds: float, settings: 
                                  json={"model": "thotqen", "messages": [{"role": "user", "content": q}]})).status_code
         return go
 
-    def config_hash(a: dict[str, Any]) -> Any:  # noqa: ANN401
+    def config_hash(a: dict[str, Any]) -> Any:
         big = "N4Ig" + "A" * 60_000  # a 60 KB LZString hash: seconds of the loop and a gigabyte, before
 
         async def go(c: httpx.AsyncClient, n: int) -> int:
             return (await c.get(f"/rag/c/{big}/playground/", headers=a["headers"])).status_code
         return go
 
-    def mcp_get(a: dict[str, Any]) -> Any:  # noqa: ANN401
+    def mcp_get(a: dict[str, Any]) -> Any:
         async def go(c: httpx.AsyncClient, n: int) -> int:
             async with c.stream("GET", "/mcp", headers={**a["headers"], "Accept": "text/event-stream"}) as res:
                 if res.status_code == 200:  # held until the burst ends (or the server ends it)
@@ -279,7 +279,7 @@ async def attack(api: str, seed_data: dict[str, Any], seconds: float, settings: 
                 return res.status_code
         return go
 
-    def rag_drop(a: dict[str, Any]) -> Any:  # noqa: ANN401
+    def rag_drop(a: dict[str, Any]) -> Any:
         async def go(c: httpx.AsyncClient, n: int) -> int:
             q = f"What was total revenue in fiscal 2023, and how did it change? ({n})"
             async with c.stream("POST", "/rag/stream", headers=a["headers"], json={"input": {"question": q}}) as res:
@@ -288,7 +288,7 @@ async def attack(api: str, seed_data: dict[str, Any], seconds: float, settings: 
                 return res.status_code
         return go
 
-    def long_question(a: dict[str, Any]) -> Any:  # noqa: ANN401
+    def long_question(a: dict[str, Any]) -> Any:
         async def go(c: httpx.AsyncClient, n: int) -> int:
             q = (f"({n}) What was total revenue in fiscal 2023? " * 200)[:settings.question_max_chars]
             return (await c.post("/rag/invoke", headers=a["headers"], json={"input": {"question": q}})).status_code

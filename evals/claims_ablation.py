@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.answers import is_refusal_text  # noqa: E402
-from evals.common import RESULTS, load_jsonl, write_result  # noqa: E402
-from evals.genre import DATA, right  # noqa: E402
-from graph.claims import ANSWER_CHECKS, CHECKS  # noqa: E402
+from evals.answers import is_refusal_text
+from evals.common import RESULTS, load_jsonl, write_result
+from evals.genre import DATA, right
+from graph.claims import ANSWER_CHECKS, CHECKS
 
 
 def outcome(question: dict, answer: str) -> str:

@@ -99,7 +99,7 @@ def bench_user(runtime: Runtime, user: str, *, create_user: bool = True) -> tupl
     return owner, docs
 
 
-def open_bench(home: Path | None, user: str, *, create_user: bool = True):  # noqa: ANN201
+def open_bench(home: Path | None, user: str, *, create_user: bool = True):
     """Point THOTQEN_HOME at `home`, build the eval's runtime, find (or create) `user`.
 
     Returns (settings, db, embedder, owner_id, {document name: id of its ready documents}), the

@@ -29,9 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result  # noqa: E402
-from evals.retrieval import evidence_pages, first_hit_rank  # noqa: E402
-from evals.scoring import rank_scores  # noqa: E402
+from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result
+from evals.retrieval import evidence_pages, first_hit_rank
+from evals.scoring import rank_scores
 
 DATA = Path(__file__).parent / "data"
 SYNTHETIC = DATA / "synthetic_questions.jsonl"
@@ -88,7 +88,7 @@ def grid(default: Point, glossaries: Iterable[str] = ()) -> list[Point]:
     return points + [replace(default, glossary=g) for g in glossaries]
 
 
-def shipped(settings) -> Point:  # noqa: ANN001
+def shipped(settings) -> Point:
     return Point(settings.dense_weight, settings.sparse_weight, settings.heading_weight, settings.rrf_k,
                  settings.candidates, "shipped")
 
@@ -96,7 +96,7 @@ def shipped(settings) -> Point:  # noqa: ANN001
 Ranks = dict[tuple[Point, str, str], int | None]  # (point, scope, question id) -> first evidence rank
 
 
-def rank_all(db, embedder, owner: int, docs: dict, questions: list[Question], points: list[Point],  # noqa: ANN001
+def rank_all(db, embedder, owner: int, docs: dict, questions: list[Question], points: list[Point],
              progress: Callable[[str], None] = print) -> Ranks:
     """Searches every question at every point, in both scopes (k=10, one hit per parent)."""
     import psycopg

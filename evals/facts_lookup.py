@@ -26,17 +26,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.answers import Item, dev_items, gold_figures, line_holds, oos_items, synthetic_items  # noqa: E402
-from evals.common import bench_user, eval_runtime, write_result  # noqa: E402
-from graph import facts as lookup  # noqa: E402
-from graph.candidates import candidate_facts  # noqa: E402
-from graph.figures import asked_unit  # noqa: E402
-from graph.formula import calculation_for  # noqa: E402
-from graph.unanswerable import why_unanswerable  # noqa: E402
-from storage.evidence_store import PostgresShelf  # noqa: E402
+from evals.answers import Item, dev_items, gold_figures, line_holds, oos_items, synthetic_items
+from evals.common import bench_user, eval_runtime, write_result
+from graph import facts as lookup
+from graph.candidates import candidate_facts
+from graph.figures import asked_unit
+from graph.formula import calculation_for
+from graph.unanswerable import why_unanswerable
+from storage.evidence_store import PostgresShelf
 
 
-def offered(conn: Any, owner: int, doc: uuid.UUID, question: str) -> tuple[list[str], str | None]:  # noqa: ANN401
+def offered(conn: Any, owner: int, doc: uuid.UUID, question: str) -> tuple[list[str], str | None]:
     """The facts' values as generation would see them, and the calculation's result (graph/nodes/facts.py, compute)."""
     shelf = PostgresShelf(conn, [owner])
     picked, ignore = candidate_facts(shelf, question, [doc], set())
@@ -46,7 +46,7 @@ def offered(conn: Any, owner: int, doc: uuid.UUID, question: str) -> tuple[list[
     return [lookup.shown_value(f, asked) for f in facts], result.text if result else None
 
 
-def refused_early(conn: Any, owner: int, question: str, scope: list[uuid.UUID] | None) -> bool:  # noqa: ANN401
+def refused_early(conn: Any, owner: int, question: str, scope: list[uuid.UUID] | None) -> bool:
     return bool(why_unanswerable(PostgresShelf(conn, [owner]), question, scope))
 
 
@@ -54,7 +54,7 @@ def share(k: int, n: int) -> dict[str, Any]:
     return {"k": k, "n": n, "share": round(k / n, 3) if n else None}
 
 
-def lookup_rows(conn: Any, owner: int, docs: dict[str, uuid.UUID], items: list[Item]) -> list[dict[str, Any]]:  # noqa: ANN401
+def lookup_rows(conn: Any, owner: int, docs: dict[str, uuid.UUID], items: list[Item]) -> list[dict[str, Any]]:
     rows = []
     for item in items:
         doc = docs.get(f"{item.doc_name}.pdf")

@@ -92,13 +92,13 @@ class FakeOpenAI:
         class Handler(JSONHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
                     self.send_json(200, {"object": "list", "data": [{"id": fake.model, "object": "model"}]})
                 else:
                     self.send_json(404, {"error": {"message": "not found"}})
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self.send_json(404, {"error": {"message": "not found"}})
@@ -129,7 +129,7 @@ class FakeOpenAI:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def reply(self, h: Any, body: dict[str, Any], node: str | None = None) -> None:  # noqa: ANN401
+    def reply(self, h: Any, body: dict[str, Any], node: str | None = None) -> None:
         messages = body.get("messages") or []
         prompt = "\n".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
         kind = kind_of(node)
@@ -157,7 +157,7 @@ class FakeOpenAI:
         except (BrokenPipeError, ConnectionResetError):
             return  # the client went away mid-stream; `completed` stays False
 
-    def _stream(self, h: Any, body: dict[str, Any], text: str, usage: dict[str, int],  # noqa: ANN401
+    def _stream(self, h: Any, body: dict[str, Any], text: str, usage: dict[str, int],
                 record: dict[str, Any]) -> None:
         h.send_response(200)
         h.send_header("Content-Type", "text/event-stream")

@@ -33,8 +33,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import load_jsonl, open_bench, write_result  # noqa: E402
-from evals.cv import Question, financebench_questions, scores, synthetic_questions  # noqa: E402
+from evals.common import load_jsonl, open_bench, write_result
+from evals.cv import Question, financebench_questions, scores, synthetic_questions
 
 KINDS = Path(__file__).parent / "data" / "synthetic_kinds.jsonl"
 K = 10  # hits a search returns (the graph's retrieve_k)
@@ -131,7 +131,7 @@ def first_rank(rows: Iterable[Row], q: Question, any_page: bool = False) -> int 
                  if row[3] == f"{q.doc_name}.pdf" and (any_page or row[4] in q.pages)), None)
 
 
-def collect(db, embedder, settings, owner: int, docs: dict, questions: list[Question], cache: dict) -> None:  # noqa: ANN001
+def collect(db, embedder, settings, owner: int, docs: dict, questions: list[Question], cache: dict) -> None:
     """Every leg's ranks per question: within its filing, and across the owner's filings in the
     shipped scoping's runs (with each filing's tier), into `cache` by question id."""
     from storage.document_filter import question_scope

@@ -46,9 +46,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals import scoring  # noqa: E402
-from evals.answers import is_refusal_text, percentile, traced_figures  # noqa: E402
-from evals.common import RESULTS, load_jsonl, write_result  # noqa: E402
+from evals import scoring
+from evals.answers import is_refusal_text, percentile, traced_figures
+from evals.common import RESULTS, load_jsonl, write_result
 
 DATA = Path(__file__).parent / "data"
 KINDS = ("figure", "date", "name", "yesno", "explanation")

@@ -28,14 +28,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.answers import dev_items  # noqa: E402
-from evals.bench_grading import grade_once, grading_messages, tally  # noqa: E402
-from evals.common import RESULTS, eval_runtime, write_result  # noqa: E402
+from evals.answers import dev_items
+from evals.bench_grading import grade_once, grading_messages, tally
+from evals.common import RESULTS, eval_runtime, write_result
 
 GRID = [round(0.05 * n, 2) for n in range(1, 20)]
 
 
-def score_row(server: Any, row: dict[str, Any]) -> dict[str, Any]:  # noqa: ANN401
+def score_row(server: Any, row: dict[str, Any]) -> dict[str, Any]:
     """The product's grading call on the excerpts the graph showed for `row`: P(yes) and the sampled word."""
     from graph import prompts
     from graph.grading import verdicts_model

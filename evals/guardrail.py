@@ -24,8 +24,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, eval_runtime, load_jsonl, write_result  # noqa: E402
-from providers.classifiers.injection import DEFAULT_WEIGHTS, InjectionClassifier, LearnedModel, rule_hits  # noqa: E402
+from evals.common import FINANCEBENCH, eval_runtime, load_jsonl, write_result
+from providers.classifiers.injection import DEFAULT_WEIGHTS, InjectionClassifier, LearnedModel, rule_hits
 
 DATA = FINANCEBENCH.parent / "guardrail" / "jackhhao_jailbreak.train.jsonl"
 MAX_FP = 0.015

@@ -13,10 +13,10 @@ from typing import Any
 
 
 class JSONHandler(BaseHTTPRequestHandler):
-    def log_message(self, *args: Any) -> None:  # noqa: ANN401 - quiet: the test output is the log
+    def log_message(self, *args: Any) -> None:  # quiet: the test output is the log
         pass
 
-    def send_json(self, status: int, payload: Any) -> None:  # noqa: ANN401 - any JSON value
+    def send_json(self, status: int, payload: Any) -> None:  # any JSON value
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")

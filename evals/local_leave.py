@@ -53,7 +53,7 @@ def main() -> None:
     t0 = time.monotonic()
     full = chain.invoke(LONG)
     full_s = time.monotonic() - t0
-    print(f"long call: {full_s:.1f} s", file=sys.stderr)  # noqa: T201
+    print(f"long call: {full_s:.1f} s", file=sys.stderr)
 
     flag = threading.Event()
     timer = threading.Timer(args.stop_after, flag.set)
@@ -92,7 +92,7 @@ def main() -> None:
         f"| the same short call again (idle) | {idle_s:.2f} s |",
     ]
     text = "\n".join(lines) + "\n"
-    print(text)  # noqa: T201
+    print(text)
     if args.out:
         args.out.write_text(text)
 

@@ -96,11 +96,11 @@ def start_server(fake: FakeOpenAI, home: Path) -> tuple[subprocess.Popen, str]:
     raise RuntimeError("the server did not start")
 
 
-def csrf(page) -> str:  # noqa: ANN001
+def csrf(page) -> str:
     return next(c["value"] for c in page.context.cookies() if c["name"] == "thotqen_csrf")
 
 
-def measure(browser, url: str, viewport: dict, prefetch: bool) -> dict[str, list[float]]:  # noqa: ANN001
+def measure(browser, url: str, viewport: dict, prefetch: bool) -> dict[str, list[float]]:
     pdf = long_report([*AURORA_TOPICS, f"This is copy {uuid.uuid4().hex} of the Aurora Widgets report"], 2)
     ctx = browser.new_context(viewport=viewport, base_url=url, device_scale_factor=1)
     page = ctx.new_page()

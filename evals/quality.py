@@ -37,10 +37,10 @@ from langchain_core.runnables import RunnableConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals import scoring  # noqa: E402
-from evals.common import FINANCEBENCH, eval_runtime, load_jsonl, write_result  # noqa: E402
-from graph.context import GraphParts  # noqa: E402
-from graph.stream import run_config, run_graph  # noqa: E402
+from evals import scoring
+from evals.common import FINANCEBENCH, eval_runtime, load_jsonl, write_result
+from graph.context import GraphParts
+from graph.stream import run_config, run_graph
 
 OWN_METRICS = ("correct", "refusal", "citation_precision", "numbers_grounded")
 LLM_METRICS = ("faithfulness", "answer_relevancy", "llm_context_precision_with_reference", "context_recall")
@@ -52,7 +52,7 @@ NEEDS_CONTEXTS = {"faithfulness", "llm_context_precision_with_reference", "conte
 
 
 # -- scoring one answer ---------------------------------------------------------------------------
-def judge(chain: Any, question: str, reference: str, answer: str) -> tuple[bool | None, dict]:  # noqa: ANN401
+def judge(chain: Any, question: str, reference: str, answer: str) -> tuple[bool | None, dict]:
     """The chain's strict verdict; (None, why) when every link failed."""
     from providers.llm import AllLinksFailed
 
@@ -65,7 +65,7 @@ def judge(chain: Any, question: str, reference: str, answer: str) -> tuple[bool 
                                       "s": round(result.elapsed_s, 2)}
 
 
-def score_answer(out: dict, question: dict, *, tolerance: float, judge_chain: Any = None,  # noqa: ANN401
+def score_answer(out: dict, question: dict, *, tolerance: float, judge_chain: Any = None,
                  refusal_texts: tuple[str, ...] = ()) -> dict:
     """Own (non-RAGAS) scores of one graph output against its FinanceBench question."""
     answer = out.get("answer") or ""
@@ -118,7 +118,7 @@ def ragas_metrics(which: str) -> list:
     return metrics
 
 
-def ragas_scores(sample: dict, llm: Any, embeddings: Any, which: str, timeout_s: int) -> dict:  # noqa: ANN401
+def ragas_scores(sample: dict, llm: Any, embeddings: Any, which: str, timeout_s: int) -> dict:
     """RAGAS scores of one row: {metric name: float or None}; NaN (a failed parse) becomes None."""
     import warnings
 

@@ -51,7 +51,7 @@ def schema_model(schema: dict[str, Any]) -> type[BaseModel]:
         _schema: ClassVar[dict[str, Any]] = schema
 
         @classmethod
-        def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:  # noqa: ANN401
+        def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
             return cls._schema
 
     RagasOutput.__name__ = str(schema.get("title") or "RagasOutput")
@@ -72,7 +72,7 @@ class ChainChatModel(BaseChatModel):
         return "thotqen-llm-chain"
 
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:  # noqa: ANN401
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
         from providers.llm import AllLinksFailed
 
         prompt = "\n".join(str(m.content) for m in messages)
@@ -95,7 +95,7 @@ class MiniLMEmbeddings(Embeddings):
     """The eval's embedder (the runtime's: the packaged all-MiniLM-L6-v2 unless EMBEDDING_MODEL_PATH
     names another) as LangChain Embeddings."""
 
-    def __init__(self, embedder: Any) -> None:  # noqa: ANN401 - providers.protocols.DocumentEmbedder
+    def __init__(self, embedder: Any) -> None:  # providers.protocols.DocumentEmbedder
         self.embedder = embedder
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:  # type: ignore[override]
@@ -105,7 +105,7 @@ class MiniLMEmbeddings(Embeddings):
         return list(map(float, self.embedder.embed_query(text)))
 
 
-def ragas_models(chain: Any, embedder: Any, *, grammar: bool = True):  # noqa: ANN201, ANN401
+def ragas_models(chain: Any, embedder: Any, *, grammar: bool = True):
     """(LangchainLLMWrapper, LangchainEmbeddingsWrapper, the raw ChainChatModel) for RAGAS, answering
     through `chain` and embedding with `embedder` (the eval's runtime gives both)."""
     import warnings
@@ -122,7 +122,7 @@ def ragas_models(chain: Any, embedder: Any, *, grammar: bool = True):  # noqa: A
     return llm, emb, chat
 
 
-def offline_tokenizer():  # noqa: ANN201 - a ragas.tokenizers.BaseTokenizer
+def offline_tokenizer():  # a ragas.tokenizers.BaseTokenizer
     """A lossless word-level tokenizer for RAGAS's extractors.
 
     RAGAS's default tokenizer is tiktoken's o200k_base, which tiktoken downloads on first use: it

@@ -30,8 +30,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.answers import OUT_OF_SCOPE, SYNTHETIC  # noqa: E402
-from evals.common import FINANCEBENCH, eval_runtime, load_jsonl, write_result  # noqa: E402
+from evals.answers import OUT_OF_SCOPE, SYNTHETIC
+from evals.common import FINANCEBENCH, eval_runtime, load_jsonl, write_result
 
 FOLDS = 5
 GRID = [round(-0.2 + 0.01 * i, 2) for i in range(101)]  # -0.2 .. 0.8

@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result  # noqa: E402
-from evals.scoring import rank_scores  # noqa: E402
+from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result
+from evals.scoring import rank_scores
 
 CUTOFFS = (1, 3, 4, 5, 10)  # 3 and 4: how many excerpts the graph shows (GRAPH_TOP_K)
 
@@ -29,7 +29,7 @@ def evidence_pages(question: dict) -> set[int]:
     return {e["evidence_page_num"] + 1 for e in question["evidence"] if e["doc_name"] == question["doc_name"]}
 
 
-def first_hit_rank(hits, doc_name: str, pages: set[int]) -> int | None:  # noqa: ANN001
+def first_hit_rank(hits, doc_name: str, pages: set[int]) -> int | None:
     for rank, hit in enumerate(hits, 1):
         if hit.document_name == f"{doc_name}.pdf" and hit.page in pages:
             return rank
@@ -40,7 +40,7 @@ def summarise(ranks: list[int | None]) -> dict:
     return rank_scores(ranks, CUTOFFS, digits=3)
 
 
-def ingest_missing(db, settings, embedder, owner: int, docs: dict) -> None:  # noqa: ANN001
+def ingest_missing(db, settings, embedder, owner: int, docs: dict) -> None:
     """Ingest the development filings `docs` (name -> id) lacks, updating it in place."""
     from ingestion.pipeline import run_job, submit_pdf
 
@@ -63,7 +63,7 @@ def one_per_page(hits: list) -> list:
     return out
 
 
-def question_ranks(db, embedder, owner: int, docs: dict, questions: list[dict], params,  # noqa: ANN001
+def question_ranks(db, embedder, owner: int, docs: dict, questions: list[dict], params,
                    scope: str, distinct_pages: bool = False) -> list[tuple[int | None, list[int], float]]:
     """(rank of the first evidence page or None, top-5 pages, seconds) for each question."""
     from storage.search import search

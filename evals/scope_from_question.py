@@ -20,17 +20,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import open_bench, write_result  # noqa: E402
-from evals.cv import Question, financebench_questions, synthetic_questions  # noqa: E402
-from evals.retrieval import first_hit_rank  # noqa: E402
-from evals.scoring import hit_at  # noqa: E402
+from evals.common import open_bench, write_result
+from evals.cv import Question, financebench_questions, synthetic_questions
+from evals.retrieval import first_hit_rank
+from evals.scoring import hit_at
 
 
 def hit(ranks: list[int | None], k: int) -> float:
     return hit_at(ranks, k, digits=3)
 
 
-def measure(db, embedder, settings, owner: int, docs: dict, questions: list[Question]) -> list[dict]:  # noqa: ANN001
+def measure(db, embedder, settings, owner: int, docs: dict, questions: list[Question]) -> list[dict]:
     from storage.document_filter import named_documents
     from storage.search import SearchParams, search
 

@@ -27,9 +27,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
-from graph import screening as sc  # noqa: E402
-from providers.classifiers.instruction import (  # noqa: E402
+from evals.common import FINANCEBENCH, load_jsonl, write_result
+from graph import screening as sc
+from providers.classifiers.instruction import (
     DEFAULT_WEIGHTS,
     DIM,
     InstructionClassifier,
@@ -64,7 +64,7 @@ def filing_windows(names: list[str], per_file: int, rng: random.Random) -> list[
     return out
 
 
-def matrix(sentences: list[str]):  # noqa: ANN201 - scipy sparse matrix
+def matrix(sentences: list[str]):  # scipy sparse matrix
     from scipy.sparse import csr_matrix
 
     rows, cols, vals = [], [], []

@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, load_jsonl  # noqa: E402
+from evals.common import FINANCEBENCH, load_jsonl
 
 OUT = Path(__file__).parent / "data" / "synthetic_questions.jsonl"
 # The rules below are the generator's own, frozen with the file they wrote: ingestion may change
@@ -76,7 +76,7 @@ def statement_row(cells: list[str]) -> tuple[str, list[str]] | None:
     return label, values
 
 
-def rows_with_years(parsed, header: Callable[[list[str]], list[str]] = header_years) -> list[dict]:  # noqa: ANN001
+def rows_with_years(parsed, header: Callable[[list[str]], list[str]] = header_years) -> list[dict]:
     """Every statement row of the filing with its header's years: label, years, values, page."""
     by_page: dict[int, list[list[str]]] = defaultdict(list)
     for row in parsed.rows:
@@ -104,14 +104,14 @@ def question_label(label: str) -> str:
     return label[0].lower() + label[1:] if not label[:2].isupper() else label
 
 
-def candidates(parsed) -> list[dict]:  # noqa: ANN001
+def candidates(parsed) -> list[dict]:
     """Every (label, year, value, page) a statement row of the filing gives."""
     return [{"label": r["label"], "year": year, "value": value, "page": r["page"]}
             for r in rows_with_years(parsed) for year, value in zip(r["years"], r["values"], strict=True)
             if nonzero(value)]
 
 
-def evidence_pages(parsed, label: str, value: str) -> set[int]:  # noqa: ANN001
+def evidence_pages(parsed, label: str, value: str) -> set[int]:
     """Pages of the filing whose text holds both the label and the value."""
     texts: dict[int, list[str]] = defaultdict(list)
     for row in parsed.rows:
@@ -120,7 +120,7 @@ def evidence_pages(parsed, label: str, value: str) -> set[int]:  # noqa: ANN001
     return {p for p, rows in texts.items() if any(low in r and value in r for r in rows)}
 
 
-def questions_for(doc: dict, parsed, per_filing: int, rng: random.Random) -> list[dict]:  # noqa: ANN001
+def questions_for(doc: dict, parsed, per_filing: int, rng: random.Random) -> list[dict]:
     pool = candidates(parsed)
     rng.shuffle(pool)
     out: list[dict] = []
@@ -141,7 +141,7 @@ def questions_for(doc: dict, parsed, per_filing: int, rng: random.Random) -> lis
     return out
 
 
-def parsed_filing(doc: dict):  # noqa: ANN201
+def parsed_filing(doc: dict):
     """The data set's PDF of `doc` as the product's parser reads it (no OCR: the filings have text)."""
     from ingestion.parse import OcrOptions, parse_pdf
 

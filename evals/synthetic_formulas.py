@@ -33,7 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, load_jsonl, write_result  # noqa: E402
+from evals.common import FINANCEBENCH, load_jsonl, write_result
 
 OUT = Path(__file__).parent / "data" / "synthetic_formulas.jsonl"
 SHAPES = ("share", "days", "combined")
@@ -49,7 +49,7 @@ def _label(label: str) -> str:
     return label[0].lower() + label[1:] if not label[:2].isupper() else label
 
 
-def rows_by_page(parsed: Any) -> dict[int, dict[str, dict[int, float]]]:  # noqa: ANN401
+def rows_by_page(parsed: Any) -> dict[int, dict[str, dict[int, float]]]:
     from evals.synthetic import candidates
 
     out: dict[int, dict[str, dict[int, float]]] = collections.defaultdict(lambda: collections.defaultdict(dict))
@@ -58,7 +58,7 @@ def rows_by_page(parsed: Any) -> dict[int, dict[str, dict[int, float]]]:  # noqa
     return out
 
 
-def questions_for(doc: dict[str, Any], parsed: Any, per_filing: int, rng: random.Random) -> list[dict[str, Any]]:  # noqa: ANN401
+def questions_for(doc: dict[str, Any], parsed: Any, per_filing: int, rng: random.Random) -> list[dict[str, Any]]:
     pages = rows_by_page(parsed)
     # a label printed on several pages names several rows (a segment table's "Cost of sales"): which one a
     # reference means is not the question's to say

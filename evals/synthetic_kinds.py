@@ -32,8 +32,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, load_jsonl  # noqa: E402
-from evals.synthetic import (  # noqa: E402
+from evals.common import FINANCEBENCH, load_jsonl
+from evals.synthetic import (
     MAX_PAGES,
     evidence_pages,
     loose_years,
@@ -76,14 +76,14 @@ COMPARATIVE_TEMPLATES = (
 _QUARTER_NAME = re.compile(r"_(\d{4})Q([1-4])_10Q$")
 
 
-def _pages(parsed, label: str, values: list[str]) -> set[int]:  # noqa: ANN001
+def _pages(parsed, label: str, values: list[str]) -> set[int]:
     pages = evidence_pages(parsed, label, values[0])
     for value in values[1:]:
         pages &= evidence_pages(parsed, label, value)
     return pages
 
 
-def quarter_questions(doc: dict, parsed, per_filing: int, rng: random.Random) -> list[dict]:  # noqa: ANN001
+def quarter_questions(doc: dict, parsed, per_filing: int, rng: random.Random) -> list[dict]:
     named = _QUARTER_NAME.search(doc["doc_name"])
     if not named:
         return []
@@ -106,7 +106,7 @@ def quarter_questions(doc: dict, parsed, per_filing: int, rng: random.Random) ->
     return out
 
 
-def annual_questions(doc: dict, parsed, per_filing: int, rng: random.Random,  # noqa: ANN001
+def annual_questions(doc: dict, parsed, per_filing: int, rng: random.Random,
                      held_years: set[int]) -> list[dict]:
     """yoy and comparative questions of a 10-K, then the same rows with the company renamed."""
     pool = [r for r in rows_with_years(parsed) if all(nonzero(v) for v in r["values"][:2])]

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import eval_runtime, load_jsonl, write_result  # noqa: E402
-from evals.scoring import hit_at  # noqa: E402
+from evals.common import eval_runtime, load_jsonl, write_result
+from evals.scoring import hit_at
 
 if TYPE_CHECKING:
     from runtime import Runtime
@@ -47,7 +47,7 @@ PERSONA = ("Financial analyst", "An equity analyst who reads annual reports and 
 
 
 # -- reading the documents ------------------------------------------------------------------------
-def parent_chunks(db: Any, owner_id: int, *, documents: int, per_document: int,  # noqa: ANN401
+def parent_chunks(db: Any, owner_id: int, *, documents: int, per_document: int,
                   min_chars: int = 1500, document_names: list[str] | None = None) -> list[dict]:
     """Parent chunks of the first `documents` ready documents (by name), `per_document` each, spread
     evenly through the document; chunks shorter than `min_chars` (covers, tables of contents) skipped."""
@@ -83,13 +83,13 @@ class AllThemesToPersona:
 
     name = "all_themes_to_persona"
 
-    async def generate(self, data: Any, llm: Any = None, callbacks: Any = None, **kwargs: Any) -> Any:  # noqa: ANN401
+    async def generate(self, data: Any, llm: Any = None, callbacks: Any = None, **kwargs: Any) -> Any:
         from ragas.testset.synthesizers.prompts import PersonaThemesMapping
 
         return PersonaThemesMapping(mapping={p.name: list(data.themes) for p in data.personas})
 
 
-def generate_ragas(chunks: list[dict], size: int, chain: Any, embedder: Any, timeout_s: int) -> list[dict]:  # noqa: ANN401
+def generate_ragas(chunks: list[dict], size: int, chain: Any, embedder: Any, timeout_s: int) -> list[dict]:
     import warnings
 
     from ragas.run_config import RunConfig
@@ -128,7 +128,7 @@ QUESTION_PROMPT = (
 )
 
 
-def generate_chain(chunks: list[dict], size: int, chain: Any) -> list[dict]:  # noqa: ANN401
+def generate_chain(chunks: list[dict], size: int, chain: Any) -> list[dict]:
     """One structured question-and-answer per chunk from the provider chain (the fallback path)."""
     from pydantic import BaseModel, Field
 
@@ -157,7 +157,7 @@ def _source(chunk: dict | None) -> dict:
 
 
 # -- the gate -----------------------------------------------------------------------------------
-def gate_rows(rows: list[dict], db: Any, embedder: Any, settings: Settings, owner_id: int,  # noqa: ANN401
+def gate_rows(rows: list[dict], db: Any, embedder: Any, settings: Settings, owner_id: int,
               k: int = 5) -> list[dict]:
     """Hybrid search within each row's source document, with the deployment's search settings; the
     rank of the first result on a source page."""

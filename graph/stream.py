@@ -77,11 +77,11 @@ class FinalState(BaseCallbackHandler):
         self.root: uuid.UUID | None = None
         self.state: dict[str, Any] | None = None
 
-    def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: uuid.UUID,  # noqa: ANN401
-                       parent_run_id: uuid.UUID | None = None, **kwargs: Any) -> None:  # noqa: ANN401
+    def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: uuid.UUID,
+                       parent_run_id: uuid.UUID | None = None, **kwargs: Any) -> None:
         if parent_run_id is None and self.root is None:
             self.root = run_id
 
-    def on_chain_end(self, outputs: Any, *, run_id: uuid.UUID, **kwargs: Any) -> None:  # noqa: ANN401
+    def on_chain_end(self, outputs: Any, *, run_id: uuid.UUID, **kwargs: Any) -> None:
         if run_id == self.root and isinstance(outputs, dict):
             self.state = outputs

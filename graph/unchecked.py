@@ -20,7 +20,7 @@ DRAFT_KEYS = frozenset({"answer", "chat_history"})  # where a draft sits in the 
 _MODEL_EVENTS = ("on_chat_model_stream", "on_chat_model_end", "on_llm_stream", "on_llm_end")
 
 
-def scrubbed(value: Any, path: tuple[str, ...] = ()) -> Any:  # noqa: ANN401
+def scrubbed(value: Any, path: tuple[str, ...] = ()) -> Any:
     """`value` (a state, updates keyed by node, a log; at `path` in a run log) without its drafts; the
     checker's own update is kept whole (no state has a key named after it: only updates do)."""
     if path[:1] != ("logs",) and CHECKER in path:
@@ -38,7 +38,7 @@ class CheckedOnly:
     def __init__(self) -> None:
         self._drafting_models: set[str] = set()  # run-log entries of models called by drafting nodes
 
-    def item(self, item: Any) -> Any:  # noqa: ANN401
+    def item(self, item: Any) -> Any:
         if isinstance(item, RunLogPatch):
             ops = [op for op in (self._op(op) for op in item.ops) if op is not None]
             return RunLogPatch(*ops) if ops else None

@@ -227,7 +227,7 @@ class Tokens:
             raise AuthError("the session was signed out; sign in again")
         return Tokens.claimed_user(claims)
 
-    def authenticate(self, token: str, db: Any) -> User:  # noqa: ANN401 - storage.db.Database
+    def authenticate(self, token: str, db: Any) -> User:  # storage.db.Database
         """The user an access token (ours or Supabase's) belongs to, or AuthError. Our tokens are
         checked against the user's token version as stored now (one primary-key read; the server's
         requests go through api/verify.py, which reads it once per user at a time and keeps it briefly)."""
@@ -238,7 +238,7 @@ class Tokens:
             current = read_standing(conn, int(claims["sub"]))
         return self.check_version(claims, current)
 
-    def supabase_user(self, token: str, db: Any) -> User:  # noqa: ANN401 - storage.db.Database
+    def supabase_user(self, token: str, db: Any) -> User:  # storage.db.Database
         if self._supabase is None:
             raise AuthError("the token is not valid")
         return self._supabase.authenticate(token, db)
@@ -302,7 +302,7 @@ class SupabaseVerifier:
         except jwt.PyJWTError:
             raise AuthError("the token is not valid") from None
 
-    def authenticate(self, token: str, db: Any) -> User:  # noqa: ANN401
+    def authenticate(self, token: str, db: Any) -> User:
         claims = self.claims(token)
         sub = str(claims["sub"])
         name = str(claims.get("email") or f"supabase-{sub[:8]}")

@@ -69,7 +69,7 @@ class LocalFiles:
 class SupabaseFiles(LocalFiles):
     kind = "supabase"
 
-    def __init__(self, settings: Settings, client: Any = None) -> None:  # noqa: ANN401
+    def __init__(self, settings: Settings, client: Any = None) -> None:
         super().__init__(settings)
         if client is None:
             from supabase import create_client

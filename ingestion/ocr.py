@@ -25,7 +25,7 @@ MAX_PIXELS = 40_000_000  # a poster-sized page is rendered at a lower resolution
 
 
 @functools.cache
-def engine() -> Any:  # noqa: ANN401 - rapidocr.RapidOCR
+def engine() -> Any:  # rapidocr.RapidOCR
     with memcap.lifted():  # the library and its models are trusted: loaded above a parsing child's cap
         from rapidocr import RapidOCR
 
@@ -47,7 +47,7 @@ def recognise_page(page: pymupdf.Page, dpi: int) -> list[tuple[float, float, flo
         result = engine()(np.ascontiguousarray(image))
     except MemoryError:
         raise
-    except Exception as exc:  # noqa: BLE001 - an engine failure on one page names the page
+    except Exception as exc:  # an engine failure on one page names the page
         if "bad_alloc" in str(exc):  # ONNX Runtime out of memory under the sandbox's cap
             raise MemoryError from exc
         last = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]

@@ -46,7 +46,7 @@ class Prefetcher:
             return None
         try:
             prepared = future.result()
-        except Exception as exc:  # noqa: BLE001 - the job parses again and reports the error itself
+        except Exception as exc:  # the job parses again and reports the error itself
             log.debug("prefetch of %s failed (%s); the job parses it itself", path, exc)
             return None
         return prepared if prepared.content_hash == content_hash else None

@@ -125,7 +125,7 @@ def _child(path: str, fmt: str, limits_json: str, memory_mb: str) -> int:
         emit({"error": f"reading the file needed more than {memory_mb} MB of memory (INGEST_MEMORY_MB) "
                        "and was stopped"})
         return 0
-    except Exception as exc:  # noqa: BLE001 - a parser bug or an unforeseen damage: a reason, not a trace
+    except Exception as exc:  # a parser bug or an unforeseen damage: a reason, not a trace
         logging.exception("parsing failed")
         emit({"error": f"the {fmt} file cannot be read: {type(exc).__name__}: {exc}"})
         return 0

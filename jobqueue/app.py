@@ -94,7 +94,7 @@ def _build(settings: Settings, parts: WorkerParts | None) -> Celery:
     # celery ships no types: its task decorator is untyped (the functions keep their annotations)
     @app.task(name=INGEST, bind=True, acks_late=True, reject_on_worker_lost=True,  # type: ignore[untyped-decorator]
               max_retries=None)
-    def ingest(self: Any, job_id: str) -> str:  # noqa: ANN401
+    def ingest(self: Any, job_id: str) -> str:
         return run_ingest(_parts(parts), self, uuid.UUID(job_id))
 
     @app.task(name=SWEEP)  # type: ignore[untyped-decorator]
@@ -123,7 +123,7 @@ def redis_restore_options(visibility_timeout_s: float) -> dict[str, int]:
 CLAIM_TRIES = 5  # another worker may claim the job looked at first: look again, a few times
 
 
-def run_ingest(rt: WorkerParts, task: Any, job_id: uuid.UUID) -> str:  # noqa: ANN401 - a bound Celery task
+def run_ingest(rt: WorkerParts, task: Any, job_id: uuid.UUID) -> str:  # a bound Celery task
     """One delivery of a job's task. Returns what happened (for the worker's log).
 
     The broker hands tasks out in publish order, so one owner's long queue would hold back another's
@@ -163,7 +163,7 @@ def run_ingest(rt: WorkerParts, task: Any, job_id: uuid.UUID) -> str:  # noqa: A
 _publishers = concurrent.futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="publish")
 
 
-def publish(app: Celery, job_id: uuid.UUID, *, timeout_s: float | None = None, db: Any = None) -> None:  # noqa: ANN401
+def publish(app: Celery, job_id: uuid.UUID, *, timeout_s: float | None = None, db: Any = None) -> None:
     """Send the job's task; raise when the broker did not take it.
 
     A broker that refuses connections fails within about `timeout_s` (the connect timeout, two quick
@@ -189,7 +189,7 @@ def own_logging(settings: Settings, loglevel: str) -> None:
     """Celery's worker and beat log in LOG_FORMAT through providers/logs.py, not in Celery's own format:
     with a receiver of `setup_logging`, Celery leaves the logging configuration to it."""
 
-    def setup(**_: Any) -> None:  # noqa: ANN401 - Celery's signal arguments
+    def setup(**_: Any) -> None:  # Celery's signal arguments
         logs.configure(settings, default_level=loglevel.upper())
 
     signals.setup_logging.connect(setup, weak=False)

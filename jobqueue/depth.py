@@ -46,7 +46,7 @@ class QueueDepth:
             with telemetry.untraced(), self.db.connection() as conn, conn.transaction():
                 conn.execute("select set_config('statement_timeout', %s, true)", (str(int(STATEMENT_MS)),))
                 depth = jobs.queue_depth(conn)
-        except Exception as exc:  # noqa: BLE001 - the last value stays, its age says how stale it is
+        except Exception as exc:  # the last value stays, its age says how stale it is
             log.debug("queue depth not read: %s", exc)
             with self._lock:
                 self._up = False

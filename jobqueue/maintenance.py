@@ -21,7 +21,7 @@ from storage.outage import DatabaseUnavailable
 log = logging.getLogger(__name__)
 
 
-def purge(db: Any, settings: Settings) -> dict[str, int]:  # noqa: ANN401 - storage.db.Database
+def purge(db: Any, settings: Settings) -> dict[str, int]:  # storage.db.Database
     with db.connection() as conn:
         counts = retention.purge(conn, retention_days=settings.retention_days,
                                  answer_cache_ttl_hours=settings.answer_cache_ttl_hours)
@@ -30,7 +30,7 @@ def purge(db: Any, settings: Settings) -> dict[str, int]:  # noqa: ANN401 - stor
     return counts
 
 
-def sweep_jobs(db: Any, settings: Settings,  # noqa: ANN401
+def sweep_jobs(db: Any, settings: Settings,
                publish: Callable[[uuid.UUID], None] | None = None) -> dict[str, int]:
     """Re-queue (or, after JOB_MAX_ATTEMPTS, fail) jobs whose worker died. With `publish` (a broker),
     hand re-queued jobs and queued jobs whose message may be lost to the broker again."""
@@ -43,7 +43,7 @@ def sweep_jobs(db: Any, settings: Settings,  # noqa: ANN401
             try:
                 publish(job_id)
                 published += 1
-            except Exception as exc:  # noqa: BLE001 - the broker is down: the job stays queued for the next sweep
+            except Exception as exc:  # the broker is down: the job stays queued for the next sweep
                 unsent += 1
                 log.warning("job %s: could not hand it to the broker: %s", job_id, type(exc).__name__)
     return {"requeued": len(requeued), "failed": len(failed), "published": published, "unsent": unsent}
@@ -52,7 +52,7 @@ def sweep_jobs(db: Any, settings: Settings,  # noqa: ANN401
 class MaintenanceThread:
     """The in-process scheduler (no broker): retention and abandoned jobs every MAINTENANCE_INTERVAL_S."""
 
-    def __init__(self, db: Any, settings: Settings) -> None:  # noqa: ANN401
+    def __init__(self, db: Any, settings: Settings) -> None:
         self.db, self.settings = db, settings
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="maintenance", daemon=True)
@@ -73,5 +73,5 @@ class MaintenanceThread:
                     sweep_jobs(self.db, self.settings)
             except DatabaseUnavailable as exc:  # logged once by storage/outage.py; the next round retries
                 log.warning("maintenance skipped: %s", exc)
-            except Exception:  # noqa: BLE001 - the database may be restarting; the next round retries
+            except Exception:  # the database may be restarting; the next round retries
                 log.exception("maintenance failed")

@@ -105,7 +105,7 @@ class IngestWorker:
             except DatabaseUnavailable as exc:  # logged once by storage/outage.py; try again later
                 log.debug("could not read the job queue: %s", exc)
                 claimed = None
-            except Exception:  # noqa: BLE001 - the database may be restarting; try again later
+            except Exception:  # the database may be restarting; try again later
                 log.exception("could not read the job queue")
                 claimed = None
             if claimed is None:
@@ -124,7 +124,7 @@ class IngestWorker:
         job_id, owner_id, content_hash, fmt = job.job_id, job.owner_id, job.content_hash, job.format
         try:
             self.files.ensure_local(owner_id, content_hash, fmt)
-        except Exception as exc:  # noqa: BLE001 - a storage outage fails this job with a reason
+        except Exception as exc:  # a storage outage fails this job with a reason
             log.warning("job %s: stored file unavailable: %s", job_id, type(exc).__name__)
         try:
             outcome = run_job(self.db, self.settings, self.embedder, job_id)
@@ -134,7 +134,7 @@ class IngestWorker:
         except jobs.JobBusy:
             log.info("job %s: claimed by another worker, or ended", job_id)
             return None
-        except Exception:  # noqa: BLE001 - run_job records failures itself; this is the last guard
+        except Exception:  # run_job records failures itself; this is the last guard
             log.exception("job %s crashed", job_id)
             metrics.count(metrics.INGEST_JOBS, "failed")
             with self.db.connection() as conn:
@@ -143,7 +143,7 @@ class IngestWorker:
         finally:
             try:
                 self.files.ingested(owner_id, content_hash, fmt)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.warning("job %s: could not tidy the local copy", job_id)
 
 

@@ -155,10 +155,10 @@ def configure(settings: Settings, default_level: str = "WARNING") -> None:
 class RequestId:
     """ASGI middleware: the request's id in REQUEST_ID while it runs and in the response's X-Request-ID."""
 
-    def __init__(self, app: Any) -> None:  # noqa: ANN401
+    def __init__(self, app: Any) -> None:
         self.app = app
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:  # noqa: ANN401
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

@@ -92,7 +92,7 @@ def _series() -> dict[str, Any]:
     return {m._name: m for m in globals().values() if isinstance(m, Counter | Histogram)}
 
 
-def apply(observation: Any) -> None:  # noqa: ANN401 - whatever came over the socket
+def apply(observation: Any) -> None:  # whatever came over the socket
     """Record an observation another process shipped; an unknown series or bad shape is dropped."""
     try:
         name, labels, value = observation
@@ -104,37 +104,37 @@ def apply(observation: Any) -> None:  # noqa: ANN401 - whatever came over the so
             observe(metric, float(value), *map(str, labels))
         else:
             count(metric, *map(str, labels), amount=float(value))
-    except Exception:  # noqa: BLE001 - a metric must not fail the reader that applies it
+    except Exception:  # a metric must not fail the reader that applies it
         log.debug("could not apply %r", observation, exc_info=True)
 
 
-def _shipped(metric: Any, labels: tuple[str, ...], value: float) -> bool:  # noqa: ANN401
+def _shipped(metric: Any, labels: tuple[str, ...], value: float) -> bool:
     hook = _ship
     if hook is None:
         return False
     try:
         hook((metric._name, labels, value))
-    except Exception:  # noqa: BLE001 - the server's socket closed: the observation is lost, not the run
+    except Exception:  # the server's socket closed: the observation is lost, not the run
         log.debug("could not ship %s", getattr(metric, "_name", metric), exc_info=True)
     return True
 
 
-def count(metric: Any, *labels: str, amount: float = 1.0) -> None:  # noqa: ANN401 - a Counter
+def count(metric: Any, *labels: str, amount: float = 1.0) -> None:  # a Counter
     """Add to a counter; never raises (a metric must not fail the request that it counts)."""
     if _shipped(metric, labels, amount):
         return
     try:
         (metric.labels(*labels) if labels else metric).inc(amount)
-    except Exception:  # noqa: BLE001 - e.g. a full disk under PROMETHEUS_MULTIPROC_DIR
+    except Exception:  # e.g. a full disk under PROMETHEUS_MULTIPROC_DIR
         log.debug("could not count %s", getattr(metric, "_name", metric), exc_info=True)
 
 
-def observe(metric: Any, value: float, *labels: str) -> None:  # noqa: ANN401 - a Histogram
+def observe(metric: Any, value: float, *labels: str) -> None:  # a Histogram
     if _shipped(metric, labels, value):
         return
     try:
         metric.labels(*labels).observe(value)
-    except Exception:  # noqa: BLE001
+    except Exception:
         log.debug("could not observe %s", getattr(metric, "_name", metric), exc_info=True)
 
 
@@ -154,7 +154,7 @@ class _Joined:
             yield from source.collect()
 
 
-def render(extra: Iterable[Any] = ()) -> bytes:  # noqa: ANN401
+def render(extra: Iterable[Any] = ()) -> bytes:
     """The text exposition: this process's series, or every process's under PROMETHEUS_MULTIPROC_DIR,
     plus `extra` collectors read now (the queue depth, from the database)."""
     if multiprocess_dir():
@@ -199,7 +199,7 @@ DENIED = b'{"detail": "metrics are readable from METRICS_ALLOW_IPS or with the b
 
 
 class _Quiet(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002, ANN401 - the base's signature
+    def log_message(self, format: str, *args: Any) -> None:  # the base's signature
         pass
 
 

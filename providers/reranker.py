@@ -122,7 +122,7 @@ def bge_weights_present(model: str) -> bool:
         from huggingface_hub import try_to_load_from_cache
 
         found = try_to_load_from_cache(model, "config.json")
-    except Exception:  # noqa: BLE001 - an odd id is simply "not present"
+    except Exception:  # an odd id is simply "not present"
         return False
     return isinstance(found, str)
 

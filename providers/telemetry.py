@@ -61,7 +61,7 @@ def configure(settings: Settings) -> bool:
             return True
         try:
             _provider = _install(endpoint, resource_attributes(settings))
-        except Exception:  # noqa: BLE001 - tracing off is better than a process that will not start
+        except Exception:  # tracing off is better than a process that will not start
             log.exception("OpenTelemetry could not be configured; tracing is off")
             return False
     log.info("OpenTelemetry: traces to %s/v1/traces", endpoint.rstrip("/"))
@@ -87,7 +87,7 @@ def resource_attributes(settings: Settings) -> dict[str, str]:
             "deployment.environment": environment, "deployment.environment.name": environment}
 
 
-def _install(endpoint: str, attributes: dict[str, str]) -> Any:  # noqa: ANN401 - the SDK's TracerProvider
+def _install(endpoint: str, attributes: dict[str, str]) -> Any:  # the SDK's TracerProvider
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.instrumentation.celery import CeleryInstrumentor
     from opentelemetry.instrumentation.psycopg import PsycopgInstrumentor
@@ -107,7 +107,7 @@ def _install(endpoint: str, attributes: dict[str, str]) -> Any:  # noqa: ANN401 
     return provider
 
 
-def instrument_app(app: Any) -> None:  # noqa: ANN401 - a FastAPI app
+def instrument_app(app: Any) -> None:  # a FastAPI app
     """Server spans for every request (FastAPI's instrumentation), when tracing is on, a stream one
     span to its end; the probes (liveness and readiness, every few seconds) and the scrape are left out."""
     if not enabled():
@@ -118,7 +118,7 @@ def instrument_app(app: Any) -> None:  # noqa: ANN401 - a FastAPI app
         # no span per ASGI message: a streamed answer was one `http send` span per event (70 of 141)
         FastAPIInstrumentor.instrument_app(app, tracer_provider=_provider, exclude_spans=["receive", "send"],
                                            excluded_urls="/api/health,/api/ready,/metrics")
-    except Exception:  # noqa: BLE001
+    except Exception:
         log.exception("could not instrument the FastAPI app; its requests are not traced")
 
 
@@ -157,7 +157,7 @@ def untraced() -> Iterator[None]:
         return
     try:
         from opentelemetry.instrumentation.utils import suppress_instrumentation
-    except Exception:  # noqa: BLE001 - tracing must not fail the loop: traced it is, then
+    except Exception:  # tracing must not fail the loop: traced it is, then
         yield
         return
     with suppress_instrumentation():
@@ -167,7 +167,7 @@ def untraced() -> Iterator[None]:
 def _suppressed() -> bool:
     try:
         from opentelemetry.instrumentation.utils import is_instrumentation_enabled
-    except Exception:  # noqa: BLE001
+    except Exception:
         return False
     return not is_instrumentation_enabled()
 
@@ -177,7 +177,7 @@ def flush(timeout_s: float = 10.0) -> None:
     if _provider is not None:
         try:
             _provider.force_flush(int(timeout_s * 1000))
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.debug("flush failed", exc_info=True)
 
 
@@ -196,26 +196,26 @@ def _clean(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
     return out
 
 
-def set_attributes(span: Span, **attributes: Any) -> None:  # noqa: ANN401
+def set_attributes(span: Span, **attributes: Any) -> None:
     try:
         span.set_attributes(_clean(attributes))
-    except Exception:  # noqa: BLE001
+    except Exception:
         log.debug("could not set span attributes", exc_info=True)
 
 
-def start_span(name: str, **attributes: Any) -> Span:  # noqa: ANN401
+def start_span(name: str, **attributes: Any) -> Span:
     """A span that is not made current (for a generator that yields while it is open); end it with `end`.
     None inside `untraced`, as the instrumentations make none."""
     if not enabled() or _suppressed():
         return INVALID_SPAN
     try:
         return trace.get_tracer(TRACER).start_span(name, attributes=_clean(attributes))
-    except Exception:  # noqa: BLE001
+    except Exception:
         log.debug("could not start span %s", name, exc_info=True)
         return INVALID_SPAN
 
 
-def end(span: Span, error: BaseException | str | None = None, **attributes: Any) -> None:  # noqa: ANN401
+def end(span: Span, error: BaseException | str | None = None, **attributes: Any) -> None:
     """Set the last attributes, an error status when there was one, and end the span; never raises."""
     try:
         if attributes:
@@ -226,12 +226,12 @@ def end(span: Span, error: BaseException | str | None = None, **attributes: Any)
         elif error:
             span.set_status(Status(StatusCode.ERROR, str(error)[:300]))
         span.end()
-    except Exception:  # noqa: BLE001
+    except Exception:
         log.debug("could not end a span", exc_info=True)
 
 
 @contextmanager
-def span(name: str, **attributes: Any) -> Iterator[Span]:  # noqa: ANN401
+def span(name: str, **attributes: Any) -> Iterator[Span]:
     """The current span around a block (its children nest under it); the block's own exceptions pass
     through, recorded on the span. Tracing off: nothing at all."""
     if not enabled():
@@ -241,7 +241,7 @@ def span(name: str, **attributes: Any) -> Iterator[Span]:  # noqa: ANN401
     try:
         token = trace.use_span(opened, end_on_exit=False)
         token.__enter__()
-    except Exception:  # noqa: BLE001
+    except Exception:
         yield opened
         end(opened)
         return
@@ -262,7 +262,7 @@ class TracedEmbedder:
     def __init__(self, inner: DocumentEmbedder) -> None:
         self._inner = inner
 
-    def __getattr__(self, name: str) -> Any:  # noqa: ANN401 - whatever the wrapped embedder has
+    def __getattr__(self, name: str) -> Any:  # whatever the wrapped embedder has
         return getattr(self._inner, name)
 
     # what DocumentEmbedder declares, named so that the type checker sees this class is one

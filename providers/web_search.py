@@ -68,7 +68,7 @@ class WebSearch:
             fn = self._tavily if backend == "tavily" else self._duckduckgo
             try:
                 results = run_with_cutoff(partial(fn, query, k), self.timeout_s, f"web-{backend}")
-            except Exception as exc:  # noqa: BLE001 - any failure hands over to the next backend
+            except Exception as exc:  # any failure hands over to the next backend
                 self.last_failures.append((backend, describe(exc)))
                 self._down_until[backend] = time.monotonic() + self.retry_s
                 log.warning("web search via %s failed: %s (not tried again for %.0f s)", backend, describe(exc),

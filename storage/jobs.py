@@ -201,7 +201,7 @@ class Lease:
     `check()` raises JobCancelled once a heartbeat found the job gone or taken over; the pipeline
     calls it at every progress report, so a deleted document stops its job within a heartbeat."""
 
-    def __init__(self, db: Any, job_id: uuid.UUID, claim: uuid.UUID, lease_s: float) -> None:  # noqa: ANN401
+    def __init__(self, db: Any, job_id: uuid.UUID, claim: uuid.UUID, lease_s: float) -> None:
         self.db, self.job_id, self.claim, self.lease_s = db, job_id, claim, lease_s
         self.lost = threading.Event()
         self._stop = threading.Event()
@@ -218,7 +218,7 @@ class Lease:
                     if not renew(conn, job_id=self.job_id, claim=self.claim, lease_s=self.lease_s):
                         self.lost.set()
                         return
-            except Exception:  # noqa: BLE001 - a database hiccup: try again at the next beat
+            except Exception:  # a database hiccup: try again at the next beat
                 log.warning("job %s: could not renew its lease", self.job_id)
 
     def check(self) -> None:

@@ -63,7 +63,7 @@ class Availability:
             return True
         try:
             self._probe()
-        except Exception as probe_exc:  # noqa: BLE001 - any failure to connect is the outage
+        except Exception as probe_exc:  # any failure to connect is the outage
             self.failed(probe_exc)
             return True
         return False
@@ -86,12 +86,12 @@ class Availability:
         while not self._closed.wait(self.retry_s):
             try:
                 self._probe()
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 self._reason = _reason(exc)
                 continue
             try:
                 self._recovered()
-            except Exception as exc:  # noqa: BLE001 - the pool drops what it can; requests find the rest
+            except Exception as exc:  # the pool drops what it can; requests find the rest
                 log.warning("database back, but the pool's check failed: %s", _reason(exc))
             with self._lock:
                 since, self._down_since = self._down_since, None

@@ -33,14 +33,14 @@ def home() -> Iterator[Path]:
 
 
 @pytest.fixture(scope="session")
-def settings(home: Path):  # noqa: ANN201
+def settings(home: Path):
     from settings import Settings
 
     return Settings()
 
 
 @pytest.fixture(scope="session")
-def runtime(settings):  # noqa: ANN001, ANN201
+def runtime(settings):
     """The real composition root over the test home: one database and one embedder for the run."""
     from runtime import build_runtime
 
@@ -50,17 +50,17 @@ def runtime(settings):  # noqa: ANN001, ANN201
 
 
 @pytest.fixture(scope="session")
-def db(runtime):  # noqa: ANN001, ANN201
+def db(runtime):
     return runtime.database
 
 
 @pytest.fixture(scope="session")
-def embedder(runtime):  # noqa: ANN001, ANN201
+def embedder(runtime):
     return runtime.embedder
 
 
 @pytest.fixture
-def make_user(db):  # noqa: ANN001, ANN201
+def make_user(db):
     """Create a fresh user and return (name, id)."""
     import uuid
 
@@ -75,11 +75,11 @@ def make_user(db):  # noqa: ANN001, ANN201
 
 
 @pytest.fixture
-def ingest(db, settings, embedder):  # noqa: ANN001, ANN201
+def ingest(db, settings, embedder):
     """Submit and run a PDF for an owner; returns (submission, outcome or None when reused)."""
     from ingestion.pipeline import run_job, submit_pdf
 
-    def run(owner_id: int, name: str, data: bytes):  # noqa: ANN202
+    def run(owner_id: int, name: str, data: bytes):
         sub = submit_pdf(db, settings, owner_id=owner_id, name=name, data=data)
         outcome = run_job(db, settings, embedder, sub.job_id) if sub.job_id else None
         return sub, outcome
@@ -88,7 +88,7 @@ def ingest(db, settings, embedder):  # noqa: ANN001, ANN201
 
 
 @pytest.fixture(scope="session")
-def model_128(tmp_path_factory) -> str:  # noqa: ANN001
+def model_128(tmp_path_factory) -> str:
     """A second real embedding model: the packaged MiniLM with a fixed random 384->128 projection on top,
     saved as a sentence-transformers folder named minilm-128 (identity minilm-128:128:torch)."""
     import torch

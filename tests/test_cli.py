@@ -21,7 +21,7 @@ def thotqen(*args: str, home: Path, **env_extra: str) -> subprocess.CompletedPro
 
 
 @pytest.fixture(scope="module")
-def cli_home(tmp_path_factory) -> Path:  # noqa: ANN001
+def cli_home(tmp_path_factory) -> Path:
     # Its own short data directory: this Postgres is started and stopped by the CLI processes.
     import tempfile
 

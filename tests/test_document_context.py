@@ -43,26 +43,26 @@ def ten_q() -> bytes:
     return filing(COVER_10Q, STATEMENTS_Q2, f"Item 2. Management's discussion. {BODY}")
 
 
-def document_row(db, document_id):  # noqa: ANN001, ANN201
+def document_row(db, document_id):
     with db.connection() as conn:
         return conn.execute("select company, form, period, period_end from documents where id = %s",
                             (document_id,)).fetchone()
 
 
-def rerun(db, embedder, document_id) -> int:  # noqa: ANN001
+def rerun(db, embedder, document_id) -> int:
     """recontext once more, for this document only (other tests' documents may still be ingesting)."""
     with db.connection() as conn:
         [doc] = [d for d in documents.ready_documents_of_all(conn) if d.document_id == document_id]
     return recontext_document(db, embedder, doc)
 
 
-def headings(db, document_id) -> list[str]:  # noqa: ANN001
+def headings(db, document_id) -> list[str]:
     with db.connection() as conn:
         return [r[0] for r in conn.execute("select heading from child_chunks where document_id = %s order by ord",
                                            (document_id,)).fetchall()]
 
 
-def test_ingestion_stores_the_context_and_heads_every_chunk_with_it(db, make_user, ingest) -> None:  # noqa: ANN001
+def test_ingestion_stores_the_context_and_heads_every_chunk_with_it(db, make_user, ingest) -> None:
     _name, owner = make_user("ctx")
     sub, outcome = ingest(owner, "download (3).pdf", ten_k(2022))
     assert outcome.status == "ready"
@@ -77,21 +77,21 @@ def test_ingestion_stores_the_context_and_heads_every_chunk_with_it(db, make_use
     assert weighted == len(heads)
 
 
-def test_a_document_that_says_nothing_keeps_its_file_name(db, make_user, ingest) -> None:  # noqa: ANN001
+def test_a_document_that_says_nothing_keeps_its_file_name(db, make_user, ingest) -> None:
     _name, owner = make_user("plain")
     sub, _ = ingest(owner, "lamp_notes.pdf", pdfs.text_pdf([f"Some notes. {BODY}", BODY]))
     assert document_row(db, sub.document_id) == (None, None, None, None)
     assert all(h.startswith("lamp notes") or h.startswith("Some notes") for h in headings(db, sub.document_id))
 
 
-def test_filters_match_the_owners_documents_only(db, embedder, make_user, ingest, ten_q) -> None:  # noqa: ANN001
+def test_filters_match_the_owners_documents_only(db, embedder, make_user, ingest, ten_q) -> None:
     _a, alice = make_user("alice")
     _b, bob = make_user("bob")
     k22, _ = ingest(alice, "a.pdf", ten_k(2022))
     q2, _ = ingest(alice, "b.pdf", ten_q)
     bobs, _ = ingest(bob, "c.pdf", ten_k(2022))  # the same filing, his own copy
 
-    def ids(owner: int, docs=None, **where: str) -> set:  # noqa: ANN001
+    def ids(owner: int, docs=None, **where: str) -> set:
         with db.connection() as conn:
             return set(matching_documents(conn, owner_id=owner, where=DocumentFilter(**where), document_ids=docs))
 
@@ -109,7 +109,7 @@ def test_filters_match_the_owners_documents_only(db, embedder, make_user, ingest
 
     query = "net sales of the Lighting segment"
     with db.connection() as conn:
-        def hits(owner: int, docs=None, **where: str) -> list:  # noqa: ANN001
+        def hits(owner: int, docs=None, **where: str) -> list:
             return search(conn, owner_id=owner, query_text=query, query_embedding=embedder.embed_query(query),
                           params=SearchParams(k=5), document_ids=docs, where=DocumentFilter(**where))
 
@@ -120,7 +120,7 @@ def test_filters_match_the_owners_documents_only(db, embedder, make_user, ingest
         assert {h.document_id for h in hits(bob, company="northwind")} == {bobs.document_id}
 
 
-def test_a_question_naming_a_period_finds_that_filing_first(db, embedder, make_user, ingest) -> None:  # noqa: ANN001
+def test_a_question_naming_a_period_finds_that_filing_first(db, embedder, make_user, ingest) -> None:
     _name, owner = make_user("periods")
     # the same text in two years' filings, under names that say nothing
     older, _ = ingest(owner, "download (1).pdf", ten_k(2021))
@@ -133,7 +133,7 @@ def test_a_question_naming_a_period_finds_that_filing_first(db, embedder, make_u
         assert top[0].document_id == wanted.document_id, (query, [h.document_name for h in top])
 
 
-def test_reindex_context_gives_old_documents_their_context(db, embedder, make_user, ingest) -> None:  # noqa: ANN001
+def test_reindex_context_gives_old_documents_their_context(db, embedder, make_user, ingest) -> None:
     _name, owner = make_user("old")
     sub, _ = ingest(owner, "northwind_2022.pdf", ten_k(2022))
     new_heads = headings(db, sub.document_id)
@@ -163,7 +163,7 @@ def test_reindex_context_gives_old_documents_their_context(db, embedder, make_us
     assert rerun(db, embedder, sub.document_id) == 0  # done once: nothing to re-embed
 
 
-def test_reindex_context_leaves_a_context_cut_by_the_heading_budget_alone(db, embedder, make_user, ingest) -> None:  # noqa: ANN001
+def test_reindex_context_leaves_a_context_cut_by_the_heading_budget_alone(db, embedder, make_user, ingest) -> None:
     # a company name longer than the heading budget: ingestion cut the context itself; a rerun must
     # see that as done rather than rewrite (and re-embed) those headings every time
     long_name = "Northwind Traders International Consolidated Holdings and Subsidiaries of the Pacific Rim, Inc."
@@ -177,7 +177,7 @@ def test_reindex_context_leaves_a_context_cut_by_the_heading_budget_alone(db, em
     assert headings(db, sub.document_id) == before
 
 
-def test_a_question_naming_a_company_searches_that_companys_filings(db, embedder, make_user, ingest,  # noqa: ANN001
+def test_a_question_naming_a_company_searches_that_companys_filings(db, embedder, make_user, ingest,
                                                                     ten_q) -> None:
     _name, owner = make_user("named")
     _other, stranger = make_user("named-other")
@@ -187,7 +187,7 @@ def test_a_question_naming_a_company_searches_that_companys_filings(db, embedder
     plain, _ = ingest(owner, "notes.pdf", pdfs.text_pdf([f"Some notes. {BODY}", BODY]))  # says no company
     theirs, _ = ingest(stranger, "s.pdf", ten_k(2022))
 
-    def named(question: str, owner_id: int = owner, docs=None) -> set | None:  # noqa: ANN001
+    def named(question: str, owner_id: int = owner, docs=None) -> set | None:
         with db.connection() as conn:
             found = named_documents(conn, owner_id=owner_id, question=question, document_ids=docs)
         return None if found is None else set(found)
@@ -222,7 +222,7 @@ def test_a_question_naming_a_company_searches_that_companys_filings(db, embedder
         assert found(True) <= northwind and found(True)
 
 
-def test_a_renamed_issuer_is_found_under_either_name_and_an_unread_cover_ranks_below(  # noqa: ANN001
+def test_a_renamed_issuer_is_found_under_either_name_and_an_unread_cover_ranks_below(
         db, embedder, make_user, ingest) -> None:
     _name, owner = make_user("renamed")
     _other, stranger = make_user("renamed-other")
@@ -235,7 +235,7 @@ def test_a_renamed_issuer_is_found_under_either_name_and_an_unread_cover_ranks_b
     contoso, _ = ingest(owner, "r4.pdf", filing(COVER_10Q, STATEMENTS_Q2, BODY))
     theirs, _ = ingest(stranger, "r5.pdf", filing(cover_2019, BODY))
 
-    def scope(question: str, owner_id: int = owner):  # noqa: ANN202
+    def scope(question: str, owner_id: int = owner):
         with db.connection() as conn:
             return question_scope(conn, owner_id=owner_id, question=question)
 

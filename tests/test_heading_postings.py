@@ -49,7 +49,7 @@ QUESTIONS = [
 ]
 
 
-def new_leg(conn, owner: int, vec, text: str, docs) -> list[tuple[int, int]]:  # noqa: ANN001
+def new_leg(conn, owner: int, vec, text: str, docs) -> list[tuple[int, int]]:
     rows = conn.execute(
         "select child_id, heading_rank from hybrid_search(array[%s]::bigint[], %s::vector, %s, p_k => 1000,"
         " p_document_ids => %s,"
@@ -58,7 +58,7 @@ def new_leg(conn, owner: int, vec, text: str, docs) -> list[tuple[int, int]]:  #
     return [tuple(r) for r in rows]
 
 
-def test_heading_leg_ranks_what_the_full_text_leg_ranked(db, embedder, make_user, ingest) -> None:  # noqa: ANN001
+def test_heading_leg_ranks_what_the_full_text_leg_ranked(db, embedder, make_user, ingest) -> None:
     _, owner = make_user()
     _, stranger = make_user()
     first, _ = ingest(owner, "acme.pdf", statements_pdf("Acme"))
@@ -82,7 +82,7 @@ def test_heading_leg_ranks_what_the_full_text_leg_ranked(db, embedder, make_user
         assert new_leg(conn, owner, vec, QUESTIONS[0], [theirs]) == []
 
 
-def test_heading_rows_follow_the_filing(db, make_user, ingest) -> None:  # noqa: ANN001
+def test_heading_rows_follow_the_filing(db, make_user, ingest) -> None:
     _, owner = make_user()
     sub, _ = ingest(owner, "acme.pdf", statements_pdf("Acme"))
     with db.connection() as conn:
@@ -104,7 +104,7 @@ def test_heading_rows_follow_the_filing(db, make_user, ingest) -> None:  # noqa:
 
 
 @pytest.mark.parametrize("text", ["balance sheet", "cash flow statement"])
-def test_heading_leg_off_reads_nothing(db, embedder, make_user, ingest, text) -> None:  # noqa: ANN001
+def test_heading_leg_off_reads_nothing(db, embedder, make_user, ingest, text) -> None:
     _, owner = make_user()
     ingest(owner, "acme.pdf", statements_pdf("Acme"))
     vec = embedder.embed_query(text)

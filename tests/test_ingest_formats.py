@@ -16,26 +16,26 @@ from storage.search import SearchParams, search
 from tests.support import documents
 
 
-def ingest_file(db, settings, embedder, owner: int, name: str, data: bytes, progress=None):  # noqa: ANN001, ANN201
+def ingest_file(db, settings, embedder, owner: int, name: str, data: bytes, progress=None):
     sub = submit_document(db, settings, owner_id=owner, name=name, data=data)
     return sub, run_job(db, settings, embedder, sub.job_id, progress)
 
 
-def top_hit(db, embedder, owner: int, query: str, document_id=None):  # noqa: ANN001, ANN201
+def top_hit(db, embedder, owner: int, query: str, document_id=None):
     with db.connection() as conn:
         hits = search(conn, owner_id=owner, query_text=query, query_embedding=embedder.embed_query(query),
                       params=SearchParams(k=3), document_ids=[document_id] if document_id else None)
     return hits[0]
 
 
-def stored(db, document_id) -> tuple[int, int]:  # noqa: ANN001
+def stored(db, document_id) -> tuple[int, int]:
     with db.connection() as conn:
         return conn.execute(
             "select (select count(*) from child_chunks where document_id = %s),"
             " (select count(*) from document_pages where document_id = %s)", (document_id, document_id)).fetchone()
 
 
-def test_each_format_is_ingested_and_cited_by_its_unit(db, settings, embedder, make_user) -> None:  # noqa: ANN001
+def test_each_format_is_ingested_and_cited_by_its_unit(db, settings, embedder, make_user) -> None:
     _, owner = make_user("formats")
     files = {
         "handbook.docx": (documents.docx_bytes(), "receipt scanned within thirty days", "section 2"),
@@ -69,7 +69,7 @@ def test_each_format_is_ingested_and_cited_by_its_unit(db, settings, embedder, m
         assert docs_store.get_page(conn, owner_id=stranger, document_id=sub.document_id, page=1) is None
 
 
-def test_ocr_pages_are_marked_with_boxes_and_ocr_is_a_stage(db, settings, embedder, make_user) -> None:  # noqa: ANN001
+def test_ocr_pages_are_marked_with_boxes_and_ocr_is_a_stage(db, settings, embedder, make_user) -> None:
     _, owner = make_user("ocr")
     original = pdfs.text_pdf(["Aurora Widgets shipped 7,450 hydrogen turbines to Norway in fiscal 2023.",
                               "The second page keeps its text layer and talks about the pension plan."])
@@ -94,7 +94,7 @@ def test_ocr_pages_are_marked_with_boxes_and_ocr_is_a_stage(db, settings, embedd
 class _Recorder(http.server.BaseHTTPRequestHandler):
     requests: list[str] = []
 
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_GET(self) -> None:  # the stdlib's name
         _Recorder.requests.append(self.path)
         self.send_response(200)
         self.end_headers()
@@ -113,7 +113,7 @@ def recorder() -> Iterator[str]:
     server.shutdown()
 
 
-def test_html_with_scripts_and_remote_images_fetches_and_runs_nothing(db, settings, embedder, make_user,  # noqa: ANN001
+def test_html_with_scripts_and_remote_images_fetches_and_runs_nothing(db, settings, embedder, make_user,
                                                                       recorder) -> None:
     _, owner = make_user("html")
     page = documents.HOSTILE_HTML.format(url=recorder).encode()
@@ -131,7 +131,7 @@ def test_html_with_scripts_and_remote_images_fetches_and_runs_nothing(db, settin
     ("broken.xlsx", documents.corrupt(documents.big_sheet(2000)), "Excel file is damaged"),
     ("empty.pptx", documents.pptx_bytes([]), "no text"),
 ])
-def test_damaged_office_files_fail_with_a_reason_and_keep_nothing(db, settings, embedder, make_user,  # noqa: ANN001
+def test_damaged_office_files_fail_with_a_reason_and_keep_nothing(db, settings, embedder, make_user,
                                                                   name, data, reason) -> None:
     _, owner = make_user("bad")
     sub, outcome = ingest_file(db, settings, embedder, owner, name, data)
@@ -142,7 +142,7 @@ def test_damaged_office_files_fail_with_a_reason_and_keep_nothing(db, settings, 
     assert doc["status"] == "failed" and doc["error"] == outcome.error
 
 
-def test_a_parse_past_its_deadline_fails_and_keeps_nothing(db, settings, embedder, make_user,  # noqa: ANN001
+def test_a_parse_past_its_deadline_fails_and_keeps_nothing(db, settings, embedder, make_user,
                                                            monkeypatch) -> None:
     _, owner = make_user("slow")
     monkeypatch.setattr(settings, "ingest_timeout_s", 0.2)
@@ -152,7 +152,7 @@ def test_a_parse_past_its_deadline_fails_and_keeps_nothing(db, settings, embedde
 
 
 @pytest.mark.slow
-def test_a_ten_thousand_row_sheet_is_ingested(db, settings, embedder, make_user) -> None:  # noqa: ANN001
+def test_a_ten_thousand_row_sheet_is_ingested(db, settings, embedder, make_user) -> None:
     _, owner = make_user("sheet")
     sub, outcome = ingest_file(db, settings, embedder, owner, "orders.xlsx", documents.big_sheet(10_000))
     assert outcome.status == "ready" and outcome.pages == 100

@@ -51,7 +51,7 @@ def test_a_document_over_its_character_budget_fails(tmp_path: Path) -> None:
     assert sum(len(r.text) for r in parsed.rows) > 2_000_000
 
 
-def test_a_document_making_more_chunks_than_its_cap_fails_before_embedding(settings, embedder) -> None:  # noqa: ANN001
+def test_a_document_making_more_chunks_than_its_cap_fails_before_embedding(settings, embedder) -> None:
     from ingestion.pipeline import chunk_step
     from ingestion.units import PageUnit, Parsed, Row
 

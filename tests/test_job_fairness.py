@@ -20,7 +20,7 @@ def queue(conn: psycopg.Connection, owner: int, name: str, age_s: int) -> uuid.U
         (doc, owner, age_s, age_s)).fetchone()[0]
 
 
-def test_jobs_are_claimed_fairly_across_owners(db, make_user) -> None:  # noqa: ANN001
+def test_jobs_are_claimed_fairly_across_owners(db, make_user) -> None:
     from storage import jobs
 
     _, busy = make_user("busy")
@@ -52,7 +52,7 @@ def _until(check: Callable[[], bool], within_s: float) -> bool:
     return True
 
 
-def test_a_small_file_never_waits_behind_another_users_long_job(db, settings, make_user) -> None:  # noqa: ANN001
+def test_a_small_file_never_waits_behind_another_users_long_job(db, settings, make_user) -> None:
     """Issue 41: with the one ingestion thread held by a PDF's OCR, a stranger's 28-byte file waited
     226 s (fair order only chose what came next). Now a fair lane (INGEST_FAIR_LANES) takes a job
     while every thread is busy, and only of an owner with none running: the stranger's file runs at

@@ -11,7 +11,7 @@ from jobqueue.maintenance import MaintenanceThread, purge, sweep_jobs
 from storage import jobs
 
 
-def _old_and_new_rows(conn, owner: int, days: int) -> dict[str, tuple[int, int]]:  # noqa: ANN001
+def _old_and_new_rows(conn, owner: int, days: int) -> dict[str, tuple[int, int]]:
     """Insert one row past the window and one inside it in each table; {table: (old id, new id)}."""
     rows = {}
     rows["query_log"] = tuple(conn.execute(
@@ -27,12 +27,12 @@ def _old_and_new_rows(conn, owner: int, days: int) -> dict[str, tuple[int, int]]
     return rows
 
 
-def _exists(conn, table: str, key) -> bool:  # noqa: ANN001
+def _exists(conn, table: str, key) -> bool:
     column = "jti" if table == "refresh_tokens" else "id"
     return conn.execute(f"select count(*) from {table} where {column} = %s", (key,)).fetchone()[0] == 1
 
 
-def test_retention_deletes_only_what_is_past_its_time(db, settings, make_user) -> None:  # noqa: ANN001
+def test_retention_deletes_only_what_is_past_its_time(db, settings, make_user) -> None:
     _, owner = make_user()
     with db.connection() as conn:
         rows = _old_and_new_rows(conn, owner, settings.retention_days)
@@ -44,7 +44,7 @@ def test_retention_deletes_only_what_is_past_its_time(db, settings, make_user) -
             assert _exists(conn, table, new), table
 
 
-def test_the_in_process_scheduler_runs_retention(db, settings, make_user) -> None:  # noqa: ANN001
+def test_the_in_process_scheduler_runs_retention(db, settings, make_user) -> None:
     _, owner = make_user()
     with db.connection() as conn:
         rows = _old_and_new_rows(conn, owner, 7)
@@ -64,7 +64,7 @@ def test_the_in_process_scheduler_runs_retention(db, settings, make_user) -> Non
         assert _exists(conn, "query_log", rows["query_log"][1])
 
 
-def test_sweep_requeues_abandoned_jobs_and_survives_a_broker_outage(db, settings, make_user) -> None:  # noqa: ANN001
+def test_sweep_requeues_abandoned_jobs_and_survives_a_broker_outage(db, settings, make_user) -> None:
     _, owner = make_user()
     sub = submit_pdf(db, settings, owner_id=owner, name="sweep.pdf", data=long_report(AURORA_TOPICS[:1], 1))
     with db.connection() as conn:

@@ -54,7 +54,7 @@ def test_each_function_has_one_body_in_a_repeatable_file() -> None:
 
 
 @pytest.fixture
-def fresh(db) -> Iterator[str]:  # noqa: ANN001
+def fresh(db) -> Iterator[str]:
     """A new, empty database in the embedded cluster."""
     name = f"mig_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(db.uri, autocommit=True) as admin:

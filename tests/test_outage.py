@@ -13,7 +13,7 @@ from storage.db import Database
 from storage.outage import DatabaseUnavailable
 
 
-def test_a_statement_timeout_is_the_querys_failure_not_an_outage(db) -> None:  # noqa: ANN001
+def test_a_statement_timeout_is_the_querys_failure_not_an_outage(db) -> None:
     with pytest.raises(psycopg.errors.QueryCanceled), db.connection() as conn, conn.transaction():
         conn.execute("select set_config('statement_timeout', '50', true)")
         conn.execute("select pg_sleep(2)")
@@ -21,7 +21,7 @@ def test_a_statement_timeout_is_the_querys_failure_not_an_outage(db) -> None:  #
     db.ping()
 
 
-def test_no_free_connection_answers_at_once_but_a_live_database_is_not_marked_down(db) -> None:  # noqa: ANN001
+def test_no_free_connection_answers_at_once_but_a_live_database_is_not_marked_down(db) -> None:
     pool: ConnectionPool[psycopg.Connection] = ConnectionPool(db.uri, min_size=1, max_size=1, timeout=0.5,
                                                               kwargs={"autocommit": True}, open=True)
     small = Database(pool=pool, mode="embedded", uri=db.uri)
@@ -37,7 +37,7 @@ def test_no_free_connection_answers_at_once_but_a_live_database_is_not_marked_do
         small.close()
 
 
-def test_a_database_that_refuses_connections_is_marked_down_until_one_succeeds(db) -> None:  # noqa: ANN001
+def test_a_database_that_refuses_connections_is_marked_down_until_one_succeeds(db) -> None:
     pool: ConnectionPool[psycopg.Connection] = ConnectionPool(db.uri, min_size=1, max_size=2, timeout=0.5,
                                                               kwargs={"autocommit": True}, open=True)
     small = Database(pool=pool, mode="embedded", uri=db.uri)

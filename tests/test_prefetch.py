@@ -12,7 +12,7 @@ from ingestion.sandbox import extract
 TOPICS = ["Hurricane damage to warehouses", "Quarterly dividend policy", "Capital expenditures by segment"]
 
 
-def test_prefetched_parse_equals_the_jobs_own(tmp_path: Path, settings, embedder, db, make_user) -> None:  # noqa: ANN001
+def test_prefetched_parse_equals_the_jobs_own(tmp_path: Path, settings, embedder, db, make_user) -> None:
     from ingestion.pipeline import run_job, submit_document
 
     data = pdfs.long_report(TOPICS)

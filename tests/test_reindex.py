@@ -25,7 +25,7 @@ from tests.support import documents
 
 
 @pytest.fixture
-def fresh(db, settings) -> Iterator[tuple[Database, object]]:  # noqa: ANN001
+def fresh(db, settings) -> Iterator[tuple[Database, object]]:
     """A database of its own in the same embedded server (the model switch must not touch the others')."""
     name = f"reindex_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(db.uri, autocommit=True) as conn:
@@ -36,19 +36,19 @@ def fresh(db, settings) -> Iterator[tuple[Database, object]]:  # noqa: ANN001
     database.close()
 
 
-def ingest(database: Database, settings, embedder, owner: int, name: str, data: bytes):  # noqa: ANN001, ANN201
+def ingest(database: Database, settings, embedder, owner: int, name: str, data: bytes):
     sub = submit_document(database, settings, owner_id=owner, name=name, data=data)
     return sub, run_job(database, settings, embedder, sub.job_id)
 
 
-def top_document(database: Database, embedder, owner: int, query: str):  # noqa: ANN001, ANN201
+def top_document(database: Database, embedder, owner: int, query: str):
     with database.connection() as conn:
         hits = search(conn, owner_id=owner, query_text=query, query_embedding=embedder.embed_query(query),
                       params=SearchParams(k=1, mode="dense"))
     return hits[0].document_name if hits else None
 
 
-def test_another_model_is_refused_until_reindex(fresh, embedder, model_128, monkeypatch) -> None:  # noqa: ANN001
+def test_another_model_is_refused_until_reindex(fresh, embedder, model_128, monkeypatch) -> None:
     database, settings = fresh
     small = build_embedder("torch", model_128)  # a Dense projection: PyTorch runs it
     assert (embedder.identity, small.identity) == ("all-MiniLM-L6-v2:384:onnx-int8", "minilm-128:128:torch")
@@ -72,7 +72,7 @@ def test_another_model_is_refused_until_reindex(fresh, embedder, model_128, monk
     real_stage = embedding_index.stage_vectors
     calls: list[int] = []
 
-    def stop_after_first(conn, **kwargs):  # noqa: ANN001, ANN003, ANN202
+    def stop_after_first(conn, **kwargs):
         calls.append(1)
         if len(calls) > 1:
             raise KeyboardInterrupt
@@ -113,7 +113,7 @@ def test_another_model_is_refused_until_reindex(fresh, embedder, model_128, monk
     assert top_document(database, embedder, bob, "receipts for travel expenses") == "handbook.docx"
 
 
-def test_the_server_refuses_to_start_with_another_model(fresh, embedder, model_128) -> None:  # noqa: ANN001
+def test_the_server_refuses_to_start_with_another_model(fresh, embedder, model_128) -> None:
     from fastapi.testclient import TestClient
 
     from server import create_app
@@ -131,7 +131,7 @@ def test_the_server_refuses_to_start_with_another_model(fresh, embedder, model_1
         assert client.get("/api/health").status_code == 200
 
 
-def test_an_empty_index_takes_any_model(fresh, model_128) -> None:  # noqa: ANN001
+def test_an_empty_index_takes_any_model(fresh, model_128) -> None:
     database, _settings = fresh
     small = build_embedder("torch", model_128)
     with database.connection() as conn:
@@ -140,7 +140,7 @@ def test_an_empty_index_takes_any_model(fresh, model_128) -> None:  # noqa: ANN0
         assert embedding_index.state(conn).model == "minilm-128:128:torch"
 
 
-def test_identity_names_the_model_folder(tmp_path: Path, embedder) -> None:  # noqa: ANN001
+def test_identity_names_the_model_folder(tmp_path: Path, embedder) -> None:
     from providers.embeddings import model_name, packaged_model_path
 
     link = tmp_path / "minilm-link"

@@ -27,7 +27,7 @@ B_TOPICS = ["Borealis Gears employed 9,100 people at the end of fiscal 2023"]
 
 
 @pytest.fixture(scope="module")
-def tenants(db, settings, embedder) -> dict[str, Any]:  # noqa: ANN001
+def tenants(db, settings, embedder) -> dict[str, Any]:
     """Two users, each with an ingested document, a collection holding it and a chat."""
     from ingestion.pipeline import run_job, submit_pdf
     from storage.users import get_or_create_user
@@ -75,7 +75,7 @@ def owners_seen(conn: psycopg.Connection, sql: str) -> set[int]:
     return {int(r[0]) for r in conn.execute(sql).fetchall()}
 
 
-def check_isolation(database: Database, tenants: dict[str, Any], embedding: Any) -> None:  # noqa: ANN401
+def check_isolation(database: Database, tenants: dict[str, Any], embedding: Any) -> None:
     a, b = tenants["a"]["owner"], tenants["b"]["owner"]
     with database.connection() as conn:
         with tenancy.scoped(conn, a):
@@ -105,7 +105,7 @@ def check_isolation(database: Database, tenants: dict[str, Any], embedding: Any)
                 assert owners_seen(conn, sql) == set(), name
 
 
-def test_app_role_is_bound_by_row_security(db) -> None:  # noqa: ANN001
+def test_app_role_is_bound_by_row_security(db) -> None:
     with db.connection() as conn:
         row = conn.execute("select rolsuper, rolbypassrls, rolcanlogin from pg_roles where rolname = %s",
                            (tenancy.APP_ROLE,)).fetchone()
@@ -122,12 +122,12 @@ def test_app_role_is_bound_by_row_security(db) -> None:  # noqa: ANN001
         assert missing == []
 
 
-def test_queries_without_their_owner_where_see_no_other_tenant(db, embedder, tenants) -> None:  # noqa: ANN001
+def test_queries_without_their_owner_where_see_no_other_tenant(db, embedder, tenants) -> None:
     check_isolation(db, tenants, embedder.embed_query("How many people were employed?"))
 
 
 def test_app_functions_handed_the_wrong_owners_still_read_only_the_request_s(db, embedder, tenants,
-                                                                            monkeypatch) -> None:  # noqa: ANN001
+                                                                            monkeypatch) -> None:
     """The storage functions' SQL gets both tenants' ids (as if its WHERE were wrong), row security
     gets the request's owner: tenant B's rows never come back."""
     a, b = tenants["a"]["owner"], tenants["b"]["owner"]
@@ -152,7 +152,7 @@ def test_app_functions_handed_the_wrong_owners_still_read_only_the_request_s(db,
         assert chats.get_chat(conn, owner_id=b, chat_id=tenants["b"]["chat"]) is not None
 
 
-def test_scoped_inside_a_transaction_gives_back_the_role(db, tenants) -> None:  # noqa: ANN001
+def test_scoped_inside_a_transaction_gives_back_the_role(db, tenants) -> None:
     a = tenants["a"]["owner"]
     with db.connection() as conn, conn.transaction():
         before = conn.execute("select current_user").fetchone()
@@ -171,7 +171,7 @@ def test_scoped_inside_a_transaction_gives_back_the_role(db, tenants) -> None:  
 
 
 @pytest.fixture
-def bouncer(db) -> Iterator[Any]:  # noqa: ANN001
+def bouncer(db) -> Iterator[Any]:
     if not shutil.which("pgbouncer"):
         pytest.skip("pgbouncer not installed (.ci/run installs it)")
     from tests.test_supabase import PgBouncer
@@ -183,7 +183,7 @@ def bouncer(db) -> Iterator[Any]:  # noqa: ANN001
     shutil.rmtree(workdir, ignore_errors=True)
 
 
-def test_through_pgbouncer_in_transaction_mode(db, settings, embedder, tenants, bouncer) -> None:  # noqa: ANN001
+def test_through_pgbouncer_in_transaction_mode(db, settings, embedder, tenants, bouncer) -> None:
     """SET LOCAL survives a transaction pooler: each transaction is scoped, and the next one on the
     same server connection (PgBouncer's pool of 4, many transactions from several threads) starts as
     the owner with nothing set."""
@@ -212,7 +212,7 @@ def test_through_pgbouncer_in_transaction_mode(db, settings, embedder, tenants, 
         pdb.close()
 
 
-def test_a_login_that_cannot_take_the_role_reads_as_before(db, tenants, caplog) -> None:  # noqa: ANN001
+def test_a_login_that_cannot_take_the_role_reads_as_before(db, tenants, caplog) -> None:
     """Where the login is no member of thotqen_app (a managed Postgres without CREATEROLE), reads
     still work, as that login, and the start says so."""
     a = tenants["a"]["owner"]
@@ -232,7 +232,7 @@ def test_a_login_that_cannot_take_the_role_reads_as_before(db, tenants, caplog) 
     assert "row-level security is not enforced" in caplog.text
 
 
-def test_writes_under_the_policy_touch_only_the_request_s_owners(db, tenants) -> None:  # noqa: ANN001
+def test_writes_under_the_policy_touch_only_the_request_s_owners(db, tenants) -> None:
     """The chat and collection writes run scoped too: an update with no WHERE changes the request's
     owner's rows only, and a row planted for another owner is refused."""
     a, b = tenants["a"]["owner"], tenants["b"]["owner"]
@@ -266,15 +266,15 @@ def forget_where(monkeypatch: pytest.MonkeyPatch, column: str) -> None:
     for cls in (psycopg.Connection, psycopg.Cursor):
         original = cls.execute
 
-        def execute(self: Any, query: Any, params: Any = None, *args: Any,  # noqa: ANN401
-                    _original: Any = original, **kwargs: Any) -> Any:  # noqa: ANN401
+        def execute(self: Any, query: Any, params: Any = None, *args: Any,
+                    _original: Any = original, **kwargs: Any) -> Any:
             if isinstance(query, str):
                 query = pattern.sub(r"(\1 or true)", query)
             return _original(self, query, params, *args, **kwargs)
         monkeypatch.setattr(cls, "execute", execute)
 
 
-def test_the_rewrite_does_forget_the_owner_where(db, tenants, monkeypatch) -> None:  # noqa: ANN001
+def test_the_rewrite_does_forget_the_owner_where(db, tenants, monkeypatch) -> None:
     """The rewrite is real: the owner's own SQL, run as the login with it, reads the other tenant."""
     forget_where(monkeypatch, "owner_id")
     a = tenants["a"]["owner"]
@@ -284,7 +284,7 @@ def test_the_rewrite_does_forget_the_owner_where(db, tenants, monkeypatch) -> No
 
 
 def test_moved_paths_with_their_owner_where_forgotten_see_no_other_tenant(db, settings, embedder, tenants,
-                                                                           monkeypatch) -> None:  # noqa: ANN001
+                                                                           monkeypatch) -> None:
     from ingestion.pipeline import submit_pdf
 
     a, b = tenants["a"]["owner"], tenants["b"]["owner"]
@@ -331,7 +331,7 @@ def test_moved_paths_with_their_owner_where_forgotten_see_no_other_tenant(db, se
 
 
 @pytest.fixture
-def two_teams(db) -> dict[str, Any]:  # noqa: ANN001
+def two_teams(db) -> dict[str, Any]:
     """Two workspaces with the same two members: `boss` owns both, `member` is an editor of both."""
     from storage.users import get_or_create_user
 
@@ -346,7 +346,7 @@ def two_teams(db) -> dict[str, Any]:  # noqa: ANN001
 
 
 def test_membership_changes_with_their_workspace_where_forgotten_touch_one_workspace(db, two_teams,
-                                                                                   monkeypatch) -> None:  # noqa: ANN001
+                                                                                   monkeypatch) -> None:
     boss, member, name = two_teams["boss"], two_teams["member"], two_teams["member_name"]
     one, other = two_teams["teams"]
     forget_where(monkeypatch, "workspace_id")
@@ -366,7 +366,7 @@ def test_membership_changes_with_their_workspace_where_forgotten_touch_one_works
         assert token
 
 
-def test_shared_chat_is_read_only_for_the_workspace_and_hidden_from_others(db, tenants, two_teams) -> None:  # noqa: ANN001
+def test_shared_chat_is_read_only_for_the_workspace_and_hidden_from_others(db, tenants, two_teams) -> None:
     """A chat shared with a workspace: its rows and messages are readable under that workspace's
     owners, never writable, and unseen under anyone else's."""
     boss, member = two_teams["boss"], two_teams["member"]
@@ -398,7 +398,7 @@ def test_shared_chat_is_read_only_for_the_workspace_and_hidden_from_others(db, t
 
 
 def test_a_workspace_document_written_under_the_app_role_clears_members_cached_answers(db, embedder,
-                                                                                      two_teams) -> None:  # noqa: ANN001
+                                                                                      two_teams) -> None:
     """The cache's invalidation triggers run as the tables' owner: a document written scoped to its
     workspace still deletes the members' cached answers drawn from it (their own rows)."""
     member, one = two_teams["member"], two_teams["teams"][0]

@@ -100,7 +100,7 @@ class Counted:
         self.builds = 0
 
 
-def test_a_part_is_built_once_and_only_when_used(monkeypatch, tmp_path: Path) -> None:  # noqa: ANN001
+def test_a_part_is_built_once_and_only_when_used(monkeypatch, tmp_path: Path) -> None:
     import runtime
 
     made = Counted()

@@ -25,7 +25,7 @@ def report() -> bytes:
     return pdfs.long_report(TOPICS)
 
 
-def chunk_rows(db, document_id):  # noqa: ANN001, ANN201
+def chunk_rows(db, document_id):
     with db.connection() as conn:
         return conn.execute(
             "select c.page, p.page_start, p.page_end from child_chunks c join parent_chunks p on p.id = c.parent_id"
@@ -34,20 +34,20 @@ def chunk_rows(db, document_id):  # noqa: ANN001, ANN201
         ).fetchall()
 
 
-def run_search(db, embedder, owner_id, query, mode="hybrid", docs=None, k=5, **params):  # noqa: ANN001, ANN201, ANN003
+def run_search(db, embedder, owner_id, query, mode="hybrid", docs=None, k=5, **params):
     vec = embedder.embed_query(query) if mode != "sparse" else None
     with db.connection() as conn:
         return search(conn, owner_id=owner_id, query_text=query, query_embedding=vec,
                       params=SearchParams(k=k, mode=mode, **params), document_ids=docs)
 
 
-def test_migrations_are_idempotent(db) -> None:  # noqa: ANN001
+def test_migrations_are_idempotent(db) -> None:
     with psycopg.connect(db.uri) as conn:
         assert migrate(conn) == []
         assert pending_migrations(conn) == []
 
 
-def test_every_chunk_knows_its_page(db, make_user, ingest, report) -> None:  # noqa: ANN001
+def test_every_chunk_knows_its_page(db, make_user, ingest, report) -> None:
     _, owner = make_user()
     sub, outcome = ingest(owner, "report.pdf", report)
     assert outcome.status == "ready" and outcome.pages == 8
@@ -58,7 +58,7 @@ def test_every_chunk_knows_its_page(db, make_user, ingest, report) -> None:  # n
     assert {page for page, _, _ in rows} == set(range(1, 9))
 
 
-def test_search_finds_the_right_page_in_every_mode(db, embedder, make_user, ingest, report) -> None:  # noqa: ANN001
+def test_search_finds_the_right_page_in_every_mode(db, embedder, make_user, ingest, report) -> None:
     _, owner = make_user()
     ingest(owner, "report.pdf", report)
     for mode in ("hybrid", "dense", "sparse"):
@@ -70,7 +70,7 @@ def test_search_finds_the_right_page_in_every_mode(db, embedder, make_user, inge
     assert hit.dense_rank is not None and hit.sparse_rank is not None
 
 
-def test_sparse_postings_hold_every_chunk_of_each_term(db, make_user, ingest, report) -> None:  # noqa: ANN001
+def test_sparse_postings_hold_every_chunk_of_each_term(db, make_user, ingest, report) -> None:
     """term_stats carries each filing's postings (sql/011_term_postings.sql): for every lexeme, the
     ids of exactly the chunks whose tsvector holds it, with heading words weighted double."""
     _, owner = make_user()
@@ -96,7 +96,7 @@ def test_sparse_postings_hold_every_chunk_of_each_term(db, make_user, ingest, re
                             (sub.document_id,)).fetchone()[0] == 0
 
 
-def test_score_fusion_is_an_alpha_blend_of_normalised_scores(db, embedder, make_user, ingest, report) -> None:  # noqa: ANN001
+def test_score_fusion_is_an_alpha_blend_of_normalised_scores(db, embedder, make_user, ingest, report) -> None:
     _, owner = make_user()
     ingest(owner, "report.pdf", report)
     query = "hurricane damage warehouses"
@@ -111,7 +111,7 @@ def test_score_fusion_is_an_alpha_blend_of_normalised_scores(db, embedder, make_
         run_search(db, embedder, owner, query, fusion="max")
 
 
-def test_the_dense_leg_has_its_own_rrf_constant(db, embedder, make_user, ingest, report) -> None:  # noqa: ANN001
+def test_the_dense_leg_has_its_own_rrf_constant(db, embedder, make_user, ingest, report) -> None:
     """RRF adds dense_weight / (dense_rrf_k + dense rank) and sparse_weight / (rrf_k + sparse rank):
     each constant moves its own leg's share only (evals/results/fusion_cv.md chose them)."""
     _, owner = make_user()
@@ -127,7 +127,7 @@ def test_the_dense_leg_has_its_own_rrf_constant(db, embedder, make_user, ingest,
             assert h.score == pytest.approx(expected), (rrf_k, dense_rrf_k)
 
 
-def test_heading_leg_brings_the_named_statement_forward(db, embedder, make_user, ingest) -> None:  # noqa: ANN001
+def test_heading_leg_brings_the_named_statement_forward(db, embedder, make_user, ingest) -> None:
     """A question naming the cash flow statement: chunks under that page heading form the third leg."""
     _, owner = make_user()
     prose = ("Capital Spending. Investments in property, plant and equipment enable growth in many markets. "
@@ -152,7 +152,7 @@ def test_heading_leg_brings_the_named_statement_forward(db, embedder, make_user,
     assert plain[0].page == 3 and all(h.heading_rank is None for h in plain)
 
 
-def test_reupload_reuses_the_index(db, make_user, ingest, report) -> None:  # noqa: ANN001
+def test_reupload_reuses_the_index(db, make_user, ingest, report) -> None:
     _, owner = make_user()
     first, _ = ingest(owner, "report.pdf", report)
     again, outcome = ingest(owner, "renamed.pdf", report)
@@ -163,7 +163,7 @@ def test_reupload_reuses_the_index(db, make_user, ingest, report) -> None:  # no
     assert count == 1
 
 
-def test_a_failed_document_is_redone_on_reupload(db, settings, make_user, ingest, report) -> None:  # noqa: ANN001
+def test_a_failed_document_is_redone_on_reupload(db, settings, make_user, ingest, report) -> None:
     _, owner = make_user()
     sub = submit_pdf(db, settings, owner_id=owner, name="report.pdf", data=report)
     in_progress = submit_pdf(db, settings, owner_id=owner, name="report.pdf", data=report)
@@ -176,7 +176,7 @@ def test_a_failed_document_is_redone_on_reupload(db, settings, make_user, ingest
     assert outcome.status == "ready"
 
 
-def test_same_file_for_two_users_is_two_documents(db, make_user, ingest, report) -> None:  # noqa: ANN001
+def test_same_file_for_two_users_is_two_documents(db, make_user, ingest, report) -> None:
     _, a = make_user()
     _, b = make_user()
     sa, _ = ingest(a, "report.pdf", report)
@@ -184,7 +184,7 @@ def test_same_file_for_two_users_is_two_documents(db, make_user, ingest, report)
     assert sa.document_id != sb.document_id and outcome.status == "ready"
 
 
-def test_user_b_never_sees_user_a_chunks(db, embedder, make_user, ingest, report) -> None:  # noqa: ANN001
+def test_user_b_never_sees_user_a_chunks(db, embedder, make_user, ingest, report) -> None:
     _, a = make_user()
     _, b = make_user()
     sub, _ = ingest(a, "secret.pdf", report)
@@ -201,7 +201,7 @@ def test_user_b_never_sees_user_a_chunks(db, embedder, make_user, ingest, report
         assert get_document(conn, owner_id=a, document_id=sub.document_id) is not None
 
 
-def test_document_filter_limits_the_search(db, embedder, make_user, ingest) -> None:  # noqa: ANN001
+def test_document_filter_limits_the_search(db, embedder, make_user, ingest) -> None:
     _, owner = make_user()
     one, _ = ingest(owner, "one.pdf", pdfs.long_report(["Quarterly dividend policy"]))
     two, _ = ingest(owner, "two.pdf", pdfs.long_report(["Patent litigation with a competitor"]))
@@ -214,7 +214,7 @@ def test_document_filter_limits_the_search(db, embedder, make_user, ingest) -> N
     [(pdfs.encrypted_pdf(), "encrypted"), (pdfs.image_only_pdf(), "no text found")],
     ids=["encrypted", "nothing-to-read"],
 )
-def test_bad_pdf_fails_clearly_and_leaves_no_chunks(db, make_user, ingest, data, reason) -> None:  # noqa: ANN001
+def test_bad_pdf_fails_clearly_and_leaves_no_chunks(db, make_user, ingest, data, reason) -> None:
     _, owner = make_user()
     sub, outcome = ingest(owner, "bad.pdf", data)
     assert outcome.status == "failed" and reason in outcome.error
@@ -230,7 +230,7 @@ def test_bad_pdf_fails_clearly_and_leaves_no_chunks(db, make_user, ingest, data,
 @pytest.mark.parametrize("data", [b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64), b"",
                                   pdfs.text_pdf(["cut short"] * 4)[:300]],
                          ids=["image", "empty", "truncated"])
-def test_unaccepted_or_broken_file_is_refused_before_any_row(db, settings, make_user, data) -> None:  # noqa: ANN001
+def test_unaccepted_or_broken_file_is_refused_before_any_row(db, settings, make_user, data) -> None:
     _, owner = make_user()
     with pytest.raises(IngestError):
         submit_pdf(db, settings, owner_id=owner, name="x.pdf", data=data)
@@ -239,14 +239,14 @@ def test_unaccepted_or_broken_file_is_refused_before_any_row(db, settings, make_
 
 
 def test_a_failure_while_storing_leaves_no_partial_rows(db, settings, embedder, make_user, report,
-                                                       monkeypatch) -> None:  # noqa: ANN001
+                                                       monkeypatch) -> None:
     from storage import documents
 
     _, owner = make_user()
     sub = submit_pdf(db, settings, owner_id=owner, name="report.pdf", data=report)
     real = documents.set_document_status
 
-    def explode(conn, **kwargs):  # noqa: ANN001, ANN003, ANN202
+    def explode(conn, **kwargs):
         if kwargs.get("status") == "ready":  # inside the chunk transaction, after the rows were written
             raise RuntimeError("disk full")
         return real(conn, **kwargs)
@@ -260,7 +260,7 @@ def test_a_failure_while_storing_leaves_no_partial_rows(db, settings, embedder, 
                             (sub.document_id,)).fetchone()[0] == 0
 
 
-def test_dense_search_uses_the_hnsw_index(db, make_user) -> None:  # noqa: ANN001
+def test_dense_search_uses_the_hnsw_index(db, make_user) -> None:
     """Fill one owner with 12,000 vectors, then read the plan of a real hybrid_search() call."""
     _, owner = make_user()
     rng = np.random.default_rng(0)
@@ -299,7 +299,7 @@ def test_dense_search_uses_the_hnsw_index(db, make_user) -> None:  # noqa: ANN00
 
 
 
-def _bulk_document(conn, owner: int, rng, n: int) -> tuple[uuid.UUID, list[int], np.ndarray]:  # noqa: ANN001
+def _bulk_document(conn, owner: int, rng, n: int) -> tuple[uuid.UUID, list[int], np.ndarray]:
     """A ready document of `n` random unit vectors (its `children` count set, as ingestion does)."""
     doc = conn.execute(
         "insert into documents (owner_id, name, content_hash, size_bytes, status, children) values"
@@ -320,7 +320,7 @@ def _bulk_document(conn, owner: int, rng, n: int) -> tuple[uuid.UUID, list[int],
     return doc, ids, vecs
 
 
-def test_a_filings_dense_search_measures_every_chunk(db, make_user) -> None:  # noqa: ANN001
+def test_a_filings_dense_search_measures_every_chunk(db, make_user) -> None:
     """Within a filing, small or large, the dense side is exact even where the planner would walk
     the HNSW graph (enable_sort off stands in for that choice, which other stats can make:
     evals/results/search_scale_1m.md): the nearest chunks by cosine distance, none missed by the
@@ -344,14 +344,14 @@ def test_a_filings_dense_search_measures_every_chunk(db, make_user) -> None:  # 
                 assert [h.child_id for h in hits] == exact
 
 
-def crashed_claim(conn, job_id, max_attempts: int = 3):  # noqa: ANN001, ANN201
+def crashed_claim(conn, job_id, max_attempts: int = 3):
     """A worker claims the job and "dies": its lease runs out without a heartbeat."""
     token = jobs.claim(conn, job_id=job_id, lease_s=0.05, max_attempts=max_attempts)
     time.sleep(0.1)
     return token
 
 
-def test_interrupted_job_is_requeued_then_failed(db, settings, make_user, report) -> None:  # noqa: ANN001
+def test_interrupted_job_is_requeued_then_failed(db, settings, make_user, report) -> None:
     _, owner = make_user()
     sub = submit_pdf(db, settings, owner_id=owner, name="report.pdf", data=report)
     with db.connection() as conn:
@@ -384,7 +384,7 @@ def test_interrupted_job_is_requeued_then_failed(db, settings, make_user, report
         assert doc_status == "failed"
 
 
-def test_recovery_fails_an_exhausted_job(db, settings, make_user, report) -> None:  # noqa: ANN001
+def test_recovery_fails_an_exhausted_job(db, settings, make_user, report) -> None:
     _, owner = make_user()
     sub = submit_pdf(db, settings, owner_id=owner, name="report.pdf", data=report)
     with db.connection() as conn:
@@ -394,7 +394,7 @@ def test_recovery_fails_an_exhausted_job(db, settings, make_user, report) -> Non
         assert "interrupted 1 times" in jobs.get_job(conn, owner_id=owner, job_id=sub.job_id)["error"]
 
 
-def test_requeued_job_runs_to_the_end(db, settings, embedder, make_user, report) -> None:  # noqa: ANN001
+def test_requeued_job_runs_to_the_end(db, settings, embedder, make_user, report) -> None:
     _, owner = make_user()
     sub = submit_pdf(db, settings, owner_id=owner, name="report.pdf", data=report)
     with db.connection() as conn:
@@ -410,7 +410,7 @@ def test_requeued_job_runs_to_the_end(db, settings, embedder, make_user, report)
                             (sub.document_id,)).fetchone()[0] == outcome.children
 
 
-def test_a_taken_over_job_writes_nothing(db, settings, embedder, make_user, report) -> None:  # noqa: ANN001
+def test_a_taken_over_job_writes_nothing(db, settings, embedder, make_user, report) -> None:
     """A worker that lost its lease (stalled, then another worker took over) stores nothing: the
     store transaction checks the claim first, so a document's chunks are written once."""
     _, owner = make_user()
@@ -426,7 +426,7 @@ def test_a_taken_over_job_writes_nothing(db, settings, embedder, make_user, repo
         assert jobs.get_job(conn, owner_id=owner, job_id=sub.job_id)["status"] == "processing"
 
 
-def test_deleting_the_document_cancels_its_running_job(db, settings, embedder, make_user, report) -> None:  # noqa: ANN001
+def test_deleting_the_document_cancels_its_running_job(db, settings, embedder, make_user, report) -> None:
     """Delete during embedding: the job stops at its next progress report, with no foreign-key error."""
     from storage.documents import delete_document
 
@@ -447,7 +447,7 @@ def test_deleting_the_document_cancels_its_running_job(db, settings, embedder, m
                             (sub.document_id,)).fetchone()[0] == 0
 
 
-def test_a_crashed_job_fails_with_its_document(db, settings, make_user, report, monkeypatch) -> None:  # noqa: ANN001
+def test_a_crashed_job_fails_with_its_document(db, settings, make_user, report, monkeypatch) -> None:
     """The worker's last guard: run_job raising still leaves the job and its document failed."""
     import jobqueue.worker
     from storage.documents import get_document
@@ -459,7 +459,7 @@ def test_a_crashed_job_fails_with_its_document(db, settings, make_user, report, 
         def ensure_local(self, owner_id: int, content_hash: str) -> None: ...
         def ingested(self, owner_id: int, content_hash: str) -> None: ...
 
-    def crash(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def crash(*args, **kwargs):
         raise RuntimeError("segfault in a parser")
 
     monkeypatch.setattr(jobqueue.worker, "run_job", crash)
@@ -472,7 +472,7 @@ def test_a_crashed_job_fails_with_its_document(db, settings, make_user, report, 
     assert doc["status"] == "failed" and doc["error"] == job["error"]
 
 
-def test_external_database_url_is_used_as_is(db, settings) -> None:  # noqa: ANN001
+def test_external_database_url_is_used_as_is(db, settings) -> None:
     """DATABASE_URL (e.g. a Supabase direct connection string) bypasses the embedded server.
 
     The stand-in external server is the test's own real Postgres, reached by its URI."""
@@ -489,7 +489,7 @@ def test_external_database_url_is_used_as_is(db, settings) -> None:  # noqa: ANN
         ext.close()
 
 
-def test_equally_busy_workspaces_are_listed_newest_first(db, make_user) -> None:  # noqa: ANN001
+def test_equally_busy_workspaces_are_listed_newest_first(db, make_user) -> None:
     # the admin list is capped (storage/workspace_metrics.py MAX_LISTED): with more idle workspaces than
     # the cap, one made a moment ago must be on it, not only the oldest (the full suite had 120)
     from storage import workspace_metrics, workspaces

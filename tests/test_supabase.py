@@ -105,7 +105,7 @@ def test_a_changed_function_is_mirrored_as_the_next_generation() -> None:
 
 
 @pytest.fixture
-def fresh_database(db):  # noqa: ANN001, ANN201
+def fresh_database(db):
     """A new, empty database in the embedded cluster, with Supabase's roles and default grants."""
     name = f"supa_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(db.uri, autocommit=True) as admin:
@@ -211,7 +211,7 @@ def test_api_roles_read_nothing(fresh_database: str) -> None:
             conn.rollback()
 
 
-def test_transaction_pooler_turns_prepared_statements_off(settings) -> None:  # noqa: ANN001
+def test_transaction_pooler_turns_prepared_statements_off(settings) -> None:
     pooler = "postgresql://postgres.ref:pw@aws-0-eu-west-1.pooler.supabase.com:6543/postgres"
     session = "postgresql://postgres.ref:pw@aws-0-eu-west-1.pooler.supabase.com:5432/postgres"
     assert transaction_pooler(settings, pooler) and connect_kwargs(settings, pooler) == {"prepare_threshold": None}
@@ -294,7 +294,7 @@ class PgBouncer:
 
 
 @pytest.mark.skipif(not __import__("shutil").which("pgbouncer"), reason="pgbouncer not installed (.ci/run installs it)")
-def test_everything_works_through_a_transaction_pooler(db, settings, embedder) -> None:  # noqa: ANN001
+def test_everything_works_through_a_transaction_pooler(db, settings, embedder) -> None:
     """Migrations, uploads, a job (claim, lease heartbeats, progress, the store transaction, vacuum),
     recovery, search and retention, from several threads, all through PgBouncer in transaction mode."""
     import concurrent.futures

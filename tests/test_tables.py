@@ -10,7 +10,7 @@ from storage import documents, tables
 from tests.unit.test_tables import CASH_FLOWS, INCOME_IN_THOUSANDS
 
 
-def test_cells_stored_owner_scoped_and_deleted_with_document(db, ingest, make_user) -> None:  # noqa: ANN001
+def test_cells_stored_owner_scoped_and_deleted_with_document(db, ingest, make_user) -> None:
     _, ann = make_user("ann")
     _, bob = make_user("bob")
     sub, outcome = ingest(ann, "northwind-2023.pdf", INCOME_IN_THOUSANDS)
@@ -34,7 +34,7 @@ def test_cells_stored_owner_scoped_and_deleted_with_document(db, ingest, make_us
         assert left.fetchone()[0] == 0
 
 
-def test_reindex_tables_fills_an_install_that_had_none(db, settings, ingest, make_user) -> None:  # noqa: ANN001
+def test_reindex_tables_fills_an_install_that_had_none(db, settings, ingest, make_user) -> None:
     _, owner = make_user("old")
     sub, _ = ingest(owner, "contoso-flows.pdf", CASH_FLOWS)
     with db.connection() as conn:  # as stored before tables were read
@@ -61,7 +61,7 @@ def test_reindex_tables_fills_an_install_that_had_none(db, settings, ingest, mak
 
 
 @pytest.mark.parametrize("name", ["table_cells"])
-def test_table_is_locked_like_every_table(db, name: str) -> None:  # noqa: ANN001
+def test_table_is_locked_like_every_table(db, name: str) -> None:
     with db.connection() as conn:
         locked = conn.execute("select relrowsecurity from pg_class where relname = %s", (name,)).fetchone()
     assert locked == (True,)

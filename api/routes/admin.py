@@ -64,7 +64,7 @@ def metrics(_admin: AdminUser, db: DbDep, settings: SettingsDep,
     if settings.langsmith.api_key is not None:
         try:
             out["langsmith"] = langsmith_metrics(settings, hours)
-        except Exception as exc:  # noqa: BLE001 - LangSmith down must not break the local metrics
+        except Exception as exc:  # LangSmith down must not break the local metrics
             log.warning("LangSmith metrics unavailable: %s", type(exc).__name__)
             out["langsmith"] = {"error": f"LangSmith unavailable: {type(exc).__name__}"}
     return out

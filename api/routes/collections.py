@@ -50,7 +50,7 @@ def _out(c: dict[str, Any]) -> dict[str, Any]:
             "created_at": c["created_at"].isoformat(), "updated_at": c["updated_at"].isoformat()}
 
 
-def _detail(conn: Any, owner_id: list[int], c: dict[str, Any]) -> dict[str, Any]:  # noqa: ANN401
+def _detail(conn: Any, owner_id: list[int], c: dict[str, Any]) -> dict[str, Any]:
     docs = collections.members(conn, owner_id=owner_id, collection_id=c["id"])
     return {**_out(c), "documents": [{**{k: d[k] for k in ("name", "status", "company", "form", "period")},
                                       "id": str(d["id"]), "added_at": d["added_at"].isoformat()} for d in docs]}
@@ -87,7 +87,7 @@ def create_collection(body: CollectionIn, user: CurrentUser, db: DbDep,
         return _detail(conn, [owner], created)
 
 
-def _same_space(conn: Any, user: User, owner: int, document_ids: list[str]) -> list[Any]:  # noqa: ANN401
+def _same_space(conn: Any, user: User, owner: int, document_ids: list[str]) -> list[Any]:
     """The documents, each one the caller may read (404 otherwise) and in the collection's space:
     a collection never mixes a workspace's documents with anyone's own (422)."""
     docs = owned_scope(conn, reading(conn, user), document_ids)
@@ -137,7 +137,7 @@ def rename_collection(collection_id: str, body: CollectionPatch, user: CurrentUs
     return _out(renamed)
 
 
-def _refused(conn: Any, user: User, collection_id: str) -> HTTPException:  # noqa: ANN401
+def _refused(conn: Any, user: User, collection_id: str) -> HTTPException:
     """A change the caller may not make: 403 on a workspace collection they only view, else 404."""
     seen = collections.get_collection(conn, owner_id=reading(conn, user), collection_id=collection_id)
     return not_yours(seen is not None, "collection")

@@ -241,7 +241,7 @@ async def _read_part(request: Request, settings: Settings, part: _FilePart, boun
         raise disk_full(exc) from None
     except BodyRefused:  # the edge's own refusal (api/edge.py): its status, not a malformed body
         raise
-    except Exception as exc:  # noqa: BLE001 - python-multipart raises on malformed bodies
+    except Exception as exc:  # python-multipart raises on malformed bodies
         raise HTTPException(400, f"malformed multipart body: {type(exc).__name__}") from None
     if not part.found:
         raise HTTPException(422, "no field named `file` in the form")
@@ -281,7 +281,7 @@ async def check_upload(request: Request, settings: Settings, name: str, data: by
         raise HTTPException(422, str(exc)) from None
 
 
-def _undo(db: Database, files: Any, owner_id: int, sub: Submission) -> None:  # noqa: ANN401 - ingestion/files.py's store
+def _undo(db: Database, files: Any, owner_id: int, sub: Submission) -> None:  # ingestion/files.py's store
     """Take back what this upload kept: the new document (and its files), or the redo's new job."""
     with db.connection() as conn:
         if sub.created:
@@ -294,12 +294,12 @@ def _undo(db: Database, files: Any, owner_id: int, sub: Submission) -> None:  # 
     if sub.created:
         try:
             files.delete(owner_id, sub.content_hash, sub.format)
-        except Exception:  # noqa: BLE001 - the rows are gone; a stale file is logged, not fatal
+        except Exception:  # the rows are gone; a stale file is logged, not fatal
             log.warning("upload user_id=%s: stored file could not be removed", owner_id)
             files.path(owner_id, sub.content_hash, sub.format).unlink(missing_ok=True)
 
 
-def store_upload(db: Database, settings: Settings, files: Any, *, owner_id: int, name: str,  # noqa: ANN401
+def store_upload(db: Database, settings: Settings, files: Any, *, owner_id: int, name: str,
                  data: bytes, fmt: str | None = None,
                  uploaded_by: int | None = None) -> tuple[Submission, uuid.UUID | None]:
     """The document row (deduplicated by content within its owner: a ready twin is reused) and its
@@ -322,7 +322,7 @@ def store_upload(db: Database, settings: Settings, files: Any, *, owner_id: int,
     return sub, sub.job_id
 
 
-def enqueue_upload(db: Database, files: Any, queue: Any, *, owner_id: int, sub: Submission) -> None:  # noqa: ANN401
+def enqueue_upload(db: Database, files: Any, queue: Any, *, owner_id: int, sub: Submission) -> None:
     """Hand a newly queued job to the queue (the server's threads or a Celery broker); a broker that
     refuses it takes the upload back."""
     if not sub.queued:
@@ -482,7 +482,7 @@ def delete_document(document_id: str, user: CurrentUser, db: DbDep, request: Req
             raise not_yours(seen is not None, "document")
     try:
         request.app.state.files.delete(doc["owner_id"], doc["content_hash"], doc["format"])
-    except Exception:  # noqa: BLE001 - the rows are gone; a stale file is logged, not fatal
+    except Exception:  # the rows are gone; a stale file is logged, not fatal
         log.warning("document %s: stored file could not be deleted", document_id)
     return Response(status_code=204)
 

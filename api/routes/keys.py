@@ -38,7 +38,7 @@ class KeyIn(BaseModel):
         "workspace only, on /api, /v1, MCP and /rag, and stops working when you leave it"))
 
 
-def create_key(conn: Any, user_id: int, name: str, wanted: list[str], days: int | None,  # noqa: ANN401
+def create_key(conn: Any, user_id: int, name: str, wanted: list[str], days: int | None,
                workspace_id: int | None = None) -> dict[str, Any]:
     """A new key for the user (the route's and `thotqen keys create`'s); ValueError past MAX["api_keys"]."""
     if api_keys.count(conn, user_id=user_id) >= MAX["api_keys"]:

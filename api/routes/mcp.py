@@ -182,7 +182,7 @@ class Tools:
             return _refusal(_invalid(exc))
         return await tool(args, user)
 
-    async def search(self, args: Any, user: User) -> types.CallToolResult:  # noqa: ANN401 - search_input's model
+    async def search(self, args: Any, user: User) -> types.CallToolResult:  # search_input's model
         def run() -> list[Hit]:
             embedding = None if args.mode == "sparse" else self.parts.embedder.embed_query(args.query)
             params = SearchParams.from_tunables(self.settings, k=args.k, mode=args.mode)
@@ -194,7 +194,7 @@ class Tools:
         hits = [hit_out(h) for h in await asyncio.to_thread(run)]
         return _result(_hits_text(hits), {"hits": hits})
 
-    async def ask(self, args: Any, user: User) -> types.CallToolResult:  # noqa: ANN401 - ask_input's model
+    async def ask(self, args: Any, user: User) -> types.CallToolResult:  # ask_input's model
         db = self.parts.database
         try:
             if self.answers is not None:
@@ -212,7 +212,7 @@ class Tools:
 
         gone = threading.Event()  # the caller left (a cancelled call): the run stops at its next step
 
-        def answer() -> Any:  # noqa: ANN401 - graph.outcome.Outcome
+        def answer() -> Any:  # graph.outcome.Outcome
             events = (self.answers.stream(inputs, config, gone=gone.is_set) if self.answers is not None
                       else run_graph(inputs, {**config, "callbacks": [StopWatch(gone.is_set)]}, self.parts))
             return next(data for kind, data in events if kind == "done")
@@ -345,7 +345,7 @@ class Authenticated:
         self.streams = streams
         self.idle_s = idle_s
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:  # noqa: ANN401
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         try:
             token = bearer_token(Request(scope))
             if token is None:
@@ -370,7 +370,7 @@ class Authenticated:
             give_back()
 
 
-async def until_idle(app: Any, scope: dict[str, Any], receive: Any, send: Any,  # noqa: ANN401 - ASGI
+async def until_idle(app: Any, scope: dict[str, Any], receive: Any, send: Any,  # ASGI
                      idle_s: float) -> None:
     """`app` answering one request, ended (its response closed) once `idle_s` pass with nothing sent
     but keep-alive comments (an SSE line starting ':', what sse_starlette pings with)."""

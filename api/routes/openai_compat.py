@@ -152,7 +152,7 @@ def collection_of(model: str, field: str | None) -> str | None:
     404: {"description": "unknown model (or collection), or a document in document_ids that is not the caller's"},
     429: {"description": "the question limit per hour or per minute; see Retry-After"}})
 async def chat_completions(body: CompletionIn, request: Request, user: CurrentUser, db: DbDep,
-                           settings: SettingsDep) -> Any:  # noqa: ANN401 - JSON or a stream
+                           settings: SettingsDep) -> Any:  # JSON or a stream
     """Answer the last user message from the caller's documents, with [n] citations."""
     collection = collection_of(body.model, body.collection)
     if collection is not None and body.document_ids:
@@ -242,7 +242,7 @@ async def _stream(answer: AsyncIterator[Event], completion_id: str, created: int
                   include_usage: bool) -> AsyncIterator[str]:
     base = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": MODEL_ID}
 
-    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:  # noqa: ANN401
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
         payload = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
         return f"data: {json.dumps(payload, default=str)}\n\n"
 

@@ -96,7 +96,7 @@ class Renders:
         self.pool.close()
 
 
-def _owned(db: Any, user: User, document_id: str) -> dict[str, Any]:  # noqa: ANN401
+def _owned(db: Any, user: User, document_id: str) -> dict[str, Any]:
     """The document when the user may read it now (theirs, or a workspace's they are in); else 404."""
     with db.connection() as conn:
         doc = documents.get_document(conn, owner_id=reading(conn, user), document_id=document_id)
@@ -105,7 +105,7 @@ def _owned(db: Any, user: User, document_id: str) -> dict[str, Any]:  # noqa: AN
     return doc
 
 
-def _recognised(db: Any, owner_id: int, document_id: str, page: int) -> list[tuple[str, list[list[float]]]]:  # noqa: ANN401
+def _recognised(db: Any, owner_id: int, document_id: str, page: int) -> list[tuple[str, list[list[float]]]]:
     """`owner_id`: the document's own owner (_owned found it readable a moment before)."""
     with db.connection() as conn:
         return documents.recognised_chunks(conn, owner_id=owner_id, document_id=document_id, page=page)
@@ -120,7 +120,7 @@ def _local_file(request: Request, owner_id: int, doc: dict[str, Any]) -> Path:
     fmt = _format(doc)
     try:
         files.ensure_local(owner_id, doc["content_hash"], fmt)  # Supabase: fetch the durable copy back
-    except Exception:  # noqa: BLE001 - the store is down: say so, do not 500
+    except Exception:  # the store is down: say so, do not 500
         raise HTTPException(503, "the stored file is unavailable right now; try again later",
                             headers={"Retry-After": "30"}) from None
     path: Path = files.path(owner_id, doc["content_hash"], fmt)
@@ -241,7 +241,7 @@ async def download(document_id: str, request: Request, user: CurrentUser, db: Db
     headers = {"Cache-Control": "private, no-cache"}
     try:
         signed = await asyncio.to_thread(files.signed_url, doc["owner_id"], doc["content_hash"], fmt, doc["name"])
-    except Exception:  # noqa: BLE001 - the store is down: say so, do not 500
+    except Exception:  # the store is down: say so, do not 500
         raise HTTPException(503, "the stored file is unavailable right now; try again later",
                             headers={"Retry-After": "30"}) from None
     if signed is not None:

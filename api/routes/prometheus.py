@@ -43,7 +43,7 @@ class LabelledRoute(Route):
     """A plain Starlette route (an ASGI app mounted at a path, as /mcp is) that names itself in the
     request's scope as FastAPI's routes do, so RequestMetrics labels it by its path, not "unmatched"."""
 
-    def matches(self, scope: Any) -> tuple[Match, Any]:  # noqa: ANN401 - Starlette's Scope
+    def matches(self, scope: Any) -> tuple[Match, Any]:  # Starlette's Scope
         match, child = super().matches(scope)
         if match is not Match.NONE:
             child["route"] = self
@@ -55,10 +55,10 @@ class RequestMetrics:
     request (the route template the router matched; "unmatched" for none). Streams are timed to
     their end."""
 
-    def __init__(self, app: Any) -> None:  # noqa: ANN401
+    def __init__(self, app: Any) -> None:
         self.app = app
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:  # noqa: ANN401
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope.get("path") == "/metrics":
             await self.app(scope, receive, send)
             return

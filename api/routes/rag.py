@@ -115,7 +115,7 @@ class GraphFailed(Exception):
 Admit = Callable[[RunnableConfig | None, list[int]], list[accounting.Ticket]]
 
 
-def question_cost(input: Any, config: RunnableConfig | None, settings: Settings) -> int:  # noqa: ANN401, A002
+def question_cost(input: Any, config: RunnableConfig | None, settings: Settings) -> int:
     """An input's cost in tokens: its question and the earlier turns the graph will see (the request's
     `history_turns` tunable, else the server's)."""
     plain = input.model_dump() if isinstance(input, BaseModel) else dict(input or {})
@@ -136,7 +136,7 @@ class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
     def answers(self) -> AnswerProcesses | None:
         return None  # served_graph's subclass knows the runtime's answer processes
 
-    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: ANN401, A002
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         [ticket] = await self.admitted(config, [input])
         try:
             return await self._answer(ticket, input, config, **kwargs)
@@ -146,14 +146,14 @@ class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
             log.exception("/rag: the graph failed")
             raise GraphFailed from exc
 
-    async def abatch(self, inputs: list[Any], config: RunnableConfig | list[RunnableConfig] | None = None,  # noqa: ANN401
-                     *, return_exceptions: bool = False, **kwargs: Any) -> list[Any]:  # noqa: ANN401
+    async def abatch(self, inputs: list[Any], config: RunnableConfig | list[RunnableConfig] | None = None,
+                     *, return_exceptions: bool = False, **kwargs: Any) -> list[Any]:
         if not inputs:
             return []
         configs = config if isinstance(config, list) else [config] * len(inputs)
         tickets = await self.admitted(configs[0], inputs)  # all of the batch fits in the hour, or none runs
 
-        async def one(i: int) -> Any:  # noqa: ANN401
+        async def one(i: int) -> Any:
             try:
                 return await self._answer(tickets[i], inputs[i], configs[i], **kwargs)
             except AnswersBusy:
@@ -170,15 +170,15 @@ class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
             for ticket in tickets:  # inputs that never started (another one failed first)
                 ticket.close("the batch stopped before this input ran", status="cancelled")
 
-    async def astream(self, input: Any, config: RunnableConfig | None = None,  # noqa: ANN401, A002
-                      **kwargs: Any) -> AsyncIterator[Any]:  # noqa: ANN401
+    async def astream(self, input: Any, config: RunnableConfig | None = None,
+                      **kwargs: Any) -> AsyncIterator[Any]:
         async for chunk in self._accounted("astream", super().astream, input, config, **kwargs):
             yield chunk
 
     # /rag/stream_log: LangServe asks for patches (diff=True) with its name/type/tag filters
     async def astream_log(
-            self, input: Any, config: RunnableConfig | None = None,  # noqa: ANN401, A002
-            **kwargs: Any) -> AsyncIterator[Any]:  # noqa: ANN401
+            self, input: Any, config: RunnableConfig | None = None,
+            **kwargs: Any) -> AsyncIterator[Any]:
         if self.answers() is None:  # in this process Runnable.astream_log runs through astream, accounted there
             checked = CheckedOnly()  # ... but its run log comes from callbacks, not through astream
             async for patch in super().astream_log(input, config, **kwargs):
@@ -190,21 +190,21 @@ class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
 
     # the event streams LangServe asks for (v1, v2); its v3 overload, an awaitable, is not served
     async def astream_events(  # type: ignore[override]
-            self, input: Any, config: RunnableConfig | None = None,  # noqa: ANN401, A002
-            **kwargs: Any) -> AsyncIterator[Any]:  # noqa: ANN401
+            self, input: Any, config: RunnableConfig | None = None,
+            **kwargs: Any) -> AsyncIterator[Any]:
         # the binding hands astream_events straight to the graph (not through astream): account here
         async for event in self._accounted("astream_events", super().astream_events, input, config, **kwargs):
             yield event
 
-    async def _submit(self, answers: AnswerProcesses, kind: str, input: Any,  # noqa: ANN401, A002
+    async def _submit(self, answers: AnswerProcesses, kind: str, input: Any,
                       config: RunnableConfig | None, options: dict[str, Any] | None = None) -> Job:
         """A run in an answer process, its place awaited fairly among every owner's (answering/places.py);
         a caller that goes away meanwhile leaves the waiting list, or stops the run it started."""
         plain = input.model_dump() if isinstance(input, BaseModel) else input  # RagInput is this app's class
         return await answers.asubmit(kind, plain, config, options)
 
-    async def _answer(self, ticket: accounting.Ticket, input: Any, config: RunnableConfig | None,  # noqa: ANN401, A002
-                      **kwargs: Any) -> Any:  # noqa: ANN401
+    async def _answer(self, ticket: accounting.Ticket, input: Any, config: RunnableConfig | None,
+                      **kwargs: Any) -> Any:
         """One run of the graph on a thread of its own at BACKGROUND_NICE, as a chat's, /v1's and MCP's
         answers (answering/bridge.py): awaited through the graph's async API, its sync nodes took places
         in asyncio's default pool, which every other user's light work shares."""
@@ -222,8 +222,8 @@ class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
                                                    name=f"rag-{owner}", nice=parts.settings.background_nice, gone=gone)
         return run.state
 
-    async def _accounted(self, kind: str, stream: Callable[..., AsyncIterator[Any]], input: Any,  # noqa: ANN401, A002
-                         config: RunnableConfig | None, **kwargs: Any) -> AsyncIterator[Any]:  # noqa: ANN401
+    async def _accounted(self, kind: str, stream: Callable[..., AsyncIterator[Any]], input: Any,
+                         config: RunnableConfig | None, **kwargs: Any) -> AsyncIterator[Any]:
         """One stream of the graph as one question; its outcome is read from the root run's final
         state. With answer processes the run is `kind` there (its keyword arguments, LangServe's
         filters, cross with it; the config's callbacks stay here, as for every run there), and a
@@ -248,7 +248,7 @@ class AccountedGraph(RunnableBinding[dict[str, Any], dict[str, Any]]):
                 run.state = final.state
 
 
-def served_graph(graph: Any, parts: GraphParts, admit: Admit,  # noqa: ANN401
+def served_graph(graph: Any, parts: GraphParts, admit: Admit,
                  answers: AnswerProcesses | None = None) -> RunnableBinding[dict[str, Any], dict[str, Any]]:
     """The graph as LangServe sees it: its configuration schema is the caller's tunables only (with
     the server's values), its input schema the caller's fields only, so LangServe validates both
@@ -287,7 +287,7 @@ def checked_configurable(configurable: dict[str, Any] | None) -> dict[str, Any]:
         raise unprocessable(["config", "configurable", *first["loc"]], first["msg"]) from None
 
 
-def _member(db: Any, user: User, workspace_id: int) -> None:  # noqa: ANN401 - storage.db.Database
+def _member(db: Any, user: User, workspace_id: int) -> None:  # storage.db.Database
     """404 unless the user is a member of the workspace (a stranger's answers like a missing one)."""
     with db.connection() as conn:
         reading(conn, user, workspace_id)

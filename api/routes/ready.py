@@ -21,23 +21,23 @@ router = APIRouter(tags=["health"])
 DEADLINE_S = 2.0
 
 
-async def _timed(check: Any, *args: Any) -> str | None:  # noqa: ANN401
+async def _timed(check: Any, *args: Any) -> str | None:
     """None when `check(*args)` (blocking) returns within the deadline, else why not."""
     try:
         await asyncio.wait_for(asyncio.to_thread(check, *args), timeout=DEADLINE_S)
     except TimeoutError:
         return f"no answer within {DEADLINE_S:g} s"
-    except Exception as exc:  # noqa: BLE001 - a probe reports, never raises
+    except Exception as exc:  # a probe reports, never raises
         return f"unreachable: {type(exc).__name__}"
     return None
 
 
-def _broker(celery_app: Any) -> None:  # noqa: ANN401 - a Celery app
+def _broker(celery_app: Any) -> None:  # a Celery app
     with celery_app.connection_for_write() as conn:
         conn.ensure_connection(max_retries=1, timeout=DEADLINE_S)
 
 
-async def checks(app: Any) -> dict[str, str]:  # noqa: ANN401 - the FastAPI app
+async def checks(app: Any) -> dict[str, str]:  # the FastAPI app
     """Each part's state: "ok", "not configured", or why it is not ready."""
     state = app.state
     out: dict[str, str] = {}

@@ -82,10 +82,10 @@ def _error(entry: dict[str, Any], detail: bool) -> dict[str, Any]:
 class PageHeaders:
     """ASGI middleware: security headers on HTML pages, and the CSRF shim in the playground's page."""
 
-    def __init__(self, app: Any) -> None:  # noqa: ANN401
+    def __init__(self, app: Any) -> None:
         self.app = app
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:  # noqa: ANN401
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -139,7 +139,7 @@ class WebFiles(StaticFiles):
 
     SERVED = (".html", ".css", ".js", ".svg", ".png", ".ico", ".txt", ".md")
 
-    def lookup_path(self, path: str) -> tuple[str, Any]:  # noqa: ANN401
+    def lookup_path(self, path: str) -> tuple[str, Any]:
         full, stat = super().lookup_path(path)
         if stat is not None and full and not Path(full).is_dir() and not full.endswith(self.SERVED):
             return "", None

@@ -132,7 +132,7 @@ def delete_workspace(workspace_id: WorkspaceId, user: CurrentUser, db: DbDep, re
     for content_hash, fmt in files:
         try:
             store.delete(workspace_id, content_hash, fmt)
-        except Exception:  # noqa: BLE001 - the rows are gone; a stale file is logged, not fatal
+        except Exception:  # the rows are gone; a stale file is logged, not fatal
             log.warning("workspace %s: a stored file could not be deleted", workspace_id)
     log.info("workspace %s deleted by user_id=%s (%d documents)", workspace_id, user.id, len(files))
     return Response(status_code=204)

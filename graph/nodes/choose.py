@@ -92,7 +92,7 @@ def choose(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> d
         try:
             result = cfg.running.chain(cfg.llm_order).invoke(messages, cheap=True, structured=choice_model(facts),
                                                                config=config)
-        except Exception as exc:  # noqa: BLE001 - no model could choose: generate tries the free answer
+        except Exception as exc:  # no model could choose: generate tries the free answer
             return {"figure_choice": None, "llm_calls": llm_failed(state, "choose", exc)}
         calls, provider = llm_call(state, "choose", result), result.provider
         tag = str(result.parsed.model_dump()["figure"]) if result.parsed is not None else NONE

@@ -82,7 +82,7 @@ class Calls(TypedDict, total=False):
     llm_calls: list[dict[str, Any]]
 
 
-def llm_call(state: Calls, node_name: str, result: Any) -> list[dict[str, Any]]:  # noqa: ANN401
+def llm_call(state: Calls, node_name: str, result: Any) -> list[dict[str, Any]]:
     """Append one call's provider metadata to the state's list (what answered, what failed)."""
     record = {"node": node_name, **result.metadata()} if result is not None else {"node": node_name}
     return [*(state.get("llm_calls") or []), record]

@@ -24,7 +24,7 @@ def condense(state: State, config: RunnableConfig, runtime: Runtime[Context]) ->
     messages = [("system", prompts.CONDENSE_SYSTEM), *turns, ("human", f"Follow-up question: {question}")]
     try:
         result = cfg.running.chain(cfg.llm_order).invoke(messages, cheap=True, config=config)
-    except Exception as exc:  # noqa: BLE001 - without a model, search with the user's own words
+    except Exception as exc:  # without a model, search with the user's own words
         return {"standalone_question": question, "query": question, "llm_calls": llm_failed(state, "condense", exc)}
     standalone = result.text.strip().strip('"').splitlines()[0].strip() or question
     return {"standalone_question": standalone, "query": standalone, "reading": read(standalone).to_state(),

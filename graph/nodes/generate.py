@@ -107,12 +107,12 @@ def fill_tags(answer: str, facts: list[Fact], calculation: dict[str, Any] | None
     return " ".join(out)
 
 
-def _writer() -> Any:  # noqa: ANN401
+def _writer() -> Any:
     try:
         from langgraph.config import get_stream_writer
 
         return get_stream_writer()
-    except Exception:  # noqa: BLE001 - called outside a graph run (a direct call in a test)
+    except Exception:  # called outside a graph run (a direct call in a test)
         return lambda _chunk: None
 
 
@@ -166,7 +166,7 @@ def generate(state: State, config: RunnableConfig, runtime: Runtime[Context]) ->
                 early.reset()
             elif isinstance(item, ChainResult):
                 result = item
-    except Exception as exc:  # noqa: BLE001 - every provider failed: say so, never invent an answer
+    except Exception as exc:  # every provider failed: say so, never invent an answer
         answer = "No language model could answer right now; please try again later."
         return {"answer": answer, "citations": [], "cited": [], "provider": None,
                 "llm_calls": llm_failed(state, "generate", exc), "chat_history": _turns(state, answer),

@@ -61,13 +61,13 @@ def _llm_verdicts(state: State, cfg: Context, config: RunnableConfig,
         verdicts = {n: p_yes[n] >= cfg.grade_threshold if n in p_yes else parsed[f"excerpt_{n}"] == "yes"
                     for n in range(1, len(documents) + 1) if f"excerpt_{n}" in parsed}
         calls = llm_call(state, "grade", result)
-    except Exception as exc:  # noqa: BLE001 - no valid structured reply anywhere: read a plain one leniently
+    except Exception as exc:  # no valid structured reply anywhere: read a plain one leniently
         calls = llm_failed(state, "grade", exc)
         try:
             result = chain.invoke(messages, cheap=True, config=config)
             verdicts, calls = parse_grades(result.text, len(documents)), llm_call({"llm_calls": calls}, "grade",
                                                                                       result)
-        except Exception as exc2:  # noqa: BLE001 - no grader at all: nothing counts as relevant
+        except Exception as exc2:  # no grader at all: nothing counts as relevant
             verdicts, calls = {}, llm_failed({"llm_calls": calls}, "grade", exc2)
     return verdicts, p_yes, calls
 

@@ -23,6 +23,6 @@ def hyde(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dic
     try:
         result = cfg.running.chain(cfg.llm_order).invoke(prompts.HYDE.format(question=question), cheap=True,
                                                         config=config)
-    except Exception as exc:  # noqa: BLE001 - retrieval goes on with the question's own embedding
+    except Exception as exc:  # retrieval goes on with the question's own embedding
         return {"hyde": "", "llm_calls": llm_failed(state, "hyde", exc)}
     return {"hyde": result.text.strip(), "llm_calls": llm_call(state, "hyde", result)}

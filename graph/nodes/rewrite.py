@@ -20,7 +20,7 @@ def rewrite(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> 
     try:
         result = cfg.running.chain(cfg.llm_order).invoke(prompts.REWRITE.format(question=question), cheap=True,
                                                         config=config)
-    except Exception as exc:  # noqa: BLE001 - search again with the question; new parents still come up
+    except Exception as exc:  # search again with the question; new parents still come up
         return {"query": question, "rewritten": True, "llm_calls": llm_failed(state, "rewrite", exc)}
     lines = [line.strip().strip('"') for line in result.text.strip().splitlines() if line.strip()]
     return {"query": (lines[0] if lines else "") or question, "rewritten": True,

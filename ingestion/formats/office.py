@@ -56,7 +56,7 @@ def parse_docx(path: Path) -> Parsed:
     return build_sections(blocks, "docx")
 
 
-def _shape_texts(shapes: Any, out: UnitBuilder) -> None:  # noqa: ANN401 - a python-pptx shape collection
+def _shape_texts(shapes: Any, out: UnitBuilder) -> None:  # a python-pptx shape collection
     """Text of the shapes in reading order (top to bottom, then left to right); groups recursed."""
     ordered = sorted(shapes, key=lambda s: ((s.top or 0) // 100_000, s.left or 0))  # ~0.1 inch bands
     for shape in ordered:

@@ -56,7 +56,7 @@ def parser(sniff: Callable[[Sample], bool], name: str, label: str,
             return read(path, limits)
         except (IngestError, MemoryError):
             raise
-        except Exception as exc:  # noqa: BLE001 - the libraries raise many types on damaged parts
+        except Exception as exc:  # the libraries raise many types on damaged parts
             raise IngestError(f"the {label} file is damaged and cannot be read: {exc}") from exc
 
     return parse

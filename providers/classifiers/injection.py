@@ -62,7 +62,7 @@ def rule_hits(text: str) -> list[str]:
 
 
 class Embedder(Protocol):
-    def embed_query(self, text: str) -> Any: ...  # noqa: ANN401 - a vector (list or numpy array)
+    def embed_query(self, text: str) -> Any: ...  # a vector (list or numpy array)
 
 
 class Guardian:
@@ -77,7 +77,7 @@ class Guardian:
         self._loading = threading.Lock()
         self.loads = 0  # how many times the model was read (one, unless a load failed)
 
-    def _loaded(self) -> Any:  # noqa: ANN401 - svguardian's PureGuardian
+    def _loaded(self) -> Any:  # svguardian's PureGuardian
         if self._model is not None:
             return self._model
         with self._loading:
@@ -98,7 +98,7 @@ class Guardian:
             result = analyze(text, self._loaded())
             return {"risk": float(result.get("risk_score", 0)) / 100.0,
                     "threat": str(result.get("threat_type") or "benign") if result.get("is_threat") else "benign"}
-        except Exception as exc:  # noqa: BLE001 - the guardrail must not fail a question on its own bug
+        except Exception as exc:  # the guardrail must not fail a question on its own bug
             log.warning("SecureVector Guardian unavailable: %s", exc)
             return {"risk": 0.0, "threat": "benign"}
 

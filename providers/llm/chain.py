@@ -174,7 +174,7 @@ class LLMChain:
         for spec in self.specs:
             try:
                 self._prebuild(spec)
-            except Exception as exc:  # noqa: BLE001 - a link that cannot be built fails its calls later, with a reason
+            except Exception as exc:  # a link that cannot be built fails its calls later, with a reason
                 log.warning("LLM link %s could not be built ahead: %s", spec.name, exc)
 
     def _prebuild(self, spec: LinkSpec) -> None:
@@ -236,7 +236,7 @@ class LLMChain:
 
                 message = run_with_cutoff(call, spec.timeout_s, spec.name, watch_of(config))
                 text, parsed = self._check(message, structured)
-            except Exception as exc:  # noqa: BLE001 - any failure moves to the next link
+            except Exception as exc:  # any failure moves to the next link
                 failures.append(self._failed(spec, exc, t0))
                 attempt.failed(exc, failures[-1].reason)
                 continue
@@ -280,7 +280,7 @@ class LLMChain:
                                   response_metadata=merged.response_metadata if merged else {},
                                   additional_kwargs=merged.additional_kwargs if merged else {})
                 text, _ = self._check(final, None)
-            except Exception as exc:  # noqa: BLE001 - any failure moves to the next link
+            except Exception as exc:  # any failure moves to the next link
                 failure = self._failed(spec, exc, t0)
                 failures.append(failure)
                 attempt.failed(exc, failure.reason)

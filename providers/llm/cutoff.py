@@ -100,7 +100,7 @@ def stream_with_cutoff(make: Callable[[], Iterable[T]], timeout_s: float,
                     return
                 items.put((item, None))
             items.put((_END, None))
-        except BaseException as exc:  # noqa: BLE001 - handed to the consumer thread
+        except BaseException as exc:  # handed to the consumer thread
             items.put((_END, exc))
 
     scope = Scope()

@@ -25,7 +25,7 @@ _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 _NAMED = ("properties", "$defs", "definitions", "patternProperties")  # maps of name -> schema
 
 
-def _untitled(node: Any) -> Any:  # noqa: ANN401 - any JSON value
+def _untitled(node: Any) -> Any:  # any JSON value
     if isinstance(node, list):
         return [_untitled(x) for x in node]
     if not isinstance(node, dict):

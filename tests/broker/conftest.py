@@ -87,7 +87,7 @@ def broker(broker_kind: str, broker_home: Path) -> Iterator[RabbitMQServer | Red
 
 
 @pytest.fixture(scope="package")
-def broker_settings(settings, broker_home: Path, broker: RabbitMQServer | RedisServer):  # noqa: ANN001, ANN201
+def broker_settings(settings, broker_home: Path, broker: RabbitMQServer | RedisServer):
     return settings.model_copy(update={
         "thotqen_home": broker_home, "celery_broker_url": broker.url, "job_lease_s": LEASE_S,
         "celery_visibility_timeout_s": VISIBILITY_S, "celery_publish_timeout_s": 3.0, "local_llm": False,
@@ -95,7 +95,7 @@ def broker_settings(settings, broker_home: Path, broker: RabbitMQServer | RedisS
 
 
 @pytest.fixture(scope="package")
-def broker_runtime(broker_settings, embedder):  # noqa: ANN001, ANN201
+def broker_runtime(broker_settings, embedder):
     """The API process's runtime in broker mode: its own database (in the broker home), the session's embedder."""
     from runtime import build_runtime
 
@@ -105,7 +105,7 @@ def broker_runtime(broker_settings, embedder):  # noqa: ANN001, ANN201
 
 
 @pytest.fixture(scope="package")
-def broker_db(broker_runtime):  # noqa: ANN001, ANN201
+def broker_db(broker_runtime):
     return broker_runtime.database
 
 
@@ -136,7 +136,7 @@ def start_worker(worker_env: dict[str, str], broker_home: Path,
 
 
 @pytest.fixture(scope="package")
-def broker_api(broker_runtime, broker_db, broker) -> Iterator[Any]:  # noqa: ANN001
+def broker_api(broker_runtime, broker_db, broker) -> Iterator[Any]:
     """The API in broker mode (a live uvicorn in this process): it queues tasks and runs no ingestion."""
     from server import create_app
     from tests.server.conftest import LiveServer

@@ -17,7 +17,7 @@ from tests.broker.test_workers import wait_for
 from tests.server.conftest import signup, upload
 
 
-def finished(db: Any, job_ids: list[str]) -> list[str]:  # noqa: ANN401
+def finished(db: Any, job_ids: list[str]) -> list[str]:
     """The jobs that ended, in the order they ended."""
     with db.connection() as conn:
         rows = conn.execute("select id from document_jobs where id = any(%s) and status in ('done', 'failed')"
@@ -25,7 +25,7 @@ def finished(db: Any, job_ids: list[str]) -> list[str]:  # noqa: ANN401
     return [str(r[0]) for r in rows]
 
 
-def test_a_small_file_does_not_wait_behind_another_users_queue(broker_api, broker_db, start_worker) -> None:  # noqa: ANN001
+def test_a_small_file_does_not_wait_behind_another_users_queue(broker_api, broker_db, start_worker) -> None:
     with broker_db.connection() as conn:  # what earlier tests left queued is not this test's
         conn.execute("update document_jobs set status = 'failed', error = 'set aside by a test'"
                      " where status in ('queued', 'processing')")
@@ -58,13 +58,13 @@ def test_a_small_file_does_not_wait_behind_another_users_queue(broker_api, broke
     assert set(statuses.values()) == {"done"}, statuses
 
 
-def status(db: Any, job_id: str) -> str | None:  # noqa: ANN401
+def status(db: Any, job_id: str) -> str | None:
     with db.connection() as conn:
         row = conn.execute("select status from document_jobs where id = %s", (uuid.UUID(job_id),)).fetchone()
     return str(row[0]) if row else None
 
 
-def test_a_small_file_never_waits_behind_another_users_long_job(broker_api, broker_db, start_worker) -> None:  # noqa: ANN001
+def test_a_small_file_never_waits_behind_another_users_long_job(broker_api, broker_db, start_worker) -> None:
     with broker_db.connection() as conn:
         conn.execute("update document_jobs set status = 'failed', error = 'set aside by a test'"
                      " where status in ('queued', 'processing')")

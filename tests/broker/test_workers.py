@@ -21,7 +21,7 @@ from tests.broker.conftest import ROOT
 from tests.server.conftest import follow_job, signup, upload
 
 
-def job_row(db: Any, job_id: str) -> dict[str, Any]:  # noqa: ANN401
+def job_row(db: Any, job_id: str) -> dict[str, Any]:
     with db.connection() as conn:
         row = conn.execute("select status, stage, percent, attempts, worker, error, document_id from document_jobs"
                            " where id = %s", (uuid.UUID(job_id),)).fetchone()
@@ -29,7 +29,7 @@ def job_row(db: Any, job_id: str) -> dict[str, Any]:  # noqa: ANN401
     return dict(zip(["status", "stage", "percent", "attempts", "worker", "error", "document_id"], row, strict=True))
 
 
-def wait_for(predicate: Any, timeout: float, what: str) -> Any:  # noqa: ANN401
+def wait_for(predicate: Any, timeout: float, what: str) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
@@ -39,7 +39,7 @@ def wait_for(predicate: Any, timeout: float, what: str) -> Any:  # noqa: ANN401
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def chunk_counts(db: Any, document_id: uuid.UUID) -> tuple[int, int, int, int]:  # noqa: ANN401
+def chunk_counts(db: Any, document_id: uuid.UUID) -> tuple[int, int, int, int]:
     """(children, distinct child ords, parents, distinct parent ords) of a document: equal pairs mean
     no chunk was written twice."""
     with db.connection() as conn:
@@ -51,7 +51,7 @@ def chunk_counts(db: Any, document_id: uuid.UUID) -> tuple[int, int, int, int]: 
             {"d": document_id}).fetchone()
 
 
-def test_an_upload_is_ingested_by_a_separate_worker(broker_api, broker_db, start_worker) -> None:  # noqa: ANN001
+def test_an_upload_is_ingested_by_a_separate_worker(broker_api, broker_db, start_worker) -> None:
     worker = start_worker().wait_ready()
     assert broker_api.app.state.jobs.kind == "celery"
     assert not broker_api.app.state.worker._threads  # the API process runs no ingestion thread
@@ -70,7 +70,7 @@ def test_an_upload_is_ingested_by_a_separate_worker(broker_api, broker_db, start
     assert "succeeded" in worker.text()
 
 
-def test_kill_9_mid_embedding_another_worker_finishes(broker_api, broker_db, start_worker) -> None:  # noqa: ANN001
+def test_kill_9_mid_embedding_another_worker_finishes(broker_api, broker_db, start_worker) -> None:
     workers = [start_worker(), start_worker()]
     for w in workers:
         w.wait_ready()
@@ -104,7 +104,7 @@ def test_kill_9_mid_embedding_another_worker_finishes(broker_api, broker_db, sta
             assert dup == 0
 
 
-def test_sigterm_mid_embedding_lets_the_job_finish(broker_api, broker_db, start_worker) -> None:  # noqa: ANN001
+def test_sigterm_mid_embedding_lets_the_job_finish(broker_api, broker_db, start_worker) -> None:
     # what docker stop, compose and systemd send: Celery's warm shutdown finishes the running job
     # (within compose's and the unit's 120 s grace) and takes no other; the job is not run twice
     worker = start_worker().wait_ready()
@@ -126,7 +126,7 @@ def test_sigterm_mid_embedding_lets_the_job_finish(broker_api, broker_db, start_
     assert "warm shutdown" in worker.text().lower(), worker.text()[-3000:]
 
 
-def test_two_workers_share_twenty_uploads_each_done_once(broker_api, broker_db, start_worker) -> None:  # noqa: ANN001
+def test_two_workers_share_twenty_uploads_each_done_once(broker_api, broker_db, start_worker) -> None:
     # one of them also runs beat with a short upkeep interval: the retention task runs on the broker
     with broker_db.connection() as conn:
         old = conn.execute("insert into query_log (source, status, created_at) values"
@@ -162,7 +162,7 @@ def test_two_workers_share_twenty_uploads_each_done_once(broker_api, broker_db, 
 
 
 def test_broker_down_at_upload_is_503_and_nothing_is_kept(broker_api, broker_db, broker_settings,
-                                                          broker) -> None:  # noqa: ANN001
+                                                          broker) -> None:
     pdf = long_report(["Broker outage report: nothing of this upload may stay"], pages_per_topic=1)
     with broker_api.client() as c:
         user = signup(c, "outage")
@@ -188,7 +188,7 @@ def test_broker_down_at_upload_is_503_and_nothing_is_kept(broker_api, broker_db,
         assert res.status_code == 202, res.text
 
 
-def test_worker_without_a_broker_is_a_clear_error(worker_env) -> None:  # noqa: ANN001
+def test_worker_without_a_broker_is_a_clear_error(worker_env) -> None:
     import subprocess
     import sys
 
@@ -200,11 +200,11 @@ def test_worker_without_a_broker_is_a_clear_error(worker_env) -> None:  # noqa: 
     assert out.returncode == 2 and "CELERY_BROKER_URL" in out.stderr
 
 
-def test_health_still_answers(broker_api) -> None:  # noqa: ANN001
+def test_health_still_answers(broker_api) -> None:
     assert httpx.get(f"{broker_api.url}/api/health", timeout=10).json()["status"] == "ok"
 
 
-def test_doctor_checks_the_broker(worker_env, broker) -> None:  # noqa: ANN001
+def test_doctor_checks_the_broker(worker_env, broker) -> None:
     import subprocess
     import sys
 
@@ -217,7 +217,7 @@ def test_doctor_checks_the_broker(worker_env, broker) -> None:  # noqa: ANN001
     assert f"[  ok] broker: reachable ({scheme}://" in out.stdout, out.stdout + out.stderr
 
 
-def test_a_poison_job_fails_after_max_attempts_with_its_reason(broker_api, broker_db, start_worker) -> None:  # noqa: ANN001
+def test_a_poison_job_fails_after_max_attempts_with_its_reason(broker_api, broker_db, start_worker) -> None:
     """A job whose worker dies every time (here: killed) is failed once JOB_MAX_ATTEMPTS workers died on
     it, with the stage it died in, instead of going round forever."""
     first = start_worker(JOB_MAX_ATTEMPTS="1").wait_ready()
@@ -238,7 +238,7 @@ def test_a_poison_job_fails_after_max_attempts_with_its_reason(broker_api, broke
         assert chunk_counts(broker_db, uuid.UUID(res.json()["document_id"]))[0] == 0
 
 
-def test_a_worker_with_log_format_json_writes_json_lines_only(broker_api, start_worker) -> None:  # noqa: ANN001
+def test_a_worker_with_log_format_json_writes_json_lines_only(broker_api, start_worker) -> None:
     """LOG_FORMAT=json (providers/logs.py): Celery leaves its logging to Thotqen's configuration and prints
     no banner, so every line a worker writes, through a job, is one JSON object (Celery's own lines too)."""
     worker = start_worker(LOG_FORMAT="json", LOG_LEVEL="INFO").wait_ready()
@@ -252,7 +252,7 @@ def test_a_worker_with_log_format_json_writes_json_lines_only(broker_api, start_
     assert all({"time", "level", "logger", "message"} <= set(r) for r in records)
 
 
-def test_beat_with_log_format_json_writes_json_lines_only(broker_db, worker_env, tmp_path: Path) -> None:  # noqa: ANN001
+def test_beat_with_log_format_json_writes_json_lines_only(broker_db, worker_env, tmp_path: Path) -> None:
     """`thotqen beat` too: no banner, Celery's scheduler lines as JSON objects (the worker's test above)."""
     log = tmp_path / "beat.log"
     env = {**worker_env, "LOG_FORMAT": "json", "LOG_LEVEL": "INFO", "MAINTENANCE_INTERVAL_S": "2",

@@ -16,7 +16,7 @@ DIVIDEND = {"question": "What quarterly dividend did the board of Aurora Widgets
 
 
 @pytest.fixture(scope="module")
-def report(db, settings, embedder):  # noqa: ANN001, ANN201
+def report(db, settings, embedder):
     """(user name, owner id, document id) of a user owning the 8-page Aurora report."""
     from ingestion.pipeline import run_job, submit_pdf
     from storage.users import get_or_create_user
@@ -30,7 +30,7 @@ def report(db, settings, embedder):  # noqa: ANN001, ANN201
 
 
 @pytest.mark.parametrize("reranker", ["none", "dense"])
-def test_retrieval_hit_through_the_nodes(runtime, report, reranker: str) -> None:  # noqa: ANN001
+def test_retrieval_hit_through_the_nodes(runtime, report, reranker: str) -> None:
     name, owner, doc = report
     config = run_config(owner_id=owner, user=name, tunables={"web_search": False, "reranker": reranker, "top_k": 5})
     assert ablations.retrieval_hit(DIVIDEND, doc, config, runtime)

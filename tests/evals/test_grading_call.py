@@ -45,7 +45,7 @@ def endpoint() -> Iterator[Endpoint]:
     bodies: list[dict[str, Any]] = []
 
     class Handler(JSONHandler):
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
             self.send_json(200, REPLY)
 

@@ -48,7 +48,7 @@ def provider() -> Iterator[FakeOpenAI]:
 
 
 @pytest.fixture(scope="module")
-def env(provider: FakeOpenAI, tmp_path_factory) -> dict[str, str]:  # noqa: ANN001
+def env(provider: FakeOpenAI, tmp_path_factory) -> dict[str, str]:
     env, _doc = env_with_report(provider, tmp_path_factory.mktemp("pdf"), "bench", RAGAS_DO_NOT_TRACK="true")
     for key in ("OPENAI_API_KEY", "LANGSMITH_TRACING"):
         env.pop(key, None)

@@ -15,7 +15,7 @@ from tests.support.schema_replies import schema_reply
 
 
 @pytest.fixture(scope="module")
-def report(db, embedder, settings):  # noqa: ANN001, ANN201
+def report(db, embedder, settings):
     """(user name, owner id, document id) of a user owning one 8-page report."""
     import uuid
 
@@ -30,7 +30,7 @@ def report(db, embedder, settings):  # noqa: ANN001, ANN201
     return name, owner, str(sub.document_id)
 
 
-def test_parent_chunks_carry_their_source(db, report) -> None:  # noqa: ANN001
+def test_parent_chunks_carry_their_source(db, report) -> None:
     _name, owner, doc = report
     chunks = testset.parent_chunks(db, owner, documents=1, per_document=2, min_chars=200)
     assert 1 <= len(chunks) <= 2
@@ -40,7 +40,7 @@ def test_parent_chunks_carry_their_source(db, report) -> None:  # noqa: ANN001
     assert docs[0].metadata["name"] == "aurora.pdf" and "text" not in docs[0].metadata
 
 
-def test_ragas_generator_with_scripted_model(db, embedder, report) -> None:  # noqa: ANN001
+def test_ragas_generator_with_scripted_model(db, embedder, report) -> None:
     _name, owner, _doc = report
     chunks = testset.parent_chunks(db, owner, documents=1, per_document=2, min_chars=200)
 
@@ -59,7 +59,7 @@ def test_ragas_generator_with_scripted_model(db, embedder, report) -> None:  # n
     assert model.calls  # every RAGAS call went through the product's chain
 
 
-def test_chain_generator(db, report) -> None:  # noqa: ANN001
+def test_chain_generator(db, report) -> None:
     _name, owner, _doc = report
     chunks = testset.parent_chunks(db, owner, documents=1, per_document=1, min_chars=200)
     chain, _model = scripted_chain(lambda kind, prompt: schema_reply(prompt, text="Revenue?") or "")
@@ -67,7 +67,7 @@ def test_chain_generator(db, report) -> None:  # noqa: ANN001
     assert rows[0]["question"] == "Revenue?" and rows[0]["source_page"] == chunks[0]["page"]
 
 
-def test_gate_exit_code(db, runtime, report, tmp_path: Path) -> None:  # noqa: ANN001
+def test_gate_exit_code(db, runtime, report, tmp_path: Path) -> None:
     name, owner, doc = report
     chunks = testset.parent_chunks(db, owner, documents=1, per_document=8, min_chars=200)
     # questions whose answers are on a known chunk: each chunk's own topic sentence

@@ -14,7 +14,7 @@ from runtime import Runtime
 
 
 @pytest.fixture
-def report_owner(make_user, ingest) -> tuple[int, str]:  # noqa: ANN001
+def report_owner(make_user, ingest) -> tuple[int, str]:
     """(owner id, document id) of a user who owns one 8-page report."""
     _name, owner_id = make_user("graph")
     submission, outcome = ingest(owner_id, "aurora-report.pdf", long_report(TOPICS, pages_per_topic=2))
@@ -23,11 +23,11 @@ def report_owner(make_user, ingest) -> tuple[int, str]:  # noqa: ANN001
 
 
 @pytest.fixture
-def make_parts(runtime, db, embedder):  # noqa: ANN001, ANN201
+def make_parts(runtime, db, embedder):
     """A runtime of the test's chain and web search over the real database and embedder; the
     classifiers are the session runtime's (loaded once for the run)."""
 
-    def make(chain: Any, web: Any = None, database: Any = None) -> Runtime:  # noqa: ANN401
+    def make(chain: Any, web: Any = None, database: Any = None) -> Runtime:
         return Runtime(runtime.settings, chain=chain, embedder=embedder, reranker=NoReranker(), web=web,
                        database=database or db, guard=runtime.guard, screen=runtime.screen)
 
@@ -35,12 +35,12 @@ def make_parts(runtime, db, embedder):  # noqa: ANN001, ANN201
 
 
 @pytest.fixture
-def make_run(make_parts):  # noqa: ANN001, ANN201
+def make_run(make_parts):
     """What `graph.invoke(inputs, **run)` takes: the run's config (who asks, its knobs) and the LangGraph
     context the product builds from it (graph/stream.py) over a runtime of fakes."""
 
-    def make(owner_id: int, chain: Any, web: Any = None, database: Any = None,  # noqa: ANN401
-             **tunables: Any) -> dict[str, Any]:  # noqa: ANN401
+    def make(owner_id: int, chain: Any, web: Any = None, database: Any = None,
+             **tunables: Any) -> dict[str, Any]:
         parts = make_parts(chain, web, database)
         # HyDE on unless a test says otherwise: the path tests walk every node (the default is off)
         config = run_config(owner_id=owner_id, user=parts.settings.default_user, tunables={"hyde": True, **tunables})

@@ -18,7 +18,7 @@ def _events(run: dict) -> tuple[list, object]:
     return events[:-1], events[-1][1]
 
 
-def test_streamed_sources_are_the_final_numbering_when_grading_rejects_one(report_owner, make_run) -> None:  # noqa: ANN001
+def test_streamed_sources_are_the_final_numbering_when_grading_rejects_one(report_owner, make_run) -> None:
     owner_id, _ = report_owner
 
     def script(kind: str, prompt: str) -> str:
@@ -40,7 +40,7 @@ def test_streamed_sources_are_the_final_numbering_when_grading_rejects_one(repor
     assert REVENUE in cited["text"]
 
 
-def test_a_refusal_cites_nothing(report_owner, make_run) -> None:  # noqa: ANN001
+def test_a_refusal_cites_nothing(report_owner, make_run) -> None:
     owner_id, _ = report_owner
     chain, _ = scripted_chain(lambda kind, prompt: grades_json(prompt, lambda t: True) if kind == "grade"
                               else prompts.CANNOT_ANSWER if kind == "answer" else "x")

@@ -20,7 +20,7 @@ from tests.unit.test_tables import CASH_FLOWS, INCOME_IN_THOUSANDS, statement_pd
 
 
 @pytest.fixture
-def statements(make_user, ingest) -> int:  # noqa: ANN001
+def statements(make_user, ingest) -> int:
     _name, owner_id = make_user("checked")
     for name, data in (("northwind-2023.pdf", INCOME_IN_THOUSANDS), ("contoso-2023.pdf", CASH_FLOWS)):
         _sub, outcome = ingest(owner_id, name, data)
@@ -34,13 +34,13 @@ def statements(make_user, ingest) -> int:  # noqa: ANN001
 FLOOR = 0.35
 
 
-def ask(make_run, owner_id: int, question: str, answer: str, grade=lambda text: True):  # noqa: ANN001, ANN201
+def ask(make_run, owner_id: int, question: str, answer: str, grade=lambda text: True):
     chain, model = scripted_chain(script_for(grade_rule=grade, answer=answer))
     out = graph.invoke({"question": question}, **make_run(owner_id, chain, hyde=False, relevance_floor=FLOOR))
     return out, model
 
 
-def test_a_table_in_thousands_is_not_read_as_millions(statements, make_run) -> None:  # noqa: ANN001
+def test_a_table_in_thousands_is_not_read_as_millions(statements, make_run) -> None:
     question = "What was Northwind's net revenue in 2023, in USD millions?"
     out, model = ask(make_run, statements, question, "Net revenue in 2023 was $1,693,954 million [1].")
     assert "1,693,954 million" not in out["answer"]
@@ -51,7 +51,7 @@ def test_a_table_in_thousands_is_not_read_as_millions(statements, make_run) -> N
     assert re.search(r"F\d+: Net revenue \(FY2023\) = \$1,693\.954 million", prompt), prompt
 
 
-def test_a_fact_copied_by_tag_carries_its_value_row_and_box(statements, make_run) -> None:  # noqa: ANN001
+def test_a_fact_copied_by_tag_carries_its_value_row_and_box(statements, make_run) -> None:
     question = "What was Northwind's net revenue in 2023, in USD millions?"
     out, model = ask(make_run, statements, question, "Net revenue in 2023 was {F1}.")
     fact = out["facts"][0]
@@ -64,7 +64,7 @@ def test_a_fact_copied_by_tag_carries_its_value_row_and_box(statements, make_run
     assert rows[0]["box"] is not None and len(rows[0]["box"]) == 4
 
 
-def test_a_figure_absent_from_the_document_is_refused(statements, make_run) -> None:  # noqa: ANN001
+def test_a_figure_absent_from_the_document_is_refused(statements, make_run) -> None:
     question = "What was Northwind's net revenue in 2023?"
     out, _ = ask(make_run, statements, question, "Net revenue in 2023 was $2,400 million [1].")
     assert out["answer"] == prompts.CANNOT_ANSWER
@@ -72,7 +72,7 @@ def test_a_figure_absent_from_the_document_is_refused(statements, make_run) -> N
     assert out["verification"]["refused"] is True
 
 
-def test_a_ratio_the_question_defines_is_computed_by_code(statements, make_run) -> None:  # noqa: ANN001
+def test_a_ratio_the_question_defines_is_computed_by_code(statements, make_run) -> None:
     question = ("What is Northwind's 2023 cost of revenue divided by net revenue? "
                 "Round to two decimal places.")
     # a model would write its own (wrong) arithmetic; code writes the answer from its calculation instead
@@ -85,7 +85,7 @@ def test_a_ratio_the_question_defines_is_computed_by_code(statements, make_run) 
     assert out["route"][-3:] == ["compute", "choose", "verify"] and model.prompts("answer") == []
 
 
-def test_a_formula_the_question_defines_is_computed_by_code_over_each_years_row(statements, make_run) -> None:  # noqa: ANN001
+def test_a_formula_the_question_defines_is_computed_by_code_over_each_years_row(statements, make_run) -> None:
     question = ("What is the FY2021 - FY2023 3 year average of cost of revenue as a % of net revenue for Northwind? "
                 "Answer in units of percents and round to one decimal place.")
     out, model = ask(make_run, statements, question, "The average is 61.2% [1].")
@@ -97,7 +97,7 @@ def test_a_formula_the_question_defines_is_computed_by_code_over_each_years_row(
     assert out["verification"]["verified"] is True and model.prompts("answer") == []
 
 
-def test_a_ratio_the_question_defines_but_code_cannot_do_is_not_guessed(statements, make_run) -> None:  # noqa: ANN001
+def test_a_ratio_the_question_defines_but_code_cannot_do_is_not_guessed(statements, make_run) -> None:
     # a formula whose units do not add up (an amount plus a bare number): no calculation, so no
     # right-looking working over the wrong operands
     question = ("What is Northwind's 2023 adjusted ratio? It is defined as: (cost of revenue + 10) / net revenue. "
@@ -107,7 +107,7 @@ def test_a_ratio_the_question_defines_but_code_cannot_do_is_not_guessed(statemen
     assert "0.53" not in out["answer"]
 
 
-def test_the_model_picks_the_fact_and_code_writes_the_answer(statements, make_run) -> None:  # noqa: ANN001
+def test_the_model_picks_the_fact_and_code_writes_the_answer(statements, make_run) -> None:
     question = "What was Northwind's net revenue in 2023, in USD millions?"
     chain, model = scripted_chain(script_for(grade_rule=lambda text: True, answer="unused", choose="F1"))
     out = graph.invoke({"question": question}, **make_run(statements, chain, hyde=False, relevance_floor=FLOOR))
@@ -117,7 +117,7 @@ def test_the_model_picks_the_fact_and_code_writes_the_answer(statements, make_ru
     assert out["verification"]["verified"] is True and out["cited"]
 
 
-def test_a_figure_no_listed_row_is_gets_the_honest_refusal(statements, make_run) -> None:  # noqa: ANN001
+def test_a_figure_no_listed_row_is_gets_the_honest_refusal(statements, make_run) -> None:
     # the statement has net revenue, not its subscription part: the model says none, and nothing is cited
     question = "How much of Northwind's net revenue came from subscriptions in 2023, in USD millions?"
     chain, model = scripted_chain(script_for(grade_rule=lambda text: True, answer="It was $1,693,954 [1].",
@@ -127,7 +127,7 @@ def test_a_figure_no_listed_row_is_gets_the_honest_refusal(statements, make_run)
     assert model.prompts("answer") == []
 
 
-def test_a_general_knowledge_question_is_refused_without_citations(statements, make_run) -> None:  # noqa: ANN001
+def test_a_general_knowledge_question_is_refused_without_citations(statements, make_run) -> None:
     # what the local model wrote: the claim uncited, the citation in a sentence of its own
     answer = "The capital of Peru is Lima, the largest city in the country. This information is found in [1]."
     out, model = ask(make_run, statements, "What is the capital of Peru?", answer)
@@ -137,7 +137,7 @@ def test_a_general_knowledge_question_is_refused_without_citations(statements, m
     assert model.prompts("answer") == []
 
 
-def test_a_general_question_the_documents_names_do_not_refuse_finds_nothing_near_enough(statements, make_run) -> None:  # noqa: ANN001
+def test_a_general_question_the_documents_names_do_not_refuse_finds_nothing_near_enough(statements, make_run) -> None:
     # no name to miss and no year to check: it is searched, the grader says yes to every excerpt,
     # and none is near enough the question to count, so no answer is written
     answer = "An adult human body has 206 bones. This information is found in [1]."
@@ -148,20 +148,20 @@ def test_a_general_question_the_documents_names_do_not_refuse_finds_nothing_near
 
 # the year as a question writes it: plain, as a fiscal year, with its quarter (storage/periods.py reads them all)
 @pytest.mark.parametrize("when", ["2005", "fiscal '05", "2Q05"])
-def test_a_year_no_document_covers_is_refused_before_any_search(statements, make_run, when: str) -> None:  # noqa: ANN001
+def test_a_year_no_document_covers_is_refused_before_any_search(statements, make_run, when: str) -> None:
     out, model = ask(make_run, statements, f"What was Northwind's net revenue in {when}?", "It was $1 [1].")
     assert out["answer"] == prompts.CANNOT_ANSWER and out["citations"] == []
     assert "retrieve" not in out["route"] and out["route"][-2:] == ["generate", "verify"]
     assert "grade" not in model.kinds() and "answer" not in model.kinds()
 
 
-def test_a_company_no_document_mentions_is_refused(statements, make_run) -> None:  # noqa: ANN001
+def test_a_company_no_document_mentions_is_refused(statements, make_run) -> None:
     out, model = ask(make_run, statements, "What was Globex Industries' net revenue in 2023?", "It was $1 [1].")
     assert out["answer"] == prompts.CANNOT_ANSWER and out["citations"] == []
     assert "retrieve" not in out["route"]
 
 
-def test_an_answer_speaks_of_the_documents_not_of_excerpts(statements, make_run) -> None:  # noqa: ANN001
+def test_an_answer_speaks_of_the_documents_not_of_excerpts(statements, make_run) -> None:
     question = "What was Northwind's net revenue in 2023?"
     out, _ = ask(make_run, statements, question,
                  "As stated in the first excerpt, net revenue in 2023 was $1,693,954 thousand [1].")
@@ -169,8 +169,8 @@ def test_an_answer_speaks_of_the_documents_not_of_excerpts(statements, make_run)
     assert out["answer"].startswith("Net revenue in 2023 was $1,693,954 thousand"), out["answer"]
 
 
-def test_a_figure_of_the_filers_own_table_is_not_given_as_another_companys(make_user, ingest, make_run,  # noqa: ANN001
-                                                                           db) -> None:  # noqa: ANN001
+def test_a_figure_of_the_filers_own_table_is_not_given_as_another_companys(make_user, ingest, make_run,
+                                                                           db) -> None:
     # the filing mentions Globex (a customer); its table's net revenue is Northwind's, not Globex's
     from storage.documents import set_owner_context
 
@@ -194,8 +194,8 @@ def test_a_figure_of_the_filers_own_table_is_not_given_as_another_companys(make_
     assert "$1,693.954 million" in out["answer"], out["answer"]
 
 
-def test_a_filer_named_in_capitals_is_not_answered_from_another_filers_table(make_user, ingest, make_run,  # noqa: ANN001
-                                                                             db) -> None:  # noqa: ANN001
+def test_a_filer_named_in_capitals_is_not_answered_from_another_filers_table(make_user, ingest, make_run,
+                                                                             db) -> None:
     # issue 24's held-back batch: "AMD's operating income in 2020" was answered from Block's statement
     from storage.documents import set_owner_context
 
@@ -222,7 +222,7 @@ def test_a_filer_named_in_capitals_is_not_answered_from_another_filers_table(mak
     assert "$1,693.954 million" in out["answer"], out["answer"]
 
 
-def test_a_bare_figure_that_names_nothing_is_not_an_answer(statements, make_run) -> None:  # noqa: ANN001
+def test_a_bare_figure_that_names_nothing_is_not_an_answer(statements, make_run) -> None:
     # the model copied a second figure from the page and said nothing of what it is: the reader cannot tell
     out, _ = ask(make_run, statements, "How did Northwind's net revenue change in 2023?",
                  "Net revenue rose to $1,693,954 thousand in 2023 [1]. 903,112 [1]")
@@ -230,7 +230,7 @@ def test_a_bare_figure_that_names_nothing_is_not_an_answer(statements, make_run)
     assert "903,112" not in out["answer"], out["answer"]
 
 
-def test_a_figure_of_another_year_is_not_given_for_the_year_asked(statements, make_run) -> None:  # noqa: ANN001
+def test_a_figure_of_another_year_is_not_given_for_the_year_asked(statements, make_run) -> None:
     # 2021 is a year the documents report (Northwind's table), but the only depreciation row is Contoso's of
     # 2022 and 2023: the model's pick of the nearest year would state another figure; the answer is the refusal
     question = "What was depreciation and amortization in 2021, in USD millions?"
@@ -243,7 +243,7 @@ def test_a_figure_of_another_year_is_not_given_for_the_year_asked(statements, ma
     assert "choose" not in model.kinds() and model.prompts("answer") == []
 
 
-def test_a_year_the_named_company_does_not_report_is_refused_before_search(statements, make_run, db) -> None:  # noqa: ANN001
+def test_a_year_the_named_company_does_not_report_is_refused_before_search(statements, make_run, db) -> None:
     # Northwind's table reports 2021, Contoso's does not: a question about Contoso's 2021 is out of scope
     from storage.documents import ready_documents, set_owner_context
 
@@ -257,7 +257,7 @@ def test_a_year_the_named_company_does_not_report_is_refused_before_search(state
     assert "grade" not in model.kinds() and "answer" not in model.kinds()
 
 
-def test_the_question_scope_is_read_once(statements, make_run, db, monkeypatch) -> None:  # noqa: ANN001
+def test_the_question_scope_is_read_once(statements, make_run, db, monkeypatch) -> None:
     # answerable reads which documents the question points to; the first search reuses it (graph/scope.py)
     import storage.document_filter
     import storage.search
@@ -270,7 +270,7 @@ def test_the_question_scope_is_read_once(statements, make_run, db, monkeypatch) 
     reads: list[str] = []
     real = storage.document_filter.question_scope
 
-    def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def counted(*args, **kwargs):
         reads.append(kwargs["question"])
         return real(*args, **kwargs)
 
@@ -318,7 +318,7 @@ BALANCE_SHEET = statement_pdf(
 )
 
 
-def filing(make_user, ingest, *pages: bytes) -> int:  # noqa: ANN001
+def filing(make_user, ingest, *pages: bytes) -> int:
     _name, owner_id = make_user("fabrikam")
     _sub, outcome = ingest(owner_id, "fabrikam-2023.pdf", pages_pdf(*pages))
     assert outcome is not None and outcome.status == "ready", outcome
@@ -333,8 +333,8 @@ INCOME_STATEMENT = statement_pdf(
 )
 
 
-def test_the_statement_a_question_names_is_the_table_its_operands_are_read_from(make_user, ingest,  # noqa: ANN001
-                                                                                 make_run) -> None:  # noqa: ANN001
+def test_the_statement_a_question_names_is_the_table_its_operands_are_read_from(make_user, ingest,
+                                                                                 make_run) -> None:
     # the segment note's row shares more of "capex" than the cash flow statement's: the question names the statement
     question = ("What is the FY2022 - FY2023 2 year average of capex as a % of revenue for Fabrikam? Answer in units "
                 "of percents and round to one decimal place. Use the statement of cash flows and the income statement.")
@@ -346,8 +346,8 @@ def test_the_statement_a_question_names_is_the_table_its_operands_are_read_from(
     assert "739,006 / 12,899,672" in out["calculation"]["working"]
 
 
-def test_an_analysts_abbreviation_finds_the_row_it_stands_for(make_user, ingest, make_run,  # noqa: ANN001
-                                                               monkeypatch) -> None:  # noqa: ANN001
+def test_an_analysts_abbreviation_finds_the_row_it_stands_for(make_user, ingest, make_run,
+                                                               monkeypatch) -> None:
     # "PPNE" is no word of the filing and its row does not say "net": search reads the abbreviation written
     # out. One candidate per search stands for a filing's thousands of cells, where another row's "net" wins.
     from graph import candidates
@@ -364,7 +364,7 @@ def test_an_analysts_abbreviation_finds_the_row_it_stands_for(make_user, ingest,
 
 @pytest.mark.parametrize("link", ["local", "vllm"])
 def test_on_the_local_model_code_ranks_the_facts_and_the_model_only_says_whether_one_is_asked(
-        statements, make_run, link: str) -> None:  # noqa: ANN001
+        statements, make_run, link: str) -> None:
     # the local model's pick is less often right than the ranking (evals/results/choose_after_lookup.md)
     question = "What were Northwind's total operating expenses in 2023, in USD millions?"
     chain, model = scripted_chain(script_for(grade_rule=lambda text: True, answer="unused", choose="F2"), link=link)
@@ -382,7 +382,7 @@ def test_on_the_local_model_code_ranks_the_facts_and_the_model_only_says_whether
     assert out["answer"] == prompts.CANNOT_ANSWER and out["citations"] == []
 
 
-def test_a_forms_dash_is_no_figure_to_answer_with(make_user, ingest, make_run) -> None:  # noqa: ANN001
+def test_a_forms_dash_is_no_figure_to_answer_with(make_user, ingest, make_run) -> None:
     # an accident report's field/value layout: "Flight Conducted Under: -" is nothing, not a 0 for the
     # flight time the question asks (the model's pick was overridden by such a row and written as 0)
     _name, owner_id = make_user("form")

@@ -19,7 +19,7 @@ def provider() -> Iterator[FakeOpenAI]:
 
 
 @pytest.fixture(scope="module")
-def cli_env(provider: FakeOpenAI, tmp_path_factory) -> dict[str, str]:  # noqa: ANN001
+def cli_env(provider: FakeOpenAI, tmp_path_factory) -> dict[str, str]:
     env, document_id = env_with_report(provider, tmp_path_factory.mktemp("pdf"), "ann", GRAPH_HYDE="true")
     return {**env, "_DOC": document_id}
 

@@ -29,7 +29,7 @@ def local_chain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LLMChain]:
     shutil.rmtree(home / "models", ignore_errors=True)
 
 
-def test_local_model_answers_with_a_page_citation(report_owner, make_run, local_chain) -> None:  # noqa: ANN001
+def test_local_model_answers_with_a_page_citation(report_owner, make_run, local_chain) -> None:
     owner_id, document_id = report_owner
     run = make_run(owner_id, local_chain, web=FakeWeb([]), retrieve_k=4, top_k=3)
     out = graph.invoke({"question": "What was Aurora Widgets' total revenue in fiscal 2023?"}, **run)
@@ -42,7 +42,7 @@ def test_local_model_answers_with_a_page_citation(report_owner, make_run, local_
     print("route", out["route"], "timings", out["timings"])
 
 
-def test_local_model_refuses_what_the_documents_do_not_say(report_owner, make_run, local_chain) -> None:  # noqa: ANN001
+def test_local_model_refuses_what_the_documents_do_not_say(report_owner, make_run, local_chain) -> None:
     owner_id, _ = report_owner
     run = make_run(owner_id, local_chain, web=FakeWeb([]), retrieve_k=4, top_k=3, max_rounds=0)
     out = graph.invoke({"question": "Who designed Aurora Widgets' company logo?"}, **run)

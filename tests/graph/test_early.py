@@ -16,7 +16,7 @@ from tests.support.fakes import scripted_chain
 REVENUE, STAFF = "412 million", "5,300"
 
 
-def stream(make_run, owner_id: int, question: str, answer: Any) -> tuple[list[tuple[str, str]], dict[str, Any]]:  # noqa: ANN001, ANN401
+def stream(make_run, owner_id: int, question: str, answer: Any) -> tuple[list[tuple[str, str]], dict[str, Any]]:
     """The run's ("draft" | "token", text) events in order, and its final state; `answer(prompt)` writes the draft."""
     base = script_for(grade_rule=lambda text: REVENUE in text or STAFF in text)
     chain, _ = scripted_chain(lambda kind, prompt: answer(prompt) if kind == "answer" else base(kind, prompt))
@@ -41,7 +41,7 @@ def numbers(prompt: str) -> tuple[int, int]:
 QUESTION = "What were Aurora Widgets' revenue and staff in fiscal 2023?"
 
 
-def test_checked_sentences_come_before_the_draft_ends_and_stay(report_owner, make_run) -> None:  # noqa: ANN001
+def test_checked_sentences_come_before_the_draft_ends_and_stay(report_owner, make_run) -> None:
     def answer(prompt: str) -> str:
         r, e = numbers(prompt)
         return (f"Aurora Widgets reported total revenue of {REVENUE} dollars in fiscal 2023 [{r}]. "
@@ -57,7 +57,7 @@ def test_checked_sentences_come_before_the_draft_ends_and_stay(report_owner, mak
     assert final["answer"].startswith(early) and final["streamed"] == early
 
 
-def test_a_two_sentence_answers_first_sentence_goes_out_while_the_second_is_written(report_owner, make_run) -> None:  # noqa: ANN001
+def test_a_two_sentence_answers_first_sentence_goes_out_while_the_second_is_written(report_owner, make_run) -> None:
     # it waited for a third sentence to begin, so a short answer came whole at the end
     def answer(prompt: str) -> str:
         r, e = numbers(prompt)
@@ -75,7 +75,7 @@ def test_a_two_sentence_answers_first_sentence_goes_out_while_the_second_is_writ
     assert STAFF in final["answer"] and final["answer"].startswith(final["streamed"])
 
 
-def test_a_pointer_sentence_is_waited_for_and_an_unsupported_one_never_sent(report_owner, make_run) -> None:  # noqa: ANN001
+def test_a_pointer_sentence_is_waited_for_and_an_unsupported_one_never_sent(report_owner, make_run) -> None:
     def answer(prompt: str) -> str:
         r, e = numbers(prompt)
         return (f"Aurora Widgets reported total revenue of {REVENUE} dollars in fiscal 2023 [{r}]. "
@@ -95,7 +95,7 @@ def test_a_pointer_sentence_is_waited_for_and_an_unsupported_one_never_sent(repo
     assert any("987" in s for s in final["verification"]["dropped"])
 
 
-def test_verify_keeps_what_was_sent_when_the_whole_check_would_change_it(report_owner, make_run) -> None:  # noqa: ANN001
+def test_verify_keeps_what_was_sent_when_the_whole_check_would_change_it(report_owner, make_run) -> None:
     # the whole draft's check refuses (here: nothing cited is left) after a checked beginning went out
     sent = "Aurora Widgets reported total revenue of 412 million dollars [1]."
     early = {"answer": sent, "citations": [{"n": 1, "text": "x"}], "cited": [1], "verification": {"answer": sent}}
@@ -109,7 +109,7 @@ def test_verify_keeps_what_was_sent_when_the_whole_check_would_change_it(report_
 class _Answers:
     """Answer processes whose run sends a checked sentence, then its provider fails and the next goes on."""
 
-    def stream(self, inputs: Any, config: Any, chat: Any = None, **_: Any) -> Any:  # noqa: ANN401
+    def stream(self, inputs: Any, config: Any, chat: Any = None, **_: Any) -> Any:
         from graph.outcome import Outcome
 
         sent = "Aurora Widgets reported total revenue of 412 million dollars [1]."
@@ -121,7 +121,7 @@ class _Answers:
                                           "citations": [{"n": 1, "text": "x"}], "provider": "local"})
 
 
-def test_a_provider_failing_after_checked_sentences_went_out_takes_nothing_back(db, settings, embedder,  # noqa: ANN001
+def test_a_provider_failing_after_checked_sentences_went_out_takes_nothing_back(db, settings, embedder,
                                                                                   make_user) -> None:
     from types import SimpleNamespace
 

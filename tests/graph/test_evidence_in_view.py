@@ -31,7 +31,7 @@ PAGE_2 = ("Eligibility. Adults aged 18 to 65 who have worked rotating shifts for
 
 
 @pytest.fixture
-def protocol(make_user, ingest) -> int:  # noqa: ANN001
+def protocol(make_user, ingest) -> int:
     from evals.pdfs import text_pdf
 
     _name, owner_id = make_user("protocol")
@@ -40,12 +40,12 @@ def protocol(make_user, ingest) -> int:  # noqa: ANN001
     return owner_id
 
 
-def ask(make_run, owner_id: int, question: str, answer: str):  # noqa: ANN001, ANN201
+def ask(make_run, owner_id: int, question: str, answer: str):
     chain, model = scripted_chain(script_for(grade_rule=lambda text: True, answer=answer))
     return graph.invoke({"question": question}, **make_run(owner_id, chain, hyde=False)), model
 
 
-def test_the_answer_is_in_view_cited_to_its_page_and_kept_with_its_marker(protocol, make_run) -> None:  # noqa: ANN001
+def test_the_answer_is_in_view_cited_to_its_page_and_kept_with_its_marker(protocol, make_run) -> None:
     out, model = ask(make_run, protocol, "How many people will the sleep hygiene study enrol?",
                      "The study will recruit 20 participants, as stated in the excerpt [1].")
     assert "recruit 20 participants" in model.prompts("answer")[0]
@@ -55,14 +55,14 @@ def test_the_answer_is_in_view_cited_to_its_page_and_kept_with_its_marker(protoc
     assert any("20" in e["text"] for e in cited["evidence"])
 
 
-def test_a_sentence_with_its_value_left_blank_is_no_answer(protocol, make_run) -> None:  # noqa: ANN001
+def test_a_sentence_with_its_value_left_blank_is_no_answer(protocol, make_run) -> None:
     out, _ = ask(make_run, protocol, "Who is the principal investigator of the sleep hygiene study?",
                  "The principal investigator of the sleep hygiene study is [1].")
     assert out["answer"] == prompts.CANNOT_ANSWER and out["citations"] == []
     assert [c["check"] for c in out["verification"]["claims"]] == ["adds_nothing"]
 
 
-def test_a_name_the_cited_excerpt_does_not_hold_is_removed(protocol, make_run) -> None:  # noqa: ANN001
+def test_a_name_the_cited_excerpt_does_not_hold_is_removed(protocol, make_run) -> None:
     out, _ = ask(make_run, protocol, "Who is the principal investigator of the sleep hygiene study?",
                  "The principal investigator is Dr. Alan Grant [1].")
     assert out["answer"] == prompts.CANNOT_ANSWER, out["answer"]
@@ -71,14 +71,14 @@ def test_a_name_the_cited_excerpt_does_not_hold_is_removed(protocol, make_run) -
     assert out["answer"].startswith("The principal investigator is Dr. Maria Keane [1]"), out["answer"]
 
 
-def test_a_date_is_as_precise_as_its_excerpt_writes_it(protocol, make_run) -> None:  # noqa: ANN001
+def test_a_date_is_as_precise_as_its_excerpt_writes_it(protocol, make_run) -> None:
     # the model's less precise "March 2024" (held-back batch 3's "July 1998" for July 24th, 1998)
     out, _model = ask(make_run, protocol, "When did the ethics committee approve the sleep hygiene protocol?",
                       "The ethics committee approved the protocol in March 2024 [1].")
     assert out["answer"].startswith("The ethics committee approved the protocol on March 3rd, 2024 ["), out["answer"]
 
 
-def test_a_yes_whose_sentence_denies_says_no(protocol, make_run) -> None:  # noqa: ANN001
+def test_a_yes_whose_sentence_denies_says_no(protocol, make_run) -> None:
     # held-back batch 2: the right claim under the model's "Yes", which the reader takes as the answer
     out, _model = ask(make_run, protocol, "Are people with a diagnosed sleep disorder included in the study?",
                       "Yes, people with a diagnosed sleep disorder are not included in the study [1].")

@@ -19,13 +19,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def handler(runtime) -> Auth:  # noqa: ANN001
+def handler(runtime) -> Auth:
     """The handler over the test runtime's token verifier and database, as studio.py builds it over its own."""
     return make_auth(lambda: (runtime.tokens, runtime.database))
 
 
 @pytest.fixture
-def issued(runtime, db, make_user):  # noqa: ANN001, ANN201
+def issued(runtime, db, make_user):
     from identity.security import User
 
     name, user_id = make_user("lg")
@@ -41,7 +41,7 @@ def test_langgraph_json_names_the_handler_and_no_studio_bypass() -> None:
     assert isinstance(auth, Auth)
 
 
-def test_a_verified_token_becomes_the_runs_user(handler, issued, db) -> None:  # noqa: ANN001
+def test_a_verified_token_becomes_the_runs_user(handler, issued, db) -> None:
     from storage import accounts
 
     authenticate = handler._authenticate_handler
@@ -58,7 +58,7 @@ def test_a_verified_token_becomes_the_runs_user(handler, issued, db) -> None:  #
         asyncio.run(authenticate(f"Bearer {tokens['access_token']}"))
 
 
-def test_the_graph_takes_the_owner_from_the_verified_user_not_the_caller(runtime) -> None:  # noqa: ANN001
+def test_the_graph_takes_the_owner_from_the_verified_user_not_the_caller(runtime) -> None:
     def context(configurable: dict) -> Context:  # what a node reads when LangGraph's server runs it
         config = RunnableConfig(configurable=configurable)
         return context_of(Runtime(context=run_context(runtime, config)), config)

@@ -48,7 +48,7 @@ def test_langgraph_json_points_at_the_compiled_graph() -> None:
     assert type(getattr(module, attr)).__name__ == "CompiledStateGraph"
 
 
-def test_langgraph_dev_serves_the_graph_to_a_verified_token(home, runtime, db, make_user) -> None:  # noqa: ANN001
+def test_langgraph_dev_serves_the_graph_to_a_verified_token(home, runtime, db, make_user) -> None:
     from identity.security import User
 
     tokens = runtime.tokens

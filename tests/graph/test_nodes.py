@@ -13,7 +13,7 @@ from graph.screening import MARKER
 from tests.support.fakes import scripted_chain
 
 
-def test_grade_keeps_an_excerpt_by_its_probability_against_the_threshold(make_run) -> None:  # noqa: ANN001
+def test_grade_keeps_an_excerpt_by_its_probability_against_the_threshold(make_run) -> None:
     from langgraph.runtime import Runtime
 
     chain, model = scripted_chain(lambda kind, prompt: grades_json(prompt, lambda text: "revenue" in text))
@@ -29,7 +29,7 @@ def test_grade_keeps_an_excerpt_by_its_probability_against_the_threshold(make_ru
 
 
 @pytest.mark.parametrize("link", ["vllm", "local"])
-def test_an_excerpt_below_the_relevance_floor_is_not_relevant_whatever_the_grader_says(make_run, link: str) -> None:  # noqa: ANN001
+def test_an_excerpt_below_the_relevance_floor_is_not_relevant_whatever_the_grader_says(make_run, link: str) -> None:
     from langgraph.runtime import Runtime
 
     chain, model = scripted_chain(lambda kind, prompt: grades_json(prompt, lambda text: True), link)
@@ -47,7 +47,7 @@ def test_an_excerpt_below_the_relevance_floor_is_not_relevant_whatever_the_grade
     assert [d["key"] for d in out["relevant"]] == ["a", "b", "w"]
 
 
-def test_grade_asks_no_embedded_model_unless_told_to(make_run) -> None:  # noqa: ANN001
+def test_grade_asks_no_embedded_model_unless_told_to(make_run) -> None:
     from langgraph.runtime import Runtime
 
     chain, model = scripted_chain(lambda kind, prompt: grades_json(prompt, lambda text: "revenue" in text), "local")
@@ -62,7 +62,7 @@ def test_grade_asks_no_embedded_model_unless_told_to(make_run) -> None:  # noqa:
     assert [k for k, _ in model.calls] == ["grade"] and [d["key"] for d in out["relevant"]] == ["a"]
 
 
-def test_injected_chunk_is_neutralised_before_grading(make_user, ingest, make_run) -> None:  # noqa: ANN001
+def test_injected_chunk_is_neutralised_before_grading(make_user, ingest, make_run) -> None:
     from evals.pdfs import text_pdf
 
     _, owner_id = make_user("screen")
@@ -79,7 +79,7 @@ def test_injected_chunk_is_neutralised_before_grading(make_user, ingest, make_ru
     assert out["cited"] == [1]
 
 
-def test_malformed_grading_is_not_relevant(report_owner, make_run) -> None:  # noqa: ANN001
+def test_malformed_grading_is_not_relevant(report_owner, make_run) -> None:
     owner_id, _ = report_owner
     chain, model = scripted_chain(lambda kind, prompt: "They all look relevant to me!" if kind == "grade" else "q")
     out = graph.invoke({"question": "What was total revenue in fiscal 2023?"},
@@ -87,7 +87,7 @@ def test_malformed_grading_is_not_relevant(report_owner, make_run) -> None:  # n
     assert out["answer"] == prompts.CANNOT_ANSWER and out["citations"] == []
 
 
-def test_hyde_falls_back_when_the_model_fails(report_owner, make_run) -> None:  # noqa: ANN001
+def test_hyde_falls_back_when_the_model_fails(report_owner, make_run) -> None:
     owner_id, _ = report_owner
 
     def script(kind: str, prompt: str) -> str:
@@ -106,7 +106,7 @@ def test_hyde_falls_back_when_the_model_fails(report_owner, make_run) -> None:  
     assert len(out["cited"]) == 1 and "412 million" in out["citations"][out["cited"][0] - 1]["text"]
 
 
-def test_retrieval_is_scoped_to_the_owner(report_owner, make_user, make_run) -> None:  # noqa: ANN001
+def test_retrieval_is_scoped_to_the_owner(report_owner, make_user, make_run) -> None:
     _, stranger = make_user("stranger")
     chain, model = scripted_chain(lambda kind, prompt: grades_json(prompt, lambda t: True) if kind == "grade"
                                   else "x [1]")
@@ -116,7 +116,7 @@ def test_retrieval_is_scoped_to_the_owner(report_owner, make_user, make_run) -> 
     assert "grade" not in model.kinds() or all("Aurora" not in p for p in model.prompts("grade"))
 
 
-def test_document_scope_limits_retrieval(report_owner, ingest, make_run) -> None:  # noqa: ANN001
+def test_document_scope_limits_retrieval(report_owner, ingest, make_run) -> None:
     from evals.pdfs import text_pdf
 
     owner_id, report_id = report_owner

@@ -23,7 +23,7 @@ class Counted:
     """The evidence store, recording each resolution of readers and the owners of each shelf opened;
     `then` runs right after a resolution (a membership changing a moment after the asking)."""
 
-    def __init__(self, store: EvidenceStore, then: Any = None) -> None:  # noqa: ANN401
+    def __init__(self, store: EvidenceStore, then: Any = None) -> None:
         self.store, self.then = store, then
         self.resolved: list[list[int]] = []
         self.shelves: list[list[int]] = []
@@ -43,10 +43,10 @@ class Counted:
 class WithStore:
     """The test's parts with another evidence store."""
 
-    def __init__(self, parts: Any, evidence: EvidenceStore) -> None:  # noqa: ANN401
+    def __init__(self, parts: Any, evidence: EvidenceStore) -> None:
         self._parts, self.evidence = parts, evidence
 
-    def __getattr__(self, name: str) -> Any:  # noqa: ANN401
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._parts, name)
 
 
@@ -60,7 +60,7 @@ def script(kind: str, prompt: str) -> str:
     return "unexpected"
 
 
-def ask(make_parts, store: Counted, owner_id: int, user: str) -> dict[str, Any]:  # noqa: ANN001
+def ask(make_parts, store: Counted, owner_id: int, user: str) -> dict[str, Any]:
     chain, _model = scripted_chain(script)
     parts = WithStore(make_parts(chain), store)
     config = run_config(owner_id=owner_id, user=user, tunables={"hyde": True, "retrieve_k": 2, "top_k": 2})
@@ -68,7 +68,7 @@ def ask(make_parts, store: Counted, owner_id: int, user: str) -> dict[str, Any]:
     return out
 
 
-def test_the_owners_are_resolved_once_and_every_node_reads_them(report_owner, make_parts, db) -> None:  # noqa: ANN001
+def test_the_owners_are_resolved_once_and_every_node_reads_them(report_owner, make_parts, db) -> None:
     owner_id, document_id = report_owner
     store = Counted(PostgresEvidence(db))
     out = ask(make_parts, store, owner_id, "graph")
@@ -81,7 +81,7 @@ def test_the_owners_are_resolved_once_and_every_node_reads_them(report_owner, ma
 
 
 def test_a_member_removed_after_asking_gets_the_answer_the_moment_of_asking_allowed(
-        make_user, ingest, make_parts, db) -> None:  # noqa: ANN001
+        make_user, ingest, make_parts, db) -> None:
     from evals.pdfs import AURORA_TOPICS, long_report
     from storage import workspaces
 

@@ -15,7 +15,7 @@ def fake() -> Iterator[Callable[..., FakeProvider]]:
     """Factory of FakeProvider endpoints, all closed (and hung requests released) at teardown."""
     made: list[FakeProvider] = []
 
-    def factory(behaviour: str = "ok", **kwargs: Any) -> FakeProvider:  # noqa: ANN401
+    def factory(behaviour: str = "ok", **kwargs: Any) -> FakeProvider:
         provider = FakeProvider(behaviour=behaviour, **kwargs)
         made.append(provider)
         return provider

@@ -30,7 +30,7 @@ def test_run_with_cutoff_abandons_a_hung_call_on_time() -> None:
 def test_stream_with_cutoff_first_and_next_item() -> None:
     gate = threading.Event()
 
-    def slow_after_two():  # noqa: ANN202
+    def slow_after_two():
         yield "a"
         yield "b"
         gate.wait(10)
@@ -43,7 +43,7 @@ def test_stream_with_cutoff_first_and_next_item() -> None:
     assert got == ["a", "b"]
     gate.set()
 
-    def late():  # noqa: ANN202
+    def late():
         time.sleep(1)
         yield "x"
 

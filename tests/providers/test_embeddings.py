@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from runtime import build_runtime
 
 
-def test_concurrent_first_calls_build_one_embedder(settings) -> None:  # noqa: ANN001
+def test_concurrent_first_calls_build_one_embedder(settings) -> None:
     runtime = build_runtime(settings.model_copy(update={"embedding_batch_size": 7}))  # nothing built yet
     with ThreadPoolExecutor(max_workers=6) as pool:
         embedders = list(pool.map(lambda _: runtime.embedder, range(6)))

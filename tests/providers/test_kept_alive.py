@@ -23,7 +23,7 @@ class _Health(BaseHTTPRequestHandler):
     def log_message(self, *args: object) -> None:
         pass
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self.send_response(200 if self.path == "/health" else 404)
         self.send_header("Content-Length", "0")
         self.end_headers()
@@ -39,19 +39,19 @@ def health() -> Iterator[str]:
 
 
 @pytest.fixture
-def settings(tmp_path: Path):  # noqa: ANN201
+def settings(tmp_path: Path):
     model = tmp_path / "model.gguf"
     model.write_bytes(b"GGUF")
     return make_settings(thotqen_home=tmp_path / "home", local_llm_model_path=model)
 
 
-def _record(settings, **fields: object) -> None:  # noqa: ANN001
+def _record(settings, **fields: object) -> None:
     path = lm.endpoint_file(settings.home)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(fields))
 
 
-def test_a_live_record_is_used_and_a_stale_one_ignored(settings, health: str, monkeypatch) -> None:  # noqa: ANN001
+def test_a_live_record_is_used_and_a_stale_one_ignored(settings, health: str, monkeypatch) -> None:
     assert lm.kept_alive_server(settings) is None  # nothing recorded
     good = {"address": health, "api_key": "k", "pid": os.getpid(), "model_path": str(settings.local_llm_model_path)}
     _record(settings, **good)

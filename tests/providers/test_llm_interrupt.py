@@ -26,12 +26,12 @@ class Grades(BaseModel):
     excerpt_1: str
 
 
-def script(kind: str, prompt: str) -> str:  # noqa: ARG001
+def script(kind: str, prompt: str) -> str:
     return '{"excerpt_1": "yes"}' if kind == "grade" else "A short answer."
 
 
 @pytest.fixture
-def model() -> Any:  # noqa: ANN401
+def model() -> Any:
     fake = FakeOpenAI(script)
     yield fake
     fake.close()

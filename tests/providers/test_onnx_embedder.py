@@ -23,7 +23,7 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
-def torch_embedder():  # noqa: ANN201
+def torch_embedder():
     return build_embedder("torch")
 
 
@@ -44,7 +44,7 @@ def test_export_once_then_reuse_and_redo_when_tampered(tmp_path: Path) -> None:
     assert verify(directory) == []
 
 
-def test_onnx_matches_torch(torch_embedder, embedder, settings) -> None:  # noqa: ANN001
+def test_onnx_matches_torch(torch_embedder, embedder, settings) -> None:
     fp32 = build_embedder("onnx", export_root=settings.embedding_export_root)
     int8 = build_embedder("onnx-int8", export_root=settings.embedding_export_root)
     # same tokenizer: chunk boundaries do not depend on the backend
@@ -64,7 +64,7 @@ def test_onnx_matches_torch(torch_embedder, embedder, settings) -> None:  # noqa
         "all-MiniLM-L6-v2:384:torch", "all-MiniLM-L6-v2:384:onnx", "all-MiniLM-L6-v2:384:onnx-int8"]
 
 
-def test_default_backend_is_the_setting(runtime, embedder, settings) -> None:  # noqa: ANN001
+def test_default_backend_is_the_setting(runtime, embedder, settings) -> None:
     assert embedder.backend == settings.embedding_backend == "onnx-int8"
     assert runtime.embedder is runtime.embedder is embedder
 
@@ -85,14 +85,14 @@ def test_batches_follow_token_length() -> None:
         assert len(batch) == 1 or len(batch) * max(lengths[i] for i in batch) <= base.batch_tokens
 
 
-def test_onnx_embeds_each_text_alone(embedder) -> None:  # noqa: ANN001
+def test_onnx_embeds_each_text_alone(embedder) -> None:
     # int8 activations are scaled per input: batching would make a vector depend on its neighbours
     assert embedder.batches([5, 6, 7]) == [[0], [1], [2]]
     vecs = embedder.embed_documents(TEXTS[:3])
     assert float(vecs[1] @ embedder.embed_documents([TEXTS[1]])[0]) > 0.99999
 
 
-def test_documents_run_in_parallel_in_input_order(embedder) -> None:  # noqa: ANN001
+def test_documents_run_in_parallel_in_input_order(embedder) -> None:
     # workers take the longest texts first; every vector lands back at its text's index
     seen: list[tuple[int, int]] = []
     vecs = embedder.embed_documents(TEXTS, progress=lambda done, total: seen.append((done, total)))
@@ -102,7 +102,7 @@ def test_documents_run_in_parallel_in_input_order(embedder) -> None:  # noqa: AN
     assert embedder.embed_documents([]).shape == (0, embedder.dimension)
 
 
-def test_the_slow_fusions_stay_apart(embedder, tmp_path) -> None:  # noqa: ANN001
+def test_the_slow_fusions_stay_apart(embedder, tmp_path) -> None:
     import onnx
 
     # onnxruntime accepts an unknown name in disabled_optimizers silently: check the graph it runs
@@ -120,7 +120,7 @@ def test_unknown_backend_is_a_clear_error() -> None:
         build_embedder("tensorflow")
 
 
-def test_a_model_the_export_does_not_cover_is_refused(model_128) -> None:  # noqa: ANN001
+def test_a_model_the_export_does_not_cover_is_refused(model_128) -> None:
     from providers.onnx_embedder import ExportError, check_supported
 
     check_supported(Path(packaged_model_path()))  # Transformer, mean Pooling, Normalize

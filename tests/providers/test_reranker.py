@@ -67,7 +67,7 @@ def test_auto_without_weights_says_so_once_and_falls_back(caplog) -> None:
         rr.build_reranker("colbert", model=settings.reranker_model)
 
 
-def test_dense_reranker_prefers_the_relevant_passage(runtime) -> None:  # noqa: ANN001
+def test_dense_reranker_prefers_the_relevant_passage(runtime) -> None:
     scores = rr.DenseReranker(runtime.packaged_embedder).rerank(
         "What was 3M's capital expenditure in 2018?",
         ["The weather in Paris was mild and sunny in spring.",

@@ -40,7 +40,7 @@ def test_tavily_failure_hands_over_and_offline_fails_fast_and_cleanly(fake, no_d
     assert search.last_failures[0][1].startswith("timeout")
 
 
-def test_no_egress_unless_asked(no_ddgs, monkeypatch) -> None:  # noqa: ANN001
+def test_no_egress_unless_asked(no_ddgs, monkeypatch) -> None:
     """Without a provider key or WEB_SEARCH=true nothing is sent to a search engine (issue 40)."""
     assert not make_settings().web_search_allowed
     silent = WebSearch(make_settings())

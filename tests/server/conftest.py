@@ -82,7 +82,7 @@ def long_answer(prompt: str, unsupported: bool) -> str:
 class LiveServer:
     """uvicorn serving an app on 127.0.0.1 at a free port, in a thread; stop() shuts it down cleanly."""
 
-    def __init__(self, app: Any) -> None:  # noqa: ANN401
+    def __init__(self, app: Any) -> None:
         import uvicorn
 
         from settings import uvicorn_options
@@ -103,7 +103,7 @@ class LiveServer:
                 raise RuntimeError("the server did not start")
             time.sleep(0.05)
 
-    def client(self, **kwargs: Any) -> httpx.Client:  # noqa: ANN401
+    def client(self, **kwargs: Any) -> httpx.Client:
         return httpx.Client(base_url=self.url, timeout=120, **kwargs)
 
     def stop(self) -> None:
@@ -139,7 +139,7 @@ def fake_llm() -> Iterator[FakeOpenAI]:
 
 
 @pytest.fixture(scope="session")
-def parts(fake_llm: FakeOpenAI, runtime, db, embedder) -> dict[str, Any]:  # noqa: ANN001
+def parts(fake_llm: FakeOpenAI, runtime, db, embedder) -> dict[str, Any]:
     """What each server's runtime is given in place of the real part (build_runtime's keywords): the real
     LLMChain with one `vllm` link (langchain-openai over HTTP to the fake), no reranker, a fake web search,
     and the session's database, embedder and classifiers."""
@@ -153,7 +153,7 @@ def parts(fake_llm: FakeOpenAI, runtime, db, embedder) -> dict[str, Any]:  # noq
 
 
 @pytest.fixture(scope="session")
-def server_settings(settings):  # noqa: ANN001, ANN201
+def server_settings(settings):
     # the tests' client acts as the proxy in front: unique_ip() addresses come in X-Forwarded-For
     return settings.model_copy(update={"upload_max_mb": 1.0, "login_ip_limit": 100_000, "questions_per_hour": 10_000,
                                        "questions_per_minute": 10_000, "question_tokens_per_minute": 10_000_000,
@@ -170,7 +170,7 @@ def _servers(parts: dict[str, Any]) -> Iterator[Callable[..., LiveServer]]:
 
     started: list[LiveServer] = []
 
-    def start(settings: Any, parts: dict[str, Any] = parts, **kwargs: Any) -> LiveServer:  # noqa: ANN401
+    def start(settings: Any, parts: dict[str, Any] = parts, **kwargs: Any) -> LiveServer:
         live = LiveServer(create_app(runtime=build_runtime(settings, **parts), **kwargs))
         started.append(live)
         return live
@@ -183,14 +183,14 @@ def _servers(parts: dict[str, Any]) -> Iterator[Callable[..., LiveServer]]:
 
 
 @pytest.fixture(scope="package")
-def start_server(parts) -> Iterator[Callable[..., LiveServer]]:  # noqa: ANN001
+def start_server(parts) -> Iterator[Callable[..., LiveServer]]:
     """Servers that stop after tests/server (each has an ingestion worker reading the shared queue)."""
     with _servers(parts) as start:
         yield start
 
 
 @pytest.fixture
-def own_server(parts) -> Iterator[Callable[..., LiveServer]]:  # noqa: ANN001
+def own_server(parts) -> Iterator[Callable[..., LiveServer]]:
     """Servers that stop when their test ends: one whose files live elsewhere (another home, Supabase
     Storage) must not keep a worker that claims other tests' jobs and fails them."""
     with _servers(parts) as start:
@@ -198,7 +198,7 @@ def own_server(parts) -> Iterator[Callable[..., LiveServer]]:  # noqa: ANN001
 
 
 @pytest.fixture(scope="package")
-def live(start_server, server_settings) -> LiveServer:  # noqa: ANN001
+def live(start_server, server_settings) -> LiveServer:
     return start_server(server_settings)
 
 
@@ -226,7 +226,7 @@ def signup(client: httpx.Client, prefix: str = "user", password: str = "correct 
             "headers": {"Authorization": f"Bearer {tokens['access_token']}"}}
 
 
-def operator_account(db: Any, username: str, password: str) -> None:  # noqa: ANN401
+def operator_account(db: Any, username: str, password: str) -> None:
     """The web account `thotqen account USERNAME` makes (cli.py cmd_account): how an admin named in
     THOTQEN_ADMINS gets an account, since web signup refuses those names. Kept on a rerun."""
     from identity.security import hash_password
@@ -269,7 +269,7 @@ def report_pdf() -> bytes:
 
 
 @pytest.fixture
-def owner_with_report(live: LiveServer, report_pdf: bytes) -> dict[str, Any]:  # noqa: ANN001
+def owner_with_report(live: LiveServer, report_pdf: bytes) -> dict[str, Any]:
     """A fresh user who owns the 8-page report, ingested to the end; adds "document_id"."""
     with live.client() as c:
         user = signup(c, "owner")

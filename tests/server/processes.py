@@ -53,7 +53,7 @@ class Process:
         if self.proc.poll() is not None:
             raise RuntimeError(f"{self.log.name} exited ({self.proc.returncode}):\n{self.text()[-3000:]}")
 
-    def wait_for(self, ready: Any, timeout: float = 600) -> Process:  # noqa: ANN401 - () -> bool
+    def wait_for(self, ready: Any, timeout: float = 600) -> Process:  # () -> bool
         """Once `ready()`; stopped (and the log shown) when it exits or never gets there."""
         deadline = time.monotonic() + timeout
         try:
@@ -125,7 +125,7 @@ class OTLPReceiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if self.headers.get("Content-Encoding") == "gzip":
                     body = gzip.decompress(body)
@@ -144,7 +144,7 @@ class OTLPReceiver:
                 self.end_headers()
                 self.wfile.write(reply)
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002, ANN401
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -158,7 +158,7 @@ class OTLPReceiver:
     def trace(self, trace_id: str) -> list[Span]:
         return [s for s in self.snapshot() if s.trace_id == trace_id]
 
-    def wait(self, found: Any, timeout: float = 60) -> Any:  # noqa: ANN401 - (spans) -> value or None
+    def wait(self, found: Any, timeout: float = 60) -> Any:  # (spans) -> value or None
         """The first truthy `found(spans)` as spans arrive (the processes batch them)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -174,12 +174,12 @@ class OTLPReceiver:
         self.server.server_close()
 
 
-def _value(any_value: Any) -> Any:  # noqa: ANN401 - an opentelemetry.proto AnyValue
+def _value(any_value: Any) -> Any:  # an opentelemetry.proto AnyValue
     kind = any_value.WhichOneof("value")
     return getattr(any_value, kind) if kind else None
 
 
-def decode(request: Any) -> Iterator[Span]:  # noqa: ANN401 - ExportTraceServiceRequest
+def decode(request: Any) -> Iterator[Span]:  # ExportTraceServiceRequest
     for resource_spans in request.resource_spans:
         resource = {a.key: _value(a.value) for a in resource_spans.resource.attributes}
         for scope_spans in resource_spans.scope_spans:

@@ -14,7 +14,7 @@ from typing import Any
 from api.drawing import render_page
 
 
-def render(gate_dir: str, path: Path, page: int, passage: str, *args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+def render(gate_dir: str, path: Path, page: int, passage: str, *args: Any, **kwargs: Any) -> Any:
     gate = Path(gate_dir)
     with (gate / "ran").open("a") as f:
         f.write(passage + "\n")
@@ -24,7 +24,7 @@ def render(gate_dir: str, path: Path, page: int, passage: str, *args: Any, **kwa
     return render_page(path, page, passage, *args, **kwargs)
 
 
-def crash(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+def crash(*args: Any, **kwargs: Any) -> Any:
     """A drawing that kills its process, as a MuPDF crash would."""
     import os
 

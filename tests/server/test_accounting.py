@@ -17,13 +17,13 @@ from tests.server.conftest import read_sse, script, signup, upload
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 
 
-def rows(db, owner_id: int) -> list[tuple[str, str, str | None]]:  # noqa: ANN001
+def rows(db, owner_id: int) -> list[tuple[str, str, str | None]]:
     with db.connection() as conn:
         return conn.execute("select source, status, error from query_log where owner_id = %s order by id",
                             (owner_id,)).fetchall()
 
 
-def settled(db, owner_id: int, count: int, timeout: float = 60) -> list[tuple]:  # noqa: ANN001
+def settled(db, owner_id: int, count: int, timeout: float = 60) -> list[tuple]:
     """The owner's rows once `count` of them exist and none is running."""
     deadline = time.monotonic() + timeout
     while True:
@@ -35,14 +35,14 @@ def settled(db, owner_id: int, count: int, timeout: float = 60) -> list[tuple]: 
 
 
 @pytest.fixture(scope="module")
-def slow_model():  # noqa: ANN201
+def slow_model():
     fake = FakeOpenAI(script, delay_s=4.0)
     yield fake
     fake.close()
 
 
 @pytest.fixture(scope="module")
-def slow(start_server, server_settings, parts, slow_model):  # noqa: ANN001, ANN201
+def slow(start_server, server_settings, parts, slow_model):
     from providers.llm import LLMChain
     from tests.support.settings import make_settings
 
@@ -53,23 +53,23 @@ def slow(start_server, server_settings, parts, slow_model):  # noqa: ANN001, ANN
 class BrokenEmbedder:
     """The graph raises in its first step that embeds (retrieval; the chat's cache lookup)."""
 
-    def __init__(self, real) -> None:  # noqa: ANN001
+    def __init__(self, real) -> None:
         self.real = real
 
-    def embed_query(self, text: str):  # noqa: ANN201
+    def embed_query(self, text: str):
         raise RuntimeError("embedder crashed")
 
-    def __getattr__(self, name: str):  # noqa: ANN204 - ingestion still works
+    def __getattr__(self, name: str):  # ingestion still works
         return getattr(self.real, name)
 
 
 @pytest.fixture(scope="module")
-def broken(start_server, server_settings, parts):  # noqa: ANN001, ANN201
+def broken(start_server, server_settings, parts):
     return start_server(server_settings, parts={**parts, "embedder": BrokenEmbedder(parts["embedder"])})
 
 
 @pytest.mark.parametrize("path", ["/rag/stream", "/rag/stream_events", "/rag/stream_log"])
-def test_a_stream_the_client_leaves_ends_cancelled(slow, db, path) -> None:  # noqa: ANN001
+def test_a_stream_the_client_leaves_ends_cancelled(slow, db, path) -> None:
     with slow.client() as c:
         user = signup(c, "leave")
         owner = c.get("/api/auth/me", headers=user["headers"]).json()["id"]
@@ -79,7 +79,7 @@ def test_a_stream_the_client_leaves_ends_cancelled(slow, db, path) -> None:  # n
     assert settled(db, owner, 1) == [("rag", "cancelled", "the client disconnected")]
 
 
-def test_a_stream_read_to_the_end_ends_ok(live, db) -> None:  # noqa: ANN001
+def test_a_stream_read_to_the_end_ends_ok(live, db) -> None:
     with live.client() as c:
         user = signup(c, "stay")
         owner = c.get("/api/auth/me", headers=user["headers"]).json()["id"]
@@ -89,7 +89,7 @@ def test_a_stream_read_to_the_end_ends_ok(live, db) -> None:  # noqa: ANN001
     assert [(s, st) for s, st, _ in settled(db, owner, 3)] == [("rag", "ok")] * 3
 
 
-def test_a_graph_that_raises_ends_its_row_as_an_error(broken, db) -> None:  # noqa: ANN001
+def test_a_graph_that_raises_ends_its_row_as_an_error(broken, db) -> None:
     with broken.client() as c:
         user = signup(c, "crash")
         h = user["headers"]
@@ -113,7 +113,7 @@ def test_a_graph_that_raises_ends_its_row_as_an_error(broken, db) -> None:  # no
     assert all("embedder crashed" in (e or "") for _, _, e in got)
 
 
-def test_a_delete_during_ingestion_cancels_the_job_cleanly(live, db, caplog) -> None:  # noqa: ANN001
+def test_a_delete_during_ingestion_cancels_the_job_cleanly(live, db, caplog) -> None:
     pdf = long_report(AURORA_TOPICS, pages_per_topic=25)  # long enough to still be embedding when deleted
     with live.client() as c:
         user = signup(c, "delete")

@@ -33,24 +33,24 @@ def model() -> Iterator[FakeOpenAI]:
 
 
 @pytest.fixture(scope="module")
-def served(start_server, db, model):  # noqa: ANN001, ANN201
+def served(start_server, db, model):
     return start_server(answer_process_settings(db.uri, model, answer_queue=0), parts={})
 
 
 @pytest.fixture(scope="module")
-def owner(served, report_pdf):  # noqa: ANN001, ANN201
+def owner(served, report_pdf):
     user = report_owner(served, "procs", report_pdf)
     with served.client() as c:
         chat = c.post("/api/chats", headers=user["headers"], json={"title": "procs"}).json()
     return {**user, "chat_id": chat["id"]}
 
 
-def _pid(served) -> int:  # noqa: ANN001
+def _pid(served) -> int:
     [pid] = served.app.state.answers.pids()
     return pid
 
 
-def test_answers_stream_from_a_process_below_the_request_loop(served, owner, model) -> None:  # noqa: ANN001
+def test_answers_stream_from_a_process_below_the_request_loop(served, owner, model) -> None:
     answers = served.app.state.answers
     pid = _pid(served)
     assert pid != os.getpid()
@@ -62,7 +62,7 @@ def test_answers_stream_from_a_process_below_the_request_loop(served, owner, mod
         kinds = [e for e, _ in events]
         assert kinds[-1] == "done" and "sources" in kinds and "token" in kinds, kinds
         assert FACTS["revenue"] in events[-1][1]["answer"], events[-1][1]
-        assert next(answers._ids) > 1  # the run went to the process  # noqa: SLF001
+        assert next(answers._ids) > 1  # the run went to the process
         res = c.post("/rag/invoke", headers=owner["headers"], json={"input": {"question": QUESTION}})
         assert res.status_code == 200, res.text
         out = res.json()["output"]
@@ -73,7 +73,7 @@ def test_answers_stream_from_a_process_below_the_request_loop(served, owner, mod
     assert _pid(served) == pid  # one process, kept
 
 
-def test_the_runs_llm_and_node_series_reach_the_servers_metrics(served, owner, model) -> None:  # noqa: ANN001
+def test_the_runs_llm_and_node_series_reach_the_servers_metrics(served, owner, model) -> None:
     # the LLM calls and the nodes run in the answer process, whose registry nobody scrapes: before
     # the observations came back over its socket, these stayed as they were (one server process, no
     # PROMETHEUS_MULTIPROC_DIR)
@@ -95,7 +95,7 @@ def test_the_runs_llm_and_node_series_reach_the_servers_metrics(served, owner, m
     assert after["seconds"] - before["seconds"] == after["attempts"] - before["attempts"]
 
 
-def test_a_stop_reaches_the_run_in_its_process(served, owner, model) -> None:  # noqa: ANN001
+def test_a_stop_reaches_the_run_in_its_process(served, owner, model) -> None:
     h, chat_id = owner["headers"], owner["chat_id"]
     model.token_delay_s = 0.05  # the answer's 200 pieces take ten seconds
     try:
@@ -120,7 +120,7 @@ def test_a_stop_reaches_the_run_in_its_process(served, owner, model) -> None:  #
         model.token_delay_s = 0.0
 
 
-def test_a_full_server_answers_503_and_a_crash_mid_answer_is_saved_as_an_error(served, owner, model) -> None:  # noqa: ANN001
+def test_a_full_server_answers_503_and_a_crash_mid_answer_is_saved_as_an_error(served, owner, model) -> None:
     h, chat_id = owner["headers"], owner["chat_id"]
     answers = served.app.state.answers
     pid = _pid(served)
@@ -147,14 +147,14 @@ def test_a_full_server_answers_503_and_a_crash_mid_answer_is_saved_as_an_error(s
             assert messages[-1]["role"] == "assistant" and messages[-1]["status"] == "error"
     finally:
         model.token_delay_s = 0.0
-    assert answers._running == 0  # its place was given back  # noqa: SLF001
+    assert answers._running == 0  # its place was given back
     with served.client() as c, c.stream("POST", f"/api/chats/{chat_id}/messages", headers=h,
                                         json={"question": QUESTION}) as res:
         assert read_sse(res)[-1][0] == "done"  # a fresh process answers the next one
     assert _pid(served) != pid
 
 
-def test_rag_streams_run_in_the_process_in_langserves_formats(served, owner, db) -> None:  # noqa: ANN001
+def test_rag_streams_run_in_the_process_in_langserves_formats(served, owner, db) -> None:
     """/rag/stream, /rag/stream_log and /rag/stream_events each run the graph in the answer process,
     and LangServe's own client (RemoteRunnable) reads each as it reads a run in the server."""
     import asyncio
@@ -164,7 +164,7 @@ def test_rag_streams_run_in_the_process_in_langserves_formats(served, owner, db)
 
     answers = served.app.state.answers
     remote = RemoteRunnable(f"{served.url}/rag", headers=owner["headers"], timeout=120)
-    before = next(answers._ids)  # noqa: SLF001
+    before = next(answers._ids)
     chunks = list(remote.stream({"question": QUESTION}))
     assert any(FACTS["revenue"] in str(chunk) for chunk in chunks), chunks
 
@@ -183,12 +183,12 @@ def test_rag_streams_run_in_the_process_in_langserves_formats(served, owner, db)
     assert {"guardrail", "retrieve", "generate"} <= started, started
     assert any(e["event"] == "on_chat_model_stream" for e in events)
     assert FACTS["revenue"] in events[-1]["data"]["output"]["answer"]
-    assert next(answers._ids) == before + 4  # each of the three was a run in the process  # noqa: SLF001
+    assert next(answers._ids) == before + 4  # each of the three was a run in the process
     owner_id = served.client().get("/api/auth/me", headers=owner["headers"]).json()["id"]
     assert [(s, st) for s, st, _ in settled(db, owner_id, 3)[-3:]] == [("rag", "ok")] * 3
 
 
-def test_a_rag_stream_the_client_leaves_stops_its_run_in_the_process(served, owner, model, db) -> None:  # noqa: ANN001
+def test_a_rag_stream_the_client_leaves_stops_its_run_in_the_process(served, owner, model, db) -> None:
     answers = served.app.state.answers
     model.token_delay_s = 0.05  # the answer's 200 pieces take ten seconds
     try:
@@ -198,11 +198,11 @@ def test_a_rag_stream_the_client_leaves_stops_its_run_in_the_process(served, own
             for line in res.iter_lines():
                 if "on_chat_model_stream" in line:  # the model is writing
                     break
-            assert answers._running == 1  # the run holds the process's place  # noqa: SLF001
+            assert answers._running == 1  # the run holds the process's place
             left = time.monotonic()
-        while answers._running and time.monotonic() - left < 5:  # noqa: SLF001
+        while answers._running and time.monotonic() - left < 5:
             time.sleep(0.05)
-        assert answers._running == 0, "the run went on after its client left"  # noqa: SLF001
+        assert answers._running == 0, "the run went on after its client left"
         assert time.monotonic() - left < 3
         owner_id = served.client().get("/api/auth/me", headers=owner["headers"]).json()["id"]
         assert settled(db, owner_id, 1)[-1] == ("rag", "cancelled", "the client disconnected")
@@ -210,7 +210,7 @@ def test_a_rag_stream_the_client_leaves_stops_its_run_in_the_process(served, own
         model.token_delay_s = 0.0
 
 
-def test_a_dead_answer_process_is_not_ready_until_it_is_started_again(served) -> None:  # noqa: ANN001
+def test_a_dead_answer_process_is_not_ready_until_it_is_started_again(served) -> None:
     """/api/ready (api/routes/ready.py): a crashed answer process makes the server not ready, and the probe
     starts it again (no question would come to do so while the probe keeps traffic away)."""
     import signal

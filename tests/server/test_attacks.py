@@ -20,17 +20,17 @@ from tests.server.conftest import signup, unique_ip, upload
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 
 
-def log_rows(db, owner_id: int) -> list[tuple[str, str]]:  # noqa: ANN001
+def log_rows(db, owner_id: int) -> list[tuple[str, str]]:
     with db.connection() as conn:
         return conn.execute("select source, status from query_log where owner_id = %s order by id",
                             (owner_id,)).fetchall()
 
 
-def user_id(client, headers) -> int:  # noqa: ANN001
+def user_id(client, headers) -> int:
     return client.get("/api/auth/me", headers=headers).json()["id"]
 
 
-def send(client, method: str, path: str, body: object, headers: dict | None = None):  # noqa: ANN001, ANN201
+def send(client, method: str, path: str, body: object, headers: dict | None = None):
     """JSON with non-ASCII escaped (\\u0000, \\ud800), as an attacker's client would send it."""
     return client.request(method, path, content=json.dumps(body).encode(),
                           headers={**(headers or {}), "Content-Type": "application/json"})
@@ -40,7 +40,7 @@ def send(client, method: str, path: str, body: object, headers: dict | None = No
 
 
 @pytest.mark.parametrize("bad", ["a\u0000b", "lone \ud800 surrogate"])
-def test_row1_unstorable_text_is_422_naming_the_field(live, bad) -> None:  # noqa: ANN001
+def test_row1_unstorable_text_is_422_naming_the_field(live, bad) -> None:
     with live.client() as c:
         user = signup(c, "nul")
         h = user["headers"]
@@ -61,7 +61,7 @@ def test_row1_unstorable_text_is_422_naming_the_field(live, bad) -> None:  # noq
 # ------------------------------------------------------------------ row 2
 
 
-def test_row2_nul_in_a_chat_question_is_refused_and_nothing_stays_running(live, db) -> None:  # noqa: ANN001
+def test_row2_nul_in_a_chat_question_is_refused_and_nothing_stays_running(live, db) -> None:
     with live.client() as c:
         user = signup(c, "nulq")
         h = user["headers"]
@@ -76,11 +76,11 @@ def test_row2_nul_in_a_chat_question_is_refused_and_nothing_stays_running(live, 
 
 
 @pytest.fixture(scope="module")
-def limited(start_server, server_settings):  # noqa: ANN001, ANN201
+def limited(start_server, server_settings):
     return start_server(server_settings.model_copy(update={"questions_per_hour": 3}))
 
 
-def test_row3_batch_inputs_are_counted_and_limited_like_invoke(limited, db) -> None:  # noqa: ANN001
+def test_row3_batch_inputs_are_counted_and_limited_like_invoke(limited, db) -> None:
     with limited.client() as c:
         user = signup(c, "batch")
         h = user["headers"]
@@ -101,7 +101,7 @@ def test_row3_batch_inputs_are_counted_and_limited_like_invoke(limited, db) -> N
 # ------------------------------------------------------------------ rows 4 and 5
 
 
-def test_row4_an_oversized_rag_question_is_422(live, db) -> None:  # noqa: ANN001
+def test_row4_an_oversized_rag_question_is_422(live, db) -> None:
     with live.client() as c:
         user = signup(c, "long")
         for path, body in [("/rag/invoke", {"input": {"question": "x" * 100_000}}),
@@ -112,7 +112,7 @@ def test_row4_an_oversized_rag_question_is_422(live, db) -> None:  # noqa: ANN00
         assert log_rows(db, user_id(c, user["headers"])) == []
 
 
-def test_a_batch_whose_configs_do_not_match_its_inputs_is_a_documented_422(live) -> None:  # noqa: ANN001
+def test_a_batch_whose_configs_do_not_match_its_inputs_is_a_documented_422(live) -> None:
     # LangServe refuses it with a plain-string detail; the OpenAPI document promises a list of errors
     with live.client() as c:
         user = signup(c, "configs")
@@ -123,7 +123,7 @@ def test_a_batch_whose_configs_do_not_match_its_inputs_is_a_documented_422(live)
 
 
 @pytest.mark.parametrize("ids", [["not-a-uuid"], ["12345"], [7], "not-a-list"])
-def test_row5_a_malformed_document_id_in_rag_is_422(live, ids) -> None:  # noqa: ANN001
+def test_row5_a_malformed_document_id_in_rag_is_422(live, ids) -> None:
     with live.client() as c:
         user = signup(c, "ids")
         res = c.post("/rag/invoke", headers=user["headers"], json={"input": {"question": QUESTION,
@@ -134,7 +134,7 @@ def test_row5_a_malformed_document_id_in_rag_is_422(live, ids) -> None:  # noqa:
 # ------------------------------------------------------------------ row 6
 
 
-def test_row6_an_upper_case_document_id_is_the_same_document(live, owner_with_report) -> None:  # noqa: ANN001
+def test_row6_an_upper_case_document_id_is_the_same_document(live, owner_with_report) -> None:
     h = owner_with_report["headers"]
     doc = owner_with_report["document_id"]
     with live.client() as c:
@@ -151,7 +151,7 @@ def test_row6_an_upper_case_document_id_is_the_same_document(live, owner_with_re
 # ------------------------------------------------------------------ row 7
 
 
-def test_row7_concurrent_identical_uploads_share_one_document(live) -> None:  # noqa: ANN001
+def test_row7_concurrent_identical_uploads_share_one_document(live) -> None:
     with live.client() as c:
         user = signup(c, "race")
 
@@ -180,12 +180,12 @@ def test_row7_concurrent_identical_uploads_share_one_document(live) -> None:  # 
 
 
 @pytest.fixture(scope="module")
-def direct(start_server, server_settings):  # noqa: ANN001, ANN201
+def direct(start_server, server_settings):
     """A server reached directly (no proxy configured, the default): X-Forwarded-For is not trusted."""
     return start_server(server_settings.model_copy(update={"login_ip_limit": 4, "forwarded_allow_ips": ""}))
 
 
-def test_row8_forwarded_headers_from_an_untrusted_peer_do_not_reset_the_ip_limit(direct) -> None:  # noqa: ANN001
+def test_row8_forwarded_headers_from_an_untrusted_peer_do_not_reset_the_ip_limit(direct) -> None:
     # every test server is reached from 127.0.0.1: attempts other tests made from it (the fuzzer's
     # signups) would count against this one's limit of four
     with direct.app.state.db.connection() as conn:
@@ -196,7 +196,7 @@ def test_row8_forwarded_headers_from_an_untrusted_peer_do_not_reset_the_ip_limit
     assert codes == [201] * 4 + [429] * 2
 
 
-def test_forwarded_headers_from_a_configured_proxy_are_used(live) -> None:  # noqa: ANN001
+def test_forwarded_headers_from_a_configured_proxy_are_used(live) -> None:
     # the shared test server is configured with 127.0.0.1 as its proxy (every other test relies on it)
     assert live.app.state.settings.forwarded_allow_ips == "127.0.0.1"
     ip = unique_ip()
@@ -212,7 +212,7 @@ def test_forwarded_headers_from_a_configured_proxy_are_used(live) -> None:  # no
 # ------------------------------------------------------------------ notes
 
 
-def test_refresh_token_reuse_revokes_the_access_tokens_too(live) -> None:  # noqa: ANN001
+def test_refresh_token_reuse_revokes_the_access_tokens_too(live) -> None:
     with live.client() as c:
         user = signup(c, "reuse")
         first = user["tokens"]
@@ -231,14 +231,14 @@ def test_refresh_token_reuse_revokes_the_access_tokens_too(live) -> None:  # noq
 
 
 @pytest.mark.parametrize("extra", [{"owner_id": 1}, {"user": "root-admin"}, {"user_id": 1}, {"owner": "x"}])
-def test_identity_in_the_rag_body_is_422(live, extra) -> None:  # noqa: ANN001
+def test_identity_in_the_rag_body_is_422(live, extra) -> None:
     with live.client() as c:
         user = signup(c, "ident")
         res = c.post("/rag/invoke", headers=user["headers"], json={"input": {"question": QUESTION, **extra}})
         assert res.status_code == 422 and next(iter(extra)) in res.text, res.text
 
 
-def test_the_openai_endpoint_follows_the_same_text_rules(live, db) -> None:  # noqa: ANN001
+def test_the_openai_endpoint_follows_the_same_text_rules(live, db) -> None:
     with live.client() as c:
         user = signup(c, "v1nul")
         h = user["headers"]

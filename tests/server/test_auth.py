@@ -16,7 +16,7 @@ from evals.local_http import JSONHandler
 from tests.server.conftest import ADMIN, ask, login_headers, operator_account, signup, unique_ip
 
 
-def test_signup_login_refresh_rotation(live) -> None:  # noqa: ANN001
+def test_signup_login_refresh_rotation(live) -> None:
     with live.client() as c:
         user = signup(c, "acct")
         assert user["tokens"]["token_type"] == "bearer"
@@ -43,7 +43,7 @@ def test_signup_login_refresh_rotation(live) -> None:  # noqa: ANN001
         assert c.post("/api/auth/refresh", json={"refresh_token": user["tokens"]["access_token"]}).status_code == 401
 
 
-def test_five_failures_lock_the_address_out_never_the_owner(live) -> None:  # noqa: ANN001
+def test_five_failures_lock_the_address_out_never_the_owner(live) -> None:
     """Five wrong passwords locked a username for 15 minutes for everyone: anyone could lock any
     account out (issue 41). Now the lock is per (address, account): the stranger's address stays
     locked, the owner signs in from another."""
@@ -75,7 +75,7 @@ def test_five_failures_lock_the_address_out_never_the_owner(live) -> None:  # no
                                          max_failures=5, window_s=900) > 0
 
 
-def test_unknown_username_fails_like_a_wrong_password(live) -> None:  # noqa: ANN001
+def test_unknown_username_fails_like_a_wrong_password(live) -> None:
     with live.client() as c:
         res = c.post("/api/auth/login", json={"username": f"nobody-{uuid.uuid4().hex[:6]}", "password": "whatever1"},
                      headers={"X-Forwarded-For": unique_ip()})
@@ -85,7 +85,7 @@ def test_unknown_username_fails_like_a_wrong_password(live) -> None:  # noqa: AN
                       headers={"X-Forwarded-For": unique_ip()}).status_code == 401
 
 
-def test_production_refuses_placeholder_or_missing_secrets(settings, tmp_path) -> None:  # noqa: ANN001
+def test_production_refuses_placeholder_or_missing_secrets(settings, tmp_path) -> None:
     from identity.security import resolve_jwt_secret
     from settings import Settings
 
@@ -114,14 +114,14 @@ class _Jwks:
         keys = {"keys": [{**jwk, "kid": "k1", "alg": "ES256", "use": "sig"}]}
 
         class Handler(JSONHandler):
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 self.send_json(200, keys)
 
         self.server = local_http.serve(Handler)
         self.url = f"{local_http.url(self.server)}/auth/v1/.well-known/jwks.json"
 
 
-def test_supabase_tokens_hs256_and_jwks(own_server, server_settings) -> None:  # noqa: ANN001
+def test_supabase_tokens_hs256_and_jwks(own_server, server_settings) -> None:
     jwks = _Jwks()
     secret = "supabase-project-jwt-secret-" + uuid.uuid4().hex
     issuer = "https://project-ref.supabase.co/auth/v1"
@@ -160,7 +160,7 @@ def test_supabase_tokens_hs256_and_jwks(own_server, server_settings) -> None:  #
     jwks.server.shutdown()
 
 
-def test_supabase_auth_needs_an_issuer(tmp_path) -> None:  # noqa: ANN001
+def test_supabase_auth_needs_an_issuer(tmp_path) -> None:
     from settings import Settings
 
     with pytest.raises(ValueError, match="issuer"):
@@ -169,7 +169,7 @@ def test_supabase_auth_needs_an_issuer(tmp_path) -> None:  # noqa: ANN001
     assert ok.supabase.token_issuer == "https://p.supabase.co/auth/v1"
 
 
-def test_admin_metrics(live, owner_with_report, db) -> None:  # noqa: ANN001
+def test_admin_metrics(live, owner_with_report, db) -> None:
     h = owner_with_report["headers"]
     with live.client() as c:
         chat = c.post("/api/chats", headers=h, json={}).json()["id"]
@@ -189,7 +189,7 @@ def test_admin_metrics(live, owner_with_report, db) -> None:  # noqa: ANN001
         assert c.get("/api/admin/metrics?hours=0", headers=admin).status_code == 422
 
 
-def test_an_admins_name_cannot_be_claimed_by_signing_up(live, db, tmp_path) -> None:  # noqa: ANN001
+def test_an_admins_name_cannot_be_claimed_by_signing_up(live, db, tmp_path) -> None:
     """Issue 41: whoever first signed up a name listed in THOTQEN_ADMINS became the admin. Web signup
     now refuses those names (any case, both signups); the operator makes the account
     (`thotqen account NAME`, the password on stdin), and only then does it sign in as an admin."""
@@ -220,7 +220,7 @@ def test_an_admins_name_cannot_be_claimed_by_signing_up(live, db, tmp_path) -> N
         assert c.get("/api/auth/me", headers=admin).json()["admin"] is True
 
 
-def test_langsmith_outage_keeps_local_metrics(settings, db) -> None:  # noqa: ANN001
+def test_langsmith_outage_keeps_local_metrics(settings, db) -> None:
     from api.routes.admin import metrics
 
     s = settings.model_copy(update={"langsmith_api_key": SecretStr("lsv2-test"),
@@ -229,7 +229,7 @@ def test_langsmith_outage_keeps_local_metrics(settings, db) -> None:  # noqa: AN
     assert "questions" in out["query_log"] and "error" in out["langsmith"]
 
 
-def test_langsmith_metrics_summarise_the_projects_root_runs(settings, db) -> None:  # noqa: ANN001
+def test_langsmith_metrics_summarise_the_projects_root_runs(settings, db) -> None:
     """The happy path against a local endpoint speaking LangSmith's read API (sessions, runs/query)."""
 
     from api.routes.admin import metrics

@@ -23,12 +23,12 @@ VERIFYING = {"authenticate", "supabase_user", "_current"}
 
 
 @pytest.fixture
-def version_reads(monkeypatch) -> Counter[int]:  # noqa: ANN001
+def version_reads(monkeypatch) -> Counter[int]:
     """Reads of a user's token version (what every request used to do), by user id."""
     reads: Counter[int] = Counter()
     real = accounts.token_version
 
-    def counted(conn: Any, user_id: int) -> int | None:  # noqa: ANN401
+    def counted(conn: Any, user_id: int) -> int | None:
         reads[user_id] += 1
         return real(conn, user_id)
 
@@ -37,12 +37,12 @@ def version_reads(monkeypatch) -> Counter[int]:  # noqa: ANN001
 
 
 @pytest.fixture
-def verifying_threads(monkeypatch) -> list[str]:  # noqa: ANN001
+def verifying_threads(monkeypatch) -> list[str]:
     """The token checks sent to a thread (asyncio.to_thread), by the function's name."""
     sent: list[str] = []
     real = asyncio.to_thread
 
-    async def counted(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+    async def counted(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
         name = getattr(fn, "__name__", "")
         if name in VERIFYING:
             sent.append(name)
@@ -61,7 +61,7 @@ def verifying_threads(monkeypatch) -> list[str]:  # noqa: ANN001
     return sent
 
 
-def test_a_forged_or_expired_token_never_reaches_a_thread(live: LiveServer, verifying_threads) -> None:  # noqa: ANN001
+def test_a_forged_or_expired_token_never_reaches_a_thread(live: LiveServer, verifying_threads) -> None:
     now = int(time.time())
     forged = jwt.encode({"sub": "1", "typ": "access", "iss": ISSUER, "ver": 0, "exp": now + 600},
                         "not the server's secret, but long enough", algorithm="HS256")
@@ -74,7 +74,7 @@ def test_a_forged_or_expired_token_never_reaches_a_thread(live: LiveServer, veri
     assert verifying_threads == []
 
 
-def test_a_users_burst_reads_their_token_version_once(live: LiveServer, version_reads) -> None:  # noqa: ANN001
+def test_a_users_burst_reads_their_token_version_once(live: LiveServer, version_reads) -> None:
     with live.client() as c:
         user = signup(c, "burstauth")
         uid = c.get("/api/auth/me", headers=user["headers"]).json()["id"]
@@ -110,7 +110,7 @@ def test_kept_versions_are_bounded_and_a_revocation_here_is_seen_at_once() -> No
     assert stale.get(1) == (False, None)
 
 
-def test_a_reused_refresh_token_revokes_at_once_despite_kept_versions(live: LiveServer) -> None:  # noqa: ANN001
+def test_a_reused_refresh_token_revokes_at_once_despite_kept_versions(live: LiveServer) -> None:
     with live.client() as c:
         user = signup(c, "revoked")
         assert c.get("/api/auth/me", headers=user["headers"]).status_code == 200  # its version is kept now
@@ -121,8 +121,8 @@ def test_a_reused_refresh_token_revokes_at_once_despite_kept_versions(live: Live
         assert res.status_code == 401 and "revoked" in res.json()["detail"], res.text
 
 
-def test_the_server_builds_the_question_paths_models_before_it_serves(start_server, server_settings,  # noqa: ANN001
-                                                                      parts) -> None:  # noqa: ANN001
+def test_the_server_builds_the_question_paths_models_before_it_serves(start_server, server_settings,
+                                                                      parts) -> None:
     from providers.classifiers.injection import InjectionClassifier
     from providers.llm import LLMChain
     from tests.support.settings import make_settings
@@ -133,7 +133,7 @@ def test_the_server_builds_the_question_paths_models_before_it_serves(start_serv
     assert guard.guardian.loads == 1 and chain.builds == {"vllm": 1}
 
 
-def test_questions_arriving_together_load_the_guardian_and_build_a_link_once(monkeypatch) -> None:  # noqa: ANN001
+def test_questions_arriving_together_load_the_guardian_and_build_a_link_once(monkeypatch) -> None:
     from svguardian.model import pure_infer
 
     from providers.classifiers.injection import Guardian
@@ -143,8 +143,8 @@ def test_questions_arriving_together_load_the_guardian_and_build_a_link_once(mon
 
     calls: Counter[str] = Counter()
 
-    def slow(name: str, value: Any) -> Callable[..., Any]:  # noqa: ANN401
-        def build(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+    def slow(name: str, value: Any) -> Callable[..., Any]:
+        def build(*args: Any, **kwargs: Any) -> Any:
             calls[name] += 1
             time.sleep(0.3)
             return value
@@ -164,7 +164,7 @@ def test_questions_arriving_together_load_the_guardian_and_build_a_link_once(mon
     assert calls == {"guardian": 1, "link": 1}
 
 
-def test_a_light_request_needs_no_thread_while_the_request_pool_is_full(live: LiveServer, monkeypatch) -> None:  # noqa: ANN001
+def test_a_light_request_needs_no_thread_while_the_request_pool_is_full(live: LiveServer, monkeypatch) -> None:
     """Issue 26: FastAPI runs a plain `def` endpoint or dependency on its thread pool (40 threads,
     shared by every request): `GET /api/auth/me` took three hops through it (the settings and
     database dependencies, the endpoint), so with the pool held by other requests it waited for
@@ -174,7 +174,7 @@ def test_a_light_request_needs_no_thread_while_the_request_pool_is_full(live: Li
     release = threading.Event()
     real = documents.list_documents
 
-    def held(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+    def held(*args: Any, **kwargs: Any) -> Any:
         release.wait(20)  # a slow database read, holding one of the pool's threads
         return real(*args, **kwargs)
 
@@ -203,7 +203,7 @@ def test_a_light_request_needs_no_thread_while_the_request_pool_is_full(live: Li
             t.join(60)
 
 
-def test_a_token_sent_again_is_not_decoded_again(live: LiveServer, monkeypatch) -> None:  # noqa: ANN001
+def test_a_token_sent_again_is_not_decoded_again(live: LiveServer, monkeypatch) -> None:
     """Issue 26: every request decoded its token twice (its issuer, then its signature and claims):
     an eighth of the event loop's time under the burst. A token checked once is kept (bounded)."""
     from identity import security
@@ -211,7 +211,7 @@ def test_a_token_sent_again_is_not_decoded_again(live: LiveServer, monkeypatch) 
     decodes: list[int] = []
     real = security.jwt.decode
 
-    def counted(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+    def counted(*args: Any, **kwargs: Any) -> Any:
         decodes.append(1)
         return real(*args, **kwargs)
 
@@ -223,7 +223,7 @@ def test_a_token_sent_again_is_not_decoded_again(live: LiveServer, monkeypatch) 
     assert len(decodes) <= 2, len(decodes)  # was: 40
 
 
-def test_a_token_version_read_never_queues_behind_the_default_pool(live: LiveServer) -> None:  # noqa: ANN001
+def test_a_token_version_read_never_queues_behind_the_default_pool(live: LiveServer) -> None:
     """Issue 26: the read of a user's token version (once per user per TOKEN_VERSION_TTL_S) ran on
     asyncio's default pool, behind whatever else queued there (progress streams' polls, /rag's
     admissions); under the burst it was the tail of `GET /api/auth/me`. It has threads of its own."""

@@ -52,7 +52,7 @@ RAG_BODY = {"input": {"question": QUESTION}}
 RAG_BATCH = {"inputs": [{"question": QUESTION}]}
 
 
-def deref(spec: dict[str, Any], node: Any) -> Any:  # noqa: ANN401
+def deref(spec: dict[str, Any], node: Any) -> Any:
     if isinstance(node, dict) and "$ref" in node:
         target: Any = spec
         for part in node["$ref"].split("/")[1:]:
@@ -61,7 +61,7 @@ def deref(spec: dict[str, Any], node: Any) -> Any:  # noqa: ANN401
     return node
 
 
-def id_fields(spec: dict[str, Any], schema: Any, path: tuple = (), depth: int = 0) -> list[tuple]:  # noqa: ANN401
+def id_fields(spec: dict[str, Any], schema: Any, path: tuple = (), depth: int = 0) -> list[tuple]:
     """Paths (tuples of keys, "[]" for list items) to `*_id`/`*_ids` properties of a request body."""
     schema = deref(spec, schema)
     if not isinstance(schema, dict) or depth > 6:
@@ -84,7 +84,7 @@ def operations(spec: dict[str, Any]) -> list[tuple[str, str, dict]]:
             if method in ("get", "post", "put", "patch", "delete")]
 
 
-def with_field(body: Any, path: tuple, value: Any) -> Any:  # noqa: ANN401
+def with_field(body: Any, path: tuple, value: Any) -> Any:
     body = json.loads(json.dumps(body))
     node = body
     for key in path[:-1]:
@@ -98,7 +98,7 @@ VOLATILE = {"run_id", "run_ids", "id", "created", "timings", "latency_ms", "llm_
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
-def without_volatile(value: Any) -> Any:  # noqa: ANN401
+def without_volatile(value: Any) -> Any:
     """`value` with run ids, timings and model-call records dropped, ids masked, at any depth."""
     if isinstance(value, dict):
         if str(value.get("path", "")).rsplit("/", 1)[-1] in VOLATILE:  # a stream_log patch setting a timestamp
@@ -114,7 +114,7 @@ def first_difference(a: str, b: str) -> str:
     return f"...{a[max(0, at - 300):at + 200]!r} vs ...{b[max(0, at - 300):at + 200]!r}"
 
 
-def answer_of(res: Any) -> Any:  # noqa: ANN401
+def answer_of(res: Any) -> Any:
     """What a response says, for comparison: JSON (minus run ids and timings), or an SSE stream's
     data without them."""
     if res.headers.get("content-type", "").startswith("text/event-stream"):
@@ -134,7 +134,7 @@ def answer_of(res: Any) -> Any:  # noqa: ANN401
 
 
 @pytest.fixture(scope="module", params=["personal", "workspace"])
-def owned(live, report_pdf, request):  # noqa: ANN001, ANN201
+def owned(live, report_pdf, request):
     """A user who owns one of each kind of object: a document, its job, a chat with one answer, a
     collection, a workspace, an API key. "workspace": the document and the collection are the workspace's
     (issue 43: across workspaces, the stranger being a member of a workspace of their own)."""
@@ -158,7 +158,7 @@ def owned(live, report_pdf, request):  # noqa: ANN001, ANN201
                 "key_id": key, "invite_id": str(invite.json()["id"])}
 
 
-def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None:  # noqa: ANN001
+def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None:
     spec = live.app.openapi()
     checked = []
     with live.client() as c:
@@ -184,7 +184,7 @@ def test_a_strangers_ids_answer_exactly_like_missing_ones(live, owned) -> None: 
                 pytest.fail(f"{method} {path} takes a body with ids {fields}: add a valid body to BODIES")
 
             def call(real: bool, method: str = method, path: str = path, params: list = params,
-                     fields: list = fields, base: Any = base, queries: list = queries) -> Any:  # noqa: ANN401
+                     fields: list = fields, base: Any = base, queries: list = queries) -> Any:
                 url = path
                 query = {q: owned[ID_KINDS[q]] if real else MISSING.get(q, str(uuid.uuid4())) for q in queries}
                 for p in params:

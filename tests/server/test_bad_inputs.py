@@ -12,12 +12,12 @@ from tests.server.conftest import follow_job, signup, upload
 
 
 @pytest.fixture
-def user(live):  # noqa: ANN001, ANN201
+def user(live):
     with live.client() as c:
         return signup(c, "bad")
 
 
-def test_unaccepted_content_is_415_even_with_a_pdf_name(live, user) -> None:  # noqa: ANN001
+def test_unaccepted_content_is_415_even_with_a_pdf_name(live, user) -> None:
     with live.client() as c:
         res = upload(c, user["headers"], "report.pdf", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + b"x" * 5000)
         assert res.status_code == 415 and "not a supported format" in res.json()["detail"]
@@ -29,7 +29,7 @@ def test_unaccepted_content_is_415_even_with_a_pdf_name(live, user) -> None:  # 
         assert c.get("/api/documents", headers=user["headers"]).json()["documents"] == []
 
 
-def test_oversized_upload_is_413_while_streaming(live, user) -> None:  # noqa: ANN001
+def test_oversized_upload_is_413_while_streaming(live, user) -> None:
     cap = live.app.state.settings.upload_max_mb * 1024 * 1024
     big = pdfs.text_pdf(["big"])[:-10] + b"0" * int(cap + 200_000) + b"\n%%EOF\n"
     with live.client() as c:
@@ -37,7 +37,7 @@ def test_oversized_upload_is_413_while_streaming(live, user) -> None:  # noqa: A
         assert res.status_code == 413 and "larger than" in res.json()["detail"]
 
         # without a Content-Length the cap still holds: the body is counted as it streams in
-        def chunks():  # noqa: ANN202
+        def chunks():
             yield b"--b0undary\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x.pdf\"\r\n\r\n"
             yield b"%PDF-1.7\n"
             for _ in range(int(cap // 65536) + 4):
@@ -54,7 +54,7 @@ def test_oversized_upload_is_413_while_streaming(live, user) -> None:  # noqa: A
     ("locked.pdf", pdfs.encrypted_pdf(), 422, "encrypted"),
     ("cut.pdf", pdfs.text_pdf(["cut short"])[:-200], 422, "truncated"),
 ])
-def test_broken_pdfs_are_422_with_the_reason(live, user, name, data, status, words) -> None:  # noqa: ANN001
+def test_broken_pdfs_are_422_with_the_reason(live, user, name, data, status, words) -> None:
     with live.client() as c:
         res = upload(c, user["headers"], name, data)
         assert res.status_code == status, res.text
@@ -62,7 +62,7 @@ def test_broken_pdfs_are_422_with_the_reason(live, user, name, data, status, wor
         assert c.get("/api/documents", headers=user["headers"]).json()["documents"] == []
 
 
-def test_missing_file_field_and_scan_without_text(live, user) -> None:  # noqa: ANN001
+def test_missing_file_field_and_scan_without_text(live, user) -> None:
     with live.client() as c:
         res = c.post("/api/documents", headers=user["headers"], files={"upload": ("a.pdf", pdfs.text_pdf(["x"]))})
         assert res.status_code == 422 and "`file`" in res.json()["detail"]
@@ -75,7 +75,7 @@ def test_missing_file_field_and_scan_without_text(live, user) -> None:  # noqa: 
         assert doc["status"] == "failed" and doc["error"] == events[-1][1]["error"]
 
 
-def test_duplicate_upload_reuses_the_index(live, owner_with_report, report_pdf) -> None:  # noqa: ANN001
+def test_duplicate_upload_reuses_the_index(live, owner_with_report, report_pdf) -> None:
     h = owner_with_report["headers"]
     with live.client() as c:
         res = upload(c, h, "same-again.pdf", report_pdf)
@@ -85,7 +85,7 @@ def test_duplicate_upload_reuses_the_index(live, owner_with_report, report_pdf) 
         assert len(c.get("/api/documents", headers=h).json()["documents"]) == 1
 
 
-def test_malformed_json_long_and_empty_questions(live, owner_with_report) -> None:  # noqa: ANN001
+def test_malformed_json_long_and_empty_questions(live, owner_with_report) -> None:
     h = owner_with_report["headers"]
     with live.client() as c:
         res = c.post("/api/auth/signup", content=b"{not json", headers={"Content-Type": "application/json"})
@@ -106,7 +106,7 @@ def test_malformed_json_long_and_empty_questions(live, owner_with_report) -> Non
         assert c.get(f"/api/chats/{chat}", headers=h).json()["messages"] == []  # nothing half-saved
 
 
-def test_bad_and_expired_tokens_are_401(live, user) -> None:  # noqa: ANN001
+def test_bad_and_expired_tokens_are_401(live, user) -> None:
     secret = live.app.state.tokens._secret
     now = datetime.now(UTC)
     expired = jwt.encode({"sub": "1", "typ": "access", "iss": "thotqen", "iat": now - timedelta(hours=2),
@@ -126,7 +126,7 @@ def test_bad_and_expired_tokens_are_401(live, user) -> None:  # noqa: ANN001
         assert c.get("/api/documents", headers=user["headers"]).status_code == 200
 
 
-def test_large_conversation_bodies_are_a_rate_per_account(live, user) -> None:  # noqa: ANN001
+def test_large_conversation_bodies_are_a_rate_per_account(live, user) -> None:
     """/rag and /v1 take bodies up to REQUEST_MAX_KB (LangServe decodes each on the event loop before
     any question is admitted), so the ones past FORM_MAX_KB are LARGE_BODIES_PER_MINUTE per account:
     past it 429 with Retry-After before the body is read, and without a valid token 401 (before the
@@ -145,7 +145,7 @@ def test_large_conversation_bodies_are_a_rate_per_account(live, user) -> None:  
         assert c.post("/v1/chat/completions", headers=user["headers"], json=big_v1).status_code == 429
         import json as _json
 
-        def chunks():  # noqa: ANN202 - no Content-Length: counted as it streams
+        def chunks():  # no Content-Length: counted as it streams
             data = _json.dumps(body).encode()
             for i in range(0, len(data), 16 * 1024):
                 yield data[i:i + 16 * 1024]

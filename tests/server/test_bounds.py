@@ -19,13 +19,13 @@ DEEP = b"[" * 50_000 + b"]" * 50_000
 
 
 @pytest.fixture(scope="module")
-def edge(start_server, server_settings) -> LiveServer:  # noqa: ANN001
+def edge(start_server, server_settings) -> LiveServer:
     return start_server(server_settings.model_copy(update={"request_max_kb": 64, "body_read_timeout_s": 1.0}))
 
 
 @pytest.mark.parametrize("path", ["/api/auth/signup", "/api/auth/login", "/rag/invoke", "/rag/batch",
                                   "/v1/chat/completions", "/api/chats"])
-def test_deeply_nested_json_is_400_before_authentication(edge, path) -> None:  # noqa: ANN001
+def test_deeply_nested_json_is_400_before_authentication(edge, path) -> None:
     with edge.client() as c:
         nested = b'{"username": ' + b"[" * 5000 + b"]" * 5000 + b', "password": "x"}'
         for body in (DEEP[:20_000] + DEEP[-20_000:], nested):
@@ -36,7 +36,7 @@ def test_deeply_nested_json_is_400_before_authentication(edge, path) -> None:  #
 
 
 @pytest.mark.parametrize("path", ["/api/auth/login", "/rag/invoke", "/api/chats"])
-def test_json_with_too_many_arrays_is_400_before_it_is_parsed(edge, path) -> None:  # noqa: ANN001
+def test_json_with_too_many_arrays_is_400_before_it_is_parsed(edge, path) -> None:
     """Each array and object is built on the event loop: a body of tens of thousands held it."""
     settings = edge.app.state.settings  # the route's cap: a conversation's, or FORM_MAX_CONTAINERS
     limit = settings.json_max_containers if path.startswith("/rag/") else settings.form_max_containers
@@ -50,7 +50,7 @@ def test_json_with_too_many_arrays_is_400_before_it_is_parsed(edge, path) -> Non
         assert "arrays and objects" not in res.text  # at the cap: the route sees it
 
 
-def test_a_form_body_holds_far_fewer_arrays_than_a_conversation(edge) -> None:  # noqa: ANN001
+def test_a_form_body_holds_far_fewer_arrays_than_a_conversation(edge) -> None:
     """Every route but /rag and /v1 takes FORM_MAX_CONTAINERS arrays and objects (their largest real
     body holds a handful): the conversations' JSON_MAX_CONTAINERS, decoded on the event loop, was the
     largest share of its samples under the burst. Before: such a body reached the route (401 here)."""
@@ -74,7 +74,7 @@ PAGE = "/api/documents/00000000-0000-0000-0000-000000000000/pages/1.png"
 
 @pytest.mark.parametrize("path", ["/rag/invoke", "/rag/batch", "/rag/stream", "/rag/c/N4XyA/invoke", "/api/chats",
                                   "/api/auth/login", "/mcp", PAGE])
-def test_a_number_past_pythons_digit_limit_is_400_everywhere(edge, path) -> None:  # noqa: ANN001
+def test_a_number_past_pythons_digit_limit_is_400_everywhere(edge, path) -> None:
     """Issue 41: json.loads raises ValueError on a 5000-digit integer, which no route caught: 500 on
     /rag/invoke and /rag/batch, a reset connection on /rag/stream. The edge refuses it first, with or
     without a token, as it does deep JSON."""
@@ -102,7 +102,7 @@ def _config_hash(config: object) -> str:
     return str(LZString.compressToEncodedURIComponent(json.dumps(config)))
 
 
-def test_a_langserve_config_hash_is_bounded_before_it_is_decompressed(edge) -> None:  # noqa: ANN001
+def test_a_langserve_config_hash_is_bounded_before_it_is_decompressed(edge) -> None:
     """Issue 41: /rag/c/{config_hash}/... decompressed an LZString hash of any length (a 60 KB one held
     the event loop 3-4 s and a gigabyte) and parsed what it held unbounded. A hash is now at most
     1024 characters, and the config it holds is held to a body's bounds (size, depth, arrays, digits)."""
@@ -136,14 +136,14 @@ def test_a_langserve_config_hash_is_bounded_before_it_is_decompressed(edge) -> N
         assert page.status_code == 200 and "<html" in page.text.lower()
 
 
-def test_brackets_inside_strings_are_not_nesting(edge) -> None:  # noqa: ANN001
+def test_brackets_inside_strings_are_not_nesting(edge) -> None:
     with edge.client() as c:
         res = c.post("/api/auth/login", json={"username": "[" * 200 + "{", "password": "]]]"},
                      headers={"X-Forwarded-For": unique_ip()})
         assert res.status_code == 401
 
 
-def test_a_body_over_the_cap_is_413_unauthenticated_by_length_and_while_streaming(edge) -> None:  # noqa: ANN001
+def test_a_body_over_the_cap_is_413_unauthenticated_by_length_and_while_streaming(edge) -> None:
     big = b'{"username": "' + b"a" * 100_000 + b'", "password": "x"}'
     with edge.client() as c:
         res = c.post("/api/chats", content=big, headers={"Content-Type": "application/json"})
@@ -158,7 +158,7 @@ def test_a_body_over_the_cap_is_413_unauthenticated_by_length_and_while_streamin
         assert res.status_code == 413
 
 
-def test_a_body_past_what_its_route_holds_is_413_before_it_is_decoded(live) -> None:  # noqa: ANN001
+def test_a_body_past_what_its_route_holds_is_413_before_it_is_decoded(live) -> None:
     """Every JSON body but /rag's and /v1's (their conversations) is capped at FORM_MAX_KB: a
     megabyte to POST /api/chats was decoded on the event loop before its 422 (the burst's deep JSON)."""
     form_kb = live.app.state.settings.form_max_kb
@@ -176,7 +176,7 @@ def test_a_body_past_what_its_route_holds_is_413_before_it_is_decoded(live) -> N
         assert res.status_code == 200, res.text[:300]
 
 
-def test_validation_errors_do_not_echo_large_inputs(edge) -> None:  # noqa: ANN001
+def test_validation_errors_do_not_echo_large_inputs(edge) -> None:
     with edge.client() as c:
         res = c.post("/api/auth/signup", json={"username": "u" * 30_000, "password": ["p"] * 2000},
                      headers={"X-Forwarded-For": unique_ip()})
@@ -184,7 +184,7 @@ def test_validation_errors_do_not_echo_large_inputs(edge) -> None:  # noqa: ANN0
         assert len(res.content) < 2000 and "uuuuuuuuuu" * 30 not in res.text
 
 
-def test_a_stalled_body_is_408(edge) -> None:  # noqa: ANN001
+def test_a_stalled_body_is_408(edge) -> None:
     host, port = edge.url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=10) as sock:
         sock.sendall(b"POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -199,7 +199,7 @@ def test_a_stalled_body_is_408(edge) -> None:  # noqa: ANN001
                                    "multipart/form-data; boundary=" + "b" * 500,
                                    'multipart/form-data; boundary="unterminated'])
 @pytest.mark.parametrize("path", ["/api/documents", "/rag/invoke", "/api/chats", "/api/auth/login"])
-def test_malformed_multipart_bodies_are_4xx(edge, path, ctype) -> None:  # noqa: ANN001
+def test_malformed_multipart_bodies_are_4xx(edge, path, ctype) -> None:
     with edge.client() as c:
         headers = {"Content-Type": ctype, "X-Forwarded-For": unique_ip(),
                    **signup(c, "mp")["headers"]}
@@ -212,19 +212,19 @@ def test_malformed_multipart_bodies_are_4xx(edge, path, ctype) -> None:  # noqa:
 
 
 @pytest.fixture(scope="module")
-def reserved(start_server, server_settings) -> LiveServer:  # noqa: ANN001
+def reserved(start_server, server_settings) -> LiveServer:
     return start_server(server_settings.model_copy(update={"reserved_usernames": "operator, backup"}))
 
 
 @pytest.mark.parametrize("name", ["local", "LOCAL", "Operator"])
-def test_web_signup_refuses_the_cli_default_user_and_reserved_names(reserved, name) -> None:  # noqa: ANN001
+def test_web_signup_refuses_the_cli_default_user_and_reserved_names(reserved, name) -> None:
     with reserved.client() as c:
         res = c.post("/api/auth/signup", json={"username": name, "password": "correct horse battery"},
                      headers={"X-Forwarded-For": unique_ip()})
         assert res.status_code == 409 and "reserved" in res.json()["detail"]
 
 
-def test_a_cli_user_cannot_be_claimed_or_signed_into(edge, db) -> None:  # noqa: ANN001
+def test_a_cli_user_cannot_be_claimed_or_signed_into(edge, db) -> None:
     from storage.users import get_or_create_user
 
     name = f"ops-{uuid.uuid4().hex[:8]}"
@@ -239,7 +239,7 @@ def test_a_cli_user_cannot_be_claimed_or_signed_into(edge, db) -> None:  # noqa:
         assert res.status_code in (401, 422)
 
 
-def test_the_cli_refuses_a_web_accounts_name_unless_told(edge, db, tmp_path) -> None:  # noqa: ANN001
+def test_the_cli_refuses_a_web_accounts_name_unless_told(edge, db, tmp_path) -> None:
     from storage.users import NotACliUser, get_or_create_user
     from tests.support.cli_run import run_cli
 
@@ -260,7 +260,7 @@ def test_the_cli_refuses_a_web_accounts_name_unless_told(edge, db, tmp_path) -> 
 # ------------------------------------------------------------------ an answer lost in a crash
 
 
-def test_a_turn_a_dead_process_left_ends_as_a_saved_error_and_a_live_ones_is_kept(edge, db) -> None:  # noqa: ANN001
+def test_a_turn_a_dead_process_left_ends_as_a_saved_error_and_a_live_ones_is_kept(edge, db) -> None:
     """What a kill -9 mid-answer leaves (a question saved, no answer, its row running, admitted by a
     process whose lock died with it) next to a live neighbour's running question: the start-up sweep
     ends the first as an error turn the chat shows, and leaves the second running."""

@@ -37,14 +37,14 @@ def slow_script(kind: str, prompt: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def slow_llm() -> Any:  # noqa: ANN401
+def slow_llm() -> Any:
     fake = FakeOpenAI(slow_script, token_delay_s=0.05)
     yield fake
     fake.close()
 
 
 @pytest.fixture(scope="module")
-def slow_live(start_server, server_settings, parts, slow_llm):  # noqa: ANN001, ANN201
+def slow_live(start_server, server_settings, parts, slow_llm):
     from providers.llm import LLMChain
     from tests.support.settings import make_settings
 
@@ -54,7 +54,7 @@ def slow_live(start_server, server_settings, parts, slow_llm):  # noqa: ANN001, 
 
 
 @pytest.fixture(scope="module")
-def chat(slow_live, report_pdf):  # noqa: ANN001, ANN201
+def chat(slow_live, report_pdf):
     with slow_live.client() as c:
         user = signup(c, "actions")
         res = upload(c, user["headers"], "aurora-report.pdf", report_pdf)
@@ -63,7 +63,7 @@ def chat(slow_live, report_pdf):  # noqa: ANN001, ANN201
         return {**user, "chat_id": chat["id"]}
 
 
-def test_stop_ends_the_model_call_and_saves_the_turn_as_stopped(slow_live, slow_llm, chat) -> None:  # noqa: ANN001
+def test_stop_ends_the_model_call_and_saves_the_turn_as_stopped(slow_live, slow_llm, chat) -> None:
     h, chat_id = chat["headers"], chat["chat_id"]
     events: list[tuple[str, Any]] = []
     with slow_live.client() as c:
@@ -105,7 +105,7 @@ def test_stop_ends_the_model_call_and_saves_the_turn_as_stopped(slow_live, slow_
         assert c.post(f"/api/chats/{chat_id}/stop", headers=stranger["headers"]).status_code == 404
 
 
-def admin_headers(c: Any, db: Any) -> dict[str, str]:  # noqa: ANN401
+def admin_headers(c: Any, db: Any) -> dict[str, str]:
     # the operator makes an admin's account: web signup refuses THOTQEN_ADMINS' names (issue 41)
     res = c.post("/api/auth/signup", json={"username": ADMIN, "password": "admin password 1"},
                  headers={"X-Forwarded-For": unique_ip()})
@@ -130,7 +130,7 @@ def read_sse_text(text: str) -> list[tuple[str, Any]]:
     return events
 
 
-def test_regenerate_adds_an_answer_and_keeps_the_old_one(slow_live, slow_llm, chat) -> None:  # noqa: ANN001
+def test_regenerate_adds_an_answer_and_keeps_the_old_one(slow_live, slow_llm, chat) -> None:
     h, chat_id = chat["headers"], chat["chat_id"]
     with slow_live.client() as c:
         with c.stream("POST", f"/api/chats/{chat_id}/messages", headers=h,
@@ -154,7 +154,7 @@ def test_regenerate_adds_an_answer_and_keeps_the_old_one(slow_live, slow_llm, ch
         assert res.status_code == 422
 
 
-def test_feedback_is_stored_shown_to_admins_and_exported(slow_live, chat, tmp_path, db) -> None:  # noqa: ANN001
+def test_feedback_is_stored_shown_to_admins_and_exported(slow_live, chat, tmp_path, db) -> None:
     h, chat_id = chat["headers"], chat["chat_id"]
     with slow_live.client() as c:
         messages = c.get(f"/api/chats/{chat_id}", headers=h).json()["messages"]

@@ -11,7 +11,7 @@ from typing import Any
 from tests.server.conftest import STANDALONE, ask, follow_job, signup, upload
 
 
-def ingest(c: Any, headers: dict[str, str], name: str, data: bytes) -> str:  # noqa: ANN401
+def ingest(c: Any, headers: dict[str, str], name: str, data: bytes) -> str:
     res = upload(c, headers, name, data)
     assert res.status_code == 202, res.text
     assert follow_job(c, headers, res.json()["job_id"])[-1][0] == "done"
@@ -24,7 +24,7 @@ def other_pdf() -> bytes:
     return text_pdf(["Borealis Freight opened a new depot in Gdansk in 2022; it handles rail freight. " * 10])
 
 
-def test_a_collection_chat_answers_from_the_documents_it_holds_at_each_question(live, report_pdf) -> None:  # noqa: ANN001
+def test_a_collection_chat_answers_from_the_documents_it_holds_at_each_question(live, report_pdf) -> None:
     with live.client() as c:
         user = signup(c, "collector")
         h = user["headers"]
@@ -82,7 +82,7 @@ def test_a_collection_chat_answers_from_the_documents_it_holds_at_each_question(
         assert res.status_code == 404 and res.json()["detail"] == "no such document in document_ids"
 
 
-def test_an_empty_collection_answers_from_nothing(live) -> None:  # noqa: ANN001
+def test_an_empty_collection_answers_from_nothing(live) -> None:
     with live.client() as c:
         user = signup(c, "empty")
         h = user["headers"]
@@ -92,7 +92,7 @@ def test_an_empty_collection_answers_from_nothing(live) -> None:  # noqa: ANN001
         assert final[0] == "done" and "collection is empty" in final[1]["answer"] and final[1]["citations"] == []
 
 
-def test_v1_asks_a_collection_as_a_model(live, report_pdf) -> None:  # noqa: ANN001
+def test_v1_asks_a_collection_as_a_model(live, report_pdf) -> None:
     with live.client() as c:
         user = signup(c, "v1coll")
         h = user["headers"]
@@ -116,7 +116,7 @@ def test_v1_asks_a_collection_as_a_model(live, report_pdf) -> None:  # noqa: ANN
             assert res.status_code == 404 and res.json()["error"]["type"] == "not_found_error"
 
 
-def test_search_finds_documents_and_an_old_answer_of_the_owner_only(live, report_pdf) -> None:  # noqa: ANN001
+def test_search_finds_documents_and_an_old_answer_of_the_owner_only(live, report_pdf) -> None:
     with live.client() as c:
         user = signup(c, "finder")
         h = user["headers"]

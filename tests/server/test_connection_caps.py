@@ -22,7 +22,7 @@ ATTACK = 60  # past SERVER_MAX_CONNECTIONS (40)
 
 
 @pytest.fixture(scope="module")
-def capped(start_server, server_settings) -> LiveServer:  # noqa: ANN001
+def capped(start_server, server_settings) -> LiveServer:
     # a header deadline far past the test: only the cap can keep the server open to others
     return start_server(server_settings.model_copy(update={
         "server_max_connections": 40, "connections_per_address": CAP, "header_timeout_s": 60,
@@ -95,7 +95,7 @@ def test_half_open_sockets_from_one_address_never_shut_out_another(capped: LiveS
     assert len(refused) >= ATTACK - CAP and b"too many connections from your address" in refused[0], attack[:3]
 
 
-def test_a_trusted_proxy_is_not_capped(own_server, server_settings) -> None:  # noqa: ANN001
+def test_a_trusted_proxy_is_not_capped(own_server, server_settings) -> None:
     """Behind the edge every client arrives from its address: nginx caps them (deploy/nginx/)."""
     behind = own_server(server_settings.model_copy(update={
         "connections_per_address": 2, "header_timeout_s": 60, "forwarded_allow_ips": "127.0.0.1"}))

@@ -15,7 +15,7 @@ BODY = "Northwind Traders reported total revenue of 412 million dollars in fisca
 
 
 @pytest.fixture(scope="module")
-def owner(live):  # noqa: ANN001, ANN201
+def owner(live):
     with live.client() as c:
         user = signup(c, "ctx")
         res = upload(c, user["headers"], "download (3).pdf", pdfs.text_pdf([COVER_10K, BODY]))
@@ -24,7 +24,7 @@ def owner(live):  # noqa: ANN001, ANN201
         return {**user, "document_id": res.json()["document_id"]}
 
 
-def test_documents_show_what_they_say_they_are(live, owner) -> None:  # noqa: ANN001
+def test_documents_show_what_they_say_they_are(live, owner) -> None:
     said = {"company": "Northwind Traders, Inc.", "form": "10-K", "period": "FY2022", "period_end": "2022-12-31"}
     with live.client() as c:
         one = c.get(f"/api/documents/{owner['document_id']}", headers=owner["headers"]).json()
@@ -33,14 +33,14 @@ def test_documents_show_what_they_say_they_are(live, owner) -> None:  # noqa: AN
     assert [{k: d[k] for k in said} for d in listed] == [said]
 
 
-def rag(c, headers: dict, **filters: str) -> dict:  # noqa: ANN001
+def rag(c, headers: dict, **filters: str) -> dict:
     res = c.post("/rag/invoke", headers=headers, json={"input": {"question": QUESTION, **filters},
                                                        "config": {"configurable": {"hyde": False}}})
     assert res.status_code == 200, res.text
     return res.json()["output"]
 
 
-def test_rag_filters_narrow_the_callers_documents(live, owner) -> None:  # noqa: ANN001
+def test_rag_filters_narrow_the_callers_documents(live, owner) -> None:
     with live.client() as c:
         found = rag(c, owner["headers"], company="northwind", form="10k", period="fiscal 2022")
         assert {x["document_id"] for x in found["citations"]} == {owner["document_id"]}

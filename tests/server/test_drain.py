@@ -45,7 +45,7 @@ def slow_llm() -> Iterator[FakeOpenAI]:
     fake.close()
 
 
-def start(slow_llm: FakeOpenAI, db: Any, home: Path, grace_s: float) -> tuple[Process, str]:  # noqa: ANN401
+def start(slow_llm: FakeOpenAI, db: Any, home: Path, grace_s: float) -> tuple[Process, str]:
     env = process_env(slow_llm, home, DATABASE_URL=db.uri, SHUTDOWN_GRACE_S=str(grace_s), INGEST_WORKERS="0",
                       ANSWER_CACHE="false", LOG_LEVEL="INFO")
     return serve(env, home / "serve.log")
@@ -84,7 +84,7 @@ def ask_and_terminate(url: str, user: dict[str, Any], proc: Process) -> tuple[st
         return chat, events, time.monotonic() - signalled
 
 
-def test_an_answer_in_progress_finishes_within_the_grace(slow_llm, db, serve_home, owner_with_report) -> None:  # noqa: ANN001
+def test_an_answer_in_progress_finishes_within_the_grace(slow_llm, db, serve_home, owner_with_report) -> None:
     proc, url = start(slow_llm, db, serve_home, grace_s=60)
     try:
         refused: list[str] = []
@@ -120,7 +120,7 @@ def test_an_answer_in_progress_finishes_within_the_grace(slow_llm, db, serve_hom
     assert status == "ok" and FACTS["revenue"] in content
 
 
-def test_past_the_grace_the_turn_is_saved_to_ask_again(slow_llm, db, serve_home, owner_with_report) -> None:  # noqa: ANN001
+def test_past_the_grace_the_turn_is_saved_to_ask_again(slow_llm, db, serve_home, owner_with_report) -> None:
     proc, url = start(slow_llm, db, serve_home, grace_s=2)
     try:
         chat, events, after = ask_and_terminate(url, owner_with_report, proc)

@@ -149,7 +149,7 @@ def _nginx(prefix: Path, values: dict[str, str], port: int) -> subprocess.Popen:
 
 
 @pytest.fixture(scope="module")
-def edge(fake_llm, home, db, tmp_path_factory) -> Iterator[Edge]:  # noqa: ANN001
+def edge(fake_llm, home, db, tmp_path_factory) -> Iterator[Edge]:
     tmp = tmp_path_factory.mktemp("edge")
     env = {**os.environ, "THOTQEN_HOME": str(home), "LOCAL_LLM": "false", "LLM_ORDER": "vllm",
            "VLLM_BASE_URL": f"{fake_llm.url}/v1", "VLLM_MODEL": "fake-model", "LLM_CHEAP_SKIP": "",
@@ -201,7 +201,7 @@ def owner(edge: Edge, report_pdf: bytes) -> dict[str, Any]:
         return {"headers": h, "document_id": res.json()["document_id"]}
 
 
-def direct(edge: Edge, path: str, headers: dict[str, str], **kwargs: Any) -> httpx.Response:  # noqa: ANN401
+def direct(edge: Edge, path: str, headers: dict[str, str], **kwargs: Any) -> httpx.Response:
     """The API itself, as nginx calls it (with the origin secret)."""
     return httpx.get(f"{edge.api}{path}", headers={**headers, "X-Origin-Verify": SECRET}, timeout=60, **kwargs)
 

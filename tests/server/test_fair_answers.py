@@ -37,16 +37,16 @@ def model() -> Iterator[FakeOpenAI]:
 
 
 @pytest.fixture(scope="module")
-def served(start_server, db, model):  # noqa: ANN001, ANN201
+def served(start_server, db, model):
     return start_server(answer_process_settings(db.uri, model, answer_queue=1), parts={})
 
 
 @pytest.fixture(scope="module")
-def owner(served, report_pdf):  # noqa: ANN001, ANN201
+def owner(served, report_pdf):
     return report_owner(served, "fair", report_pdf)
 
 
-def until(found: Callable[[], Any], what: str, timeout: float = PATIENCE_S) -> Any:  # noqa: ANN401
+def until(found: Callable[[], Any], what: str, timeout: float = PATIENCE_S) -> Any:
     deadline = time.monotonic() + timeout
     while not (value := found()):
         assert time.monotonic() < deadline, what
@@ -56,16 +56,16 @@ def until(found: Callable[[], Any], what: str, timeout: float = PATIENCE_S) -> A
 
 def answering(model: FakeOpenAI, after: int) -> dict[str, Any] | None:
     """The model's answer request after the first `after` requests, once it has streamed a few pieces."""
-    with model._lock:  # noqa: SLF001
+    with model._lock:
         found = [r for r in model.requests[after:] if r["kind"] == "answer" and r["pieces"] >= 3]
     return found[-1] if found else None
 
 
-def running(served) -> int:  # noqa: ANN001
-    return int(served.app.state.answers._running)  # noqa: SLF001 - runs holding a place
+def running(served) -> int:
+    return int(served.app.state.answers._running)  # runs holding a place
 
 
-def chat_of(served, user: dict[str, Any]) -> str:  # noqa: ANN001
+def chat_of(served, user: dict[str, Any]) -> str:
     with served.client() as c:
         return str(c.post("/api/chats", headers=user["headers"], json={"title": "fair"}).json()["id"])
 
@@ -80,7 +80,7 @@ def sse_events(lines: list[str]) -> list[tuple[str, Any]]:
     return events
 
 
-def test_a_first_answer_waits_with_its_position_and_runs_before_anothers_second(served, owner, model) -> None:  # noqa: ANN001
+def test_a_first_answer_waits_with_its_position_and_runs_before_anothers_second(served, owner, model) -> None:
     places = served.app.state.answers.places
     h = owner["headers"]
     with served.client() as c:
@@ -139,7 +139,7 @@ def test_a_first_answer_waits_with_its_position_and_runs_before_anothers_second(
     assert places.snapshot() == (0, 0)
 
 
-def _post_and_leave(served, path: str, body: dict[str, Any], headers: dict[str, str]) -> socket.socket:  # noqa: ANN001
+def _post_and_leave(served, path: str, body: dict[str, Any], headers: dict[str, str]) -> socket.socket:
     """A raw HTTP request whose client will simply close its socket (no response read)."""
     where = urlsplit(served.url)
     data = json.dumps(body).encode()
@@ -165,7 +165,7 @@ LEAVERS = {
 
 
 @pytest.mark.parametrize("surface", list(LEAVERS))
-def test_a_client_that_leaves_stops_its_answer_and_frees_the_place(served, owner, model, db, surface) -> None:  # noqa: ANN001
+def test_a_client_that_leaves_stops_its_answer_and_frees_the_place(served, owner, model, db, surface) -> None:
     path, body, source = LEAVERS[surface]
     model.token_delay_s = 0.3  # the answer's 200 pieces: a minute, were it to run on
     before = len(model.requests)
@@ -178,7 +178,7 @@ def test_a_client_that_leaves_stops_its_answer_and_frees_the_place(served, owner
         sock.close()  # the client leaves mid-answer
         until(lambda: running(served) == 0, "the place was still held after its client left")
         freed_s = time.monotonic() - left
-        print(f"{surface}: the place was free {freed_s:.2f} s after the client left")  # noqa: T201 - with -s
+        print(f"{surface}: the place was free {freed_s:.2f} s after the client left")  # with -s
         pieces = record["pieces"]
         time.sleep(1.0)
         assert not record["completed"] and record["pieces"] <= pieces + 1, record["pieces"]  # the model stopped too
@@ -189,7 +189,7 @@ def test_a_client_that_leaves_stops_its_answer_and_frees_the_place(served, owner
     assert found == [(source, "cancelled", "the client disconnected")], found
 
 
-def test_a_client_that_leaves_while_the_model_grades_stops_that_call(served, owner, model, db) -> None:  # noqa: ANN001
+def test_a_client_that_leaves_while_the_model_grades_stops_that_call(served, owner, model, db) -> None:
     """A model call that does not stream (grading: one JSON reply, nothing until it is written) got no
     callback to stop at, so the run stopped only once the model had replied. The run's thread now shuts
     the call's connection (providers/llm/interrupt.py), and the model sees its client gone."""
@@ -204,7 +204,7 @@ def test_a_client_that_leaves_while_the_model_grades_stops_that_call(served, own
         sock.close()
         until(lambda: running(served) == 0, "the place was still held while the model graded for nobody")
         freed_s = time.monotonic() - left
-        print(f"grading: the place was free {freed_s:.2f} s after the client left")  # noqa: T201 - with -s
+        print(f"grading: the place was free {freed_s:.2f} s after the client left")  # with -s
         until(lambda: [r for r in model.requests[before:] if r["kind"] == "grade" and r["left"]],
               "the model never saw the grading call's client leave", timeout=5)
     finally:
@@ -213,7 +213,7 @@ def test_a_client_that_leaves_while_the_model_grades_stops_that_call(served, own
     assert found == [("rag", "cancelled", "the client disconnected")], found
 
 
-def test_a_chat_whose_client_leaves_stops_and_keeps_what_was_checked(served, owner, model) -> None:  # noqa: ANN001
+def test_a_chat_whose_client_leaves_stops_and_keeps_what_was_checked(served, owner, model) -> None:
     chat = chat_of(served, owner)
     model.token_delay_s = 0.3
     before = len(model.requests)
@@ -231,7 +231,7 @@ def test_a_chat_whose_client_leaves_stops_and_keeps_what_was_checked(served, own
     assert messages[-1]["status"] == "stopped", messages[-1]
 
 
-def test_an_answer_process_past_its_memory_ceiling_is_started_afresh_between_answers(served, owner) -> None:  # noqa: ANN001
+def test_an_answer_process_past_its_memory_ceiling_is_started_afresh_between_answers(served, owner) -> None:
     """ANSWER_PROCESS_MAX_MB: one grew to 3.27 GB under the attacks. Its memory is measured after each
     answer; past the ceiling it takes no new run and goes once its answers have ended (this one is
     never cut short), and the next question starts a fresh process."""
@@ -239,10 +239,10 @@ def test_an_answer_process_past_its_memory_ceiling_is_started_afresh_between_ans
 
     answers = served.app.state.answers
     [pid] = answers.pids()
-    process = answers._processes[0]  # noqa: SLF001
+    process = answers._processes[0]
     measured = process.rss_mb()
     assert measured is not None and measured > 50, measured  # its models: this is what the ceiling weighs
-    print(f"answer process {pid}: {measured:.0f} MB anonymous memory")  # noqa: T201 - the measurement, with -s
+    print(f"answer process {pid}: {measured:.0f} MB anonymous memory")  # the measurement, with -s
     process.max_mb = answers.max_mb = 1  # any real process is past one megabyte
     try:
         with served.client() as c:
@@ -263,7 +263,7 @@ LONG_QUESTION = "What were Aurora Widgets' revenue and staff in fiscal 2023, sen
 
 
 @pytest.mark.parametrize("surface", ["rag-invoke", "chat"])
-def test_on_the_servers_own_threads_a_client_that_leaves_stops_its_answer_too(live, owner_with_report, fake_llm,  # noqa: ANN001
+def test_on_the_servers_own_threads_a_client_that_leaves_stops_its_answer_too(live, owner_with_report, fake_llm,
                                                                               db, surface) -> None:
     """ANSWER_PROCESSES=0 (here: a runtime handed parts): the answer runs on a thread of the server,
     whose StopWatch watches the request's `gone` flag (answering/bridge.py)."""

@@ -26,7 +26,7 @@ MCP_STREAMS, MCP_IDLE_S = 3, 2.0
 
 
 @pytest.fixture(scope="module")
-def shared(start_server, server_settings) -> LiveServer:  # noqa: ANN001
+def shared(start_server, server_settings) -> LiveServer:
     return start_server(server_settings.model_copy(update={
         "storage_mb_per_user": QUOTA_MB, "documents_per_user": 3,
         "login_account_max_failures": ACCOUNT_FAILURES, "login_account_delay_s": 30.0,
@@ -55,7 +55,7 @@ def documents_of(c: httpx.Client, headers: dict[str, str]) -> list[dict[str, Any
     return docs
 
 
-def test_an_accounts_storage_is_a_quota_of_bytes_and_documents(shared: LiveServer, db) -> None:  # noqa: ANN001
+def test_an_accounts_storage_is_a_quota_of_bytes_and_documents(shared: LiveServer, db) -> None:
     """Twelve uploads of 45 MB were kept though every one failed ingestion (541 MB): nothing bounded
     what one account keeps. Now STORAGE_MB_PER_USER and DOCUMENTS_PER_USER, counted in SQL over what
     the user uploaded: past either 413 before the body is kept (by Content-Length, or as a chunked
@@ -106,7 +106,7 @@ class _FullDisk:
         pass
 
 
-def test_a_full_disk_answers_507_and_leaves_nothing_behind(shared: LiveServer, monkeypatch) -> None:  # noqa: ANN001
+def test_a_full_disk_answers_507_and_leaves_nothing_behind(shared: LiveServer, monkeypatch) -> None:
     """With the disk full an upload answered 500 and left `.part` files. Now 507 with Retry-After, no
     partial file and no document row, whether the disk fills while the stored copy is written or
     while the body is received; the same file uploads once there is room again."""

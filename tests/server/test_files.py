@@ -31,7 +31,7 @@ class FakeStorage:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:  # noqa: ANN002
+            def log_message(self, *args) -> None:
                 pass
 
             def _reply(self, status: int, body: bytes, ctype: str = "application/json") -> None:
@@ -44,7 +44,7 @@ class FakeStorage:
             def _key(self) -> str:
                 return self.path.split("/storage/v1/object/", 1)[1].split("?", 1)[0]
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 import email.parser
 
                 outer.auth.append(self.headers.get("Authorization", ""))
@@ -71,7 +71,7 @@ class FakeStorage:
                         outer.objects[self._key()] = part.get_payload(decode=True)
                 self._reply(200, b'{"Key": "%s"}' % self._key().encode())
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 if self._key().startswith("sign/"):
                     from urllib.parse import parse_qs, urlsplit
 
@@ -93,7 +93,7 @@ class FakeStorage:
                 else:
                     self._reply(200, data, "application/pdf")
 
-            def do_DELETE(self) -> None:  # noqa: N802
+            def do_DELETE(self) -> None:
                 import json
 
                 bucket = self._key()
@@ -106,11 +106,11 @@ class FakeStorage:
         self.url = local_http.url(self.server)
 
 
-def test_local_store_is_the_default(settings) -> None:  # noqa: ANN001
+def test_local_store_is_the_default(settings) -> None:
     assert type(make_file_store(settings)) is LocalFiles
 
 
-def test_supabase_store_round_trip(settings, tmp_path) -> None:  # noqa: ANN001
+def test_supabase_store_round_trip(settings, tmp_path) -> None:
     fake = FakeStorage()
     s = settings.model_copy(update={"thotqen_home": tmp_path, "supabase_url": fake.url,
                                     "supabase_service_key": SecretStr(SERVICE_KEY), "supabase_bucket": "pdfs"})
@@ -131,7 +131,7 @@ def test_supabase_store_round_trip(settings, tmp_path) -> None:  # noqa: ANN001
     fake.server.shutdown()
 
 
-def test_supabase_signed_url_is_short_lived_and_names_the_file(settings, tmp_path) -> None:  # noqa: ANN001
+def test_supabase_signed_url_is_short_lived_and_names_the_file(settings, tmp_path) -> None:
     from ingestion.files import SIGNED_URL_TTL_S
 
     fake = FakeStorage()
@@ -152,7 +152,7 @@ def test_supabase_signed_url_is_short_lived_and_names_the_file(settings, tmp_pat
 
 
 def test_a_supabase_download_is_a_redirect_to_a_signed_url(own_server, server_settings, report_pdf,
-                                                           tmp_path) -> None:  # noqa: ANN001
+                                                           tmp_path) -> None:
     fake = FakeStorage()
     live = own_server(server_settings.model_copy(update={
         "thotqen_home": tmp_path, "supabase_url": fake.url, "supabase_service_key": SecretStr(SERVICE_KEY),
@@ -179,7 +179,7 @@ def test_a_supabase_download_is_a_redirect_to_a_signed_url(own_server, server_se
 
 
 def test_a_failed_storage_upload_answers_503_and_keeps_nothing(own_server, server_settings, report_pdf,
-                                                                tmp_path) -> None:  # noqa: ANN001
+                                                                tmp_path) -> None:
     fake = FakeStorage()
     live = own_server(server_settings.model_copy(update={
         "thotqen_home": tmp_path, "supabase_url": fake.url, "supabase_service_key": SecretStr(SERVICE_KEY),

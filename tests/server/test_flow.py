@@ -7,7 +7,7 @@ import time
 from tests.server.conftest import FACTS, STANDALONE, ask, follow_job, signup, upload
 
 
-def test_signup_upload_progress_ask_follow_up(live, fake_llm, report_pdf) -> None:  # noqa: ANN001
+def test_signup_upload_progress_ask_follow_up(live, fake_llm, report_pdf) -> None:
     with live.client() as c:
         user = signup(c, "flow")
         h = user["headers"]
@@ -80,7 +80,7 @@ def test_signup_upload_progress_ask_follow_up(live, fake_llm, report_pdf) -> Non
         assert [(x["id"], x["message_count"]) for x in listed] == [(chat_id, 4)]
 
 
-def test_repeat_question_is_served_from_cache(live, fake_llm, owner_with_report) -> None:  # noqa: ANN001
+def test_repeat_question_is_served_from_cache(live, fake_llm, owner_with_report) -> None:
     h = owner_with_report["headers"]
     question = "What was Aurora Widgets' total revenue in fiscal 2023?"
     with live.client() as c:

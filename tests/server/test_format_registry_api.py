@@ -22,7 +22,7 @@ def throwaway() -> Iterator[None]:
         registry.unregister(THROWAWAY.name)
 
 
-def test_the_endpoint_reports_the_built_in_formats_publicly(live, server_settings) -> None:  # noqa: ANN001
+def test_the_endpoint_reports_the_built_in_formats_publicly(live, server_settings) -> None:
     with live.client() as c:
         res = c.get("/api/formats")  # no session: the sign-in page may ask too
         schema = c.get("/openapi.json").json()
@@ -42,7 +42,7 @@ def test_the_endpoint_reports_the_built_in_formats_publicly(live, server_setting
     assert shape == {"$ref": "#/components/schemas/FormatsOut"}
 
 
-def test_a_registered_format_is_reported_uploaded_and_served_with_its_type(live, throwaway) -> None:  # noqa: ANN001
+def test_a_registered_format_is_reported_uploaded_and_served_with_its_type(live, throwaway) -> None:
     with live.client() as c:
         listed = c.get("/api/formats").json()
         assert "throwaway" in [f["name"] for f in listed["formats"]]

@@ -18,12 +18,12 @@ REVENUE_DOC = [("Title", "Aurora Widgets annual summary"), ("Heading 1", "Market
 
 
 @pytest.fixture
-def user(live):  # noqa: ANN001, ANN201
+def user(live):
     with live.client() as c:
         return signup(c, "formats")
 
 
-def test_a_word_file_under_a_pdf_name_is_read_as_word_and_cited_by_section(live, user) -> None:  # noqa: ANN001
+def test_a_word_file_under_a_pdf_name_is_read_as_word_and_cited_by_section(live, user) -> None:
     h = user["headers"]
     with live.client() as c:
         res = upload(c, h, "summary.pdf", documents.docx_bytes(REVENUE_DOC))
@@ -52,7 +52,7 @@ def test_a_word_file_under_a_pdf_name_is_read_as_word_and_cited_by_section(live,
         assert cited[0]["name"] == "summary.pdf" and cited[0]["ocr"] is False
 
 
-def test_a_scan_reports_ocr_as_a_stage_and_is_marked(live, user) -> None:  # noqa: ANN001
+def test_a_scan_reports_ocr_as_a_stage_and_is_marked(live, user) -> None:
     h = user["headers"]
     scan = pdfs.rasterised(pdfs.text_pdf(["Aurora Widgets employed 5,300 people at the end of fiscal 2023."]))
     with live.client() as c:
@@ -84,7 +84,7 @@ def _foreign_zip() -> bytes:
     ("program.txt", b"\x7fELF\x02\x01\x01\x00" + bytes(3000), 415, "not a supported format"),
     ("bomb.xlsx", documents.zip_bomb("xlsx", 300), 422, "zip bomb"),
 ])
-def test_disguised_binaries_and_bombs_are_refused_at_once(live, user, name, data, status, words) -> None:  # noqa: ANN001
+def test_disguised_binaries_and_bombs_are_refused_at_once(live, user, name, data, status, words) -> None:
     with live.client() as c:
         res = upload(c, user["headers"], name, data)
         assert res.status_code == status, res.text
@@ -92,7 +92,7 @@ def test_disguised_binaries_and_bombs_are_refused_at_once(live, user, name, data
         assert c.get("/api/documents", headers=user["headers"]).json()["documents"] == []
 
 
-def test_a_damaged_word_file_fails_its_job_with_the_reason(live, user) -> None:  # noqa: ANN001
+def test_a_damaged_word_file_fails_its_job_with_the_reason(live, user) -> None:
     h = user["headers"]
     with live.client() as c:
         res = upload(c, h, "broken.docx", documents.corrupt(documents.docx_bytes(documents.HANDBOOK * 40)))

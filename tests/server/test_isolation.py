@@ -10,7 +10,7 @@ from tests.server.conftest import ask, signup
 
 
 @pytest.fixture
-def two_users(live, owner_with_report):  # noqa: ANN001, ANN201
+def two_users(live, owner_with_report):
     with live.client() as c:
         owner = owner_with_report
         h = owner["headers"]
@@ -19,7 +19,7 @@ def two_users(live, owner_with_report):  # noqa: ANN001, ANN201
     return owner, stranger, chat["id"]
 
 
-def test_stranger_gets_404_on_every_owned_route(live, two_users, report_pdf) -> None:  # noqa: ANN001
+def test_stranger_gets_404_on_every_owned_route(live, two_users, report_pdf) -> None:
     owner, stranger, chat_id = two_users
     s = stranger["headers"]
     doc = owner["document_id"]
@@ -46,7 +46,7 @@ def test_stranger_gets_404_on_every_owned_route(live, two_users, report_pdf) -> 
 
 
 @pytest.mark.parametrize("bad", ["not-a-uuid", "1", "' or 1=1 --", str(uuid.uuid4())])
-def test_malformed_or_unknown_ids_are_404_never_500(live, bad) -> None:  # noqa: ANN001
+def test_malformed_or_unknown_ids_are_404_never_500(live, bad) -> None:
     with live.client() as c:
         h = signup(c, "ids")["headers"]
         for method, path in [("GET", f"/api/documents/{bad}"), ("DELETE", f"/api/documents/{bad}"),
@@ -64,7 +64,7 @@ def test_malformed_or_unknown_ids_are_404_never_500(live, bad) -> None:  # noqa:
             assert res.status_code == 404
 
 
-def test_owner_scoped_chat_and_delete(live, owner_with_report, db) -> None:  # noqa: ANN001
+def test_owner_scoped_chat_and_delete(live, owner_with_report, db) -> None:
     """A chat limited to a document answers from it; PATCH can widen it; DELETE removes rows and file."""
     h = owner_with_report["headers"]
     doc = owner_with_report["document_id"]

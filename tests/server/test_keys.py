@@ -24,7 +24,7 @@ from tests.server.test_mcp import over_http
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 
 
-def make_key(c: httpx.Client, user: dict[str, Any], **body: Any) -> dict[str, Any]:  # noqa: ANN401
+def make_key(c: httpx.Client, user: dict[str, Any], **body: Any) -> dict[str, Any]:
     res = c.post("/api/keys", headers=user["headers"], json={"name": "machine", **body})
     assert res.status_code == 201, res.text
     return dict(res.json())
@@ -34,7 +34,7 @@ def bearer(key: dict[str, Any] | str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key if isinstance(key, str) else key['key']}"}
 
 
-def test_create_list_use_and_revoke(live, db) -> None:  # noqa: ANN001
+def test_create_list_use_and_revoke(live, db) -> None:
     with live.client() as c:
         user = signup(c, "keys")
         made = make_key(c, user, name="CI upload", scopes=["ask", "read"], expires_in_days=30)
@@ -62,7 +62,7 @@ def test_create_list_use_and_revoke(live, db) -> None:  # noqa: ANN001
         assert c.get("/api/keys", headers=user["headers"]).json() == {"keys": []}
 
 
-def test_a_strangers_key_id_answers_like_a_missing_one(live, db) -> None:  # noqa: ANN001
+def test_a_strangers_key_id_answers_like_a_missing_one(live, db) -> None:
     with live.client() as c:
         owner, stranger = signup(c, "keyown"), signup(c, "keystr")
         made = make_key(c, owner)
@@ -81,7 +81,7 @@ def test_a_strangers_key_id_answers_like_a_missing_one(live, db) -> None:  # noq
     {"name": "k", "expires_in_days": 0}, {"name": "k", "expires_in_days": 3651}, {"name": "k", "expires_in_days": "x"},
     {"name": "k", "owner": 1},
 ])
-def test_bad_input_is_a_422(live, body) -> None:  # noqa: ANN001
+def test_bad_input_is_a_422(live, body) -> None:
     with live.client() as c:
         user = signup(c, "keybad")
         res = c.post("/api/keys", headers=user["headers"], json=body)
@@ -89,7 +89,7 @@ def test_bad_input_is_a_422(live, body) -> None:  # noqa: ANN001
         assert c.get("/api/keys", headers=user["headers"]).json() == {"keys": []}
 
 
-def test_bad_keys_answer_401(live, db) -> None:  # noqa: ANN001
+def test_bad_keys_answer_401(live, db) -> None:
     with live.client() as c:
         user = signup(c, "keyexp")
         made = make_key(c, user, expires_in_days=1)
@@ -105,7 +105,7 @@ def test_bad_keys_answer_401(live, db) -> None:  # noqa: ANN001
         assert res.status_code == 401 and "Authorization header" in res.json()["detail"]
 
 
-def test_a_key_cannot_manage_keys_or_the_account(live) -> None:  # noqa: ANN001
+def test_a_key_cannot_manage_keys_or_the_account(live) -> None:
     with live.client() as c:
         user = signup(c, "keyman")
         made = make_key(c, user)
@@ -116,7 +116,7 @@ def test_a_key_cannot_manage_keys_or_the_account(live) -> None:  # noqa: ANN001
         assert len(c.get("/api/keys", headers=user["headers"]).json()["keys"]) == 1
 
 
-def test_scopes(live) -> None:  # noqa: ANN001
+def test_scopes(live) -> None:
     with live.client() as c:
         user = signup(c, "keyscope")
         read, ask, ingest = (make_key(c, user, scopes=[s]) for s in ("read", "ask", "ingest"))
@@ -135,7 +135,7 @@ def test_scopes(live) -> None:  # noqa: ANN001
         assert c.post("/api/collections", headers=bearer(ingest), json={"name": "c"}).status_code == 201
 
 
-def test_every_route_is_placed_for_keys(live) -> None:  # noqa: ANN001
+def test_every_route_is_placed_for_keys(live) -> None:
     """A new route is closed to keys until api/scopes.py names it; this says which ones are unplaced."""
     spec = httpx.get(f"{live.url}/openapi.json").json()
     unplaced = [(m.upper(), p) for p, ops in spec["paths"].items() for m in ops
@@ -147,7 +147,7 @@ def test_every_route_is_placed_for_keys(live) -> None:  # noqa: ANN001
     assert scopes.required_scope("GET", "/api/auth/me") == (True, "read")
 
 
-def test_openai_client_with_a_key(live, owner_with_report) -> None:  # noqa: ANN001
+def test_openai_client_with_a_key(live, owner_with_report) -> None:
     with live.client() as c:
         made = make_key(c, owner_with_report, scopes=["read", "ask"])
         reader = make_key(c, owner_with_report, scopes=["read"])
@@ -165,7 +165,7 @@ def test_openai_client_with_a_key(live, owner_with_report) -> None:  # noqa: ANN
         client.models.list()
 
 
-def test_mcp_and_rag_with_a_key(live, owner_with_report) -> None:  # noqa: ANN001
+def test_mcp_and_rag_with_a_key(live, owner_with_report) -> None:
     with live.client() as c:
         full = make_key(c, owner_with_report, scopes=["read", "ask"])
         reader = make_key(c, owner_with_report, scopes=["read"])
@@ -186,11 +186,11 @@ def test_mcp_and_rag_with_a_key(live, owner_with_report) -> None:  # noqa: ANN00
     assert limited["ask"].is_error and "'ask' scope" in limited["ask"].content[0].text
     with live.client() as c:
         assert c.delete(f"/api/keys/{full['id']}", headers=owner_with_report["headers"]).status_code == 204
-    with pytest.raises(Exception):  # noqa: B017, PT011 - the SDK raises its transport's error for a 401
+    with pytest.raises(Exception):  # noqa: B017 - the SDK raises its transport's error for a 401
         over_http(live, full["key"], talk)
 
 
-def test_limits_are_the_users_not_the_keys(start_server, server_settings) -> None:  # noqa: ANN001
+def test_limits_are_the_users_not_the_keys(start_server, server_settings) -> None:
     limited = start_server(server_settings.model_copy(update={"questions_per_hour": 1}), start_worker=False)
     with limited.client() as c:
         user = signup(c, "keylimit")
@@ -202,7 +202,7 @@ def test_limits_are_the_users_not_the_keys(start_server, server_settings) -> Non
             assert res.status_code == 429 and int(res.headers["Retry-After"]) > 0
 
 
-def test_at_most_so_many_keys(live) -> None:  # noqa: ANN001
+def test_at_most_so_many_keys(live) -> None:
     from api.text import MAX
 
     with live.client() as c:
@@ -213,7 +213,7 @@ def test_at_most_so_many_keys(live) -> None:  # noqa: ANN001
         assert res.status_code == 409 and "revoke one" in res.json()["detail"]
 
 
-def test_cli_keys(live: LiveServer, db, tmp_path) -> None:  # noqa: ANN001
+def test_cli_keys(live: LiveServer, db, tmp_path) -> None:
     """`thotqen keys` against the server's database: a key it makes works on the server, and revoking it ends it."""
     import subprocess
 

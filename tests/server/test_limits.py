@@ -13,13 +13,13 @@ ORIGIN_SECRET = "origin-" + uuid.uuid4().hex + uuid.uuid4().hex
 
 
 @pytest.fixture(scope="module")
-def guarded(start_server, server_settings):  # noqa: ANN001, ANN201
+def guarded(start_server, server_settings):
     return start_server(server_settings.model_copy(update={
         "questions_per_hour": 2, "login_ip_limit": 4, "cors_origins": "https://app.example.com",
         "origin_secret": SecretStr(ORIGIN_SECRET)}))
 
 
-def test_origin_header_is_required_except_for_health(guarded) -> None:  # noqa: ANN001
+def test_origin_header_is_required_except_for_health(guarded) -> None:
     with guarded.client() as c:
         assert c.get("/api/health").json()["status"] == "ok"
         res = c.post("/api/auth/login", json={"username": "x", "password": "y"})
@@ -28,7 +28,7 @@ def test_origin_header_is_required_except_for_health(guarded) -> None:  # noqa: 
         assert c.get("/docs", headers={"X-Origin-Verify": ORIGIN_SECRET}).status_code == 200
 
 
-def test_cors_allow_list(guarded) -> None:  # noqa: ANN001
+def test_cors_allow_list(guarded) -> None:
     with guarded.client(headers={"X-Origin-Verify": ORIGIN_SECRET}) as c:
         pre = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization"}
         ok = c.options("/api/chats", headers={"Origin": "https://app.example.com", **pre})
@@ -46,7 +46,7 @@ OPENAI_HEADERS = ("authorization,content-type,openai-organization,openai-project
                   "x-stainless-runtime-version,x-stainless-timeout")
 
 
-def test_cors_lets_browser_mcp_and_openai_clients_send_their_headers(guarded) -> None:  # noqa: ANN001
+def test_cors_lets_browser_mcp_and_openai_clients_send_their_headers(guarded) -> None:
     # before: Starlette refused these preflights (400 "Disallowed CORS headers"), so a browser never sent them
     origin = "https://app.example.com"
     with guarded.client(headers={"X-Origin-Verify": ORIGIN_SECRET}) as c:
@@ -63,7 +63,7 @@ def test_cors_lets_browser_mcp_and_openai_clients_send_their_headers(guarded) ->
         assert {"mcp-session-id", "x-request-id", "retry-after", "www-authenticate"} <= exposed
 
 
-def test_login_attempts_per_ip(guarded) -> None:  # noqa: ANN001
+def test_login_attempts_per_ip(guarded) -> None:
     ip = unique_ip()
     with guarded.client(headers={"X-Origin-Verify": ORIGIN_SECRET, "X-Forwarded-For": ip}) as c:
         codes = [c.post("/api/auth/login", json={"username": f"u{n}", "password": "nope-nope"}).status_code
@@ -76,7 +76,7 @@ def test_login_attempts_per_ip(guarded) -> None:  # noqa: ANN001
         assert c.post("/api/auth/login", json={"username": "u0", "password": "nope-nope"}).status_code == 401
 
 
-def test_hourly_question_limit(guarded) -> None:  # noqa: ANN001
+def test_hourly_question_limit(guarded) -> None:
     with guarded.client(headers={"X-Origin-Verify": ORIGIN_SECRET}) as c:
         user = signup(c, "limit")
         h = user["headers"]

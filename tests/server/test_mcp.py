@@ -27,10 +27,10 @@ QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def over_http(live: LiveServer, token: str | None, talk: Callable[[Client], Awaitable[Any]]) -> Any:  # noqa: ANN401
+def over_http(live: LiveServer, token: str | None, talk: Callable[[Client], Awaitable[Any]]) -> Any:
     """`talk` with an MCP client connected to the live server's /mcp, sending this bearer token."""
 
-    async def run() -> Any:  # noqa: ANN401
+    async def run() -> Any:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         async with httpx2.AsyncClient(headers=headers, timeout=120) as http, \
                 Client(streamable_http_client(f"{live.url}/mcp", http_client=http)) as client:
@@ -43,18 +43,18 @@ def token_of(user: dict[str, Any]) -> str:
     return user["tokens"]["access_token"]
 
 
-def user_id(db, username: str) -> int:  # noqa: ANN001
+def user_id(db, username: str) -> int:
     with db.connection() as conn:
         return conn.execute("select id from users where username = %s", (username,)).fetchone()[0]
 
 
-def mcp_rows(db, owner_id: int) -> list[tuple[str, str | None]]:  # noqa: ANN001
+def mcp_rows(db, owner_id: int) -> list[tuple[str, str | None]]:
     with db.connection() as conn:
         return conn.execute("select status, error from query_log where owner_id = %s and source = 'mcp' order by id",
                             (owner_id,)).fetchall()
 
 
-def test_tools_search_ask_and_resources(live, owner_with_report, db, server_settings) -> None:  # noqa: ANN001
+def test_tools_search_ask_and_resources(live, owner_with_report, db, server_settings) -> None:
     doc = owner_with_report["document_id"]
 
     async def talk(client: Client) -> dict[str, Any]:
@@ -106,7 +106,7 @@ def test_tools_search_ask_and_resources(live, owner_with_report, db, server_sett
         assert out[refused].is_error and "invalid arguments" in out[refused].content[0].text, refused
 
 
-def test_a_stranger_sees_none_of_the_owners_documents(live, owner_with_report) -> None:  # noqa: ANN001
+def test_a_stranger_sees_none_of_the_owners_documents(live, owner_with_report) -> None:
     doc = owner_with_report["document_id"]
     with live.client() as c:
         stranger = signup(c, "stranger")
@@ -138,7 +138,7 @@ def test_a_stranger_sees_none_of_the_owners_documents(live, owner_with_report) -
     assert out["theirs"] == out["their_page"] == out["missing"]
 
 
-def test_mcp_requests_are_labelled_by_their_route_in_metrics(live) -> None:  # noqa: ANN001
+def test_mcp_requests_are_labelled_by_their_route_in_metrics(live) -> None:
     # a plain Starlette route had no route in its scope: MCP traffic was route="unmatched"
     series = "thotqen_http_request_duration_seconds_count"
     with live.client() as c:
@@ -147,7 +147,7 @@ def test_mcp_requests_are_labelled_by_their_route_in_metrics(live) -> None:  # n
         assert scraped(c, series, route="/mcp", status="401") == before + 1
 
 
-def test_no_token_or_a_bad_one_is_401(live) -> None:  # noqa: ANN001
+def test_no_token_or_a_bad_one_is_401(live) -> None:
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                        "clientInfo": {"name": "test", "version": "0"}}}
@@ -168,7 +168,7 @@ def test_no_token_or_a_bad_one_is_401(live) -> None:  # noqa: ANN001
     assert refused.value.subgroup(MCPError) is not None
 
 
-def test_ask_counts_against_the_hourly_question_limit(start_server, server_settings, db) -> None:  # noqa: ANN001
+def test_ask_counts_against_the_hourly_question_limit(start_server, server_settings, db) -> None:
     limited = start_server(server_settings.model_copy(update={"questions_per_hour": 1}))
     with limited.client() as c:
         user = signup(c, "limited")
@@ -189,7 +189,7 @@ def test_ask_counts_against_the_hourly_question_limit(start_server, server_setti
         assert res.status_code == 429
 
 
-def test_stdio_lists_tools_and_searches_as_the_cli_user(owner_with_report, db, tmp_path: Path) -> None:  # noqa: ANN001
+def test_stdio_lists_tools_and_searches_as_the_cli_user(owner_with_report, db, tmp_path: Path) -> None:
     """`thotqen mcp --user NAME` as a subprocess over the same database: the SDK's stdio client."""
     env = {**os.environ, "DATABASE_URL": db.uri, "THOTQEN_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
 
@@ -214,7 +214,7 @@ def test_stdio_lists_tools_and_searches_as_the_cli_user(owner_with_report, db, t
     assert nothing.structured_content == {"hits": []}
 
 
-def test_a_malformed_body_is_refused_before_any_tool(live, owner_with_report) -> None:  # noqa: ANN001
+def test_a_malformed_body_is_refused_before_any_tool(live, owner_with_report) -> None:
     with live.client() as c:
         res = c.post("/mcp", content=b"{not json", headers={**owner_with_report["headers"],
                                                               "Content-Type": "application/json",
@@ -227,7 +227,7 @@ def test_a_malformed_body_is_refused_before_any_tool(live, owner_with_report) ->
         assert res.status_code == 413, res.text
 
 
-def test_ask_answers_on_a_thread_of_its_own_not_the_shared_pool(live, owner_with_report, monkeypatch) -> None:  # noqa: ANN001
+def test_ask_answers_on_a_thread_of_its_own_not_the_shared_pool(live, owner_with_report, monkeypatch) -> None:
     """Issue 26: an answer on asyncio's default pool holds a place that every user's sign-in and light
     reads need; MCP's ask runs where a chat's answer does, a thread of its own at BACKGROUND_NICE."""
     import threading
@@ -237,13 +237,13 @@ def test_ask_answers_on_a_thread_of_its_own_not_the_shared_pool(live, owner_with
     ran_on: list[str] = []
     real = mcp_module.run_graph
 
-    def recorded(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+    def recorded(*args: Any, **kwargs: Any) -> Any:
         ran_on.append(threading.current_thread().name)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(mcp_module, "run_graph", recorded)
 
-    async def talk(client: Client) -> Any:  # noqa: ANN401
+    async def talk(client: Client) -> Any:
         return await client.call_tool("ask", {"question": QUESTION})
 
     out = over_http(live, token_of(owner_with_report), talk)

@@ -22,7 +22,7 @@ QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 
 
 @pytest.fixture(scope="module")
-def held(start_server, server_settings) -> LiveServer:  # noqa: ANN001
+def held(start_server, server_settings) -> LiveServer:
     return start_server(server_settings.model_copy(update={
         "answers_per_user": 2, "document_page_max": 2, "server_max_connections": 12, "header_timeout_s": 1,
         "uploads_per_user": 2, "questions_per_minute": 4}))
@@ -48,7 +48,7 @@ def asker(held: LiveServer) -> dict[str, Any]:
 
 
 @pytest.fixture
-def slow_model(fake_llm) -> Iterator[None]:  # noqa: ANN001
+def slow_model(fake_llm) -> Iterator[None]:
     fake_llm.delay_s = 1.5  # each model call: the answers stay in progress while the test asks again
     yield
     fake_llm.delay_s = 0.0
@@ -61,7 +61,7 @@ def _chat_answer(held: LiveServer, headers: dict[str, str], out: list[Any]) -> N
             out.append((res.status_code, read_sse(res) if res.status_code == 200 else res.read()))
 
 
-def test_answers_in_progress_are_capped_per_user_on_every_surface(held, asker, slow_model) -> None:  # noqa: ANN001
+def test_answers_in_progress_are_capped_per_user_on_every_surface(held, asker, slow_model) -> None:
     h = asker["headers"]
     done: list[Any] = []
     threads = [threading.Thread(target=_chat_answer, args=(held, h, done)) for _ in range(2)]
@@ -84,7 +84,7 @@ def test_answers_in_progress_are_capped_per_user_on_every_surface(held, asker, s
         assert res.status_code == 429, (surface, res.status_code, res.text[:300])
         assert "2 answers in progress" in res.text and int(res.headers["retry-after"]) >= 1, (surface, res.text)
 
-    async def ask(client: Client) -> Any:  # noqa: ANN401
+    async def ask(client: Client) -> Any:
         return await client.call_tool("ask", {"question": QUESTION})
 
     mcp = over_http(held, token_of(asker), ask)
@@ -99,7 +99,7 @@ def test_answers_in_progress_are_capped_per_user_on_every_surface(held, asker, s
         assert again.status_code == 200, again.text
 
 
-def test_a_batch_holds_the_places_of_the_inputs_it_runs_at_once(held, db, server_settings) -> None:  # noqa: ANN001
+def test_a_batch_holds_the_places_of_the_inputs_it_runs_at_once(held, db, server_settings) -> None:
     with held.client() as c:
         user = signup(c, "batcher")
         owner = c.get("/api/auth/me", headers=user["headers"]).json()["id"]
@@ -119,7 +119,7 @@ def test_a_batch_holds_the_places_of_the_inputs_it_runs_at_once(held, db, server
     assert accounting.OPEN.held(owner) == 0
 
 
-def test_the_document_list_is_paged_with_a_cap(held) -> None:  # noqa: ANN001
+def test_the_document_list_is_paged_with_a_cap(held) -> None:
     with held.client() as c:
         user = signup(c, "docpager")
         h = user["headers"]
@@ -162,7 +162,7 @@ def _partial_headers(url: str, n: int) -> list[socket.socket]:
     return socks
 
 
-def test_connections_that_never_finish_their_headers_are_closed(held) -> None:  # noqa: ANN001
+def test_connections_that_never_finish_their_headers_are_closed(held) -> None:
     socks = _partial_headers(held.url, 30)  # past SERVER_MAX_CONNECTIONS (12)
     try:
         time.sleep(0.2)
@@ -184,7 +184,7 @@ def test_connections_that_never_finish_their_headers_are_closed(held) -> None:  
             s.close()
 
 
-def test_a_kept_alive_connection_dribbling_a_second_request_is_closed(held) -> None:  # noqa: ANN001
+def test_a_kept_alive_connection_dribbling_a_second_request_is_closed(held) -> None:
     with socket.create_connection(_address(held.url), timeout=5) as s:
         s.sendall(b"GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n")
         assert b"200 OK" in s.recv(4096)
@@ -209,7 +209,7 @@ def _stalled_upload(url: str, token: str) -> socket.socket:
     return s
 
 
-def test_uploads_being_received_are_capped_per_user(held) -> None:  # noqa: ANN001
+def test_uploads_being_received_are_capped_per_user(held) -> None:
     with held.client() as c:
         user = signup(c, "uploader")
         other = signup(c, "uploader")
@@ -230,8 +230,8 @@ def test_uploads_being_received_are_capped_per_user(held) -> None:  # noqa: ANN0
         assert upload(c, user["headers"], "e.txt", b"after the stalled ones", "text/plain").status_code == 202
 
 
-def test_an_upload_is_checked_once_and_kept_out_of_the_servers_memory_while_it_arrives(held,  # noqa: ANN001
-                                                                                       monkeypatch) -> None:  # noqa: ANN001
+def test_an_upload_is_checked_once_and_kept_out_of_the_servers_memory_while_it_arrives(held,
+                                                                                       monkeypatch) -> None:
     """Issue 26: an upload's format was checked twice in the server's process (the route's check, then
     again when stored), each check decoding the whole file; and its bytes were gathered in a buffer
     copied whole at the end (a tenth of a second holding the interpreter lock at UPLOAD_MAX_MB)."""
@@ -245,7 +245,7 @@ def test_an_upload_is_checked_once_and_kept_out_of_the_servers_memory_while_it_a
     for module in (documents_module, pipeline):
         real = module.check_file
 
-        def counted(*args: Any, real: Any = real, **kwargs: Any) -> Any:  # noqa: ANN401
+        def counted(*args: Any, real: Any = real, **kwargs: Any) -> Any:
             if threading.current_thread().name.startswith("upload"):  # the request's, not the worker's
                 checks.append(threading.current_thread().name)
             return real(*args, **kwargs)
@@ -253,7 +253,7 @@ def test_an_upload_is_checked_once_and_kept_out_of_the_servers_memory_while_it_a
         monkeypatch.setattr(module, "check_file", counted)
     real_temporary = tempfile_module.TemporaryFile
 
-    def temporary(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+    def temporary(*args: Any, **kwargs: Any) -> Any:
         spooled.append(1)
         return real_temporary(*args, **kwargs)
 
@@ -266,7 +266,7 @@ def test_an_upload_is_checked_once_and_kept_out_of_the_servers_memory_while_it_a
     assert spooled == [1]  # the body went to a file as it came, not to a buffer copied whole
 
 
-def test_rag_invoke_and_batch_answer_on_threads_of_their_own(held, monkeypatch) -> None:  # noqa: ANN001
+def test_rag_invoke_and_batch_answer_on_threads_of_their_own(held, monkeypatch) -> None:
     """Issue 26: /rag's invoke and batch awaited the graph's async API, whose sync nodes ran on
     asyncio's default pool, the pool every other user's light work shares; now they run where a
     chat's, /v1's and MCP's answers do: a thread per answer at BACKGROUND_NICE."""
@@ -274,7 +274,7 @@ def test_rag_invoke_and_batch_answer_on_threads_of_their_own(held, monkeypatch) 
     real = embedder.embed_query
     ran_on: list[str] = []
 
-    def recorded(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+    def recorded(*args: Any, **kwargs: Any) -> Any:
         ran_on.append(threading.current_thread().name)
         return real(*args, **kwargs)
 
@@ -289,7 +289,7 @@ def test_rag_invoke_and_batch_answer_on_threads_of_their_own(held, monkeypatch) 
     assert not any(name.startswith(("uvloop_", "asyncio_")) for name in ran_on), ran_on
 
 
-def test_questions_per_minute_are_one_limit_on_every_surface(held) -> None:  # noqa: ANN001
+def test_questions_per_minute_are_one_limit_on_every_surface(held) -> None:
     """Issue 26: the hour's limit alone let an account ask its 120 questions back to back, as fast as
     answers end (the burst's three attackers got 141 answers in a minute, the server's CPU all the
     while); QUESTIONS_PER_MINUTE (4 here) is checked in accounting.admit, the path every surface takes."""
@@ -297,7 +297,7 @@ def test_questions_per_minute_are_one_limit_on_every_surface(held) -> None:  # n
     h = user["headers"]
     v1 = {"model": "thotqen", "messages": [{"role": "user", "content": QUESTION}]}
 
-    async def ask(client: Client) -> Any:  # noqa: ANN401
+    async def ask(client: Client) -> Any:
         return await client.call_tool("ask", {"question": QUESTION})
 
     with held.client() as c:

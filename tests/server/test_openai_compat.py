@@ -14,11 +14,11 @@ from tests.server.conftest import FACTS, signup
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 
 
-def client_for(live, token: str) -> openai.OpenAI:  # noqa: ANN001
+def client_for(live, token: str) -> openai.OpenAI:
     return openai.OpenAI(base_url=f"{live.url}/v1", api_key=token, max_retries=0, timeout=120)
 
 
-def test_models_and_a_cited_answer(live, owner_with_report) -> None:  # noqa: ANN001
+def test_models_and_a_cited_answer(live, owner_with_report) -> None:
     client = client_for(live, owner_with_report["tokens"]["access_token"])
     assert [m.id for m in client.models.list()] == ["thotqen"]
     completion = client.chat.completions.create(model="thotqen", messages=[
@@ -32,7 +32,7 @@ def test_models_and_a_cited_answer(live, owner_with_report) -> None:  # noqa: AN
     assert completion.model_extra["thotqen"]["provider"] == "vllm"
 
 
-def test_streamed_answer_and_history(live, owner_with_report) -> None:  # noqa: ANN001
+def test_streamed_answer_and_history(live, owner_with_report) -> None:
     client = client_for(live, owner_with_report["tokens"]["access_token"])
     stream = client.chat.completions.create(model="thotqen", stream=True, stream_options={"include_usage": True},
                                             messages=[{"role": "user", "content": QUESTION}])
@@ -52,7 +52,7 @@ def test_streamed_answer_and_history(live, owner_with_report) -> None:  # noqa: 
     assert "condense" in follow.model_extra["thotqen"]["route"]
 
 
-def test_a_stream_keeps_alive_while_the_graph_works(live, owner_with_report, fake_llm, monkeypatch) -> None:  # noqa: ANN001
+def test_a_stream_keeps_alive_while_the_graph_works(live, owner_with_report, fake_llm, monkeypatch) -> None:
     # before: the role chunk, then nothing until the first token (retrieval, grading: ~20 s on a real model)
     from api.routes import openai_compat
 
@@ -80,7 +80,7 @@ def test_a_stream_keeps_alive_while_the_graph_works(live, owner_with_report, fak
 
 
 @pytest.mark.parametrize("unsupported", [False, True], ids=["all-checked", "one-dropped"])
-def test_checked_sentences_stream_while_the_model_writes(live, owner_with_report, fake_llm, monkeypatch,  # noqa: ANN001
+def test_checked_sentences_stream_while_the_model_writes(live, owner_with_report, fake_llm, monkeypatch,
                                                          unsupported: bool) -> None:
     # before: every content chunk came after the model's last word, once the whole draft was checked
     monkeypatch.setattr(fake_llm, "token_delay_s", 0.15)  # ~40 words: the draft takes about 6 s
@@ -106,7 +106,7 @@ def test_checked_sentences_stream_while_the_model_writes(live, owner_with_report
         assert any("987" in s for s in final.model_extra["thotqen"]["verification"]["dropped"])
 
 
-def test_the_question_is_logged_and_scoped(live, owner_with_report, db) -> None:  # noqa: ANN001
+def test_the_question_is_logged_and_scoped(live, owner_with_report, db) -> None:
     client = client_for(live, owner_with_report["tokens"]["access_token"])
     with db.connection() as conn:
         before = conn.execute("select count(*) from query_log where source = 'openai'").fetchone()[0]
@@ -122,7 +122,7 @@ def test_the_question_is_logged_and_scoped(live, owner_with_report, db) -> None:
     assert after == before + 1
 
 
-def test_refusals_in_openai_shape(live, owner_with_report) -> None:  # noqa: ANN001
+def test_refusals_in_openai_shape(live, owner_with_report) -> None:
     with pytest.raises(openai.AuthenticationError):
         client_for(live, "not-a-token").models.list()
     client = client_for(live, owner_with_report["tokens"]["access_token"])
@@ -137,7 +137,7 @@ def test_refusals_in_openai_shape(live, owner_with_report) -> None:  # noqa: ANN
     assert res.status_code == 400 and set(res.json()["error"]) >= {"message", "type"}
 
 
-def test_no_documents_and_blocked_questions(live) -> None:  # noqa: ANN001
+def test_no_documents_and_blocked_questions(live) -> None:
     with httpx.Client(base_url=live.url) as c:
         user = signup(c, "v1-empty")
     client = client_for(live, user["tokens"]["access_token"])
@@ -148,7 +148,7 @@ def test_no_documents_and_blocked_questions(live) -> None:  # noqa: ANN001
     assert blocked.choices[0].finish_reason == "content_filter" and blocked.model_extra["thotqen"]["blocked"]
 
 
-def test_the_hourly_limit_answers_429(start_server, server_settings) -> None:  # noqa: ANN001
+def test_the_hourly_limit_answers_429(start_server, server_settings) -> None:
     limited = start_server(server_settings.model_copy(update={"questions_per_hour": 1}), start_worker=False)
     with httpx.Client(base_url=limited.url) as c:
         user = signup(c, "v1-limit")

@@ -49,7 +49,7 @@ def of_request(proc: Process, request_id: str) -> list[dict[str, Any]]:
     return [line for line in lines(proc) if line.get("request_id") == request_id]
 
 
-def wait_for_line(proc: Process, found: Any, timeout: float = 30) -> dict[str, Any]:  # noqa: ANN401
+def wait_for_line(proc: Process, found: Any, timeout: float = 30) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         line = next((line for line in lines(proc) if found(line)), None)
@@ -77,7 +77,7 @@ def served(fake_llm: FakeOpenAI) -> Iterator[dict[str, Any]]:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def test_json_logs_carry_the_request_id_and_trace_id_and_no_question_text(served) -> None:  # noqa: ANN001
+def test_json_logs_carry_the_request_id_and_trace_id_and_no_question_text(served) -> None:
     proc: Process = served["proc"]
     with httpx.Client(base_url=served["url"], timeout=120) as c:
         user = signup(c, "operator")
@@ -119,7 +119,7 @@ def test_json_logs_carry_the_request_id_and_trace_id_and_no_question_text(served
     assert {line.get("trace_id") for line in called} == {chat_line["trace_id"]}, (called, chat_line)
 
 
-def test_a_stopped_database_answers_503_at_once_and_metrics_still_answer(served) -> None:  # noqa: ANN001
+def test_a_stopped_database_answers_503_at_once_and_metrics_still_answer(served) -> None:
     proc: Process = served["proc"]
     home: Path = served["home"]
     with httpx.Client(base_url=served["url"], timeout=120) as c:

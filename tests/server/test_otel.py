@@ -61,7 +61,7 @@ def _one(spans: list[Span], name: str) -> Span | None:
     return next((s for s in spans if s.name == name), None)
 
 
-def test_an_upload_is_one_trace_from_the_request_into_the_workers_task(traced, receiver, report_pdf) -> None:  # noqa: ANN001
+def test_an_upload_is_one_trace_from_the_request_into_the_workers_task(traced, receiver, report_pdf) -> None:
     with httpx.Client(base_url=traced["url"], timeout=120) as c:
         user = signup(c, "otel")
         res = upload(c, user["headers"], "aurora.pdf", report_pdf)
@@ -80,7 +80,7 @@ def test_an_upload_is_one_trace_from_the_request_into_the_workers_task(traced, r
     assert _one(spans, "embed documents").attributes["embedding.texts"] > 0
 
 
-def test_a_question_is_one_trace_through_the_graph_nodes_and_the_llm_link(traced, receiver, report_pdf) -> None:  # noqa: ANN001
+def test_a_question_is_one_trace_through_the_graph_nodes_and_the_llm_link(traced, receiver, report_pdf) -> None:
     with httpx.Client(base_url=traced["url"], timeout=120) as c:
         user = signup(c, "otelq")
         res = upload(c, user["headers"], "aurora.pdf", report_pdf)
@@ -124,7 +124,7 @@ def _lone_sql(spans: list[Span], service: str) -> list[Span]:
             and (s.attributes.get("db.system") == "postgresql" or "db.system.name" in s.attributes)]
 
 
-def test_an_idle_server_sends_no_trace_per_poll(traced, receiver, fake_llm) -> None:  # noqa: ANN001
+def test_an_idle_server_sends_no_trace_per_poll(traced, receiver, fake_llm) -> None:
     """A server without a broker polls the job queue every 2 s, and /metrics reads the queue depth
     every 5 s: before, each of those statements was a trace of its own (about 42 a minute)."""
     home = Path(tempfile.mkdtemp(prefix="thq-i-", dir="/tmp"))
@@ -152,7 +152,7 @@ def test_an_idle_server_sends_no_trace_per_poll(traced, receiver, fake_llm) -> N
         shutil.rmtree(home, ignore_errors=True)
 
 
-def test_without_the_endpoint_no_span_is_exported(traced, receiver, fake_llm) -> None:  # noqa: ANN001
+def test_without_the_endpoint_no_span_is_exported(traced, receiver, fake_llm) -> None:
     """The same question from `thotqen ask`, once with the endpoint (spans arrive: the receiver would see
     them) and once without it but with every other OTLP variable aimed at the receiver: nothing."""
     env = {k: v for k, v in traced["env"].items() if k != "CELERY_BROKER_URL"}
@@ -170,7 +170,7 @@ def test_without_the_endpoint_no_span_is_exported(traced, receiver, fake_llm) ->
     assert receiver.requests == before
 
 
-def test_start_up_is_one_trace(receiver, fake_llm) -> None:  # noqa: ANN001
+def test_start_up_is_one_trace(receiver, fake_llm) -> None:
     """Start-up's statements (migrations, recovery, the answer processes' warm-up, the model check)
     were each a trace of one span: about 76 at every start. Now one trace; the answer processes' warm-up
     is not traced."""

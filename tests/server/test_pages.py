@@ -17,7 +17,7 @@ def amber_pixels(png: bytes) -> int:
     return sum(1 for i in range(0, len(data), n) if data[i] > 200 and 150 < data[i + 1] < 235 and data[i + 2] < 140)
 
 
-def test_page_image_highlights_the_cited_passage(live, owner_with_report) -> None:  # noqa: ANN001
+def test_page_image_highlights_the_cited_passage(live, owner_with_report) -> None:
     h = owner_with_report["headers"]
     doc = owner_with_report["document_id"]
     with live.client() as c:
@@ -45,7 +45,7 @@ def test_page_image_highlights_the_cited_passage(live, owner_with_report) -> Non
         assert other.headers["etag"] != res.headers["etag"] and other.headers["x-highlighted-lines"] == "0"
 
 
-def test_page_image_and_file_are_owner_scoped(live, owner_with_report, report_pdf) -> None:  # noqa: ANN001
+def test_page_image_and_file_are_owner_scoped(live, owner_with_report, report_pdf) -> None:
     doc = owner_with_report["document_id"]
     with live.client() as c:
         stranger = signup(c, "stranger")
@@ -62,7 +62,7 @@ def test_page_image_and_file_are_owner_scoped(live, owner_with_report, report_pd
         assert 'filename="aurora-report.pdf"' in pdf.headers["content-disposition"]
 
 
-def test_bad_page_requests_are_clear_errors(live, owner_with_report) -> None:  # noqa: ANN001
+def test_bad_page_requests_are_clear_errors(live, owner_with_report) -> None:
     h = owner_with_report["headers"]
     doc = owner_with_report["document_id"]
     with live.client() as c:
@@ -75,7 +75,7 @@ def test_bad_page_requests_are_clear_errors(live, owner_with_report) -> None:  #
         assert c.get("/api/documents/not-a-uuid/pages/1.png", headers=h).status_code == 404
 
 
-def test_deleting_the_document_removes_its_pages(live, report_pdf) -> None:  # noqa: ANN001
+def test_deleting_the_document_removes_its_pages(live, report_pdf) -> None:
     from tests.server.conftest import follow_job, upload
 
     with live.client() as c:
@@ -89,7 +89,7 @@ def test_deleting_the_document_removes_its_pages(live, report_pdf) -> None:  # n
         assert c.get(f"/api/documents/{doc}/file", headers=user["headers"]).status_code == 404
 
 
-def test_behind_nginx_the_routes_answer_only_the_redirect(start_server, server_settings, report_pdf) -> None:  # noqa: ANN001
+def test_behind_nginx_the_routes_answer_only_the_redirect(start_server, server_settings, report_pdf) -> None:
     """ACCEL_REDIRECT_PREFIX set: empty answers naming the file and the render kept in the file store
     (tests/server/test_edge.py puts nginx in front); a stranger's answer stays the missing id's 404."""
     from tests.server.conftest import follow_job, upload
@@ -121,7 +121,7 @@ def test_behind_nginx_the_routes_answer_only_the_redirect(start_server, server_s
         assert not kept.exists()  # the kept renders go with the file
 
 
-def test_a_document_without_pages_has_no_page_image_but_its_file(live) -> None:  # noqa: ANN001
+def test_a_document_without_pages_has_no_page_image_but_its_file(live) -> None:
     from tests.server.conftest import follow_job, upload
 
     text = b"# Notes\n\nAurora Widgets reported total revenue of 412 million dollars in fiscal 2023.\n"
@@ -143,7 +143,7 @@ STAFF_PAGE = ("Aurora Widgets annual report for fiscal 2023.\n"
               "Most of them work in the plants at Tampere and Oulu; about 600 work in sales offices abroad.")
 
 
-def _cited_highlight(c, name: str, data: bytes) -> tuple[dict, list[float], int]:  # noqa: ANN001
+def _cited_highlight(c, name: str, data: bytes) -> tuple[dict, list[float], int]:
     """A new user uploads `data`, asks about it and opens the cited page: (citation, highlight box, lines)."""
     from tests.server.conftest import follow_job, upload
 
@@ -164,7 +164,7 @@ def _cited_highlight(c, name: str, data: bytes) -> tuple[dict, list[float], int]
     return citation, box, int(image.headers["x-highlighted-lines"])
 
 
-def test_an_ocr_page_highlights_the_cited_passage_like_its_text_layer(live) -> None:  # noqa: ANN001
+def test_an_ocr_page_highlights_the_cited_passage_like_its_text_layer(live) -> None:
     """The same page as typed text and as a scan: the scan's citation is OCR'd text with line boxes,
     and its page image marks the same stretch of the page the text layer's does."""
     from evals.pdfs import rasterised, text_pdf

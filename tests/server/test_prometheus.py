@@ -67,7 +67,7 @@ class Prometheus:
                                      stdout=self.log.open("w"), stderr=subprocess.STDOUT)
         wait_for_port(port, self.proc, 60, "prometheus")
 
-    def api(self, path: str, **params: str) -> Any:  # noqa: ANN401
+    def api(self, path: str, **params: str) -> Any:
         res = httpx.get(f"{self.url}/api/v1/{path}", params=params, timeout=10).json()
         assert res["status"] == "success", res
         return res["data"]
@@ -119,7 +119,7 @@ def scraped(flaky_llm: FakeOpenAI) -> Iterator[dict[str, Any]]:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def test_prometheus_counts_an_upload_and_questions_across_processes(scraped, report_pdf) -> None:  # noqa: ANN001
+def test_prometheus_counts_an_upload_and_questions_across_processes(scraped, report_pdf) -> None:
     prom: Any = scraped["prometheus"]
     prom.wait('sum(up{job=~"thotqen-.*"})', 2)  # both targets scraped: the API's processes and the worker
     with httpx.Client(base_url=scraped["url"], timeout=120) as c:
@@ -143,7 +143,7 @@ def test_prometheus_counts_an_upload_and_questions_across_processes(scraped, rep
     assert prom.query('max(thotqen_ingestion_queue_jobs{status="queued"})') == 0
 
 
-def test_every_dashboard_query_returns_data_and_the_alerts_load(scraped) -> None:  # noqa: ANN001
+def test_every_dashboard_query_returns_data_and_the_alerts_load(scraped) -> None:
     prom: Any = scraped["prometheus"]
     rules = [r for group in prom.api("rules")["groups"] for r in group["rules"]]
     assert {r["name"] for r in rules} == {"ThotqenHighErrorRate", "ThotqenIngestionQueueBacklog", "ThotqenDatabaseDown",
@@ -166,7 +166,7 @@ def test_every_dashboard_query_returns_data_and_the_alerts_load(scraped) -> None
 
 
 # -- the protection ----------------------------------------------------------------------------
-def metrics_app(**settings: Any) -> FastAPI:  # noqa: ANN401
+def metrics_app(**settings: Any) -> FastAPI:
     from api.routes import prometheus
 
     app = FastAPI()

@@ -18,12 +18,12 @@ SHORT = "What was the revenue?"
 
 
 @pytest.fixture(scope="module")
-def thrifty(start_server, server_settings):  # noqa: ANN001, ANN201
+def thrifty(start_server, server_settings):
     return start_server(server_settings.model_copy(update={"question_tokens_per_hour": 2_500,
                                                            "question_tokens_per_minute": 10_000}))
 
 
-def mcp_ask(c: Any, headers: dict[str, str], question: str) -> dict[str, Any]:  # noqa: ANN401
+def mcp_ask(c: Any, headers: dict[str, str], question: str) -> dict[str, Any]:
     res = c.post("/mcp", headers={**headers, "Accept": "application/json, text/event-stream"},
                  json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                        "params": {"name": "ask", "arguments": {"question": question}}})
@@ -31,7 +31,7 @@ def mcp_ask(c: Any, headers: dict[str, str], question: str) -> dict[str, Any]:  
     return dict(res.json()["result"])
 
 
-def test_long_questions_spend_the_token_budget_on_every_surface_short_ones_still_fit(thrifty, db) -> None:  # noqa: ANN001
+def test_long_questions_spend_the_token_budget_on_every_surface_short_ones_still_fit(thrifty, db) -> None:
     with thrifty.client() as c:
         user = signup(c, "tokens")
         h = user["headers"]
@@ -60,7 +60,7 @@ def test_long_questions_spend_the_token_budget_on_every_surface_short_ones_still
     assert costs[:2] == [989, 989] and costs[2] == 6, costs  # the refused ones were never counted
 
 
-def test_a_long_history_counts_what_the_model_sees_and_one_past_the_budget_never_fits(thrifty) -> None:  # noqa: ANN001
+def test_a_long_history_counts_what_the_model_sees_and_one_past_the_budget_never_fits(thrifty) -> None:
     turns = [{"role": role, "content": "x" * 8_000} for _ in range(10) for role in ("user", "assistant")]
     with thrifty.client() as c:
         h = signup(c, "history")["headers"]

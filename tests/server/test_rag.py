@@ -12,7 +12,7 @@ from tests.server.conftest import FACTS, read_sse, signup
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 
 
-def test_invoke_answers_from_the_callers_documents(live, owner_with_report) -> None:  # noqa: ANN001
+def test_invoke_answers_from_the_callers_documents(live, owner_with_report) -> None:
     with live.client() as c:
         res = c.post("/rag/invoke", headers=owner_with_report["headers"],
                      json={"input": {"question": QUESTION},
@@ -26,7 +26,7 @@ def test_invoke_answers_from_the_callers_documents(live, owner_with_report) -> N
         assert {c_["document_id"] for c_ in out["citations"]} == {owner_with_report["document_id"]}
 
 
-def test_identity_comes_from_the_token_not_the_body(live, owner_with_report) -> None:  # noqa: ANN001
+def test_identity_comes_from_the_token_not_the_body(live, owner_with_report) -> None:
     with live.client() as c:
         stranger = signup(c, "stranger")
         # naming the owner's document in the input finds nothing: retrieval is scoped by the token's user
@@ -46,7 +46,7 @@ def test_identity_comes_from_the_token_not_the_body(live, owner_with_report) -> 
                                           {"heading_weight": 11},
                                           {"hyde": "maybe"}, {"distinct_pages": "sometimes"},
                                           {"screen_chunks": False}, {"llm_order": "local"}])
-def test_out_of_bounds_config_is_rejected(live, configurable) -> None:  # noqa: ANN001
+def test_out_of_bounds_config_is_rejected(live, configurable) -> None:
     with live.client() as c:
         user = signup(c, "bounds")
         res = c.post("/rag/invoke", headers=user["headers"],
@@ -58,7 +58,7 @@ def test_out_of_bounds_config_is_rejected(live, configurable) -> None:  # noqa: 
                                          ("POST", "/rag/stream_events"), ("GET", "/rag/input_schema"),
                                          ("GET", "/rag/output_schema"), ("GET", "/rag/config_schema"),
                                          ("GET", "/rag/playground/index.html")])
-def test_every_rag_route_needs_a_token(live, method, path) -> None:  # noqa: ANN001
+def test_every_rag_route_needs_a_token(live, method, path) -> None:
     with live.client() as c:
         body = {"input": {"question": QUESTION}} if method == "POST" else None
         res = c.request(method, path, json=body)
@@ -67,7 +67,7 @@ def test_every_rag_route_needs_a_token(live, method, path) -> None:  # noqa: ANN
         assert res.status_code == 401
 
 
-def test_schemas_stream_batch_and_events(live, owner_with_report) -> None:  # noqa: ANN001
+def test_schemas_stream_batch_and_events(live, owner_with_report) -> None:
     h = owner_with_report["headers"]
     with live.client() as c:
         schema = json.dumps(c.get("/rag/input_schema", headers=h).json())
@@ -100,7 +100,7 @@ def test_schemas_stream_batch_and_events(live, owner_with_report) -> None:  # no
         assert {"guardrail", "retrieve", "generate"} <= nodes
 
 
-def test_the_streams_show_nothing_the_check_has_not_passed(live, owner_with_report) -> None:  # noqa: ANN001
+def test_the_streams_show_nothing_the_check_has_not_passed(live, owner_with_report) -> None:
     """The model's draft (a figure no excerpt holds) is withheld by verify: none of /rag's three streams
     shows it, as a node's update, a model's tokens or a state handed to the next node (issue 39, item 5).
     Only the check's report (`verification`, as in the final state) names what it withheld and why."""

@@ -20,7 +20,7 @@ def test_ready_names_each_part(live: LiveServer) -> None:
         assert c.get("/api/health").status_code == 200  # liveness stays as it was
 
 
-def test_an_unreachable_broker_is_not_ready(own_server, server_settings) -> None:  # noqa: ANN001
+def test_an_unreachable_broker_is_not_ready(own_server, server_settings) -> None:
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -46,7 +46,7 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 @pytest.fixture(scope="module")
-def serve_env(fake_llm, home, db) -> Iterator[dict[str, str]]:  # noqa: ANN001
+def serve_env(fake_llm, home, db) -> Iterator[dict[str, str]]:
     env = {**os.environ, "THOTQEN_HOME": str(home), "LOCAL_LLM": "false", "LLM_ORDER": "vllm",
            "VLLM_BASE_URL": f"{fake_llm.url}/v1", "VLLM_MODEL": "fake-model", "LLM_CHEAP_SKIP": "",
            "WEB_SEARCH": "false", "RERANKER": "none"}
@@ -57,7 +57,7 @@ def serve_env(fake_llm, home, db) -> Iterator[dict[str, str]]:  # noqa: ANN001
     yield env
 
 
-def test_chats_survive_a_restart(serve_env, report_pdf) -> None:  # noqa: ANN001
+def test_chats_survive_a_restart(serve_env, report_pdf) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]

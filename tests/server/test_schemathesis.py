@@ -35,7 +35,7 @@ REJECTIONS = [400, 401, 403, 404, 406, 413, 415, 422, 428]
 
 
 @pytest.fixture(scope="module")
-def fuzzed(start_server, server_settings):  # noqa: ANN001, ANN201
+def fuzzed(start_server, server_settings):
     live = start_server(server_settings.model_copy(update={"questions_per_hour": QUESTIONS}))
     with live.client() as c:
         token = signup(c, "fuzz")["tokens"]["access_token"]
@@ -45,25 +45,25 @@ def fuzzed(start_server, server_settings):  # noqa: ANN001, ANN201
     return schema, {"Authorization": f"Bearer {token}"}
 
 
-def run_operation(operation: Any, mode: GenerationMode, headers: dict[str, str]) -> str | None:  # noqa: ANN401
+def run_operation(operation: Any, mode: GenerationMode, headers: dict[str, str]) -> str | None:
     """The first failure of `EXAMPLES` generated requests to one operation, or None."""
 
     @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
               phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
     @given(case=operation.as_strategy(generation_mode=mode))
-    def check(case: Any) -> None:  # noqa: ANN401
+    def check(case: Any) -> None:
         case.call_and_validate(headers=headers, timeout=60, excluded_checks=EXCLUDED)
 
     try:
         check()
     except Unsatisfiable:  # negative mode for an operation without inputs: nothing to break
         return None
-    except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - collected: every operation runs, then all failures show
+    except (Exception, BaseExceptionGroup) as exc:  # collected: every operation runs, then all failures show
         return f"{operation.label} [{mode.value}]: {type(exc).__name__}: {str(exc)[:1500]}"
     return None
 
 
-def test_no_operation_answers_5xx_or_breaks_its_schema(fuzzed) -> None:  # noqa: ANN001
+def test_no_operation_answers_5xx_or_breaks_its_schema(fuzzed) -> None:
     schema, headers = fuzzed
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) > 20  # the walk found the server's routes

@@ -14,7 +14,7 @@ PASSWORD = "correct horse battery"
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 
 
-def web_signup(live, prefix: str = "web") -> tuple[httpx.Client, str, str]:  # noqa: ANN001
+def web_signup(live, prefix: str = "web") -> tuple[httpx.Client, str, str]:
     """(a client holding the session cookies, the CSRF token, the username)."""
     c = live.client(headers={"X-Forwarded-For": unique_ip()})
     username = f"{prefix}-{uuid.uuid4().hex[:8]}"
@@ -23,7 +23,7 @@ def web_signup(live, prefix: str = "web") -> tuple[httpx.Client, str, str]:  # n
     return c, res.json()["csrf_token"], username
 
 
-def test_sign_up_sets_httponly_strict_cookies_and_no_token_in_the_body(live) -> None:  # noqa: ANN001
+def test_sign_up_sets_httponly_strict_cookies_and_no_token_in_the_body(live) -> None:
     c, csrf, username = web_signup(live)
     with closing(c):
         res = c.post("/api/session", json={"username": username, "password": PASSWORD})
@@ -41,7 +41,7 @@ def test_sign_up_sets_httponly_strict_cookies_and_no_token_in_the_body(live) -> 
         assert c.get("/api/session").json()["user"]["username"] == username
 
 
-def test_cookie_requests_need_the_csrf_header_to_change_anything(live) -> None:  # noqa: ANN001
+def test_cookie_requests_need_the_csrf_header_to_change_anything(live) -> None:
     c, csrf, _ = web_signup(live)
     with closing(c):
         assert c.get("/api/chats").status_code == 200  # reading needs no token
@@ -62,14 +62,14 @@ def test_cookie_requests_need_the_csrf_header_to_change_anything(live) -> None: 
         assert c.post("/rag/invoke", json={"input": {"question": "hi"}}).status_code == 403
 
 
-def test_a_csrf_token_from_another_session_does_not_pass(live) -> None:  # noqa: ANN001
+def test_a_csrf_token_from_another_session_does_not_pass(live) -> None:
     a, _csrf_a, _ = web_signup(live, "alice")
     b, csrf_b, _ = web_signup(live, "bob")
     with closing(a), closing(b):
         assert a.post("/api/chats", json={}, headers={"X-CSRF-Token": csrf_b}).status_code == 403
 
 
-def test_bearer_clients_need_no_csrf(live) -> None:  # noqa: ANN001
+def test_bearer_clients_need_no_csrf(live) -> None:
     with live.client() as c:
         user = signup(c, "api")
         res = c.post("/api/chats", json={"title": "t"}, headers=user["headers"])
@@ -80,7 +80,7 @@ def test_bearer_clients_need_no_csrf(live) -> None:  # noqa: ANN001
         assert c.post("/api/chats", json={}, headers={"X-CSRF-Token": "anything"}).status_code == 403
 
 
-def test_refresh_rotates_the_cookies_and_keeps_the_csrf_token(live) -> None:  # noqa: ANN001
+def test_refresh_rotates_the_cookies_and_keeps_the_csrf_token(live) -> None:
     c, csrf, username = web_signup(live)
     with closing(c):
         old_refresh = c.cookies.get("thotqen_refresh", path="/api/session")
@@ -98,7 +98,7 @@ def test_refresh_rotates_the_cookies_and_keeps_the_csrf_token(live) -> None:  # 
             assert any("thotqen_refresh=" in h and "max-age=0" in h.lower() for h in res.headers.get_list("set-cookie"))
 
 
-def test_an_expired_access_cookie_answers_401_and_refresh_brings_it_back(live) -> None:  # noqa: ANN001
+def test_an_expired_access_cookie_answers_401_and_refresh_brings_it_back(live) -> None:
     c, csrf, _ = web_signup(live)
     with closing(c):
         c.cookies.delete("thotqen_access")
@@ -107,7 +107,7 @@ def test_an_expired_access_cookie_answers_401_and_refresh_brings_it_back(live) -
         assert c.get("/api/documents").status_code == 200
 
 
-def test_sign_out_revokes_the_refresh_token(live) -> None:  # noqa: ANN001
+def test_sign_out_revokes_the_refresh_token(live) -> None:
     c, csrf, _ = web_signup(live)
     with closing(c):
         refresh = c.cookies.get("thotqen_refresh", path="/api/session")
@@ -119,7 +119,7 @@ def test_sign_out_revokes_the_refresh_token(live) -> None:  # noqa: ANN001
         assert replay.post("/api/session/refresh", headers={"X-CSRF-Token": csrf}).status_code == 401
 
 
-def test_a_signed_out_sessions_access_cookie_no_longer_works(live) -> None:  # noqa: ANN001
+def test_a_signed_out_sessions_access_cookie_no_longer_works(live) -> None:
     """Issue 41: sign-out cleared the cookies and spent the refresh token, but the access token is a JWT
     valid until it expires: a copy of the cookie (another tab, a stolen one) kept working. The session
     now ends on the server; the user's other sessions and bearer tokens are untouched."""
@@ -141,7 +141,7 @@ def test_a_signed_out_sessions_access_cookie_no_longer_works(live) -> None:  # n
         assert other.get("/api/session").json()["user"]["username"] == username
 
 
-def test_signing_out_without_a_refresh_cookie_still_ends_the_session(live) -> None:  # noqa: ANN001
+def test_signing_out_without_a_refresh_cookie_still_ends_the_session(live) -> None:
     """...and a copy of its refresh cookie, never spent, refreshes nothing."""
     c, csrf, _ = web_signup(live)
     with closing(c):
@@ -156,7 +156,7 @@ def test_signing_out_without_a_refresh_cookie_still_ends_the_session(live) -> No
         assert replay.post("/api/session/refresh", headers={"X-CSRF-Token": csrf}).status_code == 401
 
 
-def test_session_sign_in_keeps_the_login_lockout(live) -> None:  # noqa: ANN001
+def test_session_sign_in_keeps_the_login_lockout(live) -> None:
     c, _csrf, username = web_signup(live)
     with closing(c):
         codes = [c.post("/api/session", json={"username": username, "password": "wrong password"}).status_code
@@ -164,7 +164,7 @@ def test_session_sign_in_keeps_the_login_lockout(live) -> None:  # noqa: ANN001
         assert codes[:5] == [401] * 5 and codes[5] == 429
 
 
-def test_a_question_streams_through_the_cookie_session(live, owner_with_report) -> None:  # noqa: ANN001
+def test_a_question_streams_through_the_cookie_session(live, owner_with_report) -> None:
     with live.client(headers={"X-Forwarded-For": unique_ip()}) as c:
         res = c.post("/api/session", json={"username": owner_with_report["username"], "password": PASSWORD})
         csrf = res.json()["csrf_token"]

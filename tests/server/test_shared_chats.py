@@ -14,7 +14,7 @@ from tests.server.test_workspaces import add, make_workspace
 
 
 @pytest.fixture(scope="module")
-def shared(live) -> dict[str, Any]:  # noqa: ANN001
+def shared(live) -> dict[str, Any]:
     """A workspace with an owner, an editor and two viewers; the editor's chat over it, one turn asked."""
     with live.client() as c:
         owner, editor = signup(c, "sh-owner"), signup(c, "sh-editor")
@@ -33,7 +33,7 @@ def shared(live) -> dict[str, Any]:  # noqa: ANN001
             "personal": personal}
 
 
-def test_members_read_a_shared_chat_and_cannot_ask_in_it(live, shared) -> None:  # noqa: ANN001
+def test_members_read_a_shared_chat_and_cannot_ask_in_it(live, shared) -> None:
     chat, editor = shared["chat"], shared["editor"]
     with live.client() as c:
         reader = shared["viewers"][0]["headers"]
@@ -74,7 +74,7 @@ def test_members_read_a_shared_chat_and_cannot_ask_in_it(live, shared) -> None: 
         assert c.get(f"/api/chats/{uuid.uuid4()}", headers=s).status_code == 404
 
 
-def test_a_removed_member_loses_it_at_once_and_unsharing_hides_it(live, shared) -> None:  # noqa: ANN001
+def test_a_removed_member_loses_it_at_once_and_unsharing_hides_it(live, shared) -> None:
     chat, editor, ws = shared["chat"], shared["editor"], shared["ws"]
     with live.client() as c:
         assert c.put(f"/api/chats/{chat}/share", headers=editor["headers"]).status_code == 200
@@ -93,7 +93,7 @@ def test_a_removed_member_loses_it_at_once_and_unsharing_hides_it(live, shared) 
         assert c.get("/api/chats/shared", headers=staying["headers"]).json()["chats"] == []
 
 
-def test_only_a_chat_over_a_workspace_is_shared_and_only_by_a_person(live, shared) -> None:  # noqa: ANN001
+def test_only_a_chat_over_a_workspace_is_shared_and_only_by_a_person(live, shared) -> None:
     editor = shared["editor"]
     with live.client() as c:
         res = c.put(f"/api/chats/{shared['personal']}/share", headers=editor["headers"])

@@ -10,7 +10,7 @@ import re
 from tests.server.conftest import signup
 
 
-def test_the_web_app_and_its_assets_come_from_the_server(live) -> None:  # noqa: ANN001
+def test_the_web_app_and_its_assets_come_from_the_server(live) -> None:
     with live.client() as c:
         index = c.get("/")
         assert index.status_code == 200 and "text/html" in index.headers["content-type"]
@@ -32,7 +32,7 @@ def test_the_web_app_and_its_assets_come_from_the_server(live) -> None:  # noqa:
         assert c.get("/__init__.py").status_code == 404  # web/ is a package only for installs
 
 
-def test_docs_are_offline_with_an_authorize_button(live) -> None:  # noqa: ANN001
+def test_docs_are_offline_with_an_authorize_button(live) -> None:
     with live.client() as c:
         docs = c.get("/docs")
         assert docs.status_code == 200 and "cdn" not in docs.text.lower()
@@ -76,7 +76,7 @@ def described(code: str, response: dict) -> bool:
     return True
 
 
-def test_every_operation_declares_what_it_answers(live) -> None:  # noqa: ANN001
+def test_every_operation_declares_what_it_answers(live) -> None:
     spec = live.app.openapi()
     undeclared, bodiless = [], []
     for path, item in spec["paths"].items():
@@ -94,7 +94,7 @@ def test_every_operation_declares_what_it_answers(live) -> None:  # noqa: ANN001
     assert detail["required"] == ["detail"] and detail["properties"]["detail"]["type"] == "string"
 
 
-def test_playground_schema_has_no_null_branches_and_server_defaults(live) -> None:  # noqa: ANN001
+def test_playground_schema_has_no_null_branches_and_server_defaults(live) -> None:
     with live.client() as c:
         user = signup(c, "pg")
         shown = c.get("/rag/config_schema", headers=user["headers"]).json()

@@ -33,7 +33,7 @@ MAX_PIXELS = 1_000_000
 
 
 @pytest.fixture(scope="module")
-def bounded(start_server, server_settings) -> LiveServer:  # noqa: ANN001
+def bounded(start_server, server_settings) -> LiveServer:
     return start_server(server_settings.model_copy(update={
         "page_render_workers": 1, "page_render_queue": 1, "page_renders_per_user": 2,
         "page_render_timeout_s": 3.0, "page_render_max_pixels": MAX_PIXELS, "job_streams_per_user": 2,
@@ -68,7 +68,7 @@ def small_owner(bounded: LiveServer) -> dict[str, Any]:
         return owner_of(c, "small.pdf", pdf(300, 300, "A small page about Aurora Widgets revenue."))
 
 
-def test_a_very_tall_narrow_page_is_drawn_within_the_pixel_bound(bounded) -> None:  # noqa: ANN001
+def test_a_very_tall_narrow_page_is_drawn_within_the_pixel_bound(bounded) -> None:
     words = " ".join(f"Line {n} of a very tall and narrow page about Aurora Widgets." for n in range(60))
     with bounded.client() as c:
         user = owner_of(c, "tall.pdf", pdf(40, 14_400, words, fontsize=3))
@@ -80,7 +80,7 @@ def test_a_very_tall_narrow_page_is_drawn_within_the_pixel_bound(bounded) -> Non
             assert image.width * image.height <= MAX_PIXELS and image.width < width
 
 
-def test_an_ordinary_page_keeps_the_width_asked(bounded, report_owner) -> None:  # noqa: ANN001
+def test_an_ordinary_page_keeps_the_width_asked(bounded, report_owner) -> None:
     with bounded.client() as c:
         res = c.get(f"/api/documents/{report_owner['document_id']}/pages/1.png", params={"width": 600},
                     headers=report_owner["headers"])
@@ -127,7 +127,7 @@ class Gate:
 
 
 @pytest.fixture
-def slow_renders(monkeypatch, tmp_path) -> Iterator[Gate]:  # noqa: ANN001
+def slow_renders(monkeypatch, tmp_path) -> Iterator[Gate]:
     """Renders that wait for the gate (the real drawing after it), recording the passages they ran for."""
     gate = Gate(tmp_path)
     monkeypatch.setattr(pages, "render_page", functools.partial(slow_render.render, str(tmp_path)))
@@ -135,7 +135,7 @@ def slow_renders(monkeypatch, tmp_path) -> Iterator[Gate]:  # noqa: ANN001
     gate.set()
 
 
-def ended(pool: Any, within_s: float = 2.0) -> bool:  # noqa: ANN401 - api.heavy.Pool
+def ended(pool: Any, within_s: float = 2.0) -> bool:  # api.heavy.Pool
     """Whether the pool is idle with no process running work within `within_s` (the gate stays shut for
     20 s): its running render's process was ended, not waited for. A process may be left idle: one a
     call was called off from while it started is kept for the next call."""
@@ -156,8 +156,8 @@ def _get(url: str, params: dict[str, Any], headers: dict[str, str], out: dict[st
         out[key] = "left"
 
 
-def test_slow_renders_never_hold_up_sign_in_and_are_capped(bounded, report_owner, small_owner,  # noqa: ANN001
-                                                             slow_renders) -> None:  # noqa: ANN001
+def test_slow_renders_never_hold_up_sign_in_and_are_capped(bounded, report_owner, small_owner,
+                                                             slow_renders) -> None:
     gate = slow_renders
     url = f"{bounded.url}/api/documents/{report_owner['document_id']}/pages/2.png"
     h = report_owner["headers"]
@@ -192,7 +192,7 @@ def test_slow_renders_never_hold_up_sign_in_and_are_capped(bounded, report_owner
     gate.set()
 
 
-def test_a_waiting_render_whose_client_left_is_skipped(bounded, report_owner, slow_renders) -> None:  # noqa: ANN001
+def test_a_waiting_render_whose_client_left_is_skipped(bounded, report_owner, slow_renders) -> None:
     gate = slow_renders
     url = f"{bounded.url}/api/documents/{report_owner['document_id']}/pages/3.png"
     h = report_owner["headers"]
@@ -212,7 +212,7 @@ def test_a_waiting_render_whose_client_left_is_skipped(bounded, report_owner, sl
         assert again.status_code == 200 and gate.ran() == ["first", "gone"]
 
 
-def test_a_running_render_whose_client_left_is_ended(bounded, report_owner, slow_renders) -> None:  # noqa: ANN001
+def test_a_running_render_whose_client_left_is_ended(bounded, report_owner, slow_renders) -> None:
     gate = slow_renders
     url = f"{bounded.url}/api/documents/{report_owner['document_id']}/pages/4.png"
     h = report_owner["headers"]
@@ -229,7 +229,7 @@ def test_a_running_render_whose_client_left_is_ended(bounded, report_owner, slow
     assert ended(bounded.app.state.renders.pool)  # was: it ran on for the gate's 20 s, holding its place
 
 
-def test_progress_streams_are_capped_per_user(bounded, report_owner, db) -> None:  # noqa: ANN001
+def test_progress_streams_are_capped_per_user(bounded, report_owner, db) -> None:
     """A job held in processing by a worker that never finishes it keeps its streams open."""
     with db.connection() as conn:
         job_id = jobs.create_job(conn, document_id=uuid.UUID(report_owner["document_id"]),
@@ -250,7 +250,7 @@ def test_progress_streams_are_capped_per_user(bounded, report_owner, db) -> None
             jobs.fail_job(conn, job_id=job_id, reason="test over")
 
 
-def test_v1_bounds_earlier_turns_as_rag_does(bounded) -> None:  # noqa: ANN001
+def test_v1_bounds_earlier_turns_as_rag_does(bounded) -> None:
     with bounded.client() as c:
         h = signup(c, "v1turns")["headers"]
         turns = [{"role": ("user", "assistant")[i % 2], "content": f"turn {i}"} for i in range(MAX["history"] + 2)]
@@ -264,7 +264,7 @@ def test_v1_bounds_earlier_turns_as_rag_does(bounded) -> None:  # noqa: ANN001
         assert res.status_code == 400 and "longer than" in res.json()["error"]["message"], res.text
 
 
-def test_the_chat_list_is_paged_with_a_cap(bounded) -> None:  # noqa: ANN001
+def test_the_chat_list_is_paged_with_a_cap(bounded) -> None:
     with bounded.client() as c:
         h = signup(c, "pager")["headers"]
         made = [c.post("/api/chats", headers=h, json={"title": f"chat {i}"}).json()["id"] for i in range(5)]
@@ -281,7 +281,7 @@ def test_the_chat_list_is_paged_with_a_cap(bounded) -> None:  # noqa: ANN001
         assert misspelt.status_code == 422 and misspelt.json()["detail"][0]["loc"] == ["query", "limt"]
 
 
-def test_a_chats_messages_are_paged_from_the_latest_with_a_cap(bounded, db) -> None:  # noqa: ANN001
+def test_a_chats_messages_are_paged_from_the_latest_with_a_cap(bounded, db) -> None:
     """A chat's messages were answered whole, however long the chat: now the latest MESSAGE_PAGE_MAX
     (or `limit`) of them, oldest first within the page, and `next_offset` for the earlier ones."""
     from storage import chats
@@ -304,7 +304,7 @@ def test_a_chats_messages_are_paged_from_the_latest_with_a_cap(bounded, db) -> N
         assert c.get(f"/api/chats/{chat_id}", params={"limt": 1}, headers=h).status_code == 422
 
 
-def test_a_chats_earlier_page_stays_put_while_the_chat_grows(bounded, db) -> None:  # noqa: ANN001
+def test_a_chats_earlier_page_stays_put_while_the_chat_grows(bounded, db) -> None:
     """The web app loads earlier messages with `before` (the oldest one it shows): an offset would
     shift by the turns asked since the chat opened, and show some twice (before: `before` was an
     unknown parameter, 422)."""
@@ -333,7 +333,7 @@ def test_a_chats_earlier_page_stays_put_while_the_chat_grows(bounded, db) -> Non
         assert c.get(f"/api/chats/{chat_id}", params={"before": 0}, headers=h).status_code == 422
 
 
-def test_an_accounts_uploads_are_a_rate_of_megabytes(bounded) -> None:  # noqa: ANN001
+def test_an_accounts_uploads_are_a_rate_of_megabytes(bounded) -> None:
     """Each upload's body is parsed on the event loop as it streams: UPLOAD_MB_PER_MINUTE bounds what
     one account sends (counted by the body's length, before it is read; a chunked one by what was
     read), past it 429 with Retry-After. Before: every upload was read (the third here was a 415)."""
@@ -349,7 +349,7 @@ def test_an_accounts_uploads_are_a_rate_of_megabytes(bounded) -> None:  # noqa: 
         other = signup(c, "uprate")["headers"]  # another account has its own
         assert upload(c, other, "d.png", body).status_code == 415
 
-        def chunks():  # noqa: ANN202 - no Content-Length: counted by what was read
+        def chunks():  # no Content-Length: counted by what was read
             yield b"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"e.png\"\r\n\r\n"
             yield body
             yield b"\r\n--b--\r\n"
@@ -364,7 +364,7 @@ def _nice(tid: int) -> int:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own nice value is Linux's")
-def test_background_work_runs_below_the_request_loop(bounded, report_owner) -> None:  # noqa: ANN001
+def test_background_work_runs_below_the_request_loop(bounded, report_owner) -> None:
     nice = bounded.app.state.settings.background_nice
     assert nice > 0 and _nice(threading.get_native_id()) < nice  # the loop's (and the tests') own
     ingesting = [t for t in threading.enumerate() if t.name.startswith("ingest-")]
@@ -387,8 +387,8 @@ def test_background_work_runs_below_the_request_loop(bounded, report_owner) -> N
     assert seen == [max(nice, _nice(threading.get_native_id()))]
 
 
-def test_a_drawing_that_kills_its_process_is_a_422_and_the_next_render_works(bounded, report_owner,  # noqa: ANN001
-                                                                            monkeypatch) -> None:  # noqa: ANN001
+def test_a_drawing_that_kills_its_process_is_a_422_and_the_next_render_works(bounded, report_owner,
+                                                                            monkeypatch) -> None:
     url = f"/api/documents/{report_owner['document_id']}/pages/5.png"
     h = report_owner["headers"]
     with bounded.client() as c:

@@ -11,11 +11,11 @@ from tests.server.conftest import ask, follow_job, signup, upload
 from tests.server.test_workspaces import QUESTION, add, make_workspace, upload_into
 
 
-def log(c: Any, user: dict[str, Any], ws: int, **params: Any) -> Any:  # noqa: ANN401
+def log(c: Any, user: dict[str, Any], ws: int, **params: Any) -> Any:
     return c.get(f"/api/workspaces/{ws}/audit", headers=user["headers"], params=params)
 
 
-def test_membership_changes_and_deletions_are_logged_for_admins_only(live, report_pdf, db) -> None:  # noqa: ANN001
+def test_membership_changes_and_deletions_are_logged_for_admins_only(live, report_pdf, db) -> None:
     with live.client() as c:
         owner, admin, editor, viewer, stranger = (signup(c, f"audit-{r}") for r in
                                                   ("owner", "admin", "editor", "viewer", "stranger"))
@@ -76,7 +76,7 @@ def test_membership_changes_and_deletions_are_logged_for_admins_only(live, repor
         assert row == (owner["username"], "audited", {"documents": 0})
 
 
-def test_the_entry_is_in_the_changes_transaction(live, db) -> None:  # noqa: ANN001
+def test_the_entry_is_in_the_changes_transaction(live, db) -> None:
     """The entry is written on the change's own connection, in its transaction: a change rolled back
     leaves no entry, and an entry never outlives its change."""
     from storage import workspaces
@@ -101,7 +101,7 @@ def test_the_entry_is_in_the_changes_transaction(live, db) -> None:  # noqa: ANN
         assert conn.execute("select count(*) from workspace_audit where workspace_id = %s", (ws,)).fetchone()[0] == 1
 
 
-def test_a_chat_over_a_workspace_reads_it_only_and_nothing_once_removed(live, report_pdf, fake_llm) -> None:  # noqa: ANN001
+def test_a_chat_over_a_workspace_reads_it_only_and_nothing_once_removed(live, report_pdf, fake_llm) -> None:
     with live.client() as c:
         owner, viewer, stranger = signup(c, "wschat-owner"), signup(c, "wschat-viewer"), signup(c, "wschat-x")
         ws = make_workspace(c, owner, "chatting")
@@ -143,14 +143,14 @@ def test_a_chat_over_a_workspace_reads_it_only_and_nothing_once_removed(live, re
         assert c.get(f"/api/chats/{chat['id']}", headers=viewer["headers"]).status_code == 404
 
 
-def test_ownership_is_handed_over_in_one_step(live) -> None:  # noqa: ANN001
+def test_ownership_is_handed_over_in_one_step(live) -> None:
     with live.client() as c:
         owner, admin, viewer, stranger = (signup(c, f"hand-{r}") for r in ("owner", "admin", "viewer", "x"))
         ws = make_workspace(c, owner, "handed")
         assert add(c, owner, ws, admin, "admin").status_code == 201
         assert add(c, owner, ws, viewer, "viewer").status_code == 201
 
-        def hand(by: dict[str, Any], to: str) -> Any:  # noqa: ANN401
+        def hand(by: dict[str, Any], to: str) -> Any:
             return c.post(f"/api/workspaces/{ws}/transfer", headers=by["headers"], json={"username": to})
 
         assert hand(admin, viewer["username"]).status_code == 403  # owners only

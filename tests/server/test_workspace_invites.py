@@ -12,15 +12,15 @@ from tests.server.conftest import signup
 from tests.server.test_workspaces import add, make_workspace
 
 
-def invite(c: Any, by: dict[str, Any], ws: int, role: str = "viewer", **extra: Any) -> Any:  # noqa: ANN401
+def invite(c: Any, by: dict[str, Any], ws: int, role: str = "viewer", **extra: Any) -> Any:
     return c.post(f"/api/workspaces/{ws}/invites", headers=by["headers"], json={"role": role, **extra})
 
 
-def join(c: Any, user: dict[str, Any], token: str) -> Any:  # noqa: ANN401
+def join(c: Any, user: dict[str, Any], token: str) -> Any:
     return c.post("/api/workspaces/join", headers=user["headers"], json={"token": token})
 
 
-def test_a_link_lets_one_person_in_once_at_its_role(live, db) -> None:  # noqa: ANN001
+def test_a_link_lets_one_person_in_once_at_its_role(live, db) -> None:
     with live.client() as c:
         owner, first, second = signup(c, "inv-owner"), signup(c, "inv-first"), signup(c, "inv-second")
         ws = make_workspace(c, owner, "invited")
@@ -56,7 +56,7 @@ def test_a_link_lets_one_person_in_once_at_its_role(live, db) -> None:  # noqa: 
         assert conn.execute("select count(*) from workspace_invites where token_hash = %s", (token,)).fetchone()[0] == 0
 
 
-def test_who_may_make_links_and_up_to_which_role(live) -> None:  # noqa: ANN001
+def test_who_may_make_links_and_up_to_which_role(live) -> None:
     with live.client() as c:
         owner, admin, editor, stranger = (signup(c, f"inv-{r}") for r in ("o", "a", "e", "x"))
         ws = make_workspace(c, owner, "roles")
@@ -76,13 +76,13 @@ def test_who_may_make_links_and_up_to_which_role(live) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("token", ["", "thqi_", "abc", "thqi_a b", "thqi_" + "a" * 200])
-def test_a_malformed_token_is_422(live, token) -> None:  # noqa: ANN001
+def test_a_malformed_token_is_422(live, token) -> None:
     with live.client() as c:
         user = signup(c, "inv-bad")
         assert join(c, user, token).status_code == 422
 
 
-def test_expired_revoked_and_void_links_answer_like_none(live, db) -> None:  # noqa: ANN001
+def test_expired_revoked_and_void_links_answer_like_none(live, db) -> None:
     with live.client() as c:
         owner, admin, member, joiner = (signup(c, f"inv-v-{r}") for r in ("o", "a", "m", "j"))
         ws = make_workspace(c, owner, "void")
@@ -124,7 +124,7 @@ def test_expired_revoked_and_void_links_answer_like_none(live, db) -> None:  # n
     assert actions.count("invite_revoked") == 1 and actions.count("invite_accepted") == 1
 
 
-def test_links_and_memberships_are_bounded(live) -> None:  # noqa: ANN001
+def test_links_and_memberships_are_bounded(live) -> None:
     from api.routes.workspaces import MAX_WORKSPACES
     from storage.invites import MAX_OPEN
 

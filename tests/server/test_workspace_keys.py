@@ -17,7 +17,7 @@ from tests.server.test_workspaces import QUESTION, add, make_workspace, upload_i
 
 
 @pytest.fixture(scope="module")
-def bound(live, report_pdf) -> dict[str, Any]:  # noqa: ANN001
+def bound(live, report_pdf) -> dict[str, Any]:
     """An owner's workspace with the report (ingested); a viewer of it who has a personal document of
     their own and a key bound to the workspace."""
     with live.client() as c:
@@ -35,7 +35,7 @@ def bound(live, report_pdf) -> dict[str, Any]:  # noqa: ANN001
             "document": res.json()["document_id"], "personal": mine.json()["document_id"]}
 
 
-def test_a_bound_key_reads_its_workspace_only(live, bound) -> None:  # noqa: ANN001
+def test_a_bound_key_reads_its_workspace_only(live, bound) -> None:
     key, ws = bearer(bound["key"]), bound["ws"]
     assert bound["key"]["workspace_id"] == ws and bound["key"]["workspace"] == "keyed"
     with live.client() as c:
@@ -74,7 +74,7 @@ def test_a_bound_key_reads_its_workspace_only(live, bound) -> None:  # noqa: ANN
     assert [str(r.uri) for r in out["listed"]] == [f"thotqen://documents/{bound['document']}"]
 
 
-def test_a_key_for_a_workspace_you_are_not_in_is_refused_and_leaving_revokes_it(live, bound) -> None:  # noqa: ANN001
+def test_a_key_for_a_workspace_you_are_not_in_is_refused_and_leaving_revokes_it(live, bound) -> None:
     with live.client() as c:
         stranger = signup(c, "wk-stranger")
         res = c.post("/api/keys", headers=stranger["headers"], json={"name": "k", "workspace_id": bound["ws"]})

@@ -16,7 +16,7 @@ from tests.server.test_workspaces import QUESTION, add, make_workspace, upload_i
 
 
 @pytest.fixture(scope="module")
-def measured(live, db, report_pdf) -> dict[str, Any]:  # noqa: ANN001
+def measured(live, db, report_pdf) -> dict[str, Any]:
     """A workspace with two admins, an editor who uploaded the report, two viewers who each asked in it
     once (a chat over it, /rag with a key bound to it) and once over everything they read (not the workspace's)."""
     with live.client() as c:
@@ -54,7 +54,7 @@ def expected(measured: dict[str, Any]) -> dict[str, Any]:
             "bytes": measured["bytes"], "questions": 2}
 
 
-def test_the_workspace_s_admins_and_owner_see_its_figures(live, measured) -> None:  # noqa: ANN001
+def test_the_workspace_s_admins_and_owner_see_its_figures(live, measured) -> None:
     ws = measured["ws"]
     with live.client() as c:
         for user in [measured["owner"], *measured["people"]["admin"]]:
@@ -68,7 +68,7 @@ def test_the_workspace_s_admins_and_owner_see_its_figures(live, measured) -> Non
             assert res.json()["questions"] == 0 and res.json()["documents"] == 1
 
 
-def test_editors_viewers_and_strangers_are_refused(live, measured) -> None:  # noqa: ANN001
+def test_editors_viewers_and_strangers_are_refused(live, measured) -> None:
     ws = measured["ws"]
     with live.client() as c:
         for user in [*measured["people"]["editor"], *measured["people"]["viewer"]]:
@@ -88,7 +88,7 @@ def test_editors_viewers_and_strangers_are_refused(live, measured) -> None:  # n
         assert c.get("/api/workspaces/0/metrics", headers=measured["owner"]["headers"]).status_code == 422
 
 
-def test_a_server_admin_sees_every_workspace(live, measured) -> None:  # noqa: ANN001
+def test_a_server_admin_sees_every_workspace(live, measured) -> None:
     with live.client() as c:
         res = c.get("/api/admin/metrics", headers=measured["admin"])
     assert res.status_code == 200, res.text
@@ -101,7 +101,7 @@ def test_a_server_admin_sees_every_workspace(live, measured) -> None:  # noqa: A
     assert questions == sorted(questions, reverse=True)  # the busiest first
 
 
-def test_figures_follow_membership_at_once(live, measured) -> None:  # noqa: ANN001
+def test_figures_follow_membership_at_once(live, measured) -> None:
     ws, owner = measured["ws"], measured["owner"]
     with live.client() as c:
         late = signup(c, "wm-late")

@@ -20,7 +20,7 @@ ONE = {"question": QUESTION}
 
 
 @pytest.fixture(scope="module")
-def rag_team(live, report_pdf) -> dict[str, Any]:  # noqa: ANN001
+def rag_team(live, report_pdf) -> dict[str, Any]:
     """A workspace with the report; two viewers, each holding a personal copy of it and a key bound to
     the workspace; a stranger."""
     with live.client() as c:
@@ -48,14 +48,14 @@ def _in(ws: int) -> dict[str, Any]:
     return {"configurable": {"workspace_id": ws}}
 
 
-def _questions(db: Any, username: str) -> int:  # noqa: ANN401
+def _questions(db: Any, username: str) -> int:
     with db.connection() as conn:
         row = conn.execute("select count(*) from query_log q join users u on u.id = q.owner_id"
                            " where u.username = %s", (username,)).fetchone()
     return int(row[0]) if row else 0
 
 
-def _answers(c: Any, headers: dict[str, str], ws: int) -> list[tuple[str, int, Any]]:  # noqa: ANN401
+def _answers(c: Any, headers: dict[str, str], ws: int) -> list[tuple[str, int, Any]]:
     """What each /rag route answers when the config names workspace `ws` (the value itself, which
     LangServe's 422 echoes, left out)."""
     out = []
@@ -72,7 +72,7 @@ def _answers(c: Any, headers: dict[str, str], ws: int) -> list[tuple[str, int, A
     return out
 
 
-def test_a_workspace_in_the_config_is_refused_alike_for_members_and_strangers(live, db, rag_team) -> None:  # noqa: ANN001
+def test_a_workspace_in_the_config_is_refused_alike_for_members_and_strangers(live, db, rag_team) -> None:
     ws = rag_team["ws"]
     askers = [rag_team["owner"], *rag_team["viewers"], rag_team["stranger"]]
     before = {a["username"]: _questions(db, a["username"]) for a in askers}
@@ -87,7 +87,7 @@ def test_a_workspace_in_the_config_is_refused_alike_for_members_and_strangers(li
     assert {a["username"]: _questions(db, a["username"]) for a in askers} == before  # none counted
 
 
-def test_members_ask_in_the_workspace_with_a_key_bound_to_it(live, rag_team) -> None:  # noqa: ANN001
+def test_members_ask_in_the_workspace_with_a_key_bound_to_it(live, rag_team) -> None:
     document = rag_team["document"]
     with live.client() as c:
         for viewer, own, key in zip(rag_team["viewers"], rag_team["personal"], rag_team["keys"], strict=True):
@@ -109,7 +109,7 @@ def test_members_ask_in_the_workspace_with_a_key_bound_to_it(live, rag_team) -> 
             assert FACTS["revenue"] in sent and own not in sent
 
 
-def test_a_removed_member_s_bound_key_asks_nothing(live, rag_team) -> None:  # noqa: ANN001
+def test_a_removed_member_s_bound_key_asks_nothing(live, rag_team) -> None:
     ws, owner = rag_team["ws"], rag_team["owner"]
     with live.client() as c:
         late = signup(c, "wr-late")

@@ -21,7 +21,7 @@ ROLES = ("owner", "admin", "editor", "viewer")
 
 
 @pytest.fixture(scope="module")
-def crew(live, report_pdf) -> dict[str, Any]:  # noqa: ANN001
+def crew(live, report_pdf) -> dict[str, Any]:
     """Two of each role in one workspace, the report uploaded by an editor; a stranger."""
     with live.client() as c:
         people = {role: [signup(c, f"wsf-{role}") for _ in range(2)] for role in ROLES}
@@ -38,7 +38,7 @@ def crew(live, report_pdf) -> dict[str, Any]:  # noqa: ANN001
     return {"ws": ws, "people": people, "owner": owner, "stranger": stranger, "document": res.json()["document_id"]}
 
 
-def v1_cited(live: Any, user: dict[str, Any]) -> tuple[set[str], str]:  # noqa: ANN401
+def v1_cited(live: Any, user: dict[str, Any]) -> tuple[set[str], str]:
     res = httpx.post(f"{live.url}/v1/chat/completions", timeout=120,
                      headers={"Authorization": f"Bearer {token_of(user)}"},
                      json={"model": "thotqen", "messages": [{"role": "user", "content": QUESTION}]})
@@ -46,7 +46,7 @@ def v1_cited(live: Any, user: dict[str, Any]) -> tuple[set[str], str]:  # noqa: 
     return {c["document_id"] for c in res.json()["citations"]}, res.json()["choices"][0]["message"]["content"]
 
 
-def mcp_view(live: Any, user: dict[str, Any], doc: str) -> dict[str, Any]:  # noqa: ANN401
+def mcp_view(live: Any, user: dict[str, Any], doc: str) -> dict[str, Any]:
     async def talk(client: Client) -> dict[str, Any]:
         search = await client.call_tool("search", {"query": "total revenue fiscal 2023", "k": 5})
         listed = [str(r.uri) for r in (await client.list_resources()).resources]
@@ -66,7 +66,7 @@ def mcp_view(live: Any, user: dict[str, Any], doc: str) -> dict[str, Any]:  # no
     return dict(over_http(live, token_of(user), talk))
 
 
-def test_every_member_reads_the_workspace_on_v1_and_mcp(live, crew) -> None:  # noqa: ANN001
+def test_every_member_reads_the_workspace_on_v1_and_mcp(live, crew) -> None:
     doc = crew["document"]
     for role in ROLES:
         for user in crew["people"][role]:
@@ -77,7 +77,7 @@ def test_every_member_reads_the_workspace_on_v1_and_mcp(live, crew) -> None:  # 
             assert seen["read"] == "ok", (role, seen)
 
 
-def test_a_stranger_and_a_removed_member_see_nothing_of_it(live, crew) -> None:  # noqa: ANN001
+def test_a_stranger_and_a_removed_member_see_nothing_of_it(live, crew) -> None:
     doc = crew["document"]
     with live.client() as c:
         late = signup(c, "wsf-late")

@@ -14,24 +14,24 @@ from tests.server.conftest import FACTS, ask, follow_job, signup, upload
 QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
 
 
-def make_workspace(c: Any, owner: dict[str, Any], name: str = "team") -> int:  # noqa: ANN401
+def make_workspace(c: Any, owner: dict[str, Any], name: str = "team") -> int:
     res = c.post("/api/workspaces", headers=owner["headers"], json={"name": name})
     assert res.status_code == 201, res.text
     assert res.json()["role"] == "owner" and res.json()["members"] == 1
     return int(res.json()["id"])
 
 
-def add(c: Any, by: dict[str, Any], ws: int, user: dict[str, Any], role: str) -> Any:  # noqa: ANN401
+def add(c: Any, by: dict[str, Any], ws: int, user: dict[str, Any], role: str) -> Any:
     return c.post(f"/api/workspaces/{ws}/members", headers=by["headers"],
                   json={"username": user["username"], "role": role})
 
 
-def upload_into(c: Any, user: dict[str, Any], ws: int, data: bytes, name: str = "report.pdf") -> Any:  # noqa: ANN401
+def upload_into(c: Any, user: dict[str, Any], ws: int, data: bytes, name: str = "report.pdf") -> Any:
     return c.post("/api/documents", params={"workspace_id": ws}, headers=user["headers"],
                   files={"file": (name, data, "application/pdf")})
 
 
-def cited(c: Any, user: dict[str, Any]) -> tuple[set[str], dict[str, Any]]:  # noqa: ANN401
+def cited(c: Any, user: dict[str, Any]) -> tuple[set[str], dict[str, Any]]:
     """The documents a fresh chat's answer to QUESTION cites, and its final event's data."""
     chat = c.post("/api/chats", headers=user["headers"], json={"title": "team"}).json()["id"]
     events = ask(c, user["headers"], chat, QUESTION)
@@ -41,7 +41,7 @@ def cited(c: Any, user: dict[str, Any]) -> tuple[set[str], dict[str, Any]]:  # n
 
 
 @pytest.fixture(scope="module")
-def team(live, report_pdf):  # noqa: ANN001, ANN201
+def team(live, report_pdf):
     """A workspace with two of each role; an editor uploaded the report into it (ingested)."""
     with live.client() as c:
         people = {role: [signup(c, f"ws-{role}") for _ in range(2)] for role in ("owner", "admin", "editor",
@@ -60,7 +60,7 @@ def team(live, report_pdf):  # noqa: ANN001, ANN201
             "job_id": res.json()["job_id"]}
 
 
-def test_every_member_reads_the_workspace_and_sees_who_uploaded(live, team) -> None:  # noqa: ANN001
+def test_every_member_reads_the_workspace_and_sees_who_uploaded(live, team) -> None:
     doc, ws = team["document_id"], team["ws"]
     uploader = team["people"]["editor"][0]["username"]
     with live.client() as c:
@@ -88,7 +88,7 @@ def test_every_member_reads_the_workspace_and_sees_who_uploaded(live, team) -> N
         assert docs == {doc} and FACTS["revenue"] in done["answer"]
 
 
-def test_a_stranger_finds_no_workspace_and_none_of_its_documents(live, team) -> None:  # noqa: ANN001
+def test_a_stranger_finds_no_workspace_and_none_of_its_documents(live, team) -> None:
     ws, doc, s = team["ws"], team["document_id"], team["stranger"]["headers"]
     missing = 2**62
     with live.client() as c:
@@ -127,7 +127,7 @@ def test_a_stranger_finds_no_workspace_and_none_of_its_documents(live, team) -> 
         assert c.get(f"/api/workspaces/{ws}", headers=owner).json()["members"] == 8
 
 
-def test_viewers_read_but_never_write(live, team, report_pdf) -> None:  # noqa: ANN001
+def test_viewers_read_but_never_write(live, team, report_pdf) -> None:
     ws, doc = team["ws"], team["document_id"]
     with live.client() as c:
         for viewer in team["people"]["viewer"]:
@@ -144,7 +144,7 @@ def test_viewers_read_but_never_write(live, team, report_pdf) -> None:  # noqa: 
         assert got["status"] == "ready" and got["company"] != "Mine"
 
 
-def test_no_one_lifts_anyone_above_their_own_role(live, team) -> None:  # noqa: ANN001
+def test_no_one_lifts_anyone_above_their_own_role(live, team) -> None:
     ws = team["ws"]
     admin, editor = team["people"]["admin"][0], team["people"]["editor"][1]
     owner = team["people"]["owner"][0]
@@ -178,7 +178,7 @@ def test_no_one_lifts_anyone_above_their_own_role(live, team) -> None:  # noqa: 
         assert res.status_code == 422
 
 
-def test_the_last_owner_stays(live) -> None:  # noqa: ANN001
+def test_the_last_owner_stays(live) -> None:
     with live.client() as c:
         owner, other = signup(c, "ws-solo"), signup(c, "ws-next")
         ws = make_workspace(c, owner, "solo")
@@ -197,7 +197,7 @@ def test_the_last_owner_stays(live) -> None:  # noqa: ANN001
         assert [m["username"] for m in c.get(url, headers=other["headers"]).json()["members"]] == [other["username"]]
 
 
-def test_a_removed_member_loses_everything_at_once(live, team, fake_llm) -> None:  # noqa: ANN001
+def test_a_removed_member_loses_everything_at_once(live, team, fake_llm) -> None:
     ws, doc = team["ws"], team["document_id"]
     owner = team["people"]["owner"][0]
     with live.client() as c:
@@ -230,7 +230,7 @@ def test_a_removed_member_loses_everything_at_once(live, team, fake_llm) -> None
         assert c.get(f"/api/documents/{doc}", headers=owner["headers"]).status_code == 200
 
 
-def test_members_never_share_a_cached_answer_across_different_access(live, team, report_pdf) -> None:  # noqa: ANN001
+def test_members_never_share_a_cached_answer_across_different_access(live, team, report_pdf) -> None:
     ws = team["ws"]
     owner = team["people"]["owner"][0]
     with live.client() as c:
@@ -252,7 +252,7 @@ def test_members_never_share_a_cached_answer_across_different_access(live, team,
         assert {x["document_id"] for x in events[-1][1]["citations"]} == {team["document_id"]}
 
 
-def test_a_deleted_workspace_takes_its_documents_with_it(live, report_pdf, db) -> None:  # noqa: ANN001
+def test_a_deleted_workspace_takes_its_documents_with_it(live, report_pdf, db) -> None:
     with live.client() as c:
         owner, admin, editor = signup(c, "ws-del"), signup(c, "ws-del-admin"), signup(c, "ws-del-editor")
         ws = make_workspace(c, owner, "short-lived")
@@ -280,7 +280,7 @@ def test_a_deleted_workspace_takes_its_documents_with_it(live, report_pdf, db) -
         assert conn.execute("select count(*) from users where id = %s", (ws,)).fetchone()[0] == 0
 
 
-def test_a_collection_never_mixes_spaces(live, team, report_pdf) -> None:  # noqa: ANN001
+def test_a_collection_never_mixes_spaces(live, team, report_pdf) -> None:
     editor = team["people"]["editor"][1]
     with live.client() as c:
         res = upload(c, editor["headers"], "own.pdf", report_pdf)
@@ -296,7 +296,7 @@ def test_a_collection_never_mixes_spaces(live, team, report_pdf) -> None:  # noq
 
 
 @pytest.mark.parametrize("value", ["abc", "0", "-1", str(2**63), "1.5"])
-def test_a_malformed_workspace_id_is_422(live, value) -> None:  # noqa: ANN001
+def test_a_malformed_workspace_id_is_422(live, value) -> None:
     with live.client() as c:
         h = signup(c, "ws-bad")["headers"]
         for method, path, kwargs in [("GET", "/api/documents", {"params": {"workspace_id": value}}),
@@ -312,7 +312,7 @@ def test_a_malformed_workspace_id_is_422(live, value) -> None:  # noqa: ANN001
 
 @pytest.mark.parametrize("body", [{"name": ""}, {"name": " "}, {"name": "x" * 101}, {"name": "a\u0000b"},
                                   {"name": "ok", "owner_id": 1}, {}])
-def test_a_bad_workspace_name_is_422(live, body) -> None:  # noqa: ANN001
+def test_a_bad_workspace_name_is_422(live, body) -> None:
     with live.client() as c:
         h = signup(c, "ws-name")["headers"]
         res = c.post("/api/workspaces", headers=h, json=body)
@@ -320,7 +320,7 @@ def test_a_bad_workspace_name_is_422(live, body) -> None:  # noqa: ANN001
         assert c.get("/api/workspaces", headers=h).json()["workspaces"] == []
 
 
-def test_names_are_per_member_and_odd_usernames_are_refused(live) -> None:  # noqa: ANN001
+def test_names_are_per_member_and_odd_usernames_are_refused(live) -> None:
     with live.client() as c:
         a, b = signup(c, "ws-a"), signup(c, "ws-b")
         first = make_workspace(c, a, "finance")

@@ -51,7 +51,7 @@ class ScriptedChatModel(BaseChatModel):
         return self.script(kind, prompt)
 
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:  # noqa: ANN401
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
         reply = self._reply(messages, kwargs.get("extra_headers"))
         metadata = {"logprobs": {"content": self._tokens(reply)}} if kwargs.get("logprobs") and self.p_yes else {}
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=reply, response_metadata=metadata))])
@@ -71,7 +71,7 @@ class ScriptedChatModel(BaseChatModel):
 
     def _stream(self, messages: list[BaseMessage], stop: list[str] | None = None,
                 run_manager: CallbackManagerForLLMRun | None = None,
-                **kwargs: Any) -> Iterator[ChatGenerationChunk]:  # noqa: ANN401
+                **kwargs: Any) -> Iterator[ChatGenerationChunk]:
         for piece in re.findall(r"\S+\s*", self._reply(messages, kwargs.get("extra_headers"))):
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
             if run_manager:
@@ -95,7 +95,7 @@ def scripted_chain(script: Callable[[str, str], str], link: str = "vllm") -> tup
     return chain, model
 
 
-def node_runtime(parts: GraphParts, **knobs: Any) -> Runtime[Context]:  # noqa: ANN401
+def node_runtime(parts: GraphParts, **knobs: Any) -> Runtime[Context]:
     """What LangGraph hands a node, for calling one directly: a run's context over `parts`."""
     return Runtime(context=Context.for_run(parts, knobs))
 
@@ -115,7 +115,7 @@ class FakeWeb:
 class ExplodingDatabase:
     """For paths that must never reach retrieval."""
 
-    def connection(self) -> Any:  # noqa: ANN401
+    def connection(self) -> Any:
         raise AssertionError("retrieval reached")
 
 
@@ -148,7 +148,7 @@ class FakeLangSmith:
             def _reply(self, payload: dict[str, Any] | list[Any]) -> None:
                 self.send_json(200, payload)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 outer.paths.append(f"GET {self.path}")
                 url = urlparse(self.path)
                 if url.path == "/sessions":
@@ -166,7 +166,7 @@ class FakeLangSmith:
                 more = start + page_size < len(outer.stored_runs)
                 self._reply({"runs": page, "cursors": {"next": str(start + page_size) if more else None}})
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if (self.headers.get("Content-Encoding") or "").lower() == "zstd":
                     import zstandard
@@ -196,7 +196,7 @@ class FakeLangSmith:
                         outer.parts.append((f"post.{data['id']}", data))
                 self._reply({})
 
-            do_PATCH = do_POST  # noqa: N815
+            do_PATCH = do_POST
 
         self.server = local_http.serve(Handler)
 

@@ -66,11 +66,11 @@ class FakeProvider:
         class Handler(JSONHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server API
+            def do_GET(self) -> None:  # http.server API
                 fake.requests.append(Recorded(self.path, dict(self.headers), {}))
                 self.send_json(200, {"object": "list", "data": [{"id": fake.model, "object": "model"}]})
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server API
+            def do_POST(self) -> None:  # http.server API
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b"{}"
                 body = json.loads(raw or b"{}")
@@ -89,7 +89,7 @@ class FakeProvider:
         local_http.stop(self.server)
 
     # -- protocol ---------------------------------------------------------------------------
-    def handle(self, h: Any, body: dict[str, Any], raw: bytes, b: str) -> None:  # noqa: ANN401
+    def handle(self, h: Any, body: dict[str, Any], raw: bytes, b: str) -> None:
         gemini = ":generateContent" in h.path or ":streamGenerateContent" in h.path
         stream = bool(body.get("stream")) or ":streamGenerateContent" in h.path
         if b == "hang":
@@ -117,7 +117,7 @@ class FakeProvider:
         words = self.text.split(" ")
         return [w if i == 0 else f" {w}" for i, w in enumerate(words)]
 
-    def _openai(self, h: Any, stream: bool, b: str) -> None:  # noqa: ANN401
+    def _openai(self, h: Any, stream: bool, b: str) -> None:
         content: str | None = "" if b in ("empty", "refusal") else self.text
         finish = "content_filter" if b == "filter" else "stop"
         if not stream:
@@ -142,7 +142,7 @@ class FakeProvider:
         h.wfile.write(b"data: [DONE]\n\n")
         h.wfile.flush()
 
-    def _gemini(self, h: Any, stream: bool, b: str) -> None:  # noqa: ANN401
+    def _gemini(self, h: Any, stream: bool, b: str) -> None:
         finish = "SAFETY" if b in ("refusal", "filter") else "STOP"
         texts = [] if b in ("empty", "refusal") else (self._pieces() if stream else [self.text])
 
@@ -165,7 +165,7 @@ class FakeProvider:
                 return
         self._sse(h, candidate(None, True))
 
-    def _proxy(self, h: Any, raw: bytes, stream: bool) -> None:  # noqa: ANN401
+    def _proxy(self, h: Any, raw: bytes, stream: bool) -> None:
         assert self.upstream, "proxy behaviour needs .upstream"
         # Groq's SDK sends explicit nulls (reasoning_format, stop) that llama.cpp's parser rejects
         body = {k: v for k, v in json.loads(raw or b"{}").items() if v is not None}
@@ -187,7 +187,7 @@ class FakeProvider:
                 h.wfile.flush()
 
     @staticmethod
-    def _sse_start(h: Any) -> None:  # noqa: ANN401
+    def _sse_start(h: Any) -> None:
         h.send_response(200)
         h.send_header("Content-Type", "text/event-stream")
         h.send_header("Cache-Control", "no-cache")
@@ -196,7 +196,7 @@ class FakeProvider:
         h.close_connection = True
 
     @staticmethod
-    def _sse(h: Any, payload: dict[str, Any]) -> None:  # noqa: ANN401
+    def _sse(h: Any, payload: dict[str, Any]) -> None:
         h.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
         h.wfile.flush()
         time.sleep(0.01)

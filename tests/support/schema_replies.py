@@ -8,7 +8,7 @@ from typing import Any
 from evals.ragas_adapter import schema_in_prompt
 
 
-def instance(schema: dict[str, Any], root: dict[str, Any] | None = None, text: str = "ok") -> Any:  # noqa: ANN401
+def instance(schema: dict[str, Any], root: dict[str, Any] | None = None, text: str = "ok") -> Any:
     """The smallest object that validates against a (pydantic-made) JSON schema; integers are 1, enums the first."""
     root = root or schema
     if "$ref" in schema:

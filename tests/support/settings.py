@@ -18,5 +18,5 @@ _CLEAN: dict[str, Any] = {
 }
 
 
-def make_settings(**overrides: Any) -> Settings:  # noqa: ANN401
+def make_settings(**overrides: Any) -> Settings:
     return Settings(_env_file=None, **{**_CLEAN, **overrides})

@@ -54,7 +54,7 @@ def guarded(original: Callable[..., Any], what: str, owner: int) -> Callable[...
     """`original`, refused in the test's own thread. Other threads pass: in a whole run (`make test`)
     the tiers before this one leave their runtime's threads (the pool, the worker) running."""
 
-    def call(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+    def call(*args: Any, **kwargs: Any) -> Any:
         if threading.get_ident() == owner:
             refuse(what)
         return original(*args, **kwargs)

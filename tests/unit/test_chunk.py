@@ -21,23 +21,23 @@ def rows_for(pages: int, rows_per_page: int, words: int = 12) -> list[Row]:
 
 
 @pytest.fixture
-def chunks():  # noqa: ANN201
+def chunks():
     return chunk_rows(rows_for(pages=6, rows_per_page=40), count_words, title="Report",
                       child_tokens=100, overlap_tokens=24, parent_tokens=600)
 
 
-def test_no_child_spans_a_page_and_each_knows_it(chunks) -> None:  # noqa: ANN001
+def test_no_child_spans_a_page_and_each_knows_it(chunks) -> None:
     for child in chunks.children:
         pages = {word.split("_")[0][1:] for word in child.text.split()}
         assert pages == {str(child.page)}
 
 
-def test_children_respect_the_token_budget(chunks) -> None:  # noqa: ANN001
+def test_children_respect_the_token_budget(chunks) -> None:
     assert max(c.tokens for c in chunks.children) <= 100
     assert min(c.tokens for c in chunks.children) > 0
 
 
-def test_neighbouring_children_on_a_page_overlap(chunks) -> None:  # noqa: ANN001
+def test_neighbouring_children_on_a_page_overlap(chunks) -> None:
     kids = chunks.children
     same_page = [(a, b) for a, b in zip(kids, kids[1:], strict=False) if a.page == b.page]
     assert same_page
@@ -45,7 +45,7 @@ def test_neighbouring_children_on_a_page_overlap(chunks) -> None:  # noqa: ANN00
         assert b.text.split("\n")[0] in a.text.split("\n")  # b starts with a's trailing row
 
 
-def test_parents_cover_every_row_once_and_carry_page_ranges(chunks) -> None:  # noqa: ANN001
+def test_parents_cover_every_row_once_and_carry_page_ranges(chunks) -> None:
     all_rows = [r.text for r in rows_for(pages=6, rows_per_page=40)]
     parent_rows = [line for p in chunks.parents for line in p.text.split("\n") if line]
     assert parent_rows == all_rows

@@ -14,7 +14,7 @@ from ingestion.parse import garbled
 from tests.support import documents
 
 
-def parsed(tmp_path: Path, name: str, data: bytes, limits: Limits | None = None):  # noqa: ANN201
+def parsed(tmp_path: Path, name: str, data: bytes, limits: Limits | None = None):
     fmt = sniff(data, name)
     path = tmp_path / name
     path.write_bytes(data)

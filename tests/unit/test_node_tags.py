@@ -59,7 +59,7 @@ def test_a_node_hands_its_function_a_config_naming_it() -> None:
     seen: dict[str, Any] = {}
 
     @node("hyde")
-    def hyde(state: Any, config: RunnableConfig, runtime: Any) -> dict[str, Any]:  # noqa: ANN401
+    def hyde(state: Any, config: RunnableConfig, runtime: Any) -> dict[str, Any]:
         seen["node"] = node_of(config)
         return {}
 

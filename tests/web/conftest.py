@@ -62,7 +62,7 @@ def shots_dir() -> Iterator[Path]:
 
 
 @pytest.fixture(scope="package")
-def web_admin(db) -> str:  # noqa: ANN001
+def web_admin(db) -> str:
     """An admin's name, its account made by the operator (web signup refuses THOTQEN_ADMINS' names)."""
     from tests.server.conftest import operator_account
 
@@ -72,7 +72,7 @@ def web_admin(db) -> str:  # noqa: ANN001
 
 
 @pytest.fixture(scope="package")
-def web_settings(settings, web_admin: str):  # noqa: ANN001, ANN201
+def web_settings(settings, web_admin: str):
     # 1 MB uploads so the 413 path is cheap to reach; a question limit far away (its own test lowers it)
     return settings.model_copy(update={"upload_max_mb": 1.0, "login_ip_limit": 100_000, "questions_per_hour": 10_000,
                                        "questions_per_minute": 10_000, "thotqen_admins": web_admin, "web_search": False,
@@ -99,7 +99,7 @@ def web_llm() -> Iterator[FakeOpenAI]:
 
 
 @pytest.fixture(scope="package")
-def parts(runtime, db, embedder, web_llm) -> Iterator[dict[str, Any]]:  # noqa: ANN001
+def parts(runtime, db, embedder, web_llm) -> Iterator[dict[str, Any]]:
     """The servers' parts (tests/server/conftest.py), with the real LLMChain over HTTP to the scripted
     model server, which streams its pieces 40 ms apart so the page can be seen writing the answer
     token by token."""
@@ -114,7 +114,7 @@ def parts(runtime, db, embedder, web_llm) -> Iterator[dict[str, Any]]:  # noqa: 
 
 
 @pytest.fixture(scope="package")
-def web_live(start_server, web_settings):  # noqa: ANN001, ANN201, F811
+def web_live(start_server, web_settings):  # noqa: F811
     return start_server(web_settings)
 
 
@@ -131,14 +131,14 @@ def browser() -> Iterator[Any]:
 class Watched:
     """A page with what it logged as errors and every request that left the server's origin."""
 
-    def __init__(self, page: Any, origin: str) -> None:  # noqa: ANN401
+    def __init__(self, page: Any, origin: str) -> None:
         self.page = page
         self.errors: list[str] = []
         self.foreign: list[str] = []
         page.on("console", lambda m: self.errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
         page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
 
-        def on_request(req: Any) -> None:  # noqa: ANN401
+        def on_request(req: Any) -> None:
             url = req.url
             if not (url.startswith(origin) or url.startswith("data:") or url.startswith("blob:")):
                 self.foreign.append(url)
@@ -152,12 +152,12 @@ class Watched:
 
 
 @pytest.fixture
-def open_page(browser, web_live) -> Iterator[Callable[..., Watched]]:  # noqa: ANN001
+def open_page(browser, web_live) -> Iterator[Callable[..., Watched]]:
     """open_page(phone=False) -> a Watched page in a fresh context (its own cookies)."""
     yield from pages_of(browser, web_live.url)
 
 
-def pages_of(browser: Any, url: str) -> Iterator[Callable[..., Watched]]:  # noqa: ANN401
+def pages_of(browser: Any, url: str) -> Iterator[Callable[..., Watched]]:
     """What a page fixture yields for the server at `url`: open_(phone=False) -> a Watched page in a fresh
     context (its own cookies); every context is closed after the test."""
     contexts = []
@@ -176,7 +176,7 @@ def pages_of(browser: Any, url: str) -> Iterator[Callable[..., Watched]]:  # noq
 
 @pytest.fixture
 def shot(shots_dir: Path) -> Callable[[Any, str], Path]:
-    def take(page: Any, name: str) -> Path:  # noqa: ANN401
+    def take(page: Any, name: str) -> Path:
         path = shots_dir / f"{name}.png"
         page.screenshot(path=str(path), full_page=False)
         return path
@@ -184,7 +184,7 @@ def shot(shots_dir: Path) -> Callable[[Any, str], Path]:
     return take
 
 
-def sign_in(page: Any, username: str, password: str = PASSWORD) -> None:  # noqa: ANN401
+def sign_in(page: Any, username: str, password: str = PASSWORD) -> None:
     """Sign in through the page to an account that exists."""
     page.goto("/#/signin")
     page.get_by_label("Username").fill(username)
@@ -193,7 +193,7 @@ def sign_in(page: Any, username: str, password: str = PASSWORD) -> None:  # noqa
     page.get_by_role("heading", name="Chats").wait_for()
 
 
-def sign_up(page: Any, username: str | None = None, password: str = PASSWORD) -> str:  # noqa: ANN401
+def sign_up(page: Any, username: str | None = None, password: str = PASSWORD) -> str:
     """Sign up through the page; returns the username."""
     username = username or f"web-{uuid.uuid4().hex[:8]}"
     page.goto("/#/signup")

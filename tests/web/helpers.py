@@ -25,7 +25,7 @@ def pdf_file(name: str, data: bytes, mime: str = "application/pdf") -> dict[str,
     return {"name": name, "mimeType": mime, "buffer": data}
 
 
-def watch_statuses(page: Any) -> None:  # noqa: ANN401
+def watch_statuses(page: Any) -> None:
     """Record every text the upload cards show (the steppers' live states)."""
     page.evaluate("""() => {
       window.__statuses = [];
@@ -35,7 +35,7 @@ def watch_statuses(page: Any) -> None:  # noqa: ANN401
     }""")
 
 
-def watch_stream(page: Any) -> None:  # noqa: ANN401
+def watch_stream(page: Any) -> None:
     """Record the length of the answer being written each time it grows."""
     page.evaluate("""() => {
       window.__lengths = [];
@@ -46,7 +46,7 @@ def watch_stream(page: Any) -> None:  # noqa: ANN401
     }""")
 
 
-def new_chat(page: Any, title: str) -> None:  # noqa: ANN401
+def new_chat(page: Any, title: str) -> None:
     """From any screen: a new chat over all documents, titled `title`, open."""
     nav(page, "Chats")
     page.get_by_role("button", name="New chat", exact=True).click()
@@ -56,7 +56,7 @@ def new_chat(page: Any, title: str) -> None:  # noqa: ANN401
     page.get_by_role("heading", name=title).wait_for()
 
 
-def ask(page: Any, question: str) -> Any:  # noqa: ANN401
+def ask(page: Any, question: str) -> Any:
     """Type the question, send it with Enter, wait for the answer; the last message's locator."""
     count = page.locator(".messages > li.msg").count()
     page.get_by_label("Your question").fill(question)
@@ -66,7 +66,7 @@ def ask(page: Any, question: str) -> Any:  # noqa: ANN401
     return last
 
 
-def amber_pixels(page: Any) -> int:  # noqa: ANN401
+def amber_pixels(page: Any) -> int:
     """Highlighted pixels in the page image the viewer shows (drawn into a canvas and counted)."""
     return page.evaluate("""() => {
       const img = document.getElementById('viewer-img');
@@ -81,11 +81,11 @@ def amber_pixels(page: Any) -> int:  # noqa: ANN401
     }""")
 
 
-def csrf(page: Any) -> str:  # noqa: ANN401
+def csrf(page: Any) -> str:
     return next(c["value"] for c in page.context.cookies() if c["name"] == "thotqen_csrf")
 
 
-def upload_by_api(page: Any, name: str, data: bytes) -> str:  # noqa: ANN401
+def upload_by_api(page: Any, name: str, data: bytes) -> str:
     """Upload with the page's session (its cookies and CSRF token) and wait until ingested."""
     res = page.request.post("/api/documents", headers={"X-CSRF-Token": csrf(page)},
                             multipart={"file": {"name": name, "mimeType": "application/pdf", "buffer": data}})
@@ -100,7 +100,7 @@ def upload_by_api(page: Any, name: str, data: bytes) -> str:  # noqa: ANN401
     raise AssertionError("ingestion did not finish")
 
 
-def nav(page: Any, name: str) -> None:  # noqa: ANN401
+def nav(page: Any, name: str) -> None:
     """Follow a link of the main navigation."""
     page.get_by_role("navigation", name="Main").get_by_role("link", name=name, exact=True).click()
 
@@ -108,7 +108,7 @@ def nav(page: Any, name: str) -> None:  # noqa: ANN401
 AXE = Path(__file__).resolve().parent / "vendor" / "axe-core" / "axe.min.js"
 
 
-def accessibility_problems(page: Any, impacts: tuple[str, ...] = ("serious", "critical")) -> list[str]:  # noqa: ANN401
+def accessibility_problems(page: Any, impacts: tuple[str, ...] = ("serious", "critical")) -> list[str]:
     """axe-core's violations of these impacts on the page as it is now, one line each (rule, impact,
     the first nodes). Evaluated through the browser's debugging protocol, so the page's CSP (no
     inline scripts) is untouched and the app never serves axe."""

@@ -11,7 +11,7 @@ from tests.web.conftest import sign_up
 from tests.web.helpers import QUESTION, accessibility_problems, ask, aurora_pdf, upload_by_api
 
 
-def test_copy_thumbs_with_a_note_and_answer_again(open_page, shot) -> None:  # noqa: ANN001
+def test_copy_thumbs_with_a_note_and_answer_again(open_page, shot) -> None:
     w = open_page()
     page = w.page
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])

@@ -41,7 +41,7 @@ def chat_detail(messages: list[dict[str, Any]]) -> dict[str, Any]:
             "updated_at": "2026-01-01T00:00:00Z", "messages": messages}
 
 
-def assistant(mid: int, content: str, **meta: Any) -> dict[str, Any]:  # noqa: ANN401
+def assistant(mid: int, content: str, **meta: Any) -> dict[str, Any]:
     return {"id": mid, "role": "assistant", "content": content, "status": "ok", "citations": CITATIONS,
             "meta": {"cited": [1, 2, 3], **meta}, "created_at": "2026-01-01T00:00:00Z", "feedback": None}
 
@@ -51,7 +51,7 @@ def user(mid: int, content: str) -> dict[str, Any]:
             "created_at": "2026-01-01T00:00:00Z", "feedback": None}
 
 
-def serve_fakes(page: Any, messages: list[dict[str, Any]]) -> None:  # noqa: ANN401
+def serve_fakes(page: Any, messages: list[dict[str, Any]]) -> None:
     doc = {"id": DOC, "name": f"report {EVIL}.pdf", "status": "ready", "pages": 8, "chunks": 20, "size_bytes": 1000,
            "created_at": "2026-01-01T00:00:00Z", "format": "pdf", "error": None, "ocr_pages": 0}
     page.route("**/api/documents", lambda r: r.fulfill(json={"documents": [doc]}))
@@ -61,7 +61,7 @@ def serve_fakes(page: Any, messages: list[dict[str, Any]]) -> None:  # noqa: ANN
                if r.request.method == "GET" else r.continue_())
     page.route(f"**/api/chats/{CHAT}", lambda r: r.fulfill(json=chat_detail(messages)))
 
-    def ask(route: Any) -> None:  # noqa: ANN401
+    def ask(route: Any) -> None:
         done = {"message_id": 99, "answer": ANSWER, "citations": CITATIONS, "cited": [1, 2, 3],
                 "verification": VERIFICATION, "route": "documents", "provider": "fake", "cached": False}
         events = [("sources", {"sources": CITATIONS}), ("token", {"token": ANSWER}), ("done", done)]
@@ -71,7 +71,7 @@ def serve_fakes(page: Any, messages: list[dict[str, Any]]) -> None:  # noqa: ANN
     page.route(f"**/api/chats/{CHAT}/messages", ask)
 
 
-def assert_inert(page: Any) -> None:  # noqa: ANN401
+def assert_inert(page: Any) -> None:
     """Nothing the model or a document wrote became markup: no script ran, no element carries an
     event handler or a javascript: address, and the markup shows as text."""
     assert page.evaluate("window.__pwned") is None
@@ -82,7 +82,7 @@ def assert_inert(page: Any) -> None:  # noqa: ANN401
     assert found == [], found
 
 
-def test_a_formatted_answer_shows_markup_as_text_and_previews_its_sources(open_page, shot) -> None:  # noqa: ANN001
+def test_a_formatted_answer_shows_markup_as_text_and_previews_its_sources(open_page, shot) -> None:
     w = open_page()
     page = w.page
     sign_up(page)
@@ -145,7 +145,7 @@ def test_a_formatted_answer_shows_markup_as_text_and_previews_its_sources(open_p
     w.clean()
 
 
-def test_phone_shows_the_newest_answer_above_the_message_box_and_previews_on_tap(open_page, shot) -> None:  # noqa: ANN001
+def test_phone_shows_the_newest_answer_above_the_message_box_and_previews_on_tap(open_page, shot) -> None:
     w = open_page(phone=True)
     page = w.page
     sign_up(page)

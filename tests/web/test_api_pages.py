@@ -10,7 +10,7 @@ from tests.web.conftest import sign_up
 from tests.web.helpers import QUESTION, aurora_pdf, upload_by_api
 
 
-def test_playground_runs_and_docs_authorize(open_page, shot) -> None:  # noqa: ANN001
+def test_playground_runs_and_docs_authorize(open_page, shot) -> None:
     w = open_page()
     page = w.page
     sign_up(page)

@@ -13,7 +13,7 @@ from tests.web.helpers import amber_pixels, ask, nav, new_chat, pdf_file
 RATIO = "What is Northwind's 2023 cost of revenue divided by net revenue? Round to two decimal places."
 
 
-def test_a_computed_figure_its_working_and_evidence_and_a_refusal(open_page, shot) -> None:  # noqa: ANN001
+def test_a_computed_figure_its_working_and_evidence_and_a_refusal(open_page, shot) -> None:
     w = open_page()
     page = w.page
     sign_up(page)

@@ -21,12 +21,12 @@ from tests.web.helpers import QUESTION, accessibility_problems, ask, aurora_pdf,
 EVIL = "<img src=x onerror=window.__pwned=1><b onclick=window.__pwned=2>b"
 
 
-def accessible(page: Any) -> None:  # noqa: ANN401
+def accessible(page: Any) -> None:
     problems = accessibility_problems(page)
     assert not problems, problems
 
 
-def inert(page: Any) -> None:  # noqa: ANN401
+def inert(page: Any) -> None:
     """Nothing anyone wrote became markup anywhere on the page (the viewer's dialog too): no script
     ran, no element carries an event handler or a javascript: address, no image but the viewer's."""
     assert page.evaluate("window.__pwned") is None
@@ -37,7 +37,7 @@ def inert(page: Any) -> None:  # noqa: ANN401
     assert found == [], found
 
 
-def new_collection(page: Any, name: str) -> Any:  # noqa: ANN401
+def new_collection(page: Any, name: str) -> Any:
     nav(page, "Collections")
     page.get_by_role("heading", name="Collections", exact=True).wait_for()
     page.get_by_label("Name of a new collection").fill(name)
@@ -47,7 +47,7 @@ def new_collection(page: Any, name: str) -> Any:  # noqa: ANN401
     return card
 
 
-def add_to(page: Any, name: str, document: str) -> Any:  # noqa: ANN401
+def add_to(page: Any, name: str, document: str) -> Any:
     card = page.locator("li.collection", has=page.get_by_role("heading", name=name, exact=True))
     card.get_by_label(f"Add a document to {name}").select_option(label=document)
     card.get_by_role("button", name="Add", exact=True).click()
@@ -55,7 +55,7 @@ def add_to(page: Any, name: str, document: str) -> Any:  # noqa: ANN401
     return card
 
 
-def test_a_collection_chat_picks_up_a_document_added_later_and_search_finds_the_old_answer(open_page, shot) -> None:  # noqa: ANN001,E501
+def test_a_collection_chat_picks_up_a_document_added_later_and_search_finds_the_old_answer(open_page, shot) -> None:
     w = open_page()
     page = w.page
     sign_up(page)
@@ -109,7 +109,7 @@ def test_a_collection_chat_picks_up_a_document_added_later_and_search_finds_the_
     w.clean()
 
 
-def test_stop_mid_answer_ends_the_model_servers_request(open_page, web_llm, shot) -> None:  # noqa: ANN001
+def test_stop_mid_answer_ends_the_model_servers_request(open_page, web_llm, shot) -> None:
     w = open_page()
     page = w.page
     sign_up(page)
@@ -148,7 +148,7 @@ def test_stop_mid_answer_ends_the_model_servers_request(open_page, web_llm, shot
     w.clean()
 
 
-def newest_above_composer(page: Any) -> None:  # noqa: ANN401
+def newest_above_composer(page: Any) -> None:
     box = page.evaluate("""() => {
       const last = document.querySelector('.messages > li.msg:last-child').getBoundingClientRect();
       const composer = document.querySelector('.composer').getBoundingClientRect();
@@ -157,7 +157,7 @@ def newest_above_composer(page: Any) -> None:  # noqa: ANN401
     assert box["bottom"] <= box["composer"] + 1 and box["top"] >= 0, box
 
 
-def test_phone_shows_the_newest_real_answer_above_the_message_box(open_page, shot) -> None:  # noqa: ANN001
+def test_phone_shows_the_newest_real_answer_above_the_message_box(open_page, shot) -> None:
     w = open_page(phone=True)
     page = w.page
     sign_up(page)
@@ -181,7 +181,7 @@ def test_phone_shows_the_newest_real_answer_above_the_message_box(open_page, sho
     w.clean()
 
 
-def test_stored_text_stays_text_on_every_screen(open_page, shot) -> None:  # noqa: ANN001
+def test_stored_text_stays_text_on_every_screen(open_page, shot) -> None:
     w = open_page()
     page = w.page
     page.goto("/#/signin")

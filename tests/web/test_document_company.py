@@ -9,7 +9,7 @@ from tests.web.conftest import sign_up
 from tests.web.helpers import borealis_pdf, nav, upload_by_api
 
 
-def test_an_unknown_company_is_shown_and_set_from_the_list(open_page) -> None:  # noqa: ANN001
+def test_an_unknown_company_is_shown_and_set_from_the_list(open_page) -> None:
     w = open_page()
     page = w.page
     sign_up(page)

@@ -21,7 +21,7 @@ from tests.web.helpers import (
 )
 
 
-def test_sign_up_upload_ask_cite_follow_up_delete(open_page, shot) -> None:  # noqa: ANN001
+def test_sign_up_upload_ask_cite_follow_up_delete(open_page, shot) -> None:
     w = open_page()
     page = w.page
     page.goto("/#/signup")

@@ -20,16 +20,16 @@ PAGE = 4
 
 
 @pytest.fixture(scope="module")
-def paged_live(start_server, web_settings):  # noqa: ANN001, ANN201
+def paged_live(start_server, web_settings):
     return start_server(web_settings.model_copy(update={"message_page_max": PAGE}))
 
 
 @pytest.fixture
-def paged_page(browser, paged_live) -> Iterator[Callable[..., Watched]]:  # noqa: ANN001
+def paged_page(browser, paged_live) -> Iterator[Callable[..., Watched]]:
     yield from pages_of(browser, paged_live.url)
 
 
-def seeded_chat(page: Any, db: Any) -> tuple[str, list[int]]:  # noqa: ANN401
+def seeded_chat(page: Any, db: Any) -> tuple[str, list[int]]:
     """A chat of TURNS questions and answers, each answer a few paragraphs (the list scrolls), and
     the messages' ids."""
     from storage import chats
@@ -50,7 +50,7 @@ def seeded_chat(page: Any, db: Any) -> tuple[str, list[int]]:  # noqa: ANN401
     return chat_id, ids
 
 
-def test_a_long_chat_opens_at_its_end_and_loads_earlier_pages_in_place(paged_page, db, shot) -> None:  # noqa: ANN001
+def test_a_long_chat_opens_at_its_end_and_loads_earlier_pages_in_place(paged_page, db, shot) -> None:
     w = paged_page()
     page = w.page
     sign_up(page)
@@ -91,7 +91,7 @@ def test_a_long_chat_opens_at_its_end_and_loads_earlier_pages_in_place(paged_pag
     w.clean()
 
 
-def test_at_phone_width_earlier_messages_keep_the_page_where_it_was(paged_page, db) -> None:  # noqa: ANN001
+def test_at_phone_width_earlier_messages_keep_the_page_where_it_was(paged_page, db) -> None:
     """At phone width the page scrolls, not the list: what was on screen stays put there too."""
     w = paged_page(phone=True)
     page = w.page

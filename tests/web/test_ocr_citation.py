@@ -13,7 +13,7 @@ STAFF_PAGE = ("Aurora Widgets annual report for fiscal 2023.\n"
               "Most of them work in the plants at Tampere and Oulu; about 600 work in sales offices abroad.")
 
 
-def test_a_scanned_page_is_cited_with_its_passage_highlighted(open_page, shot) -> None:  # noqa: ANN001
+def test_a_scanned_page_is_cited_with_its_passage_highlighted(open_page, shot) -> None:
     from evals.pdfs import rasterised, text_pdf
 
     w = open_page()

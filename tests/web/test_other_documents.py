@@ -11,7 +11,7 @@ from tests.web.conftest import sign_up
 from tests.web.helpers import ask, nav, new_chat, pdf_file
 
 
-def test_a_protocols_answer_with_its_evidence_never_showing_unchecked_text(open_page, shot) -> None:  # noqa: ANN001
+def test_a_protocols_answer_with_its_evidence_never_showing_unchecked_text(open_page, shot) -> None:
     w = open_page()
     page = w.page
     sign_up(page)

@@ -16,7 +16,7 @@ from tests.web.helpers import ask, borealis_pdf, nav, pdf_file, watch_statuses
 REFUSED = "Failed to load resource: the server responded with a status of 4"
 
 
-def new_chat(page, title: str) -> None:  # noqa: ANN001
+def new_chat(page, title: str) -> None:
     page.get_by_role("button", name="New chat", exact=True).click()
     dialog = page.get_by_role("dialog", name="New chat")
     dialog.get_by_label("Title (optional)").fill(title)
@@ -24,7 +24,7 @@ def new_chat(page, title: str) -> None:  # noqa: ANN001
     page.get_by_role("heading", name=title).wait_for()
 
 
-def test_refused_uploads_blocked_and_unanswerable_questions(open_page, shot) -> None:  # noqa: ANN001
+def test_refused_uploads_blocked_and_unanswerable_questions(open_page, shot) -> None:
     w = open_page()
     page = w.page
     sign_up(page)
@@ -62,7 +62,7 @@ def test_refused_uploads_blocked_and_unanswerable_questions(open_page, shot) -> 
     w.clean(allowed=lambda e: REFUSED in e)
 
 
-def test_login_lockout_says_how_long(open_page, shot) -> None:  # noqa: ANN001
+def test_login_lockout_says_how_long(open_page, shot) -> None:
     w = open_page()
     page = w.page
     username = sign_up(page)
@@ -80,7 +80,7 @@ def test_login_lockout_says_how_long(open_page, shot) -> None:  # noqa: ANN001
     w.clean(allowed=lambda e: REFUSED in e)
 
 
-def test_hourly_question_limit(browser, start_server, web_settings, shot) -> None:  # noqa: ANN001
+def test_hourly_question_limit(browser, start_server, web_settings, shot) -> None:
     limited = start_server(web_settings.model_copy(update={"questions_per_hour": 1}), start_worker=False)
     ctx = browser.new_context(viewport=DESKTOP, base_url=limited.url)
     try:
@@ -100,14 +100,14 @@ def test_hourly_question_limit(browser, start_server, web_settings, shot) -> Non
 
 
 
-def test_an_upload_the_server_is_too_busy_for_waits_and_goes_up(open_page) -> None:  # noqa: ANN001
+def test_an_upload_the_server_is_too_busy_for_waits_and_goes_up(open_page) -> None:
     w = open_page()
     page = w.page
     sign_up(page)
     nav(page, "Documents")
     busy = {"left": 1}
 
-    def first_is_busy(route) -> None:  # noqa: ANN001
+    def first_is_busy(route) -> None:
         if route.request.method == "POST" and busy["left"]:
             busy["left"] -= 1
             route.fulfill(status=429, headers={"Retry-After": "1"}, json={

@@ -11,7 +11,7 @@ from tests.web.conftest import PASSWORD, sign_in, sign_up
 from tests.web.helpers import QUESTION, accessibility_problems, ask, aurora_pdf, csrf, nav, pdf_file
 
 
-def assert_fits(page) -> None:  # noqa: ANN001
+def assert_fits(page) -> None:
     """Nothing is wider than the phone (no sideways scrolling); names what is, if something is."""
     wide = page.evaluate("""() => [...document.querySelectorAll('body *')]
       .filter((el) => el.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
@@ -19,7 +19,7 @@ def assert_fits(page) -> None:  # noqa: ANN001
     assert page.evaluate("document.documentElement.scrollWidth") <= 390, wide
 
 
-def test_phone_screens_and_metrics(open_page, shot, web_admin) -> None:  # noqa: ANN001
+def test_phone_screens_and_metrics(open_page, shot, web_admin) -> None:
     w = open_page(phone=True)
     page = w.page
     page.goto("/#/signin")
@@ -92,7 +92,7 @@ def test_phone_screens_and_metrics(open_page, shot, web_admin) -> None:  # noqa:
     desk.clean()
 
 
-def test_metrics_are_for_admins_only(open_page) -> None:  # noqa: ANN001
+def test_metrics_are_for_admins_only(open_page) -> None:
     w = open_page()
     sign_up(w.page)
     expect(w.page.get_by_role("link", name="Metrics")).to_be_hidden()

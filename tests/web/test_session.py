@@ -13,7 +13,7 @@ from tests.web.helpers import nav
 EXPIRED = "Failed to load resource: the server responded with a status of 401"
 
 
-def test_silent_refresh_then_an_ended_session(open_page, shot) -> None:  # noqa: ANN001
+def test_silent_refresh_then_an_ended_session(open_page, shot) -> None:
     w = open_page()
     page = w.page
     username = sign_up(page)
@@ -46,7 +46,7 @@ def test_silent_refresh_then_an_ended_session(open_page, shot) -> None:  # noqa:
     w.clean(allowed=lambda e: EXPIRED in e)
 
 
-def test_keyboard_only(open_page) -> None:  # noqa: ANN001
+def test_keyboard_only(open_page) -> None:
     """Sign up, start a chat and ask with the keyboard alone; focus is always visible."""
     w = open_page()
     page = w.page
@@ -83,7 +83,7 @@ def test_keyboard_only(open_page) -> None:  # noqa: ANN001
     w.clean()
 
 
-def test_a_page_left_before_it_loaded_never_draws_over_the_next(open_page) -> None:  # noqa: ANN001
+def test_a_page_left_before_it_loaded_never_draws_over_the_next(open_page) -> None:
     """The chats page's requests are held while the person moves on to Settings; when they answer at
     last, the chats page they left must not appear over (or under) Settings (main.js render)."""
     w = open_page()
@@ -92,7 +92,7 @@ def test_a_page_left_before_it_loaded_never_draws_over_the_next(open_page) -> No
     page.get_by_role("heading", name="Chats").first.wait_for()
     held: list[Any] = []
 
-    def hold(route: Any) -> None:  # noqa: ANN401 - not answered until released below
+    def hold(route: Any) -> None:  # not answered until released below
         held.append(route)
 
     page.route("**/api/chats", hold)

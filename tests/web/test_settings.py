@@ -10,7 +10,7 @@ from tests.web.conftest import sign_up
 from tests.web.helpers import accessibility_problems, nav
 
 
-def test_api_keys_on_the_settings_page(open_page, web_live, shot) -> None:  # noqa: ANN001
+def test_api_keys_on_the_settings_page(open_page, web_live, shot) -> None:
     w = open_page()
     page = w.page
     username = sign_up(page)
@@ -52,7 +52,7 @@ def test_api_keys_on_the_settings_page(open_page, web_live, shot) -> None:  # no
     w.clean()
 
 
-def test_a_key_without_a_scope_is_refused_on_the_page(open_page, shot) -> None:  # noqa: ANN001
+def test_a_key_without_a_scope_is_refused_on_the_page(open_page, shot) -> None:
     w = open_page(phone=True)
     page = w.page
     sign_up(page)

@@ -15,16 +15,16 @@ from tests.web.conftest import sign_in, sign_up
 from tests.web.helpers import QUESTION, accessibility_problems, ask, aurora_pdf, csrf, nav, new_chat, pdf_file
 
 
-def choose_space(page: Any, label: str) -> None:  # noqa: ANN401
+def choose_space(page: Any, label: str) -> None:
     page.get_by_label("Space", exact=True).select_option(label=label)
 
 
-def accessible(page: Any) -> None:  # noqa: ANN401
+def accessible(page: Any) -> None:
     problems = accessibility_problems(page)
     assert not problems, problems
 
 
-def test_a_team_invites_uploads_asks_and_removes_a_member(open_page, shot) -> None:  # noqa: ANN001
+def test_a_team_invites_uploads_asks_and_removes_a_member(open_page, shot) -> None:
     owner_w, editor_w, viewer_w = open_page(), open_page(), open_page(phone=True)
     owner, editor, viewer = owner_w.page, editor_w.page, viewer_w.page
     owner_name, editor_name, viewer_name = sign_up(owner), sign_up(editor), sign_up(viewer)
@@ -155,7 +155,7 @@ def test_a_team_invites_uploads_asks_and_removes_a_member(open_page, shot) -> No
         w.clean()
 
 
-def test_a_one_time_invitation_link(open_page, shot) -> None:  # noqa: ANN001
+def test_a_one_time_invitation_link(open_page, shot) -> None:
     owner_w = open_page()
     owner = owner_w.page
     owner_name = sign_up(owner)
@@ -216,7 +216,7 @@ def test_a_one_time_invitation_link(open_page, shot) -> None:  # noqa: ANN001
 
 
 
-def test_a_chat_shared_read_only_with_the_workspace(open_page, shot) -> None:  # noqa: ANN001
+def test_a_chat_shared_read_only_with_the_workspace(open_page, shot) -> None:
     """The owner of a chat over a workspace shares it; a member (on a phone) finds it under *Shared
     with you* and reads it without a question box; unshared, it is gone for them."""
     owner_w, reader_w = open_page(), open_page(phone=True)
@@ -259,7 +259,7 @@ def test_a_chat_shared_read_only_with_the_workspace(open_page, shot) -> None:  #
     reader_w.clean(allowed=lambda e: "status of 404" in e)  # the unshared chat, asked for once
 
 
-def test_the_server_admin_sees_each_workspace_on_the_metrics_page(open_page, shot, web_admin) -> None:  # noqa: ANN001
+def test_the_server_admin_sees_each_workspace_on_the_metrics_page(open_page, shot, web_admin) -> None:
     """The Metrics page lists every workspace's members by role, documents, bytes and questions."""
     member_w, admin_w = open_page(), open_page()
     member, admin = member_w.page, admin_w.page
