@@ -124,9 +124,14 @@ def alnum_words(text: str) -> list[str]:
     return _LETTERS_AND_DIGITS.findall(text)
 
 
+# A possessive ending, straight or curly: a name reads the same with it or without ("Developer’s Reference").
+POSSESSIVE = re.compile(r"['’]s\b")
+
+
 def squashed(text: str) -> str:
-    """`text` lower-cased with only its letters and digits: "Advanced Micro-Devices" -> "advancedmicrodevices"."""
-    return "".join(alnum_words(text.lower()))
+    """`text` lower-cased with only its letters and digits, possessive endings cut: "Advanced Micro-Devices" ->
+    "advancedmicrodevices", "the Developer’s Reference" -> "thedeveloperreference"."""
+    return "".join(alnum_words(POSSESSIVE.sub("", text.lower())))
 
 
 # A word in capitals, with a letter ("AMCOR", "3M", "10-K"; not "2023"): an acronym, a ticker, a name
