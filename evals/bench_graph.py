@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from evals import scoring
 from evals.common import FINANCEBENCH, append_row, eval_runtime, load_jsonl, resumable_rows, write_result
 from evals.scoring import fraction, percentile
 from graph.context import GraphParts
@@ -46,8 +47,8 @@ def ask(question: dict, doc_id: str, config: dict, parts: GraphParts) -> dict:
         elif kind == "done":
             out: Outcome = data
     total = time.perf_counter() - started
-    evidence = {(e["doc_name"], e["evidence_page_num"] + 1) for e in question["evidence"]}
-    cited = [c for c in out.citations if c["n"] in out.cited]
+    evidence = scoring.evidence_pages(question)
+    cited = scoring.cited_citations({"citations": out.citations, "cited": out.cited})
     doc_name = question["doc_name"]
     hit = any((doc_name, c["page"]) in evidence for c in cited)
     shown = any((doc_name, c["page"]) in evidence for c in shown_sources)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from evals import scoring
 from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result
 from evals.scoring import first_hit_rank, percentile, rank_scores
 
@@ -26,7 +27,7 @@ CUTOFFS = (1, 3, 4, 5, 10)  # 3 and 4: how many excerpts the graph shows (GRAPH_
 
 def evidence_pages(question: dict) -> set[int]:
     """1-based evidence pages of the question's own filing."""
-    return {e["evidence_page_num"] + 1 for e in question["evidence"] if e["doc_name"] == question["doc_name"]}
+    return {page for doc, page in scoring.evidence_pages(question) if doc == question["doc_name"]}
 
 
 def summarise(ranks: list[int | None]) -> dict:

@@ -212,3 +212,15 @@ def test_a_run_resumes_from_its_rows_file(tmp_path) -> None:
     append_row(rows, {"id": 2, "day": date(2026, 12, 4)})  # what JSON cannot hold is written as text
     assert resumable_rows(rows, resume=True) == [{"id": 1}, {"id": 2, "day": "2026-12-04"}]
     assert resumable_rows(rows, resume=False) == [] and rows.read_text() == ""
+
+
+def test_evidence_pages_are_read_once() -> None:
+    """FinanceBench's 0-based evidence pages as 1-based (filing, page) pairs in scoring.py; retrieval.py's
+    pages of the question's own filing (cv, ablations, bench_ocr) are those pairs' pages."""
+    from evals import retrieval
+
+    q = {"doc_name": "3M_2018_10K", "evidence": [{"doc_name": "3M_2018_10K", "evidence_page_num": 59},
+                                                 {"doc_name": "3M_2018_10K", "evidence_page_num": 60},
+                                                 {"doc_name": "3M_2017_10K", "evidence_page_num": 4}]}
+    assert scoring.evidence_pages(q) == {("3M_2018_10K", 60), ("3M_2018_10K", 61), ("3M_2017_10K", 5)}
+    assert retrieval.evidence_pages(q) == {60, 61}
