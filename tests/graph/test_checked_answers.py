@@ -127,6 +127,31 @@ def test_a_figure_no_listed_row_is_gets_the_honest_refusal(statements, make_run)
     assert model.prompts("answer") == []
 
 
+def test_a_figure_no_listed_row_is_but_the_prose_states_is_answered_from_the_prose(make_user, ingest, make_run) -> None:
+    # held-back genre batch 5 (tuned on it): the only row offered was not the figure (a contents line there;
+    # a count of objections here), the model rightly said none, and the answer the excerpt's prose held was refused
+    import pymupdf
+
+    _name, owner_id = make_user("prose-figure")
+    table = statement_pdf(["Salvage statistics"], [["", "2022", "2023"]],
+                          [("Objections by package maintainers", ["14", "9"], 0)])
+    doc = pymupdf.open(stream=table, filetype="pdf")
+    lines = ["Once the intent to salvage bug is filed, you need to wait in case any objections are raised;",
+             "the maintainer or any member of the packaging team of the package may object publicly",
+             "within 21 days, and this terminates the salvaging process."]
+    for i, line in enumerate(lines):
+        doc[0].insert_text((72, 300 + 14 * i), line, fontsize=10)
+    _sub, outcome = ingest(owner_id, "salvaging.pdf", doc.tobytes())
+    assert outcome is not None and outcome.status == "ready", outcome
+    question = "How many days do a package's maintainers have to object to an intent to salvage it?"
+    answer = "A package's maintainers may object within 21 days of the intent to salvage [1]."
+    chain, model = scripted_chain(script_for(grade_rule=lambda text: True, answer=answer, choose="none"))
+    out = graph.invoke({"question": question}, **make_run(owner_id, chain, hyde=False, relevance_floor=FLOOR))
+    assert out["facts"], "a row was offered, so the model was asked to choose"
+    assert model.kinds().count("choose") == 1 and model.prompts("answer"), model.kinds()
+    assert "21 days" in out["answer"] and out["cited"], out["answer"]
+
+
 def test_a_general_knowledge_question_is_refused_without_citations(statements, make_run) -> None:
     # what the local model wrote: the claim uncited, the citation in a sentence of its own
     answer = "The capital of Peru is Lima, the largest city in the country. This information is found in [1]."
