@@ -205,7 +205,10 @@ def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bo
         return False
     what = stems(body) - stems(" ".join(_NAME.findall(body))) - _SAYS_NOTHING_OF_WHAT
     what -= {w for w in what if w[0].isdigit()}
-    what = what or set(reading.measure)
+    # what it says of the thing asked, when it says it: "This worm was designed by Bruce Perens, who was the
+    # leader and worked at Pixar" is about the worm's designer, not about leading or Pixar, which a
+    # statement of the excerpt tells of Perens
+    what = (what & reading.measure) or what or set(reading.measure)
     if not what:
         return False
     statements = [said for said in _statements(cited) if said & what]

@@ -130,6 +130,23 @@ def test_a_name_stands_with_what_the_sentence_says_of_it() -> None:
     assert not apart("Ian Murdock founded it in 1993 [1].", history, "When was Debian founded?")  # not who
 
 
+def test_a_name_stands_with_what_is_asked_not_with_what_is_said_of_the_person() -> None:
+    # held-back genre batch 5's out-of-scope "Who designed the toy worm that Debian 12 bookworm is named after?"
+    # (tuned on it): the relative clause copied from the source ("who was the leader ... at Pixar") had made
+    # "This worm was designed by Bruce Perens" read as said where the FAQ names Perens
+    from graph.claims import name_apart_from_what_is_said as apart
+
+    faq = ("bookworm (Debian 12) was a green toy worm with a built-in flashlight who loves reading books.\n"
+           "The decision of using Toy Story names was made by Bruce Perens who was, at the time, the Debian\n"
+           "Project Leader and was working also at Pixar, the company that produced the movies.")
+    designed = ("This worm was designed by Bruce Perens, who was the Debian Project Leader and was working at Pixar, "
+                "the company that produced the movies [1].")
+    assert apart(designed, faq, "Who designed the toy worm that Debian 12 bookworm is named after?")
+    decided = ("The decision to use Toy Story names for Debian releases was made by Bruce Perens, who was the Debian "
+               "Project Leader and was working also at Pixar, the company that produced the movies [1].")
+    assert not apart(decided, faq, "Who made the decision to use Toy Story names for Debian releases?")
+
+
 def test_a_figure_is_of_the_numbered_thing_asked() -> None:
     # batch 3's "The official Debian 1.0 release contained 474 packages [2]": 474 is what Debian 1.1 contained
     from graph.claims import figure_of_another_numbered as other
