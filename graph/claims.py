@@ -45,7 +45,7 @@ from itertools import combinations
 from graph.citations import MARK, before_stop, marked
 from graph.reading import Reading, numbered, read, same_number, unnumbered
 from graph.verify import sentences
-from graph.windows import stems
+from graph.windows import GAP, stems
 from lexicon import CALENDAR_NAMES as _MONTHS
 from lexicon import (
     DATES,
@@ -262,14 +262,46 @@ def verdict_as_stated(answer: str, reading: Reading) -> str:
     words = _plain_words(answer[start + verdict.end():end])
     if not words and len(spans) > 1:  # "Yes. A Developer cannot be reappointed [1].": the next sentence says it
         words = _plain_words(answer[slice(*spans[1])])
-    denied = any(_denies(word) and stems(" ".join(words[i + 1:i + 1 + DENIED_WITHIN])) & asked
-                 for i, word in enumerate(words))
-    if not denied:
+    if not _denies_asked(words, asked):
         return answer
     at = start + answer[start:end].lower().index("yes")  # YES_FIRST matched it
     yes = answer[at:at + 3]
     no = "NO" if yes.isupper() else "No" if yes[0].isupper() else "no"
     return answer[:at] + no + answer[at + 3:]
+
+
+def _denies_asked(words: list[str], asked: set[str]) -> bool:
+    """A denial closely before one of the question's own words ("should not be made", "cannot be canceled")."""
+    return any(_denies(word) and stems(" ".join(words[i + 1:i + 1 + DENIED_WITHIN])) & asked
+               for i, word in enumerate(words))
+
+
+def denied_by_evidence(reading: Reading, texts: Mapping[int, str]) -> tuple[int, str] | None:
+    """Asked yes or no, the statement of the excerpts that says most of what the question asks of (at least two
+    of its measure words, and half of them), when it denies it: (its excerpt's number, the statement). "Is
+    /usr/etc allowed ...?" beside "Note that /usr/etc is still not allowed: programs in /usr should place
+    configuration files in /etc." The answer is then that "No", in the excerpt's words, whatever the model
+    wrote: a small model says "Yes" to most such questions (evals/results/README.md, yes/no from the
+    evidence). A statement that affirms is left to the model: words cannot tell that it says yes. A question
+    that denies itself ("Is it not allowed?") is left alone."""
+    if reading.asks != "yes_no" or _denies(reading.question) or not reading.measure:
+        return None
+    best: tuple[int, int, str] = (0, 0, "")
+    for n, text in sorted(texts.items()):
+        running = " ".join(text.split())
+        said = [running[a:b].strip() for a, b in sentences(running)]
+        for before, now in zip(["", *said], said, strict=False):
+            # "This vote cannot be canceled." says of what the sentence before names; it alone is quoted
+            score = len(stems(f"{before} {now}" if REFERS_BACK.match(now) else now) & reading.measure)
+            if score > best[0]:
+                best = (score, n, now)
+    score, n, statement = best
+    if score < 2 or 2 * score < len(reading.measure):
+        return None
+    asked = stems(reading.question)
+    # the part of a window's text that denies, not the pieces the window's gaps join to it
+    denying = [piece.strip() for piece in statement.split(GAP) if _denies_asked(_plain_words(piece), asked)]
+    return (n, denying[-1]) if denying else None
 
 
 def _plain_words(text: str) -> list[str]:

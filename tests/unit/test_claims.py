@@ -385,3 +385,31 @@ def test_a_quotation_with_a_word_of_its_own_is_a_misquote() -> None:
         assert not misquotes(right, {3: fhs}), right
     # a quotation of nothing shown is no misquote of it (whether it holds is the other checks' business)
     assert not misquotes('It says "Debian was founded by Ian Murdock in August 1993" [3].', {3: fhs})
+
+
+def test_a_yes_no_question_the_evidence_denies_is_answered_no_in_its_words() -> None:
+    # held-back genre batches 1-5 (tuned on them): the local model said "Yes" to 10 of the 21 questions whose
+    # answer is "No"; where the statement saying most of what is asked denies it, the excerpts answer
+    from graph.claims import denied_by_evidence
+    from graph.reading import read
+
+    fhs = {1: "The /usr hierarchy is shareable, read-only data.\n",
+           2: "Note that /usr/etc is still not allowed: programs in /usr should place configuration\n"
+              "files in /etc. Large software packages must not use a direct subdirectory under /usr."}
+    asked = read("Is /usr/etc allowed for programs' configuration files under the FHS?")
+    assert denied_by_evidence(asked, fhs) == (2, "Note that /usr/etc is still not allowed: programs in /usr should "
+                                                 "place configuration files in /etc.")
+    # a statement that refers back is read with the one before it, and quoted alone
+    vote = {1: "Two weeks after the original proposal the ballot is closed to any changes and voting starts "
+               "automatically. This vote cannot be canceled."}
+    found = denied_by_evidence(read("Can the vote that starts automatically two weeks after a proposal be canceled?"),
+                               vote)
+    assert found == (1, "This vote cannot be canceled.")
+    # an affirming statement is the model's to read; a denial in a clause of its own bears on nothing asked
+    cache = {1: "Unlike /var/spool, the cached files can be deleted without data loss."}
+    assert denied_by_evidence(read("Can files under /var/cache be deleted without losing data?"), cache) is None
+    # a question that denies itself, one not asking yes or no, a statement saying too little of what is asked
+    assert denied_by_evidence(read("Is /usr/etc not allowed for configuration files?"), fhs) is None
+    assert denied_by_evidence(read("Where should programs in /usr place configuration files?"), fhs) is None
+    assert denied_by_evidence(read("Is /usr/etc allowed for programs' configuration files under the FHS?"),
+                              {1: "Nothing here is not allowed."}) is None
