@@ -14,7 +14,7 @@ from graph.facts import label_words
 from graph.figures import read_figures
 from graph.state import Citation, Evidence
 from graph.verify import VerifyReport, sentences
-from lexicon import POLARITY_WORDS, SCALES, letter_words
+from lexicon import POLARITY_WORDS, SCALES, letter_words, statements
 
 # Two content words sharing this many first letters count as one ("leases" / "leased").
 STEM = 5
@@ -69,13 +69,14 @@ def bare_figures(answer: str) -> list[str]:
 
 
 def _closest_line(text: str, sentence: str) -> str:
+    """The statement of `text` (a sentence, read whole across the lines it wraps over, or a line that is
+    no sentence: a row, a list's item) sharing most words with `sentence`."""
     words = _stems(MARK.sub("", sentence))
     best, best_score = "", 0
-    for line in filter(None, text.split("\n")):
-        for part in re.split(r"(?<=[.!?])\s+(?=[A-Z])", line):
-            score = len(_stems(part) & words)
-            if score > best_score:
-                best, best_score = part.strip(), score
+    for part in statements(text):
+        score = len(_stems(part) & words)
+        if score > best_score:
+            best, best_score = part.strip(), score
     return best
 
 
