@@ -67,12 +67,12 @@ from lexicon import (
     QUOTED_WORD,
     REFERS_BACK,
     SCALES,
-    STATEMENT,
     UNIT_WORDS,
     YEAR,
     YES_FIRST,
     alnum_words,
     squashed,
+    statements,
 )
 
 # The model declining in its own words: "The excerpts do not provide ...", "I cannot determine ...".
@@ -164,10 +164,10 @@ def name_and_year_apart(sentence: str, cited: str, question: str) -> bool:
              if not _words(n) <= _MONTHS and not YEAR.search(n)] if years else []
     if not names:
         return False
-    statements = [(set(YEAR.findall(m.group(0))), _words(m.group(0))) for m in STATEMENT.finditer(cited)]
+    said = [(set(YEAR.findall(statement)), _words(statement)) for statement in statements(cited)]
     for name in names:
         words = {w for w in _words(name) if w not in FUNCTION_WORDS and w not in _MONTHS and len(w) > 1}
-        if words and not any(words <= held and said & years for said, held in statements):
+        if words and not any(words <= held and dated & years for dated, held in said):
             return True
     return False
 
@@ -185,9 +185,10 @@ def _read_back(text: str, refers_back: Callable[[str], object]) -> list[str]:
 
 
 def _statements(text: str) -> list[set[str]]:
-    """The stems of each statement of `text`: each line, and each sentence of running text (with the
-    sentence before it when it says "he" or "they": whom that names)."""
-    return [stems(line) for line in text.splitlines()] + [stems(s) for s in _read_back(text, PRONOUN.search)]
+    """The stems of each statement of `text`: each sentence (wrapped lines joined) or line that is no
+    sentence, and each sentence of running text (with the sentence before it when it says "he" or "they":
+    whom that names)."""
+    return [stems(s) for s in statements(text)] + [stems(s) for s in _read_back(text, PRONOUN.search)]
 
 
 def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bool:
@@ -211,9 +212,8 @@ def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bo
     what = (what & reading.measure) or what or set(reading.measure)
     if not what:
         return False
-    statements = [said for said in _statements(cited) if said & what]
-    return bool(statements) and any(not any(stems(name.split()[-1]) <= said for said in statements)
-                                    for name in names)
+    about = [said for said in _statements(cited) if said & what]
+    return bool(about) and any(not any(stems(name.split()[-1]) <= said for said in about) for name in names)
 
 
 _WHETHER = stems(" ".join(POLARITY_WORDS))  # "yes", "not": whether, not what

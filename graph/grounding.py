@@ -16,7 +16,7 @@ from graph.reading import Reading
 from graph.state import Citation, Evidence, Excerpt
 from graph.verify import VerifyReport, sentences
 from graph.windows import GAP, stems
-from lexicon import POLARITY_WORDS, SCALES, letter_words, squashed
+from lexicon import POLARITY_WORDS, SCALES, letter_words, squashed, statements
 
 # Two content words sharing this many first letters count as one ("leases" / "leased").
 STEM = 5
@@ -73,13 +73,14 @@ def bare_figures(answer: str) -> list[str]:
 
 
 def _closest_line(text: str, sentence: str) -> str:
+    """The statement of `text` (a sentence, read whole across the lines it wraps over, or a line that is
+    no sentence: a row, a list's item) sharing most words with `sentence`."""
     words = _stems(MARK.sub("", sentence))
     best, best_score = "", 0
-    for line in filter(None, text.split("\n")):
-        for part in re.split(r"(?<=[.!?])\s+(?=[A-Z])", line):
-            score = len(_stems(part) & words)
-            if score > best_score:
-                best, best_score = part.strip(), score
+    for part in statements(text):
+        score = len(_stems(part) & words)
+        if score > best_score:
+            best, best_score = part.strip(), score
     return best
 
 
