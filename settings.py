@@ -193,11 +193,34 @@ class Section(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     ENV_PREFIX: ClassVar[str] = ""
+    # Fields whose flat name is not ENV_PREFIX + their name: {field name: flat name in lower case}.
+    ENV_NAMES: ClassVar[dict[str, str]] = {}
 
     @classmethod
     def flat_names(cls) -> dict[str, str]:
         """{flat name in lower case: field name}."""
-        return {f"{cls.ENV_PREFIX}{name}": name for name in cls.model_fields}
+        return {cls.ENV_NAMES.get(name, f"{cls.ENV_PREFIX}{name}"): name for name in cls.model_fields}
+
+
+class DatabaseSettings(Section):
+    """Postgres (storage/db.py): embedded, or external with DATABASE_URL (e.g. a Supabase direct
+    connection string)."""
+
+    ENV_PREFIX: ClassVar[str] = "db_"
+    ENV_NAMES: ClassVar[dict[str, str]] = {"url": "database_url", "pooler": "database_pooler"}
+
+    # External Postgres. Unset: embedded Postgres.
+    url: str | None = None
+    # auto: a URL on port 6543 (Supabase's transaction pooler) is treated as a transaction-mode pooler
+    # (prepared statements off); "transaction" for another such pooler; "none" never.
+    pooler: Literal["auto", "transaction", "none"] = "auto"
+    pool_size: int = 10
+    # A database that is down or unreachable must not hold requests (storage/outage.py): a new
+    # connection gives up after DB_CONNECT_TIMEOUT_S (libpq's whole seconds, at least 2), a request
+    # waits at most DB_ACQUIRE_TIMEOUT_S for a pooled connection, and once a fresh connection fails
+    # every request answers 503 with Retry-After at once until one succeeds again.
+    connect_timeout_s: float = Field(default=5.0, gt=0)
+    acquire_timeout_s: float = Field(default=10.0, gt=0)
 
 
 class SupabaseSettings(Section):
@@ -314,8 +337,14 @@ class LangSmithSettings(Section):
 
 
 # Settings' sections by field name (kept in step with its fields of these types; a test checks).
-SECTIONS: dict[str, type[Section]] = {"supabase": SupabaseSettings, "observability": ObservabilitySettings,
-                                      "celery": CelerySettings, "login": LoginSettings, "langsmith": LangSmithSettings}
+SECTIONS: dict[str, type[Section]] = {
+    "database": DatabaseSettings,
+    "supabase": SupabaseSettings,
+    "observability": ObservabilitySettings,
+    "celery": CelerySettings,
+    "login": LoginSettings,
+    "langsmith": LangSmithSettings,
+}
 FLAT: dict[str, tuple[str, str]] = {flat: (section, field) for section, model in SECTIONS.items()
                                     for flat, field in model.flat_names().items()}
 
@@ -345,18 +374,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
 
     # Data directory: embedded Postgres, stored PDFs, assembled models.
     thotqen_home: Path = Field(default=Path(".thotqen"))
-    # External Postgres (e.g. a Supabase direct connection string). Unset: embedded Postgres.
-    database_url: str | None = None
-    # auto: a URL on port 6543 (Supabase's transaction pooler) is treated as a transaction-mode pooler
-    # (prepared statements off); "transaction" for another such pooler; "none" never.
-    database_pooler: Literal["auto", "transaction", "none"] = "auto"
-    db_pool_size: int = 10
-    # A database that is down or unreachable must not hold requests (storage/outage.py): a new
-    # connection gives up after DB_CONNECT_TIMEOUT_S (libpq's whole seconds, at least 2), a request
-    # waits at most DB_ACQUIRE_TIMEOUT_S for a pooled connection, and once a fresh connection fails
-    # every request answers 503 with Retry-After at once until one succeeds again.
-    db_connect_timeout_s: float = Field(default=5.0, gt=0)
-    db_acquire_timeout_s: float = Field(default=10.0, gt=0)
 
     # Embeddings: a local path to a sentence-transformers model; unset: the packaged MiniLM.
     embedding_model_path: str | None = None
@@ -489,7 +506,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
 
     @property
     def embedded(self) -> bool:
-        return not self.database_url
+        return not self.database.url
 
     # --- HTTP server (server.py, api/): accounts, uploads, chats, protection, metrics -----------
     # Kept as the last block of the class so merges with other settings stay easy.
@@ -654,9 +671,10 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     answer_cache: bool = True
     answer_cache_max_distance: float = 0.05
     answer_cache_ttl_hours: float = 168.0
-    # --- Sections (above): SUPABASE_*; logs, metrics and tracing; CELERY_*; LOGIN_*; LANGSMITH_* ---
+    # --- Sections (above, SECTIONS), each read from its flat variable names (DATABASE_URL, DB_POOL_SIZE) ---
     # NoDecode: a variable named as a section (LOGIN is a user name on some systems) is not JSON to
     # parse; _SectionsSource's value for every section wins over it.
+    database: Annotated[DatabaseSettings, NoDecode] = Field(default_factory=DatabaseSettings)
     supabase: Annotated[SupabaseSettings, NoDecode] = Field(default_factory=SupabaseSettings)
     observability: Annotated[ObservabilitySettings, NoDecode] = Field(default_factory=ObservabilitySettings)
     celery: Annotated[CelerySettings, NoDecode] = Field(default_factory=CelerySettings)

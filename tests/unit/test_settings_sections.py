@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pydantic
 import pytest
-from pydantic import SecretStr
+from pydantic import SecretStr, TypeAdapter
 
 from settings import (
     FLAT,
     SECTIONS,
     CelerySettings,
+    DatabaseSettings,
     LangSmithSettings,
     LoginSettings,
     ObservabilitySettings,
@@ -99,8 +100,10 @@ def test_model_copy_takes_the_flat_names_and_leaves_the_original() -> None:
 def test_the_sections_table_matches_the_fields() -> None:
     fields = {name: info.annotation for name, info in Settings.model_fields.items()
               if isinstance(info.annotation, type) and issubclass(info.annotation, Section)}
-    assert fields == SECTIONS == {"supabase": SupabaseSettings, "observability": ObservabilitySettings,
-                                  "celery": CelerySettings, "login": LoginSettings, "langsmith": LangSmithSettings}
+    assert fields == SECTIONS == {
+        "database": DatabaseSettings, "supabase": SupabaseSettings, "observability": ObservabilitySettings,
+        "celery": CelerySettings, "login": LoginSettings, "langsmith": LangSmithSettings,
+    }
 
 
 def test_no_flat_name_is_also_a_field_of_settings() -> None:
@@ -113,3 +116,45 @@ def test_every_sections_name_is_documented() -> None:
     doc = (ROOT / "docs" / "configuration.md").read_text()
     missing = sorted(flat.upper() for flat in FLAT if f"`{flat.upper()}`" not in doc)
     assert not missing, f"document these in docs/configuration.md: {missing}"
+
+
+# A value other than the default for every flat name (the environment's spelling), and the settings a
+# value needs beside it to be accepted.
+ENVIRONMENT = {
+    "DATABASE_URL": "postgresql://u:p@db.example:5432/d", "DATABASE_POOLER": "transaction", "DB_POOL_SIZE": "3",
+    "DB_CONNECT_TIMEOUT_S": "2.5", "DB_ACQUIRE_TIMEOUT_S": "4",
+    "SUPABASE_URL": "https://p.supabase.co", "SUPABASE_SERVICE_KEY": "service-key", "SUPABASE_AUTH": "true",
+    "SUPABASE_JWT_SECRET": "j" * 40, "SUPABASE_JWKS_URL": "https://p.supabase.co/jwks",
+    "SUPABASE_AUDIENCE": "ours", "SUPABASE_ISSUER": "https://issuer.example", "SUPABASE_BUCKET": "files",
+    "LOG_FORMAT": "json", "LOG_LEVEL": "DEBUG", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318",
+    "OTEL_SERVICE_NAME": "ours", "METRICS_ALLOW_IPS": "10.0.0.0/8", "METRICS_TOKEN": "metrics-token",
+    "PROMETHEUS_MULTIPROC_DIR": "/tmp/prometheus", "WORKER_METRICS_PORT": "9100", "WORKER_METRICS_HOST": "0.0.0.0",
+    "CELERY_BROKER_URL": "amqp://rabbitmq//", "CELERY_VISIBILITY_TIMEOUT_S": "7200", "CELERY_PUBLISH_TIMEOUT_S": "2",
+    "LOGIN_MAX_FAILURES": "6", "LOGIN_LOCK_MINUTES": "16", "LOGIN_ACCOUNT_MAX_FAILURES": "21",
+    "LOGIN_ACCOUNT_DELAY_S": "11", "LOGIN_IP_LIMIT": "31", "LOGIN_IP_WINDOW_S": "901",
+    "LANGSMITH_API_KEY": "ls-key", "LANGSMITH_ENDPOINT": "https://langsmith.example", "LANGSMITH_PROJECT": "ours",
+}
+BESIDE = {"SUPABASE_AUTH": {"SUPABASE_URL": "https://p.supabase.co"}}
+
+
+def _plain(value: object) -> object:
+    return value.get_secret_value() if isinstance(value, SecretStr) else value
+
+
+def test_every_flat_name_is_listed_here() -> None:
+    assert set(ENVIRONMENT) == {flat.upper() for flat in FLAT}
+
+
+@pytest.mark.parametrize("name", sorted(ENVIRONMENT))
+def test_every_section_field_is_read_from_its_flat_name(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each variable a section reads is still read under the name deployments set (the name it had as
+    a field of Settings' own), into its section's field, and the default stays when it is unset."""
+    section, field = FLAT[name.lower()]
+    info = SECTIONS[section].model_fields[field]
+    default = getattr(Settings(_env_file=None), section)
+    assert getattr(default, field) == info.get_default(call_default_factory=True)
+    for other, value in {name: ENVIRONMENT[name], **BESIDE.get(name, {})}.items():
+        monkeypatch.setenv(other, value)
+    read = getattr(getattr(Settings(_env_file=None), section), field)
+    expected = TypeAdapter(info.annotation).validate_python(ENVIRONMENT[name])
+    assert _plain(read) == _plain(expected) != _plain(getattr(default, field))
