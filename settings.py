@@ -223,6 +223,21 @@ class DatabaseSettings(Section):
     acquire_timeout_s: float = Field(default=10.0, gt=0)
 
 
+class EmbeddingSettings(Section):
+    """The embedding model (providers/embeddings.py, runtime.py)."""
+
+    ENV_PREFIX: ClassVar[str] = "embedding_"
+
+    # A local path to a sentence-transformers model; unset: the packaged MiniLM.
+    model_path: str | None = None
+    batch_size: int = 64
+    # "torch", "onnx" or "onnx-int8" (ONNX Runtime, exported once from the same weights into
+    # THOTQEN_HOME): same model, measured side by side in evals/results/embed_backends.md.
+    backend: Literal["torch", "onnx", "onnx-int8"] = "onnx-int8"
+    # Where the ONNX exports live; unset: THOTQEN_HOME/models/embeddings (one export per data directory).
+    export_dir: Path | None = None
+
+
 class SupabaseSettings(Section):
     """Supabase, two separate switches. Storage for the raw files: on with SUPABASE_URL and the
     service-role key. Auth: SUPABASE_AUTH=true accepts Supabase Auth access tokens (HS256 with the
@@ -339,6 +354,7 @@ class LangSmithSettings(Section):
 # Settings' sections by field name (kept in step with its fields of these types; a test checks).
 SECTIONS: dict[str, type[Section]] = {
     "database": DatabaseSettings,
+    "embedding": EmbeddingSettings,
     "supabase": SupabaseSettings,
     "observability": ObservabilitySettings,
     "celery": CelerySettings,
@@ -374,15 +390,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
 
     # Data directory: embedded Postgres, stored PDFs, assembled models.
     thotqen_home: Path = Field(default=Path(".thotqen"))
-
-    # Embeddings: a local path to a sentence-transformers model; unset: the packaged MiniLM.
-    embedding_model_path: str | None = None
-    embedding_batch_size: int = 64
-    # "torch", "onnx" or "onnx-int8" (ONNX Runtime, exported once from the same weights into
-    # THOTQEN_HOME): same model, measured side by side in evals/results/embed_backends.md.
-    embedding_backend: Literal["torch", "onnx", "onnx-int8"] = "onnx-int8"
-    # Where the ONNX exports live; unset: THOTQEN_HOME/models/embeddings (one export per data directory).
-    embedding_export_dir: Path | None = None
 
     # Chunking (MiniLM truncates at 256 word pieces, so children stay under it).
     child_tokens: int = 220
@@ -500,8 +507,8 @@ class Settings(Tunables, ServerTunables, BaseSettings):
 
     @property
     def embedding_export_root(self) -> Path:
-        if self.embedding_export_dir is not None:
-            return self.embedding_export_dir.expanduser().resolve()
+        if self.embedding.export_dir is not None:
+            return self.embedding.export_dir.expanduser().resolve()
         return self.home / "models" / "embeddings"
 
     @property
@@ -675,6 +682,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # NoDecode: a variable named as a section (LOGIN is a user name on some systems) is not JSON to
     # parse; _SectionsSource's value for every section wins over it.
     database: Annotated[DatabaseSettings, NoDecode] = Field(default_factory=DatabaseSettings)
+    embedding: Annotated[EmbeddingSettings, NoDecode] = Field(default_factory=EmbeddingSettings)
     supabase: Annotated[SupabaseSettings, NoDecode] = Field(default_factory=SupabaseSettings)
     observability: Annotated[ObservabilitySettings, NoDecode] = Field(default_factory=ObservabilitySettings)
     celery: Annotated[CelerySettings, NoDecode] = Field(default_factory=CelerySettings)

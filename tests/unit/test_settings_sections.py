@@ -15,6 +15,7 @@ from settings import (
     SECTIONS,
     CelerySettings,
     DatabaseSettings,
+    EmbeddingSettings,
     LangSmithSettings,
     LoginSettings,
     ObservabilitySettings,
@@ -101,8 +102,13 @@ def test_the_sections_table_matches_the_fields() -> None:
     fields = {name: info.annotation for name, info in Settings.model_fields.items()
               if isinstance(info.annotation, type) and issubclass(info.annotation, Section)}
     assert fields == SECTIONS == {
-        "database": DatabaseSettings, "supabase": SupabaseSettings, "observability": ObservabilitySettings,
-        "celery": CelerySettings, "login": LoginSettings, "langsmith": LangSmithSettings,
+        "database": DatabaseSettings,
+        "embedding": EmbeddingSettings,
+        "supabase": SupabaseSettings,
+        "observability": ObservabilitySettings,
+        "celery": CelerySettings,
+        "login": LoginSettings,
+        "langsmith": LangSmithSettings,
     }
 
 
@@ -123,6 +129,8 @@ def test_every_sections_name_is_documented() -> None:
 ENVIRONMENT = {
     "DATABASE_URL": "postgresql://u:p@db.example:5432/d", "DATABASE_POOLER": "transaction", "DB_POOL_SIZE": "3",
     "DB_CONNECT_TIMEOUT_S": "2.5", "DB_ACQUIRE_TIMEOUT_S": "4",
+    "EMBEDDING_MODEL_PATH": "/models/e5", "EMBEDDING_BATCH_SIZE": "8", "EMBEDDING_BACKEND": "torch",
+    "EMBEDDING_EXPORT_DIR": "/models/exports",
     "SUPABASE_URL": "https://p.supabase.co", "SUPABASE_SERVICE_KEY": "service-key", "SUPABASE_AUTH": "true",
     "SUPABASE_JWT_SECRET": "j" * 40, "SUPABASE_JWKS_URL": "https://p.supabase.co/jwks",
     "SUPABASE_AUDIENCE": "ours", "SUPABASE_ISSUER": "https://issuer.example", "SUPABASE_BUCKET": "files",
@@ -149,6 +157,8 @@ def test_every_flat_name_is_listed_here() -> None:
 def test_every_section_field_is_read_from_its_flat_name(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each variable a section reads is still read under the name deployments set (the name it had as
     a field of Settings' own), into its section's field, and the default stays when it is unset."""
+    for flat in ENVIRONMENT:  # the tests' own (EMBEDDING_EXPORT_DIR) too
+        monkeypatch.delenv(flat, raising=False)
     section, field = FLAT[name.lower()]
     info = SECTIONS[section].model_fields[field]
     default = getattr(Settings(_env_file=None), section)
