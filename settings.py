@@ -238,6 +238,15 @@ class EmbeddingSettings(Section):
     export_dir: Path | None = None
 
 
+class ChunkingSettings(Section):
+    """Chunk sizes in word pieces (ingestion/chunk.py): MiniLM truncates at 256, so children stay under
+    it. The flat names are the fields' own (CHILD_TOKENS, ...)."""
+
+    child_tokens: int = 220
+    child_overlap_tokens: int = 40
+    parent_tokens: int = 1500
+
+
 class SupabaseSettings(Section):
     """Supabase, two separate switches. Storage for the raw files: on with SUPABASE_URL and the
     service-role key. Auth: SUPABASE_AUTH=true accepts Supabase Auth access tokens (HS256 with the
@@ -355,6 +364,7 @@ class LangSmithSettings(Section):
 SECTIONS: dict[str, type[Section]] = {
     "database": DatabaseSettings,
     "embedding": EmbeddingSettings,
+    "chunking": ChunkingSettings,
     "supabase": SupabaseSettings,
     "observability": ObservabilitySettings,
     "celery": CelerySettings,
@@ -390,11 +400,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
 
     # Data directory: embedded Postgres, stored PDFs, assembled models.
     thotqen_home: Path = Field(default=Path(".thotqen"))
-
-    # Chunking (MiniLM truncates at 256 word pieces, so children stay under it).
-    child_tokens: int = 220
-    child_overlap_tokens: int = 40
-    parent_tokens: int = 1500
 
     # Retrieval and graph knobs are declared in tunables.py (inherited here, set by their env vars).
     search_k: int = 5  # hits `thotqen search` prints by default
@@ -683,6 +688,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # parse; _SectionsSource's value for every section wins over it.
     database: Annotated[DatabaseSettings, NoDecode] = Field(default_factory=DatabaseSettings)
     embedding: Annotated[EmbeddingSettings, NoDecode] = Field(default_factory=EmbeddingSettings)
+    chunking: Annotated[ChunkingSettings, NoDecode] = Field(default_factory=ChunkingSettings)
     supabase: Annotated[SupabaseSettings, NoDecode] = Field(default_factory=SupabaseSettings)
     observability: Annotated[ObservabilitySettings, NoDecode] = Field(default_factory=ObservabilitySettings)
     celery: Annotated[CelerySettings, NoDecode] = Field(default_factory=CelerySettings)

@@ -309,9 +309,9 @@ def chunk_step(settings: Settings, embedder: DocumentEmbedder, name: str, parsed
         parsed.rows,
         embedder.count_tokens,
         title=heading_title(context, name),
-        child_tokens=settings.child_tokens,
-        overlap_tokens=settings.child_overlap_tokens,
-        parent_tokens=settings.parent_tokens,
+        child_tokens=settings.chunking.child_tokens,
+        overlap_tokens=settings.chunking.child_overlap_tokens,
+        parent_tokens=settings.chunking.parent_tokens,
         unit_titles=unit_titles,
     )
     if len(chunks.children) > settings.document_max_chunks:

@@ -14,6 +14,7 @@ from settings import (
     FLAT,
     SECTIONS,
     CelerySettings,
+    ChunkingSettings,
     DatabaseSettings,
     EmbeddingSettings,
     LangSmithSettings,
@@ -104,6 +105,7 @@ def test_the_sections_table_matches_the_fields() -> None:
     assert fields == SECTIONS == {
         "database": DatabaseSettings,
         "embedding": EmbeddingSettings,
+        "chunking": ChunkingSettings,
         "supabase": SupabaseSettings,
         "observability": ObservabilitySettings,
         "celery": CelerySettings,
@@ -131,6 +133,7 @@ ENVIRONMENT = {
     "DB_CONNECT_TIMEOUT_S": "2.5", "DB_ACQUIRE_TIMEOUT_S": "4",
     "EMBEDDING_MODEL_PATH": "/models/e5", "EMBEDDING_BATCH_SIZE": "8", "EMBEDDING_BACKEND": "torch",
     "EMBEDDING_EXPORT_DIR": "/models/exports",
+    "CHILD_TOKENS": "200", "CHILD_OVERLAP_TOKENS": "20", "PARENT_TOKENS": "1200",
     "SUPABASE_URL": "https://p.supabase.co", "SUPABASE_SERVICE_KEY": "service-key", "SUPABASE_AUTH": "true",
     "SUPABASE_JWT_SECRET": "j" * 40, "SUPABASE_JWKS_URL": "https://p.supabase.co/jwks",
     "SUPABASE_AUDIENCE": "ours", "SUPABASE_ISSUER": "https://issuer.example", "SUPABASE_BUCKET": "files",
