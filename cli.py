@@ -162,7 +162,7 @@ def cmd_ingest(args: argparse.Namespace, rt: Runtime) -> int:
     with db.connection() as conn:
         if workspace_id is not None:  # refused before any file is read (and again as each is stored)
             workspaces.need(conn, user_id, workspace_id, workspaces.WRITE)
-        jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
+        jobs.recover_interrupted(conn, max_attempts=settings.jobs.max_attempts)
     embedder = lock = None
     prefetcher = None  # parses the next file while this one embeds
     failures = 0

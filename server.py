@@ -144,7 +144,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
             broker = bool(settings.celery.broker_url)
             if not broker:  # with a broker, `thotqen worker` and beat recover jobs (jobqueue/app.py)
                 with db.connection() as conn:
-                    requeued, failed = jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
+                    requeued, failed = jobs.recover_interrupted(conn, max_attempts=settings.jobs.max_attempts)
                 if requeued or failed:
                     log.warning("recovered interrupted jobs: %d re-queued, %d failed", len(requeued), len(failed))
             if stale := accounting.sweep_stale(db):

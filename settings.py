@@ -247,6 +247,33 @@ class ChunkingSettings(Section):
     parent_tokens: int = 1500
 
 
+class JobSettings(Section):
+    """Ingestion jobs (storage/jobs.py): attempts, leases, republishing to the broker."""
+
+    ENV_PREFIX: ClassVar[str] = "job_"
+
+    # A job tried this many times by workers that died is failed with the reason.
+    max_attempts: int = 3
+    # A running job's lease: its worker renews it every quarter of this; a job whose lease ran out
+    # belongs to a dead worker and is taken over. Longer than any pause between heartbeats.
+    lease_s: float = 60.0
+    # A queued job handed to the broker longer ago than this is handed over again (a lost message);
+    # running it twice is harmless (a finished job is a no-op).
+    republish_s: float = 1800.0
+
+
+class MaintenanceSettings(Section):
+    """Retention (storage/retention.py) and abandoned-job recovery (jobqueue/maintenance.py), run by
+    Celery beat or, without a broker, by the server every MAINTENANCE_INTERVAL_S: query-log rows and
+    login attempts older than RETENTION_DAYS go, and so do expired refresh tokens."""
+
+    ENV_PREFIX: ClassVar[str] = "maintenance_"
+    ENV_NAMES: ClassVar[dict[str, str]] = {"retention_days": "retention_days"}
+
+    retention_days: int = Field(default=90, ge=1)
+    interval_s: float = 3600.0
+
+
 class SupabaseSettings(Section):
     """Supabase, two separate switches. Storage for the raw files: on with SUPABASE_URL and the
     service-role key. Auth: SUPABASE_AUTH=true accepts Supabase Auth access tokens (HS256 with the
@@ -365,6 +392,8 @@ SECTIONS: dict[str, type[Section]] = {
     "database": DatabaseSettings,
     "embedding": EmbeddingSettings,
     "chunking": ChunkingSettings,
+    "jobs": JobSettings,
+    "maintenance": MaintenanceSettings,
     "supabase": SupabaseSettings,
     "observability": ObservabilitySettings,
     "celery": CelerySettings,
@@ -403,21 +432,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
 
     # Retrieval and graph knobs are declared in tunables.py (inherited here, set by their env vars).
     search_k: int = 5  # hits `thotqen search` prints by default
-
-    # Jobs (storage/jobs.py): a job tried this many times by workers that died is failed with the reason.
-    job_max_attempts: int = 3
-    # A running job's lease: its worker renews it every quarter of this; a job whose lease ran out
-    # belongs to a dead worker and is taken over. Longer than any pause between heartbeats.
-    job_lease_s: float = 60.0
-
-    # A queued job handed to the broker longer ago than this is handed over again (a lost message);
-    # running it twice is harmless (a finished job is a no-op).
-    job_republish_s: float = 1800.0
-
-    # Retention (storage/retention.py), run by Celery beat or, without a broker, by the server:
-    # query-log rows and login attempts older than RETENTION_DAYS go, and so do expired refresh tokens.
-    retention_days: int = Field(default=90, ge=1)
-    maintenance_interval_s: float = 3600.0
 
     # Reading files (ingestion/sandbox.py, docs/formats.md): each file is parsed in a child process
     # with this memory cap and deadline; past either its job fails with the reason.
@@ -689,6 +703,8 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     database: Annotated[DatabaseSettings, NoDecode] = Field(default_factory=DatabaseSettings)
     embedding: Annotated[EmbeddingSettings, NoDecode] = Field(default_factory=EmbeddingSettings)
     chunking: Annotated[ChunkingSettings, NoDecode] = Field(default_factory=ChunkingSettings)
+    jobs: Annotated[JobSettings, NoDecode] = Field(default_factory=JobSettings)
+    maintenance: Annotated[MaintenanceSettings, NoDecode] = Field(default_factory=MaintenanceSettings)
     supabase: Annotated[SupabaseSettings, NoDecode] = Field(default_factory=SupabaseSettings)
     observability: Annotated[ObservabilitySettings, NoDecode] = Field(default_factory=ObservabilitySettings)
     celery: Annotated[CelerySettings, NoDecode] = Field(default_factory=CelerySettings)

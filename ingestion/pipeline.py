@@ -278,7 +278,7 @@ def claim_job(conn: psycopg.Connection, settings: Settings, job_id: uuid.UUID) -
     target = jobs.job_target(conn, job_id=job_id)
     if target is None:
         raise KeyError(f"no job {job_id}")
-    claim = jobs.claim(conn, job_id=job_id, lease_s=settings.job_lease_s, max_attempts=settings.job_max_attempts)
+    claim = jobs.claim(conn, job_id=job_id, lease_s=settings.jobs.lease_s, max_attempts=settings.jobs.max_attempts)
     if claim is None:
         raise jobs.JobBusy(f"job {job_id} is already running in another process, or has ended")
     return ClaimedJob(conn, target, claim)
@@ -411,7 +411,7 @@ def run_job(
     started = time.perf_counter()
     with db.connection() as conn:
         job = claim_job(conn, settings, job_id)
-        lease = jobs.Lease(db, job_id, job.claim, settings.job_lease_s).start()
+        lease = jobs.Lease(db, job_id, job.claim, settings.jobs.lease_s).start()
         report = ProgressReport(job, lease, progress)
         document_id = job.target.document_id
         try:

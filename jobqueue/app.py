@@ -86,8 +86,8 @@ def _build(settings: Settings, parts: WorkerParts | None) -> Celery:
                                   **redis_restore_options(settings.celery.visibility_timeout_s)},
         worker_hijack_root_logger=True,
         beat_schedule={
-            "sweep-jobs": {"task": SWEEP, "schedule": max(settings.job_lease_s, 30.0)},
-            "retention": {"task": RETENTION, "schedule": settings.maintenance_interval_s},
+            "sweep-jobs": {"task": SWEEP, "schedule": max(settings.jobs.lease_s, 30.0)},
+            "retention": {"task": RETENTION, "schedule": settings.maintenance.interval_s},
         },
     )
 
