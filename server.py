@@ -183,7 +183,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
             app.state.upload_work = ThreadPoolExecutor(settings.uploads_at_once, thread_name_prefix="upload")
             maintenance = MaintenanceThread(db, settings)
             if start_worker and not broker:  # with a broker, ingestion and upkeep run in `thotqen worker`/beat
-                rt.ingest_worker.start(settings.ingest_workers, settings.ingest_fair_lanes)
+                rt.ingest_worker.start(settings.ingestion.workers, settings.ingestion.fair_lanes)
                 maintenance.start()
             log.info("ingestion: %s", app.state.jobs.kind)
         watcher = asyncio.create_task(drain.watch(settings.shutdown_grace_s))

@@ -274,6 +274,44 @@ class MaintenanceSettings(Section):
     interval_s: float = 3600.0
 
 
+class IngestionSettings(Section):
+    """Reading files (ingestion/, docs/formats.md) and the threads that ingest them. The flat names
+    are the fields' own (OCR_DPI, SHEET_MAX_ROWS: the names a format's `limits` declare), but for
+    the INGEST_* four."""
+
+    ENV_NAMES: ClassVar[dict[str, str]] = {"memory_mb": "ingest_memory_mb", "timeout_s": "ingest_timeout_s",
+                                           "workers": "ingest_workers", "fair_lanes": "ingest_fair_lanes"}
+
+    # Each file is parsed in a child process (ingestion/sandbox.py) with this memory cap and deadline;
+    # past either its job fails with the reason.
+    memory_mb: int = 4096
+    timeout_s: float = 3600.0
+    # OCR of PDF pages without a usable text layer (RapidOCR, packaged models). A page takes
+    # seconds on 2 cores (evals/results/ocr.md), so a document with more pages to recognise
+    # than ocr_max_pages fails at once with the reason instead of occupying the worker for hours.
+    ocr: bool = True
+    ocr_dpi: int = 150
+    ocr_max_pages: int = 200
+    # Seconds one document's OCR may take (checked before each page; past it the job fails with the
+    # reason): about OCR_MAX_PAGES pages at a few seconds each.
+    ocr_max_seconds: float = Field(default=600.0, gt=0)
+    # Office files: what their ZIP parts may unpack to (zip bombs), and the rows a workbook may hold.
+    office_max_unpacked_mb: float = 200.0
+    sheet_max_rows: int = 100_000
+    # What parsed text may hold, checked in the parsing child (under its memory cap) before the server
+    # tokenises and chunks it: characters in one row (a line, cell or paragraph) and in the document.
+    row_max_chars: int = Field(default=100_000, ge=1000)
+    document_max_chars: int = Field(default=30_000_000, ge=1000)
+    # Child chunks one document may make (each is embedded and stored); past it the job fails.
+    document_max_chunks: int = Field(default=50_000, ge=1)
+    # Background ingestion threads in each server process (embedding is CPU-bound: 1 on 2 cores).
+    workers: int = 1
+    # Threads beyond those that take a job only while every ingestion thread is busy, and only of an
+    # owner with no job running (jobqueue/worker.py): another user's small file never waits behind one
+    # user's long job (a 2-page scan held the only thread 227 s). 0: none.
+    fair_lanes: int = Field(default=1, ge=0, le=8)
+
+
 class SupabaseSettings(Section):
     """Supabase, two separate switches. Storage for the raw files: on with SUPABASE_URL and the
     service-role key. Auth: SUPABASE_AUTH=true accepts Supabase Auth access tokens (HS256 with the
@@ -394,6 +432,7 @@ SECTIONS: dict[str, type[Section]] = {
     "chunking": ChunkingSettings,
     "jobs": JobSettings,
     "maintenance": MaintenanceSettings,
+    "ingestion": IngestionSettings,
     "supabase": SupabaseSettings,
     "observability": ObservabilitySettings,
     "celery": CelerySettings,
@@ -432,29 +471,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
 
     # Retrieval and graph knobs are declared in tunables.py (inherited here, set by their env vars).
     search_k: int = 5  # hits `thotqen search` prints by default
-
-    # Reading files (ingestion/sandbox.py, docs/formats.md): each file is parsed in a child process
-    # with this memory cap and deadline; past either its job fails with the reason.
-    ingest_memory_mb: int = 4096
-    ingest_timeout_s: float = 3600.0
-    # OCR of PDF pages without a usable text layer (RapidOCR, packaged models). A page takes
-    # seconds on 2 cores (evals/results/ocr.md), so a document with more pages to recognise
-    # than ocr_max_pages fails at once with the reason instead of occupying the worker for hours.
-    ocr: bool = True
-    ocr_dpi: int = 150
-    ocr_max_pages: int = 200
-    # Seconds one document's OCR may take (checked before each page; past it the job fails with the
-    # reason): about OCR_MAX_PAGES pages at a few seconds each.
-    ocr_max_seconds: float = Field(default=600.0, gt=0)
-    # Office files: what their ZIP parts may unpack to (zip bombs), and the rows a workbook may hold.
-    office_max_unpacked_mb: float = 200.0
-    sheet_max_rows: int = 100_000
-    # What parsed text may hold, checked in the parsing child (under its memory cap) before the server
-    # tokenises and chunks it: characters in one row (a line, cell or paragraph) and in the document.
-    row_max_chars: int = Field(default=100_000, ge=1000)
-    document_max_chars: int = Field(default=30_000_000, ge=1000)
-    # Child chunks one document may make (each is embedded and stored); past it the job fails.
-    document_max_chunks: int = Field(default=50_000, ge=1)
 
     default_user: str = "local"
     # Names web signup refuses besides DEFAULT_USER, comma-separated (case-insensitive): the operator's
@@ -687,12 +703,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # takes no new run and is started afresh once its answers have ended (issue 41: one grew to 3.27 GB
     # under the attacks; one measured about 350 MB under the burst). 0: no ceiling.
     answer_process_max_mb: int = Field(default=1536, ge=0)
-    # Background ingestion threads in each server process (embedding is CPU-bound: 1 on 2 cores).
-    ingest_workers: int = 1
-    # Threads beyond those that take a job only while every ingestion thread is busy, and only of an
-    # owner with no job running (jobqueue/worker.py): another user's small file never waits behind one
-    # user's long job (a 2-page scan held the only thread 227 s). 0: none.
-    ingest_fair_lanes: int = Field(default=1, ge=0, le=8)
     # Semantic answer cache: same user and scope, question embeddings within this cosine distance.
     answer_cache: bool = True
     answer_cache_max_distance: float = 0.05
@@ -705,6 +715,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     chunking: Annotated[ChunkingSettings, NoDecode] = Field(default_factory=ChunkingSettings)
     jobs: Annotated[JobSettings, NoDecode] = Field(default_factory=JobSettings)
     maintenance: Annotated[MaintenanceSettings, NoDecode] = Field(default_factory=MaintenanceSettings)
+    ingestion: Annotated[IngestionSettings, NoDecode] = Field(default_factory=IngestionSettings)
     supabase: Annotated[SupabaseSettings, NoDecode] = Field(default_factory=SupabaseSettings)
     observability: Annotated[ObservabilitySettings, NoDecode] = Field(default_factory=ObservabilitySettings)
     celery: Annotated[CelerySettings, NoDecode] = Field(default_factory=CelerySettings)

@@ -97,15 +97,15 @@ def embedding_text(heading: str, text: str) -> str:
 
 
 def limits(settings: Settings) -> Limits:
-    return Limits(OcrOptions(settings.ocr, settings.ocr_dpi, settings.ocr_max_pages, settings.ocr_max_seconds),
-                  settings.office_max_unpacked_mb, settings.sheet_max_rows, settings.row_max_chars,
-                  settings.document_max_chars)
+    s = settings.ingestion
+    return Limits(OcrOptions(s.ocr, s.ocr_dpi, s.ocr_max_pages, s.ocr_max_seconds),
+                  s.office_max_unpacked_mb, s.sheet_max_rows, s.row_max_chars, s.document_max_chars)
 
 
 def check_file(settings: Settings, name: str, data: bytes) -> str:
     """The file's format, after the checks that need no parsing; IngestError (UnsupportedFormat for
     what is not accepted) with the reason otherwise."""
-    fmt = sniff(data, name, max_unpacked_mb=settings.office_max_unpacked_mb)
+    fmt = sniff(data, name, max_unpacked_mb=settings.ingestion.office_max_unpacked_mb)
     check = registry.get(fmt).check
     if check is not None:
         check(data)
@@ -118,8 +118,8 @@ def make_prefetcher(settings: Settings) -> Prefetcher:
     def prepare(path: Path) -> Prepared:
         data = path.read_bytes()
         fmt = check_file(settings, path.name, data)
-        parsed = extract(path, fmt, limits(settings), timeout_s=settings.ingest_timeout_s,
-                         memory_mb=settings.ingest_memory_mb)
+        parsed = extract(path, fmt, limits(settings), timeout_s=settings.ingestion.timeout_s,
+                         memory_mb=settings.ingestion.memory_mb)
         return Prepared(hashlib.sha256(data).hexdigest(), parsed)
 
     return Prefetcher(prepare)
@@ -294,8 +294,8 @@ def parse_step(settings: Settings, target: jobs.JobTarget, report: ProgressRepor
         raise IngestError("the uploaded file is missing from storage; upload it again")
     if prepared is not None and prepared.content_hash == target.content_hash:
         return prepared.parsed
-    return extract(path, target.format, limits(settings), timeout_s=settings.ingest_timeout_s,
-                   memory_mb=settings.ingest_memory_mb,
+    return extract(path, target.format, limits(settings), timeout_s=settings.ingestion.timeout_s,
+                   memory_mb=settings.ingestion.memory_mb,
                    progress=lambda stage, done, total: report(stage, done / max(total, 1)))
 
 
@@ -314,9 +314,9 @@ def chunk_step(settings: Settings, embedder: DocumentEmbedder, name: str, parsed
         parent_tokens=settings.chunking.parent_tokens,
         unit_titles=unit_titles,
     )
-    if len(chunks.children) > settings.document_max_chunks:
+    if len(chunks.children) > settings.ingestion.document_max_chunks:
         raise IngestError(f"the document makes {len(chunks.children):,} chunks, more than DOCUMENT_MAX_CHUNKS "
-                          f"({settings.document_max_chunks:,}) allows")
+                          f"({settings.ingestion.document_max_chunks:,}) allows")
     return Chunked(chunks, context)
 
 

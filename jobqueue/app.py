@@ -221,7 +221,7 @@ def run_worker(rt: WorkerParts, concurrency: int = 1, beat: bool = False, loglev
     scrape = metrics.serve_worker_metrics(settings, lambda: [depth])  # WORKER_METRICS_PORT
     # INGEST_FAIR_LANES beside the task threads, as in the server: the broker hands a task to a free
     # thread only, so with every thread on one user's long job another user's small file would wait
-    rt.ingest_worker.start_lanes(concurrency, settings.ingest_fair_lanes)
+    rt.ingest_worker.start_lanes(concurrency, settings.ingestion.fair_lanes)
     try:
         app.worker_main(argv)
     finally:
