@@ -312,6 +312,22 @@ class IngestionSettings(Section):
     fair_lanes: int = Field(default=1, ge=0, le=8)
 
 
+class LocalModelSettings(Section):
+    """The embedded local model (providers/local_model.py: llama.cpp through xllamacpp, on loopback),
+    the chain's last link. LOCAL_LLM_TIMEOUT_S, the cut-off of every "local" link, stays with the
+    chain's settings."""
+
+    ENV_PREFIX: ClassVar[str] = "local_llm_"
+    ENV_NAMES: ClassVar[dict[str, str]] = {"enabled": "local_llm"}
+
+    enabled: bool = True  # LOCAL_LLM=false removes the link
+    # A GGUF file to serve instead of the packaged Qwen2.5-Coder-1.5B-Instruct.
+    model_path: Path | None = None
+    threads: int = 0  # 0: every core
+    ctx: int = 8192  # context window (tokens), shared by the parallel slots
+    parallel: int = 1  # concurrent requests the local server decodes together
+
+
 class SupabaseSettings(Section):
     """Supabase, two separate switches. Storage for the raw files: on with SUPABASE_URL and the
     service-role key. Auth: SUPABASE_AUTH=true accepts Supabase Auth access tokens (HS256 with the
@@ -433,6 +449,7 @@ SECTIONS: dict[str, type[Section]] = {
     "jobs": JobSettings,
     "maintenance": MaintenanceSettings,
     "ingestion": IngestionSettings,
+    "local_model": LocalModelSettings,
     "supabase": SupabaseSettings,
     "observability": ObservabilitySettings,
     "celery": CelerySettings,
@@ -494,14 +511,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     llm_temperature: float = 0.0
     # Bounds the local model's time (its speed: evals/results/local_llm_1_5b.md); a cited answer needs far fewer.
     llm_max_tokens: int = 512
-
-    # Embedded local model (llama.cpp through xllamacpp, on loopback).
-    local_llm: bool = True
-    # A GGUF file to serve instead of the packaged Qwen2.5-Coder-1.5B-Instruct.
-    local_llm_model_path: Path | None = None
-    local_llm_threads: int = 0  # 0: every core
-    local_llm_ctx: int = 8192  # context window (tokens), shared by the parallel slots
-    local_llm_parallel: int = 1  # concurrent requests the local server decodes together
 
     # Reranker weights (which reranker runs is the RERANKER tunable, tunables.py).
     reranker_model: str = "BAAI/bge-reranker-base"  # hub id (cached) or local path
@@ -716,6 +725,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     jobs: Annotated[JobSettings, NoDecode] = Field(default_factory=JobSettings)
     maintenance: Annotated[MaintenanceSettings, NoDecode] = Field(default_factory=MaintenanceSettings)
     ingestion: Annotated[IngestionSettings, NoDecode] = Field(default_factory=IngestionSettings)
+    local_model: Annotated[LocalModelSettings, NoDecode] = Field(default_factory=LocalModelSettings)
     supabase: Annotated[SupabaseSettings, NoDecode] = Field(default_factory=SupabaseSettings)
     observability: Annotated[ObservabilitySettings, NoDecode] = Field(default_factory=ObservabilitySettings)
     celery: Annotated[CelerySettings, NoDecode] = Field(default_factory=CelerySettings)
