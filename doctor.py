@@ -41,7 +41,7 @@ def _describe_providers(settings: Settings) -> None:
     except Exception as exc:  # a bad LLM_ORDER is reported, not fatal to the other checks
         print(f"LLM links: cannot be built: {exc}")
     print(f"reranker: {getattr(settings, 'reranker', 'auto')} ({getattr(settings, 'reranker_model', '-')})")
-    web = "Tavily (TAVILY_API_KEY set), then DuckDuckGo" if getattr(settings, "tavily_api_key", None) else "DuckDuckGo"
+    web = "Tavily (TAVILY_API_KEY set), then DuckDuckGo" if settings.web.tavily_api_key else "DuckDuckGo"
     if not getattr(settings, "web_search_allowed", True):
         web = "off (no egress: set TAVILY_API_KEY or WEB_SEARCH=true to search the web)"
     print(f"web search: {web}")

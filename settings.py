@@ -328,6 +328,20 @@ class LocalModelSettings(Section):
     parallel: int = 1  # concurrent requests the local server decodes together
 
 
+class WebSettings(Section):
+    """Web search's backends (providers/web_search.py): Tavily with a key, else DuckDuckGo; both cut
+    off so offline fails fast. Whether the graph may search the web at all is the WEB_SEARCH tunable
+    (Settings' own, with `web_search_allowed`)."""
+
+    ENV_NAMES: ClassVar[dict[str, str]] = {"timeout_s": "web_search_timeout_s", "retry_s": "web_search_retry_s"}
+
+    tavily_api_key: SecretStr | None = None
+    tavily_base_url: str | None = None
+    timeout_s: float = 8.0
+    retry_s: float = Field(default=300.0, ge=0)  # a failed web backend is skipped this long
+    ddgs_backend: str = "duckduckgo"  # ddgs engine(s), comma-separated; "auto" tries several
+
+
 class SupabaseSettings(Section):
     """Supabase, two separate switches. Storage for the raw files: on with SUPABASE_URL and the
     service-role key. Auth: SUPABASE_AUTH=true accepts Supabase Auth access tokens (HS256 with the
@@ -450,6 +464,7 @@ SECTIONS: dict[str, type[Section]] = {
     "maintenance": MaintenanceSettings,
     "ingestion": IngestionSettings,
     "local_model": LocalModelSettings,
+    "web": WebSettings,
     "supabase": SupabaseSettings,
     "observability": ObservabilitySettings,
     "celery": CelerySettings,
@@ -515,13 +530,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # Reranker weights (which reranker runs is the RERANKER tunable, tunables.py).
     reranker_model: str = "BAAI/bge-reranker-base"  # hub id (cached) or local path
     reranker_fallback: str = "none"
-
-    # Web search: Tavily with a key, else DuckDuckGo; both cut off so offline fails fast.
-    tavily_api_key: SecretStr | None = None
-    tavily_base_url: str | None = None
-    web_search_timeout_s: float = 8.0
-    web_search_retry_s: float = Field(default=300.0, ge=0)  # a failed web backend is skipped this long
-    ddgs_backend: str = "duckduckgo"  # ddgs engine(s), comma-separated; "auto" tries several
 
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
@@ -726,6 +734,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     maintenance: Annotated[MaintenanceSettings, NoDecode] = Field(default_factory=MaintenanceSettings)
     ingestion: Annotated[IngestionSettings, NoDecode] = Field(default_factory=IngestionSettings)
     local_model: Annotated[LocalModelSettings, NoDecode] = Field(default_factory=LocalModelSettings)
+    web: Annotated[WebSettings, NoDecode] = Field(default_factory=WebSettings)
     supabase: Annotated[SupabaseSettings, NoDecode] = Field(default_factory=SupabaseSettings)
     observability: Annotated[ObservabilitySettings, NoDecode] = Field(default_factory=ObservabilitySettings)
     celery: Annotated[CelerySettings, NoDecode] = Field(default_factory=CelerySettings)
@@ -767,7 +776,8 @@ class Settings(Tunables, ServerTunables, BaseSettings):
         Unset, an offline or data-resident install sends nothing out (issue 40)."""
         if not self.web_search:
             return False
-        keyed = self.tavily_api_key is not None and bool(self.tavily_api_key.get_secret_value().strip())
+        key = self.web.tavily_api_key
+        keyed = key is not None and bool(key.get_secret_value().strip())
         return keyed or "web_search" in self.model_fields_set
 
     @model_validator(mode="after")

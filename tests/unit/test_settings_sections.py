@@ -27,6 +27,7 @@ from settings import (
     Section,
     Settings,
     SupabaseSettings,
+    WebSettings,
     setting_names,
 )
 
@@ -114,6 +115,7 @@ def test_the_sections_table_matches_the_fields() -> None:
         "maintenance": MaintenanceSettings,
         "ingestion": IngestionSettings,
         "local_model": LocalModelSettings,
+        "web": WebSettings,
         "supabase": SupabaseSettings,
         "observability": ObservabilitySettings,
         "celery": CelerySettings,
@@ -149,6 +151,8 @@ ENVIRONMENT = {
     "DOCUMENT_MAX_CHARS": "1000000", "DOCUMENT_MAX_CHUNKS": "500", "INGEST_WORKERS": "2", "INGEST_FAIR_LANES": "0",
     "LOCAL_LLM": "false", "LOCAL_LLM_MODEL_PATH": "/models/q.gguf", "LOCAL_LLM_THREADS": "2", "LOCAL_LLM_CTX": "4096",
     "LOCAL_LLM_PARALLEL": "2",
+    "TAVILY_API_KEY": "tv-key", "TAVILY_BASE_URL": "https://tavily.example", "WEB_SEARCH_TIMEOUT_S": "3",
+    "WEB_SEARCH_RETRY_S": "0", "DDGS_BACKEND": "auto",
     "SUPABASE_URL": "https://p.supabase.co", "SUPABASE_SERVICE_KEY": "service-key", "SUPABASE_AUTH": "true",
     "SUPABASE_JWT_SECRET": "j" * 40, "SUPABASE_JWKS_URL": "https://p.supabase.co/jwks",
     "SUPABASE_AUDIENCE": "ours", "SUPABASE_ISSUER": "https://issuer.example", "SUPABASE_BUCKET": "files",
