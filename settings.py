@@ -342,6 +342,19 @@ class WebSettings(Section):
     ddgs_backend: str = "duckduckgo"  # ddgs engine(s), comma-separated; "auto" tries several
 
 
+class AnswerCacheSettings(Section):
+    """The semantic answer cache (answering/chat.py, storage/answer_cache.py): a first question of the
+    same user and scope, its embedding within max_distance (cosine) of an earlier one, is answered
+    from that one; rows older than ttl_hours are purged (jobqueue/maintenance.py)."""
+
+    ENV_PREFIX: ClassVar[str] = "answer_cache_"
+    ENV_NAMES: ClassVar[dict[str, str]] = {"enabled": "answer_cache"}
+
+    enabled: bool = True
+    max_distance: float = 0.05
+    ttl_hours: float = 168.0
+
+
 class SupabaseSettings(Section):
     """Supabase, two separate switches. Storage for the raw files: on with SUPABASE_URL and the
     service-role key. Auth: SUPABASE_AUTH=true accepts Supabase Auth access tokens (HS256 with the
@@ -465,6 +478,7 @@ SECTIONS: dict[str, type[Section]] = {
     "ingestion": IngestionSettings,
     "local_model": LocalModelSettings,
     "web": WebSettings,
+    "cache": AnswerCacheSettings,
     "supabase": SupabaseSettings,
     "observability": ObservabilitySettings,
     "celery": CelerySettings,
@@ -720,10 +734,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # takes no new run and is started afresh once its answers have ended (issue 41: one grew to 3.27 GB
     # under the attacks; one measured about 350 MB under the burst). 0: no ceiling.
     answer_process_max_mb: int = Field(default=1536, ge=0)
-    # Semantic answer cache: same user and scope, question embeddings within this cosine distance.
-    answer_cache: bool = True
-    answer_cache_max_distance: float = 0.05
-    answer_cache_ttl_hours: float = 168.0
     # --- Sections (above, SECTIONS), each read from its flat variable names (DATABASE_URL, DB_POOL_SIZE) ---
     # NoDecode: a variable named as a section (LOGIN is a user name on some systems) is not JSON to
     # parse; _SectionsSource's value for every section wins over it.
@@ -735,6 +745,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     ingestion: Annotated[IngestionSettings, NoDecode] = Field(default_factory=IngestionSettings)
     local_model: Annotated[LocalModelSettings, NoDecode] = Field(default_factory=LocalModelSettings)
     web: Annotated[WebSettings, NoDecode] = Field(default_factory=WebSettings)
+    cache: Annotated[AnswerCacheSettings, NoDecode] = Field(default_factory=AnswerCacheSettings)
     supabase: Annotated[SupabaseSettings, NoDecode] = Field(default_factory=SupabaseSettings)
     observability: Annotated[ObservabilitySettings, NoDecode] = Field(default_factory=ObservabilitySettings)
     celery: Annotated[CelerySettings, NoDecode] = Field(default_factory=CelerySettings)

@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 def purge(db: Any, settings: Settings) -> dict[str, int]:  # storage.db.Database
     with db.connection() as conn:
         counts = retention.purge(conn, retention_days=settings.maintenance.retention_days,
-                                 answer_cache_ttl_hours=settings.answer_cache_ttl_hours)
+                                 answer_cache_ttl_hours=settings.cache.ttl_hours)
     if any(counts.values()):
         log.info("retention: deleted %s", ", ".join(f"{n} {table}" for table, n in counts.items() if n))
     return counts

@@ -13,6 +13,7 @@ from pydantic import SecretStr, TypeAdapter
 from settings import (
     FLAT,
     SECTIONS,
+    AnswerCacheSettings,
     CelerySettings,
     ChunkingSettings,
     DatabaseSettings,
@@ -116,6 +117,7 @@ def test_the_sections_table_matches_the_fields() -> None:
         "ingestion": IngestionSettings,
         "local_model": LocalModelSettings,
         "web": WebSettings,
+        "cache": AnswerCacheSettings,
         "supabase": SupabaseSettings,
         "observability": ObservabilitySettings,
         "celery": CelerySettings,
@@ -153,6 +155,7 @@ ENVIRONMENT = {
     "LOCAL_LLM_PARALLEL": "2",
     "TAVILY_API_KEY": "tv-key", "TAVILY_BASE_URL": "https://tavily.example", "WEB_SEARCH_TIMEOUT_S": "3",
     "WEB_SEARCH_RETRY_S": "0", "DDGS_BACKEND": "auto",
+    "ANSWER_CACHE": "false", "ANSWER_CACHE_MAX_DISTANCE": "0.1", "ANSWER_CACHE_TTL_HOURS": "24",
     "SUPABASE_URL": "https://p.supabase.co", "SUPABASE_SERVICE_KEY": "service-key", "SUPABASE_AUTH": "true",
     "SUPABASE_JWT_SECRET": "j" * 40, "SUPABASE_JWKS_URL": "https://p.supabase.co/jwks",
     "SUPABASE_AUDIENCE": "ours", "SUPABASE_ISSUER": "https://issuer.example", "SUPABASE_BUCKET": "files",
