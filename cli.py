@@ -1019,7 +1019,7 @@ def _document_id(value: str) -> str:
 def build_parser(settings: Settings) -> argparse.ArgumentParser:
     from api.text import MAX
 
-    default_user = settings.default_user
+    default_user = settings.users.default_user
     parser = argparse.ArgumentParser(prog="thotqen", description="Corrective-RAG over your documents.")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -355,6 +355,21 @@ class AnswerCacheSettings(Section):
     ttl_hours: float = 168.0
 
 
+class UserSettings(Section):
+    """Who the users are (storage/users.py keeps the CLI's users and web accounts apart); Settings'
+    reserved_names, admin_names and admins read them. The flat names are the fields' own."""
+
+    # The CLI's user when --user is not given.
+    default_user: str = "local"
+    # Names web signup refuses besides DEFAULT_USER, comma-separated (case-insensitive): the operator's
+    # command-line users-to-be.
+    reserved_usernames: str = ""
+    # Usernames allowed to read /api/admin/metrics, comma-separated. Web signup refuses these names
+    # (case-insensitive, like RESERVED_USERNAMES): an admin's account is made by the operator
+    # (`thotqen account NAME`), never by whoever signs the name up first.
+    thotqen_admins: str = ""
+
+
 class SupabaseSettings(Section):
     """Supabase, two separate switches. Storage for the raw files: on with SUPABASE_URL and the
     service-role key. Auth: SUPABASE_AUTH=true accepts Supabase Auth access tokens (HS256 with the
@@ -479,6 +494,7 @@ SECTIONS: dict[str, type[Section]] = {
     "local_model": LocalModelSettings,
     "web": WebSettings,
     "cache": AnswerCacheSettings,
+    "users": UserSettings,
     "supabase": SupabaseSettings,
     "observability": ObservabilitySettings,
     "celery": CelerySettings,
@@ -518,10 +534,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # Retrieval and graph knobs are declared in tunables.py (inherited here, set by their env vars).
     search_k: int = 5  # hits `thotqen search` prints by default
 
-    default_user: str = "local"
-    # Names web signup refuses besides DEFAULT_USER, comma-separated (case-insensitive): the operator's
-    # command-line users-to-be (storage/users.py keeps the CLI's users and web accounts apart).
-    reserved_usernames: str = ""
 
     # --- LLM providers (providers/llm): an ordered fallback chain, documented in docs/providers.md ---
     # The chain's links in order. LLM_LINKS is a JSON list of link objects (LLMLink) and of names of
@@ -712,10 +724,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # X-Accel-Redirect names it there, once ownership is checked, and nginx sends the bytes. Empty: the
     # API sends them itself. Supabase Storage answers downloads with a short-lived signed URL either way.
     accel_redirect_prefix: str = Field(default="", pattern=r"^(/[A-Za-z0-9_.~-]+)*/?$")
-    # Usernames allowed to read /api/admin/metrics, comma-separated (env THOTQEN_ADMINS). Web signup
-    # refuses these names (case-insensitive, like RESERVED_USERNAMES): an admin's account is made by
-    # the operator (`thotqen account NAME`), never by whoever signs the name up first.
-    thotqen_admins: str = ""
     # CPU priority (nice, 0-19) of the server's background work: answering threads, in-process
     # ingestion threads and page-render processes run at least this nice, the request loop at the
     # server's own (Linux: per thread; 0 leaves every thread as it is).
@@ -746,6 +754,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     local_model: Annotated[LocalModelSettings, NoDecode] = Field(default_factory=LocalModelSettings)
     web: Annotated[WebSettings, NoDecode] = Field(default_factory=WebSettings)
     cache: Annotated[AnswerCacheSettings, NoDecode] = Field(default_factory=AnswerCacheSettings)
+    users: Annotated[UserSettings, NoDecode] = Field(default_factory=UserSettings)
     supabase: Annotated[SupabaseSettings, NoDecode] = Field(default_factory=SupabaseSettings)
     observability: Annotated[ObservabilitySettings, NoDecode] = Field(default_factory=ObservabilitySettings)
     celery: Annotated[CelerySettings, NoDecode] = Field(default_factory=CelerySettings)
@@ -768,8 +777,8 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     @property
     def reserved_names(self) -> set[str]:
         """Names (lower case) no web signup may take: the CLI's default user and RESERVED_USERNAMES."""
-        names = {name.strip().lower() for name in self.reserved_usernames.split(",") if name.strip()}
-        return names | {self.default_user.strip().lower()}
+        names = {name.strip().lower() for name in self.users.reserved_usernames.split(",") if name.strip()}
+        return names | {self.users.default_user.strip().lower()}
 
     @property
     def admin_names(self) -> set[str]:
@@ -778,7 +787,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
 
     @property
     def admins(self) -> set[str]:
-        return {name.strip() for name in self.thotqen_admins.split(",") if name.strip()}
+        return {name.strip() for name in self.users.thotqen_admins.split(",") if name.strip()}
 
     @property
     def web_search_allowed(self) -> bool:

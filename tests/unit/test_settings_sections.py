@@ -28,6 +28,7 @@ from settings import (
     Section,
     Settings,
     SupabaseSettings,
+    UserSettings,
     WebSettings,
     setting_names,
 )
@@ -118,6 +119,7 @@ def test_the_sections_table_matches_the_fields() -> None:
         "local_model": LocalModelSettings,
         "web": WebSettings,
         "cache": AnswerCacheSettings,
+        "users": UserSettings,
         "supabase": SupabaseSettings,
         "observability": ObservabilitySettings,
         "celery": CelerySettings,
@@ -156,6 +158,7 @@ ENVIRONMENT = {
     "TAVILY_API_KEY": "tv-key", "TAVILY_BASE_URL": "https://tavily.example", "WEB_SEARCH_TIMEOUT_S": "3",
     "WEB_SEARCH_RETRY_S": "0", "DDGS_BACKEND": "auto",
     "ANSWER_CACHE": "false", "ANSWER_CACHE_MAX_DISTANCE": "0.1", "ANSWER_CACHE_TTL_HOURS": "24",
+    "DEFAULT_USER": "me", "RESERVED_USERNAMES": "operator", "THOTQEN_ADMINS": "alice,bob",
     "SUPABASE_URL": "https://p.supabase.co", "SUPABASE_SERVICE_KEY": "service-key", "SUPABASE_AUTH": "true",
     "SUPABASE_JWT_SECRET": "j" * 40, "SUPABASE_JWKS_URL": "https://p.supabase.co/jwks",
     "SUPABASE_AUDIENCE": "ours", "SUPABASE_ISSUER": "https://issuer.example", "SUPABASE_BUCKET": "files",
