@@ -370,6 +370,21 @@ class UserSettings(Section):
     thotqen_admins: str = ""
 
 
+class TokenSettings(Section):
+    """The server's own tokens (identity/security.py): the secret they are signed with (JWT_SECRET;
+    THOTQEN_ENV says whether a placeholder or none is refused), how long they last, how long a user's
+    token version is kept. The flat names are the fields' own."""
+
+    jwt_secret: SecretStr | None = None
+    access_token_minutes: int = 30
+    refresh_token_days: int = 30
+    # How long a user's token version, once read, is kept: the longest another process's revocation
+    # takes to reach this one (this process's own is seen at once); 0 reads it on every request. How
+    # many users' versions are kept (the least recently used go first).
+    token_version_ttl_s: float = Field(default=5.0, ge=0, le=300)
+    token_version_entries: int = Field(default=10_000, ge=0)
+
+
 class SupabaseSettings(Section):
     """Supabase, two separate switches. Storage for the raw files: on with SUPABASE_URL and the
     service-role key. Auth: SUPABASE_AUTH=true accepts Supabase Auth access tokens (HS256 with the
@@ -495,6 +510,7 @@ SECTIONS: dict[str, type[Section]] = {
     "web": WebSettings,
     "cache": AnswerCacheSettings,
     "users": UserSettings,
+    "tokens": TokenSettings,
     "supabase": SupabaseSettings,
     "observability": ObservabilitySettings,
     "celery": CelerySettings,
@@ -599,14 +615,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # any other value (e.g. "production") refuses to start without a real JWT_SECRET and refuses
     # placeholder secrets ("changeme", "secret", shorter than 32 characters ...).
     thotqen_env: str = "development"
-    jwt_secret: SecretStr | None = None
-    access_token_minutes: int = 30
-    refresh_token_days: int = 30
-    # How long a user's token version, once read, is kept (api/verify.py): the longest another
-    # process's revocation takes to reach this one (this process's own is seen at once); 0 reads it
-    # on every request. How many users' versions are kept (the least recently used go first).
-    token_version_ttl_s: float = Field(default=5.0, ge=0, le=300)
-    token_version_entries: int = Field(default=10_000, ge=0)
     # Questions per user per rolling hour, chats and /rag together (429 with Retry-After beyond it).
     questions_per_hour: int = 120
     # Questions per user per rolling minute, every surface together (a /rag batch counts each input):
@@ -755,6 +763,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     web: Annotated[WebSettings, NoDecode] = Field(default_factory=WebSettings)
     cache: Annotated[AnswerCacheSettings, NoDecode] = Field(default_factory=AnswerCacheSettings)
     users: Annotated[UserSettings, NoDecode] = Field(default_factory=UserSettings)
+    tokens: Annotated[TokenSettings, NoDecode] = Field(default_factory=TokenSettings)
     supabase: Annotated[SupabaseSettings, NoDecode] = Field(default_factory=SupabaseSettings)
     observability: Annotated[ObservabilitySettings, NoDecode] = Field(default_factory=ObservabilitySettings)
     celery: Annotated[CelerySettings, NoDecode] = Field(default_factory=CelerySettings)
@@ -810,7 +819,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
                              "SUPABASE_JWKS_URL) to verify tokens")
         if self.development:
             return self
-        secrets = {"jwt_secret": self.jwt_secret, "supabase_jwt_secret": self.supabase.jwt_secret,
+        secrets = {"jwt_secret": self.tokens.jwt_secret, "supabase_jwt_secret": self.supabase.jwt_secret,
                    "origin_secret": self.origin_secret}
         for name, value in secrets.items():
             if value is not None and is_placeholder_secret(value.get_secret_value()):
