@@ -40,7 +40,7 @@ def _describe_providers(settings: Settings) -> None:
             print(f"LLM links left out (no credentials or disabled): {', '.join(left_out)}")
     except Exception as exc:  # a bad LLM_ORDER is reported, not fatal to the other checks
         print(f"LLM links: cannot be built: {exc}")
-    print(f"reranker: {getattr(settings, 'reranker', 'auto')} ({getattr(settings, 'reranker_model', '-')})")
+    print(f"reranker: {getattr(settings, 'reranker', 'auto')} ({settings.reranking.model})")
     web = "Tavily (TAVILY_API_KEY set), then DuckDuckGo" if settings.web.tavily_api_key else "DuckDuckGo"
     if not getattr(settings, "web_search_allowed", True):
         web = "off (no egress: set TAVILY_API_KEY or WEB_SEARCH=true to search the web)"

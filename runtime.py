@@ -104,7 +104,7 @@ class Runtime:
             return cast(Reranker, self._given["reranker"])
         name = name or self.settings.reranker
         return self._once(f"reranker:{name}", lambda: make_reranker(
-            name, model=self.settings.reranker_model, fallback=self.settings.reranker_fallback,
+            name, model=self.settings.reranking.model, fallback=self.settings.reranking.fallback,
             local=self.local_model, packaged=lambda: self.packaged_embedder))
 
     def local_model(self) -> LocalServer | KeptAliveServer:

@@ -385,6 +385,16 @@ class TokenSettings(Section):
     token_version_entries: int = Field(default=10_000, ge=0)
 
 
+class RerankingSettings(Section):
+    """The reranker's weights (providers/reranker.py); which reranker runs is the RERANKER tunable
+    (tunables.py, Settings' own `reranker`)."""
+
+    ENV_PREFIX: ClassVar[str] = "reranker_"
+
+    model: str = "BAAI/bge-reranker-base"  # hub id (cached) or local path
+    fallback: str = "none"
+
+
 class SupabaseSettings(Section):
     """Supabase, two separate switches. Storage for the raw files: on with SUPABASE_URL and the
     service-role key. Auth: SUPABASE_AUTH=true accepts Supabase Auth access tokens (HS256 with the
@@ -511,6 +521,7 @@ SECTIONS: dict[str, type[Section]] = {
     "cache": AnswerCacheSettings,
     "users": UserSettings,
     "tokens": TokenSettings,
+    "reranking": RerankingSettings,
     "supabase": SupabaseSettings,
     "observability": ObservabilitySettings,
     "celery": CelerySettings,
@@ -569,9 +580,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # Bounds the local model's time (its speed: evals/results/local_llm_1_5b.md); a cited answer needs far fewer.
     llm_max_tokens: int = 512
 
-    # Reranker weights (which reranker runs is the RERANKER tunable, tunables.py).
-    reranker_model: str = "BAAI/bge-reranker-base"  # hub id (cached) or local path
-    reranker_fallback: str = "none"
 
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
@@ -764,6 +772,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     cache: Annotated[AnswerCacheSettings, NoDecode] = Field(default_factory=AnswerCacheSettings)
     users: Annotated[UserSettings, NoDecode] = Field(default_factory=UserSettings)
     tokens: Annotated[TokenSettings, NoDecode] = Field(default_factory=TokenSettings)
+    reranking: Annotated[RerankingSettings, NoDecode] = Field(default_factory=RerankingSettings)
     supabase: Annotated[SupabaseSettings, NoDecode] = Field(default_factory=SupabaseSettings)
     observability: Annotated[ObservabilitySettings, NoDecode] = Field(default_factory=ObservabilitySettings)
     celery: Annotated[CelerySettings, NoDecode] = Field(default_factory=CelerySettings)
