@@ -165,12 +165,12 @@ class Runtime:
         which live in this process only). Each process builds its own runtime from these settings,
         on this one's database."""
         s = self.settings
-        if s.answer_processes == 0 or self._given:
+        if s.answering.processes == 0 or self._given:
             return None
         return self._once("answers", lambda: AnswerProcesses(
             s.model_copy(update={"database_url": self.database.uri}), entry=ANSWER_PROCESS_ENTRY,
-            count=s.answer_processes, per_process=s.answers_per_process, queue=s.answer_queue,
-            nice=s.background_nice, max_mb=s.answer_process_max_mb))
+            count=s.answering.processes, per_process=s.answering.per_process, queue=s.answering.queue,
+            nice=s.background_nice, max_mb=s.answering.process_max_mb))
 
     @property
     def celery_app(self) -> Celery:

@@ -395,6 +395,27 @@ class RerankingSettings(Section):
     fallback: str = "none"
 
 
+class AnsweringSettings(Section):
+    """Answer processes (answering/processes.py): the graph's runs (chats, /v1, /rag's invoke and batch,
+    MCP's ask) go to ANSWER_PROCESSES processes of their own at BACKGROUND_NICE, apart from the
+    interpreter that authenticates every request; each runs at most ANSWERS_PER_PROCESS at once and
+    ANSWER_QUEUE more may wait, shared fairly between users (answering/places.py: an owner with nothing
+    running or waiting may wait past a full list, up to twice ANSWER_QUEUE; past it: 503 with
+    Retry-After). 0 processes: on the server's own threads. Each process holds its own models
+    (docs/protection.md#bounded-work says what that costs in memory)."""
+
+    ENV_NAMES: ClassVar[dict[str, str]] = {"processes": "answer_processes", "per_process": "answers_per_process",
+                                           "queue": "answer_queue", "process_max_mb": "answer_process_max_mb"}
+
+    processes: int = Field(default=1, ge=0, le=64)
+    per_process: int = Field(default=8, ge=1)
+    queue: int = Field(default=32, ge=0)
+    # An answer process whose anonymous resident memory (RssAnon) passes this many MB after an answer
+    # takes no new run and is started afresh once its answers have ended (issue 41: one grew to 3.27 GB
+    # under the attacks; one measured about 350 MB under the burst). 0: no ceiling.
+    process_max_mb: int = Field(default=1536, ge=0)
+
+
 class SupabaseSettings(Section):
     """Supabase, two separate switches. Storage for the raw files: on with SUPABASE_URL and the
     service-role key. Auth: SUPABASE_AUTH=true accepts Supabase Auth access tokens (HS256 with the
@@ -522,6 +543,7 @@ SECTIONS: dict[str, type[Section]] = {
     "users": UserSettings,
     "tokens": TokenSettings,
     "reranking": RerankingSettings,
+    "answering": AnsweringSettings,
     "supabase": SupabaseSettings,
     "observability": ObservabilitySettings,
     "celery": CelerySettings,
@@ -744,20 +766,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # ingestion threads and page-render processes run at least this nice, the request loop at the
     # server's own (Linux: per thread; 0 leaves every thread as it is).
     background_nice: int = Field(default=10, ge=0, le=19)
-    # Answer processes (answering/processes.py): the graph's runs (chats, /v1, /rag's invoke and batch,
-    # MCP's ask) go to this many processes of their own at BACKGROUND_NICE, apart from the interpreter
-    # that authenticates every request; each runs at most ANSWERS_PER_PROCESS at once and ANSWER_QUEUE
-    # more may wait, shared fairly between users (answering/places.py: an owner with nothing running or
-    # waiting may wait past a full list, up to twice ANSWER_QUEUE; past it: 503 with Retry-After).
-    # 0: on the server's own threads. Each process holds
-    # its own models (docs/protection.md#bounded-work says what that costs in memory).
-    answer_processes: int = Field(default=1, ge=0, le=64)
-    answers_per_process: int = Field(default=8, ge=1)
-    answer_queue: int = Field(default=32, ge=0)
-    # An answer process whose anonymous resident memory (RssAnon) passes this many MB after an answer
-    # takes no new run and is started afresh once its answers have ended (issue 41: one grew to 3.27 GB
-    # under the attacks; one measured about 350 MB under the burst). 0: no ceiling.
-    answer_process_max_mb: int = Field(default=1536, ge=0)
     # --- Sections (above, SECTIONS), each read from its flat variable names (DATABASE_URL, DB_POOL_SIZE) ---
     # NoDecode: a variable named as a section (LOGIN is a user name on some systems) is not JSON to
     # parse; _SectionsSource's value for every section wins over it.
@@ -773,6 +781,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     users: Annotated[UserSettings, NoDecode] = Field(default_factory=UserSettings)
     tokens: Annotated[TokenSettings, NoDecode] = Field(default_factory=TokenSettings)
     reranking: Annotated[RerankingSettings, NoDecode] = Field(default_factory=RerankingSettings)
+    answering: Annotated[AnsweringSettings, NoDecode] = Field(default_factory=AnsweringSettings)
     supabase: Annotated[SupabaseSettings, NoDecode] = Field(default_factory=SupabaseSettings)
     observability: Annotated[ObservabilitySettings, NoDecode] = Field(default_factory=ObservabilitySettings)
     celery: Annotated[CelerySettings, NoDecode] = Field(default_factory=CelerySettings)
