@@ -416,6 +416,29 @@ class AnsweringSettings(Section):
     process_max_mb: int = Field(default=1536, ge=0)
 
 
+class RenderSettings(Section):
+    """Page images (api/routes/pages.py, api/heavy.py): renders run in child processes of their own,
+    apart from the interpreter that authenticates every request."""
+
+    ENV_PREFIX: ClassVar[str] = "page_render_"
+    ENV_NAMES: ClassVar[dict[str, str]] = {"per_user": "page_renders_per_user",
+                                           "highlight_max_comparisons": "highlight_max_comparisons"}
+
+    # Its processes (started when first needed), the renders that may wait beyond them (past both: 503
+    # with Retry-After), one user's renders at once (past it: 429), and how long a render may take
+    # before the request answers 503 (its process is ended then, as it is when the client leaves).
+    workers: int = Field(default=2, ge=1)
+    queue: int = Field(default=8, ge=0)
+    per_user: int = Field(default=2, ge=1)
+    timeout_s: float = Field(default=20.0, gt=0)
+    # Pixels in one page image: a page that would hold more at the width asked is drawn narrower.
+    max_pixels: int = Field(default=8_000_000, ge=200 * 200)
+    # Word comparisons finding a highlight on a page may cost (a longer passage is cut until it fits).
+    highlight_max_comparisons: int = Field(default=100_000, ge=1000)
+    # Page images kept in memory for a repeat click, all together.
+    cache_mb: int = Field(default=64, ge=0)
+
+
 class SupabaseSettings(Section):
     """Supabase, two separate switches. Storage for the raw files: on with SUPABASE_URL and the
     service-role key. Auth: SUPABASE_AUTH=true accepts Supabase Auth access tokens (HS256 with the
@@ -544,6 +567,7 @@ SECTIONS: dict[str, type[Section]] = {
     "tokens": TokenSettings,
     "reranking": RerankingSettings,
     "answering": AnsweringSettings,
+    "renders": RenderSettings,
     "supabase": SupabaseSettings,
     "observability": ObservabilitySettings,
     "celery": CelerySettings,
@@ -703,21 +727,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # share of the loop's samples: evals/results/burst_profile.md). Off, requests are still counted
     # (/metrics) and errors still logged.
     access_log: bool = True
-    # Page images (api/routes/pages.py, api/heavy.py): renders run in child processes of their own, apart
-    # from the interpreter that authenticates every request. Its processes (started when first
-    # needed), the renders that may wait beyond them (past both: 503 with Retry-After), one user's
-    # renders at once (past it: 429), and how long a render may take before the request answers 503
-    # (its process is ended then, as it is when the client leaves).
-    page_render_workers: int = Field(default=2, ge=1)
-    page_render_queue: int = Field(default=8, ge=0)
-    page_renders_per_user: int = Field(default=2, ge=1)
-    page_render_timeout_s: float = Field(default=20.0, gt=0)
-    # Pixels in one page image: a page that would hold more at the width asked is drawn narrower.
-    page_render_max_pixels: int = Field(default=8_000_000, ge=200 * 200)
-    # Word comparisons finding a highlight on a page may cost (a longer passage is cut until it fits).
-    highlight_max_comparisons: int = Field(default=100_000, ge=1000)
-    # Page images kept in memory for a repeat click, all together.
-    page_render_cache_mb: int = Field(default=64, ge=0)
     # Uploads being received at once (each body is held in memory, up to UPLOAD_MAX_MB): one user's
     # (past it: 429) and everyone's in this process (past it: 503), both with Retry-After.
     uploads_per_user: int = Field(default=2, ge=1)
@@ -782,6 +791,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     tokens: Annotated[TokenSettings, NoDecode] = Field(default_factory=TokenSettings)
     reranking: Annotated[RerankingSettings, NoDecode] = Field(default_factory=RerankingSettings)
     answering: Annotated[AnsweringSettings, NoDecode] = Field(default_factory=AnsweringSettings)
+    renders: Annotated[RenderSettings, NoDecode] = Field(default_factory=RenderSettings)
     supabase: Annotated[SupabaseSettings, NoDecode] = Field(default_factory=SupabaseSettings)
     observability: Annotated[ObservabilitySettings, NoDecode] = Field(default_factory=ObservabilitySettings)
     celery: Annotated[CelerySettings, NoDecode] = Field(default_factory=CelerySettings)

@@ -85,12 +85,12 @@ class Renders:
     and the last images kept in memory. server.py makes one at start-up (app.state.renders)."""
 
     def __init__(self, settings: Settings) -> None:
-        self.pool = Pool(workers=settings.page_render_workers, queue=settings.page_render_queue,
-                         per_user=settings.page_renders_per_user, timeout_s=settings.page_render_timeout_s,
+        self.pool = Pool(workers=settings.renders.workers, queue=settings.renders.queue,
+                         per_user=settings.renders.per_user, timeout_s=settings.renders.timeout_s,
                          what="page renders", nice=settings.background_nice, preload=("api.drawing",))
-        self.max_pixels = settings.page_render_max_pixels
-        self.budget = settings.highlight_max_comparisons
-        self.kept = _Kept(settings.page_render_cache_mb * 1024 * 1024)
+        self.max_pixels = settings.renders.max_pixels
+        self.budget = settings.renders.highlight_max_comparisons
+        self.kept = _Kept(settings.renders.cache_mb * 1024 * 1024)
 
     def close(self) -> None:
         self.pool.close()
