@@ -439,6 +439,30 @@ class RenderSettings(Section):
     cache_mb: int = Field(default=64, ge=0)
 
 
+class QuestionSettings(Section):
+    """What one user may ask (answering/accounting.py; docs/protection.md), every surface together."""
+
+    ENV_PREFIX: ClassVar[str] = "question_"
+    ENV_NAMES: ClassVar[dict[str, str]] = {"per_hour": "questions_per_hour", "per_minute": "questions_per_minute",
+                                           "answers_per_user": "answers_per_user"}
+
+    # Questions per user per rolling hour, chats and /rag together (429 with Retry-After beyond it).
+    per_hour: int = 120
+    # Questions per user per rolling minute, every surface together (a /rag batch counts each input):
+    # the hour's limit alone let one account spend its 120 in a minute of back-to-back answers, the
+    # server's CPU all the while (evals/results/burst.md). Past it 429 with Retry-After.
+    per_minute: int = Field(default=10, ge=1)
+    # ... and what they cost, in tokens of each question and the earlier turns the model sees (estimated
+    # at 4 characters a token, answering/accounting.py `cost`; issue 41: a 4,000-character question cost
+    # 7-18x a short one, and a /rag history of long turns more): per rolling minute and hour, every surface.
+    tokens_per_minute: int = Field(default=10_000, ge=1)
+    tokens_per_hour: int = Field(default=60_000, ge=1)
+    max_chars: int = 4000
+    # Answers one user may have in progress at once, every surface together (a chat's stream, /rag,
+    # /v1, MCP's ask; a /rag batch holds as many as it runs at once): past it 429 with Retry-After.
+    answers_per_user: int = Field(default=4, ge=1)
+
+
 class SupabaseSettings(Section):
     """Supabase, two separate switches. Storage for the raw files: on with SUPABASE_URL and the
     service-role key. Auth: SUPABASE_AUTH=true accepts Supabase Auth access tokens (HS256 with the
@@ -568,6 +592,7 @@ SECTIONS: dict[str, type[Section]] = {
     "reranking": RerankingSettings,
     "answering": AnsweringSettings,
     "renders": RenderSettings,
+    "questions": QuestionSettings,
     "supabase": SupabaseSettings,
     "observability": ObservabilitySettings,
     "celery": CelerySettings,
@@ -669,21 +694,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # any other value (e.g. "production") refuses to start without a real JWT_SECRET and refuses
     # placeholder secrets ("changeme", "secret", shorter than 32 characters ...).
     thotqen_env: str = "development"
-    # Questions per user per rolling hour, chats and /rag together (429 with Retry-After beyond it).
-    questions_per_hour: int = 120
-    # Questions per user per rolling minute, every surface together (a /rag batch counts each input):
-    # the hour's limit alone let one account spend its 120 in a minute of back-to-back answers, the
-    # server's CPU all the while (evals/results/burst.md). Past it 429 with Retry-After.
-    questions_per_minute: int = Field(default=10, ge=1)
-    # ... and what they cost, in tokens of each question and the earlier turns the model sees (estimated
-    # at 4 characters a token, answering/accounting.py `cost`; issue 41: a 4,000-character question cost
-    # 7-18x a short one, and a /rag history of long turns more): per rolling minute and hour, every surface.
-    question_tokens_per_minute: int = Field(default=10_000, ge=1)
-    question_tokens_per_hour: int = Field(default=60_000, ge=1)
-    question_max_chars: int = 4000
-    # Answers one user may have in progress at once, every surface together (a chat's stream, /rag,
-    # /v1, MCP's ask; a /rag batch holds as many as it runs at once): past it 429 with Retry-After.
-    answers_per_user: int = Field(default=4, ge=1)
     # Upload size cap, enforced while the body streams in (413 as soon as it is passed).
     upload_max_mb: float = 50.0
     # Every other request body (JSON): read in full before any route or authentication sees it
@@ -792,6 +802,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     reranking: Annotated[RerankingSettings, NoDecode] = Field(default_factory=RerankingSettings)
     answering: Annotated[AnsweringSettings, NoDecode] = Field(default_factory=AnsweringSettings)
     renders: Annotated[RenderSettings, NoDecode] = Field(default_factory=RenderSettings)
+    questions: Annotated[QuestionSettings, NoDecode] = Field(default_factory=QuestionSettings)
     supabase: Annotated[SupabaseSettings, NoDecode] = Field(default_factory=SupabaseSettings)
     observability: Annotated[ObservabilitySettings, NoDecode] = Field(default_factory=ObservabilitySettings)
     celery: Annotated[CelerySettings, NoDecode] = Field(default_factory=CelerySettings)

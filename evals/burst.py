@@ -290,7 +290,7 @@ async def attack(api: str, seed_data: dict[str, Any], seconds: float, settings: 
 
     def long_question(a: dict[str, Any]) -> Any:
         async def go(c: httpx.AsyncClient, n: int) -> int:
-            q = (f"({n}) What was total revenue in fiscal 2023? " * 200)[:settings.question_max_chars]
+            q = (f"({n}) What was total revenue in fiscal 2023? " * 200)[:settings.questions.max_chars]
             return (await c.post("/rag/invoke", headers=a["headers"], json={"input": {"question": q}})).status_code
         return go
 

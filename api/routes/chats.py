@@ -262,7 +262,7 @@ def delete_chat(chat_id: str, user: CurrentUser, db: DbDep) -> Response:
 async def ask(chat_id: str, body: QuestionIn, request: Request, user: CurrentUser, db: DbDep,
               settings: SettingsDep) -> EventSourceResponse:
     """Ask a question in the chat; the answer streams as Server-Sent Events and is saved with the chat."""
-    question = check_question(body.question, settings.question_max_chars)
+    question = check_question(body.question, settings.questions.max_chars)
     return await _answer(request, user, db, settings, chat_id, question, regenerate=None)
 
 

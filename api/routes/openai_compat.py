@@ -158,8 +158,8 @@ async def chat_completions(body: CompletionIn, request: Request, user: CurrentUs
     if collection is not None and body.document_ids:
         raise HTTPException(400, "give document_ids or a collection, not both")
     question, history = split_messages(body.messages)
-    if len(question) > settings.question_max_chars:
-        raise HTTPException(400, f"the question is longer than {settings.question_max_chars} characters")
+    if len(question) > settings.questions.max_chars:
+        raise HTTPException(400, f"the question is longer than {settings.questions.max_chars} characters")
     for text in [question, *(turn["content"] for turn in history)]:  # api/text.py's rule, in OpenAI's 400
         if (problem := unstorable(text)) is not None:
             raise HTTPException(400, f"messages: contains {problem}, which cannot be stored")

@@ -94,7 +94,7 @@ def test_malformed_json_long_and_empty_questions(live, owner_with_report) -> Non
         res = c.post(f"/api/chats/{chat}/messages", headers={**h, "Content-Type": "application/json"},
                      content=b'{"question": ')
         assert res.status_code == 422
-        too_long = live.app.state.settings.question_max_chars + 1
+        too_long = live.app.state.settings.questions.max_chars + 1
         res = c.post(f"/api/chats/{chat}/messages", headers=h, json={"question": "x" * too_long})
         assert res.status_code == 422 and "longer than" in res.text
         # a body past FORM_MAX_KB is refused by its length before it is decoded
