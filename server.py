@@ -116,13 +116,14 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
         # inside the edge (its body is read and bounded first): an answering request whose client left is cancelled
         app.add_middleware(leaving.CancelWhenClientLeaves)
         # outside every route and the origin check: a body is bounded before anything reads it
-        app.add_middleware(edge.BodyLimits, body_max_bytes=rt.settings.request_max_kb * 1024,
-                           upload_max_bytes=int(rt.settings.upload_max_mb * 1024 * 1024),
-                           json_max_depth=rt.settings.json_max_depth, read_timeout_s=rt.settings.body_read_timeout_s,
-                           json_max_containers=rt.settings.json_max_containers,
-                           form_max_containers=rt.settings.form_max_containers,
-                           form_max_bytes=rt.settings.form_max_kb * 1024,
-                           large_per_minute=rt.settings.large_bodies_per_minute,
+        bodies = rt.settings.bodies
+        app.add_middleware(edge.BodyLimits, body_max_bytes=bodies.request_max_kb * 1024,
+                           upload_max_bytes=int(bodies.upload_max_mb * 1024 * 1024),
+                           json_max_depth=bodies.json_max_depth, read_timeout_s=bodies.body_read_timeout_s,
+                           json_max_containers=bodies.json_max_containers,
+                           form_max_containers=bodies.form_max_containers,
+                           form_max_bytes=bodies.form_max_kb * 1024,
+                           large_per_minute=bodies.large_bodies_per_minute,
                            verifier=lambda: getattr(app.state, "verifier", None))
         app.add_middleware(prometheus.RequestMetrics)  # outermost: refused requests are counted too
         app.add_middleware(logs.RequestId)  # every response's X-Request-ID, every log line's request_id

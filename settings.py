@@ -463,6 +463,36 @@ class QuestionSettings(Section):
     answers_per_user: int = Field(default=4, ge=1)
 
 
+class BodySettings(Section):
+    """Request bodies (api/edge.py, server.py; docs/protection.md): how large, how deep, how slow. The
+    flat names are the fields' own."""
+
+    # Upload size cap, enforced while the body streams in (413 as soon as it is passed).
+    upload_max_mb: float = 50.0
+    # Every other request body (JSON): read in full before any route or authentication sees it
+    # (api/edge.py), up to REQUEST_MAX_KB on the routes that carry a conversation (/rag, /v1) and
+    # FORM_MAX_KB on every other (a chat question with its scope, a login: tens of KB at most);
+    # larger answers 413, by Content-Length or as it streams.
+    request_max_kb: int = Field(default=1024, ge=1)
+    form_max_kb: int = Field(default=64, ge=1)
+    # Bodies past FORM_MAX_KB on /rag and /v1 (up to REQUEST_MAX_KB each, decoded on the event loop
+    # before any question is admitted) one account may send per rolling minute, in this process:
+    # past it 429 with Retry-After before the body is read; without a valid token 401. 0: no limit.
+    large_bodies_per_minute: int = Field(default=10, ge=0)
+    # JSON bodies nesting arrays/objects deeper than this answer 400 before they are parsed.
+    json_max_depth: int = Field(default=32, ge=2)
+    # JSON bodies holding more arrays and objects than this answer 400 before they are parsed (the
+    # decoder builds them on the event loop: docs/protection.md#bounded-work). A /rag/batch of an
+    # hour's questions (QUESTIONS_PER_HOUR, 120) with 50 earlier turns each holds about 6300.
+    json_max_containers: int = Field(default=10_000, ge=100)
+    # The same on every other route (FORM_MAX_KB's): their largest real body, a question with a scope
+    # of documents, holds a handful; the conversation routes' JSON_MAX_CONTAINERS decoded on the event
+    # loop was the largest share of its samples under the burst (evals/results/burst_profile.md).
+    form_max_containers: int = Field(default=256, ge=16)
+    # A request body (an upload included) that sends nothing for this long answers 408.
+    body_read_timeout_s: float = Field(default=30.0, gt=0)
+
+
 class SupabaseSettings(Section):
     """Supabase, two separate switches. Storage for the raw files: on with SUPABASE_URL and the
     service-role key. Auth: SUPABASE_AUTH=true accepts Supabase Auth access tokens (HS256 with the
@@ -593,6 +623,7 @@ SECTIONS: dict[str, type[Section]] = {
     "answering": AnsweringSettings,
     "renders": RenderSettings,
     "questions": QuestionSettings,
+    "bodies": BodySettings,
     "supabase": SupabaseSettings,
     "observability": ObservabilitySettings,
     "celery": CelerySettings,
@@ -694,30 +725,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # any other value (e.g. "production") refuses to start without a real JWT_SECRET and refuses
     # placeholder secrets ("changeme", "secret", shorter than 32 characters ...).
     thotqen_env: str = "development"
-    # Upload size cap, enforced while the body streams in (413 as soon as it is passed).
-    upload_max_mb: float = 50.0
-    # Every other request body (JSON): read in full before any route or authentication sees it
-    # (api/edge.py), up to REQUEST_MAX_KB on the routes that carry a conversation (/rag, /v1) and
-    # FORM_MAX_KB on every other (a chat question with its scope, a login: tens of KB at most);
-    # larger answers 413, by Content-Length or as it streams.
-    request_max_kb: int = Field(default=1024, ge=1)
-    form_max_kb: int = Field(default=64, ge=1)
-    # Bodies past FORM_MAX_KB on /rag and /v1 (up to REQUEST_MAX_KB each, decoded on the event loop
-    # before any question is admitted) one account may send per rolling minute, in this process:
-    # past it 429 with Retry-After before the body is read; without a valid token 401. 0: no limit.
-    large_bodies_per_minute: int = Field(default=10, ge=0)
-    # JSON bodies nesting arrays/objects deeper than this answer 400 before they are parsed.
-    json_max_depth: int = Field(default=32, ge=2)
-    # JSON bodies holding more arrays and objects than this answer 400 before they are parsed (the
-    # decoder builds them on the event loop: docs/protection.md#bounded-work). A /rag/batch of an
-    # hour's questions (QUESTIONS_PER_HOUR, 120) with 50 earlier turns each holds about 6300.
-    json_max_containers: int = Field(default=10_000, ge=100)
-    # The same on every other route (FORM_MAX_KB's): their largest real body, a question with a scope
-    # of documents, holds a handful; the conversation routes' JSON_MAX_CONTAINERS decoded on the event
-    # loop was the largest share of its samples under the burst (evals/results/burst_profile.md).
-    form_max_containers: int = Field(default=256, ge=16)
-    # A request body (an upload included) that sends nothing for this long answers 408.
-    body_read_timeout_s: float = Field(default=30.0, gt=0)
     # Connections and in-flight requests one server process takes (uvicorn's limit_concurrency):
     # beyond it a new one answers 503, so stalled connections cannot use up file descriptors.
     server_max_connections: int = Field(default=1000, ge=1)
@@ -803,6 +810,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     answering: Annotated[AnsweringSettings, NoDecode] = Field(default_factory=AnsweringSettings)
     renders: Annotated[RenderSettings, NoDecode] = Field(default_factory=RenderSettings)
     questions: Annotated[QuestionSettings, NoDecode] = Field(default_factory=QuestionSettings)
+    bodies: Annotated[BodySettings, NoDecode] = Field(default_factory=BodySettings)
     supabase: Annotated[SupabaseSettings, NoDecode] = Field(default_factory=SupabaseSettings)
     observability: Annotated[ObservabilitySettings, NoDecode] = Field(default_factory=ObservabilitySettings)
     celery: Annotated[CelerySettings, NoDecode] = Field(default_factory=CelerySettings)

@@ -44,5 +44,5 @@ async def list_formats(settings: SettingsDep) -> FormatsOut:
                  for f in known],
         accepted=registry.accepted(),
         accept=",".join(s for f in known for s in f.suffixes),
-        upload_max_mb=settings.upload_max_mb,
+        upload_max_mb=settings.bodies.upload_max_mb,
     )

@@ -30,7 +30,7 @@ def test_unaccepted_content_is_415_even_with_a_pdf_name(live, user) -> None:
 
 
 def test_oversized_upload_is_413_while_streaming(live, user) -> None:
-    cap = live.app.state.settings.upload_max_mb * 1024 * 1024
+    cap = live.app.state.settings.bodies.upload_max_mb * 1024 * 1024
     big = pdfs.text_pdf(["big"])[:-10] + b"0" * int(cap + 200_000) + b"\n%%EOF\n"
     with live.client() as c:
         res = upload(c, user["headers"], "big.pdf", big)
@@ -132,7 +132,7 @@ def test_large_conversation_bodies_are_a_rate_per_account(live, user) -> None:
     past it 429 with Retry-After before the body is read, and without a valid token 401 (before the
     fix every one was read and decoded: the eleventh here was LangServe's 422)."""
     settings = live.app.state.settings
-    n, kb = settings.large_bodies_per_minute, settings.form_max_kb
+    n, kb = settings.bodies.large_bodies_per_minute, settings.bodies.form_max_kb
     assert n > 0
     body = {"input": {"question": "q", "padding": "x" * (kb * 1024 + 1000)}}
     with live.client() as c:
