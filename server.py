@@ -187,7 +187,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
                 rt.ingest_worker.start(settings.ingestion.workers, settings.ingestion.fair_lanes)
                 maintenance.start()
             log.info("ingestion: %s", app.state.jobs.kind)
-        watcher = asyncio.create_task(drain.watch(settings.shutdown_grace_s))
+        watcher = asyncio.create_task(drain.watch(settings.http.shutdown_grace_s))
         yield
         watcher.cancel()
         # the grace is over (uvicorn cancelled what still ran): end this process's open questions as
@@ -212,15 +212,15 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
 
 
 def add_middleware(app: FastAPI, settings: Settings) -> None:
-    origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
+    origins = [o.strip() for o in settings.gateway.cors_origins.split(",") if o.strip()]
     if origins:
         # bearer tokens, not cookies: no credentials mode
         app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["*"],
-                           allow_headers=[*cors.ALLOW_HEADERS, settings.origin_secret_header],
+                           allow_headers=[*cors.ALLOW_HEADERS, settings.gateway.origin_secret_header],
                            expose_headers=list(cors.EXPOSE_HEADERS), max_age=600)
-    if settings.origin_secret is not None:
-        app.add_middleware(OriginSecretMiddleware, header=settings.origin_secret_header,
-                           secret=settings.origin_secret.get_secret_value())
+    if settings.gateway.origin_secret is not None:
+        app.add_middleware(OriginSecretMiddleware, header=settings.gateway.origin_secret_header,
+                           secret=settings.gateway.origin_secret.get_secret_value())
 
 
 def add_error_handlers(app: FastAPI) -> None:

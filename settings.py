@@ -493,6 +493,52 @@ class BodySettings(Section):
     body_read_timeout_s: float = Field(default=30.0, gt=0)
 
 
+class HttpSettings(Section):
+    """The HTTP server process's connections (uvicorn_options below, api/connections.py, api/drain.py;
+    docs/protection.md). The flat names are the fields' own."""
+
+    # Connections and in-flight requests one server process takes (uvicorn's limit_concurrency):
+    # beyond it a new one answers 503, so stalled connections cannot use up file descriptors.
+    server_max_connections: int = Field(default=1000, ge=1)
+    # A connection must finish a request's headers within this many seconds of opening (or of its
+    # previous response), else it is closed; also how long an idle kept-alive connection is kept.
+    header_timeout_s: int = Field(default=10, ge=1)
+    # Connections one client address may hold open at once (api/connections.py; a tenth of
+    # SERVER_MAX_CONNECTIONS): ~1,100 half-open sockets from one address, reopened as the server closed
+    # them, held every other user at 503. Past it a new connection answers 503 and is closed. Peers in
+    # FORWARDED_ALLOW_IPS (the edge) are not counted: nginx caps its clients (deploy/nginx/). 0: no cap.
+    connections_per_address: int = Field(default=100, ge=0)
+    # SIGTERM: answers and streams in progress get this long to finish before they are ended as saved
+    # turns (api/drain.py); at least one p95 answer (59 s end to end: README), and what compose's
+    # stop_grace_period and the image's docs leave before the kill
+    shutdown_grace_s: float = Field(default=90.0, ge=0, le=3600)
+    # uvicorn's access log, a line per request written on the event loop (in the burst's profile, a
+    # share of the loop's samples: evals/results/burst_profile.md). Off, requests are still counted
+    # (/metrics) and errors still logged.
+    access_log: bool = True
+
+
+class GatewaySettings(Section):
+    """What fronts the server (docs/deployment.md "Gateway", deploy/nginx/): the browsers' origins, the
+    proxies believed, the secret a proxy adds, where nginx serves stored files. The flat names are the
+    fields' own."""
+
+    # Browser origins allowed by CORS, comma-separated ("*" is refused outside development).
+    cors_origins: str = ""
+    # Proxies whose X-Forwarded-For/-Proto are believed (comma-separated addresses or networks, "*" for
+    # any); empty: none, the client address is the TCP peer's. `thotqen serve` hands it to uvicorn.
+    forwarded_allow_ips: str = ""
+    # Shared secret a fronting proxy/CDN adds to every request; when set, requests without it get 403
+    # (except /api/health, so load balancers can probe).
+    origin_secret: SecretStr | None = None
+    origin_secret_header: str = "X-Origin-Verify"
+    # Behind nginx (deploy/nginx/): the internal location that serves THOTQEN_HOME/files, e.g.
+    # "/_protected/". Set, a stored file or rendered page image is answered with an empty response whose
+    # X-Accel-Redirect names it there, once ownership is checked, and nginx sends the bytes. Empty: the
+    # API sends them itself. Supabase Storage answers downloads with a short-lived signed URL either way.
+    accel_redirect_prefix: str = Field(default="", pattern=r"^(/[A-Za-z0-9_.~-]+)*/?$")
+
+
 class SupabaseSettings(Section):
     """Supabase, two separate switches. Storage for the raw files: on with SUPABASE_URL and the
     service-role key. Auth: SUPABASE_AUTH=true accepts Supabase Auth access tokens (HS256 with the
@@ -624,6 +670,8 @@ SECTIONS: dict[str, type[Section]] = {
     "renders": RenderSettings,
     "questions": QuestionSettings,
     "bodies": BodySettings,
+    "http": HttpSettings,
+    "gateway": GatewaySettings,
     "supabase": SupabaseSettings,
     "observability": ObservabilitySettings,
     "celery": CelerySettings,
@@ -725,25 +773,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # any other value (e.g. "production") refuses to start without a real JWT_SECRET and refuses
     # placeholder secrets ("changeme", "secret", shorter than 32 characters ...).
     thotqen_env: str = "development"
-    # Connections and in-flight requests one server process takes (uvicorn's limit_concurrency):
-    # beyond it a new one answers 503, so stalled connections cannot use up file descriptors.
-    server_max_connections: int = Field(default=1000, ge=1)
-    # A connection must finish a request's headers within this many seconds of opening (or of its
-    # previous response), else it is closed; also how long an idle kept-alive connection is kept.
-    header_timeout_s: int = Field(default=10, ge=1)
-    # Connections one client address may hold open at once (api/connections.py; a tenth of
-    # SERVER_MAX_CONNECTIONS): ~1,100 half-open sockets from one address, reopened as the server closed
-    # them, held every other user at 503. Past it a new connection answers 503 and is closed. Peers in
-    # FORWARDED_ALLOW_IPS (the edge) are not counted: nginx caps its clients (deploy/nginx/). 0: no cap.
-    connections_per_address: int = Field(default=100, ge=0)
-    # SIGTERM: answers and streams in progress get this long to finish before they are ended as saved
-    # turns (api/drain.py); at least one p95 answer (59 s end to end: README), and what compose's
-    # stop_grace_period and the image's docs leave before the kill
-    shutdown_grace_s: float = Field(default=90.0, ge=0, le=3600)
-    # uvicorn's access log, a line per request written on the event loop (in the burst's profile, a
-    # share of the loop's samples: evals/results/burst_profile.md). Off, requests are still counted
-    # (/metrics) and errors still logged.
-    access_log: bool = True
     # Uploads being received at once (each body is held in memory, up to UPLOAD_MAX_MB): one user's
     # (past it: 429) and everyone's in this process (past it: 503), both with Retry-After.
     uploads_per_user: int = Field(default=2, ge=1)
@@ -774,20 +803,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     collection_page_max: int = Field(default=100, ge=1)
     # Documents one page of GET /api/documents (and of MCP's resource list) holds at most (and by default).
     document_page_max: int = Field(default=200, ge=1)
-    # Browser origins allowed by CORS, comma-separated ("*" is refused outside development).
-    cors_origins: str = ""
-    # Proxies whose X-Forwarded-For/-Proto are believed (comma-separated addresses or networks, "*" for
-    # any); empty: none, the client address is the TCP peer's. `thotqen serve` hands it to uvicorn.
-    forwarded_allow_ips: str = ""
-    # Shared secret a fronting proxy/CDN adds to every request; when set, requests without it get 403
-    # (except /api/health, so load balancers can probe).
-    origin_secret: SecretStr | None = None
-    origin_secret_header: str = "X-Origin-Verify"
-    # Behind nginx (deploy/nginx/): the internal location that serves THOTQEN_HOME/files, e.g.
-    # "/_protected/". Set, a stored file or rendered page image is answered with an empty response whose
-    # X-Accel-Redirect names it there, once ownership is checked, and nginx sends the bytes. Empty: the
-    # API sends them itself. Supabase Storage answers downloads with a short-lived signed URL either way.
-    accel_redirect_prefix: str = Field(default="", pattern=r"^(/[A-Za-z0-9_.~-]+)*/?$")
     # CPU priority (nice, 0-19) of the server's background work: answering threads, in-process
     # ingestion threads and page-render processes run at least this nice, the request loop at the
     # server's own (Linux: per thread; 0 leaves every thread as it is).
@@ -811,6 +826,8 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     renders: Annotated[RenderSettings, NoDecode] = Field(default_factory=RenderSettings)
     questions: Annotated[QuestionSettings, NoDecode] = Field(default_factory=QuestionSettings)
     bodies: Annotated[BodySettings, NoDecode] = Field(default_factory=BodySettings)
+    http: Annotated[HttpSettings, NoDecode] = Field(default_factory=HttpSettings)
+    gateway: Annotated[GatewaySettings, NoDecode] = Field(default_factory=GatewaySettings)
     supabase: Annotated[SupabaseSettings, NoDecode] = Field(default_factory=SupabaseSettings)
     observability: Annotated[ObservabilitySettings, NoDecode] = Field(default_factory=ObservabilitySettings)
     celery: Annotated[CelerySettings, NoDecode] = Field(default_factory=CelerySettings)
@@ -867,12 +884,12 @@ class Settings(Tunables, ServerTunables, BaseSettings):
         if self.development:
             return self
         secrets = {"jwt_secret": self.tokens.jwt_secret, "supabase_jwt_secret": self.supabase.jwt_secret,
-                   "origin_secret": self.origin_secret}
+                   "origin_secret": self.gateway.origin_secret}
         for name, value in secrets.items():
             if value is not None and is_placeholder_secret(value.get_secret_value()):
                 raise ValueError(f"{name.upper()} is a placeholder or shorter than 32 characters; "
                                  f"set a real secret (THOTQEN_ENV={self.thotqen_env})")
-        if "*" in self.cors_origins.split(","):
+        if "*" in self.gateway.cors_origins.split(","):
             raise ValueError("CORS_ORIGINS='*' is only allowed in development; list the origins")
         return self
 
@@ -898,10 +915,10 @@ def uvicorn_options(settings: Settings) -> UvicornOptions:
     default; uvicorn's own default trusts loopback, so anyone on the host could pick their address),
     how many connections it keeps, how long a request's headers may take (api/connections.py), and
     whether it logs each request (ACCESS_LOG)."""
-    trusted = settings.forwarded_allow_ips.strip()
+    trusted = settings.gateway.forwarded_allow_ips.strip()
     return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None,
-            "limit_concurrency": settings.server_max_connections,
-            "http": "api.connections:HeaderDeadline", "timeout_keep_alive": settings.header_timeout_s,
-            "access_log": settings.access_log,
+            "limit_concurrency": settings.http.server_max_connections,
+            "http": "api.connections:HeaderDeadline", "timeout_keep_alive": settings.http.header_timeout_s,
+            "access_log": settings.http.access_log,
             # after SIGTERM: what still runs this long after is cancelled (api/drain.py ends it as saved turns)
-            "timeout_graceful_shutdown": math.ceil(settings.shutdown_grace_s)}
+            "timeout_graceful_shutdown": math.ceil(settings.http.shutdown_grace_s)}

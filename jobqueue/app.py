@@ -225,7 +225,7 @@ def run_worker(rt: WorkerParts, concurrency: int = 1, beat: bool = False, loglev
     try:
         app.worker_main(argv)
     finally:
-        rt.ingest_worker.stop(timeout=settings.shutdown_grace_s)  # a lane's job finishes, as a task's does
+        rt.ingest_worker.stop(timeout=settings.http.shutdown_grace_s)  # a lane's job finishes, as a task's does
         if scrape is not None:
             scrape.shutdown()
         telemetry.flush()  # the last tasks' spans, before the process exits
