@@ -539,6 +539,21 @@ class GatewaySettings(Section):
     accel_redirect_prefix: str = Field(default="", pattern=r"^(/[A-Za-z0-9_.~-]+)*/?$")
 
 
+class PagingSettings(Section):
+    """How many items one page of a list holds at most (and by default): chats, a chat's messages,
+    collections, documents. The flat names are the fields' own."""
+
+    # Chats one page of GET /api/chats holds at most (and by default).
+    chat_page_max: int = Field(default=100, ge=1)
+    # Messages one page of a chat (GET /api/chats/{id}) holds at most (and by default): the latest
+    # (`before`, a message id: the latest older than it; the web app's "Earlier messages").
+    message_page_max: int = Field(default=200, ge=1)
+    # Collections one page of GET /api/collections (and of /v1/models' collection models) holds at most.
+    collection_page_max: int = Field(default=100, ge=1)
+    # Documents one page of GET /api/documents (and of MCP's resource list) holds at most (and by default).
+    document_page_max: int = Field(default=200, ge=1)
+
+
 class SupabaseSettings(Section):
     """Supabase, two separate switches. Storage for the raw files: on with SUPABASE_URL and the
     service-role key. Auth: SUPABASE_AUTH=true accepts Supabase Auth access tokens (HS256 with the
@@ -672,6 +687,7 @@ SECTIONS: dict[str, type[Section]] = {
     "bodies": BodySettings,
     "http": HttpSettings,
     "gateway": GatewaySettings,
+    "paging": PagingSettings,
     "supabase": SupabaseSettings,
     "observability": ObservabilitySettings,
     "celery": CelerySettings,
@@ -794,15 +810,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # nothing sent but keep-alive pings before the server ends it (the client reconnects if it cares).
     mcp_streams_per_user: int = Field(default=8, ge=1)
     mcp_stream_idle_s: float = Field(default=300.0, gt=0)
-    # Chats one page of GET /api/chats holds at most (and by default).
-    chat_page_max: int = Field(default=100, ge=1)
-    # Messages one page of a chat (GET /api/chats/{id}) holds at most (and by default): the latest
-    # (`before`, a message id: the latest older than it; the web app's "Earlier messages").
-    message_page_max: int = Field(default=200, ge=1)
-    # Collections one page of GET /api/collections (and of /v1/models' collection models) holds at most.
-    collection_page_max: int = Field(default=100, ge=1)
-    # Documents one page of GET /api/documents (and of MCP's resource list) holds at most (and by default).
-    document_page_max: int = Field(default=200, ge=1)
     # CPU priority (nice, 0-19) of the server's background work: answering threads, in-process
     # ingestion threads and page-render processes run at least this nice, the request loop at the
     # server's own (Linux: per thread; 0 leaves every thread as it is).
@@ -828,6 +835,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     bodies: Annotated[BodySettings, NoDecode] = Field(default_factory=BodySettings)
     http: Annotated[HttpSettings, NoDecode] = Field(default_factory=HttpSettings)
     gateway: Annotated[GatewaySettings, NoDecode] = Field(default_factory=GatewaySettings)
+    paging: Annotated[PagingSettings, NoDecode] = Field(default_factory=PagingSettings)
     supabase: Annotated[SupabaseSettings, NoDecode] = Field(default_factory=SupabaseSettings)
     observability: Annotated[ObservabilitySettings, NoDecode] = Field(default_factory=ObservabilitySettings)
     celery: Annotated[CelerySettings, NoDecode] = Field(default_factory=CelerySettings)

@@ -438,7 +438,7 @@ def list_documents(user: CurrentUser, db: DbDep, settings: SettingsDep,
         owners = reading(conn, user, workspace_id)
         found, next_offset = page(
             lambda n, skip: documents.list_documents(conn, owner_id=owners, limit=n, offset=skip),
-            limit=limit, offset=offset, cap=settings.document_page_max)
+            limit=limit, offset=offset, cap=settings.paging.document_page_max)
     return {"documents": [_document_out(d) for d in found], "next_offset": next_offset}
 
 

@@ -243,7 +243,7 @@ class Tools:
             with self.parts.database.connection() as conn:
                 owners = reading(conn, user)
                 return page(lambda n, skip: documents.list_documents(conn, owner_id=owners, limit=n, offset=skip),
-                            limit=None, offset=int(cursor or 0), cap=self.settings.document_page_max)
+                            limit=None, offset=int(cursor or 0), cap=self.settings.paging.document_page_max)
 
         found, next_offset = await asyncio.to_thread(run)
         return types.ListResourcesResult(

@@ -127,7 +127,8 @@ def list_models(user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str
     """`thotqen` (all your documents), then `thotqen:NAME` for each of your collections (the first
     COLLECTION_PAGE_MAX by name)."""
     with db.connection() as conn:
-        named = collections.list_collections(conn, owner_id=reading(conn, user), limit=settings.collection_page_max)
+        named = collections.list_collections(conn, owner_id=reading(conn, user),
+                                             limit=settings.paging.collection_page_max)
     return {"object": "list", "data": [{"id": model, "object": "model", "created": CREATED, "owned_by": "thotqen"}
                                        for model in [MODEL_ID, *(f"{MODEL_ID}:{c['name']}" for c in named)]]}
 
