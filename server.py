@@ -116,13 +116,14 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
         # inside the edge (its body is read and bounded first): an answering request whose client left is cancelled
         app.add_middleware(leaving.CancelWhenClientLeaves)
         # outside every route and the origin check: a body is bounded before anything reads it
-        app.add_middleware(edge.BodyLimits, body_max_bytes=rt.settings.request_max_kb * 1024,
-                           upload_max_bytes=int(rt.settings.upload_max_mb * 1024 * 1024),
-                           json_max_depth=rt.settings.json_max_depth, read_timeout_s=rt.settings.body_read_timeout_s,
-                           json_max_containers=rt.settings.json_max_containers,
-                           form_max_containers=rt.settings.form_max_containers,
-                           form_max_bytes=rt.settings.form_max_kb * 1024,
-                           large_per_minute=rt.settings.large_bodies_per_minute,
+        bodies = rt.settings.bodies
+        app.add_middleware(edge.BodyLimits, body_max_bytes=bodies.request_max_kb * 1024,
+                           upload_max_bytes=int(bodies.upload_max_mb * 1024 * 1024),
+                           json_max_depth=bodies.json_max_depth, read_timeout_s=bodies.body_read_timeout_s,
+                           json_max_containers=bodies.json_max_containers,
+                           form_max_containers=bodies.form_max_containers,
+                           form_max_bytes=bodies.form_max_kb * 1024,
+                           large_per_minute=bodies.large_bodies_per_minute,
                            verifier=lambda: getattr(app.state, "verifier", None))
         app.add_middleware(prometheus.RequestMetrics)  # outermost: refused requests are counted too
         app.add_middleware(logs.RequestId)  # every response's X-Request-ID, every log line's request_id
@@ -144,7 +145,7 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
             broker = bool(settings.celery.broker_url)
             if not broker:  # with a broker, `thotqen worker` and beat recover jobs (jobqueue/app.py)
                 with db.connection() as conn:
-                    requeued, failed = jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
+                    requeued, failed = jobs.recover_interrupted(conn, max_attempts=settings.jobs.max_attempts)
                 if requeued or failed:
                     log.warning("recovered interrupted jobs: %d re-queued, %d failed", len(requeued), len(failed))
             if stale := accounting.sweep_stale(db):
@@ -183,10 +184,10 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
             app.state.upload_work = ThreadPoolExecutor(settings.uploads_at_once, thread_name_prefix="upload")
             maintenance = MaintenanceThread(db, settings)
             if start_worker and not broker:  # with a broker, ingestion and upkeep run in `thotqen worker`/beat
-                rt.ingest_worker.start(settings.ingest_workers, settings.ingest_fair_lanes)
+                rt.ingest_worker.start(settings.ingestion.workers, settings.ingestion.fair_lanes)
                 maintenance.start()
             log.info("ingestion: %s", app.state.jobs.kind)
-        watcher = asyncio.create_task(drain.watch(settings.shutdown_grace_s))
+        watcher = asyncio.create_task(drain.watch(settings.http.shutdown_grace_s))
         yield
         watcher.cancel()
         # the grace is over (uvicorn cancelled what still ran): end this process's open questions as
@@ -211,15 +212,15 @@ def lifespan(rt: Runtime, start_worker: bool) -> Callable[[FastAPI], AbstractAsy
 
 
 def add_middleware(app: FastAPI, settings: Settings) -> None:
-    origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
+    origins = [o.strip() for o in settings.gateway.cors_origins.split(",") if o.strip()]
     if origins:
         # bearer tokens, not cookies: no credentials mode
         app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["*"],
-                           allow_headers=[*cors.ALLOW_HEADERS, settings.origin_secret_header],
+                           allow_headers=[*cors.ALLOW_HEADERS, settings.gateway.origin_secret_header],
                            expose_headers=list(cors.EXPOSE_HEADERS), max_age=600)
-    if settings.origin_secret is not None:
-        app.add_middleware(OriginSecretMiddleware, header=settings.origin_secret_header,
-                           secret=settings.origin_secret.get_secret_value())
+    if settings.gateway.origin_secret is not None:
+        app.add_middleware(OriginSecretMiddleware, header=settings.gateway.origin_secret_header,
+                           secret=settings.gateway.origin_secret.get_secret_value())
 
 
 def add_error_handlers(app: FastAPI) -> None:

@@ -193,11 +193,365 @@ class Section(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     ENV_PREFIX: ClassVar[str] = ""
+    # Fields whose flat name is not ENV_PREFIX + their name: {field name: flat name in lower case}.
+    ENV_NAMES: ClassVar[dict[str, str]] = {}
 
     @classmethod
     def flat_names(cls) -> dict[str, str]:
         """{flat name in lower case: field name}."""
-        return {f"{cls.ENV_PREFIX}{name}": name for name in cls.model_fields}
+        return {cls.ENV_NAMES.get(name, f"{cls.ENV_PREFIX}{name}"): name for name in cls.model_fields}
+
+
+class DatabaseSettings(Section):
+    """Postgres (storage/db.py): embedded, or external with DATABASE_URL (e.g. a Supabase direct
+    connection string)."""
+
+    ENV_PREFIX: ClassVar[str] = "db_"
+    ENV_NAMES: ClassVar[dict[str, str]] = {"url": "database_url", "pooler": "database_pooler"}
+
+    # External Postgres. Unset: embedded Postgres.
+    url: str | None = None
+    # auto: a URL on port 6543 (Supabase's transaction pooler) is treated as a transaction-mode pooler
+    # (prepared statements off); "transaction" for another such pooler; "none" never.
+    pooler: Literal["auto", "transaction", "none"] = "auto"
+    pool_size: int = 10
+    # A database that is down or unreachable must not hold requests (storage/outage.py): a new
+    # connection gives up after DB_CONNECT_TIMEOUT_S (libpq's whole seconds, at least 2), a request
+    # waits at most DB_ACQUIRE_TIMEOUT_S for a pooled connection, and once a fresh connection fails
+    # every request answers 503 with Retry-After at once until one succeeds again.
+    connect_timeout_s: float = Field(default=5.0, gt=0)
+    acquire_timeout_s: float = Field(default=10.0, gt=0)
+
+
+class EmbeddingSettings(Section):
+    """The embedding model (providers/embeddings.py, runtime.py)."""
+
+    ENV_PREFIX: ClassVar[str] = "embedding_"
+
+    # A local path to a sentence-transformers model; unset: the packaged MiniLM.
+    model_path: str | None = None
+    batch_size: int = 64
+    # "torch", "onnx" or "onnx-int8" (ONNX Runtime, exported once from the same weights into
+    # THOTQEN_HOME): same model, measured side by side in evals/results/embed_backends.md.
+    backend: Literal["torch", "onnx", "onnx-int8"] = "onnx-int8"
+    # Where the ONNX exports live; unset: THOTQEN_HOME/models/embeddings (one export per data directory).
+    export_dir: Path | None = None
+
+
+class ChunkingSettings(Section):
+    """Chunk sizes in word pieces (ingestion/chunk.py): MiniLM truncates at 256, so children stay under
+    it. The flat names are the fields' own (CHILD_TOKENS, ...)."""
+
+    child_tokens: int = 220
+    child_overlap_tokens: int = 40
+    parent_tokens: int = 1500
+
+
+class JobSettings(Section):
+    """Ingestion jobs (storage/jobs.py): attempts, leases, republishing to the broker."""
+
+    ENV_PREFIX: ClassVar[str] = "job_"
+
+    # A job tried this many times by workers that died is failed with the reason.
+    max_attempts: int = 3
+    # A running job's lease: its worker renews it every quarter of this; a job whose lease ran out
+    # belongs to a dead worker and is taken over. Longer than any pause between heartbeats.
+    lease_s: float = 60.0
+    # A queued job handed to the broker longer ago than this is handed over again (a lost message);
+    # running it twice is harmless (a finished job is a no-op).
+    republish_s: float = 1800.0
+
+
+class MaintenanceSettings(Section):
+    """Retention (storage/retention.py) and abandoned-job recovery (jobqueue/maintenance.py), run by
+    Celery beat or, without a broker, by the server every MAINTENANCE_INTERVAL_S: query-log rows and
+    login attempts older than RETENTION_DAYS go, and so do expired refresh tokens."""
+
+    ENV_PREFIX: ClassVar[str] = "maintenance_"
+    ENV_NAMES: ClassVar[dict[str, str]] = {"retention_days": "retention_days"}
+
+    retention_days: int = Field(default=90, ge=1)
+    interval_s: float = 3600.0
+
+
+class IngestionSettings(Section):
+    """Reading files (ingestion/, docs/formats.md) and the threads that ingest them. The flat names
+    are the fields' own (OCR_DPI, SHEET_MAX_ROWS: the names a format's `limits` declare), but for
+    the INGEST_* four."""
+
+    ENV_NAMES: ClassVar[dict[str, str]] = {"memory_mb": "ingest_memory_mb", "timeout_s": "ingest_timeout_s",
+                                           "workers": "ingest_workers", "fair_lanes": "ingest_fair_lanes"}
+
+    # Each file is parsed in a child process (ingestion/sandbox.py) with this memory cap and deadline;
+    # past either its job fails with the reason.
+    memory_mb: int = 4096
+    timeout_s: float = 3600.0
+    # OCR of PDF pages without a usable text layer (RapidOCR, packaged models). A page takes
+    # seconds on 2 cores (evals/results/ocr.md), so a document with more pages to recognise
+    # than ocr_max_pages fails at once with the reason instead of occupying the worker for hours.
+    ocr: bool = True
+    ocr_dpi: int = 150
+    ocr_max_pages: int = 200
+    # Seconds one document's OCR may take (checked before each page; past it the job fails with the
+    # reason): about OCR_MAX_PAGES pages at a few seconds each.
+    ocr_max_seconds: float = Field(default=600.0, gt=0)
+    # Office files: what their ZIP parts may unpack to (zip bombs), and the rows a workbook may hold.
+    office_max_unpacked_mb: float = 200.0
+    sheet_max_rows: int = 100_000
+    # What parsed text may hold, checked in the parsing child (under its memory cap) before the server
+    # tokenises and chunks it: characters in one row (a line, cell or paragraph) and in the document.
+    row_max_chars: int = Field(default=100_000, ge=1000)
+    document_max_chars: int = Field(default=30_000_000, ge=1000)
+    # Child chunks one document may make (each is embedded and stored); past it the job fails.
+    document_max_chunks: int = Field(default=50_000, ge=1)
+    # Background ingestion threads in each server process (embedding is CPU-bound: 1 on 2 cores).
+    workers: int = 1
+    # Threads beyond those that take a job only while every ingestion thread is busy, and only of an
+    # owner with no job running (jobqueue/worker.py): another user's small file never waits behind one
+    # user's long job (a 2-page scan held the only thread 227 s). 0: none.
+    fair_lanes: int = Field(default=1, ge=0, le=8)
+
+
+class LocalModelSettings(Section):
+    """The embedded local model (providers/local_model.py: llama.cpp through xllamacpp, on loopback),
+    the chain's last link. LOCAL_LLM_TIMEOUT_S, the cut-off of every "local" link, stays with the
+    chain's settings."""
+
+    ENV_PREFIX: ClassVar[str] = "local_llm_"
+    ENV_NAMES: ClassVar[dict[str, str]] = {"enabled": "local_llm"}
+
+    enabled: bool = True  # LOCAL_LLM=false removes the link
+    # A GGUF file to serve instead of the packaged Qwen2.5-Coder-1.5B-Instruct.
+    model_path: Path | None = None
+    threads: int = 0  # 0: every core
+    ctx: int = 8192  # context window (tokens), shared by the parallel slots
+    parallel: int = 1  # concurrent requests the local server decodes together
+
+
+class WebSettings(Section):
+    """Web search's backends (providers/web_search.py): Tavily with a key, else DuckDuckGo; both cut
+    off so offline fails fast. Whether the graph may search the web at all is the WEB_SEARCH tunable
+    (Settings' own, with `web_search_allowed`)."""
+
+    ENV_NAMES: ClassVar[dict[str, str]] = {"timeout_s": "web_search_timeout_s", "retry_s": "web_search_retry_s"}
+
+    tavily_api_key: SecretStr | None = None
+    tavily_base_url: str | None = None
+    timeout_s: float = 8.0
+    retry_s: float = Field(default=300.0, ge=0)  # a failed web backend is skipped this long
+    ddgs_backend: str = "duckduckgo"  # ddgs engine(s), comma-separated; "auto" tries several
+
+
+class AnswerCacheSettings(Section):
+    """The semantic answer cache (answering/chat.py, storage/answer_cache.py): a first question of the
+    same user and scope, its embedding within max_distance (cosine) of an earlier one, is answered
+    from that one; rows older than ttl_hours are purged (jobqueue/maintenance.py)."""
+
+    ENV_PREFIX: ClassVar[str] = "answer_cache_"
+    ENV_NAMES: ClassVar[dict[str, str]] = {"enabled": "answer_cache"}
+
+    enabled: bool = True
+    max_distance: float = 0.05
+    ttl_hours: float = 168.0
+
+
+class UserSettings(Section):
+    """Who the users are (storage/users.py keeps the CLI's users and web accounts apart); Settings'
+    reserved_names, admin_names and admins read them. The flat names are the fields' own."""
+
+    # The CLI's user when --user is not given.
+    default_user: str = "local"
+    # Names web signup refuses besides DEFAULT_USER, comma-separated (case-insensitive): the operator's
+    # command-line users-to-be.
+    reserved_usernames: str = ""
+    # Usernames allowed to read /api/admin/metrics, comma-separated. Web signup refuses these names
+    # (case-insensitive, like RESERVED_USERNAMES): an admin's account is made by the operator
+    # (`thotqen account NAME`), never by whoever signs the name up first.
+    thotqen_admins: str = ""
+
+
+class TokenSettings(Section):
+    """The server's own tokens (identity/security.py): the secret they are signed with (JWT_SECRET;
+    THOTQEN_ENV says whether a placeholder or none is refused), how long they last, how long a user's
+    token version is kept. The flat names are the fields' own."""
+
+    jwt_secret: SecretStr | None = None
+    access_token_minutes: int = 30
+    refresh_token_days: int = 30
+    # How long a user's token version, once read, is kept: the longest another process's revocation
+    # takes to reach this one (this process's own is seen at once); 0 reads it on every request. How
+    # many users' versions are kept (the least recently used go first).
+    token_version_ttl_s: float = Field(default=5.0, ge=0, le=300)
+    token_version_entries: int = Field(default=10_000, ge=0)
+
+
+class RerankingSettings(Section):
+    """The reranker's weights (providers/reranker.py); which reranker runs is the RERANKER tunable
+    (tunables.py, Settings' own `reranker`)."""
+
+    ENV_PREFIX: ClassVar[str] = "reranker_"
+
+    model: str = "BAAI/bge-reranker-base"  # hub id (cached) or local path
+    fallback: str = "none"
+
+
+class AnsweringSettings(Section):
+    """Answer processes (answering/processes.py): the graph's runs (chats, /v1, /rag's invoke and batch,
+    MCP's ask) go to ANSWER_PROCESSES processes of their own at BACKGROUND_NICE, apart from the
+    interpreter that authenticates every request; each runs at most ANSWERS_PER_PROCESS at once and
+    ANSWER_QUEUE more may wait, shared fairly between users (answering/places.py: an owner with nothing
+    running or waiting may wait past a full list, up to twice ANSWER_QUEUE; past it: 503 with
+    Retry-After). 0 processes: on the server's own threads. Each process holds its own models
+    (docs/protection.md#bounded-work says what that costs in memory)."""
+
+    ENV_NAMES: ClassVar[dict[str, str]] = {"processes": "answer_processes", "per_process": "answers_per_process",
+                                           "queue": "answer_queue", "process_max_mb": "answer_process_max_mb"}
+
+    processes: int = Field(default=1, ge=0, le=64)
+    per_process: int = Field(default=8, ge=1)
+    queue: int = Field(default=32, ge=0)
+    # An answer process whose anonymous resident memory (RssAnon) passes this many MB after an answer
+    # takes no new run and is started afresh once its answers have ended (issue 41: one grew to 3.27 GB
+    # under the attacks; one measured about 350 MB under the burst). 0: no ceiling.
+    process_max_mb: int = Field(default=1536, ge=0)
+
+
+class RenderSettings(Section):
+    """Page images (api/routes/pages.py, api/heavy.py): renders run in child processes of their own,
+    apart from the interpreter that authenticates every request."""
+
+    ENV_PREFIX: ClassVar[str] = "page_render_"
+    ENV_NAMES: ClassVar[dict[str, str]] = {"per_user": "page_renders_per_user",
+                                           "highlight_max_comparisons": "highlight_max_comparisons"}
+
+    # Its processes (started when first needed), the renders that may wait beyond them (past both: 503
+    # with Retry-After), one user's renders at once (past it: 429), and how long a render may take
+    # before the request answers 503 (its process is ended then, as it is when the client leaves).
+    workers: int = Field(default=2, ge=1)
+    queue: int = Field(default=8, ge=0)
+    per_user: int = Field(default=2, ge=1)
+    timeout_s: float = Field(default=20.0, gt=0)
+    # Pixels in one page image: a page that would hold more at the width asked is drawn narrower.
+    max_pixels: int = Field(default=8_000_000, ge=200 * 200)
+    # Word comparisons finding a highlight on a page may cost (a longer passage is cut until it fits).
+    highlight_max_comparisons: int = Field(default=100_000, ge=1000)
+    # Page images kept in memory for a repeat click, all together.
+    cache_mb: int = Field(default=64, ge=0)
+
+
+class QuestionSettings(Section):
+    """What one user may ask (answering/accounting.py; docs/protection.md), every surface together."""
+
+    ENV_PREFIX: ClassVar[str] = "question_"
+    ENV_NAMES: ClassVar[dict[str, str]] = {"per_hour": "questions_per_hour", "per_minute": "questions_per_minute",
+                                           "answers_per_user": "answers_per_user"}
+
+    # Questions per user per rolling hour, chats and /rag together (429 with Retry-After beyond it).
+    per_hour: int = 120
+    # Questions per user per rolling minute, every surface together (a /rag batch counts each input):
+    # the hour's limit alone let one account spend its 120 in a minute of back-to-back answers, the
+    # server's CPU all the while (evals/results/burst.md). Past it 429 with Retry-After.
+    per_minute: int = Field(default=10, ge=1)
+    # ... and what they cost, in tokens of each question and the earlier turns the model sees (estimated
+    # at 4 characters a token, answering/accounting.py `cost`; issue 41: a 4,000-character question cost
+    # 7-18x a short one, and a /rag history of long turns more): per rolling minute and hour, every surface.
+    tokens_per_minute: int = Field(default=10_000, ge=1)
+    tokens_per_hour: int = Field(default=60_000, ge=1)
+    max_chars: int = 4000
+    # Answers one user may have in progress at once, every surface together (a chat's stream, /rag,
+    # /v1, MCP's ask; a /rag batch holds as many as it runs at once): past it 429 with Retry-After.
+    answers_per_user: int = Field(default=4, ge=1)
+
+
+class BodySettings(Section):
+    """Request bodies (api/edge.py, server.py; docs/protection.md): how large, how deep, how slow. The
+    flat names are the fields' own."""
+
+    # Upload size cap, enforced while the body streams in (413 as soon as it is passed).
+    upload_max_mb: float = 50.0
+    # Every other request body (JSON): read in full before any route or authentication sees it
+    # (api/edge.py), up to REQUEST_MAX_KB on the routes that carry a conversation (/rag, /v1) and
+    # FORM_MAX_KB on every other (a chat question with its scope, a login: tens of KB at most);
+    # larger answers 413, by Content-Length or as it streams.
+    request_max_kb: int = Field(default=1024, ge=1)
+    form_max_kb: int = Field(default=64, ge=1)
+    # Bodies past FORM_MAX_KB on /rag and /v1 (up to REQUEST_MAX_KB each, decoded on the event loop
+    # before any question is admitted) one account may send per rolling minute, in this process:
+    # past it 429 with Retry-After before the body is read; without a valid token 401. 0: no limit.
+    large_bodies_per_minute: int = Field(default=10, ge=0)
+    # JSON bodies nesting arrays/objects deeper than this answer 400 before they are parsed.
+    json_max_depth: int = Field(default=32, ge=2)
+    # JSON bodies holding more arrays and objects than this answer 400 before they are parsed (the
+    # decoder builds them on the event loop: docs/protection.md#bounded-work). A /rag/batch of an
+    # hour's questions (QUESTIONS_PER_HOUR, 120) with 50 earlier turns each holds about 6300.
+    json_max_containers: int = Field(default=10_000, ge=100)
+    # The same on every other route (FORM_MAX_KB's): their largest real body, a question with a scope
+    # of documents, holds a handful; the conversation routes' JSON_MAX_CONTAINERS decoded on the event
+    # loop was the largest share of its samples under the burst (evals/results/burst_profile.md).
+    form_max_containers: int = Field(default=256, ge=16)
+    # A request body (an upload included) that sends nothing for this long answers 408.
+    body_read_timeout_s: float = Field(default=30.0, gt=0)
+
+
+class HttpSettings(Section):
+    """The HTTP server process's connections (uvicorn_options below, api/connections.py, api/drain.py;
+    docs/protection.md). The flat names are the fields' own."""
+
+    # Connections and in-flight requests one server process takes (uvicorn's limit_concurrency):
+    # beyond it a new one answers 503, so stalled connections cannot use up file descriptors.
+    server_max_connections: int = Field(default=1000, ge=1)
+    # A connection must finish a request's headers within this many seconds of opening (or of its
+    # previous response), else it is closed; also how long an idle kept-alive connection is kept.
+    header_timeout_s: int = Field(default=10, ge=1)
+    # Connections one client address may hold open at once (api/connections.py; a tenth of
+    # SERVER_MAX_CONNECTIONS): ~1,100 half-open sockets from one address, reopened as the server closed
+    # them, held every other user at 503. Past it a new connection answers 503 and is closed. Peers in
+    # FORWARDED_ALLOW_IPS (the edge) are not counted: nginx caps its clients (deploy/nginx/). 0: no cap.
+    connections_per_address: int = Field(default=100, ge=0)
+    # SIGTERM: answers and streams in progress get this long to finish before they are ended as saved
+    # turns (api/drain.py); at least one p95 answer (59 s end to end: README), and what compose's
+    # stop_grace_period and the image's docs leave before the kill
+    shutdown_grace_s: float = Field(default=90.0, ge=0, le=3600)
+    # uvicorn's access log, a line per request written on the event loop (in the burst's profile, a
+    # share of the loop's samples: evals/results/burst_profile.md). Off, requests are still counted
+    # (/metrics) and errors still logged.
+    access_log: bool = True
+
+
+class GatewaySettings(Section):
+    """What fronts the server (docs/deployment.md "Gateway", deploy/nginx/): the browsers' origins, the
+    proxies believed, the secret a proxy adds, where nginx serves stored files. The flat names are the
+    fields' own."""
+
+    # Browser origins allowed by CORS, comma-separated ("*" is refused outside development).
+    cors_origins: str = ""
+    # Proxies whose X-Forwarded-For/-Proto are believed (comma-separated addresses or networks, "*" for
+    # any); empty: none, the client address is the TCP peer's. `thotqen serve` hands it to uvicorn.
+    forwarded_allow_ips: str = ""
+    # Shared secret a fronting proxy/CDN adds to every request; when set, requests without it get 403
+    # (except /api/health, so load balancers can probe).
+    origin_secret: SecretStr | None = None
+    origin_secret_header: str = "X-Origin-Verify"
+    # Behind nginx (deploy/nginx/): the internal location that serves THOTQEN_HOME/files, e.g.
+    # "/_protected/". Set, a stored file or rendered page image is answered with an empty response whose
+    # X-Accel-Redirect names it there, once ownership is checked, and nginx sends the bytes. Empty: the
+    # API sends them itself. Supabase Storage answers downloads with a short-lived signed URL either way.
+    accel_redirect_prefix: str = Field(default="", pattern=r"^(/[A-Za-z0-9_.~-]+)*/?$")
+
+
+class PagingSettings(Section):
+    """How many items one page of a list holds at most (and by default): chats, a chat's messages,
+    collections, documents. The flat names are the fields' own."""
+
+    # Chats one page of GET /api/chats holds at most (and by default).
+    chat_page_max: int = Field(default=100, ge=1)
+    # Messages one page of a chat (GET /api/chats/{id}) holds at most (and by default): the latest
+    # (`before`, a message id: the latest older than it; the web app's "Earlier messages").
+    message_page_max: int = Field(default=200, ge=1)
+    # Collections one page of GET /api/collections (and of /v1/models' collection models) holds at most.
+    collection_page_max: int = Field(default=100, ge=1)
+    # Documents one page of GET /api/documents (and of MCP's resource list) holds at most (and by default).
+    document_page_max: int = Field(default=200, ge=1)
 
 
 class SupabaseSettings(Section):
@@ -314,8 +668,32 @@ class LangSmithSettings(Section):
 
 
 # Settings' sections by field name (kept in step with its fields of these types; a test checks).
-SECTIONS: dict[str, type[Section]] = {"supabase": SupabaseSettings, "observability": ObservabilitySettings,
-                                      "celery": CelerySettings, "login": LoginSettings, "langsmith": LangSmithSettings}
+SECTIONS: dict[str, type[Section]] = {
+    "database": DatabaseSettings,
+    "embedding": EmbeddingSettings,
+    "chunking": ChunkingSettings,
+    "jobs": JobSettings,
+    "maintenance": MaintenanceSettings,
+    "ingestion": IngestionSettings,
+    "local_model": LocalModelSettings,
+    "web": WebSettings,
+    "cache": AnswerCacheSettings,
+    "users": UserSettings,
+    "tokens": TokenSettings,
+    "reranking": RerankingSettings,
+    "answering": AnsweringSettings,
+    "renders": RenderSettings,
+    "questions": QuestionSettings,
+    "bodies": BodySettings,
+    "http": HttpSettings,
+    "gateway": GatewaySettings,
+    "paging": PagingSettings,
+    "supabase": SupabaseSettings,
+    "observability": ObservabilitySettings,
+    "celery": CelerySettings,
+    "login": LoginSettings,
+    "langsmith": LangSmithSettings,
+}
 FLAT: dict[str, tuple[str, str]] = {flat: (section, field) for section, model in SECTIONS.items()
                                     for flat, field in model.flat_names().items()}
 
@@ -345,78 +723,10 @@ class Settings(Tunables, ServerTunables, BaseSettings):
 
     # Data directory: embedded Postgres, stored PDFs, assembled models.
     thotqen_home: Path = Field(default=Path(".thotqen"))
-    # External Postgres (e.g. a Supabase direct connection string). Unset: embedded Postgres.
-    database_url: str | None = None
-    # auto: a URL on port 6543 (Supabase's transaction pooler) is treated as a transaction-mode pooler
-    # (prepared statements off); "transaction" for another such pooler; "none" never.
-    database_pooler: Literal["auto", "transaction", "none"] = "auto"
-    db_pool_size: int = 10
-    # A database that is down or unreachable must not hold requests (storage/outage.py): a new
-    # connection gives up after DB_CONNECT_TIMEOUT_S (libpq's whole seconds, at least 2), a request
-    # waits at most DB_ACQUIRE_TIMEOUT_S for a pooled connection, and once a fresh connection fails
-    # every request answers 503 with Retry-After at once until one succeeds again.
-    db_connect_timeout_s: float = Field(default=5.0, gt=0)
-    db_acquire_timeout_s: float = Field(default=10.0, gt=0)
-
-    # Embeddings: a local path to a sentence-transformers model; unset: the packaged MiniLM.
-    embedding_model_path: str | None = None
-    embedding_batch_size: int = 64
-    # "torch", "onnx" or "onnx-int8" (ONNX Runtime, exported once from the same weights into
-    # THOTQEN_HOME): same model, measured side by side in evals/results/embed_backends.md.
-    embedding_backend: Literal["torch", "onnx", "onnx-int8"] = "onnx-int8"
-    # Where the ONNX exports live; unset: THOTQEN_HOME/models/embeddings (one export per data directory).
-    embedding_export_dir: Path | None = None
-
-    # Chunking (MiniLM truncates at 256 word pieces, so children stay under it).
-    child_tokens: int = 220
-    child_overlap_tokens: int = 40
-    parent_tokens: int = 1500
 
     # Retrieval and graph knobs are declared in tunables.py (inherited here, set by their env vars).
     search_k: int = 5  # hits `thotqen search` prints by default
 
-    # Jobs (storage/jobs.py): a job tried this many times by workers that died is failed with the reason.
-    job_max_attempts: int = 3
-    # A running job's lease: its worker renews it every quarter of this; a job whose lease ran out
-    # belongs to a dead worker and is taken over. Longer than any pause between heartbeats.
-    job_lease_s: float = 60.0
-
-    # A queued job handed to the broker longer ago than this is handed over again (a lost message);
-    # running it twice is harmless (a finished job is a no-op).
-    job_republish_s: float = 1800.0
-
-    # Retention (storage/retention.py), run by Celery beat or, without a broker, by the server:
-    # query-log rows and login attempts older than RETENTION_DAYS go, and so do expired refresh tokens.
-    retention_days: int = Field(default=90, ge=1)
-    maintenance_interval_s: float = 3600.0
-
-    # Reading files (ingestion/sandbox.py, docs/formats.md): each file is parsed in a child process
-    # with this memory cap and deadline; past either its job fails with the reason.
-    ingest_memory_mb: int = 4096
-    ingest_timeout_s: float = 3600.0
-    # OCR of PDF pages without a usable text layer (RapidOCR, packaged models). A page takes
-    # seconds on 2 cores (evals/results/ocr.md), so a document with more pages to recognise
-    # than ocr_max_pages fails at once with the reason instead of occupying the worker for hours.
-    ocr: bool = True
-    ocr_dpi: int = 150
-    ocr_max_pages: int = 200
-    # Seconds one document's OCR may take (checked before each page; past it the job fails with the
-    # reason): about OCR_MAX_PAGES pages at a few seconds each.
-    ocr_max_seconds: float = Field(default=600.0, gt=0)
-    # Office files: what their ZIP parts may unpack to (zip bombs), and the rows a workbook may hold.
-    office_max_unpacked_mb: float = 200.0
-    sheet_max_rows: int = 100_000
-    # What parsed text may hold, checked in the parsing child (under its memory cap) before the server
-    # tokenises and chunks it: characters in one row (a line, cell or paragraph) and in the document.
-    row_max_chars: int = Field(default=100_000, ge=1000)
-    document_max_chars: int = Field(default=30_000_000, ge=1000)
-    # Child chunks one document may make (each is embedded and stored); past it the job fails.
-    document_max_chunks: int = Field(default=50_000, ge=1)
-
-    default_user: str = "local"
-    # Names web signup refuses besides DEFAULT_USER, comma-separated (case-insensitive): the operator's
-    # command-line users-to-be (storage/users.py keeps the CLI's users and web accounts apart).
-    reserved_usernames: str = ""
 
     # --- LLM providers (providers/llm): an ordered fallback chain, documented in docs/providers.md ---
     # The chain's links in order. LLM_LINKS is a JSON list of link objects (LLMLink) and of names of
@@ -436,24 +746,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # Bounds the local model's time (its speed: evals/results/local_llm_1_5b.md); a cited answer needs far fewer.
     llm_max_tokens: int = 512
 
-    # Embedded local model (llama.cpp through xllamacpp, on loopback).
-    local_llm: bool = True
-    # A GGUF file to serve instead of the packaged Qwen2.5-Coder-1.5B-Instruct.
-    local_llm_model_path: Path | None = None
-    local_llm_threads: int = 0  # 0: every core
-    local_llm_ctx: int = 8192  # context window (tokens), shared by the parallel slots
-    local_llm_parallel: int = 1  # concurrent requests the local server decodes together
-
-    # Reranker weights (which reranker runs is the RERANKER tunable, tunables.py).
-    reranker_model: str = "BAAI/bge-reranker-base"  # hub id (cached) or local path
-    reranker_fallback: str = "none"
-
-    # Web search: Tavily with a key, else DuckDuckGo; both cut off so offline fails fast.
-    tavily_api_key: SecretStr | None = None
-    tavily_base_url: str | None = None
-    web_search_timeout_s: float = 8.0
-    web_search_retry_s: float = Field(default=300.0, ge=0)  # a failed web backend is skipped this long
-    ddgs_backend: str = "duckduckgo"  # ddgs engine(s), comma-separated; "auto" tries several
 
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
@@ -483,13 +775,13 @@ class Settings(Tunables, ServerTunables, BaseSettings):
 
     @property
     def embedding_export_root(self) -> Path:
-        if self.embedding_export_dir is not None:
-            return self.embedding_export_dir.expanduser().resolve()
+        if self.embedding.export_dir is not None:
+            return self.embedding.export_dir.expanduser().resolve()
         return self.home / "models" / "embeddings"
 
     @property
     def embedded(self) -> bool:
-        return not self.database_url
+        return not self.database.url
 
     # --- HTTP server (server.py, api/): accounts, uploads, chats, protection, metrics -----------
     # Kept as the last block of the class so merges with other settings stay easy.
@@ -497,87 +789,6 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # any other value (e.g. "production") refuses to start without a real JWT_SECRET and refuses
     # placeholder secrets ("changeme", "secret", shorter than 32 characters ...).
     thotqen_env: str = "development"
-    jwt_secret: SecretStr | None = None
-    access_token_minutes: int = 30
-    refresh_token_days: int = 30
-    # How long a user's token version, once read, is kept (api/verify.py): the longest another
-    # process's revocation takes to reach this one (this process's own is seen at once); 0 reads it
-    # on every request. How many users' versions are kept (the least recently used go first).
-    token_version_ttl_s: float = Field(default=5.0, ge=0, le=300)
-    token_version_entries: int = Field(default=10_000, ge=0)
-    # Questions per user per rolling hour, chats and /rag together (429 with Retry-After beyond it).
-    questions_per_hour: int = 120
-    # Questions per user per rolling minute, every surface together (a /rag batch counts each input):
-    # the hour's limit alone let one account spend its 120 in a minute of back-to-back answers, the
-    # server's CPU all the while (evals/results/burst.md). Past it 429 with Retry-After.
-    questions_per_minute: int = Field(default=10, ge=1)
-    # ... and what they cost, in tokens of each question and the earlier turns the model sees (estimated
-    # at 4 characters a token, answering/accounting.py `cost`; issue 41: a 4,000-character question cost
-    # 7-18x a short one, and a /rag history of long turns more): per rolling minute and hour, every surface.
-    question_tokens_per_minute: int = Field(default=10_000, ge=1)
-    question_tokens_per_hour: int = Field(default=60_000, ge=1)
-    question_max_chars: int = 4000
-    # Answers one user may have in progress at once, every surface together (a chat's stream, /rag,
-    # /v1, MCP's ask; a /rag batch holds as many as it runs at once): past it 429 with Retry-After.
-    answers_per_user: int = Field(default=4, ge=1)
-    # Upload size cap, enforced while the body streams in (413 as soon as it is passed).
-    upload_max_mb: float = 50.0
-    # Every other request body (JSON): read in full before any route or authentication sees it
-    # (api/edge.py), up to REQUEST_MAX_KB on the routes that carry a conversation (/rag, /v1) and
-    # FORM_MAX_KB on every other (a chat question with its scope, a login: tens of KB at most);
-    # larger answers 413, by Content-Length or as it streams.
-    request_max_kb: int = Field(default=1024, ge=1)
-    form_max_kb: int = Field(default=64, ge=1)
-    # Bodies past FORM_MAX_KB on /rag and /v1 (up to REQUEST_MAX_KB each, decoded on the event loop
-    # before any question is admitted) one account may send per rolling minute, in this process:
-    # past it 429 with Retry-After before the body is read; without a valid token 401. 0: no limit.
-    large_bodies_per_minute: int = Field(default=10, ge=0)
-    # JSON bodies nesting arrays/objects deeper than this answer 400 before they are parsed.
-    json_max_depth: int = Field(default=32, ge=2)
-    # JSON bodies holding more arrays and objects than this answer 400 before they are parsed (the
-    # decoder builds them on the event loop: docs/protection.md#bounded-work). A /rag/batch of an
-    # hour's questions (QUESTIONS_PER_HOUR, 120) with 50 earlier turns each holds about 6300.
-    json_max_containers: int = Field(default=10_000, ge=100)
-    # The same on every other route (FORM_MAX_KB's): their largest real body, a question with a scope
-    # of documents, holds a handful; the conversation routes' JSON_MAX_CONTAINERS decoded on the event
-    # loop was the largest share of its samples under the burst (evals/results/burst_profile.md).
-    form_max_containers: int = Field(default=256, ge=16)
-    # A request body (an upload included) that sends nothing for this long answers 408.
-    body_read_timeout_s: float = Field(default=30.0, gt=0)
-    # Connections and in-flight requests one server process takes (uvicorn's limit_concurrency):
-    # beyond it a new one answers 503, so stalled connections cannot use up file descriptors.
-    server_max_connections: int = Field(default=1000, ge=1)
-    # A connection must finish a request's headers within this many seconds of opening (or of its
-    # previous response), else it is closed; also how long an idle kept-alive connection is kept.
-    header_timeout_s: int = Field(default=10, ge=1)
-    # Connections one client address may hold open at once (api/connections.py; a tenth of
-    # SERVER_MAX_CONNECTIONS): ~1,100 half-open sockets from one address, reopened as the server closed
-    # them, held every other user at 503. Past it a new connection answers 503 and is closed. Peers in
-    # FORWARDED_ALLOW_IPS (the edge) are not counted: nginx caps its clients (deploy/nginx/). 0: no cap.
-    connections_per_address: int = Field(default=100, ge=0)
-    # SIGTERM: answers and streams in progress get this long to finish before they are ended as saved
-    # turns (api/drain.py); at least one p95 answer (59 s end to end: README), and what compose's
-    # stop_grace_period and the image's docs leave before the kill
-    shutdown_grace_s: float = Field(default=90.0, ge=0, le=3600)
-    # uvicorn's access log, a line per request written on the event loop (in the burst's profile, a
-    # share of the loop's samples: evals/results/burst_profile.md). Off, requests are still counted
-    # (/metrics) and errors still logged.
-    access_log: bool = True
-    # Page images (api/routes/pages.py, api/heavy.py): renders run in child processes of their own, apart
-    # from the interpreter that authenticates every request. Its processes (started when first
-    # needed), the renders that may wait beyond them (past both: 503 with Retry-After), one user's
-    # renders at once (past it: 429), and how long a render may take before the request answers 503
-    # (its process is ended then, as it is when the client leaves).
-    page_render_workers: int = Field(default=2, ge=1)
-    page_render_queue: int = Field(default=8, ge=0)
-    page_renders_per_user: int = Field(default=2, ge=1)
-    page_render_timeout_s: float = Field(default=20.0, gt=0)
-    # Pixels in one page image: a page that would hold more at the width asked is drawn narrower.
-    page_render_max_pixels: int = Field(default=8_000_000, ge=200 * 200)
-    # Word comparisons finding a highlight on a page may cost (a longer passage is cut until it fits).
-    highlight_max_comparisons: int = Field(default=100_000, ge=1000)
-    # Page images kept in memory for a repeat click, all together.
-    page_render_cache_mb: int = Field(default=64, ge=0)
     # Uploads being received at once (each body is held in memory, up to UPLOAD_MAX_MB): one user's
     # (past it: 429) and everyone's in this process (past it: 503), both with Retry-After.
     uploads_per_user: int = Field(default=2, ge=1)
@@ -599,64 +810,32 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # nothing sent but keep-alive pings before the server ends it (the client reconnects if it cares).
     mcp_streams_per_user: int = Field(default=8, ge=1)
     mcp_stream_idle_s: float = Field(default=300.0, gt=0)
-    # Chats one page of GET /api/chats holds at most (and by default).
-    chat_page_max: int = Field(default=100, ge=1)
-    # Messages one page of a chat (GET /api/chats/{id}) holds at most (and by default): the latest
-    # (`before`, a message id: the latest older than it; the web app's "Earlier messages").
-    message_page_max: int = Field(default=200, ge=1)
-    # Collections one page of GET /api/collections (and of /v1/models' collection models) holds at most.
-    collection_page_max: int = Field(default=100, ge=1)
-    # Documents one page of GET /api/documents (and of MCP's resource list) holds at most (and by default).
-    document_page_max: int = Field(default=200, ge=1)
-    # Browser origins allowed by CORS, comma-separated ("*" is refused outside development).
-    cors_origins: str = ""
-    # Proxies whose X-Forwarded-For/-Proto are believed (comma-separated addresses or networks, "*" for
-    # any); empty: none, the client address is the TCP peer's. `thotqen serve` hands it to uvicorn.
-    forwarded_allow_ips: str = ""
-    # Shared secret a fronting proxy/CDN adds to every request; when set, requests without it get 403
-    # (except /api/health, so load balancers can probe).
-    origin_secret: SecretStr | None = None
-    origin_secret_header: str = "X-Origin-Verify"
-    # Behind nginx (deploy/nginx/): the internal location that serves THOTQEN_HOME/files, e.g.
-    # "/_protected/". Set, a stored file or rendered page image is answered with an empty response whose
-    # X-Accel-Redirect names it there, once ownership is checked, and nginx sends the bytes. Empty: the
-    # API sends them itself. Supabase Storage answers downloads with a short-lived signed URL either way.
-    accel_redirect_prefix: str = Field(default="", pattern=r"^(/[A-Za-z0-9_.~-]+)*/?$")
-    # Usernames allowed to read /api/admin/metrics, comma-separated (env THOTQEN_ADMINS). Web signup
-    # refuses these names (case-insensitive, like RESERVED_USERNAMES): an admin's account is made by
-    # the operator (`thotqen account NAME`), never by whoever signs the name up first.
-    thotqen_admins: str = ""
     # CPU priority (nice, 0-19) of the server's background work: answering threads, in-process
     # ingestion threads and page-render processes run at least this nice, the request loop at the
     # server's own (Linux: per thread; 0 leaves every thread as it is).
     background_nice: int = Field(default=10, ge=0, le=19)
-    # Answer processes (answering/processes.py): the graph's runs (chats, /v1, /rag's invoke and batch,
-    # MCP's ask) go to this many processes of their own at BACKGROUND_NICE, apart from the interpreter
-    # that authenticates every request; each runs at most ANSWERS_PER_PROCESS at once and ANSWER_QUEUE
-    # more may wait, shared fairly between users (answering/places.py: an owner with nothing running or
-    # waiting may wait past a full list, up to twice ANSWER_QUEUE; past it: 503 with Retry-After).
-    # 0: on the server's own threads. Each process holds
-    # its own models (docs/protection.md#bounded-work says what that costs in memory).
-    answer_processes: int = Field(default=1, ge=0, le=64)
-    answers_per_process: int = Field(default=8, ge=1)
-    answer_queue: int = Field(default=32, ge=0)
-    # An answer process whose anonymous resident memory (RssAnon) passes this many MB after an answer
-    # takes no new run and is started afresh once its answers have ended (issue 41: one grew to 3.27 GB
-    # under the attacks; one measured about 350 MB under the burst). 0: no ceiling.
-    answer_process_max_mb: int = Field(default=1536, ge=0)
-    # Background ingestion threads in each server process (embedding is CPU-bound: 1 on 2 cores).
-    ingest_workers: int = 1
-    # Threads beyond those that take a job only while every ingestion thread is busy, and only of an
-    # owner with no job running (jobqueue/worker.py): another user's small file never waits behind one
-    # user's long job (a 2-page scan held the only thread 227 s). 0: none.
-    ingest_fair_lanes: int = Field(default=1, ge=0, le=8)
-    # Semantic answer cache: same user and scope, question embeddings within this cosine distance.
-    answer_cache: bool = True
-    answer_cache_max_distance: float = 0.05
-    answer_cache_ttl_hours: float = 168.0
-    # --- Sections (above): SUPABASE_*; logs, metrics and tracing; CELERY_*; LOGIN_*; LANGSMITH_* ---
+    # --- Sections (above, SECTIONS), each read from its flat variable names (DATABASE_URL, DB_POOL_SIZE) ---
     # NoDecode: a variable named as a section (LOGIN is a user name on some systems) is not JSON to
     # parse; _SectionsSource's value for every section wins over it.
+    database: Annotated[DatabaseSettings, NoDecode] = Field(default_factory=DatabaseSettings)
+    embedding: Annotated[EmbeddingSettings, NoDecode] = Field(default_factory=EmbeddingSettings)
+    chunking: Annotated[ChunkingSettings, NoDecode] = Field(default_factory=ChunkingSettings)
+    jobs: Annotated[JobSettings, NoDecode] = Field(default_factory=JobSettings)
+    maintenance: Annotated[MaintenanceSettings, NoDecode] = Field(default_factory=MaintenanceSettings)
+    ingestion: Annotated[IngestionSettings, NoDecode] = Field(default_factory=IngestionSettings)
+    local_model: Annotated[LocalModelSettings, NoDecode] = Field(default_factory=LocalModelSettings)
+    web: Annotated[WebSettings, NoDecode] = Field(default_factory=WebSettings)
+    cache: Annotated[AnswerCacheSettings, NoDecode] = Field(default_factory=AnswerCacheSettings)
+    users: Annotated[UserSettings, NoDecode] = Field(default_factory=UserSettings)
+    tokens: Annotated[TokenSettings, NoDecode] = Field(default_factory=TokenSettings)
+    reranking: Annotated[RerankingSettings, NoDecode] = Field(default_factory=RerankingSettings)
+    answering: Annotated[AnsweringSettings, NoDecode] = Field(default_factory=AnsweringSettings)
+    renders: Annotated[RenderSettings, NoDecode] = Field(default_factory=RenderSettings)
+    questions: Annotated[QuestionSettings, NoDecode] = Field(default_factory=QuestionSettings)
+    bodies: Annotated[BodySettings, NoDecode] = Field(default_factory=BodySettings)
+    http: Annotated[HttpSettings, NoDecode] = Field(default_factory=HttpSettings)
+    gateway: Annotated[GatewaySettings, NoDecode] = Field(default_factory=GatewaySettings)
+    paging: Annotated[PagingSettings, NoDecode] = Field(default_factory=PagingSettings)
     supabase: Annotated[SupabaseSettings, NoDecode] = Field(default_factory=SupabaseSettings)
     observability: Annotated[ObservabilitySettings, NoDecode] = Field(default_factory=ObservabilitySettings)
     celery: Annotated[CelerySettings, NoDecode] = Field(default_factory=CelerySettings)
@@ -679,8 +858,8 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     @property
     def reserved_names(self) -> set[str]:
         """Names (lower case) no web signup may take: the CLI's default user and RESERVED_USERNAMES."""
-        names = {name.strip().lower() for name in self.reserved_usernames.split(",") if name.strip()}
-        return names | {self.default_user.strip().lower()}
+        names = {name.strip().lower() for name in self.users.reserved_usernames.split(",") if name.strip()}
+        return names | {self.users.default_user.strip().lower()}
 
     @property
     def admin_names(self) -> set[str]:
@@ -689,7 +868,7 @@ class Settings(Tunables, ServerTunables, BaseSettings):
 
     @property
     def admins(self) -> set[str]:
-        return {name.strip() for name in self.thotqen_admins.split(",") if name.strip()}
+        return {name.strip() for name in self.users.thotqen_admins.split(",") if name.strip()}
 
     @property
     def web_search_allowed(self) -> bool:
@@ -698,7 +877,8 @@ class Settings(Tunables, ServerTunables, BaseSettings):
         Unset, an offline or data-resident install sends nothing out (issue 40)."""
         if not self.web_search:
             return False
-        keyed = self.tavily_api_key is not None and bool(self.tavily_api_key.get_secret_value().strip())
+        key = self.web.tavily_api_key
+        keyed = key is not None and bool(key.get_secret_value().strip())
         return keyed or "web_search" in self.model_fields_set
 
     @model_validator(mode="after")
@@ -711,13 +891,13 @@ class Settings(Tunables, ServerTunables, BaseSettings):
                              "SUPABASE_JWKS_URL) to verify tokens")
         if self.development:
             return self
-        secrets = {"jwt_secret": self.jwt_secret, "supabase_jwt_secret": self.supabase.jwt_secret,
-                   "origin_secret": self.origin_secret}
+        secrets = {"jwt_secret": self.tokens.jwt_secret, "supabase_jwt_secret": self.supabase.jwt_secret,
+                   "origin_secret": self.gateway.origin_secret}
         for name, value in secrets.items():
             if value is not None and is_placeholder_secret(value.get_secret_value()):
                 raise ValueError(f"{name.upper()} is a placeholder or shorter than 32 characters; "
                                  f"set a real secret (THOTQEN_ENV={self.thotqen_env})")
-        if "*" in self.cors_origins.split(","):
+        if "*" in self.gateway.cors_origins.split(","):
             raise ValueError("CORS_ORIGINS='*' is only allowed in development; list the origins")
         return self
 
@@ -743,10 +923,10 @@ def uvicorn_options(settings: Settings) -> UvicornOptions:
     default; uvicorn's own default trusts loopback, so anyone on the host could pick their address),
     how many connections it keeps, how long a request's headers may take (api/connections.py), and
     whether it logs each request (ACCESS_LOG)."""
-    trusted = settings.forwarded_allow_ips.strip()
+    trusted = settings.gateway.forwarded_allow_ips.strip()
     return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None,
-            "limit_concurrency": settings.server_max_connections,
-            "http": "api.connections:HeaderDeadline", "timeout_keep_alive": settings.header_timeout_s,
-            "access_log": settings.access_log,
+            "limit_concurrency": settings.http.server_max_connections,
+            "http": "api.connections:HeaderDeadline", "timeout_keep_alive": settings.http.header_timeout_s,
+            "access_log": settings.http.access_log,
             # after SIGTERM: what still runs this long after is cancelled (api/drain.py ends it as saved turns)
-            "timeout_graceful_shutdown": math.ceil(settings.shutdown_grace_s)}
+            "timeout_graceful_shutdown": math.ceil(settings.http.shutdown_grace_s)}

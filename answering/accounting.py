@@ -273,14 +273,14 @@ def admit(db: Database, settings: Settings, *, owner_id: int, source: str, count
     workspace they are asked in, if one (recorded for its metrics)."""
     costs = tokens if tokens is not None else [1] * count
     held = min(count, at_once or count)
-    give_one = OPEN.take(owner_id, held, settings.answers_per_user)
+    give_one = OPEN.take(owner_id, held, settings.questions.answers_per_user)
     try:
         with db.connection() as conn:
             ids, wait, window, by_tokens = query_log.admit(
                 conn, owner_id=owner_id, source=source, count=count, chat_id=chat_id,
-                limit=settings.questions_per_hour, instance=_instance, rate=(settings.questions_per_minute, MINUTE),
-                tokens=costs, token_limits=[(settings.question_tokens_per_minute, MINUTE),
-                                            (settings.question_tokens_per_hour, HOUR)],
+                limit=settings.questions.per_hour, instance=_instance, rate=(settings.questions.per_minute, MINUTE),
+                tokens=costs, token_limits=[(settings.questions.tokens_per_minute, MINUTE),
+                                            (settings.questions.tokens_per_hour, HOUR)],
                 workspace_id=workspace_id)
     except BaseException:
         for _ in range(held):
@@ -291,7 +291,7 @@ def admit(db: Database, settings: Settings, *, owner_id: int, source: str, count
             give_one()
         if by_tokens:
             per_minute = window == MINUTE
-            cap = settings.question_tokens_per_minute if per_minute else settings.question_tokens_per_hour
+            cap = settings.questions.tokens_per_minute if per_minute else settings.questions.tokens_per_hour
             raise TokenLimit(cap, wait, per_minute=per_minute, never=wait > window)
         raise _limit(settings, wait, window)
     group = _Group(give_one, held, count)
@@ -301,13 +301,14 @@ def admit(db: Database, settings: Settings, *, owner_id: int, source: str, count
 def check(db: Database, settings: Settings, *, owner_id: int) -> None:
     """Raise QuestionLimit (or AnswersAtOnce) when the owner cannot ask now. Advisory only (an early
     429 before a response starts streaming): `admit` is what enforces both limits."""
-    if OPEN.held(owner_id) >= settings.answers_per_user:
-        raise AnswersAtOnce(settings.answers_per_user)
+    if OPEN.held(owner_id) >= settings.questions.answers_per_user:
+        raise AnswersAtOnce(settings.questions.answers_per_user)
+    q = settings.questions
     with db.connection() as conn:
-        for limit, window in ((settings.questions_per_minute, MINUTE), (settings.questions_per_hour, HOUR)):
+        for limit, window in ((q.per_minute, MINUTE), (q.per_hour, HOUR)):
             if wait := query_log.retry_after_s(conn, owner_id=owner_id, limit=limit, window_s=window):
                 raise _limit(settings, wait, window)
-        for limit, window in ((settings.question_tokens_per_minute, MINUTE), (settings.question_tokens_per_hour, HOUR)):
+        for limit, window in ((q.tokens_per_minute, MINUTE), (q.tokens_per_hour, HOUR)):
             if wait := query_log.tokens_retry_after_s(conn, owner_id=owner_id, limit=limit, window_s=window,
                                                       adding=1):
                 raise TokenLimit(limit, wait, per_minute=window == MINUTE)
@@ -315,8 +316,8 @@ def check(db: Database, settings: Settings, *, owner_id: int) -> None:
 
 def _limit(settings: Settings, wait: float, window: float) -> QuestionLimit:
     if window == MINUTE:
-        return QuestionLimit(settings.questions_per_minute, wait, per_minute=True)
-    return QuestionLimit(settings.questions_per_hour, wait)
+        return QuestionLimit(settings.questions.per_minute, wait, per_minute=True)
+    return QuestionLimit(settings.questions.per_hour, wait)
 
 
 _instance: uuid.UUID | None = None  # this process's, while it holds its lock (hold_instance)

@@ -144,7 +144,7 @@ class ChatAnswerer:
             turn.spaces = workspaces.spaces(conn, turn.owner_id, turn.workspace_id)
         # Only a first question is looked up: a follow-up means something different in each chat.
         first = not turn.history and turn.regenerates is None
-        embedding = self.parts.embedder.embed_query(turn.question) if s.answer_cache and first else None
+        embedding = self.parts.embedder.embed_query(turn.question) if s.cache.enabled and first else None
         if embedding is not None and self._answer_from_cache(turn, embedding):
             return
         outcome = self._run_graph(turn)
@@ -170,8 +170,8 @@ class ChatAnswerer:
         s = self.settings
         with self.db.connection() as conn:
             hit = answer_cache.lookup(conn, owner_id=turn.owner_id, spaces=turn.spaces, document_ids=turn.scope,
-                                      embedding=embedding, max_distance=s.answer_cache_max_distance,
-                                      ttl_hours=s.answer_cache_ttl_hours)
+                                      embedding=embedding, max_distance=s.cache.max_distance,
+                                      ttl_hours=s.cache.ttl_hours)
         if hit is None:
             return False
         turn.emit("sources", {"sources": hit["citations"]})

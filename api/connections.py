@@ -39,7 +39,7 @@ def _limits(app: Any) -> tuple[int, str]:  # uvicorn's loaded app, middleware ar
     for _ in range(16):  # uvicorn's middleware each hold the next as `app`
         settings = getattr(getattr(app, "state", None), "settings", None)
         if settings is not None:
-            return int(settings.connections_per_address), str(settings.forwarded_allow_ips)
+            return int(settings.http.connections_per_address), str(settings.gateway.forwarded_allow_ips)
         app = getattr(app, "app", None)
         if app is None:
             break

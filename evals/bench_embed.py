@@ -34,8 +34,9 @@ def chunk_texts(files: list[Path], counter, settings) -> list[str]:
     texts: list[str] = []
     for path in files:
         parsed = parse_pdf(path.read_bytes())
-        chunks = chunk_rows(parsed.rows, counter, title=display_title(path.name), child_tokens=settings.child_tokens,
-                            overlap_tokens=settings.child_overlap_tokens, parent_tokens=settings.parent_tokens)
+        sizes = settings.chunking
+        chunks = chunk_rows(parsed.rows, counter, title=display_title(path.name), child_tokens=sizes.child_tokens,
+                            overlap_tokens=sizes.child_overlap_tokens, parent_tokens=sizes.parent_tokens)
         texts += [f"{c.heading}\n{c.text}" for c in chunks.children]
     return texts
 

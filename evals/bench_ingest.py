@@ -55,7 +55,7 @@ def main() -> int:
         owner = get_or_create_user(conn, "bench")
     # the backends compared on purpose, one model each (the ingesting backend's is the runtime's)
     ceilings = {name: embedder if name == embedder.backend else build_embedder(
-        name, settings.embedding_model_path, settings.embedding_batch_size, None, settings.embedding_export_root)
+        name, settings.embedding.model_path, settings.embedding.batch_size, None, settings.embedding_export_root)
         for name in args.ceilings.split(",")}
     for e in {embedder, *ceilings.values()}:
         e.embed_documents(["warm up"] * 8)
@@ -112,7 +112,7 @@ def main() -> int:
         "share_of_ceiling": round(ingest_rate / model_rates[ceiling_backend], 3),
         "stage_seconds": {k: round(v, 1) for k, v in stage_totals.items()},
         "sampled_chunks": sampled, "load_average": {"start": load_start, "end": load_end},
-        "embedding_batch_size": settings.embedding_batch_size, "prefetch": not args.no_prefetch,
+        "embedding_batch_size": settings.embedding.batch_size, "prefetch": not args.no_prefetch,
     }
     stages = ", ".join(f"{k} {v:.1f}s" for k, v in result["stage_seconds"].items())
     alone = " | ".join(str(result["model_chunks_per_s"][name]) for name in ceilings)

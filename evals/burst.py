@@ -189,21 +189,22 @@ async def attack(api: str, seed_data: dict[str, Any], seconds: float, settings: 
     statuses: Counter[str] = Counter()
     end = time.monotonic() + seconds
     limits = httpx.Limits(max_connections=2000, max_keepalive_connections=200)
-    upload_body = b"burst text line of an allowed upload\n" * int(settings.upload_max_mb * 1024 * 1024 * 0.97 / 38)
+    bodies = settings.bodies
+    upload_body = b"burst text line of an allowed upload\n" * int(bodies.upload_max_mb * 1024 * 1024 * 0.97 / 38)
     # the heaviest JSON the edge lets through: nesting just under JSON_MAX_DEPTH, as many arrays as
     # JSON_MAX_CONTAINERS allows, and a string filling the body to just under the route's cap
     # (REQUEST_MAX_KB on /rag and /v1, FORM_MAX_KB on every other route)
     # (JSON_MAX_CONTAINERS there, FORM_MAX_CONTAINERS elsewhere)
-    depth = settings.json_max_depth - 2
+    depth = bodies.json_max_depth - 2
     unit = "[" * depth + "]" * depth
 
     def deep_body(key: str, cap_kb: int, containers: int) -> str:
         units = ",".join([unit] * max(1, (containers - 2) // depth))
         head = json.dumps({key: "t", "pad": []})[:-2] + units + '], "filler": "'
-        return head + "x" * max(0, int(min(cap_kb, settings.request_max_kb) * 1024 * 0.95) - len(head) - 2) + '"}'
+        return head + "x" * max(0, int(min(cap_kb, bodies.request_max_kb) * 1024 * 0.95) - len(head) - 2) + '"}'
 
-    deep = {"/api/chats": deep_body("title", settings.form_max_kb, settings.form_max_containers),
-            "/rag/invoke": deep_body("input", settings.request_max_kb, settings.json_max_containers)}
+    deep = {"/api/chats": deep_body("title", bodies.form_max_kb, bodies.form_max_containers),
+            "/rag/invoke": deep_body("input", bodies.request_max_kb, bodies.json_max_containers)}
     passage = " ".join(["a", "b"] * 1000)[:4000]
 
     async def loop(kind: str, client: httpx.AsyncClient, make: Any) -> None:
@@ -289,7 +290,7 @@ async def attack(api: str, seed_data: dict[str, Any], seconds: float, settings: 
 
     def long_question(a: dict[str, Any]) -> Any:
         async def go(c: httpx.AsyncClient, n: int) -> int:
-            q = (f"({n}) What was total revenue in fiscal 2023? " * 200)[:settings.question_max_chars]
+            q = (f"({n}) What was total revenue in fiscal 2023? " * 200)[:settings.questions.max_chars]
             return (await c.post("/rag/invoke", headers=a["headers"], json={"input": {"question": q}})).status_code
         return go
 

@@ -33,7 +33,7 @@ class Configuration(Tunables, ServerTunables):
     def defaults(cls, settings: Settings) -> dict[str, Any]:
         """The deployment's values of every knob (what a run starts from)."""
         values: dict[str, Any] = settings.model_dump(include=set(TUNABLE_FIELDS))
-        values["user"] = settings.default_user
+        values["user"] = settings.users.default_user
         return values
 
     @classmethod

@@ -81,8 +81,8 @@ def verify_password(password: str, password_hash: str | None) -> tuple[bool, str
 
 def resolve_jwt_secret(settings: Settings) -> str:
     """JWT_SECRET; in development, one generated once and kept (0600) under THOTQEN_HOME."""
-    if settings.jwt_secret is not None:
-        value = settings.jwt_secret.get_secret_value()
+    if settings.tokens.jwt_secret is not None:
+        value = settings.tokens.jwt_secret.get_secret_value()
         if not settings.development and is_placeholder_secret(value):
             raise RuntimeError("JWT_SECRET is a placeholder or too short; set a real secret of 32+ characters")
         return value
@@ -163,7 +163,7 @@ class Tokens:
     def __init__(self, settings: Settings, secret: str) -> None:
         self.settings = settings
         self._secret = secret
-        self.versions = KeptVersions(settings.token_version_ttl_s, settings.token_version_entries)
+        self.versions = KeptVersions(settings.tokens.token_version_ttl_s, settings.tokens.token_version_entries)
         # Supabase tokens only with SUPABASE_AUTH: SUPABASE_URL alone (for Storage) accepts none.
         self._supabase = SupabaseVerifier(settings) if settings.supabase.auth else None
 
@@ -174,16 +174,16 @@ class Tokens:
         version = accounts.token_version(conn, user.id) or 0
         access = jwt.encode({"sub": str(user.id), "name": user.username, "typ": "access", "iss": ISSUER,
                              "ver": version, "iat": now,
-                             "exp": now + timedelta(minutes=self.settings.access_token_minutes), **bound},
+                             "exp": now + timedelta(minutes=self.settings.tokens.access_token_minutes), **bound},
                             self._secret, algorithm="HS256")
         jti = uuid.uuid4()
-        refresh_exp = now + timedelta(days=self.settings.refresh_token_days)
+        refresh_exp = now + timedelta(days=self.settings.tokens.refresh_token_days)
         refresh = jwt.encode({"sub": str(user.id), "name": user.username, "typ": "refresh", "iss": ISSUER,
                               "jti": str(jti), "iat": now, "exp": refresh_exp, **bound}, self._secret,
                              algorithm="HS256")
         accounts.store_refresh_token(conn, jti=jti, user_id=user.id, expires_at=refresh_exp)
         return {"access_token": access, "refresh_token": refresh, "token_type": "bearer",
-                "expires_in": self.settings.access_token_minutes * 60}
+                "expires_in": self.settings.tokens.access_token_minutes * 60}
 
     def _decode_own(self, token: str, typ: str) -> dict[str, Any]:
         try:
@@ -258,7 +258,7 @@ class Tokens:
         answers 401 from now on, in this process at once (the kept standing is dropped), in another
         within TOKEN_VERSION_TTL_S; its refresh tokens refresh nothing. Kept as long as a refresh
         token of the session (a copy of the cookie that was not spent) could still be valid."""
-        until = datetime.now(UTC) + timedelta(days=self.settings.refresh_token_days, minutes=1)
+        until = datetime.now(UTC) + timedelta(days=self.settings.tokens.refresh_token_days, minutes=1)
         accounts.end_session(conn, user_id=user_id, session=session, until=until)
         self.versions.forget(user_id)
 

@@ -97,15 +97,15 @@ def embedding_text(heading: str, text: str) -> str:
 
 
 def limits(settings: Settings) -> Limits:
-    return Limits(OcrOptions(settings.ocr, settings.ocr_dpi, settings.ocr_max_pages, settings.ocr_max_seconds),
-                  settings.office_max_unpacked_mb, settings.sheet_max_rows, settings.row_max_chars,
-                  settings.document_max_chars)
+    s = settings.ingestion
+    return Limits(OcrOptions(s.ocr, s.ocr_dpi, s.ocr_max_pages, s.ocr_max_seconds),
+                  s.office_max_unpacked_mb, s.sheet_max_rows, s.row_max_chars, s.document_max_chars)
 
 
 def check_file(settings: Settings, name: str, data: bytes) -> str:
     """The file's format, after the checks that need no parsing; IngestError (UnsupportedFormat for
     what is not accepted) with the reason otherwise."""
-    fmt = sniff(data, name, max_unpacked_mb=settings.office_max_unpacked_mb)
+    fmt = sniff(data, name, max_unpacked_mb=settings.ingestion.office_max_unpacked_mb)
     check = registry.get(fmt).check
     if check is not None:
         check(data)
@@ -118,8 +118,8 @@ def make_prefetcher(settings: Settings) -> Prefetcher:
     def prepare(path: Path) -> Prepared:
         data = path.read_bytes()
         fmt = check_file(settings, path.name, data)
-        parsed = extract(path, fmt, limits(settings), timeout_s=settings.ingest_timeout_s,
-                         memory_mb=settings.ingest_memory_mb)
+        parsed = extract(path, fmt, limits(settings), timeout_s=settings.ingestion.timeout_s,
+                         memory_mb=settings.ingestion.memory_mb)
         return Prepared(hashlib.sha256(data).hexdigest(), parsed)
 
     return Prefetcher(prepare)
@@ -278,7 +278,7 @@ def claim_job(conn: psycopg.Connection, settings: Settings, job_id: uuid.UUID) -
     target = jobs.job_target(conn, job_id=job_id)
     if target is None:
         raise KeyError(f"no job {job_id}")
-    claim = jobs.claim(conn, job_id=job_id, lease_s=settings.job_lease_s, max_attempts=settings.job_max_attempts)
+    claim = jobs.claim(conn, job_id=job_id, lease_s=settings.jobs.lease_s, max_attempts=settings.jobs.max_attempts)
     if claim is None:
         raise jobs.JobBusy(f"job {job_id} is already running in another process, or has ended")
     return ClaimedJob(conn, target, claim)
@@ -294,8 +294,8 @@ def parse_step(settings: Settings, target: jobs.JobTarget, report: ProgressRepor
         raise IngestError("the uploaded file is missing from storage; upload it again")
     if prepared is not None and prepared.content_hash == target.content_hash:
         return prepared.parsed
-    return extract(path, target.format, limits(settings), timeout_s=settings.ingest_timeout_s,
-                   memory_mb=settings.ingest_memory_mb,
+    return extract(path, target.format, limits(settings), timeout_s=settings.ingestion.timeout_s,
+                   memory_mb=settings.ingestion.memory_mb,
                    progress=lambda stage, done, total: report(stage, done / max(total, 1)))
 
 
@@ -309,14 +309,14 @@ def chunk_step(settings: Settings, embedder: DocumentEmbedder, name: str, parsed
         parsed.rows,
         embedder.count_tokens,
         title=heading_title(context, name),
-        child_tokens=settings.child_tokens,
-        overlap_tokens=settings.child_overlap_tokens,
-        parent_tokens=settings.parent_tokens,
+        child_tokens=settings.chunking.child_tokens,
+        overlap_tokens=settings.chunking.child_overlap_tokens,
+        parent_tokens=settings.chunking.parent_tokens,
         unit_titles=unit_titles,
     )
-    if len(chunks.children) > settings.document_max_chunks:
+    if len(chunks.children) > settings.ingestion.document_max_chunks:
         raise IngestError(f"the document makes {len(chunks.children):,} chunks, more than DOCUMENT_MAX_CHUNKS "
-                          f"({settings.document_max_chunks:,}) allows")
+                          f"({settings.ingestion.document_max_chunks:,}) allows")
     return Chunked(chunks, context)
 
 
@@ -411,7 +411,7 @@ def run_job(
     started = time.perf_counter()
     with db.connection() as conn:
         job = claim_job(conn, settings, job_id)
-        lease = jobs.Lease(db, job_id, job.claim, settings.job_lease_s).start()
+        lease = jobs.Lease(db, job_id, job.claim, settings.jobs.lease_s).start()
         report = ProgressReport(job, lease, progress)
         document_id = job.target.document_id
         try:

@@ -41,8 +41,8 @@ def retable_document(db: Database, settings: Settings, doc: tables.TablesPending
     path = stored_file_path(settings, doc.owner_id, doc.content_hash, doc.format)
     if not path.exists():
         raise IngestError("its stored file is missing; upload it again")
-    parsed = extract(path, doc.format, limits(settings), timeout_s=settings.ingest_timeout_s,
-                     memory_mb=settings.ingest_memory_mb)
+    parsed = extract(path, doc.format, limits(settings), timeout_s=settings.ingestion.timeout_s,
+                     memory_mb=settings.ingestion.memory_mb)
     context = extract_context(parsed.rows, {u.page: u.title for u in parsed.units if u.title})
     with db.connection() as conn:
         children = tables.chunk_lines(conn, document_id=doc.document_id)

@@ -86,8 +86,8 @@ def _build(settings: Settings, parts: WorkerParts | None) -> Celery:
                                   **redis_restore_options(settings.celery.visibility_timeout_s)},
         worker_hijack_root_logger=True,
         beat_schedule={
-            "sweep-jobs": {"task": SWEEP, "schedule": max(settings.job_lease_s, 30.0)},
-            "retention": {"task": RETENTION, "schedule": settings.maintenance_interval_s},
+            "sweep-jobs": {"task": SWEEP, "schedule": max(settings.jobs.lease_s, 30.0)},
+            "retention": {"task": RETENTION, "schedule": settings.maintenance.interval_s},
         },
     )
 
@@ -221,11 +221,11 @@ def run_worker(rt: WorkerParts, concurrency: int = 1, beat: bool = False, loglev
     scrape = metrics.serve_worker_metrics(settings, lambda: [depth])  # WORKER_METRICS_PORT
     # INGEST_FAIR_LANES beside the task threads, as in the server: the broker hands a task to a free
     # thread only, so with every thread on one user's long job another user's small file would wait
-    rt.ingest_worker.start_lanes(concurrency, settings.ingest_fair_lanes)
+    rt.ingest_worker.start_lanes(concurrency, settings.ingestion.fair_lanes)
     try:
         app.worker_main(argv)
     finally:
-        rt.ingest_worker.stop(timeout=settings.shutdown_grace_s)  # a lane's job finishes, as a task's does
+        rt.ingest_worker.stop(timeout=settings.http.shutdown_grace_s)  # a lane's job finishes, as a task's does
         if scrape is not None:
             scrape.shutdown()
         telemetry.flush()  # the last tasks' spans, before the process exits

@@ -23,8 +23,8 @@ log = logging.getLogger(__name__)
 
 def purge(db: Any, settings: Settings) -> dict[str, int]:  # storage.db.Database
     with db.connection() as conn:
-        counts = retention.purge(conn, retention_days=settings.retention_days,
-                                 answer_cache_ttl_hours=settings.answer_cache_ttl_hours)
+        counts = retention.purge(conn, retention_days=settings.maintenance.retention_days,
+                                 answer_cache_ttl_hours=settings.cache.ttl_hours)
     if any(counts.values()):
         log.info("retention: deleted %s", ", ".join(f"{n} {table}" for table, n in counts.items() if n))
     return counts
@@ -35,8 +35,8 @@ def sweep_jobs(db: Any, settings: Settings,
     """Re-queue (or, after JOB_MAX_ATTEMPTS, fail) jobs whose worker died. With `publish` (a broker),
     hand re-queued jobs and queued jobs whose message may be lost to the broker again."""
     with db.connection() as conn:
-        requeued, failed = jobs.recover_interrupted(conn, max_attempts=settings.job_max_attempts)
-        stale = jobs.unpublished(conn, older_than_s=settings.job_republish_s) if publish else []
+        requeued, failed = jobs.recover_interrupted(conn, max_attempts=settings.jobs.max_attempts)
+        stale = jobs.unpublished(conn, older_than_s=settings.jobs.republish_s) if publish else []
     published = unsent = 0
     if publish is not None:
         for job_id in dict.fromkeys([*requeued, *stale]):
@@ -66,7 +66,7 @@ class MaintenanceThread:
             self._thread.join(timeout)
 
     def _loop(self) -> None:
-        while not self._stop.wait(self.settings.maintenance_interval_s):
+        while not self._stop.wait(self.settings.maintenance.interval_s):
             try:
                 with telemetry.span("maintenance"):  # one trace a round, its statements under it
                     purge(self.db, self.settings)

@@ -199,7 +199,7 @@ def endpoint_file(home: Path) -> Path:
 
 
 def _model_path(settings: Settings) -> Path:
-    return Path(settings.local_llm_model_path or ensure_model_file(settings.home))
+    return Path(settings.local_model.model_path or ensure_model_file(settings.home))
 
 
 def kept_alive_server(settings: Settings) -> KeptAliveServer | None:
@@ -226,8 +226,8 @@ def serve_kept_alive(settings: Settings, stop: threading.Event,
     """Start a server, record it for other processes, call `ready(address)`, and keep it until
     `stop` is set."""
     server = LocalServer(LocalServerConfig(
-        model_path=_model_path(settings), threads=settings.local_llm_threads, ctx=settings.local_llm_ctx,
-        parallel=settings.local_llm_parallel))
+        model_path=_model_path(settings), threads=settings.local_model.threads, ctx=settings.local_model.ctx,
+        parallel=settings.local_model.parallel))
     path = endpoint_file(settings.home)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.part")
@@ -279,9 +279,9 @@ def get_local_server(settings: Settings) -> LocalServer | KeptAliveServer:
                 return _server
             _server = LocalServer(LocalServerConfig(
                 model_path=Path(path),
-                threads=settings.local_llm_threads,
-                ctx=settings.local_llm_ctx,
-                parallel=settings.local_llm_parallel,
+                threads=settings.local_model.threads,
+                ctx=settings.local_model.ctx,
+                parallel=settings.local_model.parallel,
             ))
         return _server
 

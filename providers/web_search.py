@@ -40,14 +40,14 @@ class WebResult(TypedDict):
 
 class WebSearch:
     def __init__(self, settings: Settings) -> None:
-        key = settings.tavily_api_key.get_secret_value().strip() if settings.tavily_api_key else ""
+        key = settings.web.tavily_api_key.get_secret_value().strip() if settings.web.tavily_api_key else ""
         self.enabled = settings.web_search_allowed  # no egress unless a key or the operator asks for it
-        self.timeout_s = settings.web_search_timeout_s
+        self.timeout_s = settings.web.timeout_s
         self._tavily_key = key
-        self._tavily_url = settings.tavily_base_url
-        self._ddgs_backend = settings.ddgs_backend
+        self._tavily_url = settings.web.tavily_base_url
+        self._ddgs_backend = settings.web.ddgs_backend
         self.backends = (["tavily"] if key else []) + ["duckduckgo"]
-        self.retry_s = settings.web_search_retry_s
+        self.retry_s = settings.web.retry_s
         self.last_failures: list[tuple[str, str]] = []
         self._down_until: dict[str, float] = {}
 

@@ -40,8 +40,8 @@ def _configure(conn: psycopg.Connection) -> None:
 def transaction_pooler(settings: Settings, uri: str) -> bool:
     """Whether `uri` goes through a transaction-mode pooler (Supabase's port 6543, PgBouncer in
     transaction mode): DATABASE_POOLER=transaction says so, `auto` reads the port."""
-    if settings.database_pooler != "auto":
-        return settings.database_pooler == "transaction"
+    if settings.database.pooler != "auto":
+        return settings.database.pooler == "transaction"
     try:
         return psycopg.conninfo.conninfo_to_dict(uri).get("port") == "6543"
     except psycopg.ProgrammingError:
@@ -205,8 +205,8 @@ def _libpq_seconds(seconds: float) -> int:
 
 
 def resolve_uri(settings: Settings) -> tuple[str, str]:
-    if settings.database_url:
-        return settings.database_url, "external"
+    if settings.database.url:
+        return settings.database.url, "external"
     return start_embedded_postgres(settings.home / "pg"), "embedded"
 
 
@@ -226,7 +226,7 @@ def _connect(uri: str, mode: str, settings: Settings, pooled: bool) -> Database:
     extra: dict[str, Any] = {"prepare_threshold": None} if pooled else {}  # see connect_kwargs
     # every connection gives up after DB_CONNECT_TIMEOUT_S (a host that drops packets), and a pooled
     # request waits at most DB_ACQUIRE_TIMEOUT_S for one (was the pool's 30 s)
-    extra["connect_timeout"] = _libpq_seconds(settings.db_connect_timeout_s)
+    extra["connect_timeout"] = _libpq_seconds(settings.database.connect_timeout_s)
     with psycopg.connect(uri, autocommit=False, **extra) as conn:
         applied = migrate(conn)
         if applied:
@@ -235,11 +235,11 @@ def _connect(uri: str, mode: str, settings: Settings, pooled: bool) -> Database:
     pool = ConnectionPool(
         uri,
         min_size=1,
-        max_size=settings.db_pool_size,
+        max_size=settings.database.pool_size,
         configure=_configure,
         kwargs={"autocommit": True, **extra},
-        timeout=settings.db_acquire_timeout_s,
+        timeout=settings.database.acquire_timeout_s,
         open=True,
     )
     pool.wait(timeout=30)
-    return Database(pool=pool, mode=mode, uri=uri, connect_timeout_s=settings.db_connect_timeout_s)
+    return Database(pool=pool, mode=mode, uri=uri, connect_timeout_s=settings.database.connect_timeout_s)

@@ -145,7 +145,7 @@ def test_damaged_office_files_fail_with_a_reason_and_keep_nothing(db, settings, 
 def test_a_parse_past_its_deadline_fails_and_keeps_nothing(db, settings, embedder, make_user,
                                                            monkeypatch) -> None:
     _, owner = make_user("slow")
-    monkeypatch.setattr(settings, "ingest_timeout_s", 0.2)
+    monkeypatch.setattr(settings.ingestion, "timeout_s", 0.2)
     sub, outcome = ingest_file(db, settings, embedder, owner, "scan.pdf", pdfs.rasterised(pdfs.table_page()))
     assert outcome.status == "failed" and "longer than 0.2 s (INGEST_TIMEOUT_S)" in outcome.error
     assert stored(db, sub.document_id) == (0, 0)

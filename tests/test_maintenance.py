@@ -35,7 +35,7 @@ def _exists(conn, table: str, key) -> bool:
 def test_retention_deletes_only_what_is_past_its_time(db, settings, make_user) -> None:
     _, owner = make_user()
     with db.connection() as conn:
-        rows = _old_and_new_rows(conn, owner, settings.retention_days)
+        rows = _old_and_new_rows(conn, owner, settings.maintenance.retention_days)
     counts = purge(db, settings)
     with db.connection() as conn:
         for table, (old, new) in rows.items():
@@ -78,7 +78,7 @@ def test_sweep_requeues_abandoned_jobs_and_survives_a_broker_outage(db, settings
     assert out["requeued"] >= 1 and out["unsent"] >= 1
     with db.connection() as conn:
         assert jobs.get_job(conn, owner_id=owner, job_id=sub.job_id)["status"] == "queued"
-        assert sub.job_id in jobs.unpublished(conn, older_than_s=settings.job_republish_s)
+        assert sub.job_id in jobs.unpublished(conn, older_than_s=settings.jobs.republish_s)
     sent: list[uuid.UUID] = []
 
     def up(job_id: uuid.UUID) -> None:
@@ -89,5 +89,5 @@ def test_sweep_requeues_abandoned_jobs_and_survives_a_broker_outage(db, settings
     sweep_jobs(db, settings, publish=up)  # the next sweep hands it over
     assert sub.job_id in sent
     with db.connection() as conn:
-        assert sub.job_id not in jobs.unpublished(conn, older_than_s=settings.job_republish_s)
+        assert sub.job_id not in jobs.unpublished(conn, older_than_s=settings.jobs.republish_s)
         jobs.fail_job(conn, job_id=sub.job_id, reason="cleared by a test")

@@ -29,8 +29,8 @@ def test_prefetched_parse_equals_the_jobs_own(tmp_path: Path, settings, embedder
         assert prefetcher.take(tmp_path / "never-started.pdf", digest) is None
         prepared = prefetcher.take(path, digest)
         assert prepared is not None and prepared.parsed.pages == len(TOPICS) * 2
-        own = extract(path, "pdf", limits(settings), timeout_s=settings.ingest_timeout_s,
-                      memory_mb=settings.ingest_memory_mb)
+        own = extract(path, "pdf", limits(settings), timeout_s=settings.ingestion.timeout_s,
+                      memory_mb=settings.ingestion.memory_mb)
         assert prepared.parsed.rows == own.rows and prepared.parsed.units == own.units
 
         prefetcher.start(path)

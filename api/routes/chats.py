@@ -140,7 +140,7 @@ def list_chats(user: CurrentUser, db: DbDep, settings: SettingsDep,
     """A page of your chats, the last updated first; `next_offset` asks for the next (null: no more)."""
     with db.connection() as conn:
         found, next_offset = page(lambda n, skip: chats.list_chats(conn, owner_id=user.id, limit=n, offset=skip),
-                                  limit=limit, offset=offset, cap=settings.chat_page_max)
+                                  limit=limit, offset=offset, cap=settings.paging.chat_page_max)
     return {"chats": [_chat_out(c) for c in found], "next_offset": next_offset}
 
 
@@ -159,7 +159,7 @@ def list_shared(user: CurrentUser, db: DbDep, settings: SettingsDep,
             reading(conn, user, workspace_id)  # 404 unless a member
         found, next_offset = page(
             lambda n, skip: chats.list_shared(conn, reader=user.id, workspace_id=workspace_id, limit=n, offset=skip),
-            limit=limit, offset=offset, cap=settings.chat_page_max)
+            limit=limit, offset=offset, cap=settings.paging.chat_page_max)
     return {"chats": [_chat_out(c) for c in found], "next_offset": next_offset}
 
 
@@ -183,7 +183,7 @@ def get_chat(chat_id: str, user: CurrentUser, db: DbDep, settings: SettingsDep,
             chat_uuid = chat["id"]
             messages, next_offset = page(lambda n, skip: chats.list_messages(
                 conn, owner_id=user.id, chat_id=chat_uuid, limit=n, offset=skip, before=before),
-                limit=limit, offset=offset, cap=settings.message_page_max)
+                limit=limit, offset=offset, cap=settings.paging.message_page_max)
         else:  # one shared with a workspace the caller is in now, read-only
             chat = chats.shared_chat(conn, reader=user.id, chat_id=chat_id)
             if chat is None:
@@ -191,7 +191,7 @@ def get_chat(chat_id: str, user: CurrentUser, db: DbDep, settings: SettingsDep,
             shared = chat
             messages, next_offset = page(lambda n, skip: chats.shared_messages(
                 conn, reader=user.id, chat=shared, limit=n, offset=skip, before=before),
-                limit=limit, offset=offset, cap=settings.message_page_max)
+                limit=limit, offset=offset, cap=settings.paging.message_page_max)
     return {**_chat_out(chat), "messages": [_message_out(m) for m in reversed(messages)], "next_offset": next_offset}
 
 
@@ -262,7 +262,7 @@ def delete_chat(chat_id: str, user: CurrentUser, db: DbDep) -> Response:
 async def ask(chat_id: str, body: QuestionIn, request: Request, user: CurrentUser, db: DbDep,
               settings: SettingsDep) -> EventSourceResponse:
     """Ask a question in the chat; the answer streams as Server-Sent Events and is saved with the chat."""
-    question = check_question(body.question, settings.question_max_chars)
+    question = check_question(body.question, settings.questions.max_chars)
     return await _answer(request, user, db, settings, chat_id, question, regenerate=None)
 
 

@@ -105,7 +105,7 @@ def list_collections(user: CurrentUser, db: DbDep, settings: SettingsDep,
                      workspace_id: WorkspaceQuery = None) -> dict[str, Any]:
     """A page of the collections you may read (yours and your workspaces', or one workspace's) by
     name; `next_offset` asks for the next (null: no more)."""
-    size = min(limit or settings.collection_page_max, settings.collection_page_max)
+    size = min(limit or settings.paging.collection_page_max, settings.paging.collection_page_max)
     with db.connection() as conn:
         page = collections.list_collections(conn, owner_id=reading(conn, user, workspace_id), limit=size + 1,
                                             offset=offset)

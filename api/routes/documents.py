@@ -189,7 +189,7 @@ def disk_full(exc: DiskFull) -> HTTPException:
 
 
 def _too_large(settings: Settings) -> HTTPException:
-    return HTTPException(413, f"the file is larger than {settings.upload_max_mb:g} MB")
+    return HTTPException(413, f"the file is larger than {settings.bodies.upload_max_mb:g} MB")
 
 
 def _multipart_boundary(request: Request, cap: int, settings: Settings) -> bytes:
@@ -210,7 +210,7 @@ async def read_upload(request: Request, settings: Settings, fits: Fits = lambda 
     """(cleaned file name, bytes) of the form's `file` field, read as it streams in: refused as soon
     as it outgrows UPLOAD_MAX_MB or what the uploader's quota has left (`fits`), or its first
     kilobyte shows a format nobody accepts."""
-    cap = int(settings.upload_max_mb * 1024 * 1024)
+    cap = int(settings.bodies.upload_max_mb * 1024 * 1024)
     boundary = _multipart_boundary(request, cap, settings)
     part = _FilePart(cap, fits)
     try:
@@ -438,7 +438,7 @@ def list_documents(user: CurrentUser, db: DbDep, settings: SettingsDep,
         owners = reading(conn, user, workspace_id)
         found, next_offset = page(
             lambda n, skip: documents.list_documents(conn, owner_id=owners, limit=n, offset=skip),
-            limit=limit, offset=offset, cap=settings.document_page_max)
+            limit=limit, offset=offset, cap=settings.paging.document_page_max)
     return {"documents": [_document_out(d) for d in found], "next_offset": next_offset}
 
 

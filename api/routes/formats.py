@@ -40,9 +40,9 @@ async def list_formats(settings: SettingsDep) -> FormatsOut:
     return FormatsOut(
         formats=[FormatOut(name=f.name, label=f.label, accepted=f.accepted, suffixes=list(f.suffixes),
                            media_type=f.media_type, unit=f.unit, page_images=f.page_images,
-                           limits={name.upper(): getattr(settings, name) for name in f.limits})
+                           limits={name.upper(): getattr(settings.ingestion, name) for name in f.limits})
                  for f in known],
         accepted=registry.accepted(),
         accept=",".join(s for f in known for s in f.suffixes),
-        upload_max_mb=settings.upload_max_mb,
+        upload_max_mb=settings.bodies.upload_max_mb,
     )

@@ -91,7 +91,7 @@ def search_input(settings: Settings) -> type[BaseModel]:
     /rag's filters; the query is bounded like a question."""
     return create_model(
         "SearchInput", __config__=ConfigDict(extra="forbid"),
-        query=(question_type(settings.question_max_chars), ...),
+        query=(question_type(settings.questions.max_chars), ...),
         k=(int, Field(default=settings.search_k, ge=1, le=MAX["search_k"], description="hits to return")),
         mode=(Mode, Field(default="hybrid", description="both search sides, or the dense or full-text one alone")),
         **_filters())
@@ -100,13 +100,13 @@ def search_input(settings: Settings) -> type[BaseModel]:
 def ask_input(settings: Settings) -> type[BaseModel]:
     """`ask`'s arguments: /rag's question and filters (an agent keeps its own conversation, so no history)."""
     return create_model("AskInput", __config__=ConfigDict(extra="forbid"),
-                        question=(question_type(settings.question_max_chars), ...), **_filters())
+                        question=(question_type(settings.questions.max_chars), ...), **_filters())
 
 
 def body_limit(settings: Settings) -> int:
     """Bytes of the largest valid request: a question of QUESTION_MAX_CHARS written as JSON escapes
     (12 bytes for a character outside the BMP), the most document ids, and room for the rest."""
-    return 64 * 1024 + 12 * settings.question_max_chars + 64 * MAX["document_ids"]
+    return 64 * 1024 + 12 * settings.questions.max_chars + 64 * MAX["document_ids"]
 
 
 def hit_out(hit: Hit) -> dict[str, Any]:
@@ -243,7 +243,7 @@ class Tools:
             with self.parts.database.connection() as conn:
                 owners = reading(conn, user)
                 return page(lambda n, skip: documents.list_documents(conn, owner_id=owners, limit=n, offset=skip),
-                            limit=None, offset=int(cursor or 0), cap=self.settings.document_page_max)
+                            limit=None, offset=int(cursor or 0), cap=self.settings.paging.document_page_max)
 
         found, next_offset = await asyncio.to_thread(run)
         return types.ListResourcesResult(

@@ -127,7 +127,8 @@ def list_models(user: CurrentUser, db: DbDep, settings: SettingsDep) -> dict[str
     """`thotqen` (all your documents), then `thotqen:NAME` for each of your collections (the first
     COLLECTION_PAGE_MAX by name)."""
     with db.connection() as conn:
-        named = collections.list_collections(conn, owner_id=reading(conn, user), limit=settings.collection_page_max)
+        named = collections.list_collections(conn, owner_id=reading(conn, user),
+                                             limit=settings.paging.collection_page_max)
     return {"object": "list", "data": [{"id": model, "object": "model", "created": CREATED, "owned_by": "thotqen"}
                                        for model in [MODEL_ID, *(f"{MODEL_ID}:{c['name']}" for c in named)]]}
 
@@ -158,8 +159,8 @@ async def chat_completions(body: CompletionIn, request: Request, user: CurrentUs
     if collection is not None and body.document_ids:
         raise HTTPException(400, "give document_ids or a collection, not both")
     question, history = split_messages(body.messages)
-    if len(question) > settings.question_max_chars:
-        raise HTTPException(400, f"the question is longer than {settings.question_max_chars} characters")
+    if len(question) > settings.questions.max_chars:
+        raise HTTPException(400, f"the question is longer than {settings.questions.max_chars} characters")
     for text in [question, *(turn["content"] for turn in history)]:  # api/text.py's rule, in OpenAI's 400
         if (problem := unstorable(text)) is not None:
             raise HTTPException(400, f"messages: contains {problem}, which cannot be stored")

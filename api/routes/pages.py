@@ -85,12 +85,12 @@ class Renders:
     and the last images kept in memory. server.py makes one at start-up (app.state.renders)."""
 
     def __init__(self, settings: Settings) -> None:
-        self.pool = Pool(workers=settings.page_render_workers, queue=settings.page_render_queue,
-                         per_user=settings.page_renders_per_user, timeout_s=settings.page_render_timeout_s,
+        self.pool = Pool(workers=settings.renders.workers, queue=settings.renders.queue,
+                         per_user=settings.renders.per_user, timeout_s=settings.renders.timeout_s,
                          what="page renders", nice=settings.background_nice, preload=("api.drawing",))
-        self.max_pixels = settings.page_render_max_pixels
-        self.budget = settings.highlight_max_comparisons
-        self.kept = _Kept(settings.page_render_cache_mb * 1024 * 1024)
+        self.max_pixels = settings.renders.max_pixels
+        self.budget = settings.renders.highlight_max_comparisons
+        self.kept = _Kept(settings.renders.cache_mb * 1024 * 1024)
 
     def close(self) -> None:
         self.pool.close()
@@ -173,7 +173,7 @@ async def page_image(document_id: str, page: int, request: Request, user: Curren
             raise HTTPException(503, "page rendering is unavailable right now; try again shortly",
                                 headers={"Retry-After": "5"}) from None
 
-    prefix = request.app.state.settings.accel_redirect_prefix
+    prefix = request.app.state.settings.gateway.accel_redirect_prefix
     if prefix:  # nginx sends the image from the file store, rendered there once
         files = request.app.state.files
         # the ETag's inputs but the content hash, which names the directory (deleted with the file)
@@ -247,7 +247,7 @@ async def download(document_id: str, request: Request, user: CurrentUser, db: Db
     if signed is not None:
         return RedirectResponse(signed, status_code=307, headers={"Cache-Control": "private, no-store"})
     path = await asyncio.to_thread(_local_file, request, doc["owner_id"], doc)
-    prefix = request.app.state.settings.accel_redirect_prefix
+    prefix = request.app.state.settings.gateway.accel_redirect_prefix
     if prefix:
         return _accel(prefix, files.relative(path), {"Content-Type": registry.served_type(fmt),
                                                       "Content-Disposition": attachment(doc["name"]), **headers})

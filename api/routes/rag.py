@@ -80,7 +80,7 @@ def served_input(settings: Settings) -> type[BaseModel]:
     (an identity, or any unknown field, answers 422)."""
     return create_model(
         "RagInput", __config__=ConfigDict(extra="forbid"),
-        question=(question_type(settings.question_max_chars), ...),
+        question=(question_type(settings.questions.max_chars), ...),
         chat_history=(list[HistoryTurn], Field(default_factory=list, max_length=MAX["history"],
                                                description="earlier turns, oldest first")),
         # empty defaults, not None: the playground's form cannot render a {"type": "null"} branch

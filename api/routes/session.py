@@ -52,7 +52,7 @@ def _secure(request: Request, settings: Settings) -> bool:
 
 def set_cookies(response: Response, request: Request, settings: Settings, tokens: dict[str, Any], csrf: str) -> None:
     secure = _secure(request, settings)
-    keep_s = settings.refresh_token_days * 86400
+    keep_s = settings.tokens.refresh_token_days * 86400
     response.set_cookie(ACCESS_COOKIE, tokens["access_token"], max_age=int(tokens["expires_in"]), path="/",
                         httponly=True, samesite="strict", secure=secure)
     response.set_cookie(REFRESH_COOKIE, tokens["refresh_token"], max_age=keep_s, path=REFRESH_PATH,

@@ -60,7 +60,7 @@ def _spec_for(link: LLMLink, name: str, settings: Settings) -> LinkSpec | None:
     spec = LinkSpec(name=name, kind=link.kind, model=link.model, base_url=link.base_url, timeout_s=timeout,
                     complex_only=link.complex_only, native_json_schema=link.native_json_schema)
     if link.kind == "local":
-        return replace(spec, model="local", api_key="local") if settings.local_llm else None
+        return replace(spec, model="local", api_key="local") if settings.local_model.enabled else None
     key = link.key.get_secret_value().strip() if link.key is not None else ""
     if not key or (link.kind == "openai-compatible" and not link.base_url):
         return None

@@ -43,7 +43,8 @@ def make_run(make_parts):
              **tunables: Any) -> dict[str, Any]:
         parts = make_parts(chain, web, database)
         # HyDE on unless a test says otherwise: the path tests walk every node (the default is off)
-        config = run_config(owner_id=owner_id, user=parts.settings.default_user, tunables={"hyde": True, **tunables})
+        config = run_config(owner_id=owner_id, user=parts.settings.users.default_user,
+                            tunables={"hyde": True, **tunables})
         return {"config": config, "context": run_context(parts, config)}
 
     return make

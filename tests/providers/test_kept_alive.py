@@ -53,7 +53,7 @@ def _record(settings, **fields: object) -> None:
 
 def test_a_live_record_is_used_and_a_stale_one_ignored(settings, health: str, monkeypatch) -> None:
     assert lm.kept_alive_server(settings) is None  # nothing recorded
-    good = {"address": health, "api_key": "k", "pid": os.getpid(), "model_path": str(settings.local_llm_model_path)}
+    good = {"address": health, "api_key": "k", "pid": os.getpid(), "model_path": str(settings.local_model.model_path)}
     _record(settings, **good)
     kept = lm.kept_alive_server(settings)
     assert kept is not None and kept.base_url == f"{health}/v1" and kept.api_key == "k"

@@ -65,7 +65,7 @@ def test_onnx_matches_torch(torch_embedder, embedder, settings) -> None:
 
 
 def test_default_backend_is_the_setting(runtime, embedder, settings) -> None:
-    assert embedder.backend == settings.embedding_backend == "onnx-int8"
+    assert embedder.backend == settings.embedding.backend == "onnx-int8"
     assert runtime.embedder is runtime.embedder is embedder
 
 

@@ -64,7 +64,7 @@ def test_auto_without_weights_says_so_once_and_falls_back(caplog) -> None:
     assert sum("weights not found" in r.message for r in caplog.records) == 1
     assert first.rerank("q", ["a", "b", "c"]) == [1.0, 0.5, pytest.approx(1 / 3)]
     with pytest.raises(ValueError, match="unknown reranker"):
-        rr.build_reranker("colbert", model=settings.reranker_model)
+        rr.build_reranker("colbert", model=settings.reranking.model)
 
 
 def test_dense_reranker_prefers_the_relevant_passage(runtime) -> None:

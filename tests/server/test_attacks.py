@@ -198,7 +198,7 @@ def test_row8_forwarded_headers_from_an_untrusted_peer_do_not_reset_the_ip_limit
 
 def test_forwarded_headers_from_a_configured_proxy_are_used(live) -> None:
     # the shared test server is configured with 127.0.0.1 as its proxy (every other test relies on it)
-    assert live.app.state.settings.forwarded_allow_ips == "127.0.0.1"
+    assert live.app.state.settings.gateway.forwarded_allow_ips == "127.0.0.1"
     ip = unique_ip()
     with live.client() as c:
         res = c.post("/api/auth/login", json={"username": "nobody-here", "password": "wrong-pass"},

@@ -30,7 +30,7 @@ def test_unaccepted_content_is_415_even_with_a_pdf_name(live, user) -> None:
 
 
 def test_oversized_upload_is_413_while_streaming(live, user) -> None:
-    cap = live.app.state.settings.upload_max_mb * 1024 * 1024
+    cap = live.app.state.settings.bodies.upload_max_mb * 1024 * 1024
     big = pdfs.text_pdf(["big"])[:-10] + b"0" * int(cap + 200_000) + b"\n%%EOF\n"
     with live.client() as c:
         res = upload(c, user["headers"], "big.pdf", big)
@@ -94,7 +94,7 @@ def test_malformed_json_long_and_empty_questions(live, owner_with_report) -> Non
         res = c.post(f"/api/chats/{chat}/messages", headers={**h, "Content-Type": "application/json"},
                      content=b'{"question": ')
         assert res.status_code == 422
-        too_long = live.app.state.settings.question_max_chars + 1
+        too_long = live.app.state.settings.questions.max_chars + 1
         res = c.post(f"/api/chats/{chat}/messages", headers=h, json={"question": "x" * too_long})
         assert res.status_code == 422 and "longer than" in res.text
         # a body past FORM_MAX_KB is refused by its length before it is decoded
@@ -132,7 +132,7 @@ def test_large_conversation_bodies_are_a_rate_per_account(live, user) -> None:
     past it 429 with Retry-After before the body is read, and without a valid token 401 (before the
     fix every one was read and decoded: the eleventh here was LangServe's 422)."""
     settings = live.app.state.settings
-    n, kb = settings.large_bodies_per_minute, settings.form_max_kb
+    n, kb = settings.bodies.large_bodies_per_minute, settings.bodies.form_max_kb
     assert n > 0
     body = {"input": {"question": "q", "padding": "x" * (kb * 1024 + 1000)}}
     with live.client() as c:

@@ -39,7 +39,7 @@ def test_deeply_nested_json_is_400_before_authentication(edge, path) -> None:
 def test_json_with_too_many_arrays_is_400_before_it_is_parsed(edge, path) -> None:
     """Each array and object is built on the event loop: a body of tens of thousands held it."""
     settings = edge.app.state.settings  # the route's cap: a conversation's, or FORM_MAX_CONTAINERS
-    limit = settings.json_max_containers if path.startswith("/rag/") else settings.form_max_containers
+    limit = settings.bodies.json_max_containers if path.startswith("/rag/") else settings.bodies.form_max_containers
     body = b'{"title": "t", "pad": [' + b",".join([b"[[]]"] * (limit // 2 + 1)) + b"]}"
     with edge.client() as c:
         res = c.post(path, content=body, headers={"Content-Type": "application/json", "X-Forwarded-For": unique_ip()})
@@ -55,8 +55,8 @@ def test_a_form_body_holds_far_fewer_arrays_than_a_conversation(edge) -> None:
     body holds a handful): the conversations' JSON_MAX_CONTAINERS, decoded on the event loop, was the
     largest share of its samples under the burst. Before: such a body reached the route (401 here)."""
     settings = edge.app.state.settings
-    limit = settings.form_max_containers
-    assert limit < settings.json_max_containers
+    limit = settings.bodies.form_max_containers
+    assert limit < settings.bodies.json_max_containers
     body = b'{"title": "t", "pad": [' + b",".join([b"[]"] * limit) + b"]}"
     with edge.client() as c:
         res = c.post("/api/chats", content=body, headers={"Content-Type": "application/json"})
@@ -161,7 +161,7 @@ def test_a_body_over_the_cap_is_413_unauthenticated_by_length_and_while_streamin
 def test_a_body_past_what_its_route_holds_is_413_before_it_is_decoded(live) -> None:
     """Every JSON body but /rag's and /v1's (their conversations) is capped at FORM_MAX_KB: a
     megabyte to POST /api/chats was decoded on the event loop before its 422 (the burst's deep JSON)."""
-    form_kb = live.app.state.settings.form_max_kb
+    form_kb = live.app.state.settings.bodies.form_max_kb
     big = b'{"title": "' + b"t" * (form_kb * 1024 + 10) + b'"}'
     with live.client() as c:
         user = signup(c, "former")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from settings import Settings, setting_names
+from settings import HttpSettings, Settings, setting_names
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -85,7 +85,7 @@ def test_the_api_drains_within_the_grace_and_is_checked_for_readiness() -> None:
     spec = compose()
     api = spec["services"]["api"]
     grace = float(spec["x-thotqen"]["environment"]["SHUTDOWN_GRACE_S"])
-    assert grace == Settings.model_fields["shutdown_grace_s"].default
+    assert grace == HttpSettings.model_fields["shutdown_grace_s"].default
     assert float(api["stop_grace_period"].removesuffix("s")) >= grace + 5
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert f"ENV SHUTDOWN_GRACE_S={grace:g}" in dockerfile and f"--stop-timeout {grace + 10:g}" in dockerfile

@@ -31,11 +31,11 @@ def test_the_endpoint_reports_the_built_in_formats_publicly(live, server_setting
     assert [f["name"] for f in body["formats"]] == ["pdf", "docx", "pptx", "xlsx", "html", "markdown", "text"]
     assert body["accepted"] == registry.accepted()
     assert body["accept"].split(",") == [s for f in registry.formats() for s in f.suffixes]
-    assert body["upload_max_mb"] == server_settings.upload_max_mb
+    assert body["upload_max_mb"] == server_settings.bodies.upload_max_mb
     xlsx = next(f for f in body["formats"] if f["name"] == "xlsx")
     assert xlsx["unit"] == "sheet" and xlsx["label"] == "Excel" and xlsx["page_images"] is False
-    assert xlsx["limits"] == {"OFFICE_MAX_UNPACKED_MB": server_settings.office_max_unpacked_mb,
-                              "SHEET_MAX_ROWS": server_settings.sheet_max_rows}
+    assert xlsx["limits"] == {"OFFICE_MAX_UNPACKED_MB": server_settings.ingestion.office_max_unpacked_mb,
+                              "SHEET_MAX_ROWS": server_settings.ingestion.sheet_max_rows}
     op = schema["paths"]["/api/formats"]["get"]
     assert "security" not in op
     shape = op["responses"]["200"]["content"]["application/json"]["schema"]

@@ -65,7 +65,7 @@ def test_tools_search_ask_and_resources(live, owner_with_report, db, server_sett
         meta = await client.read_resource(f"thotqen://documents/{doc}")
         page = await client.read_resource(f"thotqen://documents/{doc}/pages/1")
         too_many = await client.call_tool("search", {"query": "revenue", "k": MAX["search_k"] + 1})
-        too_long = await client.call_tool("ask", {"question": "x" * (server_settings.question_max_chars + 1)})
+        too_long = await client.call_tool("ask", {"question": "x" * (server_settings.questions.max_chars + 1)})
         unknown = await client.call_tool("search", {"query": "revenue", "owner_id": 1})
         return {"tools": tools, "search": search, "ask": ask, "listed": listed, "meta": meta, "page": page,
                 "too_many": too_many, "too_long": too_long, "unknown": unknown}
@@ -76,7 +76,8 @@ def test_tools_search_ask_and_resources(live, owner_with_report, db, server_sett
     search_schema = out["tools"]["search"].input_schema["properties"]
     assert search_schema["k"]["maximum"] == MAX["search_k"] and search_schema["k"]["minimum"] == 1
     assert search_schema["document_ids"]["maxItems"] == MAX["document_ids"]
-    assert out["tools"]["ask"].input_schema["properties"]["question"]["maxLength"] == server_settings.question_max_chars
+    max_chars = server_settings.questions.max_chars
+    assert out["tools"]["ask"].input_schema["properties"]["question"]["maxLength"] == max_chars
 
     assert not out["search"].is_error, out["search"].content
     hits = out["search"].structured_content["hits"]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.server.conftest import ask, signup
-from tests.server.test_workspaces import add, make_workspace
+from tests.support.workspaces import add, make_workspace
 
 
 @pytest.fixture(scope="module")

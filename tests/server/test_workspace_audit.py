@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.server.conftest import ask, follow_job, signup, upload
-from tests.server.test_workspaces import QUESTION, add, make_workspace, upload_into
+from tests.support.workspaces import QUESTION, add, make_workspace, upload_into
 
 
 def log(c: Any, user: dict[str, Any], ws: int, **params: Any) -> Any:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.server.conftest import signup
-from tests.server.test_workspaces import add, make_workspace
+from tests.support.workspaces import add, make_workspace
 
 
 def invite(c: Any, by: dict[str, Any], ws: int, role: str = "viewer", **extra: Any) -> Any:

@@ -13,7 +13,7 @@ from evals import pdfs
 from tests.server.conftest import FACTS, follow_job, signup, upload
 from tests.server.test_keys import bearer, make_key
 from tests.server.test_mcp import over_http
-from tests.server.test_workspaces import QUESTION, add, make_workspace, upload_into
+from tests.support.workspaces import QUESTION, add, make_workspace, upload_into
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import pytest
 
 from tests.server.conftest import ADMIN, ask, follow_job, login_headers, operator_account, signup
 from tests.server.test_keys import bearer, make_key
-from tests.server.test_workspaces import QUESTION, add, make_workspace, upload_into
+from tests.support.workspaces import QUESTION, add, make_workspace, upload_into
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import pytest
 
 from tests.server.conftest import FACTS, follow_job, read_sse, signup, upload
 from tests.server.test_keys import bearer, make_key
-from tests.server.test_workspaces import QUESTION, add, make_workspace, upload_into
+from tests.support.workspaces import QUESTION, add, make_workspace, upload_into
 
 MISSING = 2**62  # an id no workspace has
 ONE = {"question": QUESTION}

@@ -13,29 +13,16 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from tests.server.conftest import FACTS, follow_job, signup
+from tests.server.conftest import FACTS, signup
 from tests.server.test_mcp import over_http, token_of
-from tests.server.test_workspaces import QUESTION, add, make_workspace, upload_into
-
-ROLES = ("owner", "admin", "editor", "viewer")
+from tests.support.workspaces import QUESTION, ROLES, add, staffed_workspace
 
 
 @pytest.fixture(scope="module")
 def crew(live, report_pdf) -> dict[str, Any]:
     """Two of each role in one workspace, the report uploaded by an editor; a stranger."""
     with live.client() as c:
-        people = {role: [signup(c, f"wsf-{role}") for _ in range(2)] for role in ROLES}
-        owner = people["owner"][0]
-        ws = make_workspace(c, owner, "surfaces")
-        for role, users in people.items():
-            for user in users:
-                if user is not owner:
-                    assert add(c, owner, ws, user, role).status_code == 201
-        res = upload_into(c, people["editor"][1], ws, report_pdf)
-        assert res.status_code == 202, res.text
-        assert follow_job(c, people["editor"][1]["headers"], res.json()["job_id"])[-1][0] == "done"
-        stranger = signup(c, "wsf-stranger")
-    return {"ws": ws, "people": people, "owner": owner, "stranger": stranger, "document": res.json()["document_id"]}
+        return staffed_workspace(c, report_pdf, "wsf", "surfaces", uploader=1)
 
 
 def v1_cited(live: Any, user: dict[str, Any]) -> tuple[set[str], str]:
@@ -67,7 +54,7 @@ def mcp_view(live: Any, user: dict[str, Any], doc: str) -> dict[str, Any]:
 
 
 def test_every_member_reads_the_workspace_on_v1_and_mcp(live, crew) -> None:
-    doc = crew["document"]
+    doc = crew["document_id"]
     for role in ROLES:
         for user in crew["people"][role]:
             cited, text = v1_cited(live, user)
@@ -78,7 +65,7 @@ def test_every_member_reads_the_workspace_on_v1_and_mcp(live, crew) -> None:
 
 
 def test_a_stranger_and_a_removed_member_see_nothing_of_it(live, crew) -> None:
-    doc = crew["document"]
+    doc = crew["document_id"]
     with live.client() as c:
         late = signup(c, "wsf-late")
         assert add(c, crew["owner"], crew["ws"], late, "editor").status_code == 201

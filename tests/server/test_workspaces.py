@@ -10,25 +10,7 @@ from typing import Any
 import pytest
 
 from tests.server.conftest import FACTS, ask, follow_job, signup, upload
-
-QUESTION = "What was Aurora Widgets' total revenue in fiscal 2023?"
-
-
-def make_workspace(c: Any, owner: dict[str, Any], name: str = "team") -> int:
-    res = c.post("/api/workspaces", headers=owner["headers"], json={"name": name})
-    assert res.status_code == 201, res.text
-    assert res.json()["role"] == "owner" and res.json()["members"] == 1
-    return int(res.json()["id"])
-
-
-def add(c: Any, by: dict[str, Any], ws: int, user: dict[str, Any], role: str) -> Any:
-    return c.post(f"/api/workspaces/{ws}/members", headers=by["headers"],
-                  json={"username": user["username"], "role": role})
-
-
-def upload_into(c: Any, user: dict[str, Any], ws: int, data: bytes, name: str = "report.pdf") -> Any:
-    return c.post("/api/documents", params={"workspace_id": ws}, headers=user["headers"],
-                  files={"file": (name, data, "application/pdf")})
+from tests.support.workspaces import QUESTION, add, make_workspace, staffed_workspace, upload_into
 
 
 def cited(c: Any, user: dict[str, Any]) -> tuple[set[str], dict[str, Any]]:
@@ -44,20 +26,7 @@ def cited(c: Any, user: dict[str, Any]) -> tuple[set[str], dict[str, Any]]:
 def team(live, report_pdf):
     """A workspace with two of each role; an editor uploaded the report into it (ingested)."""
     with live.client() as c:
-        people = {role: [signup(c, f"ws-{role}") for _ in range(2)] for role in ("owner", "admin", "editor",
-                                                                                  "viewer")}
-        stranger = signup(c, "ws-stranger")
-        owner = people["owner"][0]
-        ws = make_workspace(c, owner)
-        for role, users in people.items():
-            for user in users:
-                if user is not owner:
-                    assert add(c, owner, ws, user, role).status_code == 201
-        res = upload_into(c, people["editor"][0], ws, report_pdf)
-        assert res.status_code == 202, res.text
-        assert follow_job(c, people["editor"][0]["headers"], res.json()["job_id"])[-1][0] == "done"
-    return {"ws": ws, "people": people, "stranger": stranger, "document_id": res.json()["document_id"],
-            "job_id": res.json()["job_id"]}
+        return staffed_workspace(c, report_pdf, "ws", "team", uploader=0)
 
 
 def test_every_member_reads_the_workspace_and_sees_who_uploaded(live, team) -> None:

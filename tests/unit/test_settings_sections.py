@@ -8,18 +8,37 @@ from pathlib import Path
 
 import pydantic
 import pytest
-from pydantic import SecretStr
+from pydantic import SecretStr, TypeAdapter
 
 from settings import (
     FLAT,
     SECTIONS,
+    AnswerCacheSettings,
+    AnsweringSettings,
+    BodySettings,
     CelerySettings,
+    ChunkingSettings,
+    DatabaseSettings,
+    EmbeddingSettings,
+    GatewaySettings,
+    HttpSettings,
+    IngestionSettings,
+    JobSettings,
     LangSmithSettings,
+    LocalModelSettings,
     LoginSettings,
+    MaintenanceSettings,
     ObservabilitySettings,
+    PagingSettings,
+    QuestionSettings,
+    RenderSettings,
+    RerankingSettings,
     Section,
     Settings,
     SupabaseSettings,
+    TokenSettings,
+    UserSettings,
+    WebSettings,
     setting_names,
 )
 
@@ -99,8 +118,32 @@ def test_model_copy_takes_the_flat_names_and_leaves_the_original() -> None:
 def test_the_sections_table_matches_the_fields() -> None:
     fields = {name: info.annotation for name, info in Settings.model_fields.items()
               if isinstance(info.annotation, type) and issubclass(info.annotation, Section)}
-    assert fields == SECTIONS == {"supabase": SupabaseSettings, "observability": ObservabilitySettings,
-                                  "celery": CelerySettings, "login": LoginSettings, "langsmith": LangSmithSettings}
+    assert fields == SECTIONS == {
+        "database": DatabaseSettings,
+        "embedding": EmbeddingSettings,
+        "chunking": ChunkingSettings,
+        "jobs": JobSettings,
+        "maintenance": MaintenanceSettings,
+        "ingestion": IngestionSettings,
+        "local_model": LocalModelSettings,
+        "web": WebSettings,
+        "cache": AnswerCacheSettings,
+        "users": UserSettings,
+        "tokens": TokenSettings,
+        "reranking": RerankingSettings,
+        "answering": AnsweringSettings,
+        "renders": RenderSettings,
+        "questions": QuestionSettings,
+        "bodies": BodySettings,
+        "http": HttpSettings,
+        "gateway": GatewaySettings,
+        "paging": PagingSettings,
+        "supabase": SupabaseSettings,
+        "observability": ObservabilitySettings,
+        "celery": CelerySettings,
+        "login": LoginSettings,
+        "langsmith": LangSmithSettings,
+    }
 
 
 def test_no_flat_name_is_also_a_field_of_settings() -> None:
@@ -113,3 +156,76 @@ def test_every_sections_name_is_documented() -> None:
     doc = (ROOT / "docs" / "configuration.md").read_text()
     missing = sorted(flat.upper() for flat in FLAT if f"`{flat.upper()}`" not in doc)
     assert not missing, f"document these in docs/configuration.md: {missing}"
+
+
+# A value other than the default for every flat name (the environment's spelling), and the settings a
+# value needs beside it to be accepted.
+ENVIRONMENT = {
+    "DATABASE_URL": "postgresql://u:p@db.example:5432/d", "DATABASE_POOLER": "transaction", "DB_POOL_SIZE": "3",
+    "DB_CONNECT_TIMEOUT_S": "2.5", "DB_ACQUIRE_TIMEOUT_S": "4",
+    "EMBEDDING_MODEL_PATH": "/models/e5", "EMBEDDING_BATCH_SIZE": "8", "EMBEDDING_BACKEND": "torch",
+    "EMBEDDING_EXPORT_DIR": "/models/exports",
+    "CHILD_TOKENS": "200", "CHILD_OVERLAP_TOKENS": "20", "PARENT_TOKENS": "1200",
+    "JOB_MAX_ATTEMPTS": "4", "JOB_LEASE_S": "30", "JOB_REPUBLISH_S": "600",
+    "RETENTION_DAYS": "30", "MAINTENANCE_INTERVAL_S": "60",
+    "INGEST_MEMORY_MB": "2048", "INGEST_TIMEOUT_S": "600", "OCR": "false", "OCR_DPI": "200", "OCR_MAX_PAGES": "20",
+    "OCR_MAX_SECONDS": "60", "OFFICE_MAX_UNPACKED_MB": "100", "SHEET_MAX_ROWS": "5000", "ROW_MAX_CHARS": "5000",
+    "DOCUMENT_MAX_CHARS": "1000000", "DOCUMENT_MAX_CHUNKS": "500", "INGEST_WORKERS": "2", "INGEST_FAIR_LANES": "0",
+    "LOCAL_LLM": "false", "LOCAL_LLM_MODEL_PATH": "/models/q.gguf", "LOCAL_LLM_THREADS": "2", "LOCAL_LLM_CTX": "4096",
+    "LOCAL_LLM_PARALLEL": "2",
+    "TAVILY_API_KEY": "tv-key", "TAVILY_BASE_URL": "https://tavily.example", "WEB_SEARCH_TIMEOUT_S": "3",
+    "WEB_SEARCH_RETRY_S": "0", "DDGS_BACKEND": "auto",
+    "ANSWER_CACHE": "false", "ANSWER_CACHE_MAX_DISTANCE": "0.1", "ANSWER_CACHE_TTL_HOURS": "24",
+    "DEFAULT_USER": "me", "RESERVED_USERNAMES": "operator", "THOTQEN_ADMINS": "alice,bob",
+    "JWT_SECRET": "s" * 40, "ACCESS_TOKEN_MINUTES": "15", "REFRESH_TOKEN_DAYS": "7", "TOKEN_VERSION_TTL_S": "0",
+    "TOKEN_VERSION_ENTRIES": "100",
+    "RERANKER_MODEL": "/models/bge", "RERANKER_FALLBACK": "dense",
+    "ANSWER_PROCESSES": "0", "ANSWERS_PER_PROCESS": "2", "ANSWER_QUEUE": "4", "ANSWER_PROCESS_MAX_MB": "0",
+    "PAGE_RENDER_WORKERS": "1", "PAGE_RENDER_QUEUE": "0", "PAGE_RENDERS_PER_USER": "1", "PAGE_RENDER_TIMEOUT_S": "5",
+    "PAGE_RENDER_MAX_PIXELS": "1000000", "HIGHLIGHT_MAX_COMPARISONS": "5000", "PAGE_RENDER_CACHE_MB": "0",
+    "QUESTIONS_PER_HOUR": "60", "QUESTIONS_PER_MINUTE": "5", "QUESTION_TOKENS_PER_MINUTE": "5000",
+    "QUESTION_TOKENS_PER_HOUR": "30000", "QUESTION_MAX_CHARS": "2000", "ANSWERS_PER_USER": "2",
+    "UPLOAD_MAX_MB": "10", "REQUEST_MAX_KB": "512", "FORM_MAX_KB": "32", "LARGE_BODIES_PER_MINUTE": "0",
+    "JSON_MAX_DEPTH": "16", "JSON_MAX_CONTAINERS": "5000", "FORM_MAX_CONTAINERS": "128", "BODY_READ_TIMEOUT_S": "10",
+    "SERVER_MAX_CONNECTIONS": "100", "HEADER_TIMEOUT_S": "5", "CONNECTIONS_PER_ADDRESS": "0", "SHUTDOWN_GRACE_S": "30",
+    "ACCESS_LOG": "false",
+    "CORS_ORIGINS": "https://app.example.com", "FORWARDED_ALLOW_IPS": "10.0.0.5", "ORIGIN_SECRET": "o" * 40,
+    "ORIGIN_SECRET_HEADER": "X-Edge", "ACCEL_REDIRECT_PREFIX": "/_protected/",
+    "CHAT_PAGE_MAX": "20", "MESSAGE_PAGE_MAX": "50", "COLLECTION_PAGE_MAX": "20", "DOCUMENT_PAGE_MAX": "50",
+    "SUPABASE_URL": "https://p.supabase.co", "SUPABASE_SERVICE_KEY": "service-key", "SUPABASE_AUTH": "true",
+    "SUPABASE_JWT_SECRET": "j" * 40, "SUPABASE_JWKS_URL": "https://p.supabase.co/jwks",
+    "SUPABASE_AUDIENCE": "ours", "SUPABASE_ISSUER": "https://issuer.example", "SUPABASE_BUCKET": "files",
+    "LOG_FORMAT": "json", "LOG_LEVEL": "DEBUG", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318",
+    "OTEL_SERVICE_NAME": "ours", "METRICS_ALLOW_IPS": "10.0.0.0/8", "METRICS_TOKEN": "metrics-token",
+    "PROMETHEUS_MULTIPROC_DIR": "/tmp/prometheus", "WORKER_METRICS_PORT": "9100", "WORKER_METRICS_HOST": "0.0.0.0",
+    "CELERY_BROKER_URL": "amqp://rabbitmq//", "CELERY_VISIBILITY_TIMEOUT_S": "7200", "CELERY_PUBLISH_TIMEOUT_S": "2",
+    "LOGIN_MAX_FAILURES": "6", "LOGIN_LOCK_MINUTES": "16", "LOGIN_ACCOUNT_MAX_FAILURES": "21",
+    "LOGIN_ACCOUNT_DELAY_S": "11", "LOGIN_IP_LIMIT": "31", "LOGIN_IP_WINDOW_S": "901",
+    "LANGSMITH_API_KEY": "ls-key", "LANGSMITH_ENDPOINT": "https://langsmith.example", "LANGSMITH_PROJECT": "ours",
+}
+BESIDE = {"SUPABASE_AUTH": {"SUPABASE_URL": "https://p.supabase.co"}}
+
+
+def _plain(value: object) -> object:
+    return value.get_secret_value() if isinstance(value, SecretStr) else value
+
+
+def test_every_flat_name_is_listed_here() -> None:
+    assert set(ENVIRONMENT) == {flat.upper() for flat in FLAT}
+
+
+@pytest.mark.parametrize("name", sorted(ENVIRONMENT))
+def test_every_section_field_is_read_from_its_flat_name(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each variable a section reads is still read under the name deployments set (the name it had as
+    a field of Settings' own), into its section's field, and the default stays when it is unset."""
+    for flat in ENVIRONMENT:  # the tests' own (EMBEDDING_EXPORT_DIR) too
+        monkeypatch.delenv(flat, raising=False)
+    section, field = FLAT[name.lower()]
+    info = SECTIONS[section].model_fields[field]
+    default = getattr(Settings(_env_file=None), section)
+    assert getattr(default, field) == info.get_default(call_default_factory=True)
+    for other, value in {name: ENVIRONMENT[name], **BESIDE.get(name, {})}.items():
+        monkeypatch.setenv(other, value)
+    read = getattr(getattr(Settings(_env_file=None), section), field)
+    expected = TypeAdapter(info.annotation).validate_python(ENVIRONMENT[name])
+    assert _plain(read) == _plain(expected) != _plain(getattr(default, field))
