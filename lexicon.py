@@ -124,9 +124,14 @@ def alnum_words(text: str) -> list[str]:
     return _LETTERS_AND_DIGITS.findall(text)
 
 
+# A possessive ending, straight or curly: a name reads the same with it or without ("Developer’s Reference").
+POSSESSIVE = re.compile(r"['’]s\b")
+
+
 def squashed(text: str) -> str:
-    """`text` lower-cased with only its letters and digits: "Advanced Micro-Devices" -> "advancedmicrodevices"."""
-    return "".join(alnum_words(text.lower()))
+    """`text` lower-cased with only its letters and digits, possessive endings cut: "Advanced Micro-Devices" ->
+    "advancedmicrodevices", "the Developer’s Reference" -> "thedeveloperreference"."""
+    return "".join(alnum_words(POSSESSIVE.sub("", text.lower())))
 
 
 # A word in capitals, with a letter ("AMCOR", "3M", "10-K"; not "2023"): an acronym, a ticker, a name
@@ -438,5 +443,50 @@ OUTFLOW_LABEL = re.compile(r"^(?:purchases?|payments?|repayments?|acquisitions?|
 # is one word: "/tmp", "fhs-discuss@lists").
 QUOTATION = re.compile(r'["“]([^"“”]{20,}?)["”]')
 QUOTED_WORD = re.compile(r"[a-z0-9/_@<>-]+(?:[.'’][a-z0-9]+)*")
-# One sentence or line of an excerpt ("Debian 2.0 Hamm (July 24th, 1998): ..." is one: a point in a number ends none).
-STATEMENT = re.compile(r"(?:[^\n.!?]|[.!?](?=\S))+(?:[.!?](?=\s|$)|\n|$)")
+# One sentence or line of an excerpt ("Debian 2.0 Hamm (July 24th, 1998): ..." is one: a point in a number ends
+# none, nor one that words in lower case go on from: "e.g. the", an address wrapped at "teltox. donarmstrong.com";
+# a closing quotation mark or bracket after a sentence's point ends it with the point: '... systemd-sysv.” This').
+_CLOSING = "”\"’)]"
+_CLOSE = re.escape(_CLOSING)
+STATEMENT = re.compile(rf"(?:[^\n.!?]|[.!?](?=[{_CLOSE}]*(?:[^\s{_CLOSE}]|[^\S\n]+[a-z])))+"
+                       rf"(?:[.!?][{_CLOSE}]*(?=\s|$)|\n|$)")
+# A line that opens an item of a list: a bullet, "1.", "(a)", "iv)".
+LIST_ITEM = re.compile(r"\s*(?:[•·▪‣◦*–—-]\s|\(?\w{1,3}[.)]\s)")
+
+
+def _wraps(line: str, following: str) -> bool:
+    """`following` goes on with the sentence `line` was cut in: it opens in lower case (a sentence does not,
+    whatever point ended the line: "teltox." then "donarmstrong.com) 2014-11-15"), or `line` stops in mid-
+    clause (a comma, an open bracket, a hyphen, a word like "of" or "the", or a word before a sign: "Bug"
+    then "#762194"). A list's item or a table's row ("a | b") stands alone, and so does a line after a
+    sentence's end, or one that opens with a capital after a line without a point (a heading, a name in
+    a list of names)."""
+    before, after = line.rstrip(), following.lstrip()
+    if not before or not after or "|" in before or "|" in after or LIST_ITEM.match(after):
+        return False
+    if after[0].islower():
+        return True
+    if before[-1] in ".!?:;" or before[-1] in _CLOSING and before.rstrip(_CLOSING)[-1:] in (".", "!", "?"):
+        return False
+    if not after[0].isalnum():  # "Bug" then "#762194 (https://...)"
+        return True
+    last = before.split()[-1].lower()
+    return before[-1] in ",(-–—/&" or last in FUNCTION_WORDS
+
+
+def unwrapped(text: str) -> str:
+    """`text` with each line that a sentence was wrapped across joined to the one before it (`_wraps`);
+    every other line break kept."""
+    lines: list[str] = []
+    for line in text.split("\n"):
+        if lines and _wraps(lines[-1], line):
+            lines[-1] = f"{lines[-1].rstrip()} {line.lstrip()}"
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def statements(text: str) -> list[str]:
+    """The statements of an excerpt: its sentences and the lines that are no sentence (a list's items, a
+    table's rows), a sentence wrapped across lines read as one (`unwrapped`)."""
+    return [s for s in STATEMENT.findall(unwrapped(text)) if s.strip()]

@@ -26,7 +26,6 @@ Rows are appended to --rows as they finish (`--resume` continues a run cut short
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -38,8 +37,9 @@ from langgraph.runtime import Runtime
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, bench_user, eval_runtime, load_jsonl, write_result
+from evals.common import FINANCEBENCH, append_row, bench_user, eval_runtime, load_jsonl, resumable_rows, write_result
 from evals.retrieval import evidence_pages
+from evals.scoring import fraction
 from graph.context import GraphParts
 from graph.stream import run_config, run_context
 
@@ -94,13 +94,12 @@ def summarise(variant: str, hits: list[bool], rows: list[dict]) -> dict:
     on_evidence = [p for r in answered for p in r["cited_pages"] if p in r["evidence_pages"]]
     return {
         "variant": variant, "overrides": VARIANTS[variant],
-        "hit@5": round(sum(hits) / len(hits), 3) if hits else None, "retrieval_questions": len(hits),
+        "hit@5": fraction(sum(hits), len(hits)), "retrieval_questions": len(hits),
         "graph_questions": len(rows),
-        "answered": round(len(answered) / len(rows), 3) if rows else None,
-        "citation_precision": round(len(on_evidence) / len(cited), 3) if cited else None,
-        "answers_citing_evidence": round(sum(r["evidence_cited"] for r in answered) / len(answered), 3)
-        if answered else None,
-        "correct": round(sum(bool(r["correct"]) for r in scored) / len(scored), 3) if scored else None,
+        "answered": fraction(len(answered), len(rows)),
+        "citation_precision": fraction(len(on_evidence), len(cited)),
+        "answers_citing_evidence": fraction(sum(r["evidence_cited"] for r in answered), len(answered)),
+        "correct": fraction(sum(bool(r["correct"]) for r in scored), len(scored)),
         "correct_scored": len(scored),
         "latency_p50_s": round(statistics.median(r["total_s"] for r in rows), 1) if rows else None,
     }
@@ -129,15 +128,12 @@ def main() -> int:
     graph_qs = questions[:: args.stride][: args.graph_questions]
     base = {"web_search": False}
     rows_path = Path(args.rows)
-    done = load_jsonl(rows_path) if args.resume and rows_path.is_file() else []
-    if not args.resume:
-        rows_path.write_text("")
+    done = resumable_rows(rows_path, args.resume)
     seen = {(r["variant"], r["kind"], r["id"]) for r in done}
 
     def record(row: dict) -> None:
         done.append(row)
-        with rows_path.open("a") as f:
-            f.write(json.dumps(row) + "\n")
+        append_row(rows_path, row)
 
     load_start = os.getloadavg()
     started = time.perf_counter()
@@ -169,7 +165,7 @@ def main() -> int:
         same = [baseline_hits[r["id"]] for r in retrieved if r["id"] in baseline_hits]
         if variant != "baseline" and same and len(same) < len(baseline_hits):
             # a variant on a subset (HyDE): the baseline on the same questions, for a fair comparison
-            table[-1]["baseline_hit@5_same_questions"] = round(sum(same) / len(same), 3)
+            table[-1]["baseline_hit@5_same_questions"] = fraction(sum(same), len(same))
     lines = ["| variant | hit@5 (questions) | answered | citation precision | answers citing evidence "
              "| correct (scored) | p50 s |", "|---|---|---|---|---|---|---|"]
     for t in table:

@@ -58,14 +58,13 @@ from typing import TYPE_CHECKING, Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals import scoring
-from graph.claims import DECLINES
 from graph.figures import Figure
 from lexicon import SCALES
 
 if TYPE_CHECKING:
     from runtime import Runtime
-from evals.common import FINANCEBENCH, eval_runtime, load_jsonl, write_result
-from evals.scoring import percentile  # genre.py imports it from here too
+from evals.common import FINANCEBENCH, append_row, eval_runtime, load_jsonl, resumable_rows, write_result
+from evals.scoring import is_refusal_text, percentile, share_value
 
 DATA = Path(__file__).parent / "data"
 OUT_OF_SCOPE = DATA / "out_of_scope.jsonl"
@@ -85,7 +84,6 @@ _DIGITS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4}
 _ROUNDING = re.compile(r"\b(zero|one|two|three|four|\d)\s+decimal\s+(?:places?|points?)\b", re.IGNORECASE)
 _NEAREST = re.compile(r"\bnearest\s+(whole\s+number|integer|whole\s+percent|percent|tenth|hundredth)\b",
                       re.IGNORECASE)
-_REFUSAL = DECLINES  # a declining answer, read as the product reads it (graph/claims.py)
 
 
 # -- the questions --------------------------------------------------------------------------------
@@ -258,17 +256,6 @@ def figures_correct(answer: str, item: Item, default_tol: float) -> bool:
                                for g in golds)
 
 
-def is_refusal_text(answer: str, refusal_texts: Iterable[str] = ()) -> bool:
-    """The graph's refusal texts, or a first sentence saying the documents do not answer."""
-    text = (answer or "").strip()
-    if not text:
-        return True
-    if any(text.startswith(r.strip()[:40]) for r in refusal_texts if r):
-        return True
-    first = re.split(r"(?<=[.!?])\s|\n", text, maxsplit=1)[0]
-    return bool(_REFUSAL.search(first))
-
-
 def _texts(value: Any) -> list[str]:
     """Strings in a future outcome field: a string, a dict's text/value/result, or a list of those."""
     if value is None:
@@ -402,10 +389,6 @@ def score(item: Item, out: dict, seconds: float, *, tol: float, judge: Judge | N
 
 
 # -- figures over rows ----------------------------------------------------------------------------
-def _share(k: int, n: int) -> dict:
-    return {"value": round(k / n, 3) if n else None, "k": k, "n": n}
-
-
 def measure(rows: list[dict]) -> dict:
     """The issue's figures over `rows`: {name: {value, k, n}}, latency in seconds."""
     answerable = [r for r in rows if r["set"] != "oos"]
@@ -415,15 +398,15 @@ def measure(rows: list[dict]) -> dict:
     oos = [r for r in rows if r["set"] == "oos"]
     seconds = [r["total_s"] for r in rows if r.get("total_s") is not None]
     return {
-        "figure_correct": _share(sum(1 for r in fig if r.get("correct")), len(fig)),
-        "correct_all": {**_share(sum(1 for r in judged if r["correct"]), len(judged)),
+        "figure_correct": share_value(sum(1 for r in fig if r.get("correct")), len(fig)),
+        "correct_all": {**share_value(sum(1 for r in judged if r["correct"]), len(judged)),
                         "not_judged": len(answerable) - len(judged)},
-        "untraced_figures": _share(sum(r["untraced"] for r in rows), sum(r["figures"] for r in rows)),
-        "unit_scale_errors": _share(sum(1 for r in fig if r.get("scale_error")),
+        "untraced_figures": share_value(sum(r["untraced"] for r in rows), sum(r["figures"] for r in rows)),
+        "unit_scale_errors": share_value(sum(1 for r in fig if r.get("scale_error")),
                                     sum(1 for r in fig if r.get("scale_known"))),
-        "oos_refused_no_citation": _share(sum(1 for r in oos if r["refused_no_citation"]), len(oos)),
-        "answerable_refused": _share(sum(1 for r in answerable if r["refused"]), len(answerable)),
-        "evidence_line_holds_gold": _share(sum(1 for r in lines if r["evidence_line_holds"]), len(lines)),
+        "oos_refused_no_citation": share_value(sum(1 for r in oos if r["refused_no_citation"]), len(oos)),
+        "answerable_refused": share_value(sum(1 for r in answerable if r["refused"]), len(answerable)),
+        "evidence_line_holds_gold": share_value(sum(1 for r in lines if r["evidence_line_holds"]), len(lines)),
         "latency_s": {"p50": percentile(seconds, 50), "p90": percentile(seconds, 90), "n": len(seconds)},
     }
 
@@ -620,9 +603,7 @@ def main(argv: list[str] | None = None) -> int:
 
     scope = args.scope or ("all" if args.set == "oos" else "document")
     rows_path = args.rows or Path(f"/tmp/thotqen-answers-{args.set}.jsonl")
-    rows = load_jsonl(rows_path) if args.resume and rows_path.is_file() else []
-    if not args.resume:
-        rows_path.write_text("")
+    rows = resumable_rows(rows_path, args.resume)
     done = {r["id"] for r in rows}
     items = chosen_items(args)
     for item in items:
@@ -637,8 +618,7 @@ def main(argv: list[str] | None = None) -> int:
         row = score(item, out, seconds, tol=args.tolerance, judge=judge,
                     refusal_texts=(prompts.CANNOT_ANSWER, prompts.REFUSAL))
         rows.append(row)
-        with rows_path.open("a") as f:
-            f.write(json.dumps(row, default=str) + "\n")
+        append_row(rows_path, row)
         print(f"{len(rows)}/{len(items)} {item.id} correct={row.get('correct')} refused={row['refused']} "
               f"cited={row['cited']} untraced={row['untraced']}/{row['figures']} {row['total_s']}s", file=sys.stderr)
     tuned = tuned_on - set(per_fold)  # a company with its own fold's tunables is held back by construction

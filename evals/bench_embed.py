@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import FINANCEBENCH, load_jsonl, write_result
-from evals.scoring import nearest_rank
+from evals.scoring import nearest_rank, percentile
 
 
 def chunk_texts(files: list[Path], counter, settings) -> list[str]:
@@ -118,7 +118,7 @@ def main() -> int:
             "ratio_to_torch_rounds": [round(r, 2) for r in ratios[name]],
             "cpu_ms_per_chunk_median": round(statistics.median(cpu_ms[name]), 1),
             "cpu_ms_per_chunk_rounds": [round(c, 1) for c in cpu_ms[name]],
-            "cosine_to_torch": {"mean": round(float(cos.mean()), 4), "p5": round(float(np.percentile(cos, 5)), 4),
+            "cosine_to_torch": {"mean": round(float(cos.mean()), 4), "p5": percentile(cos.tolist(), 5, digits=4),
                                 "min": round(float(cos.min()), 4)},
             "query_ms": {"p50": round(statistics.median(query_ms[name]), 1),
                          "p95": round(nearest_rank(query_ms[name], 0.95), 1)},

@@ -23,8 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import FINANCEBENCH, eval_runtime, load_jsonl, write_result
-from evals.scoring import percentile
+from evals import scoring
+from evals.common import FINANCEBENCH, append_row, eval_runtime, load_jsonl, resumable_rows, write_result
+from evals.scoring import fraction, percentile
 from graph.context import GraphParts
 from graph.outcome import Outcome
 from graph.stream import run_config, run_graph
@@ -46,8 +47,8 @@ def ask(question: dict, doc_id: str, config: dict, parts: GraphParts) -> dict:
         elif kind == "done":
             out: Outcome = data
     total = time.perf_counter() - started
-    evidence = {(e["doc_name"], e["evidence_page_num"] + 1) for e in question["evidence"]}
-    cited = [c for c in out.citations if c["n"] in out.cited]
+    evidence = scoring.evidence_pages(question)
+    cited = scoring.cited_citations({"citations": out.citations, "cited": out.cited})
     doc_name = question["doc_name"]
     hit = any((doc_name, c["page"]) in evidence for c in cited)
     shown = any((doc_name, c["page"]) in evidence for c in shown_sources)
@@ -82,10 +83,9 @@ def summarise(rows: list[dict], total_questions: int, note: str, name: str, conf
                          "max": max(totals) if totals else None},
         "first_token_s": {"p50": percentile(ttft, 50), "p95": percentile(ttft, 95), "n": len(ttft)},
         "graph_config": config, "per_node_s": per_node, "blocked": blocked, "answered": len(answered),
-        "answered_share": round(len(answered) / len(rows), 3) if rows else None,
-        "evidence_cited_share_of_answered": round(sum(r["evidence_cited"] for r in answered) / len(answered), 3)
-        if answered else None,
-        "evidence_shown_share": round(sum(r["evidence_shown"] for r in rows) / len(rows), 3) if rows else None,
+        "answered_share": fraction(len(answered), len(rows)),
+        "evidence_cited_share_of_answered": fraction(sum(r["evidence_cited"] for r in answered), len(answered)),
+        "evidence_shown_share": fraction(sum(r["evidence_shown"] for r in rows), len(rows)),
         "rounds": {str(k): sum(1 for r in rows if r["rounds"] == k) for k in range(3)},
         "load_average_at_end": os.getloadavg(), "rows": rows,
     }
@@ -134,9 +134,7 @@ def main() -> None:
     if args.ids:
         chosen = [q for q in chosen if q["financebench_id"].endswith(tuple(args.ids.split(",")))]
     rows_path = Path(args.rows)
-    rows = load_jsonl(rows_path) if args.resume and rows_path.is_file() else []
-    if not args.resume:
-        rows_path.write_text("")
+    rows = resumable_rows(rows_path, args.resume)
     done = {r["id"] for r in rows}
     config = run_config(owner_id=owner_id, user="bench", tunables={"web_search": False, **json.loads(args.config)})
     for q in chosen:
@@ -144,8 +142,7 @@ def main() -> None:
             continue
         row = ask(q, docs[q["doc_name"]], config, runtime)
         rows.append(row)
-        with rows_path.open("a") as f:
-            f.write(json.dumps(row) + "\n")
+        append_row(rows_path, row)
         print(f"{len(rows)}/{len(chosen)} {row['total_s']}s answered={row['answered']} "
               f"evidence={row['evidence_cited']} route={','.join(row['route'] or [])}", file=sys.stderr)
     summarise(rows, len(questions), args.note, args.name, json.loads(args.config))

@@ -36,6 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from evals import scoring
 from evals.common import FINANCEBENCH, load_jsonl, pdf_pages, rasterise, write_result
 
 FIGURE = re.compile(r"\d[\d,.]*\d|\d")
@@ -85,11 +86,7 @@ def reuse_lines(path: Path) -> dict[str, int]:
 
 def evidence_pages() -> list[tuple[str, int]]:
     """(filing, 1-based page) of every evidence page of the development questions, sorted."""
-    pairs = set()
-    for q in load_jsonl(FINANCEBENCH / "questions.jsonl"):
-        for e in q["evidence"]:
-            pairs.add((e["doc_name"], e["evidence_page_num"] + 1))
-    return sorted(pairs)
+    return sorted(set().union(*(scoring.evidence_pages(q) for q in load_jsonl(FINANCEBENCH / "questions.jsonl"))))
 
 
 def run_cer(args: argparse.Namespace) -> int:

@@ -31,7 +31,6 @@ import contextlib
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -50,6 +49,7 @@ from evals.common import write_result  # noqa: E402
 from evals.fake_openai import subprocess_env  # noqa: E402
 from evals.loadtest import fake_model, free_port  # noqa: E402
 from evals.pdfs import text_pdf  # noqa: E402
+from evals.scoring import percentile  # noqa: E402
 from settings import Settings  # noqa: E402
 
 LIGHT = ("/api/auth/me", "/api/documents")
@@ -163,11 +163,10 @@ def measure(api: str, headers: dict[str, str], seconds: float) -> dict[str, list
 
 
 def pct(values: list[float], q: float) -> float:
-    """The q-th percentile; a single sample is every percentile of itself (a victim held up for the
-    whole burst makes one request, which must not read as 0 ms)."""
-    if len(values) == 1:
-        return round(values[0], 1)
-    return round(statistics.quantiles(values, n=100, method="inclusive")[q - 1], 1) if values else 0.0
+    """The q-th percentile in ms (linear); a single sample is every percentile of itself (a victim held
+    up for the whole burst makes one request, which must not read as 0 ms); 0.0 over none."""
+    found = percentile(values, q, digits=1)
+    return 0.0 if found is None else found
 
 
 def thirds(values: list[float], at: list[float], seconds: float) -> list[float]:

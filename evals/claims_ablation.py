@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.answers import is_refusal_text
 from evals.common import RESULTS, load_jsonl, write_result
 from evals.genre import DATA, right
+from evals.scoring import is_refusal_text
 from graph.claims import ANSWER_CHECKS, CHECKS
 
 

@@ -1,4 +1,5 @@
-"""Shared helpers for benchmarks: the machine description and result writing."""
+"""Shared helpers for benchmarks: the machine description, result writing, the resumable rows
+file of a run over questions, and the eval's runtime."""
 
 from __future__ import annotations
 
@@ -74,6 +75,21 @@ def write_result(name: str, payload: dict, markdown: str, directory: Path | None
 
 def load_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def resumable_rows(path: Path, resume: bool) -> list[dict]:
+    """A run's rows file: with `resume`, the rows a run cut short already wrote (none when the file is
+    missing); without, the file emptied for a new run."""
+    if not resume:
+        path.write_text("")
+        return []
+    return load_jsonl(path) if path.is_file() else []
+
+
+def append_row(path: Path, row: dict) -> None:
+    """One finished row appended to the rows file, so that a run cut short keeps it."""
+    with path.open("a") as f:
+        f.write(json.dumps(row, default=str) + "\n")
 
 
 def eval_runtime(home: Path | None = None) -> Runtime:

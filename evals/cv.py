@@ -30,8 +30,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result
-from evals.retrieval import evidence_pages, first_hit_rank
-from evals.scoring import rank_scores
+from evals.retrieval import evidence_pages
+from evals.scoring import filing_rank, first_hit_rank, rank_scores
 
 DATA = Path(__file__).parent / "data"
 SYNTHETIC = DATA / "synthetic_questions.jsonl"
@@ -122,8 +122,7 @@ def rank_all(db, embedder, owner: int, docs: dict, questions: list[Question], po
                                   params=params, document_ids=ids)
                     ranks[point, scope, q.id] = first_hit_rank(hits, q.doc_name, q.pages)
                     if scope == "all_filings":
-                        ranks[point, "filing", q.id] = next(
-                            (r for r, h in enumerate(hits, 1) if h.document_name == f"{q.doc_name}.pdf"), None)
+                        ranks[point, "filing", q.id] = filing_rank(hits, q.doc_name)
             raise psycopg.Rollback(tx)
         progress(f"point {n}/{len(points)}: {point.label}")
     return ranks

@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.answers import Item, dev_items, gold_figures, line_holds, oos_items, synthetic_items
 from evals.common import bench_user, eval_runtime, write_result
+from evals.scoring import share
 from graph import facts as lookup
 from graph.candidates import candidate_facts
 from graph.figures import asked_unit
@@ -48,10 +49,6 @@ def offered(conn: Any, owner: int, doc: uuid.UUID, question: str) -> tuple[list[
 
 def refused_early(conn: Any, owner: int, question: str, scope: list[uuid.UUID] | None) -> bool:
     return bool(why_unanswerable(PostgresShelf(conn, [owner]), question, scope))
-
-
-def share(k: int, n: int) -> dict[str, Any]:
-    return {"k": k, "n": n, "share": round(k / n, 3) if n else None}
 
 
 def lookup_rows(conn: Any, owner: int, docs: dict[str, uuid.UUID], items: list[Item]) -> list[dict[str, Any]]:

@@ -21,7 +21,7 @@ evals/results/genre_<name>.{md,json} hold the figures, overall and per kind:
                                        neither) its first sentence negates for "no" and does not for "yes"
                           explanation  every accept key phrase in the answer (a phrase may be a stem)
   answerable refused    blocked, or the refusal text / a first sentence saying the documents do not
-                        answer (answers.is_refusal_text)
+                        answer (scoring.is_refusal_text)
   out-of-scope refused  refused and citing nothing
   right document        the first citation the answer uses is the question's document
   right page            a citation the answer uses is the question's document at its page
@@ -47,8 +47,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals import scoring
-from evals.answers import is_refusal_text, percentile, traced_figures
-from evals.common import RESULTS, load_jsonl, write_result
+from evals.answers import traced_figures
+from evals.common import RESULTS, append_row, load_jsonl, resumable_rows, write_result
+from evals.scoring import is_refusal_text, percentile, share_value
 
 DATA = Path(__file__).parent / "data"
 KINDS = ("figure", "date", "name", "yesno", "explanation")
@@ -147,8 +148,7 @@ def score(q: dict, out: dict, seconds: float, stderr: str, refusal_texts: Iterab
 
 
 def _share(rows: list[dict], key: str) -> dict:
-    k = sum(1 for r in rows if r.get(key))
-    return {"value": round(k / len(rows), 3) if rows else None, "k": k, "n": len(rows)}
+    return share_value(sum(1 for r in rows if r.get(key)), len(rows))
 
 
 def measure(rows: list[dict]) -> dict:
@@ -232,9 +232,7 @@ def main(argv: list[str] | None = None) -> int:
 
     chosen = items(args.questions, args.out_of_scope)[: args.limit]
     rows_path = args.rows or RESULTS / f"genre_{args.name}.rows.jsonl"
-    if not args.resume and rows_path.exists():
-        rows_path.unlink()
-    rows = load_jsonl(rows_path) if rows_path.exists() else []
+    rows = resumable_rows(rows_path, args.resume)
     done = {r["id"] for r in rows}
     load = {"start": os.getloadavg()}
     for q in chosen:
@@ -243,8 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         out, seconds, stderr = ask(q["question"], args.user, args.timeout)
         row = score(q, out, seconds, stderr, (prompts.CANNOT_ANSWER, prompts.REFUSAL))
         rows.append(row)
-        with rows_path.open("a") as f:
-            f.write(json.dumps(row, default=str) + "\n")
+        append_row(rows_path, row)
         print(f"{len(rows)}/{len(chosen)} {q['id']} right={row.get('right')} refused={row['refused']} "
               f"{row['total_s']}s", file=sys.stderr, flush=True)
     load["end"] = os.getloadavg()

@@ -3,9 +3,10 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Ten documents (a standard, a history report, three manuals, a constitution, a licence, a
-specification, release notes, an FAQ; the last two added with held-back batch 5), each one file of a
-Debian bookworm package, all under licences that allow redistribution (recorded below, from the
+Twelve documents (a standard, a history report, three manuals, a constitution, a licence, a
+specification, release notes, an FAQ, a scientific paper, a style guide; the FAQ and the third manual
+added with held-back batch 5, the paper and the style guide with batch 6), each one file of a Debian
+bookworm package, all under licences that allow redistribution (recorded below, from the
 package's copyright file). Each is taken from the package's .deb (`apt-get download PKG=VERSION`, no
 root; `dpkg-deb -x`), or from the installed file when it is the same bytes, gunzipped where the
 package ships it compressed, given the name below and checked against its sha256: a different file
@@ -73,6 +74,14 @@ DOCS = (
     Doc("developers-reference.pdf", "manual (Debian Developer's Reference 12.18, 114 pages; added with batch 5)",
         "developers-reference", "12.18", "usr/share/developers-reference/developers-reference.pdf",
         "88e5ac4d15444fd3adb821dc863bd91b820e99a27e65728e74975ab1752652f5", "GPL-2"),
+    Doc("sandwich-clustered-covariances.pdf",
+        "scientific paper (Zeileis, Koell, Graham: clustered covariances in R, JSS 2020, 36 pages; batch 6)",
+        "r-cran-sandwich", "3.0-2-1", "usr/lib/R/site-library/sandwich/doc/sandwich-CL.pdf",
+        "f3a765482a629c8c9369020d13632ec5c37520df17e22266eb9e2928270e94bb", "GPL-2"),
+    Doc("gnu-coding-standards.pdf", "style guide (GNU Coding Standards, updated 2021-08-17, 90 pages; batch 6)",
+        "gnu-standards", "2022.03.23-0.1", "usr/share/doc/gnu-standards/standards.pdf.gz",
+        "7986330133c982d8b35e14c42f847bf7d19afdc2a080ebf8db9b223c0888021f",
+        "GFDL-1.3+, no Invariant Sections, no Front-Cover or Back-Cover Texts (FSF)"),
 )
 
 

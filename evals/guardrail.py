@@ -14,6 +14,7 @@ Writes providers/classifiers/injection_weights.json and evals/results/guardrail.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -123,4 +124,6 @@ class _Fixed:
 
 
 if __name__ == "__main__":
+    # no options: the parser is there so that --help prints this and does not fit and write weights
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

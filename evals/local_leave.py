@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import resource
 import sys
 import threading
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from answering.stopping import Stopped, StopWatch
+from evals.common import write_result
 from providers.llm import LLMChain
 from providers.local_model import LocalServer, LocalServerConfig
 from settings import Settings
@@ -76,12 +78,14 @@ def main() -> None:
     idle_s = time.monotonic() - t2
     server.close()
 
+    measured = {"long_call_s": round(full_s, 1), "long_call_chars": len(full.text), "outcome": outcome,
+                "returned_after_stop_s": round(returned_s, 2), "cpu_s_after_stop": round(after_cpu, 2),
+                "short_call_right_after_s": round(next_s, 2), "short_call_idle_s": round(idle_s, 2),
+                "threads": args.threads, "load_average_at_end": round(os.getloadavg()[0], 1)}
     lines = [
         "# A stopped call that does not stream, on the local model (issue 41)",
         "",
-        f"Command: `python {' '.join(sys.argv)}`",
-        f"Machine: {platform.node()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} at the end;"
-        f" llama.cpp threads {args.threads}",
+        f"Load {measured['load_average_at_end']:.1f} at the end; llama.cpp threads {args.threads}",
         "",
         "| measure | value |",
         "|---|---|",
@@ -93,9 +97,8 @@ def main() -> None:
     ]
     text = "\n".join(lines) + "\n"
     print(text)
-    if args.out:
-        args.out.write_text(text)
-
+    if args.out:  # PATH.md: its .md and .json twin, with the command, machine and commit as every result
+        write_result(args.out.stem, measured, text, args.out.parent)
 
 if __name__ == "__main__":
     main()

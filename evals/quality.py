@@ -38,7 +38,7 @@ from langchain_core.runnables import RunnableConfig
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals import scoring
-from evals.common import FINANCEBENCH, eval_runtime, load_jsonl, write_result
+from evals.common import FINANCEBENCH, append_row, eval_runtime, load_jsonl, resumable_rows, write_result
 from graph.context import GraphParts
 from graph.stream import run_config, run_graph
 
@@ -247,9 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     chosen = questions[args.offset :: args.stride]
     chosen = chosen[: args.limit] if args.limit else chosen
     rows_path = args.rows or Path(f"/tmp/thotqen-quality-{args.scope}.jsonl")
-    rows = load_jsonl(rows_path) if args.resume and rows_path.is_file() else []
-    if not args.resume:
-        rows_path.write_text("")
+    rows = resumable_rows(rows_path, args.resume)
     done = {r["id"] for r in rows}
     overrides = json.loads(args.config)
     config = run_config(owner_id=owner_id, user=args.user, tunables={"web_search": False, **overrides})
@@ -283,8 +281,7 @@ def main(argv: list[str] | None = None) -> int:
                                         args.ragas_timeout)
             row["ragas_s"] = round(time.perf_counter() - t0, 2)
         rows.append(row)
-        with rows_path.open("a") as f:
-            f.write(json.dumps(row, default=str) + "\n")
+        append_row(rows_path, row)
         print(f"{len(rows)}/{len(chosen)} {qid} correct={row['correct']} ({row['correct_by']}) "
               f"refusal={row['refusal']} cit_prec={row['citation_precision']} {row['total_s']}s "
               f"ragas={row.get('ragas')}", file=sys.stderr)

@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.answers import OUT_OF_SCOPE, SYNTHETIC
 from evals.common import FINANCEBENCH, eval_runtime, load_jsonl, write_result
+from evals.scoring import share
 
 FOLDS = 5
 GRID = [round(-0.2 + 0.01 * i, 2) for i in range(101)]  # -0.2 .. 0.8
@@ -115,10 +116,6 @@ def fold_of(rows: list[dict[str, Any]]) -> list[int]:
     oos_questions = sorted({r["question"] for r in rows if r["set"] == "oos"})
     dealt = {q: i % FOLDS for i, q in enumerate(oos_questions)}
     return [dealt[r["question"]] if r["set"] == "oos" else group[r["company"] or "?"] for r in rows]
-
-
-def share(k: int, n: int) -> dict[str, Any]:
-    return {"k": k, "n": n, "share": round(k / n, 3) if n else None}
 
 
 def scored(rows: list[dict[str, Any]], floors: list[float]) -> dict[str, Any]:

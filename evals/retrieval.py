@@ -18,22 +18,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from evals import scoring
 from evals.common import FINANCEBENCH, load_jsonl, open_bench, write_result
-from evals.scoring import rank_scores
+from evals.scoring import first_hit_rank, percentile, rank_scores
 
 CUTOFFS = (1, 3, 4, 5, 10)  # 3 and 4: how many excerpts the graph shows (GRAPH_TOP_K)
 
 
 def evidence_pages(question: dict) -> set[int]:
     """1-based evidence pages of the question's own filing."""
-    return {e["evidence_page_num"] + 1 for e in question["evidence"] if e["doc_name"] == question["doc_name"]}
-
-
-def first_hit_rank(hits, doc_name: str, pages: set[int]) -> int | None:
-    for rank, hit in enumerate(hits, 1):
-        if hit.document_name == f"{doc_name}.pdf" and hit.page in pages:
-            return rank
-    return None
+    return {page for doc, page in scoring.evidence_pages(question) if doc == question["doc_name"]}
 
 
 def summarise(ranks: list[int | None]) -> dict:
@@ -140,7 +134,7 @@ def main() -> int:
             results["scopes"][scope][mode] = summarise(ranks)
     results["search_latency_ms"] = {
         "p50": round(statistics.median(latencies) * 1000, 1),
-        "p95": round(statistics.quantiles(latencies, n=20)[18] * 1000, 1),
+        "p95": percentile([s * 1000 for s in latencies], 95, digits=1, method="exclusive"),
     }
     results["per_question"] = per_question
 

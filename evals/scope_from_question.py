@@ -22,8 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import open_bench, write_result
 from evals.cv import Question, financebench_questions, synthetic_questions
-from evals.retrieval import first_hit_rank
-from evals.scoring import hit_at
+from evals.scoring import filing_rank, first_hit_rank, hit_at
 
 
 def hit(ranks: list[int | None], k: int) -> float:
@@ -47,8 +46,7 @@ def measure(db, embedder, settings, owner: int, docs: dict, questions: list[Ques
                 hits = search(conn, owner_id=owner, query_text=q.text, query_embedding=vector, params=params)
                 key = "on" if on else "off"
                 row[f"rank_{key}"] = first_hit_rank(hits, q.doc_name, set(q.pages))
-                row[f"filing_{key}"] = next((r for r, h in enumerate(hits, 1)
-                                             if h.document_name == f"{q.doc_name}.pdf"), None)
+                row[f"filing_{key}"] = filing_rank(hits, q.doc_name)
         rows.append(row)
     return rows
 

@@ -1,7 +1,12 @@
-"""The evals' metrics, each written once. Retrieval: hit@k and MRR over the rank of each question's
-first right result (`hit_at`, `mrr`, `rank_scores`). Answers, per question and with no model: numeric
-correctness, refusal, citation precision, number grounding; plus the judge's prompt and verdict
-schema for answers numbers cannot settle. Latency: `percentile` (linear), `nearest_rank`.
+"""The evals' metrics, each written once.
+
+Shares: `fraction`, `share`, `share_value` (k of n, rounded to three places, None over none).
+Retrieval: the rank of each question's first right result (`first_rank`; an evidence page of the
+question's filing: `first_hit_rank`; the filing itself: `filing_rank`), and hit@k and MRR over those
+ranks (`hit_at`, `mrr`, `rank_scores`). Answers, per question and with no model: numeric
+correctness, refusal (`is_refusal`, `is_refusal_text`), citation precision, number grounding; plus
+the judge's prompt and verdict schema for answers numbers cannot settle. Latency: `percentile`
+(linear, or the exclusive method of `statistics.quantiles`), `nearest_rank`.
 
 Pure functions over plain dicts (a graph OutputState and a FinanceBench question), so tests can
 pin every rule. FinanceBench's evidence_page_num is 0-based; citation pages are 1-based.
@@ -11,17 +16,54 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
-from typing import Literal
+import statistics
+from collections.abc import Callable, Iterable, Sequence
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
+from graph.claims import DECLINES
 from graph.figures import Figure, asked_unit, read_figures
+
+Hit = TypeVar("Hit")
 
 _WORD = re.compile(r"[A-Za-z]+")
 # Words that may sit around a bare figure without making the answer prose ("$1577.00 million USD").
 _FILLER = {"usd", "us", "dollars", "dollar", "million", "millions", "billion", "billions", "thousand", "percent",
            "mn", "bn", "m", "b", "k", "x", "times", "approximately", "about", "roughly", "fy", "per", "share"}
+
+
+def fraction(k: float, n: int, digits: int | None = 3) -> float | None:
+    """`k` of `n` as a share, rounded to `digits` places (None: unrounded); None over none."""
+    if not n:
+        return None
+    return k / n if digits is None else round(k / n, digits)
+
+
+def share(k: int, n: int) -> dict:
+    """{"k", "n", "share"}: a count and its share, as most result files write one."""
+    return {"k": k, "n": n, "share": fraction(k, n)}
+
+
+def share_value(k: int, n: int) -> dict:
+    """{"value", "k", "n"}: the same, as the answers harness (answers.py, genre.py) writes it."""
+    return {"value": fraction(k, n), "k": k, "n": n}
+
+
+def first_rank(hits: Iterable[Hit], right: Callable[[Hit], bool]) -> int | None:
+    """The 1-based rank of the first hit `right` accepts; None when none is."""
+    return next((rank for rank, hit in enumerate(hits, 1) if right(hit)), None)
+
+
+def first_hit_rank(hits: Iterable, doc_name: str, pages: set[int]) -> int | None:
+    """The rank of the first search hit on an evidence page (1-based) of the question's filing
+    (`doc_name` without .pdf)."""
+    return first_rank(hits, lambda h: h.document_name == f"{doc_name}.pdf" and h.page in pages)
+
+
+def filing_rank(hits: Iterable, doc_name: str) -> int | None:
+    """The rank of the first hit from the question's filing, any page: "named filing first" is its hit@1."""
+    return first_rank(hits, lambda h: h.document_name == f"{doc_name}.pdf")
 
 
 def hit_at(ranks: Sequence[int | None], k: int, digits: int | None = None) -> float:
@@ -43,11 +85,16 @@ def rank_scores(ranks: Iterable[int | None], cuts: Iterable[int], digits: int | 
     return {**{f"hit@{k}": hit_at(ranks, k, digits) for k in cuts}, "mrr": mrr(ranks, digits)}
 
 
-def percentile(values: Sequence[float], q: float, digits: int = 2) -> float | None:
-    """The q-th percentile (0 to 100), linear between the two nearest samples (numpy's default);
-    None over no values."""
+def percentile(values: Sequence[float], q: float, digits: int = 2,
+               method: Literal["linear", "exclusive"] = "linear") -> float | None:
+    """The q-th percentile (0 to 100); None over no values. "linear": between the two nearest
+    samples (numpy's default, `statistics.quantiles`' inclusive method); "exclusive": the default
+    method of `statistics.quantiles` (q a whole number; evals/retrieval.py's p95), which needs two
+    values."""
     if not values:
         return None
+    if method == "exclusive":
+        return round(statistics.quantiles(values, n=100, method="exclusive")[int(q) - 1], digits)
     ordered = sorted(values)
     pos = (len(ordered) - 1) * q / 100
     lo, hi = math.floor(pos), math.ceil(pos)
@@ -126,12 +173,25 @@ def numeric_match(expected: str, answer: str, *, question: str = "", rel_tol: fl
     return all(number_found(w, found, rel_tol, scale) for w in want)
 
 
+def _opens_with(text: str, refusal_texts: Iterable[str]) -> bool:
+    """`text` begins as one of the graph's refusal texts does (their first 40 characters)."""
+    return any(text.startswith(r.strip()[:40]) for r in refusal_texts if r)
+
+
 def is_refusal(answer: str | None, cited: list[int] | None, refusal_texts: tuple[str, ...] = ()) -> bool:
     """The graph's "cannot answer" / refusal text, or an answer that cites nothing."""
     text = (answer or "").strip()
-    if not text or not cited:
+    return not text or not cited or _opens_with(text, refusal_texts)
+
+
+def is_refusal_text(answer: str, refusal_texts: Iterable[str] = ()) -> bool:
+    """The graph's refusal texts, or a first sentence saying the documents do not answer (read as the
+    product reads a declining answer: graph/claims.py's DECLINES); citations not looked at."""
+    text = (answer or "").strip()
+    if not text or _opens_with(text, refusal_texts):
         return True
-    return any(text.startswith(r.strip()[:40]) for r in refusal_texts if r)
+    first = re.split(r"(?<=[.!?])\s|\n", text, maxsplit=1)[0]
+    return bool(DECLINES.search(first))
 
 
 def evidence_pages(question: dict) -> set[tuple[str, int]]:

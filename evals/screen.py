@@ -16,6 +16,7 @@ Writes providers/classifiers/instruction_weights.json and evals/results/screen.{
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import re
@@ -111,7 +112,7 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", text.lower())
 
 
-def measure() -> None:
+def measure(name: str = "screen_node") -> None:
     """The node as shipped (weights in providers/classifiers): on BIPIA's poisoned contexts, how often the attack
     is gone from what the model sees (detected: its text removed, or the excerpt dropped) and how much
     of the real text stays; on clean contexts and held-out filings, how often text is altered or lost."""
@@ -155,7 +156,6 @@ def measure() -> None:
           f"| BIPIA clean ({len(clean)}) | – | {dropped_c} | – | {results['clean_altered']:.1%} |",
           f"| held-out filings ({len(held)} windows) | – | {results['filings_dropped']} | – | "
           f"{results['filings_altered']:.1%} |"]
-    name = sys.argv[sys.argv.index("--name") + 1] if "--name" in sys.argv else "screen_node"
     write_result(name, results, "# The screen node as shipped: attacks removed, facts kept\n\n" + "\n".join(md)
                  + "\n\nThe weights are the shipped ones, trained on these BIPIA contexts (in-sample): this "
                  "measures the node's cutting, not the classifier's generalisation (screen.md does that).")
@@ -261,5 +261,14 @@ def main() -> None:
     print("\n".join(md))
 
 
+def cli(argv: list[str] | None = None) -> None:
+    """Train (writing the shipped weights) unless --measure; --help trains nothing."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--measure", action="store_true", help="measure the screen node as shipped, no training")
+    parser.add_argument("--name", default="screen_node", help="the --measure result's name")
+    args = parser.parse_args(argv)
+    measure(args.name) if args.measure else main()
+
+
 if __name__ == "__main__":
-    measure() if "--measure" in sys.argv else main()
+    cli()

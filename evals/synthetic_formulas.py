@@ -33,6 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from evals import scoring
 from evals.common import FINANCEBENCH, load_jsonl, write_result
 
 OUT = Path(__file__).parent / "data" / "synthetic_formulas.jsonl"
@@ -163,8 +164,7 @@ def measure(args: argparse.Namespace) -> int:
                          "working": result.working if result else None, "correct": correct,
                          "wrong": result is not None and not correct})
     def share(rs: list[dict[str, Any]], key: str) -> dict[str, Any]:
-        k = sum(r[key] for r in rs)
-        return {"k": k, "n": len(rs), "share": round(k / len(rs), 3) if rs else None}
+        return scoring.share(sum(r[key] for r in rs), len(rs))
 
     per_company = collections.defaultdict(list)
     for r in rows:

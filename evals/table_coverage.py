@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 import pymupdf
 
 from evals.pdfs import rasterised

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.common import eval_runtime, load_jsonl, write_result
-from evals.scoring import hit_at
+from evals.scoring import first_rank, hit_at
 
 if TYPE_CHECKING:
     from runtime import Runtime
@@ -174,7 +174,7 @@ def gate_rows(rows: list[dict], db: Any, embedder: Any, settings: Settings, owne
             hits = search(conn, owner_id=owner_id, query_text=row["question"],
                           query_embedding=embedder.embed_query(row["question"]), params=params,
                           document_ids=[row["source_document_id"]])
-        rank = next((i for i, h in enumerate(hits, 1) if h.page in pages), None)
+        rank = first_rank(hits, lambda h, pages=pages: h.page in pages)
         out.append({"question": row["question"], "rank": rank, "source_pages": [pages.start, pages.stop - 1],
                     "top_pages": [h.page for h in hits]})
     return out

@@ -45,7 +45,7 @@ from itertools import combinations
 from graph.citations import MARK, before_stop, marked
 from graph.reading import Reading, numbered, read, same_number, unnumbered
 from graph.verify import sentences
-from graph.windows import stems
+from graph.windows import GAP, stems
 from lexicon import CALENDAR_NAMES as _MONTHS
 from lexicon import (
     DATES,
@@ -67,12 +67,12 @@ from lexicon import (
     QUOTED_WORD,
     REFERS_BACK,
     SCALES,
-    STATEMENT,
     UNIT_WORDS,
     YEAR,
     YES_FIRST,
     alnum_words,
     squashed,
+    statements,
 )
 
 # The model declining in its own words: "The excerpts do not provide ...", "I cannot determine ...".
@@ -164,10 +164,10 @@ def name_and_year_apart(sentence: str, cited: str, question: str) -> bool:
              if not _words(n) <= _MONTHS and not YEAR.search(n)] if years else []
     if not names:
         return False
-    statements = [(set(YEAR.findall(m.group(0))), _words(m.group(0))) for m in STATEMENT.finditer(cited)]
+    said = [(set(YEAR.findall(statement)), _words(statement)) for statement in statements(cited)]
     for name in names:
         words = {w for w in _words(name) if w not in FUNCTION_WORDS and w not in _MONTHS and len(w) > 1}
-        if words and not any(words <= held and said & years for said, held in statements):
+        if words and not any(words <= held and dated & years for dated, held in said):
             return True
     return False
 
@@ -185,9 +185,10 @@ def _read_back(text: str, refers_back: Callable[[str], object]) -> list[str]:
 
 
 def _statements(text: str) -> list[set[str]]:
-    """The stems of each statement of `text`: each line, and each sentence of running text (with the
-    sentence before it when it says "he" or "they": whom that names)."""
-    return [stems(line) for line in text.splitlines()] + [stems(s) for s in _read_back(text, PRONOUN.search)]
+    """The stems of each statement of `text`: each sentence (wrapped lines joined) or line that is no
+    sentence, and each sentence of running text (with the sentence before it when it says "he" or "they":
+    whom that names)."""
+    return [stems(s) for s in statements(text)] + [stems(s) for s in _read_back(text, PRONOUN.search)]
 
 
 def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bool:
@@ -205,12 +206,14 @@ def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bo
         return False
     what = stems(body) - stems(" ".join(_NAME.findall(body))) - _SAYS_NOTHING_OF_WHAT
     what -= {w for w in what if w[0].isdigit()}
-    what = what or set(reading.measure)
+    # what it says of the thing asked, when it says it: "This worm was designed by Bruce Perens, who was the
+    # leader and worked at Pixar" is about the worm's designer, not about leading or Pixar, which a
+    # statement of the excerpt tells of Perens
+    what = (what & reading.measure) or what or set(reading.measure)
     if not what:
         return False
-    statements = [said for said in _statements(cited) if said & what]
-    return bool(statements) and any(not any(stems(name.split()[-1]) <= said for said in statements)
-                                    for name in names)
+    about = [said for said in _statements(cited) if said & what]
+    return bool(about) and any(not any(stems(name.split()[-1]) <= said for said in about) for name in names)
 
 
 _WHETHER = stems(" ".join(POLARITY_WORDS))  # "yes", "not": whether, not what
@@ -259,14 +262,46 @@ def verdict_as_stated(answer: str, reading: Reading) -> str:
     words = _plain_words(answer[start + verdict.end():end])
     if not words and len(spans) > 1:  # "Yes. A Developer cannot be reappointed [1].": the next sentence says it
         words = _plain_words(answer[slice(*spans[1])])
-    denied = any(_denies(word) and stems(" ".join(words[i + 1:i + 1 + DENIED_WITHIN])) & asked
-                 for i, word in enumerate(words))
-    if not denied:
+    if not _denies_asked(words, asked):
         return answer
     at = start + answer[start:end].lower().index("yes")  # YES_FIRST matched it
     yes = answer[at:at + 3]
     no = "NO" if yes.isupper() else "No" if yes[0].isupper() else "no"
     return answer[:at] + no + answer[at + 3:]
+
+
+def _denies_asked(words: list[str], asked: set[str]) -> bool:
+    """A denial closely before one of the question's own words ("should not be made", "cannot be canceled")."""
+    return any(_denies(word) and stems(" ".join(words[i + 1:i + 1 + DENIED_WITHIN])) & asked
+               for i, word in enumerate(words))
+
+
+def denied_by_evidence(reading: Reading, texts: Mapping[int, str]) -> tuple[int, str] | None:
+    """Asked yes or no, the statement of the excerpts that says most of what the question asks of (at least two
+    of its measure words, and half of them), when it denies it: (its excerpt's number, the statement). "Is
+    /usr/etc allowed ...?" beside "Note that /usr/etc is still not allowed: programs in /usr should place
+    configuration files in /etc." The answer is then that "No", in the excerpt's words, whatever the model
+    wrote: a small model says "Yes" to most such questions (evals/results/README.md, yes/no from the
+    evidence). A statement that affirms is left to the model: words cannot tell that it says yes. A question
+    that denies itself ("Is it not allowed?") is left alone."""
+    if reading.asks != "yes_no" or _denies(reading.question) or not reading.measure:
+        return None
+    best: tuple[int, int, str] = (0, 0, "")
+    for n, text in sorted(texts.items()):
+        running = " ".join(text.split())
+        said = [running[a:b].strip() for a, b in sentences(running)]
+        for before, now in zip(["", *said], said, strict=False):
+            # "This vote cannot be canceled." says of what the sentence before names; it alone is quoted
+            score = len(stems(f"{before} {now}" if REFERS_BACK.match(now) else now) & reading.measure)
+            if score > best[0]:
+                best = (score, n, now)
+    score, n, statement = best
+    if score < 2 or 2 * score < len(reading.measure):
+        return None
+    asked = stems(reading.question)
+    # the part of a window's text that denies, not the pieces the window's gaps join to it
+    denying = [piece.strip() for piece in statement.split(GAP) if _denies_asked(_plain_words(piece), asked)]
+    return (n, denying[-1]) if denying else None
 
 
 def _plain_words(text: str) -> list[str]:

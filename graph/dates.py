@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from graph.citations import MARK, marked
 from graph.windows import stems
 from lexicon import DATE_WORDS as _DATE_WORDS
-from lexicon import DATES, MONTH_DAY, MONTHS, STATEMENT
+from lexicon import DATES, MONTH_DAY, MONTHS, statements
 from lexicon import MONTH_DAY_ALONE as _MONTH_DAY
 from lexicon import MONTH_YEAR as _MONTH_YEAR
 
@@ -49,7 +49,7 @@ def _completions(sentence: str, texts: Mapping[int, str]) -> list[tuple[str, str
     for written, year, month, day in partial:
         found: dict[str, int] = {}
         for n, text in texts.items():
-            for statement in STATEMENT.findall(text):
+            for statement in statements(text):
                 if not _about(statement, sentence):
                     continue
                 for y, m, d, whole in _whole(statement):

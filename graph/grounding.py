@@ -12,12 +12,16 @@ from graph import claims
 from graph.citations import MARK, marked
 from graph.facts import label_words
 from graph.figures import read_figures
-from graph.state import Citation, Evidence
+from graph.reading import Reading
+from graph.state import Citation, Evidence, Excerpt
 from graph.verify import VerifyReport, sentences
-from lexicon import POLARITY_WORDS, SCALES, letter_words
+from graph.windows import GAP, stems
+from lexicon import POLARITY_WORDS, SCALES, letter_words, squashed, statements
 
 # Two content words sharing this many first letters count as one ("leases" / "leased").
 STEM = 5
+# The most words a sentence of prose holds (`figure_in_prose`); longer is table text run together.
+PROSE_WORDS = 60
 
 
 def _stems(text: str) -> set[str]:
@@ -69,13 +73,14 @@ def bare_figures(answer: str) -> list[str]:
 
 
 def _closest_line(text: str, sentence: str) -> str:
+    """The statement of `text` (a sentence, read whole across the lines it wraps over, or a line that is
+    no sentence: a row, a list's item) sharing most words with `sentence`."""
     words = _stems(MARK.sub("", sentence))
     best, best_score = "", 0
-    for line in filter(None, text.split("\n")):
-        for part in re.split(r"(?<=[.!?])\s+(?=[A-Z])", line):
-            score = len(_stems(part) & words)
-            if score > best_score:
-                best, best_score = part.strip(), score
+    for part in statements(text):
+        score = len(_stems(part) & words)
+        if score > best_score:
+            best, best_score = part.strip(), score
     return best
 
 
@@ -109,3 +114,31 @@ def evidence_of(answer: str, report: VerifyReport, citations: list[Citation],
             if n not in out and (line := _closest_line(texts.get(n, ""), sentence)):
                 add(n, Evidence(text=line, box=None, kind="sentence"))
     return out
+
+
+def figure_in_prose(excerpts: list[Excerpt], reading: Reading) -> bool:
+    """Whether a sentence of an excerpt's prose states a number beside most of the question's measure words
+    (and beside a year it asks, when it asks one), in an excerpt that mentions the names the question uses:
+    "may object ... within 21 days" for "How many days do maintainers have to object?". When no table row
+    listed for a figure question is the figure asked, the answer may still be in the prose.
+
+    The prose is an excerpt's lines outside table rows, wrapped lines joined, each piece between the
+    window's gaps read apart; a "sentence" of more than PROSE_WORDS words is text run together, not one."""
+    need = reading.measure
+    if not need:
+        return False
+    given = {w for w in stems(reading.question) if w[0].isdigit()}
+    years = {str(y) for y in reading.period.years}
+    for excerpt in excerpts:
+        held = squashed(f"{excerpt.get('name') or ''} {excerpt.get('text') or ''}")
+        if reading.lone_names and not any(squashed(n) in held for n in reading.lone_names):
+            continue  # another company's or document's sentence answers for none of the names asked
+        prose = " ".join(line for line in str(excerpt.get("text") or "").splitlines() if "|" not in line)
+        for piece in prose.split(GAP):
+            for a, b in sentences(piece):
+                words = stems(piece[a:b])
+                if len(piece[a:b].split()) > PROSE_WORDS or not {w for w in words if w[0].isdigit()} - given - years:
+                    continue
+                if (not years or years & words) and len(words & need) > len(need) // 2:
+                    return True
+    return False

@@ -28,7 +28,7 @@ from graph.calc import choose_op
 from graph.facts import asks_for_figure
 from graph.figures import Asked, asked_unit
 from graph.windows import stems
-from lexicon import ASKED_DIMENSION, DIMENSIONS, NUMBERED_NAME, QUESTION_FORMS, QUESTION_FRAMING
+from lexicon import ASKED_DIMENSION, DIMENSIONS, NUMBERED_NAME, POSSESSIVE, QUESTION_FORMS, QUESTION_FRAMING
 from lexicon import CALENDAR_WORD as _CALENDAR
 from lexicon import CAPITALS as _ACRONYM  # digits alone ("2023") name no measure either
 from storage.question_period import AskedPeriod, asked_period
@@ -103,7 +103,7 @@ def names_in(question: str, *, lone: bool = False) -> list[str]:
     out: list[str] = []
     for m in _NAME.finditer(question or ""):
         possessive = m.group(0).endswith(("'s", "’s", "s'")) or question[m.end():m.end() + 2] in ("'s", "’s")
-        words = [w for w in re.sub(r"'s\b|’s\b", "", m.group(0)).split()]
+        words = POSSESSIVE.sub("", m.group(0)).split()
         while words and (words[0].lower() in _PHRASING or _CALENDAR.match(words[0])):
             words.pop(0)
         while words and (words[-1].lower() in _PHRASING or _CALENDAR.match(words[-1])):

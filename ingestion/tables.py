@@ -38,6 +38,13 @@ SECTION_STOP = {"total", "net", "of", "and", "the", "from", "by", "in", "for", "
 _TOTAL = re.compile(r"^total\b", re.I)
 _YEAR_END = re.compile(r"(?<![\d,.])(?:19|20)\d{2}(?![\d,.]\d)[*†‡]?")
 _DIGIT_WORD = re.compile(r"(?<=\d)(?=[A-Za-z]{3})")  # "2023December": two lines' text set without a space
+# A heading's or a list item's number opening a cell, with its point: "8.1. WHAT PROGRAMS ...", "3. Install"
+# (a figure glued to the next column's words, "232 Other assets", "37.4 Higher Market Volatility", has none).
+_HEADING_NUMBER = re.compile(r"\s*(\d+(?:\.\d+)*)\.\s+[^\W\d_]")
+# Dot leaders before a page reference or a list of them (". . . . 14", "...... 14, 16, 33"): a contents or
+# index line, whose numbers say where something is printed.
+_REF = r"\d+(?![.,]?\d)"  # a whole number: "14", not the "1" of "1.25" or "1,234"
+_LEADER_REFS = re.compile(rf"(?:\.\s?){{3,}}\s*({_REF}(?:,\s+{_REF})*)")
 
 
 @dataclass
@@ -60,6 +67,7 @@ class _Line:
     row: Row
     frags: list[_Frag]
     positioned: bool  # frags carry page positions (PDF), not just an order
+    last_page: int = 0  # the highest page number the document may print (its references go no further)
 
     @property
     def label(self) -> str:
@@ -79,8 +87,10 @@ class _Line:
         start = 1 if self.label else 0
         found = []
         for frag in self.frags[start:]:
+            refs = _page_references(frag.text, self.last_page)
             for value in read_values(frag.text):
-                found.append((value, frag, _part_box(frag, value)))
+                if not _numbers_a_heading(frag.text, value) and not any(a <= value.start < b for a, b in refs):
+                    found.append((value, frag, _part_box(frag, value)))
         return found
 
     def header_frags(self) -> list[_Frag] | None:
@@ -95,6 +105,26 @@ class _Line:
         if corner is not None and len(cols) == 1 and not _corner_like(corner.text):
             return None  # "Expires | 2026": a body row whose value is a year
         return [part for frag in cols for part in _split_years(frag)]
+
+
+def _numbers_a_heading(text: str, value: Value) -> bool:
+    """`value` opens `text` as a heading's or a list item's number ("8.1. WHAT PROGRAMS DOES DEBIAN ...",
+    a running header's section): it says where the text stands in the document, not how much of anything."""
+    m = _HEADING_NUMBER.match(text)
+    return m is not None and m.start(1) == value.start and m.end(1) == value.end
+
+
+def _page_references(text: str, last_page: int) -> list[tuple[int, int]]:
+    """Spans of `text` that are page references after dot leaders ("Index . . . . 14, 16, 33"): whole
+    numbers no greater than the document's last page, not followed by another figure ("Cost of sales ....
+    812 790" is a row of figures set with leaders)."""
+    out = []
+    for m in _LEADER_REFS.finditer(text):
+        refs = [int(n) for n in m.group(1).split(",")]
+        after = text[m.end(1):].lstrip()[:1]
+        if last_page and max(refs) <= last_page and not (after.isdigit() or after in ("$", "(")):
+            out.append((m.start(1), m.end(1)))
+    return out
 
 
 def _split_years(frag: _Frag) -> list[_Frag]:
@@ -401,9 +431,29 @@ CONTENTS_ROWS = 4  # a page with this many heading rows ending in rising page nu
 _NUMBERING = re.compile(r"[\d\W_]+")
 
 
-def _page_furniture(rows: Sequence[Row]) -> set[int]:
-    """Indexes of running headers and footers whose page number changes ("A Brief History of Debian |
-    2 / 21"): the same text but its numbers at a page's top or bottom on many pages. They are no table."""
+def _page_numbers(rows: Sequence[Row], edges: set[int], enough: float) -> dict[int, int]:
+    """{edge row index: the page number it prints}, where the number standing as a cell of its own at the
+    row's start or end ("35", "8.3. I18N & L10N FAQ for translators | 95", "96 | Chapter 8. ...") runs
+    with the pages: the same offset from the page's index on many pages (front matter may be counted
+    apart, so the offset need not be 0), and no greater than twice the pages (a year is no page number)."""
+    pages = max((rows[i].page for i in edges), default=0)
+    numbers: dict[int, list[int]] = {}
+    for i in edges:
+        if rows[i].boxes:  # a printed page's row (other formats' units are no pages: "Year | 2021" on a sheet)
+            cells = [c.strip() for c in rows[i].text.split("|")]
+            numbers[i] = [int(c) for c in {cells[0], cells[-1]} if c.isdigit() and 0 < int(c) <= 2 * pages]
+    counts = Counter(offset for offset, _page in {(n - rows[i].page, rows[i].page)
+                                                 for i, ns in numbers.items() for n in ns})
+    running = {offset for offset, n in counts.items() if n >= enough}
+    return {i: n for i, ns in numbers.items() for n in ns if n - rows[i].page in running}
+
+
+def _page_furniture(rows: Sequence[Row]) -> tuple[set[int], int]:
+    """Indexes of running headers and footers, and the highest page number the document may print (its
+    last page's, where its pages are numbered). Furniture stands at a page's top or bottom on many pages:
+    the same text but its numbers ("A Brief History of Debian | 2 / 21"), or a page number that runs with
+    the pages beside whatever title the page is under ("8.3. I18N & L10N FAQ for translators | 95"). It
+    is no table."""
     by_page: dict[int, list[int]] = {}
     for i, row in enumerate(rows):
         by_page.setdefault(row.page, []).append(i)
@@ -411,7 +461,10 @@ def _page_furniture(rows: Sequence[Row]) -> set[int]:
     shape = {i: _NUMBERING.sub(" ", rows[i].text).strip().lower() for i in edges}
     pages = Counter(text for text, _page in {(shape[i], rows[i].page) for i in edges} if text)
     enough = max(3, 0.2 * len(by_page))
-    return {i for i in edges if shape[i] and pages[shape[i]] >= enough}
+    printed = _page_numbers(rows, edges, enough)
+    last = max(by_page, default=0)
+    last_printed = max((n + last - rows[i].page for i, n in printed.items()), default=last)
+    return {i for i in edges if shape[i] and pages[shape[i]] >= enough} | set(printed), last_printed
 
 
 def _contents_pages(cells: Sequence[CellRow]) -> set[int]:
@@ -432,15 +485,15 @@ def _contents_pages(cells: Sequence[CellRow]) -> set[int]:
 
 def build_cells(parsed: Parsed, context: DocumentContext | None = None) -> list[CellRow]:
     """The value cells of every table in the document, page by page, in reading order; running headers
-    and footers and tables of contents give none."""
+    and footers, tables of contents, a heading's number and an index's page references give none."""
     reader = _Reader(context, _running_rows(parsed.rows))
-    furniture = _page_furniture(parsed.rows)
+    furniture, last_page = _page_furniture(parsed.rows)
     by_page: dict[int, list[_Line]] = {}
     for index, row in enumerate(parsed.rows):
         if index in furniture:
             continue
         frags, positioned = _frags(row)
-        by_page.setdefault(row.page, []).append(_Line(index, row, frags, positioned))
+        by_page.setdefault(row.page, []).append(_Line(index, row, frags, positioned, last_page))
     for page in sorted(by_page):
         reader.page(by_page[page])
     contents = _contents_pages(reader.cells)

@@ -21,8 +21,10 @@ from storage.workspaces import Owners, owner_ids
 
 # Bump when the rules that read tables (ingestion/tables.py) change so much that stored cells should
 # be read again: `thotqen reindex --tables` redoes every document stored under an older version.
-TABLES_VERSION = 3  # 2: a table is titled by the primary statement a caption line names (storage/statements.py);
+TABLES_VERSION = 4  # 2: a table is titled by the primary statement a caption line names (storage/statements.py);
 # 3: running headers and tables of contents give no cells (ingestion/tables.py)
+# 4: a page number running with the pages beside a changing title, a heading's number ("8.1. WHAT ...")
+# and page references after dot leaders give none either
 
 Box = tuple[float, float, float, float]
 

@@ -6,7 +6,18 @@ from __future__ import annotations
 import pytest
 
 from evals import pdfs
-from evals.bench_heading_leg import HEADING_QUERY
+
+# The heading phrases the question's glossary entries name, as sql/011's leg built its tsquery
+# (kept here from evals/bench_heading_leg.py, retired after 9b02877, which timed both legs).
+HEADING_QUERY = """
+with heading_query as (
+    select string_agg('(' || regexp_replace(phraseto_tsquery('english', h.phrase)::text,
+                                            '''([^'']+)''', '''\\1'':A', 'g') || ')', ' | ')::tsquery as q
+    from (select distinct unnest(g.headings) as phrase
+          from query_glossary g
+          where %(text)s ~* g.pattern) h
+)
+"""
 
 # The leg as sql/011_term_postings.sql defined it: weight-A phrase matches over child_chunks.tsv.
 OLD_LEG = HEADING_QUERY + """

@@ -282,7 +282,7 @@ def _anchors(markdown: str) -> set[str]:
             for h in re.findall(r"^#+ (.+)$", markdown, re.MULTILINE)}
 
 
-@pytest.mark.parametrize("doc", ["README.md", "docs", "evals/results/README.md"])
+@pytest.mark.parametrize("doc", ["README.md", "docs", "evals/results/README.md", "evals/results/harness.md"])
 def test_documentation_links_resolve(doc: str) -> None:
     assert (ROOT / doc).exists(), f"{doc} is missing"
     files = sorted((ROOT / doc).glob("*.md")) if (ROOT / doc).is_dir() else [ROOT / doc]

@@ -8,7 +8,9 @@ and code writes the sentence (graph/compose.py `fact_sentence`): the digits, the
 citation are the cell's. When the chain's first link is the embedded local model, its pick only
 says that a listed fact is the figure: code's ranking (graph/facts.py `pick`) names which, measured
 more often right (`choose_local` hands the pick back to the model). "none" is the honest "the
-documents don't say": no listed row is the figure asked. Only facts of the
+documents don't say": no listed row is the figure asked, unless a sentence of the excerpts' prose
+states a number beside the question's words (graph/grounding.py `figure_in_prose`): then generate
+answers from the prose, checked like any answer. Only facts of the
 period the question names are offered (a column whose period was not read stays, beside one of
 that period): a fact of another year is another figure, so when no fact is of the year asked, the answer is the refusal,
 not the nearest year's value. Anything else (a
@@ -30,6 +32,7 @@ from graph.calc import Fact
 from graph.citations import citations_of, clean_markers
 from graph.context import Context, context_of
 from graph.facts import fact_block, stored_facts
+from graph.grounding import figure_in_prose
 from graph.nodes.common import llm_call, llm_failed, node, reading_of
 from graph.nodes.generate import _turns, excerpt_numbers, shown_excerpts
 from graph.state import State
@@ -104,6 +107,9 @@ def choose(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> d
             chosen, choice = facts[0], {"by": "ranking", "fact": facts[0].n, "model": chosen.n}
         answer = compose.fact_sentence(chosen, asked) if chosen else prompts.CANNOT_ANSWER
         log.info("figure chosen: %s of %d facts", tag, len(facts))
+    if answer == prompts.CANNOT_ANSWER and choice["by"] == "model" and figure_in_prose(excerpts, reading):
+        log.info("no listed row is the figure, and a sentence of the excerpts states one: generate answers")
+        return {"figure_choice": None, "llm_calls": calls}
     if answer == prompts.CANNOT_ANSWER:
         return refusal(state, choice, calls, provider)
     answer, cited = clean_markers(answer, len(excerpts))

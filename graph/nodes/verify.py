@@ -34,7 +34,7 @@ from langgraph.runtime import Runtime
 from graph import claims, dates, prompts
 from graph.calc import Result
 from graph.candidates import company_words
-from graph.citations import marked, on_evidence_page
+from graph.citations import citations_of, marked, on_evidence_page
 from graph.context import Context, context_of
 from graph.evidence_store import Shelf
 from graph.facts import label_words, stored_facts, without_statement_names
@@ -117,6 +117,11 @@ def check(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> Ch
     citations = list(state.get("citations") or [])
     reading = reading_of(state)
     question = reading.question
+    in_view = citations or (citations_of(shown_excerpts(state)[0]) if reading.asks == "yes_no" else [])
+    if denial := claims.denied_by_evidence(reading, {c["n"]: c.get("text") or "" for c in in_view}):
+        n, statement = denial  # the excerpts say no: the answer is theirs, whatever the model wrote (or refused)
+        log.info("yes/no answered from the evidence: excerpt [%d] denies what is asked", n)
+        answer, citations = f'No: "{statement}" [{n}]', in_view
     if not citations or answer == prompts.CANNOT_ANSWER:  # nothing to check: a refusal or a failure message
         return Checked(answer, citations, {})
     cited_docs = _documents_of(citations)

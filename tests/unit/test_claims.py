@@ -130,6 +130,23 @@ def test_a_name_stands_with_what_the_sentence_says_of_it() -> None:
     assert not apart("Ian Murdock founded it in 1993 [1].", history, "When was Debian founded?")  # not who
 
 
+def test_a_name_stands_with_what_is_asked_not_with_what_is_said_of_the_person() -> None:
+    # held-back genre batch 5's out-of-scope "Who designed the toy worm that Debian 12 bookworm is named after?"
+    # (tuned on it): the relative clause copied from the source ("who was the leader ... at Pixar") had made
+    # "This worm was designed by Bruce Perens" read as said where the FAQ names Perens
+    from graph.claims import name_apart_from_what_is_said as apart
+
+    faq = ("bookworm (Debian 12) was a green toy worm with a built-in flashlight who loves reading books.\n"
+           "The decision of using Toy Story names was made by Bruce Perens who was, at the time, the Debian\n"
+           "Project Leader and was working also at Pixar, the company that produced the movies.")
+    designed = ("This worm was designed by Bruce Perens, who was the Debian Project Leader and was working at Pixar, "
+                "the company that produced the movies [1].")
+    assert apart(designed, faq, "Who designed the toy worm that Debian 12 bookworm is named after?")
+    decided = ("The decision to use Toy Story names for Debian releases was made by Bruce Perens, who was the Debian "
+               "Project Leader and was working also at Pixar, the company that produced the movies [1].")
+    assert not apart(decided, faq, "Who made the decision to use Toy Story names for Debian releases?")
+
+
 def test_a_figure_is_of_the_numbered_thing_asked() -> None:
     # batch 3's "The official Debian 1.0 release contained 474 packages [2]": 474 is what Debian 1.1 contained
     from graph.claims import figure_of_another_numbered as other
@@ -341,10 +358,11 @@ def test_a_yes_its_own_sentence_denies_says_no(question: str, answer: str, said:
 
 
 def test_a_point_in_a_number_ends_no_statement() -> None:
-    from graph.claims import STATEMENT, name_and_year_apart
+    from graph.claims import name_and_year_apart
+    from lexicon import statements
 
     text = "Debian 2.0 Hamm (July 24th, 1998): Named for the piggy-bank. Bruce Perens led Debian 1.2 in 1996."
-    assert [s.strip() for s in STATEMENT.findall(text)] == [
+    assert [s.strip() for s in statements(text)] == [
         "Debian 2.0 Hamm (July 24th, 1998): Named for the piggy-bank.", "Bruce Perens led Debian 1.2 in 1996."]
     # the name and its year stand in one statement, the version's point notwithstanding
     assert not name_and_year_apart("Bruce Perens led it in 1996 [1].", text, "Who led Debian 1.2?")
@@ -368,3 +386,87 @@ def test_a_quotation_with_a_word_of_its_own_is_a_misquote() -> None:
         assert not misquotes(right, {3: fhs}), right
     # a quotation of nothing shown is no misquote of it (whether it holds is the other checks' business)
     assert not misquotes('It says "Debian was founded by Ian Murdock in August 1993" [3].', {3: fhs})
+
+
+def test_a_yes_no_question_the_evidence_denies_is_answered_no_in_its_words() -> None:
+    # held-back genre batches 1-5 (tuned on them): the local model said "Yes" to 10 of the 21 questions whose
+    # answer is "No"; where the statement saying most of what is asked denies it, the excerpts answer
+    from graph.claims import denied_by_evidence
+    from graph.reading import read
+
+    fhs = {1: "The /usr hierarchy is shareable, read-only data.\n",
+           2: "Note that /usr/etc is still not allowed: programs in /usr should place configuration\n"
+              "files in /etc. Large software packages must not use a direct subdirectory under /usr."}
+    asked = read("Is /usr/etc allowed for programs' configuration files under the FHS?")
+    assert denied_by_evidence(asked, fhs) == (2, "Note that /usr/etc is still not allowed: programs in /usr should "
+                                                 "place configuration files in /etc.")
+    # a statement that refers back is read with the one before it, and quoted alone
+    vote = {1: "Two weeks after the original proposal the ballot is closed to any changes and voting starts "
+               "automatically. This vote cannot be canceled."}
+    found = denied_by_evidence(read("Can the vote that starts automatically two weeks after a proposal be canceled?"),
+                               vote)
+    assert found == (1, "This vote cannot be canceled.")
+    # an affirming statement is the model's to read; a denial in a clause of its own bears on nothing asked
+    cache = {1: "Unlike /var/spool, the cached files can be deleted without data loss."}
+    assert denied_by_evidence(read("Can files under /var/cache be deleted without losing data?"), cache) is None
+    # a question that denies itself, one not asking yes or no, a statement saying too little of what is asked
+    assert denied_by_evidence(read("Is /usr/etc not allowed for configuration files?"), fhs) is None
+    assert denied_by_evidence(read("Where should programs in /usr place configuration files?"), fhs) is None
+    assert denied_by_evidence(read("Is /usr/etc allowed for programs' configuration files under the FHS?"),
+                              {1: "Nothing here is not allowed."}) is None
+
+
+# The FAQ's footnote as its excerpt holds it: the address of Bug #746578 wraps after "teltox.", its date on the
+# next line (issue 39's fifth held-back batch: a right date struck as a name and a year from two statements).
+FOOTNOTE = ("2014-08-01: ”The technical committee expects maintainers to continue to support the multiple available "
+            "init systems”,\n"
+            "and merge reasonable contributions. Bug #746578 (https://lists.debian.org/20141116001628.GO32192@teltox.\n"
+            "donarmstrong.com) 2014-11-15: ”The committee decided that systemd-shim should be the first listed "
+            "alternative dependency\n"
+            "of libpam-systemd instead of systemd-sysv.” This decision made it easier to keep running a non-systemd "
+            "Debian system. Bug\n"
+            "#762194 (https://lists.debian.org/21592.61064.527547.410074@chiark.greenend.org.uk)2017-11-04: ”On")
+
+
+def test_a_statement_wrapped_across_lines_is_one_statement() -> None:
+    from lexicon import statements
+
+    said = [s.strip() for s in statements(FOOTNOTE)]
+    assert said[1].startswith("Bug #746578 (https://lists.debian.org/") and "2014-11-15" in said[1]
+    assert said[1].endswith("instead of systemd-sysv.”")  # the quotation's point ends the sentence
+    assert said[2] == "This decision made it easier to keep running a non-systemd Debian system."
+    assert said[3].startswith("Bug #762194")  # a word, then the next line's "#..." it goes on with
+    question = ("When did the Technical Committee decide that systemd-shim should be the first listed alternative "
+                "dependency of libpam-systemd?")
+    answer = ("The Technical Committee decided that systemd-shim should be the first listed alternative dependency "
+              "of libpam-systemd on November 15, 2014, in Bug #746578 [1].")
+    assert failures(sentences(answer), answer, {1: FOOTNOTE}, question) == []
+
+
+@pytest.mark.parametrize(("text", "apart"), [
+    # a list's items, each on its line without a point, stand apart
+    ("Ian Jackson: January 1998 - December 1998\nBranden Robinson: April 2005 - April 2006",
+     ["Ian Jackson: January 1998 - December 1998", "Branden Robinson: April 2005 - April 2006"]),
+    ("• Ian Murdock founded Debian\n• in 1993 it was announced", ["• Ian Murdock founded Debian",
+                                                                 "• in 1993 it was announced"]),
+    ("(a) the first release\n(b) the second release", ["(a) the first release", "(b) the second release"]),
+    # a table's rows, and a sentence that ended before the line did
+    ("Release | Year\nHamm | 1998", ["Release | Year", "Hamm | 1998"]),
+    ("Bruce Perens led it.\nIan Jackson followed in 1998.", ["Bruce Perens led it.", "Ian Jackson followed in 1998."]),
+    # wrapped mid-clause: after "the", after a comma, before a word in lower case
+    ("It was led by the\nDebian Project Leader, Ian Jackson, from January 1998 until\nDecember 1998, when\nhe left.",
+     ["It was led by the Debian Project Leader, Ian Jackson, from January 1998 until December 1998, when he left."]),
+])
+def test_statements_join_only_lines_wrapped_mid_sentence(text: str, apart: list[str]) -> None:
+    from lexicon import statements
+
+    assert [s.strip() for s in statements(text)] == apart
+
+
+def test_a_name_and_a_year_on_different_items_of_an_unpointed_list_still_fail() -> None:
+    from graph.claims import name_and_year_apart
+
+    leaders = "Ian Jackson: January 1998 - December 1998\nBranden Robinson: April 2005 - April 2006"
+    question = "Who led Debian from April 2005?"
+    assert name_and_year_apart("Ian Jackson led Debian from April 2005 [1].", leaders, question)
+    assert not name_and_year_apart("Branden Robinson led Debian from April 2005 [1].", leaders, question)

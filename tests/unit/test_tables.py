@@ -296,3 +296,67 @@ def test_a_table_of_contents_and_running_headers_give_no_cells() -> None:
     cells = cells_of(data)
     assert not [c for c in cells if c.page == 1 or "History" in c.label], [(c.page, c.label) for c in cells]
     assert cell(cells, "Net revenue", 0).value == 1_693_954  # the statement's figures stay
+
+
+def pages_pdf(pages: list[list[tuple[float, float, str]]]) -> bytes:
+    """Pages of text set where each (x, y, text) says."""
+    doc = pymupdf.open()
+    for items in pages:
+        page = doc.new_page(width=612, height=792)
+        for x, y, text in items:
+            page.insert_text((x, y), text, fontsize=9)
+    data = doc.tobytes()
+    doc.close()
+    return data
+
+
+def right_at(column: int, y: float, text: str) -> tuple[float, float, str]:
+    return COLUMN_RIGHT[column] - pymupdf.get_text_length(text, fontsize=9), y, text
+
+
+def test_running_headers_with_section_titles_and_page_numbers_give_no_cells() -> None:
+    # issue 39's fifth held-back batch: the FAQ's running header "CHAPTER 8. THE DEBIAN PACKAGE … | 8.1. WHAT
+    # PROGRAMS DOES DEBIAN …" (a section's number, no page number) was composed as "… () was 8.1", and the
+    # Developer's Reference's footer "8.3. I18N & L10N FAQ for translators | 95" as "… was 95": the title
+    # changes with the section, so the words do not repeat; the page number runs with the pages.
+    pages = []
+    for n in range(1, 9):
+        k = (n + 1) // 2  # a section every two pages
+        title = ("Washing", "Drying", "Oiling", "Storing")[k - 1]
+        items = [(60, 40, "CHAPTER 8. WIDGET CARE"), (330, 40, f"8.{k}. {title.upper()} THE WIDGET")]
+        if n % 2:
+            items += [(60, 760, f"8.{k}. {title} the widget"), right_at(3, 760, str(n + 6))]
+        else:
+            items += [(60, 760, str(n + 6)), (330, 760, "Chapter 8. Widget care")]
+        if n == 5:  # a real table of figures, its first column numbered like sections
+            items += [(60, 100, "Budget by section (in thousands)"), right_at(0, 114, "2023"), right_at(1, 114, "2022"),
+                      (60, 128, "8.1 Personnel"), right_at(0, 128, "1,200"), right_at(1, 128, "1,350"),
+                      (60, 142, "8.2 Travel"), right_at(0, 142, "300"), right_at(1, 142, "250"),
+                      (60, 156, "Average rate (%)"), right_at(0, 156, "8.1"), right_at(1, 156, "7.9")]
+        else:
+            items.append((60, 100, "Clean the widget with a soft cloth before every use, as the maker advises."))
+        pages.append(items)
+    cells = cells_of(pages_pdf(pages))
+    assert sorted((c.label, c.column, c.value) for c in cells) == [
+        ("8.1 Personnel", 0, 1200), ("8.1 Personnel", 1, 1350), ("8.2 Travel", 0, 300), ("8.2 Travel", 1, 250),
+        ("Average rate (%)", 0, 8.1), ("Average rate (%)", 1, 7.9)], [(c.page, c.label, c.value_text) for c in cells]
+    assert cell(cells, "8.1 Personnel", 0).period_label == "2023"
+
+
+def test_page_references_after_dot_leaders_are_no_figures() -> None:
+    # an index set in two columns ("arcs . . . . 14, 16, 33 | fmfgraph . . . 9"): its numbers say where a word
+    # is printed; a statement whose labels run to their figures with leaders keeps its figures
+    index = [("arcs . . . . . . . 14, 16, 33", "fmfgraph . . . . . 9"), ("blobs . . . . . . . 17", "labels . . . . 31"),
+             ("colors . . . . . . 12", "pens . . . . . . 24"), ("dots . . . . . . . 30", "shapes . . . . . 8")]
+    pages = [[item for i, (left, right) in enumerate(index) for item in ((60, 100 + 14 * i, left),
+                                                                         (330, 100 + 14 * i, right))]]
+    pages.append([(60, 100, "Results (in thousands)"), right_at(0, 114, "2023"), right_at(1, 114, "2022"),
+                  (60, 128, "Net sales . . . . . . . . . . . ."), right_at(0, 128, "1,234"), right_at(1, 128, "1,100"),
+                  (60, 142, "Stores open at year end . . . . ."), right_at(0, 142, "45"), right_at(1, 142, "43")])
+    # the pages the index refers to (no reference past the document's last page: 40)
+    pages += [[(60, 100, "The widget project grew every year since its founding by volunteers.")] for _ in range(38)]
+    for n, page in enumerate(pages, 1):
+        page.append((300, 760, str(n)))
+    cells = cells_of(pages_pdf(pages))
+    assert sorted((c.page, c.value) for c in cells) == [(2, 43), (2, 45), (2, 1100), (2, 1234)], [
+        (c.page, c.label, c.value_text) for c in cells]

@@ -1,0 +1,67 @@
+"""What `choose` would be shown, without the model: each question run through the graph up to compute.
+
+    python evals/before_choose.py --user bench --questions Q.jsonl [Q.jsonl ...] [--name before_choose]
+    (THOTQEN_HOME selects the data dir; with the embedded local model first in the chain no node before
+    choose calls a model unless HyDE is on)
+
+For each question (rows with "id" and "question"): how many table facts choose would offer, and whether
+a sentence of the excerpts' prose states the figure (graph/grounding.py `figure_in_prose`), so that a
+"none" from the model leaves the answer to generate instead of refusing. Run over the questions a stored
+run refused at choose, it says which a change to that rule could move, before any model run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from evals.common import load_jsonl, write_result
+
+
+def probe(rows: list[dict], user: str) -> list[dict]:
+    import cli
+    from graph.builder import graph
+    from graph.grounding import figure_in_prose
+    from graph.nodes.generate import shown_excerpts
+    from graph.reading import read
+    from graph.stream import run_config, run_context
+    from runtime import build_runtime
+
+    rt = build_runtime()
+    cli._embedder(rt)
+    owner = cli._user_id(rt.database, argparse.Namespace(user=user, web_account=False))
+    config = run_config(owner_id=owner, user=user, run_name="before_choose")
+    out = []
+    for row in rows:
+        state: dict = {}
+        for state in graph.stream({"question": row["question"]}, config, context=run_context(rt, config),
+                                  stream_mode="values"):
+            if "compute" in (state.get("route") or []):
+                break  # the graph stops before choose: no model call
+        excerpts, _ = shown_excerpts(state)
+        out.append({"id": row["id"], "question": row["question"], "facts": len(state.get("facts") or []),
+                    "prose": figure_in_prose(excerpts, read(row["question"]))})
+        print(out[-1], file=sys.stderr)
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--user", required=True)
+    p.add_argument("--questions", type=Path, nargs="+", required=True)
+    p.add_argument("--name", default="before_choose")
+    args = p.parse_args()
+    rows = [r for path in args.questions for r in load_jsonl(path)]
+    found = probe(rows, args.user)
+    lines = ["| id | facts offered | prose states a figure | question |", "|---|---|---|---|"]
+    lines += [f"| {r['id']} | {r['facts']} | {'yes' if r['prose'] else 'no'} | {r['question']} |" for r in found]
+    summary = f"{sum(r['prose'] for r in found)} of {len(found)} questions: a sentence of the prose states a figure"
+    write_result(args.name, {"rows": found, "summary": summary}, summary + ".\n\n" + "\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
