@@ -803,8 +803,11 @@ class Settings(Tunables, ServerTunables, BaseSettings):
     # the CLI's `ingest` fails the file with the same reason.
     storage_mb_per_user: float = Field(default=2048.0, gt=0)
     documents_per_user: int = Field(default=2000, ge=1)
-    # Ingestion progress streams (GET /api/jobs/{id}/events) one user may hold open (past it: 429).
+    # Ingestion progress streams (GET /api/jobs/{id}/events) one user may hold open (past it: 429),
+    # and how long one stays open with no progress to send (a job queued behind others, or one a
+    # stopped worker holds) before the server ends it with an `idle` event (the client reopens it).
     job_streams_per_user: int = Field(default=16, ge=1)
+    job_stream_idle_s: float = Field(default=300.0, gt=0)
     # MCP's streams for server-initiated messages (GET /mcp, which the SDK holds open until the
     # client leaves) one user may hold open (past it: 429), and how long one may stay open with
     # nothing sent but keep-alive pings before the server ends it (the client reconnects if it cares).

@@ -20,7 +20,11 @@ words from a vocabulary of two, the page whose highlight matching costs most). T
 
 Throughout, the server's resident memory (its process and every child: uvicorn, parse sandboxes)
 is sampled every 0.25 s. The bounds checked: each light request's burst p95 within 2x its idle p95
-and the peak memory under --ceiling-mb. Writes evals/results/NAME.{json,md}.
+and the peak memory under --ceiling-mb. Over the burst it also records the CPU seconds of the
+server's event loop, the server, its answer and render processes, the attack process and the whole
+machine (a run on a machine whose cores are full is told apart from a server that is slow), and the
+victim's requests as the server timed them (its /metrics histogram) beside the victim's own clock.
+Writes evals/results/NAME.{json,md}.
 """
 
 from __future__ import annotations
@@ -78,6 +82,64 @@ def rss_mb(pid: int) -> float:
             with contextlib.suppress(OSError):
                 todo += [int(c) for c in (task / "children").read_text().split()]
     return total / 1024
+
+
+def _ticks(stat: Path) -> float:
+    """utime + stime of a /proc stat file, in seconds (0 once the process is gone)."""
+    try:
+        fields = stat.read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_s(server: int, attacker: int) -> dict[str, float]:
+    """CPU seconds so far: the server's event-loop thread (its main thread), the server process (every
+    thread), its descendants (answer and render processes, parse sandboxes), the attack process, and
+    the whole machine's busy and total time (/proc/stat), to tell the server's own cost from a machine
+    whose cores other work holds."""
+    descendants, todo = 0.0, []
+    for task in Path(f"/proc/{server}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            todo += [int(c) for c in (task / "children").read_text().split()]
+    seen: set[int] = set()
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        descendants += _ticks(Path(f"/proc/{p}/stat"))
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                todo += [int(c) for c in (task / "children").read_text().split()]
+    jiffies = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    hz = os.sysconf("SC_CLK_TCK")
+    idle = jiffies[3] + jiffies[4]  # idle, iowait
+    return {"loop": _ticks(Path(f"/proc/{server}/task/{server}/stat")), "server": _ticks(Path(f"/proc/{server}/stat")),
+            "children": descendants, "attack": _ticks(Path(f"/proc/{attacker}/stat")),
+            "machine_busy": (sum(jiffies) - idle) / hz, "machine_total": sum(jiffies) / hz}
+
+
+def served(api: str) -> dict[str, dict[str, float]]:
+    """The server's own count of the light routes' requests (its /metrics histogram, the time from the
+    app receiving a request to its response; the issue-41 attacks send none of these routes): per
+    route, requests at or under each bucket's bound (seconds), the count and the sum of seconds."""
+    text = httpx.get(f"{api}/metrics", timeout=30).text
+    out: dict[str, dict[str, float]] = {path: {} for path in LIGHT}
+    for line in text.splitlines():
+        if not line.startswith("thotqen_http_request_duration_seconds") or 'method="GET"' not in line:
+            continue
+        labels, value = line.rsplit(" ", 1)
+        route = next((p for p in LIGHT if f'route="{p}"' in labels), None)
+        if route is None or 'status="200"' not in labels:
+            continue
+        if "_bucket" in labels:
+            key = labels.split('le="', 1)[1].split('"', 1)[0]
+        else:
+            key = "count" if "_count" in labels else "sum" if "_sum" in labels else ""
+        if key:
+            out[route][key] = out[route].get(key, 0.0) + float(value)
+    return out
 
 
 class Sampler(threading.Thread):
@@ -402,7 +464,9 @@ def main() -> int:
                                      str(args.burst + 5), str(out), "--kinds", args.kinds], cwd=ROOT, env=env)
         time.sleep(5)  # the attack ramps up
         load_during = os.getloadavg()
+        cpu_before, served_before = cpu_s(server.pid, attacker.pid), served(api)
         burst = measure(api, seed_data["victim"], args.burst)
+        cpu_after, served_after = cpu_s(server.pid, attacker.pid), served(api)
         attacker.wait(timeout=args.burst + 300)
         attack_statuses = json.loads(out.read_text()) if out.exists() else {"attack process failed": 1}
         sampler.stop.set()
@@ -421,13 +485,24 @@ def main() -> int:
                        "burst_max_ms": round(max(burst[path]), 1), "allowed_p95_ms": allowed,
                        "burst_p95_by_third_ms": thirds(burst[path], burst[f"{path}@"], args.burst),
                        "requests": [len(idle[path]), len(burst[path])], "holds": burst_p95 <= allowed})
+    inside = {}  # the victim's burst requests as the server timed them, beside the victim's own clock
+    for path in LIGHT:
+        delta = {k: served_after[path].get(k, 0.0) - served_before[path].get(k, 0.0) for k in served_after[path]}
+        count = delta.get("count", 0.0)
+        inside[f"GET {path}"] = {
+            "requests": int(count), "mean_ms": round(delta.get("sum", 0.0) * 1000 / count, 1) if count else 0.0,
+            "over_50_ms": int(count - delta.get("0.05", 0.0)),
+            "victim_clock_mean_ms": round(sum(burst[path]) / len(burst[path]), 1) if burst[path] else 0.0,
+            "victim_clock_over_50_ms": sum(1 for v in burst[path] if v > 50)}
     memory = {"idle_mb": round(idle_rss), "peak_mb": round(sampler.peak), "ceiling_mb": args.ceiling_mb,
               "holds": sampler.peak <= args.ceiling_mb}
     payload = {"routes": routes, "memory": memory, "attack": dict(sorted(attack_statuses.items())),
                "victim_errors": {"idle": int(idle["errors"][0]), "burst": int(burst["errors"][0])},
                "idle_s": args.idle, "burst_s": args.burst, "attackers": args.attackers,
                "load_average": {"before": [round(x, 2) for x in load_before],
-                                "during": [round(x, 2) for x in load_during]}}
+                                "during": [round(x, 2) for x in load_during]},
+               "cpu_s_during_burst": {k: round(cpu_after[k] - cpu_before[k], 1) for k in cpu_before},
+               "served_during_burst": inside}
     lines = ["| light request (victim) | idle p50 | idle p95 | burst p50 | burst p95 | allowed p95 | holds |",
              "|---|---|---|---|---|---|---|"]
     lines += [f"| {r['route']} | {r['idle_p50_ms']} ms | {r['idle_p95_ms']} ms | {r['burst_p50_ms']} ms | "
@@ -447,6 +522,18 @@ def main() -> int:
     lines += ["", f"Command: `python evals/burst.py {' '.join(sys.argv[1:])}`. The victim asks from {VICTIM_ADDRESS}, "
               f"each attacking account from an address of its own (127.0.1.10 and up), sockets without an account "
               f"from 127.0.0.1."]
+    used = payload["cpu_s_during_burst"]
+    busy = used["machine_busy"] / used["machine_total"] if used["machine_total"] else 0.0
+    lines += ["", f"CPU over the {args.burst:.0f} s burst: the server's event loop {used['loop']} s, the server "
+              f"process {used['server']} s (every thread), its answer and render processes {used['children']} s, "
+              f"the attack process {used['attack']} s; the machine's {os.cpu_count()} cores were {busy:.0%} busy "
+              f"(every process, other sessions' included)."]
+    lines += ["", "The victim's burst requests as the server timed them (its /metrics histogram: from the app "
+              "receiving the request to its response) beside the victim's own clock (which adds the event loop's "
+              "queue before the app, the network and both processes waiting for a core): " + "; ".join(
+                  f"{route} {v['requests']} requests, mean {v['mean_ms']} ms inside the server against "
+                  f"{v['victim_clock_mean_ms']} ms, {v['over_50_ms']} over 50 ms inside against "
+                  f"{v['victim_clock_over_50_ms']}" for route, v in inside.items()) + "."]
     lines += ["", f"{args.attackers} attacking accounts, {args.idle:.0f} s idle, {args.burst:.0f} s burst, every "
               f"setting at its default, one uvicorn process, embedded Postgres; the model is a fake "
               f"OpenAI-compatible server answering at once; the attack runs in a process of its own on the same "

@@ -516,12 +516,16 @@ def sse(event: str, data: dict[str, Any]) -> dict[str, str]:
 
 @router.get("/api/jobs/{job_id}/events", response_class=EventSourceResponse, responses={
     200: {"description": "text/event-stream: `progress` {stage, percent} ..., then `done` {job_id, document_id, "
-                         "pages, chunks} or `failed` {error} (with job_id and document_id while the job exists)",
+                         "pages, chunks} or `failed` {error} (with job_id and document_id while the job exists), "
+                         "or `idle` {job_id, status, stage, percent} after JOB_STREAM_IDLE_S without progress",
           "content": {"text/event-stream": {}}},
     404: error("no such job"), 429: error("this user's open progress streams (JOB_STREAMS_PER_USER)")})
-async def job_events(job_id: str, request: Request, user: CurrentUser, db: DbDep) -> EventSourceResponse:
+async def job_events(job_id: str, request: Request, user: CurrentUser, db: DbDep,
+                     settings: SettingsDep) -> EventSourceResponse:
     """Progress of an ingestion job as Server-Sent Events, until it is done or failed. One user may
-    hold JOB_STREAMS_PER_USER open at once (each polls the database): past it 429."""
+    hold JOB_STREAMS_PER_USER open at once (each polls the database): past it 429. A stream with no
+    progress to send for JOB_STREAM_IDLE_S ends with an `idle` event (the job's state as it stands):
+    a queued job or a forgotten tab no longer holds a slot and a poll twice a second for good."""
 
     def read() -> dict[str, Any] | None:
         with db.connection() as conn:
@@ -548,7 +552,8 @@ async def job_events(job_id: str, request: Request, user: CurrentUser, db: DbDep
     async def progress() -> AsyncIterator[dict[str, str]]:
         job: dict[str, Any] | None = first
         last: tuple[str, float] | None = None
-        started = time.monotonic()
+        started = sent = time.monotonic()
+        idle_s = settings.job_stream_idle_s
         while True:
             if job is None:
                 yield sse("failed", {"error": "the job no longer exists (its document was deleted)"})
@@ -557,7 +562,13 @@ async def job_events(job_id: str, request: Request, user: CurrentUser, db: DbDep
                 now = (job["stage"], float(job["percent"]))
                 if now != last:
                     yield sse("progress", {"stage": now[0], "percent": now[1]})
-                    last = now
+                    last, sent = now, time.monotonic()
+                elif time.monotonic() - sent >= idle_s:
+                    yield sse("idle", {"job_id": str(job["id"]), "status": job["status"], "stage": now[0],
+                                       "percent": now[1], "idle_s": idle_s,
+                                       "detail": "no progress for JOB_STREAM_IDLE_S: reopen the stream "
+                                                 "or read GET /api/jobs/{id}"})
+                    return
             elif job["status"] == "done":
                 if last is None or last[1] < 100:
                     yield sse("progress", {"stage": "done", "percent": 100.0})

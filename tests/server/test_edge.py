@@ -2,12 +2,14 @@
 the official image's envsubst fills it, in front of a real `thotqen serve` that has ORIGIN_SECRET and
 ACCEL_REDIRECT_PREFIX set. Files and page images come from the file store through X-Accel-Redirect
 (the API's own answer is empty), strangers meet the same 404 as a missing id, the API refuses whoever
-bypasses the edge, events are not held back, and a stopped API is a JSON 502."""
+bypasses the edge, events are not held back, one address past the edge's connection cap leaves every
+other served and the API sees each client's own address, and a stopped API is a JSON 502."""
 
 from __future__ import annotations
 
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -336,6 +338,121 @@ def test_job_events_arrive_as_they_are_sent(edge: Edge) -> None:
         assert first == "event: progress"
         assert status in ("queued", "processing"), "the first event was held back until the job ended"
         assert rest[-1] == "event: done"
+
+
+def from_address(edge: Edge, address: str) -> httpx.Client:
+    """A client whose connections come from `address` (any of 127.0.0.0/8 reaches nginx on loopback)."""
+    return httpx.Client(base_url=edge.edge, timeout=60, transport=httpx.HTTPTransport(local_address=address))
+
+
+def _open(edge: Edge, address: str, data: bytes) -> socket.socket:
+    host, port = edge.edge.removeprefix("http://").split(":")
+    sock = socket.create_connection((host, int(port)), timeout=10, source_address=(address, 0))
+    sock.sendall(data)
+    return sock
+
+
+def _answered(socks: list[socket.socket], wait_s: float) -> set[socket.socket]:
+    """The sockets that have something to read (an answer, or their close) within `wait_s`."""
+    ready: set[socket.socket] = set()
+    deadline = time.monotonic() + wait_s
+    while len(ready) < len(socks) and (left := deadline - time.monotonic()) > 0:
+        readable, _, _ = select.select([s for s in socks if s not in ready], [], [], left)
+        ready.update(readable)
+    return ready
+
+
+def _closed_within(socks: list[socket.socket], wait_s: float) -> float:
+    """Seconds until every socket was closed by nginx (read to its end), failing past `wait_s`."""
+    started = time.monotonic()
+    open_ = list(socks)
+    while open_:
+        left = started + wait_s - time.monotonic()
+        assert left > 0, f"{len(open_)} of {len(socks)} sockets still open after {wait_s} s"
+        readable, _, _ = select.select(open_, [], [], left)
+        for sock in readable:
+            try:
+                if not sock.recv(65536):
+                    open_.remove(sock)
+            except ConnectionError:
+                open_.remove(sock)
+    return time.monotonic() - started
+
+
+CONN_CAP = 100  # the template's limit_conn
+HEADER_TIMEOUT_S, BODY_TIMEOUT_S = 10, 30  # its client_header_timeout, client_body_timeout
+
+
+def test_one_address_past_the_edges_connection_cap_leaves_another_served(edge: Edge) -> None:
+    """Issue 41: sockets held open from one address made every new request 503. Through the edge one
+    address (127.0.0.3) holds 130 requests whose bodies never come and 20 sockets that never finish
+    their headers: nginx holds CONN_CAP of the requests and answers the rest 429 at once, as JSON
+    with Retry-After, while another address (127.0.0.4) is served as before; the header deadline
+    closes the half-open sockets and the body deadline the stalled requests, and then the first
+    address is served again. Printed (-s): what the other address waited and when each deadline closed."""
+    template = TEMPLATE.read_text()
+    assert f"limit_conn thotqen_conn {CONN_CAP};" in template
+    assert f"client_header_timeout {HEADER_TIMEOUT_S}s;" in template
+    assert f"client_body_timeout {BODY_TIMEOUT_S}s;" in template
+    with from_address(edge, "127.0.0.4") as c:
+        victim = signup(c, "edge-victim")
+    stalled_request = (b"POST /api/chats HTTP/1.1\r\nHost: edge\r\nContent-Type: application/json\r\n"
+                       b"Content-Length: 64\r\n\r\n")  # headers done, the body never comes
+    half_opened = time.monotonic()
+    half_open = [_open(edge, "127.0.0.3", b"GET /api/documents HTTP/1.1\r\nHost: ed") for _ in range(20)]
+    started = time.monotonic()
+    stalled = [_open(edge, "127.0.0.3", stalled_request) for _ in range(130)]
+    try:
+        refused = _answered(stalled, 3.0)
+        held = [s for s in stalled if s not in refused]
+        assert len(held) == CONN_CAP, (len(held), len(refused))
+        for sock in refused:
+            head = sock.recv(65536).decode()
+            assert head.startswith("HTTP/1.1 429") and "Retry-After: 60" in head, head
+            assert "too many requests from this address" in head
+        with from_address(edge, "127.0.0.3") as c:  # the capped address: a JSON 429, never a 5xx
+            more = c.get("/api/documents", headers=victim)
+            assert more.status_code == 429 and more.headers["retry-after"], more.text
+        waits = []
+        with from_address(edge, "127.0.0.4") as c:  # another address: served as before
+            for _ in range(10):
+                asked = time.monotonic()
+                res = c.get("/api/documents", headers=victim)
+                waits.append(time.monotonic() - asked)
+                assert res.status_code == 200, res.text
+        assert max(waits) < 1.0, waits
+        _closed_within(half_open, HEADER_TIMEOUT_S + 10)
+        headers_closed = time.monotonic() - half_opened
+        _closed_within(held, BODY_TIMEOUT_S + 15)
+        bodies_closed = time.monotonic() - started
+        print(f"\nedge: {len(held)} held, {len(refused)} refused 429 at once; another address's 10 requests "
+              f"{min(waits) * 1000:.0f} to {max(waits) * 1000:.0f} ms; the half-open sockets all closed "
+              f"{headers_closed:.1f} s after they were opened, the stalled bodies {bodies_closed:.1f} s")
+        with from_address(edge, "127.0.0.3") as c:  # the deadlines gave the address its room back
+            assert c.get("/api/documents", headers=victim).status_code == 200
+    finally:
+        for sock in half_open + stalled:
+            sock.close()
+
+
+def test_the_api_sees_each_clients_address_behind_the_edge(edge: Edge) -> None:
+    """The API believes the edge's X-Forwarded-For (FORWARDED_ALLOW_IPS names nginx), so its
+    per-address bounds hold each client apart, not everyone at nginx's one address: five wrong
+    passwords from 127.0.0.5 lock that address out of the account (429 even with the right password),
+    while the owner signs in from 127.0.0.6 through the same nginx."""
+    with from_address(edge, "127.0.0.6") as owner:
+        name = f"edge-addr-{uuid.uuid4().hex[:8]}"
+        res = owner.post("/api/auth/signup", json={"username": name, "password": "correct horse battery"})
+        assert res.status_code == 201, res.text
+    with from_address(edge, "127.0.0.5") as stranger:
+        for _ in range(5):
+            wrong = stranger.post("/api/auth/login", json={"username": name, "password": "a wrong guess x"})
+            assert wrong.status_code == 401, wrong.text
+        locked = stranger.post("/api/auth/login", json={"username": name, "password": "correct horse battery"})
+        assert locked.status_code == 429 and locked.headers["retry-after"], locked.text
+    with from_address(edge, "127.0.0.6") as owner:  # was locked too while the API saw nginx's address
+        res = owner.post("/api/auth/login", json={"username": name, "password": "correct horse battery"})
+        assert res.status_code == 200, res.text
 
 
 def test_the_edge_limits_logins_with_a_json_429(edge: Edge) -> None:

@@ -1,6 +1,7 @@
 """Issue 41, what one account may take from everyone: storage (bytes and documents per user, a full
 disk answered 507 with nothing left behind), sign-in lockouts a stranger cannot set off against the
-owner, and MCP's long-lived streams capped per user. Each test failed against the code before its fix."""
+owner, and the long-lived streams (MCP's GET, ingestion progress) capped per user and ended when
+idle. Each test failed against the code before its fix."""
 
 from __future__ import annotations
 
@@ -17,12 +18,14 @@ import pytest
 
 from ingestion import pipeline
 from ingestion.errors import QuotaExceeded
-from tests.server.conftest import LiveServer, signup, unique_ip, upload
+from storage import jobs
+from tests.server.conftest import LiveServer, follow_job, read_sse, signup, unique_ip, upload
 
 KB = 1024
 QUOTA_MB = 50 * KB / (1024 * 1024)  # 50 KB: two files of 20 KB fit, a third does not
 ACCOUNT_FAILURES = 6
 MCP_STREAMS, MCP_IDLE_S = 3, 2.0
+JOB_STREAMS, JOB_IDLE_S = 2, 2.0
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +33,8 @@ def shared(start_server, server_settings) -> LiveServer:
     return start_server(server_settings.model_copy(update={
         "storage_mb_per_user": QUOTA_MB, "documents_per_user": 3,
         "login_account_max_failures": ACCOUNT_FAILURES, "login_account_delay_s": 30.0,
-        "mcp_streams_per_user": MCP_STREAMS, "mcp_stream_idle_s": MCP_IDLE_S}))
+        "mcp_streams_per_user": MCP_STREAMS, "mcp_stream_idle_s": MCP_IDLE_S,
+        "job_streams_per_user": JOB_STREAMS, "job_stream_idle_s": JOB_IDLE_S}))
 
 
 def _text(size: int) -> bytes:
@@ -187,3 +191,44 @@ def test_mcp_streams_are_capped_per_user_and_end_when_idle(shared: LiveServer) -
         assert time.monotonic() - started < MCP_IDLE_S + 10
     with shared.client() as c, c.stream("GET", "/mcp", headers=mine) as again:
         assert again.status_code == 200  # the places were given back
+
+
+def test_progress_streams_are_capped_per_user_and_end_when_idle(shared: LiveServer, db) -> None:
+    """A progress stream of a job that made no progress (queued behind others, or held by a worker
+    that stopped) stayed open for good, its slot held and Postgres polled twice a second, with only
+    keep-alive pings sent. Now one user holds at most JOB_STREAMS_PER_USER (429 with Retry-After),
+    and a stream with no progress for JOB_STREAM_IDLE_S ends with an `idle` event, its slot given back."""
+    with shared.client() as c:
+        user = signup(c, "jobstream")
+        h = user["headers"]
+        res = upload(c, h, "held.txt", _text(KB), "text/plain")
+        assert res.status_code == 202, res.text
+        for _ in range(30):  # a stream ends `idle` while the job waits 2 s without progress: reopen it
+            if (last := follow_job(c, h, res.json()["job_id"])[-1][0]) != "idle":
+                break
+        assert last == "done"
+        owner = c.get("/api/auth/me", headers=h).json()["id"]
+    with db.connection() as conn:  # a job claimed by a worker that never moves it on
+        job_id = jobs.create_job(conn, document_id=uuid.UUID(res.json()["document_id"]), owner_id=owner)
+        assert jobs.claim(conn, job_id=job_id, lease_s=3600, max_attempts=3) is not None
+    url = f"/api/jobs/{job_id}/events"
+    try:
+        # a read timeout under the server's 15 s ping: a stream that never ends fails, not hangs
+        with shared.client() as c, contextlib.ExitStack() as held:
+            opened = [held.enter_context(c.stream("GET", url, headers=h, timeout=httpx.Timeout(30, read=10)))
+                      for _ in range(JOB_STREAMS)]
+            assert [r.status_code for r in opened] == [200] * JOB_STREAMS
+            refused = c.get(url, headers=h, timeout=10)
+            assert refused.status_code == 429 and int(refused.headers["Retry-After"]) >= 1, refused.text
+            assert f"{JOB_STREAMS} progress streams" in refused.json()["detail"]
+            started = time.monotonic()
+            for r in opened:
+                events = read_sse(r)  # before: never ended while the job stood still
+                assert [e for e, _ in events] == ["progress", "idle"], events
+                assert events[-1][1]["status"] == "processing" and events[-1][1]["job_id"] == str(job_id)
+            assert time.monotonic() - started < JOB_IDLE_S + 10
+        with shared.client() as c, c.stream("GET", url, headers=h) as again:
+            assert again.status_code == 200  # the slots were given back
+    finally:
+        with db.connection() as conn:
+            jobs.fail_job(conn, job_id=job_id, reason="test over")

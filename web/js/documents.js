@@ -302,6 +302,12 @@ function follow(u, jobId, attempt) {
     u.close.hidden = false;
     refreshList();
   });
+  source.addEventListener("idle", () => {
+    // no progress for a while (queued behind others): the server ended the stream; listen again
+    finished = true;
+    source.close();
+    setTimeout(() => follow(u, jobId, 0), 1000);
+  });
   source.addEventListener("failed", (e) => {
     finished = true;
     source.close();
