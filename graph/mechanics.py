@@ -65,15 +65,30 @@ def _with_marks(sentence: str, marks: list[str]) -> str:
     return before_stop(sentence, "".join(marks)) if marks else sentence
 
 
+def _opens_quote(sentence: str) -> bool:
+    """Whether `sentence` leaves a quotation open: an odd number of straight double quotes, or more “ than ”."""
+    return sentence.count('"') % 2 == 1 or sentence.count("“") > sentence.count("”")
+
+
+def _closes_quote(sentence: str) -> bool:
+    """Whether `sentence`, read inside an open quotation, ends it."""
+    return sentence.count('"') % 2 == 1 or sentence.count("”") > sentence.count("“")
+
+
 def without_mechanics(answer: str) -> str:
     """The answer without talk of excerpts: it speaks of the documents, not of how it was made. A
     citation marker inside the talk removed ("as stated in excerpt [1]") stays with its sentence."""
     merged = _pointers_merged(answer)
     pieces: list[str] = []
+    quoting = False  # inside a quotation that a sentence taken out opened: it goes with that sentence
     for start, end in sentences(merged):
         sentence = merged[start:end]
+        if quoting:
+            quoting = not _closes_quote(sentence)
+            continue
         words = letter_words(sentence.lower())
         if words and not MARK.search(sentence) and all(w in _POINTER_WORDS for w in words):
+            quoting = _opens_quote(sentence)
             continue  # "This information is found in the excerpt.": where, citing nothing
         talk = [m.group(0) for m in EXCERPT_TALK.finditer(sentence)]
         cleaned = EXCERPT_TALK.sub("", sentence)
@@ -83,6 +98,7 @@ def without_mechanics(answer: str) -> str:
             # "This is stated in excerpt [1], which describes ...": where, and more of the excerpt
             markers += [x.group(0) for x in MARK.finditer(cleaned)]
             pieces[-1] = _with_marks(pieces[-1], [x for x in dict.fromkeys(markers) if x not in pieces[-1]])
+            quoting = _opens_quote(sentence)  # '..., where it states: "Appendix A ... commercially.' and on
             continue
         kept = [x for x in dict.fromkeys(markers) if x not in cleaned]
         pieces.append(_with_marks(cleaned, kept))

@@ -168,6 +168,13 @@ def test_route_counts_rounds_and_stops() -> None:
      "Jesús González Barahona wrote the article [1]."),
     ("It can create a symlink under /etc. The figure rests on excerpt [1].", "It can create a symlink under /etc [1]."),
     ("This is based on [2].", "This is based on [2]."),  # nothing before it to point for: kept as it is
+    # held-back genre batch 6 (tuned on it): a pointer that opens a quotation takes the quotation along; its
+    # rest had stood as the answer, sentences of a licence that answered an out-of-scope question
+    ('It suggests "EPL". This can be found in excerpt [3] on page 81, where it states: "Appendix A. It is free. '
+     'We recommend this License principally for works of reference."', 'It suggests "EPL" [3].'),
+    ('It suggests "EPL". This is stated in excerpt [3], which states: “The licence is free. We recommend it for '
+     'manuals.”', 'It suggests "EPL" [3].'),
+    ('The FAQ says "It is free. It is short." [1]', 'The FAQ says "It is free. It is short." [1]'),  # its own quote
 ])
 def test_a_sentence_that_only_points_at_a_source_gives_its_citation_to_the_claim(answer: str, cleaned: str) -> None:
     from graph.mechanics import without_mechanics
