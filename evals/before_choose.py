@@ -1,4 +1,4 @@
-"""What `choose` would be shown, without the model: each question run through the graph up to compute.
+"""What `choose` and verify's yes/no rule would be shown, without the model: the graph run up to compute.
 
     python evals/before_choose.py --user bench --questions Q.jsonl [Q.jsonl ...] [--name before_choose]
     (THOTQEN_HOME selects the data dir; with the embedded local model first in the chain no node before
@@ -6,8 +6,10 @@
 
 For each question (rows with "id" and "question"): how many table facts choose would offer, and whether
 a sentence of the excerpts' prose states the figure (graph/grounding.py `figure_in_prose`), so that a
-"none" from the model leaves the answer to generate instead of refusing. Run over the questions a stored
-run refused at choose, it says which a change to that rule could move, before any model run.
+"none" from the model leaves the answer to generate instead of refusing; and, asked yes or no, whether
+the excerpts deny what is asked (graph/claims.py `denied_by_evidence`: the answer is then "No" in their
+words), beside the gold answer when the row has one. Run over the questions a stored run refused at
+choose, or every yes/no question, it says which a rule could move, before any model run.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from evals.common import load_jsonl, write_result
 def probe(rows: list[dict], user: str) -> list[dict]:
     import cli
     from graph.builder import graph
+    from graph.claims import denied_by_evidence
     from graph.grounding import figure_in_prose
     from graph.nodes.generate import shown_excerpts
     from graph.reading import read
@@ -42,8 +45,12 @@ def probe(rows: list[dict], user: str) -> list[dict]:
             if "compute" in (state.get("route") or []):
                 break  # the graph stops before choose: no model call
         excerpts, _ = shown_excerpts(state)
-        out.append({"id": row["id"], "question": row["question"], "facts": len(state.get("facts") or []),
-                    "prose": figure_in_prose(excerpts, read(row["question"]))})
+        reading = read(row["question"])
+        denial = denied_by_evidence(reading, {n: str(e.get("text") or "") for n, e in enumerate(excerpts, 1)})
+        out.append({"id": row.get("id") or row.get("financebench_id"), "question": row["question"],
+                    "facts": len(state.get("facts") or []),
+                    "prose": figure_in_prose(excerpts, reading), "yes_no": reading.asks == "yes_no",
+                    "denied": denial[1] if denial else None, "gold": row.get("answer")})
         print(out[-1], file=sys.stderr)
     return out
 
@@ -53,12 +60,23 @@ def main() -> int:
     p.add_argument("--user", required=True)
     p.add_argument("--questions", type=Path, nargs="+", required=True)
     p.add_argument("--name", default="before_choose")
+    p.add_argument("--yes-no", action="store_true", help="only the questions read as asking yes or no")
     args = p.parse_args()
     rows = [r for path in args.questions for r in load_jsonl(path)]
+    if args.yes_no:
+        from graph.reading import read
+
+        rows = [r for r in rows if read(r["question"]).asks == "yes_no"]
     found = probe(rows, args.user)
-    lines = ["| id | facts offered | prose states a figure | question |", "|---|---|---|---|"]
-    lines += [f"| {r['id']} | {r['facts']} | {'yes' if r['prose'] else 'no'} | {r['question']} |" for r in found]
-    summary = f"{sum(r['prose'] for r in found)} of {len(found)} questions: a sentence of the prose states a figure"
+    lines = ["| id | facts offered | prose states a figure | the excerpts deny it | gold | question |",
+             "|---|---|---|---|---|---|"]
+    lines += [f"| {r['id']} | {r['facts']} | {'yes' if r['prose'] else 'no'} | "
+              f"{(r['denied'] or '')[:90] if r['yes_no'] else 'n/a'} | {str(r['gold'] or '')[:40]} | {r['question']} |"
+              for r in found]
+    asked = [r for r in found if r["yes_no"]]
+    summary = (f"{sum(r['prose'] for r in found)} of {len(found)} questions: a sentence of the prose states a figure; "
+               f"{sum(bool(r['denied']) for r in asked)} of {len(asked)} yes/no questions: the excerpts deny what is "
+               "asked")
     write_result(args.name, {"rows": found, "summary": summary}, summary + ".\n\n" + "\n".join(lines))
     return 0
 

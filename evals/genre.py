@@ -3,7 +3,7 @@
     THOTQEN_HOME=DIR python evals/genre.py [--name base] [--user genre] [--limit N] [--resume]
         [--questions FILE --out-of-scope FILE]
 
-Documents: evals/genre_docs.py (8 files from Debian packages, ingested for --user). Questions:
+Documents: evals/genre_docs.py (the documents from Debian packages it lists, ingested for --user). Questions:
 evals/data/genre_questions.jsonl (answerable, five kinds) and genre_out_of_scope.jsonl, written
 before any product run (held-back batches beside them, each written before the changes it
 measures: genre_holdout_1.jsonl with genre_holdout_1_oos.jsonl). Each question goes through
