@@ -3,9 +3,10 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Twelve documents (a standard, a history report, three manuals, a constitution, a licence, a
-specification, release notes, an FAQ, a scientific paper, a style guide; the FAQ and the third manual
-added with held-back batch 5, the paper and the style guide with batch 6), each one file of a Debian
+Fourteen documents (a standard, a history report, three manuals, a constitution, a licence, a
+specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck; the
+FAQ and the third manual added with held-back batch 5, the paper and the style guide with batch 6, the
+tutorial and the slide deck with batch 7), each one file of a Debian
 bookworm package, all under licences that allow redistribution (recorded below, from the
 package's copyright file). Each is taken from the package's .deb (`apt-get download PKG=VERSION`, no
 root; `dpkg-deb -x`), or from the installed file when it is the same bytes, gunzipped where the
@@ -82,6 +83,15 @@ DOCS = (
         "gnu-standards", "2022.03.23-0.1", "usr/share/doc/gnu-standards/standards.pdf.gz",
         "7986330133c982d8b35e14c42f847bf7d19afdc2a080ebf8db9b223c0888021f",
         "GFDL-1.3+, no Invariant Sections, no Front-Cover or Back-Cover Texts (FSF)"),
+    Doc("R-intro.pdf", "tutorial (An Introduction to R, for R 4.2.2 Patched 2022-11-10, 113 pages; batch 7)",
+        "r-doc-pdf", "4.2.2.20221110-2", "usr/share/R/doc/manual/R-intro.pdf",
+        "337ccd0b490b1e66f7e783b45f4588d0599730b4206c0c051edfe1419c568c51",
+        "verbatim and modified copies allowed with the permission notice (Venables, Smith, R Core Team); "
+        "package GPL-2"),
+    Doc("packaging-tutorial.pdf", "slides (Debian Packaging Tutorial 0.29, Beamer deck, 89 slides; batch 7)",
+        "packaging-tutorial", "0.29", "usr/share/doc/packaging-tutorial/packaging-tutorial.pdf",
+        "cc7c8684cf47b66bbec047f2a0d074e5a326848d8f9de8ab17daa19759e801ae",
+        "GPL-3+ or CC-BY-SA-3.0 (Lucas Nussbaum)"),
 )
 
 
