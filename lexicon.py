@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Set
 
 _FUNCTION_WORDS = """
 a about above after again against all also am an and any are as at be because been before being below
@@ -33,6 +34,7 @@ off on once only or other ought our ours ourselves out over own per please same 
 some such than that the their theirs them themselves then there these they this those through thus to too
 under until up upon us very was we were what whatever when whenever where whereas whether which while who
 whom whose why will with within without would yet you your yours yourself yourselves
+someone somebody something anyone anybody anything everyone everybody everything nobody nothing
 tell give list name state describe explain according based document documents excerpt excerpts say says
 said stated shown show mentioned given provided
 """
@@ -421,7 +423,7 @@ DECLINING = re.compile(
     r"|\b(?:cannot|can[’']t|can\s+not|unable\s+to)\s+(?:answer|find|determine|tell)\b|\bno\s+information\b",
     re.IGNORECASE | re.DOTALL)
 # A word that denies (NEGATION_WORDS, "isn't"), and a "Yes," that opens a sentence.
-DENIAL = re.compile(r"\b(?:" + "|".join(sorted(NEGATION_WORDS)) + r")\b|n't\b", re.I)
+DENIAL = re.compile(r"\b(?:" + "|".join(sorted(NEGATION_WORDS)) + r")\b|n['’]t\b", re.I)
 YES_FIRST = re.compile(r"^\W*yes\b[\s,.;:!-]*", re.I)
 # Words that point to a person or a thing named before: a sentence holding one is read with the one before it.
 PRONOUNS = ("he", "she", "his", "her", "him", "they", "their", "them")
@@ -434,6 +436,29 @@ EXCERPT_TALK = re.compile(
     r"(?:in|from|according\s+to|per|by)\s+(?:the\s+)?(?:" + _NTH + r"\s+)?excerpts?(?:\s*\[?\d+\]?)?\)?"
     r"|\b(?:the\s+)?(?:" + _NTH + r"\s+)?excerpts?\s*\[?\d*\]?\s+(?:states?|says?|shows?|mentions?|indicates?)"
     r"(?:\s+that)?\s*", re.IGNORECASE)
+# Words that exclude one another as what a figure is (each group's sides, a side's words alike): a row or
+# sentence of one side says it is not of another ("Accounts payable" is no accounts receivable, "the nominal
+# coverage of 0.95" no empirical coverage, "the largest" no smallest). Sales read as revenue (graph/facts.py
+# SAME_MEANING), so a purchase is the opposite of a sale. Words as graph/facts.py `label_words` gives them.
+CONTRASTS: tuple[tuple[frozenset[str], ...], ...] = tuple(tuple(frozenset(side.split()) for side in group)
+                                                          for group in (
+    ("payable", "receivable"), ("asset", "liability"), ("income", "expense"), ("current", "noncurrent"),
+    ("short-term", "long-term"), ("purchase", "revenue"), ("inflow", "outflow"),
+    ("operating", "investing", "financing"),
+    ("minimum min lowest smallest", "maximum max highest largest"), ("nominal", "empirical actual observed"),
+    ("male", "female"), ("input", "output"), ("upper", "lower")))
+
+
+def contrasted(said: Set[str], asked: Set[str]) -> bool:
+    """`said` names a side of a contrast (CONTRASTS) that `asked` asks another side of, and not `asked`'s own:
+    a line of "nominal coverage" for a question of the empirical one."""
+    for group in CONTRASTS:
+        wanted = [side for side in group if side & asked]
+        if wanted and not any(side & said for side in wanted) and any(side & said for side in group):
+            return True
+    return False
+
+
 # Rows whose label already says money goes out: their parentheses give the direction, not a negative
 # amount ("Purchases of property, plant and equipment (1,577)" is capex of $1,577 million).
 OUTFLOW_LABEL = re.compile(r"^(?:purchases?|payments?|repayments?|acquisitions?|additions?|capital\s+expenditures?"

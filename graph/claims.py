@@ -195,8 +195,10 @@ def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bo
     """Asked who or which, the sentence gives a name the question does not, what it cites says what the
     sentence says of it (or, saying nothing else, what the question asks) in some statement, and no
     statement holds that name with it: "The new Debian logo was designed by Ian Murdock [2]" cites a
-    history that tells of the new logo in one sentence and names Ian Murdock only as its founder. Said
-    in other words nowhere ("leads" for "Principal Investigator"), the check cannot tell, and passes."""
+    history that tells of the new logo in one sentence and names Ian Murdock only as its founder. A name
+    standing only beside a few of those words (under half), while another statement says more of them, is
+    named as something else too. Said in other words nowhere ("leads" for "Principal Investigator"), the
+    check cannot tell, and passes."""
     reading = _read(question)
     if reading.asks != "name":
         return False
@@ -213,7 +215,17 @@ def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bo
     if not what:
         return False
     about = [said for said in _statements(cited) if said & what]
-    return bool(about) and any(not any(stems(name.split()[-1]) <= said for said in about) for name in names)
+    if not about:
+        return False
+    most = max(len(said & what) for said in about)
+    for name in names:
+        holding = [len(said & what) for said in about if stems(name.split()[-1]) <= said]
+        # named nowhere with it, or only beside a word or two of it while another statement says most of it:
+        # "TMPDIR" from "check the TMPDIR environment variable" for the variable "originally going to be named
+        # POSIX_ME_HARDER", which the sentence that says so names as POSIXLY_CORRECT
+        if not holding or (2 * max(holding) < len(what) and max(holding) < most):
+            return True
+    return False
 
 
 _WHETHER = stems(" ".join(POLARITY_WORDS))  # "yes", "not": whether, not what
@@ -282,20 +294,24 @@ def denied_by_evidence(reading: Reading, texts: Mapping[int, str]) -> tuple[int,
     /usr/etc allowed ...?" beside "Note that /usr/etc is still not allowed: programs in /usr should place
     configuration files in /etc." The answer is then that "No", in the excerpt's words, whatever the model
     wrote: a small model says "Yes" to most such questions (evals/results/README.md, yes/no from the
-    evidence). A statement that affirms is left to the model: words cannot tell that it says yes. A question
+    evidence). Which statement says most counts a word the excerpts say in few statements above one they say
+    in many. A statement that affirms is left to the model: words cannot tell that it says yes. A question
     that denies itself ("Is it not allowed?") is left alone."""
     if reading.asks != "yes_no" or _denies(reading.question) or not reading.measure:
         return None
-    best: tuple[int, int, str] = (0, 0, "")
+    said: list[tuple[int, str, set[str]]] = []
     for n, text in sorted(texts.items()):
         running = " ".join(text.split())
-        said = [running[a:b].strip() for a, b in sentences(running)]
-        for before, now in zip(["", *said], said, strict=False):
+        sentences_of = [running[a:b].strip() for a, b in sentences(running)]
+        for before, now in zip(["", *sentences_of], sentences_of, strict=False):
             # "This vote cannot be canceled." says of what the sentence before names; it alone is quoted
-            score = len(stems(f"{before} {now}" if REFERS_BACK.match(now) else now) & reading.measure)
-            if score > best[0]:
-                best = (score, n, now)
-    score, n, statement = best
+            said.append((n, now, stems(f"{before} {now}" if REFERS_BACK.match(now) else now) & reading.measure))
+    # a word of the question the excerpts say in many statements tells less of which one answers than a word
+    # they say once: "changes of a few lines" picks the one statement of a section on legal papers about them
+    often = {word: sum(word in words for _, _, words in said) for word in reading.measure}
+    best = max(said, key=lambda s: sum(1 / often[w] for w in s[2]), default=(0, "", set()))
+    n, statement, shared = best
+    score = len(shared)
     if score < 2 or 2 * score < len(reading.measure):
         return None
     asked = stems(reading.question)

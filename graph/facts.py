@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from graph.calc import Fact, choose_op
 from graph.figures import Asked, Figure, Kind, asked_unit, decimals_at, present
-from lexicon import FIGURE_ASKED, OUTFLOW_LABEL, STATEMENT_MENTION, without_source
+from lexicon import FIGURE_ASKED, OUTFLOW_LABEL, STATEMENT_MENTION, contrasted, without_source
 from storage.question_period import AskedPeriod, asked_period
 from storage.statements import named_statements, preference, statement_of
 
@@ -93,20 +93,6 @@ def label_words(text: str) -> set[str]:
         words.update(ABBREVIATIONS[word].split() if word in ABBREVIATIONS else [word])
     stems = {_stem(w) for w in words}
     return {SAME_MEANING.get(w, w) for w in stems} - _NOT_A_LABEL_WORD
-
-
-# Words of a label that exclude one another: a row of one says it is not the other ("Accounts payable" is
-# no accounts receivable, "Cash flows from financing activities" no operating cash flow). Sales read as
-# revenue (SAME_MEANING), so a purchase is the opposite of a sale there.
-CONTRASTS: tuple[frozenset[str], ...] = tuple(frozenset(group) for group in (
-    ("payable", "receivable"), ("asset", "liability"), ("income", "expense"), ("current", "noncurrent"),
-    ("short-term", "long-term"), ("purchase", "revenue"), ("inflow", "outflow"),
-    ("operating", "investing", "financing")))
-
-
-def contradicts(label: Set[str], words: Set[str]) -> bool:
-    """The label holds a word whose contrast (CONTRASTS) the phrase's `words` ask for instead."""
-    return any(w in group and w not in words and words & group for w in label for group in CONTRASTS)
 
 
 @dataclass(frozen=True)
@@ -196,7 +182,7 @@ def score(cell: Cell, words: set[str], period: AskedPeriod, pages: set[tuple[str
     then its table being a primary statement (`named`: the ones the question says to read), its page
     being one grading kept, and the full-text rank (storage.tables.find_cells)."""
     label = label_words(cell.path)
-    if not label or contradicts(label, words):
+    if not label or contrasted(label, words):
         return 0.0
     shared = len(label & words)
     if not shared:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 
 from graph.calc import DAYS_IN_YEAR, DEFAULT_DECIMALS, CalcError, Fact, Result, choose_op, compute
-from graph.facts import contradicts, label_words
+from graph.facts import label_words
 from graph.figures import Asked, Kind, asked_unit, decimals_at, format_figure, format_number, round_half_up
 from graph.operands import MARGIN_PARTS, REVENUE, choose, names_a_rate
 from graph.operands import phrases as operand_phrases
@@ -41,6 +41,7 @@ from lexicon import (
     YEAR_WRITTEN,
     YEARS_AVERAGE,
     YEARS_BETWEEN,
+    contrasted,
 )
 from storage.question_period import asked_period
 from storage.statements import named_statements, preference
@@ -318,7 +319,7 @@ class _Matcher:
         and 0 when the label says the opposite ("Accounts payable" for accounts receivable). `forms`:
         a word may match another form of itself ("operations", "operating")."""
         label = label_words(fact.label.split(" › ")[-1]) or label_words(fact.label)
-        if contradicts(label, words):
+        if contrasted(label, words):
             return 0.0
         shared = sum(any(_same_word(w, x) if forms else w == x for x in label) for w in words)
         if shared and (shared / max(len(label), 1) >= MIN_LABEL_SHARE or shared == len(words)):

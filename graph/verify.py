@@ -46,7 +46,7 @@ from graph.figures import (
     same_figure,
     states,
 )
-from lexicon import DIGITS, PER_SHARE_AFTER, SCALE_WORDS, UNIT_WORDS, letter_words, without_source
+from lexicon import DIGITS, PER_SHARE_AFTER, SCALE_WORDS, UNIT_WORDS, contrasted, letter_words, without_source
 
 Status = Literal["fact", "calculation", "excerpt", "question", "unsupported"]
 _RESCALES = (1e3, 1e6, 1e9, 1e-3, 1e-6, 1e-9)
@@ -131,6 +131,8 @@ def names_its_line(sentence: str, line: str, ignore: Set[str] = frozenset(), ask
     sentence's; naming nothing ("The figure is 412 million"), it speaks of what was asked.
     "Amcor had 109 subscribers [2]" copies the digits of a line about something else, and "average
     revenue per user was $10.21" those of a line of earnings per share."""
+    if contrasted(words_of(line), asked):
+        return False  # the line's figure is the other side of what is asked: "the nominal coverage of 0.95"
     own = words_of(_NOT_NAMING.sub(" ", sentence)) - ignore - _STATING - _UNITS
     if not own:
         own = set(asked)

@@ -470,3 +470,21 @@ def test_a_name_and_a_year_on_different_items_of_an_unpointed_list_still_fail() 
     question = "Who led Debian from April 2005?"
     assert name_and_year_apart("Ian Jackson led Debian from April 2005 [1].", leaders, question)
     assert not name_and_year_apart("Branden Robinson led Debian from April 2005 [1].", leaders, question)
+
+
+def test_a_name_stands_in_the_statement_that_says_most_of_what_is_asked() -> None:
+    # held-back genre batch 6's "Which environment variable was originally going to be called POSIX_ME_HARDER?"
+    # (tuned on it after reading): the model named the variable of another sentence of the same excerpt
+    from graph.claims import name_apart_from_what_is_said as apart
+
+    standards = ("If you want the ridiculous behavior required by POSIX, you must set the environment variable "
+                 "‘POSIXLY_CORRECT’ (which was originally going to be named ‘POSIX_ME_HARDER’).\n"
+                 "If you make temporary files, check the TMPDIR environment variable; if that variable is defined, "
+                 "use the specified directory instead of /tmp.")
+    asked = "Which environment variable was originally going to be called POSIX_ME_HARDER?"
+    assert apart("The environment variable originally going to be called POSIX_ME_HARDER was TMPDIR [1].",
+                 standards, asked)
+    assert not apart("The environment variable originally going to be called POSIX_ME_HARDER was POSIXLY_CORRECT "
+                     "[1].", standards, asked)
+    assert not apart("It is TMPDIR [1].", standards, "Which environment variable names the directory for "
+                     "temporary files?")

@@ -68,3 +68,21 @@ def test_a_figure_of_another_sentence_or_another_row_stays_refused() -> None:
     assert not kept("Debian 2.2 has 2,600 lines of code [1].", "How many lines of code does Debian 2.2 have?", STUDY)
     assert not kept("The operating margin was 70% [1].", "What was the operating margin?", TABLE)
     assert kept("The operating margin was 23.0% [1].", "What was the operating margin?", TABLE)
+
+
+def test_a_figure_of_the_other_side_of_a_contrast_is_no_answer() -> None:
+    # the paper's reference line is the nominal coverage; the question asks the empirical one it does not give
+    figure = Source(1, "Figure 3: Experiment II. Coverage of the wild cluster bootstrap against the number of\n"
+                       "clusters G. The horizontal reference line indicates the nominal coverage of 0.95.")
+    question = "What empirical coverage did the wild cluster bootstrap reach with G = 10 clusters?"
+    assert not kept("The empirical coverage reached with G = 10 clusters was 0.95 [1].", question, figure)
+    # a line naming both sides names the one asked
+    both = Source(1, "With G = 10 clusters the empirical coverage of the wild cluster bootstrap was 0.91, short of "
+                     "the nominal coverage of 0.95.")
+    assert kept("The empirical coverage with G = 10 clusters was 0.91 [1].", question, both)
+    # a minimum is no maximum; what names neither side is left to the other checks
+    rules = Source(1, "The committee has a minimum of 4 members. Votes are open for 2 weeks.")
+    assert not kept("The committee has at most 4 members [1].", "What is the maximum number of committee members?",
+                    rules)
+    assert kept("The committee has at least 4 members [1].", "What is the minimum number of committee members?",
+                rules)

@@ -3,7 +3,8 @@ question uses. Companies and numbers are invented."""
 
 from __future__ import annotations
 
-from graph.facts import Cell, contradicts, label_words, pick, unsaid_words
+from graph.facts import Cell, label_words, pick, unsaid_words
+from lexicon import contrasted
 
 
 def cell(n: int, path: str, value: float, *, caption: str = "", year: int = 2023) -> Cell:
@@ -21,8 +22,8 @@ def test_a_cash_flow_of_another_activity_is_not_the_one_asked_for() -> None:
                      "Net cash provided by operating activities", 381_603)]
     question = "How much did Fabrikam generate in cash flow from operating activities in FY2023, in USD millions?"
     assert pick(cells, question, set(), ignore={"fabrikam"})[0].value == 381_603
-    assert contradicts(label_words("Other financing activities"), label_words("operating activities"))
-    assert not contradicts(label_words("Net cash used in financing activities"), label_words("financing cash flows"))
+    assert contrasted(label_words("Other financing activities"), label_words("operating activities"))
+    assert not contrasted(label_words("Net cash used in financing activities"), label_words("financing cash flows"))
 
 
 def test_a_row_deep_in_its_statement_is_read_by_its_own_label() -> None:
