@@ -48,6 +48,7 @@ from graph.verify import sentences
 from graph.windows import GAP, stems
 from lexicon import CALENDAR_NAMES as _MONTHS
 from lexicon import (
+    CARDINALS,
     DATES,
     DECLINING,
     DENIAL,
@@ -229,6 +230,7 @@ def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bo
 
 
 _WHETHER = stems(" ".join(POLARITY_WORDS))  # "yes", "not": whether, not what
+_COUNTING = stems(" ".join(CARDINALS))  # "one", "two": how many, not what
 _WHO = frozenset(["who", "whom", "whose"])  # asked so, the answer names someone: "which" may be a thing's name
 
 
@@ -294,9 +296,9 @@ def denied_by_evidence(reading: Reading, texts: Mapping[int, str]) -> tuple[int,
     /usr/etc allowed ...?" beside "Note that /usr/etc is still not allowed: programs in /usr should place
     configuration files in /etc." The answer is then that "No", in the excerpt's words, whatever the model
     wrote: a small model says "Yes" to most such questions (evals/results/README.md, yes/no from the
-    evidence). Which statement says most counts a word the excerpts say in few statements above one they say
-    in many. A statement that affirms is left to the model: words cannot tell that it says yes. A question
-    that denies itself ("Is it not allowed?") is left alone."""
+    evidence). Of statements saying as many of its words, a word the excerpts say in few statements counts
+    above one they say in many. A statement that affirms is left to the model: words cannot tell that it
+    says yes. A question that denies itself ("Is it not allowed?") is left alone."""
     if reading.asks != "yes_no" or _denies(reading.question) or not reading.measure:
         return None
     said: list[tuple[int, str, set[str]]] = []
@@ -306,10 +308,11 @@ def denied_by_evidence(reading: Reading, texts: Mapping[int, str]) -> tuple[int,
         for before, now in zip(["", *sentences_of], sentences_of, strict=False):
             # "This vote cannot be canceled." says of what the sentence before names; it alone is quoted
             said.append((n, now, stems(f"{before} {now}" if REFERS_BACK.match(now) else now) & reading.measure))
-    # a word of the question the excerpts say in many statements tells less of which one answers than a word
-    # they say once: "changes of a few lines" picks the one statement of a section on legal papers about them
-    often = {word: sum(word in words for _, _, words in said) for word in reading.measure}
-    best = max(said, key=lambda s: sum(1 / often[w] for w in s[2]), default=(0, "", set()))
+    # of statements saying as many of its words, the one saying words the excerpts say in few statements: "changes
+    # of a few lines" picks the one statement about them in a section on legal papers
+    # (a number word says how many, not of what: "one of their own delegates")
+    weight = {word: 1 / sum(word in words for _, _, words in said) for word in reading.measure - _COUNTING}
+    best = max(said, key=lambda s: (len(s[2]), sum(weight.get(w, 0.0) for w in s[2])), default=(0, "", set()))
     n, statement, shared = best
     score = len(shared)
     if score < 2 or 2 * score < len(reading.measure):
