@@ -311,7 +311,7 @@ def denied_by_evidence(reading: Reading, texts: Mapping[int, str]) -> tuple[int,
     # of statements saying as many of its words, the one saying words the excerpts say in few statements: "changes
     # of a few lines" picks the one statement about them in a section on legal papers
     # (a number word says how many, not of what: "one of their own delegates")
-    weight = {word: 1 / sum(word in words for _, _, words in said) for word in reading.measure - _COUNTING}
+    weight = {word: 1 / max(1, sum(word in words for _, _, words in said)) for word in reading.measure - _COUNTING}
     best = max(said, key=lambda s: (len(s[2]), sum(weight.get(w, 0.0) for w in s[2])), default=(0, "", set()))
     n, statement, shared = best
     score = len(shared)
