@@ -23,12 +23,21 @@ from sse_starlette import EventSourceResponse
 from starlette.background import BackgroundTask
 
 from api import drain
-from api.access import WORKSPACE_READ_REFUSED, WorkspaceQuery, not_yours, reading, refused, target, writing
+from api.access import (
+    WORKSPACE_READ_REFUSED,
+    WorkspaceQuery,
+    bound,
+    not_yours,
+    reading,
+    refused,
+    target,
+    writing,
+)
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.edge import MULTIPART_OVERHEAD, BodyRefused
 from api.heavy import Slots
 from api.limits import Rate, too_many
-from api.paging import MAX_OFFSET, page, space_page_query
+from api.paging import MAX_OFFSET, cut, page_size, space_page_query
 from api.schemas import DocumentList, DocumentOut, DocumentPatch, InputErrorOut, JobOut, PageOut, UploadOut, error
 from ingestion.errors import DiskFull, IngestError, QuotaExceeded, UnsupportedFormat
 from ingestion.formats import registry
@@ -434,11 +443,14 @@ def list_documents(user: CurrentUser, db: DbDep, settings: SettingsDep,
                    workspace_id: WorkspaceQuery = None) -> dict[str, Any]:
     """A page of the documents you may read (yours and your workspaces', or one workspace's), the
     oldest first; `next_offset` asks for the next (null: no more)."""
-    with db.connection() as conn:
-        owners = reading(conn, user, workspace_id)
-        found, next_offset = page(
-            lambda n, skip: documents.list_documents(conn, owner_id=owners, limit=n, offset=skip),
-            limit=limit, offset=offset, cap=settings.paging.document_page_max)
+    space = bound(user, workspace_id)
+    size = page_size(limit, settings.paging.document_page_max)
+    with db.connection() as conn:  # one round trip: membership, tenancy and page (issue 41)
+        owners, rows = documents.readable_documents(conn, user_id=user.id, workspace_id=space, limit=size + 1,
+                                                    offset=offset)
+    if space is not None and not owners:  # as reading() answers a workspace the caller is not in
+        raise refused(workspaces.NoSuchWorkspace("no such workspace"))
+    found, next_offset = cut(rows, size, offset)
     return {"documents": [_document_out(d) for d in found], "next_offset": next_offset}
 
 
