@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,9 +28,9 @@ class Sent:
     statements: list[str] = field(default_factory=list)
     round_trips: int = 0
 
-    def read(self, trace: str, prepared: dict[str, str]) -> None:
-        """Take in a trace; `prepared`: the texts of statements prepared before it, by name."""
-        parsed = dict(prepared)  # statement name ("" the unnamed one) -> its text
+    def read(self, trace: str, prepared: Callable[[], dict[str, str]]) -> None:
+        """Take in a trace; `prepared()`: the texts of statements prepared before it, by name."""
+        parsed: dict[str, str] = {}  # statement name ("" the unnamed one) -> its text
         bound = ""
         for line in trace.splitlines():
             found = _LINE.match(line)
@@ -40,6 +40,8 @@ class Sent:
             if kind == "Parse":
                 parsed[quoted[0]] = quoted[1]
             elif kind == "Bind":
+                if quoted[1] not in parsed:  # prepared by psycopg before the block: run by name only
+                    parsed.update(prepared())
                 bound = parsed[quoted[1]]
             elif kind == "Execute":
                 self.statements.append(bound)
@@ -61,11 +63,10 @@ def traced(conn: psycopg.Connection) -> Iterator[Sent]:
             conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
             try:
                 yield sent
-            finally:
+            finally:  # a block that raised (a refused request) counts too
                 conn.pgconn.untrace()  # flushes libpq's buffer into the file
-        # statements psycopg prepared on this connection before the block are run by name only
-        prepared = dict(conn.execute("select name, statement from pg_prepared_statements").fetchall())
-        sent.read(path.read_text(), prepared)
+                sent.read(path.read_text(), lambda: dict(
+                    conn.execute("select name, statement from pg_prepared_statements").fetchall()))
 
 
 class TracedDatabase:
