@@ -39,7 +39,16 @@ def page(fetch: Callable[[int, int], Sequence[T]], *, limit: int | None, offset:
          cap: int) -> tuple[list[T], int | None]:
     """The page `fetch(limit, offset)` gives at most `cap` (`limit` asks for fewer), and the next
     page's offset (None: no more). One row past the page tells whether there is more."""
-    size = min(limit or cap, cap)
-    rows = list(fetch(size + 1, offset))
-    return rows[:size], offset + size if len(rows) > size else None
+    size = page_size(limit, cap)
+    return cut(fetch(size + 1, offset), size, offset)
+
+
+def page_size(limit: int | None, cap: int) -> int:
+    """How many a page holds: `limit`, at most `cap` (its default)."""
+    return min(limit or cap, cap)
+
+
+def cut(rows: Sequence[T], size: int, offset: int) -> tuple[list[T], int | None]:
+    """The page of `size` from `rows` read with a limit of size + 1 at `offset`, and the next page's offset."""
+    return list(rows[:size]), offset + size if len(rows) > size else None
 

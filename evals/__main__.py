@@ -29,7 +29,7 @@ FAMILIES: dict[str, tuple[str | None, tuple[str, ...]]] = {
                             "bench_graph", "bench_grading", "grading_threshold", "relevance_floor",
                             "claims_ablation", "before_choose")),
     "load": ("loadtest", ("loadtest", "burst", "bench_queue", "page_latency", "bench_search", "bench_ingest",
-                          "bench_embed", "bench_cold", "bench_llm", "local_leave")),
+                          "bench_embed", "bench_cold", "bench_llm", "local_leave", "bench_document_page")),
     "tools": (None, ("genre_docs", "synthetic", "synthetic_kinds", "guardrail", "screen", "readers_diff")),
 }
 

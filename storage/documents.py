@@ -16,7 +16,7 @@ from psycopg.types.json import Jsonb
 from lexicon import YEAR_DIGITS
 from storage import audit, parse_uuid
 from storage.rows import one, scalar
-from storage.tenancy import owners_only
+from storage.tenancy import OWNERS, member_read, owners_only
 from storage.workspaces import Owners, owner_ids
 
 
@@ -147,6 +147,19 @@ def list_documents(conn: psycopg.Connection, *, owner_id: Owners, limit: int | N
             " limit %s offset %s",
             (owner_ids(owner_id), limit, offset),
         ).fetchall()
+
+
+def readable_documents(conn: psycopg.Connection, *, user_id: int, workspace_id: int | None, limit: int,
+                       offset: int = 0) -> tuple[list[int], list[dict[str, Any]]]:
+    """(the owners `user_id` reads now: theirs and their workspaces', or `workspace_id`'s only, empty
+    when not a member of it; a page of their documents, the oldest first): the membership check, the
+    tenancy and the page in one round trip (storage/tenancy.py member_read), as list_documents orders."""
+    return member_read(
+        conn, user_id, workspace_id,
+        f"select {DOCUMENT_COLUMNS} from documents d where d.owner_id = any({OWNERS})"
+        " order by d.created_at, d.name, d.id limit %s offset %s",
+        (limit, offset),
+    )
 
 
 @owners_only

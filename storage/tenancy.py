@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 import psycopg
 from psycopg.pq import TransactionStatus
+from psycopg.rows import dict_row
 
 import storage.workspaces as workspaces  # it uses scoped() too: attributes read at call time
 
@@ -44,6 +45,18 @@ ENTER = (
     "   case when current_setting('server_version_num')::int >= 160000 then 'SET' else 'MEMBER' end))"
 )
 LEAVE = f"select set_config('role', %s, true), set_config('{SETTING}', %s, true)"
+
+# ENTER with the owners read in the same statement: member_spaces() (it reads workspace_members, which
+# only the login reads) runs in the inner select, and the role is taken in a subquery that depends on
+# its result, so after it. Returns the owners as the setting holds them ('{}': none).
+ENTER_MEMBER = (
+    f"select o.owners, (select set_config('role', r.rolname, true) from pg_roles r"
+    f"  where o.owners is not null and r.rolname = '{APP_ROLE}' and pg_has_role(current_user, r.oid,"
+    "   case when current_setting('server_version_num')::int >= 160000 then 'SET' else 'MEMBER' end))"
+    f" from (select set_config('{SETTING}', member_spaces(%s, %s, %s)::text, true) as owners) o"
+)
+# The owners a query inside member_read() is scoped to, for its own `owner_id = any(...)`.
+OWNERS = f"current_setting('{SETTING}')::bigint[]"
 
 
 def owners_text(owners: Owners) -> str:
@@ -106,6 +119,24 @@ def person_spaces(conn: psycopg.Connection, user_id: int) -> list[int]:
     if current is not None and current[0]:
         return [int(o) for o in current[1].strip("{}").split(",") if o]
     return workspaces.spaces(conn, user_id)
+
+
+def member_read(conn: psycopg.Connection, user_id: int, workspace_id: int | None, query: str,
+                params: Sequence[Any], *, least: str = "viewer") -> tuple[list[int], list[dict[str, Any]]]:
+    """(the owners `user_id` uses at role `least`: their own and their workspaces', or `workspace_id`
+    only, empty when not a member there; the rows `query` reads under them, its owners written
+    OWNERS). What member_spaces() then scoped() do in five round trips (the owners, BEGIN, ENTER, the
+    read, COMMIT), in one: the two statements go as one pipeline, in the one transaction that its sync
+    ends (the role and the setting end with it)."""
+    if not conn.autocommit or conn.info.transaction_status != TransactionStatus.IDLE:
+        # the transaction would outlive the block, and the role with it (scoped() is for that case)
+        raise RuntimeError("member_read needs an idle autocommit connection (a pool's)")
+    with conn.pipeline():
+        entered = conn.execute(ENTER_MEMBER, (user_id, workspace_id, workspaces.check_role(least)))
+        read = conn.cursor(row_factory=dict_row).execute(query, params)
+    row = entered.fetchone()
+    assert row is not None  # the statement selects one row
+    return [int(o) for o in str(row[0]).strip("{}").split(",") if o], read.fetchall()
 
 
 def enforced(conn: psycopg.Connection) -> bool:

@@ -17,19 +17,30 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import psycopg
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from python_multipart.multipart import MultipartParser, parse_options_header
 from sse_starlette import EventSourceResponse
 from starlette.background import BackgroundTask
 
 from api import drain
-from api.access import WORKSPACE_READ_REFUSED, WorkspaceQuery, not_yours, reading, refused, target, writing
+from api.access import (
+    WORKSPACE_READ_REFUSED,
+    WorkspaceQuery,
+    bound,
+    not_yours,
+    reading,
+    refused,
+    target,
+    writing,
+)
 from api.deps import CurrentUser, DbDep, SettingsDep
 from api.edge import MULTIPART_OVERHEAD, BodyRefused
 from api.heavy import Slots
 from api.limits import Rate, too_many
-from api.paging import MAX_OFFSET, page, space_page_query
+from api.paging import MAX_OFFSET, cut, page_size, space_page_query
 from api.schemas import DocumentList, DocumentOut, DocumentPatch, InputErrorOut, JobOut, PageOut, UploadOut, error
+from identity.security import User
 from ingestion.errors import DiskFull, IngestError, QuotaExceeded, UnsupportedFormat
 from ingestion.formats import registry
 from ingestion.formats.sniff import ACCEPTED, early_refusal
@@ -435,11 +446,23 @@ def list_documents(user: CurrentUser, db: DbDep, settings: SettingsDep,
     """A page of the documents you may read (yours and your workspaces', or one workspace's), the
     oldest first; `next_offset` asks for the next (null: no more)."""
     with db.connection() as conn:
-        owners = reading(conn, user, workspace_id)
-        found, next_offset = page(
-            lambda n, skip: documents.list_documents(conn, owner_id=owners, limit=n, offset=skip),
-            limit=limit, offset=offset, cap=settings.paging.document_page_max)
+        found, next_offset = document_page(conn, user, workspace_id, limit=limit, offset=offset,
+                                           cap=settings.paging.document_page_max)
     return {"documents": [_document_out(d) for d in found], "next_offset": next_offset}
+
+
+def document_page(conn: psycopg.Connection, user: User, workspace_id: int | None, *, limit: int | None, offset: int,
+                  cap: int) -> tuple[list[dict[str, Any]], int | None]:
+    """A page of the documents the caller reads and the next page's offset (api/paging.py), in one
+    round trip: membership, tenancy and the page (storage/documents.py readable_documents, issue 41).
+    A workspace they are not a member of answers 404, as reading() does."""
+    space = bound(user, workspace_id)
+    size = page_size(limit, cap)
+    owners, rows = documents.readable_documents(conn, user_id=user.id, workspace_id=space, limit=size + 1,
+                                                offset=offset)
+    if space is not None and not owners:
+        raise refused(workspaces.NoSuchWorkspace("no such workspace"))
+    return cut(rows, size, offset)
 
 
 @router.get("/api/documents/{document_id}", response_model=DocumentOut, responses={404: error("no such document")})

@@ -47,8 +47,8 @@ from api import scopes
 from api.access import reading
 from api.deps import UNAUTHORIZED, bearer_token
 from api.heavy import Slots
-from api.paging import MAX_OFFSET, page
-from api.routes.documents import _document_out
+from api.paging import MAX_OFFSET
+from api.routes.documents import _document_out, document_page
 from api.routes.prometheus import LabelledRoute
 from api.text import MAX, DocumentIds, FilterText, question_type
 from api.verify import Verifier
@@ -241,9 +241,8 @@ class Tools:
 
         def run() -> tuple[list[dict[str, Any]], int | None]:
             with self.parts.database.connection() as conn:
-                owners = reading(conn, user)
-                return page(lambda n, skip: documents.list_documents(conn, owner_id=owners, limit=n, offset=skip),
-                            limit=None, offset=int(cursor or 0), cap=self.settings.paging.document_page_max)
+                return document_page(conn, user, None, limit=None, offset=int(cursor or 0),
+                                     cap=self.settings.paging.document_page_max)
 
         found, next_offset = await asyncio.to_thread(run)
         return types.ListResourcesResult(
