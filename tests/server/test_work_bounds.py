@@ -93,9 +93,9 @@ def test_highlight_matching_is_bounded_however_repetitive_the_page_and_passage()
     page.insert_textbox(page.rect, "a b " * 6000, fontsize=3)  # thousands of words from a vocabulary of two
     assert len(page.get_text("words")) > 8000
     passage = "a b " * 1000  # what the highlight parameter allows (4000 characters)
-    started = time.perf_counter()
-    rects = drawing.passage_rects(page, passage, budget=100_000)
-    assert time.perf_counter() - started < 2.0  # was: tens of seconds of CPU
+    started = time.thread_time()  # this thread's CPU time: what the bound is about, and other processes' load
+    rects = drawing.passage_rects(page, passage, budget=100_000)  # cannot lengthen it as it does the wall time
+    assert time.thread_time() - started < 2.0  # was: tens of seconds of CPU
     assert rects  # the passage's first part is still found
     words = [drawing._norm(w[4]) for w in page.get_text("words")]
     assert drawing.runs(words, passage.split(), budget=100_000)[1] <= 100_000
@@ -135,10 +135,11 @@ def slow_renders(monkeypatch, tmp_path) -> Iterator[Gate]:
     gate.set()
 
 
-def ended(pool: Any, within_s: float = 2.0) -> bool:  # api.heavy.Pool
+def ended(pool: Any, within_s: float = 10.0) -> bool:  # api.heavy.Pool
     """Whether the pool is idle with no process running work within `within_s` (the gate stays shut for
-    20 s): its running render's process was ended, not waited for. A process may be left idle: one a
-    call was called off from while it started is kept for the next call."""
+    20 s; half that leaves a busy machine its margin): its running render's process was ended, not
+    waited for. A process may be left idle: one a call was called off from while it started is kept
+    for the next call."""
     end = time.monotonic() + within_s
     while time.monotonic() < end:
         if pool.busy() == 0 and pool.children.running() == 0:
@@ -170,9 +171,11 @@ def test_slow_renders_never_hold_up_sign_in_and_are_capped(bounded, report_owner
         t.start()
     time.sleep(1.0)
     with bounded.client() as c:
-        started = time.perf_counter()
         assert c.get("/api/auth/me", headers=h).status_code == 200
-        assert time.perf_counter() - started < 1.5  # was: it waited for the renders to end
+        # answered while the renders were in flight (was: it waited for them to end): none of the admitted ones
+        # had yet answered its 503 at PAGE_RENDER_TIMEOUT_S (3 s), the gate being shut
+        gave_up = [k for k, r in list(results.items()) if isinstance(r, httpx.Response) and r.status_code == 503]
+        assert not gave_up, gave_up
         busy = c.get(f"/api/documents/{small_owner['document_id']}/pages/1.png", headers=small_owner["headers"])
         assert busy.status_code == 503 and int(busy.headers["retry-after"]) >= 1, busy.text  # one running, one waiting
     for t in threads:
