@@ -48,10 +48,10 @@ def test_falls_through_in_order_with_reasons_and_no_same_provider_retry(fake) ->
     assert reasons["openrouter"].startswith("timeout") and reasons["openrouter#2"].startswith("timeout")
     assert reasons["groq1"] == "empty output"
     assert reasons["gemini1"].startswith("refusal")
-    # each hung OpenRouter draw costs one cut-off, nothing more; the others fail at once
+    # each hung OpenRouter draw costs one cut-off, not a second one (nor the fake's 60 s hang); the others fail at once
     for failure in result.failures:
         if failure.link.startswith("openrouter"):
-            assert CUT <= failure.elapsed_s < CUT + 0.5
+            assert CUT <= failure.elapsed_s < 2 * CUT, failure
         else:
             assert failure.elapsed_s < CUT
     assert elapsed >= 2 * CUT

@@ -31,7 +31,7 @@ def test_obvious_cases_and_signals() -> None:
 
 
 def test_it_is_fast() -> None:
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU time: a busy machine lengthens the wall time, not this
     for _ in range(1000):
         classify("What is the FY2019 - FY2021 average operating margin for Corning? Round to one decimal.")
-    assert (time.perf_counter() - started) / 1000 < 0.001
+    assert (time.thread_time() - started) / 1000 < 0.001

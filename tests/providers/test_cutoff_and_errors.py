@@ -23,7 +23,7 @@ def test_run_with_cutoff_abandons_a_hung_call_on_time() -> None:
     started = time.monotonic()
     with pytest.raises(LinkTimeout, match="within 0.3s"):
         run_with_cutoff(lambda: gate.wait(10), 0.3)
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 5.0  # the cut-off and a busy machine's margin, not the hung call's 10 s
     gate.set()
 
 

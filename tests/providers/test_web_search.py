@@ -35,7 +35,7 @@ def test_tavily_failure_hands_over_and_offline_fails_fast_and_cleanly(fake, no_d
                                           web_search_timeout_s=1.0))
     started = time.monotonic()
     assert search.search("anything") == []
-    assert time.monotonic() - started < 4.0
+    assert time.monotonic() - started < 10.0  # the 1 s timeout and a busy machine's margin, not the 60 s hang
     assert [name for name, _ in search.last_failures] == ["tavily", "duckduckgo"]
     assert search.last_failures[0][1].startswith("timeout")
 

@@ -87,7 +87,8 @@ def test_half_open_sockets_from_one_address_never_shut_out_another(capped: LiveS
         for _ in range(10):
             started = time.monotonic()
             statuses.append(other.get("/api/health", headers={"Connection": "close"}).status_code)
-            assert time.monotonic() - started < 1.0
+            # a busy machine's margin; a request queued behind the half-open sockets waits their 60 s header timeout
+            assert time.monotonic() - started < 5.0
             time.sleep(0.1)
     assert statuses == [200] * 10, statuses  # was 503, every one
     # the attacking address was refused past its CAP, with a reason, and kept being refused

@@ -420,7 +420,7 @@ def test_one_address_past_the_edges_connection_cap_leaves_another_served(edge: E
                 res = c.get("/api/documents", headers=victim)
                 waits.append(time.monotonic() - asked)
                 assert res.status_code == 200, res.text
-        assert max(waits) < 1.0, waits
+        assert max(waits) < HEADER_TIMEOUT_S / 2, waits  # not queued behind the held ones (a busy machine's margin)
         _closed_within(half_open, HEADER_TIMEOUT_S + 10)
         headers_closed = time.monotonic() - half_opened
         _closed_within(held, BODY_TIMEOUT_S + 15)

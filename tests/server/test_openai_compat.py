@@ -57,7 +57,7 @@ def test_a_stream_keeps_alive_while_the_graph_works(live, owner_with_report, fak
     from api.routes import openai_compat
 
     monkeypatch.setattr(openai_compat, "KEEPALIVE_S", 0.3)
-    monkeypatch.setattr(fake_llm, "delay_s", 2.0)  # each model call: grading, then the answer
+    monkeypatch.setattr(fake_llm, "delay_s", 3.0)  # each model call: grading, then the answer
     token = owner_with_report["tokens"]["access_token"]
     body = {"model": "thotqen", "stream": True, "messages": [{"role": "user", "content": QUESTION}]}
     arrivals: list[tuple[float, str]] = []
@@ -70,7 +70,7 @@ def test_a_stream_keeps_alive_while_the_graph_works(live, owner_with_report, fak
     first_content = next(i for i, line in enumerate(lines) if '"content": "' in line and '"content": ""' not in line)
     assert ": keep-alive" in lines[1:first_content], lines[:first_content + 1]
     gaps = [later - earlier for (earlier, _), (later, _) in zip(arrivals, arrivals[1:], strict=False)]
-    assert max(gaps) < 1.5, gaps  # never the model's 2 s of silence
+    assert max(gaps) < 2.0, gaps  # never the model's 3 s of silence (KEEPALIVE_S 0.3: a busy machine's margin)
     # the official client reads through the comments to the answer (another question: not from the cache)
     client = client_for(live, token)
     other = {**body, "messages": [{"role": "user", "content": "How many people did Aurora Widgets employ at the end "

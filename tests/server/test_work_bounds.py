@@ -93,9 +93,9 @@ def test_highlight_matching_is_bounded_however_repetitive_the_page_and_passage()
     page.insert_textbox(page.rect, "a b " * 6000, fontsize=3)  # thousands of words from a vocabulary of two
     assert len(page.get_text("words")) > 8000
     passage = "a b " * 1000  # what the highlight parameter allows (4000 characters)
-    started = time.perf_counter()
-    rects = drawing.passage_rects(page, passage, budget=100_000)
-    assert time.perf_counter() - started < 2.0  # was: tens of seconds of CPU
+    started = time.thread_time()  # this thread's CPU time: what the bound is about, and other processes' load
+    rects = drawing.passage_rects(page, passage, budget=100_000)  # cannot lengthen it as it does the wall time
+    assert time.thread_time() - started < 2.0  # was: tens of seconds of CPU
     assert rects  # the passage's first part is still found
     words = [drawing._norm(w[4]) for w in page.get_text("words")]
     assert drawing.runs(words, passage.split(), budget=100_000)[1] <= 100_000
@@ -135,10 +135,11 @@ def slow_renders(monkeypatch, tmp_path) -> Iterator[Gate]:
     gate.set()
 
 
-def ended(pool: Any, within_s: float = 2.0) -> bool:  # api.heavy.Pool
+def ended(pool: Any, within_s: float = 10.0) -> bool:  # api.heavy.Pool
     """Whether the pool is idle with no process running work within `within_s` (the gate stays shut for
-    20 s): its running render's process was ended, not waited for. A process may be left idle: one a
-    call was called off from while it started is kept for the next call."""
+    20 s; half that leaves a busy machine its margin): its running render's process was ended, not
+    waited for. A process may be left idle: one a call was called off from while it started is kept
+    for the next call."""
     end = time.monotonic() + within_s
     while time.monotonic() < end:
         if pool.busy() == 0 and pool.children.running() == 0:
@@ -148,7 +149,7 @@ def ended(pool: Any, within_s: float = 2.0) -> bool:  # api.heavy.Pool
 
 
 def _get(url: str, params: dict[str, Any], headers: dict[str, str], out: dict[str, Any], key: str,
-         timeout: float = 30) -> None:
+         timeout: float = 120) -> None:  # a busy machine's margin: "left" only where a test means to leave
     try:
         with httpx.Client(timeout=timeout) as c:
             out[key] = c.get(url, params=params, headers=headers)
@@ -170,13 +171,15 @@ def test_slow_renders_never_hold_up_sign_in_and_are_capped(bounded, report_owner
         t.start()
     time.sleep(1.0)
     with bounded.client() as c:
-        started = time.perf_counter()
         assert c.get("/api/auth/me", headers=h).status_code == 200
-        assert time.perf_counter() - started < 1.5  # was: it waited for the renders to end
+        # answered while the renders were in flight (was: it waited for them to end): none of the admitted ones
+        # had yet answered its 503 at PAGE_RENDER_TIMEOUT_S (3 s), the gate being shut
+        gave_up = [k for k, r in list(results.items()) if isinstance(r, httpx.Response) and r.status_code == 503]
+        assert not gave_up, gave_up
         busy = c.get(f"/api/documents/{small_owner['document_id']}/pages/1.png", headers=small_owner["headers"])
         assert busy.status_code == 503 and int(busy.headers["retry-after"]) >= 1, busy.text  # one running, one waiting
     for t in threads:
-        t.join(30)
+        t.join(150)
     statuses = sorted(r.status_code for r in results.values())
     assert statuses.count(429) == n - 2, statuses  # past PAGE_RENDERS_PER_USER
     refused = next(r for r in results.values() if r.status_code == 429)
@@ -199,12 +202,14 @@ def test_a_waiting_render_whose_client_left_is_skipped(bounded, report_owner, sl
     results: dict[str, Any] = {}
     first = threading.Thread(target=_get, args=(url, {"highlight": "first"}, h, results, "first"))
     first.start()
-    time.sleep(0.3)
+    deadline = time.monotonic() + 60  # the first render has started (polled: a busy machine starts it late)
+    while not gate.ran() and time.monotonic() < deadline:
+        time.sleep(0.05)
     _get(url, {"highlight": "gone"}, h, results, "gone", timeout=1.0)  # waits behind the first, then leaves
     assert results["gone"] == "left"
-    time.sleep(0.6)  # the server notices within POLL_S
+    time.sleep(0.6)  # the server notices within POLL_S (the first's render must still end inside its 3 s timeout)
     gate.set()
-    first.join(30)
+    first.join(150)
     assert results["first"].status_code == 200
     assert gate.ran() == ["first"]
     with bounded.client() as c:  # its slot was given back
@@ -220,7 +225,7 @@ def test_a_running_render_whose_client_left_is_ended(bounded, report_owner, slow
     with socket.create_connection((host, int(port))) as sock:
         sock.sendall(f"GET {url.removeprefix(bounded.url)}?highlight=left HTTP/1.1\r\nHost: x\r\n"
                      f"Authorization: {h['Authorization']}\r\n\r\n".encode())
-        for _ in range(100):  # the render has started in its process
+        for _ in range(600):  # the render has started in its process (polled: a busy machine starts it late)
             if gate.ran():
                 break
             time.sleep(0.1)
