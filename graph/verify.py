@@ -131,14 +131,15 @@ def names_its_line(sentence: str, line: str, ignore: Set[str] = frozenset(), ask
     sentence's; naming nothing ("The figure is 412 million"), it speaks of what was asked.
     "Amcor had 109 subscribers [2]" copies the digits of a line about something else, and "average
     revenue per user was $10.21" those of a line of earnings per share."""
-    if contrasted(words_of(line), asked):
+    line_words = words_of(line)
+    if contrasted(line_words, asked):
         return False  # the line's figure is the other side of what is asked: "the nominal coverage of 0.95"
     own = words_of(_NOT_NAMING.sub(" ", sentence)) - ignore - _STATING - _UNITS
     if not own:
         own = set(asked)
         if not own:
             return True
-    said = words_of(line) - ignore - _UNITS
+    said = line_words - ignore - _UNITS
     answering = own & asked if one_figure else set()
     if answering:
         return 2 * len(answering & said) >= len(answering)

@@ -60,6 +60,20 @@ def embedder(runtime):
 
 
 @pytest.fixture
+def bouncer(db) -> Iterator[object]:
+    """PgBouncer in transaction mode in front of the test database (tests/test_supabase.py's PgBouncer)."""
+    if not shutil.which("pgbouncer"):
+        pytest.skip("pgbouncer not installed (.ci/run installs it)")
+    from tests.test_supabase import PgBouncer
+
+    workdir = Path(tempfile.mkdtemp(prefix="thq-bouncer-", dir="/tmp"))
+    proxy = PgBouncer(db.uri, workdir)
+    yield proxy
+    proxy.close()
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+@pytest.fixture
 def make_user(db):
     """Create a fresh user and return (name, id)."""
     import uuid

@@ -6,10 +6,6 @@ trip waits for a core (evals/results/burst_issue41_4.md); it was five, six with 
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -131,19 +127,6 @@ def test_member_read_refuses_an_open_transaction(db, people) -> None:
     with db.connection() as conn, conn.transaction(), pytest.raises(RuntimeError, match="idle autocommit"):
         member_read(conn, people["member"], None, "select 1", ())
 
-
-@pytest.fixture
-def bouncer(db) -> Iterator[Any]:
-    """PgBouncer in transaction mode in front of the test database (as tests/test_rls.py)."""
-    if not shutil.which("pgbouncer"):
-        pytest.skip("pgbouncer not installed (.ci/run installs it)")
-    from tests.test_supabase import PgBouncer
-
-    workdir = Path(tempfile.mkdtemp(prefix="thq-page-", dir="/tmp"))
-    proxy = PgBouncer(db.uri, workdir)
-    yield proxy
-    proxy.close()
-    shutil.rmtree(workdir, ignore_errors=True)
 
 
 def test_through_pgbouncer_in_transaction_mode(db, settings, people, bouncer) -> None:

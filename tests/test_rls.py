@@ -7,11 +7,7 @@ Postgres and through PgBouncer in transaction mode."""
 from __future__ import annotations
 
 import re
-import shutil
-import tempfile
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -169,18 +165,6 @@ def test_scoped_inside_a_transaction_gives_back_the_role(db, tenants) -> None:
         assert owners_seen(conn, UNSCOPED["documents"]) == {a}
         assert conn.execute("select current_user").fetchone() == (tenancy.APP_ROLE,)
 
-
-@pytest.fixture
-def bouncer(db) -> Iterator[Any]:
-    if not shutil.which("pgbouncer"):
-        pytest.skip("pgbouncer not installed (.ci/run installs it)")
-    from tests.test_supabase import PgBouncer
-
-    workdir = Path(tempfile.mkdtemp(prefix="thq-rls-", dir="/tmp"))
-    proxy = PgBouncer(db.uri, workdir)
-    yield proxy
-    proxy.close()
-    shutil.rmtree(workdir, ignore_errors=True)
 
 
 def test_through_pgbouncer_in_transaction_mode(db, settings, embedder, tenants, bouncer) -> None:
