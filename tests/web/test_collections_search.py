@@ -133,7 +133,12 @@ def test_stop_mid_answer_ends_the_model_servers_request(open_page, web_llm, shot
     page.get_by_role("button", name="Stop").click()
     stopped = page.locator(".msg-stopped")
     expect(stopped).to_contain_text("Stopped", timeout=5_000)
-    expect(stopped).not_to_contain_text("The figure is 412 million")  # nothing unchecked is kept
+    # nothing unchecked is kept: never the long sentence the model was still writing; the first sentence only
+    # where its check ended before the stop came (a busy machine's case: graph/nodes/early.py sends a sentence
+    # checked once the next begins, and a stop keeps what was sent), then with its evidence
+    expect(stopped).not_to_contain_text("word0")
+    if "412 million" in (stopped.text_content() or ""):
+        expect(stopped.get_by_role("heading", name="Evidence")).to_be_visible()
     # the model server's stream was cut: it settles (a piece already in flight may land) and never completes
     pieces, deadline = -1, time.monotonic() + 10
     while answering["pieces"] != pieces and time.monotonic() < deadline:
