@@ -3,10 +3,11 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Fourteen documents (a standard, a history report, three manuals, a constitution, a licence, a
-specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck; the
-FAQ and the third manual added with held-back batch 5, the paper and the style guide with batch 6, the
-tutorial and the slide deck with batch 7), each one file of a Debian
+Sixteen documents (a standard, a history report, three manuals, a constitution, a licence, a
+specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck,
+protocol conventions, a HOWTO; the FAQ and the third manual added with held-back batch 5, the paper
+and the style guide with batch 6, the tutorial and the slide deck with batch 7, the protocol
+conventions (ICCCM) and the HOWTO (Python's Unicode HOWTO) with batch 8), each one file of a Debian
 bookworm package, all under licences that allow redistribution (recorded below, from the
 package's copyright file). Each is taken from the package's .deb (`apt-get download PKG=VERSION`, no
 root; `dpkg-deb -x`), or from the installed file when it is the same bytes, gunzipped where the
@@ -92,6 +93,17 @@ DOCS = (
         "packaging-tutorial", "0.29", "usr/share/doc/packaging-tutorial/packaging-tutorial.pdf",
         "cc7c8684cf47b66bbec047f2a0d074e5a326848d8f9de8ab17daa19759e801ae",
         "GPL-3+ or CC-BY-SA-3.0 (Lucas Nussbaum)"),
+    Doc("icccm.pdf",
+        "protocol conventions (Inter-Client Communication Conventions Manual 2.0, X Consortium Standard, "
+        "75 pages; batch 8)",
+        "xorg-docs", "1:1.7.1-1.2", "usr/share/doc/xorg-docs/icccm/icccm.pdf.gz",
+        "c78df78fcf6ecd1f8da7aff3976ac23eaf0a6479bf8527836a3ac9eacaabd377",
+        "MIT/X Consortium permission notice (X Consortium) and Sun Microsystems' permission to copy and "
+        "distribute; package: the X.Org licences (MIT/X style)"),
+    Doc("python-unicode-howto.html", "HOWTO (Python 3.11.2 Unicode HOWTO, release 1.12, one HTML page; batch 8)",
+        "python3.11-doc", "3.11.2-6+deb12u9", "usr/share/doc/python3.11/html/howto/unicode.html",
+        "8a74dd6bbadde1d7f75e88e1d2be96bc3654d0ee46f10ce24e739be23f2e447a",
+        "Python Software Foundation License Version 2 (PSF)"),
 )
 
 
