@@ -138,7 +138,7 @@ class TorchEmbedder(Embedder):
         self.model = SentenceTransformer(self.model_path, device="cpu", local_files_only=True)
         self.max_tokens = int(self.model.max_seq_length)
         # the model's own output size (a Dense module after pooling changes it)
-        self.dimension = int(self.model.get_sentence_embedding_dimension() or self.dimension)
+        self.dimension = int(self.model.get_embedding_dimension() or self.dimension)
         self._lock = threading.Lock()  # torch inference is not re-entrant-safe for throughput
 
     @property
