@@ -15,7 +15,8 @@ evals/results/genre_<name>.{md,json} hold the figures, overall and per kind:
   answerable right      not refused, and by kind (answer and accept normalised: lower case, a
                         thousands separator or hyphen dropped, spaces collapsed):
                           figure       an `accept` string (the number with its unit) in the answer
-                          date         a date of the answer in any common form equals an accept (ISO)
+                          date         a date of the answer in any common form equals an accept (ISO: a day,
+                                       or "YYYY-MM" or "YYYY" for a question asking a month or a year)
                           name         an accept string in the answer (case-insensitive)
                           yesno        the answer starts with the gold yes/no, or (starting with
                                        neither) its first sentence negates for "no" and does not for "yes"
@@ -79,8 +80,15 @@ def contains(answer: str, phrase: str, *, stem: bool = False) -> bool:
     return re.search(rf"(?<![\w.]){p}{end}", normalise(answer)) is not None
 
 
+_MONTH_YEAR = re.compile(rf"\b{_MONTH},?\s+(\d{{4}})\b", re.I)
+_YEAR = re.compile(r"(?<![\d.-])(1[89]\d\d|20\d\d)(?![\d.-])")
+
+
 def dates(text: str) -> set[str]:
-    out = set()
+    """The answer's dates as ISO strings: whole dates, and as precise as a question asking for a month or a
+    year needs ("1991-09" for "September 1991", "2012"); an accept says which precision it asks."""
+    out = {f"{g.group(2)}-{MONTHS[g.group(1)[:3].lower()]:02d}" for g in _MONTH_YEAR.finditer(text or "")}
+    out |= set(_YEAR.findall(text or ""))
     for pattern, (y, m, d) in _DATES:
         for g in pattern.finditer(text or ""):
             month = g.group(m)
@@ -225,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out-of-scope", type=Path, default=DATA / "genre_out_of_scope.jsonl")
     p.add_argument("--timeout", type=float, default=900, help="seconds one `thotqen ask` may take")
     p.add_argument("--rows", type=Path, help="default evals/results/genre_<name>.rows.jsonl")
-    p.add_argument("--resume", action="store_true", help="keep --rows and skip the questions it holds")
+    p.add_argument("--resume", action="store_true", help="keep --rows (scored again) and skip the questions it holds")
     p.add_argument("--results-dir", type=Path, default=None, help=argparse.SUPPRESS)  # the gate writes elsewhere
     args = p.parse_args(argv)
     from graph import prompts
@@ -233,6 +241,10 @@ def main(argv: list[str] | None = None) -> int:
     chosen = items(args.questions, args.out_of_scope)[: args.limit]
     rows_path = args.rows or RESULTS / f"genre_{args.name}.rows.jsonl"
     rows = resumable_rows(rows_path, args.resume)
+    by_id = {q["id"]: q for q in chosen}
+    for r in rows:  # kept rows are scored again by this scorer (a key or scorer corrected after the run)
+        if r.get("document") and r["id"] in by_id:
+            r["right"] = not r["refused"] and right(by_id[r["id"]], r["answer"])
     done = {r["id"] for r in rows}
     load = {"start": os.getloadavg()}
     for q in chosen:

@@ -224,3 +224,16 @@ def test_evidence_pages_are_read_once() -> None:
                                                  {"doc_name": "3M_2017_10K", "evidence_page_num": 4}]}
     assert scoring.evidence_pages(q) == {("3M_2018_10K", 60), ("3M_2018_10K", 61), ("3M_2017_10K", 5)}
     assert retrieval.evidence_pages(q) == {60, 61}
+
+
+def test_the_genre_scorer_reads_a_date_as_precisely_as_its_accept_asks() -> None:
+    from evals.genre import right
+
+    year, month = {"kind": "date", "accept": ["2012"]}, {"kind": "date", "accept": ["1991-09"]}
+    day = {"kind": "date", "accept": ["2021-11-03"]}
+    assert right(year, "He gave it at PyCon in 2012 [1].") and not right(year, "At PyCon in 2013 [1].")
+    assert right(month, "It was released in September 1991 [1].") and right(month, "Sept. 1991 [1].")
+    assert not right(month, "It was released in October 1991 [1].")
+    # a whole date asked: the year alone, or another day, is not it
+    assert right(day, "On November 3, 2021 [1].") and not right(day, "In November 2021 [1].")
+
