@@ -245,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:  # kept rows are scored again by this scorer (a key or scorer corrected after the run)
         if r.get("document") and r["id"] in by_id:
             r["right"] = not r["refused"] and right(by_id[r["id"]], r["answer"])
+    if rows:
+        rows_path.write_text("".join(json.dumps(r, default=str) + "\n" for r in rows))
     done = {r["id"] for r in rows}
     load = {"start": os.getloadavg()}
     for q in chosen:
@@ -258,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{row['total_s']}s", file=sys.stderr, flush=True)
     load["end"] = os.getloadavg()
     load = {k: " ".join(f"{x:.2f}" for x in v) for k, v in load.items()}
+    if done >= {q["id"] for q in chosen}:  # nothing ran: the rows were only scored again
+        load = {k: f"not measured (the rows of {rows_path.name} scored again)" for k in load}
     figs = measure(rows)
     write_result(f"genre_{args.name}", {"figures": figs, "load_average": load, "nproc": os.cpu_count(),
                                         "rows_file": str(rows_path), "questions": len(chosen), "rows": rows},
