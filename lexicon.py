@@ -82,6 +82,8 @@ PRESENTING_WORDS = frozenset(_PRESENTING_WORDS.split())
 NEGATION_WORDS = frozenset(["not", "no", "never", "cannot"])
 # Words that answer yes or no, or deny: they say whether, not what ("Yes, the agreements survive.").
 POLARITY_WORDS = NEGATION_WORDS | frozenset(["yes", "none", "neither", "nor", "without"])
+# An English inflection or a final e, dropped to compare words of one root: "used", "uses", "using" and "use".
+INFLECTION = re.compile(r"(?<=[a-z]{2})(?:ing|ed|es|e|s|d)$")
 
 # Words that number the things of a document, written before their number: "version 1.4", "Section 4.2",
 # "Flight 1549" (a capitalised word before a number is read as such a name too: "Debian 1.0").

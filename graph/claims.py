@@ -45,7 +45,7 @@ from itertools import combinations
 from graph.citations import MARK, before_stop, marked
 from graph.reading import Reading, numbered, read, same_number, unnumbered
 from graph.verify import sentences
-from graph.windows import GAP, stems
+from graph.windows import GAP, STEM, stems
 from lexicon import CALENDAR_NAMES as _MONTHS
 from lexicon import (
     CARDINALS,
@@ -54,6 +54,7 @@ from lexicon import (
     DENIAL,
     DIGITS,
     FUNCTION_WORDS,
+    INFLECTION,
     ISO_DATE,
     MONTH_ANYWHERE,
     MONTH_DAY,
@@ -94,11 +95,19 @@ def _body(sentence: str) -> str:
     return MARK.sub(" ", sentence)
 
 
+def _roots(text: str) -> set[str]:
+    return {INFLECTION.sub("", w)[:STEM] for w in alnum_words(text.lower())
+            if w not in FUNCTION_WORDS and (len(w) > 2 or w[0].isdigit())}
+
+
 def adds_nothing(sentence: str, cited: str, question: str) -> bool:
     body = _body(sentence)
-    if set(DIGITS.findall(body)) - set(DIGITS.findall(question)) or _words(body) & POLARITY_WORDS:
+    if set(DIGITS.findall(body)) - set(DIGITS.findall(question)):
         return False  # a figure the question does not give ("3M" is the question's name, not a value)
-    return not (stems(body) - stems(question))
+    polar = _words(body) & POLARITY_WORDS
+    if polar and (polar - _words(question) or _read(question).asks == "yes_no"):
+        return False  # a yes or a no: the question's own "not" ("when R_PAPERSIZE is not set") is neither
+    return not (_roots(body) - _roots(question))
 
 
 def declines(answer: str, spans: list[tuple[int, int]]) -> bool:

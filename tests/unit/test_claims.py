@@ -247,6 +247,17 @@ def test_a_declining_answer_is_a_refusal() -> None:
     assert declined("The documents do not include the dose [1].")
 
 
+def test_a_blank_value_in_other_inflections_and_the_questions_own_not_adds_nothing() -> None:
+    # held-back batch 7's out-of-scope question: the paper size left blank, "used" for the question's "use"
+    question = "What paper size does R use by default when R_PAPERSIZE is not set?"
+    assert adds_nothing("The default paper size used by R when R_PAPERSIZE is not set is [1].", "", question)
+    assert not adds_nothing("The default paper size used by R when R_PAPERSIZE is not set is a4 [1].", "", question)
+    assert not adds_nothing("R uses letter paper by default [1].", "", question)
+    # a no the question does not say is an answer; asked yes or no, a restatement is one too
+    assert not adds_nothing("The size is not set by R [1].", "", "Which paper size does R use?")
+    assert not adds_nothing("R_PAPERSIZE is not set by default [1].", "", "Is R_PAPERSIZE not set by default?")
+
+
 def test_a_figure_of_the_question_adds_nothing() -> None:
     from graph.claims import adds_nothing
 
