@@ -40,24 +40,6 @@ ANSWER_TASK = (
     "number in square brackets, like [1]. Do not cite numbers that are not listed. If a figure "
     "the answer needs is missing from the excerpts, say which one."
 )
-# What the answer leads with, by what the question asks (graph/reading.py `asks`): the small model left the
-# value blank ("The principal investigator of the study is [1].") and said "Yes" to most yes/no questions
-# under the one task above (evals/results/README.md, "Answers led by what is asked").
-ANSWER_LEADS: dict[str, str] = {
-    "name": "Begin with the name the question asks for, copied exactly from the excerpt that gives it.",
-    "date": "Begin with the date the question asks for, written as the excerpt writes it.",
-    "yes_no": "Begin with Yes or No: No when the excerpts say otherwise. Then quote the excerpt's words that "
-              "decide it.",
-    "explanation": "Give the reason or the steps in the excerpts' own words.",
-}
-
-
-def answer_task(asks: str) -> str:
-    """The answering task, led by what the question asks for (ANSWER_LEADS); the same for every other kind."""
-    lead = ANSWER_LEADS.get(asks)
-    return f"{ANSWER_TASK} {lead}" if lead else ANSWER_TASK
-
-
 # Figure lookup's facts (graph/nodes/facts.py) and the code's calculation (graph/nodes/compute.py) sit
 # between the excerpts and the task: the model copies a fact by its tag, code writes its value.
 FACTS_TASK = (

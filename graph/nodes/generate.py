@@ -143,8 +143,8 @@ def generate(state: State, config: RunnableConfig, runtime: Runtime[Context]) ->
         figures += prompts.FACTS_TASK
     if calculation:
         figures += prompts.calculation_note(str(calculation["working"]))
-    task = prompts.relevant_note(relevant, len(excerpts)) + figures + prompts.answer_task(reading.asks)
-    messages = [("system", prompts.EXCERPTS_SYSTEM), ("human", block + task)]
+    messages = [("system", prompts.EXCERPTS_SYSTEM),
+                ("human", block + prompts.relevant_note(relevant, len(excerpts)) + figures + prompts.ANSWER_TASK)]
     citations = citations_of(excerpts)
     write = _writer()
     write({"draft_sources": citations})

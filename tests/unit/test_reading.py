@@ -60,23 +60,3 @@ def test_the_things_a_question_numbers() -> None:
     assert same_number("8", "8.0") and same_number("2.2", "2.2r3") and not same_number("1.0", "1.1")
     reading = read("Under MPL 2.0, may I sublicense?")
     assert Reading.from_state(json.loads(json.dumps(reading.to_state()))) == reading
-
-
-@pytest.mark.parametrize(("question", "lead"), [
-    ("Who is the principal investigator of the sleep hygiene study?", "name"),
-    ("When was the very first Debian constitution ratified?", "date"),
-    ("Does the Technical Committee draw up new policy designs itself?", "yes_no"),
-    ("Why was the mail spool location changed?", "explanation"),
-])
-def test_the_answer_task_leads_with_what_the_question_asks(question: str, lead: str) -> None:
-    from graph import prompts
-
-    task = prompts.answer_task(read(question).asks)
-    assert task.startswith(prompts.ANSWER_TASK) and task.endswith(prompts.ANSWER_LEADS[lead])
-
-
-def test_a_figure_question_gets_the_one_answer_task() -> None:
-    from graph import prompts
-
-    figure = read("What was Aurora Widgets' total revenue in fiscal 2023?")
-    assert prompts.answer_task(figure.asks) == prompts.ANSWER_TASK
