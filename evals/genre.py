@@ -119,6 +119,11 @@ def right(q: dict, answer: str) -> bool:
     return any(contains(answer, a) for a in accept)  # figure, name
 
 
+def answered_right(q: dict, row: dict) -> bool:
+    """A row's answer right for its question: not refused, and right by the question's kind."""
+    return not row["refused"] and right(q, row["answer"])
+
+
 def ask(question: str, user: str, timeout: float) -> tuple[dict, float, str]:
     thotqen = shutil.which("thotqen") or str(Path(sys.executable).parent / "thotqen")
     start = time.perf_counter()
@@ -149,7 +154,7 @@ def score(q: dict, out: dict, seconds: float, stderr: str, refusal_texts: Iterab
            "verification": {k: (out.get("verification") or {}).get(k) for k in ("original", "claims", "dropped")}}
     if q.get("document"):
         pages = {q["page"], *q.get("other_pages", [])}
-        row["right"] = not refused and right(q, answer)
+        row["right"] = answered_right(q, row)
         row["right_document"] = first is not None and first.get("name") == q["document"]
         row["right_page"] = any(c.get("name") == q["document"] and c.get("page") in pages for c in used)
     return row
@@ -244,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     by_id = {q["id"]: q for q in chosen}
     for r in rows:  # kept rows are scored again by this scorer (a key or scorer corrected after the run)
         if r.get("document") and r["id"] in by_id:
-            r["right"] = not r["refused"] and right(by_id[r["id"]], r["answer"])
+            r["right"] = answered_right(by_id[r["id"]], r)
     if rows:
         rows_path.write_text("".join(json.dumps(r, default=str) + "\n" for r in rows))
     done = {r["id"] for r in rows}

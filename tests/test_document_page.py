@@ -128,7 +128,6 @@ def test_member_read_refuses_an_open_transaction(db, people) -> None:
         member_read(conn, people["member"], None, "select 1", ())
 
 
-
 def test_through_pgbouncer_in_transaction_mode(db, settings, people, bouncer) -> None:
     """The pipeline's one transaction through a transaction pooler (each page on whichever server
     connection it gets, several threads at once): every page the caller's, and the next transaction

@@ -166,7 +166,6 @@ def test_scoped_inside_a_transaction_gives_back_the_role(db, tenants) -> None:
         assert conn.execute("select current_user").fetchone() == (tenancy.APP_ROLE,)
 
 
-
 def test_through_pgbouncer_in_transaction_mode(db, settings, embedder, tenants, bouncer) -> None:
     """SET LOCAL survives a transaction pooler: each transaction is scoped, and the next one on the
     same server connection (PgBouncer's pool of 4, many transactions from several threads) starts as
