@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from tests.server.conftest import FACTS, STANDALONE, ask, follow_job, signup, upload
 
 
@@ -85,21 +83,17 @@ def test_repeat_question_is_served_from_cache(live, fake_llm, owner_with_report)
     question = "What was Aurora Widgets' total revenue in fiscal 2023?"
     with live.client() as c:
         first_chat = c.post("/api/chats", headers=h, json={}).json()["id"]
-        started = time.perf_counter()
         miss = ask(c, h, first_chat, question)
-        miss_s = time.perf_counter() - started
         calls = len(fake_llm.requests)
         second_chat = c.post("/api/chats", headers=h, json={}).json()["id"]
-        started = time.perf_counter()
         hit = ask(c, h, second_chat, question.replace("?", " ?"))  # near-identical wording
-        hit_s = time.perf_counter() - started
         assert miss[-1][1]["cached"] is False
         assert hit[-1][0] == "done" and hit[-1][1]["cached"] is True
         assert hit[-1][1]["answer"] == miss[-1][1]["answer"]
         assert hit[-1][1]["citations"] == miss[-1][1]["citations"]
-        assert len(fake_llm.requests) == calls  # the graph (and the model) never ran
-        assert hit_s < miss_s
-        print(f"\nanswer cache: miss {miss_s * 1000:.0f} ms, hit {hit_s * 1000:.0f} ms")
+        # the graph (and the model) never ran: what makes a hit cheap (a wall-time comparison of two
+        # sub-second requests does not hold on a busy machine)
+        assert len(fake_llm.requests) == calls
 
         # a scoped chat is another scope: no hit from the all-documents answer
         scoped = c.post("/api/chats", headers=h, json={"document_ids": [owner_with_report["document_id"]]}).json()

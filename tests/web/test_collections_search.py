@@ -126,7 +126,8 @@ def test_stop_mid_answer_ends_the_model_servers_request(open_page, web_llm, shot
         if web_llm.requests[-1]["kind"] == "answer" and web_llm.requests[-1]["pieces"] >= 3:
             break
         time.sleep(0.1)
-    expect(page.locator(".msg-streaming .answer-text")).to_have_text("")
+    # (a first sentence checked by now may show: graph/nodes/early.py sends it once the next begins)
+    expect(page.locator(".msg-streaming .answer-text")).not_to_contain_text("word0")
     asked = len(web_llm.requests)
     answering = web_llm.requests[-1]
     assert answering["kind"] == "answer" and not answering["completed"]
