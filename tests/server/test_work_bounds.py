@@ -57,6 +57,15 @@ def owner_of(c: httpx.Client, name: str, data: bytes) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
+def patient(start_server, server_settings) -> LiveServer:
+    """As `bounded`, with a render timeout a busy machine's timing fits inside: for a test about which
+    renders run, not about when one is given up."""
+    return start_server(server_settings.model_copy(update={
+        "page_render_workers": 1, "page_render_queue": 1, "page_renders_per_user": 2,
+        "page_render_timeout_s": 60.0}))
+
+
+@pytest.fixture(scope="module")
 def report_owner(bounded: LiveServer, report_pdf: bytes) -> dict[str, Any]:
     with bounded.client() as c:
         return owner_of(c, "report.pdf", report_pdf)
@@ -195,9 +204,9 @@ def test_slow_renders_never_hold_up_sign_in_and_are_capped(bounded, report_owner
     gate.set()
 
 
-def test_a_waiting_render_whose_client_left_is_skipped(bounded, report_owner, slow_renders) -> None:
+def test_a_waiting_render_whose_client_left_is_skipped(patient, report_owner, slow_renders) -> None:
     gate = slow_renders
-    url = f"{bounded.url}/api/documents/{report_owner['document_id']}/pages/3.png"
+    url = f"{patient.url}/api/documents/{report_owner['document_id']}/pages/3.png"
     h = report_owner["headers"]
     results: dict[str, Any] = {}
     first = threading.Thread(target=_get, args=(url, {"highlight": "first"}, h, results, "first"))
@@ -207,12 +216,12 @@ def test_a_waiting_render_whose_client_left_is_skipped(bounded, report_owner, sl
         time.sleep(0.05)
     _get(url, {"highlight": "gone"}, h, results, "gone", timeout=1.0)  # waits behind the first, then leaves
     assert results["gone"] == "left"
-    time.sleep(0.6)  # the server notices within POLL_S (the first's render must still end inside its 3 s timeout)
+    time.sleep(2.0)  # the server notices within POLL_S (ten times that: a busy machine's margin)
     gate.set()
     first.join(150)
     assert results["first"].status_code == 200
     assert gate.ran() == ["first"]
-    with bounded.client() as c:  # its slot was given back
+    with patient.client() as c:  # its slot was given back
         again = c.get(url, params={"highlight": "gone"}, headers=h)
         assert again.status_code == 200 and gate.ran() == ["first", "gone"]
 
