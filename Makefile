@@ -27,7 +27,7 @@ typecheck: setup
 	$(BIN)/mypy
 
 test: setup lint typecheck
-	$(BIN)/python -m pytest -m "not slow" --durations=40
+	$(BIN)/python -m pytest -m "not slow" -n auto --maxprocesses=4 --dist loadfile --durations=40
 	@$(MAKE) --no-print-directory skip-notes
 
 # The unit tier alone (docs/architecture.md, Tests): pure functions and small objects, no service; tests/unit/conftest.py

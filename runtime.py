@@ -15,29 +15,28 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from celery import Celery
-
-from answering.processes import AnswerProcesses, process_main
-from graph.evidence_store import EvidenceStore
-from identity.security import Tokens, resolve_jwt_secret
-from ingestion.files import LocalFiles, make_file_store
-from jobqueue import dispatch
-from jobqueue.app import make_app
-from jobqueue.worker import IngestWorker
 from providers import telemetry
-from providers.classifiers.injection import InjectionClassifier, gives_trained_features
-from providers.classifiers.instruction import InstructionClassifier
-from providers.embeddings import build_embedder
-from providers.llm.chain import LLMChain
-from providers.local_model import KeptAliveServer, LocalServer, get_local_server
-from providers.protocols import ChatChain, DocumentEmbedder, Reranker, WebSearcher
-from providers.reranker import make_reranker
-from providers.web_search import WebSearch
 from settings import Settings
-from storage.db import Database, open_database
-from storage.evidence_store import PostgresEvidence
+
+# The parts' modules are imported where a part is built: a command that uses the database only (`thotqen
+# documents`, `keys`, `workspace`) does not import LangChain, PyMuPDF, Celery or the models' libraries,
+# which took most of its start-up (evals/results/make_test.md).
+if TYPE_CHECKING:
+    from celery import Celery
+
+    from answering.processes import AnswerProcesses
+    from graph.evidence_store import EvidenceStore
+    from identity.security import Tokens
+    from ingestion.files import LocalFiles
+    from jobqueue import dispatch
+    from jobqueue.worker import IngestWorker
+    from providers.classifiers.injection import InjectionClassifier
+    from providers.classifiers.instruction import InstructionClassifier
+    from providers.local_model import KeptAliveServer, LocalServer
+    from providers.protocols import ChatChain, DocumentEmbedder, Reranker, WebSearcher
+    from storage.db import Database
 
 log = logging.getLogger(__name__)
 
@@ -80,11 +79,15 @@ class Runtime:
     @property
     def database(self) -> Database:
         """Postgres (embedded when DATABASE_URL is unset), migrated, pooled."""
+        from storage.db import open_database
+
         return self._part("database", lambda: open_database(self.settings))
 
     @property
     def evidence(self) -> EvidenceStore:
         """What the graph's nodes read the documents through (graph/evidence_store.py): over `database`."""
+        from storage.evidence_store import PostgresEvidence
+
         return self._once("evidence", lambda: PostgresEvidence(self.database))
 
     @property
@@ -93,15 +96,19 @@ class Runtime:
 
     def chain(self, order: str = "") -> ChatChain:
         """The LLM fallback chain for a link order a run asked for ("": the deployment's LLM_ORDER)."""
+        from providers.llm.chain import LLMChain
+
         if "chain" in self._given:
-            return cast(ChatChain, self._given["chain"])
+            return cast("ChatChain", self._given["chain"])
         settings = self.settings if not order else self.settings.model_copy(update={"llm_order": order})
         return self._once(f"chain:{order}", lambda: LLMChain(settings, local=self.local_model))
 
     def reranker(self, name: str = "") -> Reranker:
         """The reranker a run asked for by name ("": the deployment's RERANKER)."""
+        from providers.reranker import make_reranker
+
         if "reranker" in self._given:
-            return cast(Reranker, self._given["reranker"])
+            return cast("Reranker", self._given["reranker"])
         name = name or self.settings.reranker
         return self._once(f"reranker:{name}", lambda: make_reranker(
             name, model=self.settings.reranking.model, fallback=self.settings.reranking.fallback,
@@ -109,26 +116,37 @@ class Runtime:
 
     def local_model(self) -> LocalServer | KeptAliveServer:
         """The embedded model's server: the one `thotqen model-server` keeps alive, else started here."""
+        from providers.local_model import get_local_server
+
         return get_local_server(self.settings)
 
     @property
     def web(self) -> WebSearcher:
+        from providers.web_search import WebSearch
+
         return self._part("web", lambda: WebSearch(self.settings))
 
     @property
     def files(self) -> LocalFiles:
         """Where uploaded files live: the data directory, or Supabase Storage when configured."""
-        return self._part("files", lambda: make_file_store(self.settings))
+        from ingestion import files
+
+        return self._part("files", lambda: files.make_file_store(self.settings))
 
     @property
     def guard(self) -> InjectionClassifier:
         """The guardrail's classifier: is the question an attack? (its Guardian loads on first use)"""
+        from providers.classifiers.injection import InjectionClassifier
+
         return self._part("guard", InjectionClassifier.load)
 
     @property
     def packaged_embedder(self) -> DocumentEmbedder:
         """The packaged MiniLM, whatever EMBEDDING_MODEL_PATH says: the guardrail's classifier was trained
         on its features and the dense reranker compares with it (the retrieval embedder when it is that model)."""
+        from providers.classifiers.injection import gives_trained_features
+        from providers.embeddings import build_embedder
+
         if gives_trained_features(self.embedder):
             return self.embedder
         s = self.settings
@@ -138,22 +156,30 @@ class Runtime:
     @property
     def screen(self) -> InstructionClassifier:
         """The screen's classifier: is a retrieved sentence an instruction?"""
+        from providers.classifiers.instruction import InstructionClassifier
+
         return self._part("screen", InstructionClassifier.load)
 
     @property
     def tokens(self) -> Tokens:
         """Signs and verifies access tokens (refuses a placeholder secret outside development)."""
+        from identity.security import Tokens, resolve_jwt_secret
+
         return self._once("tokens", lambda: Tokens(self.settings, resolve_jwt_secret(self.settings)))
 
     @property
     def ingest_worker(self) -> IngestWorker:
         """What runs one ingestion job (the server's threads and Celery tasks both call its `run`)."""
+        from jobqueue.worker import IngestWorker
+
         return self._once("ingest_worker", lambda: IngestWorker(self.database, self.settings, self.files,
                                                                 embedder=self.embedder))
 
     @property
     def jobs(self) -> dispatch.InProcess | dispatch.Celery:
         """Where a queued job goes: the server's own threads, or the Celery broker when one is set."""
+        from jobqueue import dispatch
+
         if self.settings.celery.broker_url:
             return self._once("jobs", lambda: dispatch.Celery(self.settings, self.celery_app, self.database))
         return self._once("jobs", lambda: dispatch.InProcess(self.ingest_worker))
@@ -164,6 +190,8 @@ class Runtime:
         on this process's threads (ANSWER_PROCESSES=0, or a runtime handed parts, e.g. a test's fakes,
         which live in this process only). Each process builds its own runtime from these settings,
         on this one's database."""
+        from answering.processes import AnswerProcesses
+
         s = self.settings
         if s.answering.processes == 0 or self._given:
             return None
@@ -175,9 +203,13 @@ class Runtime:
     @property
     def celery_app(self) -> Celery:
         """The broker's Celery app, for publishing jobs (a worker builds its own, with tasks: jobqueue/app.py)."""
+        from jobqueue.app import make_app
+
         return self._once("celery_app", lambda: make_app(self.settings))
 
     def _build_embedder(self) -> DocumentEmbedder:
+        from providers.embeddings import build_embedder
+
         s = self.settings
         log.info("loading the %s embedding model from %s", s.embedding.backend,
                  s.embedding.model_path or "the packaged all-MiniLM-L6-v2")
@@ -235,6 +267,8 @@ def _answer_runtime(settings: Settings) -> Runtime:
 
 def answer_process() -> None:
     """The entry point of an answer process (answering/processes.py starts it with ANSWER_PROCESS_ENTRY)."""
+    from answering.processes import process_main
+
     process_main(_answer_runtime)
 
 

@@ -101,7 +101,7 @@ class Counted:
 
 
 def test_a_part_is_built_once_and_only_when_used(monkeypatch, tmp_path: Path) -> None:
-    import runtime
+    from ingestion import files
 
     made = Counted()
 
@@ -109,7 +109,7 @@ def test_a_part_is_built_once_and_only_when_used(monkeypatch, tmp_path: Path) ->
         def __init__(self, settings: Settings) -> None:
             made.builds += 1
 
-    monkeypatch.setattr(runtime, "make_file_store", Store)
+    monkeypatch.setattr(files, "make_file_store", Store)
     rt = Runtime(Settings(thotqen_home=str(tmp_path)))
     assert made.builds == 0  # nothing is built until asked for
     threads = [threading.Thread(target=lambda: rt.files) for _ in range(8)]
