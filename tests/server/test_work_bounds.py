@@ -30,14 +30,14 @@ from tests.server import slow_render
 from tests.server.conftest import LiveServer, follow_job, signup, upload
 
 MAX_PIXELS = 1_000_000
+BOUNDS = {"page_render_workers": 1, "page_render_queue": 1, "page_renders_per_user": 2,
+          "page_render_timeout_s": 3.0, "page_render_max_pixels": MAX_PIXELS, "job_streams_per_user": 2,
+          "chat_page_max": 3, "message_page_max": 4, "upload_mb_per_minute": 0.05}
 
 
 @pytest.fixture(scope="module")
 def bounded(start_server, server_settings) -> LiveServer:
-    return start_server(server_settings.model_copy(update={
-        "page_render_workers": 1, "page_render_queue": 1, "page_renders_per_user": 2,
-        "page_render_timeout_s": 3.0, "page_render_max_pixels": MAX_PIXELS, "job_streams_per_user": 2,
-        "chat_page_max": 3, "message_page_max": 4, "upload_mb_per_minute": 0.05}))
+    return start_server(server_settings.model_copy(update=BOUNDS))
 
 
 def pdf(width: float, height: float, text: str, fontsize: float = 9) -> bytes:
@@ -60,9 +60,7 @@ def owner_of(c: httpx.Client, name: str, data: bytes) -> dict[str, Any]:
 def patient(start_server, server_settings) -> LiveServer:
     """As `bounded`, with a render timeout a busy machine's timing fits inside: for a test about which
     renders run, not about when one is given up."""
-    return start_server(server_settings.model_copy(update={
-        "page_render_workers": 1, "page_render_queue": 1, "page_renders_per_user": 2,
-        "page_render_timeout_s": 60.0}))
+    return start_server(server_settings.model_copy(update={**BOUNDS, "page_render_timeout_s": 60.0}))
 
 
 @pytest.fixture(scope="module")
