@@ -49,7 +49,10 @@ def _stop(proc: subprocess.Popen) -> None:
 def serve_env(fake_llm, home, db) -> Iterator[dict[str, str]]:
     env = {**os.environ, "THOTQEN_HOME": str(home), "LOCAL_LLM": "false", "LLM_ORDER": "vllm",
            "VLLM_BASE_URL": f"{fake_llm.url}/v1", "VLLM_MODEL": "fake-model", "LLM_CHEAP_SKIP": "",
-           "WEB_SEARCH": "false", "RERANKER": "none"}
+           "WEB_SEARCH": "false", "RERANKER": "none",
+           # every test on this worker signs up from 127.0.0.1 into the same database: the per-address limit
+           # counts them all (the other process tests raise it the same way: tests/server/processes.py)
+           "LOGIN_IP_LIMIT": "100000"}
     for key in ("DATABASE_URL", "NVIDIA_API_KEY", "GROQ_API_KEY", "GROQ_API_KEY_2", "GEMINI_API_KEY",
                 "GEMINI_API_KEY_2", "GOOGLE_API_KEY", "GOOGLE_API_KEY_2", "OPENROUTER_API_KEY", "TAVILY_API_KEY",
                 "JWT_SECRET", "THOTQEN_ENV", "ORIGIN_SECRET", "SUPABASE_URL", "LANGSMITH_API_KEY"):
@@ -66,7 +69,9 @@ def test_chats_survive_a_restart(serve_env, report_pdf) -> None:
     proc = _serve(serve_env, port)
     try:
         with httpx.Client(base_url=url, timeout=120) as c:
-            tokens = c.post("/api/auth/signup", json=creds).json()
+            signed = c.post("/api/auth/signup", json=creds)
+            assert signed.status_code == 201, signed.text
+            tokens = signed.json()
             h = {"Authorization": f"Bearer {tokens['access_token']}"}
             res = upload(c, h, "aurora.pdf", report_pdf)
             assert follow_job(c, h, res.json()["job_id"])[-1][0] == "done"

@@ -12,8 +12,10 @@ docs/protection.md).
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
+import requests
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
@@ -45,6 +47,17 @@ def fuzzed(start_server, server_settings):
     return schema, {"Authorization": f"Bearer {token}"}
 
 
+def drops_a_query_parameter(case: Any) -> bool:
+    """Whether a declared query parameter the case generated is absent from the URL sent: schemathesis 4.15.2
+    sends an empty list or object as no parameter at all, then counts the request as schema-violating (fixed
+    later)."""
+    sent = case.as_transport_kwargs(base_url="http://host")
+    url = requests.Request("GET", sent["url"], params=sent.get("params")).prepare().url or ""
+    names = {name for name, _ in parse_qsl(urlsplit(url).query, keep_blank_values=True)}
+    declared = {parameter.name for parameter in case.operation.query}
+    return any(name in declared and name not in names for name in case.query or {})
+
+
 def run_operation(operation: Any, mode: GenerationMode, headers: dict[str, str]) -> str | None:
     """The first failure of `EXAMPLES` generated requests to one operation, or None."""
 
@@ -52,6 +65,8 @@ def run_operation(operation: Any, mode: GenerationMode, headers: dict[str, str])
               phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
     @given(case=operation.as_strategy(generation_mode=mode))
     def check(case: Any) -> None:
+        if mode is GenerationMode.NEGATIVE and drops_a_query_parameter(case):
+            return  # what is sent violates nothing
         case.call_and_validate(headers=headers, timeout=60, excluded_checks=EXCLUDED)
 
     try:
