@@ -3,11 +3,13 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Sixteen documents (a standard, a history report, three manuals, a constitution, a licence, a
+Eighteen documents (a standard, a history report, three manuals, a constitution, a licence, a
 specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck,
-protocol conventions, a HOWTO; the FAQ and the third manual added with held-back batch 5, the paper
-and the style guide with batch 6, the tutorial and the slide deck with batch 7, the protocol
-conventions (ICCCM) and the HOWTO (Python's Unicode HOWTO) with batch 8), each one file of a Debian
+protocol conventions, a HOWTO, a command reference (man page), a design document; the FAQ and the
+third manual added with held-back batch 5, the paper and the style guide with batch 6, the tutorial
+and the slide deck with batch 7, the protocol conventions (ICCCM) and the HOWTO (Python's Unicode
+HOWTO) with batch 8, the command reference (bash(1)) and the design document (Git's hash function
+transition) with batch 9), each one file of a Debian
 bookworm package, all under licences that allow redistribution (recorded below, from the
 package's copyright file). Each is taken from the package's .deb (`apt-get download PKG=VERSION`, no
 root; `dpkg-deb -x`), or from the installed file when it is the same bytes, gunzipped where the
@@ -104,6 +106,18 @@ DOCS = (
         "python3.11-doc", "3.11.2-6+deb12u9", "usr/share/doc/python3.11/html/howto/unicode.html",
         "8a74dd6bbadde1d7f75e88e1d2be96bc3654d0ee46f10ce24e739be23f2e447a",
         "Python Software Foundation License Version 2 (PSF)"),
+    Doc("bash-manpage.pdf",
+        "command reference (the bash(1) manual page, GNU Bash 5.2, 2022 September 19, typeset by groff, "
+        "87 pages; batch 9)",
+        "bash-doc", "5.2.15-2", "usr/share/doc/bash/bash.pdf",
+        "ebd1361fe662e7e6b7386da02986bda05a434f85667939f72356fa86de19dd6d",
+        "GPL-3+ (Free Software Foundation)"),
+    Doc("git-hash-function-transition.html",
+        "design document (Git hash function transition: the plan to move from SHA-1 to SHA-256, one HTML "
+        "page; batch 9)",
+        "git-doc", "1:2.39.5-0+deb12u3", "usr/share/doc/git-doc/technical/hash-function-transition.html",
+        "59b2e2d0af85d5ff1c3e6b34be12fb64a9f98261a3cc1c39089a5e58d26d4f8e",
+        "GPL-2 (Linus Torvalds and others)"),
 )
 
 
