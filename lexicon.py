@@ -128,6 +128,18 @@ def alnum_words(text: str) -> list[str]:
     return _LETTERS_AND_DIGITS.findall(text)
 
 
+# A word written as code: words joined by underscores ("R_PAPERSIZE", "_NET_WM_STATE_FULLSCREEN") or letters
+# glued to digits ("PYTHONUTF8", "md5", "DebConf14"). A name whatever its case; "FY2023" and "Q2" are periods.
+CODE_WORD = re.compile(r"(?<![\w.-])[A-Za-z_]\w*?(?:_[A-Za-z0-9]|[A-Za-z]\d)\w*(?![\w-])")
+_CODE_PARTS = re.compile(r"_+|(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
+
+
+def spelled_apart(name: str) -> str:
+    """`name` with a code word's parts apart ("UTF8" -> "UTF 8", "R_PAPERSIZE" -> "R PAPERSIZE"): a text
+    writing "UTF-8" mentions it; a full-text search reads each part as a word."""
+    return " ".join(_CODE_PARTS.sub(" ", name).split())
+
+
 # A possessive ending, straight or curly: a name reads the same with it or without ("Developer’s Reference").
 POSSESSIVE = re.compile(r"['’]s\b")
 

@@ -28,7 +28,7 @@ from graph.calc import choose_op
 from graph.facts import asks_for_figure
 from graph.figures import Asked, asked_unit
 from graph.windows import stems
-from lexicon import ASKED_DIMENSION, DIMENSIONS, NUMBERED_NAME, POSSESSIVE, QUESTION_FORMS, QUESTION_FRAMING
+from lexicon import ASKED_DIMENSION, CODE_WORD, DIMENSIONS, NUMBERED_NAME, POSSESSIVE, QUESTION_FORMS, QUESTION_FRAMING
 from lexicon import CALENDAR_WORD as _CALENDAR
 from lexicon import CAPITALS as _ACRONYM  # digits alone ("2023") name no measure either
 from storage.question_period import AskedPeriod, asked_period
@@ -42,7 +42,9 @@ _ASKING = frozenset([*DIMENSIONS, "most", "least", "maximum", "minimum", "exact"
                      "ended", "ending", "beginning", "start", "period", "fiscal", "year", "years", "quarter"])
 
 # -- the names a question uses ----------------------------------------------------------------------------------------
-_TITLE = r"(?<![\w.-])[A-Z][a-z][\w&'.-]*"  # a whole word: not the "Cs" of "PCs" nor "Connect" of "i-Connect"
+# a whole word: not the "Cs" of "PCs" nor "Connect" of "i-Connect"; a point inside it ("Connect.Net"), not the
+# full stop after it ("... Table Games Win. Round your answer" names no "Win. Round")
+_TITLE = r"(?<![\w.-])[A-Z][a-z](?:[\w&'-]|\.(?=\w))*"
 _NAME = re.compile(rf"{_TITLE}(?:\s+(?:&\s+|of\s+|and\s+)?{_TITLE})*")
 # Capitalised words that are the question's own phrasing, not a name.
 _PHRASING = frozenset(
@@ -96,10 +98,11 @@ def same_number(a: str, b: str) -> bool:
 
 
 def names_in(question: str, *, lone: bool = False) -> list[str]:
-    """The names a question uses: runs of two or more capitalised words, or one word in the possessive
-    ("Nike's"), without its phrasing words, possessives cut. A lone capitalised word is too often an
-    ordinary word set in title case ("the Real change", "Highest") to refuse on; `lone` adds those
-    (a question is not refused when one of them is mentioned: "Block's (formerly Square)")."""
+    """The names a question uses: runs of two or more capitalised words, one word in the possessive
+    ("Nike's"), without its phrasing words, possessives cut, and words written as code ("R_PAPERSIZE").
+    A lone capitalised word is too often an ordinary word set in title case ("the Real change",
+    "Highest") to refuse on; `lone` adds those (graph/unanswerable.py: a question is not refused when
+    one of its lone names is mentioned, "Block's (formerly Square)")."""
     out: list[str] = []
     for m in _NAME.finditer(question or ""):
         possessive = m.group(0).endswith(("'s", "’s", "s'")) or question[m.end():m.end() + 2] in ("'s", "’s")
@@ -114,6 +117,7 @@ def names_in(question: str, *, lone: bool = False) -> list[str]:
         single_at_start = len(words) == 1 and first and m.group(0).split()[0] == words[0]
         if name and name not in out and (len(words) > 1 or possessive or (lone and not single_at_start)):
             out.append(name)
+    out += [w for w in dict.fromkeys(CODE_WORD.findall(question or "")) if w not in out and not _CALENDAR.match(w)]
     return out
 
 

@@ -21,6 +21,34 @@ def test_names_a_question_uses() -> None:
     assert names_in("Could Debian 7.0 be booted using UEFI on new 64-bit PCs?", lone=True) == ["Debian"]
     assert names_in("Who founded i-Connect.Net, which hosted master.debian.org after HP?", lone=True) == []
     assert names_in("What did McDonald's earn in 2021?") == ["McDonald"]
+    # a word written as code is a name whatever its case; a period written so is not
+    assert names_in("What does setting PYTHONUTF8 change?") == ["PYTHONUTF8"]
+    assert names_in("Which version added the _NET_WM_STATE_FULLSCREEN hint?") == ["_NET_WM_STATE_FULLSCREEN"]
+    assert names_in("Why are md5 sums kept for R_PAPERSIZE in FY2023 and Q2?") == ["md5", "R_PAPERSIZE"]
+    # a full stop ends a name: "... Table Games Win. Round your answer" names no "Win. Round"
+    assert names_in("It is VIP Table Games Win. Round your answer to two decimals.") == ["Table Games Win"]
+
+
+def test_a_question_is_refused_before_search_for_each_sure_name_no_document_mentions() -> None:
+    from graph.unanswerable import why_unanswerable
+
+    class Passages:  # the shelf's full-text test (storage/documents.py `mentions`, tested on Postgres) by words
+        def __init__(self, *passages: str) -> None:
+            self.passages = [set(p.lower().replace("-", " ").split()) for p in passages]
+
+        def mentions(self, scoped, phrase: str) -> bool:
+            return any(set(phrase.lower().split()) <= words for words in self.passages)
+
+    shelf = Passages("the gnu coding standards name the gnu general public license",
+                     "python reads utf-8 when the locale says utf-8", "compare the md5 sums")
+    ask = "Which abbreviation do the GNU Coding Standards suggest for the {}?"
+    assert why_unanswerable(shelf, ask.format("Eclipse Public License"), None) == \
+        "no document mentions Eclipse Public License"  # before: any one name mentioned was enough
+    assert why_unanswerable(shelf, ask.format("General Public License"), None) == ""
+    assert why_unanswerable(shelf, "What does setting PYTHONUTF8 change?", None) == "no document mentions PYTHONUTF8"
+    # a code word is met as written or with its parts apart ("UTF8" where the text writes "UTF-8")
+    assert why_unanswerable(shelf, "What does Python read as UTF8?", None) == ""
+    assert why_unanswerable(shelf, "Why are md5 sums compared?", None) == ""
 
 
 def test_a_name_is_met_with_its_possessive_written_either_way() -> None:
