@@ -4,9 +4,11 @@
     (THOTQEN_HOME selects the data dir; with the embedded local model first in the chain no node before
     choose calls a model unless HyDE is on)
 
-For each question (rows with "id" and "question"): how many table facts choose would offer, and whether
-a sentence of the excerpts' prose states the figure (graph/grounding.py `figure_in_prose`), so that a
-"none" from the model leaves the answer to generate instead of refusing; and, asked yes or no, whether
+For each question (rows with "id" and "question"): whether it is refused before any search (the guardrail,
+graph/unanswerable.py; a row with no gold answer is out of scope), how many table facts choose would
+offer, and whether a sentence of the excerpts' prose states the figure (graph/grounding.py
+`figure_in_prose`), so that a "none" from the model leaves the answer to generate instead of refusing;
+and, asked yes or no, whether
 the excerpts deny what is asked (graph/claims.py `denied_by_evidence`: the answer is then "No" in their
 words), beside the gold answer when the row has one. Run over the questions a stored run refused at
 choose, or every yes/no question, it says which a rule could move, before any model run.
@@ -23,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evals.common import load_jsonl, write_result
 
 
-def probe(rows: list[dict], user: str) -> list[dict]:
+def probe(rows: list[dict], user: str, before_search: bool = False) -> list[dict]:
     import cli
     from graph.builder import graph
     from graph.claims import denied_by_evidence
@@ -42,12 +44,13 @@ def probe(rows: list[dict], user: str) -> list[dict]:
         state: dict = {}
         for state in graph.stream({"question": row["question"]}, config, context=run_context(rt, config),
                                   stream_mode="values"):
-            if "compute" in (state.get("route") or []):
+            if "compute" in (state.get("route") or []) or (before_search and "retrieve" in state.get("route", [])):
                 break  # the graph stops before choose: no model call
         excerpts, _ = shown_excerpts(state)
         reading = read(row["question"])
         denial = denied_by_evidence(reading, {n: str(e.get("text") or "") for n, e in enumerate(excerpts, 1)})
         out.append({"id": row.get("id") or row.get("financebench_id"), "question": row["question"],
+                    "early": "retrieve" not in (state.get("route") or []),
                     "facts": len(state.get("facts") or []),
                     "prose": figure_in_prose(excerpts, reading), "yes_no": reading.asks == "yes_no",
                     "denied": denial[1] if denial else None, "gold": row.get("answer")})
@@ -61,20 +64,27 @@ def main() -> int:
     p.add_argument("--questions", type=Path, nargs="+", required=True)
     p.add_argument("--name", default="before_choose")
     p.add_argument("--yes-no", action="store_true", help="only the questions read as asking yes or no")
+    p.add_argument("--before-search", action="store_true",
+                   help="stop at the search: only whether each question is refused before it")
     args = p.parse_args()
     rows = [r for path in args.questions for r in load_jsonl(path)]
     if args.yes_no:
         from graph.reading import read
 
         rows = [r for r in rows if read(r["question"]).asks == "yes_no"]
-    found = probe(rows, args.user)
-    lines = ["| id | facts offered | prose states a figure | the excerpts deny it | gold | question |",
-             "|---|---|---|---|---|---|"]
-    lines += [f"| {r['id']} | {r['facts']} | {'yes' if r['prose'] else 'no'} | "
+    found = probe(rows, args.user, args.before_search)
+    lines = ["| id | refused before search | facts offered | prose states a figure | the excerpts deny it | gold | "
+             "question |", "|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['id']} | {'yes' if r['early'] else ''} | {r['facts']} | {'yes' if r['prose'] else 'no'} | "
               f"{(r['denied'] or '')[:90] if r['yes_no'] else 'n/a'} | {str(r['gold'] or '')[:40]} | {r['question']} |"
               for r in found]
     asked = [r for r in found if r["yes_no"]]
-    summary = (f"{sum(r['prose'] for r in found)} of {len(found)} questions: a sentence of the prose states a figure; "
+    answerable = [r for r in found if r["gold"] is not None]
+    absent = [r for r in found if r["gold"] is None]
+    summary = (f"refused before any search (guardrail or the answerable checks): {sum(r['early'] for r in answerable)}"
+               f" of {len(answerable)} answerable questions, {sum(r['early'] for r in absent)} of {len(absent)} out of "
+               "scope; "
+               f"{sum(r['prose'] for r in found)} of {len(found)} questions: a sentence of the prose states a figure; "
                f"{sum(bool(r['denied']) for r in asked)} of {len(asked)} yes/no questions: the excerpts deny what is "
                "asked")
     write_result(args.name, {"rows": found, "summary": summary}, summary + ".\n\n" + "\n".join(lines))
