@@ -83,10 +83,11 @@ def main() -> int:
     absent = [r for r in found if r["gold"] is None]
     summary = (f"refused before any search (guardrail or the answerable checks): {sum(r['early'] for r in answerable)}"
                f" of {len(answerable)} answerable questions, {sum(r['early'] for r in absent)} of {len(absent)} out of "
-               "scope; "
-               f"{sum(r['prose'] for r in found)} of {len(found)} questions: a sentence of the prose states a figure; "
-               f"{sum(bool(r['denied']) for r in asked)} of {len(asked)} yes/no questions: the excerpts deny what is "
-               "asked")
+               "scope")
+    if not args.before_search:  # else the runs stopped before the excerpts these read
+        summary += (f"; {sum(r['prose'] for r in found)} of {len(found)} questions: a sentence of the prose states a "
+                    f"figure; {sum(bool(r['denied']) for r in asked)} of {len(asked)} yes/no questions: the excerpts "
+                    "deny what is asked")
     write_result(args.name, {"rows": found, "summary": summary}, summary + ".\n\n" + "\n".join(lines))
     return 0
 
