@@ -3,13 +3,15 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Eighteen documents (a standard, a history report, three manuals, a constitution, a licence, a
+Twenty documents (a standard, a history report, three manuals, a constitution, a licence, a
 specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck,
-protocol conventions, a HOWTO, a command reference (man page), a design document; the FAQ and the
-third manual added with held-back batch 5, the paper and the style guide with batch 6, the tutorial
-and the slide deck with batch 7, the protocol conventions (ICCCM) and the HOWTO (Python's Unicode
-HOWTO) with batch 8, the command reference (bash(1)) and the design document (Git's hash function
-transition) with batch 9), each one file of a Debian
+protocol conventions, a HOWTO, a command reference (man page), a design document, a desktop
+application's user's guide, a glossary; the FAQ and the third manual added with held-back batch 5,
+the paper and the style guide with batch 6, the tutorial and the slide deck with batch 7, the
+protocol conventions (ICCCM) and the HOWTO (Python's Unicode HOWTO) with batch 8, the command
+reference (bash(1)) and the design document (Git's hash function transition) with batch 9, the
+user's guide (Grace, the xmgrace plotting program) and the glossary (PostgreSQL 15's) with batch
+10), each one file of a Debian
 bookworm package, all under licences that allow redistribution (recorded below, from the
 package's copyright file). Each is taken from the package's .deb (`apt-get download PKG=VERSION`, no
 root; `dpkg-deb -x`), or from the installed file when it is the same bytes, gunzipped where the
@@ -118,6 +120,18 @@ DOCS = (
         "git-doc", "1:2.39.5-0+deb12u3", "usr/share/doc/git-doc/technical/hash-function-transition.html",
         "59b2e2d0af85d5ff1c3e6b34be12fb64a9f98261a3cc1c39089a5e58d26d4f8e",
         "GPL-2 (Linus Torvalds and others)"),
+    Doc("grace-users-guide.pdf",
+        "user's guide of a desktop application (Grace User's Guide for Grace-5.1.25, the xmgrace 2D "
+        "plotting program, 15.02.2015, 61 pages; batch 10)",
+        "grace", "1:5.1.25-13", "usr/share/doc/grace/UsersGuide.pdf.gz",
+        "e336d21193088fc83c10904b6c4b78c1a082030b6117837340346ca422ffa8b2",
+        "GPL-2+ (Paul J Turner; Grace Development Team)"),
+    Doc("postgresql-15-glossary.html",
+        "glossary (PostgreSQL 15 documentation, Appendix M. Glossary, one HTML page; batch 10)",
+        "postgresql-doc-15", "15.20-0+deb12u1", "usr/share/doc/postgresql-doc-15/html/glossary.html",
+        "4bdd08559c8890565ec909c1312c7e61ca68c5e6bc3334f112baeea88b097670",
+        "PostgreSQL License (BSD/MIT-style permission to use, copy, modify and distribute; PostgreSQL "
+        "Global Development Group, The Regents of the University of California)"),
 )
 
 
