@@ -1,0 +1,95 @@
+"""What a claim check (kept or a candidate) would strike in earlier genre runs' answers, before a model run.
+
+    THOTQEN_HOME=DIR python evals/claims_replay.py --check NAME [--user genre] [--rows ROWS.jsonl ...]
+        [--name claims_replay_NAME]
+
+For each answered row of the runs (evals/genre.py's rows: the answer the user read), the graph runs up to
+`compute` on today's code and documents (no model call) for the excerpts the answer would be checked
+against, and the check `NAME` (a function of graph/claims.py taking (sentence, cited text, question), as the
+registry's checks do) is applied to every sentence as `claims.failures` applies a registered one: a
+sentence that fails, unless citing one or two more excerpts cures it, is struck. Tallied by how the answer
+was scored (right, wrong, answered out of scope): a check earns a model run (and its held-back
+measurement) only when it strikes more wrong or out-of-scope answers than right ones. The excerpts are
+today's, the answers were written beside the excerpts of their own commit: a [n] may now cite other text,
+so this is a screen, not the ablation (evals/claims_ablation.py reads what a run's checks did).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from evals.claims_ablation import outcome
+from evals.common import RESULTS, load_jsonl, write_result
+from evals.genre import DATA
+
+ROWS = ("genre_after_reading", "genre_yesno_tuned_final", "genre_holdout_1", "genre_holdout_2", "genre_holdout_3",
+        "genre_holdout_4_after", "genre_holdout_5_after", "genre_holdout_6_after", "genre_holdout_7_after",
+        "genre_holdout_8_kept", "genre_holdout_9_after")
+
+
+def excerpt_texts(questions: list[str], user: str) -> list[dict[int, str]]:
+    """The excerpts the model would be shown for each question, by [n]: the graph run up to compute."""
+    import cli
+    from graph.builder import graph
+    from graph.nodes.generate import shown_excerpts
+    from graph.stream import run_config, run_context
+    from runtime import build_runtime
+
+    rt = build_runtime()
+    cli._embedder(rt)
+    owner = cli._user_id(rt.database, argparse.Namespace(user=user, web_account=False))
+    config = run_config(owner_id=owner, user=user, run_name="claims_replay")
+    out = []
+    for question in questions:
+        state: dict = {}
+        for state in graph.stream({"question": question}, config, context=run_context(rt, config),
+                                  stream_mode="values"):
+            if "compute" in (state.get("route") or []):
+                break  # before choose: no model call
+        excerpts, _ = shown_excerpts(state)
+        out.append({n: str(e.get("text") or "") for n, e in enumerate(excerpts, 1)})
+    return out
+
+
+def main() -> int:
+    from graph import claims
+    from graph.verify import sentences
+
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--check", required=True, help="a function of graph/claims.py: (sentence, cited, question)")
+    p.add_argument("--user", default="genre")
+    p.add_argument("--rows", type=Path, nargs="+", default=[RESULTS / f"{name}.rows.jsonl" for name in ROWS])
+    p.add_argument("--name")
+    args = p.parse_args()
+    check = claims.Check(args.check, "", getattr(claims, args.check))
+    questions = {q["id"]: q for f in sorted(DATA.glob("genre_*.jsonl")) for q in load_jsonl(f)}
+    rows = [r for f in args.rows for r in load_jsonl(f)
+            if r.get("id") in questions and not r.get("refused") and r.get("answer")]
+    found = []
+    for row, texts in zip(rows, excerpt_texts([r["question"] for r in rows], args.user), strict=True):
+        struck = [f for f in claims.failures(sentences(row["answer"]), row["answer"], texts, row["question"],
+                                             checks=(check,)) if f.repair is None]
+        found.append({"id": row["id"], "outcome": outcome(questions[row["id"]], row["answer"]),
+                      "struck": [f.sentence.strip() for f in struck]})
+        if struck:
+            print(found[-1], file=sys.stderr)
+    tally = {o: (sum(r["outcome"] == o for r in found), sum(bool(r["struck"]) and r["outcome"] == o for r in found))
+             for o in ("right", "wrong", "answered out of scope")}
+    summary = (f"`{args.check}` strikes a sentence of {tally['right'][1]} of {tally['right'][0]} right answers, "
+               f"{tally['wrong'][1]} of {tally['wrong'][0]} wrong ones and {tally['answered out of scope'][1]} of "
+               f"{tally['answered out of scope'][0]} answered out of scope")
+    lines = ["| id | scored | sentence struck |", "|---|---|---|"]
+    lines += [f"| {r['id']} | {r['outcome']} | {' / '.join(r['struck'])[:200].replace('|', '/')} |"
+              for r in found if r["struck"]]
+    write_result(args.name or f"claims_replay_{args.check}", {"check": args.check, "tally": tally, "rows": found},
+                 summary + ".\n\n" + "\n".join(lines))
+    print(summary)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
