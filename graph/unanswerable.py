@@ -30,6 +30,15 @@ from graph.scope import kept
 from graph.state import QuestionScope
 from lexicon import spelled_apart
 
+# How each reason opens, before the words of the question it quotes (the years, the name).
+NO_YEAR, NO_COMPANY_YEAR, NO_NAME = ("no document reports", "no document of the company named reports",
+                                     "no document mentions")
+
+
+def without_question_words(reason: str) -> str:
+    """`reason` as a log may carry it: what kind of reason, none of the question's own words."""
+    return next((kind for kind in (NO_COMPANY_YEAR, NO_YEAR, NO_NAME) if reason.startswith(kind)), "another reason")
+
 
 def needs_documents(reading: Reading) -> bool:
     """Whether the question names anything the checks look for (else it is never refused here)."""
@@ -55,7 +64,7 @@ def why_unanswerable(shelf: Shelf, question: str | Reading, scoped: list[uuid.UU
     if years:
         covered = shelf.coverage(scoped)
         if covered.years and not set(years) & covered.years:
-            return f"no document reports {', '.join(map(str, years))}"
+            return f"{NO_YEAR} {', '.join(map(str, years))}"
         # a company named surely: its own filings (and those whose company was not read) must report the year
         scope = shelf.question_scope(question, scoped)
         if read is not None:
@@ -63,12 +72,12 @@ def why_unanswerable(shelf: Shelf, question: str | Reading, scoped: list[uuid.UU
         if scope is not None and scope.certain:
             theirs = shelf.coverage(scope.documents())
             if theirs.years and not set(years) & theirs.years:
-                return f"no document of the company named reports {', '.join(map(str, years))}"
+                return f"{NO_COMPANY_YEAR} {', '.join(map(str, years))}"
     if absent := [name for name in names if not _mentioned(shelf, scoped, name)]:
-        return f"no document mentions {' or '.join(absent)}"
+        return f"{NO_NAME} {' or '.join(absent)}"
     # a lone capitalised word is a name when none of the owner's documents has it even as a word
     # ("How much did Tesla spend"); an ordinary word in title case ("the Real change") is somewhere
     for name in lone:
         if not shelf.mentions(None, name):
-            return f"no document mentions {name}"
+            return f"{NO_NAME} {name}"
     return ""

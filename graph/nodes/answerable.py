@@ -19,7 +19,7 @@ from graph.context import Context, context_of
 from graph.nodes.common import node, reading_of
 from graph.readers import resolve
 from graph.state import QuestionScope, State
-from graph.unanswerable import needs_documents, why_unanswerable
+from graph.unanswerable import needs_documents, why_unanswerable, without_question_words
 
 log = logging.getLogger("thotqen.answerable")
 
@@ -37,7 +37,7 @@ def answerable(state: State, config: RunnableConfig, runtime: Runtime[Context]) 
     with store.shelf(readers["owners"]) as shelf:
         reason = why_unanswerable(shelf, reading, scoped, read)
     if reason:
-        log.info("refused before search: %s", reason)
+        log.info("refused before search: %s", without_question_words(reason))  # logs carry no question text
     return {"unanswerable": reason, "question_scope": read[0] if read else None, "readers": readers}
 
 

@@ -37,7 +37,8 @@ def test_tavily_failure_hands_over_and_offline_fails_fast_and_cleanly(fake, no_d
     assert search.search("anything") == []
     assert time.monotonic() - started < 10.0  # the 1 s timeout and a busy machine's margin, not the 60 s hang
     assert [name for name, _ in search.last_failures] == ["tavily", "duckduckgo"]
-    assert search.last_failures[0][1].startswith("timeout")
+    # the cut-off's timeout, or the client's own at the same second (which fires first is the scheduler's)
+    assert search.last_failures[0][1].startswith(("timeout", "sdk timeout"))
 
 
 def test_no_egress_unless_asked(no_ddgs, monkeypatch) -> None:

@@ -27,7 +27,9 @@ from evals.fake_openai import FakeOpenAI
 from tests.server.conftest import read_sse, signup
 from tests.server.processes import OTLPReceiver, Process, process_env, serve, stop_postgres
 
-MARKER = "zebracrossing7781"  # in a question: it must never reach the log
+# in a question: it must never reach the log (a plain word: one written as code, "zebra7781", is a name no
+# document mentions, and its question would be refused before it reached the model)
+MARKER = "zebracrossingquux"
 # issue 40's bounds: a 503 within 2 s, /metrics within 1 s (measured: 5 ms each on a loaded 2-core machine;
 # the old behaviour was the pool's 30 s, and /metrics 30-41 s)
 FAST, SCRAPE = 2.0, 1.0

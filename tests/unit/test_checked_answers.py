@@ -51,6 +51,16 @@ def test_a_question_is_refused_before_search_for_each_sure_name_no_document_ment
     assert why_unanswerable(shelf, "Why are md5 sums compared?", None) == ""
 
 
+def test_a_reason_to_refuse_is_logged_without_the_question_words_it_quotes() -> None:
+    from graph.unanswerable import without_question_words
+
+    assert without_question_words("no document mentions zebracrossing7781") == "no document mentions"
+    assert without_question_words("no document reports 2009, 2010") == "no document reports"
+    assert without_question_words("no document of the company named reports 2021") == \
+        "no document of the company named reports"
+    assert without_question_words("the asker's words") == "another reason"
+
+
 def test_a_name_is_met_with_its_possessive_written_either_way() -> None:
     from graph.filers import names_unmet
 

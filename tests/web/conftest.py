@@ -165,7 +165,7 @@ def pages_of(browser: Any, url: str) -> Iterator[Callable[..., Watched]]:
     def open_(phone: bool = False) -> Watched:
         ctx = browser.new_context(viewport=PHONE if phone else DESKTOP, device_scale_factor=1,
                                   is_mobile=phone, has_touch=phone, base_url=url)
-        ctx.set_default_timeout(30_000)
+        ctx.set_default_timeout(60_000)  # a margin for a busy machine: a full run puts 4 workers on 2 cores
         contexts.append(ctx)
         return Watched(ctx.new_page(), url)
 
