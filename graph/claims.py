@@ -35,7 +35,6 @@ only its direction.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -241,58 +240,6 @@ def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bo
     # named POSIX_ME_HARDER" (the sentence saying so names POSIXLY_CORRECT); a title page's affiliation for the
     # funding agency of the work it titles. One name standing with it is the answer; the others may be where
     # the sentence says it read it ("as mentioned in Appendix B: Invoking R").
-    return all(weak)
-
-
-def _value_at(value: str, statement: str) -> bool:
-    """`statement` writes `value` (a year, "3.6.0", "1,114,111") as a whole number, not inside another."""
-    return re.search(rf"(?<![\d.,]){re.escape(value)}(?!\d|[.,]\d)", statement) is not None
-
-
-# A candidate, not in CHECKS: it struck more right answers than wrong ones (evals/claims_replay.py); VALUE_REACH
-# sets its variants.
-VALUE_REACH = int(os.environ.get("VALUE_REACH", "0"))
-
-
-def value_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bool:
-    """Asked for a value or a date (or "in which version"), the sentence gives a value (a year, a number, a version) the
-    question does not, what it cites writes that value, and says what the sentence says of it in some
-    statement, yet no statement holds the value with it: "The native pipe operator |> was introduced in
-    version 4.1.0 of R [3]" citing a manual that writes 4.1.0 only as the version of a package it lists. As
-    for names (`name_apart_from_what_is_said`): a value standing only beside a few of those words (under
-    half), in a statement saying no more of them than one without it, is not given as that either. A value
-    its excerpts never write, or said in other words nowhere, the check cannot tell, and passes."""
-    reading = _read(question)
-    if reading.asks in ("yes_no", "explanation", "list", "name"):  # a value there supports the answer, it is
-        return False  # not it: "Perens took over when Murdock stepped down in March 1996" answers who
-    body = _body(sentence)
-    values = set(DIGITS.findall(body)) - set(DIGITS.findall(question))
-    values = {v.rstrip(".,") for v in values if len(v.rstrip(".,")) > 1}  # "3 packages": too common to place
-    if not values:
-        return False
-    what = stems(body) - stems(" ".join(_NAME.findall(body))) - _SAYS_NOTHING_OF_WHAT
-    what -= {w for w in what if w[0].isdigit()}
-    what = (what & reading.measure) or what or set(reading.measure)
-    if not what:
-        return False
-    said_in = statements(cited)
-    # each statement read with VALUE_REACH statements either side (a date line over the entry it dates)
-    said = [(text, stems(" ".join(said_in[max(0, i - VALUE_REACH):i + VALUE_REACH + 1])))
-            for i, text in enumerate(said_in)]
-    said += [(text, stems(text)) for text in _read_back(cited, PRONOUN.search)]
-    about = [(text, words) for text, words in said if words & what]
-    if not about:
-        return False
-    weak = []
-    for value in values:
-        if not any(_value_at(value, text) for text, _ in said):
-            weak.append(False)  # written nowhere (or in other words: "ten"): not this check's to say
-            continue
-        holding = max((len(words & what) for text, words in about if _value_at(value, text)), default=0)
-        if not holding:
-            return True  # written, but never with what the sentence says of it
-        others = max((len(words & what) for text, words in about if not _value_at(value, text)), default=0)
-        weak.append(2 * holding < len(what) and holding <= others)
     return all(weak)
 
 
