@@ -23,8 +23,8 @@ _POINTER_WORDS = frozenset({"this", "that", "these", "the", "information", "data
                             "sources", "as", "document", "documents", "page", "pages", "excerpt", "excerpts", "answer",
                             "correct", "relevant", "which", "rests", "rest", "based", "quoted", "taken", "drawn",
                             "comes", "come", "derived", "supported", "confirmed", "appears", "appear", "seen"})
-_POINTER = re.compile(
-    r"(?:(?<=^)|(?<=[.!?]))\s*([^.!?]*?((?:(?:[\s,]*|\s+and\s+)\[\d+(?:,\s*\d+)*\])+)[^.!?\[]*[.!?]?)(?=\s|$)")
+_POINTER = re.compile(  # after a stop and a space: a version's or a decimal's point ("Grace-5.1.25") ends nothing
+    r"(?:(?<=^)|(?<=[.!?])(?=\s))\s*([^.!?]*?((?:(?:[\s,]*|\s+and\s+)\[\d+(?:,\s*\d+)*\])+)[^.!?\[]*[.!?]?)(?=\s|$)")
 
 
 def _pointers_merged(answer: str) -> str:

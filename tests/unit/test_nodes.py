@@ -175,6 +175,11 @@ def test_route_counts_rounds_and_stops() -> None:
     ('It suggests "EPL". This is stated in excerpt [3], which states: “The licence is free. We recommend it for '
      'manuals.”', 'It suggests "EPL" [3].'),
     ('The FAQ says "It is free. It is short." [1]', 'The FAQ says "It is free. It is short." [1]'),  # its own quote
+    # a version's or a decimal's point ends no sentence: "25 is [1]" is no pointer sentence after "Grace-5.1."
+    # (held-back genre batch 10's h10-date-01 became "... for Grace-5.1 [1]. 15.02.2015.")
+    ("The date printed on the guide for Grace-5.1.25 is [1] 15.02.2015.",
+     "The date printed on the guide for Grace-5.1.25 is [1] 15.02.2015."),
+    ("Its width is 2.5 [1] inches.", "Its width is 2.5 [1] inches."),
 ])
 def test_a_sentence_that_only_points_at_a_source_gives_its_citation_to_the_claim(answer: str, cleaned: str) -> None:
     from graph.mechanics import without_mechanics
