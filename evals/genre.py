@@ -81,7 +81,7 @@ def contains(answer: str, phrase: str, *, stem: bool = False) -> bool:
 
 
 _MONTH_YEAR = re.compile(rf"\b{_MONTH},?\s+(\d{{4}})\b", re.I)
-_YEAR = re.compile(r"(?<![\d.-])(1[89]\d\d|20\d\d)(?![\d.-])")
+_YEAR = re.compile(r"(?<![\d.-])(1\d\d\d|20\d\d)(?![\d.-])")  # 1000 to 2099: a calendar's history too
 
 
 def dates(text: str) -> set[str]:

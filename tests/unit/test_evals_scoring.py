@@ -236,3 +236,6 @@ def test_the_genre_scorer_reads_a_date_as_precisely_as_its_accept_asks() -> None
     assert not right(month, "It was released in October 1991 [1].")
     # a whole date asked: the year alone, or another day, is not it
     assert right(day, "On November 3, 2021 [1].") and not right(day, "In November 2021 [1].")
+    # a year before 1800 is a year (held-back genre batch 10's "1583" for Scaliger's day count was scored wrong)
+    assert right({"kind": "date", "accept": ["1583"]}, "Scaliger introduced it in 1583 [1].")
+    assert not right({"kind": "date", "accept": ["1583"]}, "Scaliger introduced it in 1582 [1].")
