@@ -23,8 +23,11 @@ _POINTER_WORDS = frozenset({"this", "that", "these", "the", "information", "data
                             "sources", "as", "document", "documents", "page", "pages", "excerpt", "excerpts", "answer",
                             "correct", "relevant", "which", "rests", "rest", "based", "quoted", "taken", "drawn",
                             "comes", "come", "derived", "supported", "confirmed", "appears", "appear", "seen"})
-_POINTER = re.compile(  # after a stop and a space: a version's or a decimal's point ("Grace-5.1.25") ends nothing
-    r"(?:(?<=^)|(?<=[.!?])(?=\s))\s*([^.!?]*?((?:(?:[\s,]*|\s+and\s+)\[\d+(?:,\s*\d+)*\])+)[^.!?\[]*[.!?]?)(?=\s|$)")
+# ... after a stop and a space (a version's or a decimal's point, "Grace-5.1.25", ends nothing) to the sentence's
+# own end ("... at line 10.3."): never cut out of a longer sentence
+_POINTER = re.compile(
+    r"(?:(?<=^)|(?<=[.!?])(?=\s))\s*((?:[^.!?]|[.!?](?=\S))*?((?:(?:[\s,]*|\s+and\s+)\[\d+(?:,\s*\d+)*\])+)"
+    r"(?:[^.!?\[]|[.!?](?=[^\s\[]))*(?:[.!?]|$))(?=\s|$)")
 
 
 def _pointers_merged(answer: str) -> str:
@@ -61,6 +64,9 @@ def opens_no_pointer(begun: str) -> bool:
     return any(w not in _POINTER_WORDS and w not in _TALK_WORDS for w in letter_words(head.lower()))
 
 
+_CLAUSE_END = re.compile(r",|\swhich\s|[\"“]")
+
+
 def _with_marks(sentence: str, marks: list[str]) -> str:
     return before_stop(sentence, "".join(marks)) if marks else sentence
 
@@ -93,7 +99,8 @@ def without_mechanics(answer: str) -> str:
         talk = [m.group(0) for m in EXCERPT_TALK.finditer(sentence)]
         cleaned = EXCERPT_TALK.sub("", sentence)
         markers = [x.group(0) for t in talk for x in MARK.finditer(t)]
-        head = letter_words(MARK.sub("", cleaned.split(",")[0]).lower())
+        # the first clause: up to a comma, "which" or a quotation ("... [2] which states \"...\"")
+        head = letter_words(MARK.sub("", _CLAUSE_END.split(cleaned, maxsplit=1)[0]).lower())
         if talk and pieces and head and all(w in _POINTER_WORDS for w in head):
             # "This is stated in excerpt [1], which describes ...": where, and more of the excerpt
             markers += [x.group(0) for x in MARK.finditer(cleaned)]

@@ -57,7 +57,9 @@ MAX_RESTATED_DECIMALS = 3
 # "$540 thousand" for 540 million becomes "$540 million", not "$540,000 thousand".
 MAX_RESTATED_WHOLE = 10_000
 _END = re.compile(r"[.!?]+(?:\s*\[\d+(?:\s*,\s*\d+)*\])*(?=\s|$)|\n+")
-_ABBREVIATION = re.compile(r"(?:\b(?:U\.S|U\.K|Inc|Co|Corp|Ltd|No|vs|e\.g|i\.e|approx|Jr|Sr|St|Mr|Ms|Dr)|\b[A-Z])$")
+# before a point that ends no sentence: a title, an initial, letters with points between ("U.S", "e.g", "a.k.a")
+_ABBREVIATION = re.compile(r"(?:\b(?:Inc|Co|Corp|Ltd|No|vs|approx|Jr|Sr|St|Mr|Ms|Dr)|\b[A-Z]"
+                           r"|\b(?:[A-Za-z]\.)+[A-Za-z])$")
 # What a sentence says about its figure, not which thing it is: markers and years name no row.
 _NOT_NAMING = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]|\b(?:fy)?(?:19|20)\d\d\b", re.I)
 # Words a sentence states a figure with ("Amcor had 109 ...", "... per user"): they say nothing of what it is.

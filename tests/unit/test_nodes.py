@@ -180,6 +180,14 @@ def test_route_counts_rounds_and_stops() -> None:
     ("The date printed on the guide for Grace-5.1.25 is [1] 15.02.2015.",
      "The date printed on the guide for Grace-5.1.25 is [1] 15.02.2015."),
     ("Its width is 2.5 [1] inches.", "Its width is 2.5 [1] inches."),
+    # a pointer with a quotation after it gives its marker to the claim, "a.k.a." ends no sentence, and no pointer
+    # is cut out of the middle of a sentence (batch 10's h10-name-01 read "This can be which states \"Grace is
+    # derived from Xmgr (a.k.a [2]. ACE/gr) ...\"", its claim struck for citing nothing)
+    ('Paul Turner originally wrote Xmgr. This can be seen in the excerpt [2] which states "Grace is derived from '
+     'Xmgr (a.k.a. ACE/gr), originally written by Paul Turner."', "Paul Turner originally wrote Xmgr [2]."),
+    ("Xmgr (a.k.a. ACE/gr) was written by Paul Turner [2].", "Xmgr (a.k.a. ACE/gr) was written by Paul Turner [2]."),
+    ("The steward is the Mozilla Foundation. This is stated in [1] at line 10.3.",
+     "The steward is the Mozilla Foundation [1]."),
 ])
 def test_a_sentence_that_only_points_at_a_source_gives_its_citation_to_the_claim(answer: str, cleaned: str) -> None:
     from graph.mechanics import without_mechanics
