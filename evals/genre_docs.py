@@ -3,15 +3,16 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Twenty documents (a standard, a history report, three manuals, a constitution, a licence, a
+Twenty-two documents (a standard, a history report, three manuals, a constitution, a licence, a
 specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck,
 protocol conventions, a HOWTO, a command reference (man page), a design document, a desktop
-application's user's guide, a glossary; the FAQ and the third manual added with held-back batch 5,
-the paper and the style guide with batch 6, the tutorial and the slide deck with batch 7, the
-protocol conventions (ICCCM) and the HOWTO (Python's Unicode HOWTO) with batch 8, the command
-reference (bash(1)) and the design document (Git's hash function transition) with batch 9, the
-user's guide (Grace, the xmgrace plotting program) and the glossary (PostgreSQL 15's) with batch
-10), each one file of a Debian
+application's user's guide, a glossary, a language definition, a limits reference; the FAQ and the
+third manual added with held-back batch 5, the paper and the style guide with batch 6, the tutorial
+and the slide deck with batch 7, the protocol conventions (ICCCM) and the HOWTO (Python's Unicode
+HOWTO) with batch 8, the command reference (bash(1)) and the design document (Git's hash function
+transition) with batch 9, the user's guide (Grace, the xmgrace plotting program) and the glossary
+(PostgreSQL 15's) with batch 10, the language definition (the R Language Definition) and the limits
+reference (SQLite's "Limits In SQLite" page) with batch 11), each one file of a Debian
 bookworm package, all under licences that allow redistribution (recorded below, from the
 package's copyright file). Each is taken from the package's .deb (`apt-get download PKG=VERSION`, no
 root; `dpkg-deb -x`), or from the installed file when it is the same bytes, gunzipped where the
@@ -132,6 +133,18 @@ DOCS = (
         "4bdd08559c8890565ec909c1312c7e61ca68c5e6bc3334f112baeea88b097670",
         "PostgreSQL License (BSD/MIT-style permission to use, copy, modify and distribute; PostgreSQL "
         "Global Development Group, The Regents of the University of California)"),
+    Doc("R-lang.pdf",
+        "language definition (R Language Definition, the programmers' reference manual of the R language, "
+        "for R 4.2.2 Patched 2022-11-10, 69 pages; batch 11)",
+        "r-doc-pdf", "4.2.2.20221110-2", "usr/share/R/doc/manual/R-lang.pdf",
+        "4a6120ba505021d7c208078b575fe3f5d5dc91636dcf17de8a4208adda90d7dc",
+        "verbatim and modified copies allowed with the permission notice (R Core Team); package GPL-2"),
+    Doc("sqlite-limits.html",
+        "limits reference (Limits In SQLite: the implementation limits, their defaults, hard bounds and "
+        "compile-time and run-time settings, SQLite 3.40.1 documentation, one HTML page; batch 11)",
+        "sqlite3-doc", "3.40.1-2+deb12u2", "usr/share/doc/sqlite3/limits.html",
+        "c8ce36be3280ea10a22db68a99643f5b7eaa0f7064685f301e04b734f4b20cac",
+        "public domain (D. Richard Hipp)"),
 )
 
 
