@@ -30,6 +30,17 @@ _POINTER = re.compile(
     r"(?:[^.!?\[]|[.!?](?=[^\s\[]))*(?:[.!?]|$))(?=\s|$)")
 
 
+_DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
+
+
+def _only_points(words: list[str]) -> bool:
+    """Words that only say where something is written: pointer words, after "this" and the one word it names
+    ("This nickname is mentioned in [1].", "This version is listed in [3].")."""
+    if words[0] in _DEMONSTRATIVES and len(words) > 2:
+        words = words[2:]
+    return all(w in _POINTER_WORDS for w in words)
+
+
 def _pointers_merged(answer: str) -> str:
     """Each pointer sentence removed, its citations given to the sentence before it, which is
     the claim it points for: the claim is then checked against what it cites."""
@@ -37,7 +48,7 @@ def _pointers_merged(answer: str) -> str:
     for m in reversed(list(_POINTER.finditer(answer))):
         words = letter_words(MARK.sub("", m.group(1)).lower())
         before = out[:m.start()].rstrip()
-        if not words or not all(w in _POINTER_WORDS for w in words) or not before:
+        if not words or not _only_points(words) or not before:
             continue
         end = len(before) - 1 if before[-1] in ".!?" else len(before)
         claim = before[before.rfind(".", 0, end) + 1:]  # the sentence it points for: its markers need no repeat
@@ -93,7 +104,7 @@ def without_mechanics(answer: str) -> str:
             quoting = not _closes_quote(sentence)
             continue
         words = letter_words(sentence.lower())
-        if words and not MARK.search(sentence) and all(w in _POINTER_WORDS for w in words):
+        if words and not MARK.search(sentence) and _only_points(words):
             quoting = _opens_quote(sentence)
             continue  # "This information is found in the excerpt.": where, citing nothing
         talk = [m.group(0) for m in EXCERPT_TALK.finditer(sentence)]
@@ -101,7 +112,7 @@ def without_mechanics(answer: str) -> str:
         markers = [x.group(0) for t in talk for x in MARK.finditer(t)]
         # the first clause: up to a comma, "which" or a quotation ("... [2] which states \"...\"")
         head = letter_words(MARK.sub("", _CLAUSE_END.split(cleaned, maxsplit=1)[0]).lower())
-        if talk and pieces and head and all(w in _POINTER_WORDS for w in head):
+        if talk and pieces and head and _only_points(head):
             # "This is stated in excerpt [1], which describes ...": where, and more of the excerpt
             markers += [x.group(0) for x in MARK.finditer(cleaned)]
             pieces[-1] = _with_marks(pieces[-1], [x for x in dict.fromkeys(markers) if x not in pieces[-1]])

@@ -14,7 +14,8 @@ the wrong kind of percent ("1.5%" for 1.5 percentage points) or rounded too coar
 billion" for $1.5 billion) is replaced by that figure, correctly scaled; otherwise its sentence is
 dropped. Candidates are taken from the facts first, then the calculation, then the excerpts the
 sentence cites, then the other excerpts; two different candidates at the same rank are no repair.
-An answer whose figures all fail, or that has nothing left, becomes the refusal.
+A sentence that refers back to a dropped one ("This version is the latest ...") is dropped with it. An
+answer whose figures all fail, or that has nothing left, becomes the refusal.
 
 Small bare integers ("3 segments", "December 31") are not checked: they rarely identify a fact,
 and a sentence would be dropped for writing "three" as "3". In the answer to a question asking for
@@ -46,7 +47,16 @@ from graph.figures import (
     same_figure,
     states,
 )
-from lexicon import DIGITS, PER_SHARE_AFTER, SCALE_WORDS, UNIT_WORDS, contrasted, letter_words, without_source
+from lexicon import (
+    DIGITS,
+    PER_SHARE_AFTER,
+    REFERS_BACK,
+    SCALE_WORDS,
+    UNIT_WORDS,
+    contrasted,
+    letter_words,
+    without_source,
+)
 
 Status = Literal["fact", "calculation", "excerpt", "question", "unsupported"]
 _RESCALES = (1e3, 1e6, 1e9, 1e-3, 1e-6, 1e-9)
@@ -103,7 +113,7 @@ class VerifyReport(BaseModel):
     verified: bool = Field(description="every figure was supported as written: nothing replaced or dropped")
     refused: bool
     figures: list[FigureCheck]
-    dropped: list[str] = Field(description="sentences removed for an unsupported figure")
+    dropped: list[str] = Field(description="sentences removed for an unsupported figure, or resting on one so removed")
     claims: list[dict[str, str]] = Field(default_factory=list,
                                          description="sentences the claim check removed, each with the check it "
                                                      "failed (graph/claims.py)")
@@ -305,7 +315,8 @@ def verify(answer: str, *, refusal: str, facts: Sequence[Fact] = (), excerpts: S
     checks: list[FigureCheck] = []
     kept: list[str] = []
     dropped: list[str] = []
-    for i, (start, end) in enumerate(sentences(answer)):
+    spans = sentences(answer)
+    for i, (start, end) in enumerate(spans):
         sentence = answer[start:end]
         cited = set(marked(sentence))
         # an excerpt's figure supports a sentence that names what its line is about (`names_its_line`)
@@ -331,7 +342,10 @@ def verify(answer: str, *, refusal: str, facts: Sequence[Fact] = (), excerpts: S
             if support is not None:
                 check.fact, check.excerpt, check.held = support.fact, support.excerpt, support.shown
             ours.append(check)
-        if failed:
+        # a sentence that refers back ("This version is the latest ...") rests on the one before: dropped with it
+        rests_on_dropped = bool(dropped) and i > 0 and dropped[-1] == answer[slice(*spans[i - 1])].strip() \
+            and REFERS_BACK.match(MARK.sub("", sentence)) is not None
+        if failed or rests_on_dropped:
             for check in ours:
                 check.action = "dropped"
             dropped.append(sentence.strip())

@@ -220,3 +220,16 @@ def test_a_figure_glued_to_its_unit_is_checked_like_any_other() -> None:
     held = verify(answer, refusal="REFUSED", question=question,
                   excerpts=[Source(n=2, text="The /var partition should be at least 100 MB in size.")])
     assert held.answer == answer
+
+
+def test_a_sentence_that_refers_back_to_a_dropped_one_goes_with_it() -> None:
+    # held-back genre batch 11's h11-oos-10: "... is Unicode 13.0." dropped, "This version is mentioned in [3] and is
+    # the latest version ..." was left standing alone, saying of nothing what it said
+    report = check("Subscription revenue was $999 million [2]. This figure was the highest of the three years [2].")
+    assert report.refused and report.dropped == ["Subscription revenue was $999 million [2].",
+                                                 "This figure was the highest of the three years [2]."]
+    kept = check("Subscription revenue was $999 million [2]. Total revenues were $1,693.954 million [1].")
+    assert kept.answer == "Total revenues were $1,693.954 million [1]."  # another statement stands on its own
+    after_kept = check("Subscription revenue was $612 million [2]. This subscription revenue was $540 million a year "
+                       "before [2].")
+    assert after_kept.verified and not after_kept.dropped
