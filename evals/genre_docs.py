@@ -3,22 +3,23 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Twenty-two documents (a standard, a history report, three manuals, a constitution, a licence, a
+Twenty-four documents (a standard, a history report, three manuals, a constitution, a licence, a
 specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck,
 protocol conventions, a HOWTO, a command reference (man page), a design document, a desktop
-application's user's guide, a glossary, a language definition, a limits reference; the FAQ and the
-third manual added with held-back batch 5, the paper and the style guide with batch 6, the tutorial
-and the slide deck with batch 7, the protocol conventions (ICCCM) and the HOWTO (Python's Unicode
-HOWTO) with batch 8, the command reference (bash(1)) and the design document (Git's hash function
-transition) with batch 9, the user's guide (Grace, the xmgrace plotting program) and the glossary
-(PostgreSQL 15's) with batch 10, the language definition (the R Language Definition) and the limits
-reference (SQLite's "Limits In SQLite" page) with batch 11), each one file of a Debian
-bookworm package, all under licences that allow redistribution (recorded below, from the
-package's copyright file). Each is taken from the package's .deb (`apt-get download PKG=VERSION`, no
-root; `dpkg-deb -x`), or from the installed file when it is the same bytes, gunzipped where the
-package ships it compressed, given the name below and checked against its sha256: a different file
-stops the script. Then `thotqen ingest` ingests them all for --user. Nothing is committed but this
-list.
+application's user's guide, a glossary, a language definition, a limits reference, a gallery of
+worked examples, a comparison document; the FAQ and the third manual added with held-back batch 5,
+the paper and the style guide with batch 6, the tutorial and the slide deck with batch 7, the
+protocol conventions (ICCCM) and the HOWTO (Python's Unicode HOWTO) with batch 8, the command
+reference (bash(1)) and the design document (Git's hash function transition) with batch 9, the
+user's guide (Grace, the xmgrace plotting program) and the glossary (PostgreSQL 15's) with batch 10,
+the language definition (the R Language Definition) and the limits reference (SQLite's "Limits In
+SQLite" page) with batch 11, the gallery (The xtable Gallery, R's xtable package) and the comparison
+document (Vim's "Differences between Vim and Vi") with batch 12), each one file of a Debian bookworm
+package, all under licences that allow redistribution (recorded below, from the package's copyright
+file). Each is taken from the package's .deb (`apt-get download PKG=VERSION`, no root; `dpkg-deb
+-x`), or from the installed file when it is the same bytes, gunzipped where the package ships it
+compressed, given the name below and checked against its sha256: a different file stops the script.
+Then `thotqen ingest` ingests them all for --user. Nothing is committed but this list.
 """
 
 from __future__ import annotations
@@ -145,6 +146,18 @@ DOCS = (
         "sqlite3-doc", "3.40.1-2+deb12u2", "usr/share/doc/sqlite3/limits.html",
         "c8ce36be3280ea10a22db68a99643f5b7eaa0f7064685f301e04b734f4b20cac",
         "public domain (D. Richard Hipp)"),
+    Doc("xtable-gallery.pdf",
+        "gallery of worked examples, a cookbook (The xtable Gallery: tables made with the R package xtable "
+        "1.8-4 and the code that makes them, Jonathan Swinton and others, April 21, 2019, 29 pages; batch 12)",
+        "r-cran-xtable", "1:1.8-4-2", "usr/lib/R/site-library/xtable/doc/xtableGallery.pdf",
+        "151023b27c2279437ed721b09d9e97920d332a099b8a138fea0a5529006caed4",
+        "GPL-2 (David B. Dahl)"),
+    Doc("vim-vi-differences.txt",
+        "comparison document (Differences between Vim and Vi, vi_diff.txt of the Vim 9.0 reference manual, "
+        "last change 2022 Apr 03, plain text; batch 12)",
+        "vim-runtime", "2:9.0.1378-2+deb12u2", "usr/share/vim/vim90/doc/vi_diff.txt",
+        "2ec06d2ad3a58f4094c9009bcb70e2d2ebfe94648a91f1dcda4460774e66b4ba",
+        "OPL-1+, no license options exercised (Open Publication License; Bram Moolenaar)"),
 )
 
 
