@@ -442,7 +442,8 @@ YES_FIRST = re.compile(r"^\W*yes\b[\s,.;:!-]*", re.I)
 # Words that point to a person or a thing named before: a sentence holding one is read with the one before it.
 PRONOUNS = ("he", "she", "his", "her", "him", "they", "their", "them")
 PRONOUN = re.compile(rf"\b(?:{'|'.join(PRONOUNS)})\b", re.I)
-REFERS_BACK = re.compile(r"^\W*(?:this|these|that|those|it|they|he|she|such)\b", re.I)  # as a sentence's first word
+DEMONSTRATIVES = ("this", "these", "that", "those")
+REFERS_BACK = re.compile(rf"^\W*(?:{'|'.join(DEMONSTRATIVES)}|it|they|he|she|such)\b", re.I)  # as a first word
 # An answer's talk of its own making ("as stated in the first excerpt [1]", "Excerpt 2 shows that").
 _NTH = r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|provided|given|above|same)"
 EXCERPT_TALK = re.compile(

@@ -22,30 +22,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.common import load_jsonl, write_result
+from evals.common import load_jsonl, states_before_choose, write_result
 
 
 def probe(rows: list[dict], user: str, before_search: bool = False) -> list[dict]:
-    import cli
-    from graph.builder import graph
     from graph.claims import denied_by_evidence
     from graph.grounding import figure_in_prose
     from graph.nodes.generate import shown_excerpts
     from graph.reading import read
-    from graph.stream import run_config, run_context
-    from runtime import build_runtime
 
-    rt = build_runtime()
-    cli._embedder(rt)
-    owner = cli._user_id(rt.database, argparse.Namespace(user=user, web_account=False))
-    config = run_config(owner_id=owner, user=user, run_name="before_choose")
     out = []
-    for row in rows:
-        state: dict = {}
-        for state in graph.stream({"question": row["question"]}, config, context=run_context(rt, config),
-                                  stream_mode="values"):
-            if "compute" in (state.get("route") or []) or (before_search and "retrieve" in state.get("route", [])):
-                break  # the graph stops before choose: no model call
+    states = states_before_choose([r["question"] for r in rows], user, "before_choose", before_search=before_search)
+    for row, state in zip(rows, states, strict=True):
         excerpts, _ = shown_excerpts(state)
         reading = read(row["question"])
         denial = denied_by_evidence(reading, {n: str(e.get("text") or "") for n, e in enumerate(excerpts, 1)})

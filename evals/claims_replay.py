@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.claims_ablation import outcome
-from evals.common import RESULTS, load_jsonl, write_result
+from evals.common import RESULTS, load_jsonl, states_before_choose, write_result
 from evals.genre import DATA
 
 ROWS = ("genre_after_reading", "genre_yesno_tuned_final", "genre_holdout_1", "genre_holdout_2", "genre_holdout_3",
@@ -33,26 +33,10 @@ ROWS = ("genre_after_reading", "genre_yesno_tuned_final", "genre_holdout_1", "ge
 
 def excerpt_texts(questions: list[str], user: str) -> list[dict[int, str]]:
     """The excerpts the model would be shown for each question, by [n]: the graph run up to compute."""
-    import cli
-    from graph.builder import graph
     from graph.nodes.generate import shown_excerpts
-    from graph.stream import run_config, run_context
-    from runtime import build_runtime
 
-    rt = build_runtime()
-    cli._embedder(rt)
-    owner = cli._user_id(rt.database, argparse.Namespace(user=user, web_account=False))
-    config = run_config(owner_id=owner, user=user, run_name="claims_replay")
-    out = []
-    for question in questions:
-        state: dict = {}
-        for state in graph.stream({"question": question}, config, context=run_context(rt, config),
-                                  stream_mode="values"):
-            if "compute" in (state.get("route") or []):
-                break  # before choose: no model call
-        excerpts, _ = shown_excerpts(state)
-        out.append({n: str(e.get("text") or "") for n, e in enumerate(excerpts, 1)})
-    return out
+    return [{n: str(e.get("text") or "") for n, e in enumerate(shown_excerpts(state)[0], 1)}
+            for state in states_before_choose(questions, user, "claims_replay")]
 
 
 def main() -> int:

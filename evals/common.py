@@ -3,6 +3,7 @@ file of a run over questions, and the eval's runtime."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import uuid
+    from collections.abc import Iterator
 
     from runtime import Runtime
 
@@ -102,6 +104,29 @@ def eval_runtime(home: Path | None = None) -> Runtime:
     from settings import Settings
 
     return build_runtime(Settings())
+
+
+def states_before_choose(questions: list[str], user: str, run_name: str, *,
+                         before_search: bool = False) -> Iterator[dict]:
+    """Each question's graph state, the graph run for `user` up to compute, before choose, so no node calls a
+    model (with the embedded local model first and HyDE off); `before_search`: only up to the search."""
+    import cli
+    from graph.builder import graph
+    from graph.stream import run_config, run_context
+    from runtime import build_runtime
+
+    rt = build_runtime()
+    cli._embedder(rt)
+    owner = cli._user_id(rt.database, argparse.Namespace(user=user, web_account=False))
+    config = run_config(owner_id=owner, user=user, run_name=run_name)
+    for question in questions:
+        state: dict = {}
+        for state in graph.stream({"question": question}, config, context=run_context(rt, config),
+                                  stream_mode="values"):
+            route = state.get("route") or []
+            if "compute" in route or (before_search and "retrieve" in route):
+                break
+        yield state
 
 
 def bench_user(runtime: Runtime, user: str, *, create_user: bool = True) -> tuple[int | None, dict[str, uuid.UUID]]:

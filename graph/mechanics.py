@@ -9,7 +9,7 @@ import re
 
 from graph.citations import MARK, before_stop
 from graph.verify import sentences
-from lexicon import EXCERPT_TALK, letter_words
+from lexicon import DEMONSTRATIVES, EXCERPT_TALK, letter_words
 
 # A sentence that only says where something is written ("This information is found in [1].")
 _POINTER_WORDS = frozenset({"this", "that", "these", "the", "information", "data", "figure", "figures", "it", "is",
@@ -30,13 +30,10 @@ _POINTER = re.compile(
     r"(?:[^.!?\[]|[.!?](?=[^\s\[]))*(?:[.!?]|$))(?=\s|$)")
 
 
-_DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
-
-
 def _only_points(words: list[str]) -> bool:
     """Words that only say where something is written: pointer words, after "this" and the one word it names
     ("This nickname is mentioned in [1].", "This version is listed in [3].")."""
-    if words[0] in _DEMONSTRATIVES and len(words) > 2:
+    if words[0] in DEMONSTRATIVES and len(words) > 2:
         words = words[2:]
     return all(w in _POINTER_WORDS for w in words)
 
@@ -72,7 +69,10 @@ def opens_no_pointer(begun: str) -> bool:
     head = MARK.sub(" ", begun.split(",", 1)[0])
     if "," not in begun:
         head = re.sub(r"[A-Za-z]+$", "", head)  # the last word may still grow ("Thi" -> "This")
-    return any(w not in _POINTER_WORDS and w not in _TALK_WORDS for w in letter_words(head.lower()))
+    words = letter_words(head.lower())
+    if words and words[0] in DEMONSTRATIVES:
+        words = words[2:]  # the word "this" names may open a pointer too (`_only_points`: "This nickname is ...")
+    return any(w not in _POINTER_WORDS and w not in _TALK_WORDS for w in words)
 
 
 _CLAUSE_END = re.compile(r",|\swhich\s|[\"“]")

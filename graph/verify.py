@@ -315,8 +315,8 @@ def verify(answer: str, *, refusal: str, facts: Sequence[Fact] = (), excerpts: S
     checks: list[FigureCheck] = []
     kept: list[str] = []
     dropped: list[str] = []
-    spans = sentences(answer)
-    for i, (start, end) in enumerate(spans):
+    last_dropped = False
+    for i, (start, end) in enumerate(sentences(answer)):
         sentence = answer[start:end]
         cited = set(marked(sentence))
         # an excerpt's figure supports a sentence that names what its line is about (`names_its_line`)
@@ -343,9 +343,8 @@ def verify(answer: str, *, refusal: str, facts: Sequence[Fact] = (), excerpts: S
                 check.fact, check.excerpt, check.held = support.fact, support.excerpt, support.shown
             ours.append(check)
         # a sentence that refers back ("This version is the latest ...") rests on the one before: dropped with it
-        rests_on_dropped = bool(dropped) and i > 0 and dropped[-1] == answer[slice(*spans[i - 1])].strip() \
-            and REFERS_BACK.match(MARK.sub("", sentence)) is not None
-        if failed or rests_on_dropped:
+        last_dropped = failed or (last_dropped and REFERS_BACK.match(MARK.sub("", sentence)) is not None)
+        if last_dropped:
             for check in ours:
                 check.action = "dropped"
             dropped.append(sentence.strip())

@@ -230,6 +230,8 @@ def test_a_one_word_name_of_the_question_names_no_row() -> None:
     ("This is shown in the last excerpt [2], which", False),  # a first clause of talk of excerpts only
     ("Per the excerpt ", False),
     ("As stated in excerpt [1], revenue ", False),
+    ("This nickname is mentioned ", False),  # "this" and the word it names open a pointer too
+    ("This nickname was coined ", True),
 ])
 def test_a_begun_sentence_that_cannot_change_the_one_before(begun: str, final: bool) -> None:
     from graph.mechanics import opens_no_pointer, without_mechanics
