@@ -58,6 +58,7 @@ from settings import Settings  # noqa: E402
 
 LIGHT = ("/api/auth/me", "/api/documents")
 VICTIM_ADDRESS = "127.0.0.2"
+SCRAPER_ADDRESS = "127.0.0.3"
 
 
 def attacker_address(i: int) -> str:
@@ -124,7 +125,12 @@ def served(api: str) -> dict[str, dict[str, float]]:
     """The server's own count of the light routes' requests (its /metrics histogram, the time from the
     app receiving a request to its response; the issue-41 attacks send none of these routes): per
     route, requests at or under each bucket's bound (seconds), the count and the sum of seconds."""
-    text = httpx.get(f"{api}/metrics", timeout=30).text
+    # from an address of its own, as Prometheus scrapes from its host: 127.0.0.1's connections are the
+    # half-open attack's, which its cap (CONNECTIONS_PER_ADDRESS) refuses once it holds them all
+    with httpx.Client(timeout=30, transport=httpx.HTTPTransport(local_address=SCRAPER_ADDRESS)) as c:
+        res = c.get(f"{api}/metrics")
+    res.raise_for_status()
+    text = res.text
     out: dict[str, dict[str, float]] = {path: {} for path in LIGHT}
     for line in text.splitlines():
         if not line.startswith("thotqen_http_request_duration_seconds") or 'method="GET"' not in line:
@@ -426,6 +432,9 @@ def main() -> int:
                         help="the bound: each light request's burst p95 within this many times its idle p95")
     parser.add_argument("--kinds", default=",".join(KINDS),
                         help=f"the attacks to run (default: {','.join(KINDS)}; issue 41's: {','.join(ISSUE_41)})")
+    parser.add_argument("--attack-nice", type=int, default=0,
+                        help="the attack process's niceness (19: its own client work, which stands for other "
+                             "machines, takes a core only when the server, Postgres and the victim leave one)")
     parser.add_argument("--attack", nargs=4, metavar=("SEED", "API", "SECONDS", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.attack:
@@ -437,6 +446,7 @@ def main() -> int:
     port = free_port()
     api = f"http://127.0.0.1:{port}"
     env = subprocess_env(fake, str(workdir / "home"))  # every bound at its default
+    env["METRICS_ALLOW_IPS"] = f"127.0.0.1,{SCRAPER_ADDRESS},::1"
     log = (workdir / "server.log").open("w")
     load_before = os.getloadavg()
     server = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
@@ -461,7 +471,8 @@ def main() -> int:
         idle_rss = max(sampler.samples) if sampler.samples else rss_mb(server.pid)
         out = workdir / "attack.json"
         attacker = subprocess.Popen([sys.executable, __file__, "--attack", str(seed_file), api,
-                                     str(args.burst + 5), str(out), "--kinds", args.kinds], cwd=ROOT, env=env)
+                                     str(args.burst + 5), str(out), "--kinds", args.kinds], cwd=ROOT, env=env,
+                                    preexec_fn=(lambda: os.nice(args.attack_nice)) if args.attack_nice else None)
         time.sleep(5)  # the attack ramps up
         load_during = os.getloadavg()
         cpu_before, served_before = cpu_s(server.pid, attacker.pid), served(api)
@@ -498,7 +509,7 @@ def main() -> int:
               "holds": sampler.peak <= args.ceiling_mb}
     payload = {"routes": routes, "memory": memory, "attack": dict(sorted(attack_statuses.items())),
                "victim_errors": {"idle": int(idle["errors"][0]), "burst": int(burst["errors"][0])},
-               "idle_s": args.idle, "burst_s": args.burst, "attackers": args.attackers,
+               "idle_s": args.idle, "burst_s": args.burst, "attackers": args.attackers, "attack_nice": args.attack_nice,
                "load_average": {"before": [round(x, 2) for x in load_before],
                                 "during": [round(x, 2) for x in load_during]},
                "cpu_s_during_burst": {k: round(cpu_after[k] - cpu_before[k], 1) for k in cpu_before},
@@ -537,7 +548,8 @@ def main() -> int:
     lines += ["", f"{args.attackers} attacking accounts, {args.idle:.0f} s idle, {args.burst:.0f} s burst, every "
               f"setting at its default, one uvicorn process, embedded Postgres; the model is a fake "
               f"OpenAI-compatible server answering at once; the attack runs in a process of its own on the same "
-              f"{os.cpu_count()} cores. Load average (1, 5, 15 min) before: {payload['load_average']['before']}, "
+              f"{os.cpu_count()} cores (niceness {args.attack_nice}). Load average (1, 5, 15 min) before: "
+              f"{payload['load_average']['before']}, "
               f"during: {payload['load_average']['during']} (the machine is shared with other sessions)."]
     md = "\n".join(lines) + "\n"
     write_result(args.name, payload, md)
