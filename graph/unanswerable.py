@@ -3,8 +3,11 @@
 Two checks on what the question names, against the documents it would search (all the asker's,
 or those it was limited to), both in SQL through the run's shelf (graph/evidence_store.py):
 - a year: when the question names years and none of them is a period any document reports
-  (its own period, or a fiscal year one of its tables reports), the documents cannot answer
-  ("net sales for 2009" over 10-Ks of 2017-2019); nor when it names a company surely
+  (its own period, or a fiscal year one of its tables reports), nor one that a document with no
+  period of its own (a manual, a history: the years it writes are of what it tells) writes, the
+  documents cannot answer ("net sales for 2009" over 10-Ks of 2017-2019; not "Becker, Chambers
+  and Wilks's 1988 book" over a language definition citing it, whatever year another document's
+  table was read as reporting); nor when it names a company surely
   (storage/document_filter.py `question_scope`) and none of that company's documents, or of those
   whose company was not read, reports them ("Contoso's 2021" beside another company's 2021);
 - a name: when the question names something surely (graph/reading.py `names_in`: a run of capitalised
@@ -22,6 +25,8 @@ Names written in capitals only ("AMCOR", "EBITDA") are not checked: acronyms of 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from graph.evidence_store import Shelf
 from graph.reading import Reading
@@ -29,6 +34,9 @@ from graph.reading import read as read_question
 from graph.scope import kept
 from graph.state import QuestionScope
 from lexicon import spelled_apart
+
+if TYPE_CHECKING:  # storage is imported where the graph runs (graph/evidence_store.py)
+    from storage.documents import Coverage
 
 # How each reason opens, before the words of the question it quotes (the years, the name).
 NO_YEAR, NO_COMPANY_YEAR, NO_NAME = ("no document reports", "no document of the company named reports",
@@ -51,6 +59,13 @@ def _mentioned(shelf: Shelf, scoped: list[uuid.UUID] | None, name: str) -> bool:
     return any(shelf.mentions(scoped, form) for form in dict.fromkeys((name, spelled_apart(name))))
 
 
+def _may_tell(shelf: Shelf, covered: Coverage, years: Sequence[int]) -> bool:
+    """Whether the documents `covered` may tell of one of `years`: one reports it, or one with no period of its
+    own writes it."""
+    return bool(set(years) & covered.years) or bool(covered.unperiodic) and any(
+        shelf.mentions(covered.unperiodic, str(year)) for year in years)
+
+
 def why_unanswerable(shelf: Shelf, question: str | Reading, scoped: list[uuid.UUID] | None,
                      read: list[QuestionScope] | None = None) -> str:
     """Why the documents (`scoped` of the shelf's, or all) cannot answer `question` (module doc); "" when
@@ -63,7 +78,7 @@ def why_unanswerable(shelf: Shelf, question: str | Reading, scoped: list[uuid.UU
     lone = [n for n in reading.lone_names if n not in names]
     if years:
         covered = shelf.coverage(scoped)
-        if covered.years and not set(years) & covered.years:
+        if covered.years and not _may_tell(shelf, covered, years):
             return f"{NO_YEAR} {', '.join(map(str, years))}"
         # a company named surely: its own filings (and those whose company was not read) must report the year
         scope = shelf.question_scope(question, scoped)
@@ -71,7 +86,7 @@ def why_unanswerable(shelf: Shelf, question: str | Reading, scoped: list[uuid.UU
             read.append(kept(scope, question, scoped))
         if scope is not None and scope.certain:
             theirs = shelf.coverage(scope.documents())
-            if theirs.years and not set(years) & theirs.years:
+            if theirs.years and not _may_tell(shelf, theirs, years):
                 return f"{NO_COMPANY_YEAR} {', '.join(map(str, years))}"
     if absent := [name for name in names if not _mentioned(shelf, scoped, name)]:
         return f"{NO_NAME} {' or '.join(absent)}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
@@ -407,6 +407,8 @@ class Coverage:
 
     years: set[int]  # each document's own period year and every fiscal year its tables report
     names: list[str]  # file names and cover companies
+    # the documents with no period of their own (not periodic reports): the years they write are of what they tell
+    unperiodic: list[uuid.UUID] = field(default_factory=list)
 
 
 def coverage(conn: psycopg.Connection, *, owner_id: Owners, document_ids: Sequence[uuid.UUID] | None) -> Coverage:
@@ -422,7 +424,8 @@ def coverage(conn: psycopg.Connection, *, owner_id: Owners, document_ids: Sequen
     years |= {row[0] for row in conn.execute(
         "select distinct fiscal_year from table_cells where owner_id = any(%s::bigint[]) and document_id = any(%s)"
         " and fiscal_year is not null", (owner_ids(owner_id), ids)).fetchall()}
-    return Coverage(years=years, names=[n for row in docs for n in (row[1], row[2]) if n])
+    return Coverage(years=years, names=[n for row in docs for n in (row[1], row[2]) if n],
+                    unperiodic=[row[0] for row in docs if not row[3] and row[4] is None])
 
 
 def mentions(conn: psycopg.Connection, *, owner_id: Owners, document_ids: Sequence[uuid.UUID] | None,

@@ -319,6 +319,24 @@ def test_a_year_the_named_company_does_not_report_is_refused_before_search(state
     assert "grade" not in model.kinds() and "answer" not in model.kinds()
 
 
+def test_a_year_a_document_with_no_period_writes_is_searched(statements, make_run, ingest, db) -> None:
+    # the statements' tables report 2021 to 2023; a manual's 1988 is no period, yet the manual tells of it
+    # (held-back genre batch 11's h11-name-04 was refused before search: 1988 was "a period no document reports")
+    from storage.documents import coverage
+
+    sub, outcome = ingest(statements, "s-language.txt",
+                          b"The New S Language by Becker, Chambers and Wilks (1988) is often called the Blue Book.\n")
+    assert outcome is not None and outcome.status == "ready", outcome
+    with db.connection() as conn:
+        covered = coverage(conn, owner_id=statements, document_ids=None)
+    assert str(sub.document_id) in {str(d) for d in covered.unperiodic} and 2023 in covered.years
+    out, _ = ask(make_run, statements, "What is the 1988 book by Becker, Chambers and Wilks often called?",
+                 "It is often called the Blue Book [1].")
+    assert "retrieve" in out["route"], out["route"]
+    out, _ = ask(make_run, statements, "What were Northwind's net sales in 1975?", "It was $4,869 million [1].")
+    assert "retrieve" not in out["route"] and out["answer"] == prompts.CANNOT_ANSWER
+
+
 def test_the_question_scope_is_read_once(statements, make_run, db, monkeypatch) -> None:
     # answerable reads which documents the question points to; the first search reuses it (graph/scope.py)
     import storage.document_filter

@@ -51,6 +51,43 @@ def test_a_question_is_refused_before_search_for_each_sure_name_no_document_ment
     assert why_unanswerable(shelf, "Why are md5 sums compared?", None) == ""
 
 
+def test_a_year_is_refused_before_search_only_when_no_document_may_tell_of_it() -> None:
+    # held-back genre batch 11's h11-name-04 ("Becker, Chambers and Wilks's 1988 book") was refused in 4 s: the
+    # xtable gallery's table had been read as reporting one fiscal year, so 1988 was "a period no document reports"
+    import uuid
+
+    from graph.unanswerable import why_unanswerable
+    from storage.documents import Coverage
+
+    manual, filing = uuid.uuid4(), uuid.uuid4()
+
+    class Shelf:  # coverage and full text as storage/documents.py reads them (on Postgres in tests/graph)
+        def __init__(self, years: set[int], unperiodic: list[uuid.UUID]) -> None:
+            self.covered = Coverage(years=years, names=[], unperiodic=unperiodic)
+            self.texts = {manual: "see becker, chambers and wilks (1988) the new s language, the blue book",
+                          filing: "awards under the 2009 Stock Incentive Plan"}
+
+        def coverage(self, scoped):
+            return self.covered
+
+        def mentions(self, scoped, phrase: str) -> bool:
+            return any(set(phrase.lower().split()) <= set(text.replace(",", " ").replace("(", " ").replace(")", " ")
+                                                          .split())
+                       for doc, text in self.texts.items() if scoped is None or doc in scoped)
+
+        def question_scope(self, question: str, scoped):
+            return None
+
+    book = "What nickname is given to the 1988 book The New S Language?"
+    assert why_unanswerable(Shelf({2019}, [manual]), book, None) == ""  # the manual writes 1988
+    assert why_unanswerable(Shelf({2019}, [manual]), book.replace("1988", "1975"), None) == "no document reports 1975"
+    # a periodic report speaks of the periods it reports: the 2009 it writes of a plan's name is no period of it
+    assert why_unanswerable(Shelf({2017, 2018, 2019}, []), "What were net sales in 2009?", None) == \
+        "no document reports 2009"
+    assert why_unanswerable(Shelf({2017, 2018, 2019}, []), "What were net sales in 2018?", None) == ""
+    assert why_unanswerable(Shelf(set(), [manual]), book.replace("1988", "1975"), None) == ""  # no period anywhere
+
+
 def test_a_reason_to_refuse_is_logged_without_the_question_words_it_quotes() -> None:
     from graph.unanswerable import without_question_words
 
