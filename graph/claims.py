@@ -12,6 +12,8 @@ test_claims.py holds them). A sentence citing excerpts fails a check when:
   of what it cites holds together: a name from one line of a list and a date from another;
 - `figure_of_another_numbered`: the question names a thing by a word and a number ("Debian 1.0"), and
   what it cites writes the sentence's figure only under that word with another number ("Debian 1.1").
+- `code_not_cited`: it gives a thing's number, a version or a code ("R 3.6.0", "Bash 5", "xtable 1.8-4"),
+  that neither what it cites nor the question writes: a release the documents never name.
 Figures are checked figure by figure by graph/verify.py. What fails is removed; what passes is kept,
 and a sentence that fails only because it cites too little ("Murdock stepped down in March 1996 and
 Perens took over [2]", the month and year in [1]) is kept citing the excerpts that hold what it says.
@@ -367,6 +369,23 @@ def figure_of_another_numbered(sentence: str, cited: str, question: str) -> bool
     return False
 
 
+# A version or code's number, which no figure check reads ("3.6.0", "1.8-4"): two points, or a point and a dash.
+_CODE_NUMBER = re.compile(r"(?<![\w.-])\d+(?:\.\d+){2,}(?![\w-])|(?<![\w.-])\d+\.\d+-\d+(?![\w-])")
+_A_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?:[A-Za-z]+\d*)?(?![\d])")
+
+
+def code_not_cited(sentence: str, cited: str, question: str) -> bool:
+    """The sentence gives a thing's number, a version or a code ("R 3.6.0", "Bash 5", "release 7.4",
+    "xtable 1.8-4"), that neither what it cites nor the question writes: "The native pipe operator |> was
+    introduced in R 3.6.0 [1]" beside an excerpt that names no 3.6.0. Figures are graph/verify.py's."""
+    body = _body(sentence)
+    given = set(_CODE_NUMBER.findall(body)) | {number for _, number, _ in numbered(body)}
+    if not given:
+        return False
+    held = set(_A_NUMBER.findall(cited)) | set(_A_NUMBER.findall(question)) | set(_CODE_NUMBER.findall(cited))
+    return any(not any(same_number(code, h) or code == h for h in held) for code in given)
+
+
 def _asked(asked: tuple[tuple[str, str], ...], word: str, number: str) -> bool:
     return any(w == word and same_number(n, number) for w, n in asked)
 
@@ -428,6 +447,8 @@ CHECKS: tuple[Check, ...] = (
           "says of them", name_apart_from_what_is_said),
     Check("figure_of_another_numbered", "gives a figure its excerpts write of another numbered thing than the "
           "one asked (Debian 1.1 for Debian 1.0)", figure_of_another_numbered),
+    Check("code_not_cited", "gives a version or a code (R 3.6.0, Bash 5) its cited excerpts do not",
+          code_not_cited),
 )
 
 

@@ -531,3 +531,21 @@ def test_a_name_standing_with_what_is_asked_is_the_answer_whatever_else_the_sent
                      "François Pinard, as mentioned in Appendix B: Invoking R [1].", manual, asked)
     assert apart("The suggestion to use a shell here document to write executable R script files was made by "
                  "Appendix B [1].", manual, asked)
+
+
+def test_a_version_or_code_is_in_what_the_sentence_cites() -> None:
+    # held-back genre batches 10 and 11: releases the documents never name, for a question on when a thing came
+    # ("The native pipe operator |> was introduced in R 3.6.0 [1]", "first added in GNU Bash 5 [3]")
+    from graph.claims import code_not_cited as absent
+
+    news = "CHANGES IN R 4.1.0: R now provides a simple native forward pipe syntax |>. See also xtable 1.8-4."
+    question = "Which R release introduced the native pipe operator |>?"
+    assert absent("The native pipe operator |> was introduced in R 3.6.0 [1].", news, question)
+    assert absent("It was first added in GNU Bash 5 [1].", "bash-4.0 added the globstar option", question)
+    assert absent("It came with version 2.1.0 [1].", news, question)
+    assert not absent("It was introduced in R 4.1.0 [1].", news, question)
+    assert not absent("The gallery uses xtable 1.8-4 [1].", news, question)  # a code with a dash
+    assert not absent("R 4.1 brought it [1].", news, question)  # 4.1 is 4.1.0
+    assert not absent("Vim version 9.0 has it [1].", "For Vim version 9.0. Last change: 2022 Apr 03", question)
+    assert not absent("It came in 2021 with 12 changes [1].", news, question)  # years and counts are figures
+    assert not absent("Asked of R 3.6.0, it says nothing [1].", news, "Did R 3.6.0 have |>?")  # the question's
