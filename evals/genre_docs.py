@@ -3,22 +3,24 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Twenty-four documents (a standard, a history report, three manuals, a constitution, a licence, a
+Twenty-six documents (a standard, a history report, three manuals, a constitution, a licence, a
 specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck,
 protocol conventions, a HOWTO, a command reference (man page), a design document, a desktop
 application's user's guide, a glossary, a language definition, a limits reference, a gallery of
-worked examples, a comparison document; the FAQ and the third manual added with held-back batch 5,
-the paper and the style guide with batch 6, the tutorial and the slide deck with batch 7, the
-protocol conventions (ICCCM) and the HOWTO (Python's Unicode HOWTO) with batch 8, the command
-reference (bash(1)) and the design document (Git's hash function transition) with batch 9, the
-user's guide (Grace, the xmgrace plotting program) and the glossary (PostgreSQL 15's) with batch 10,
-the language definition (the R Language Definition) and the limits reference (SQLite's "Limits In
-SQLite" page) with batch 11, the gallery (The xtable Gallery, R's xtable package) and the comparison
-document (Vim's "Differences between Vim and Vi") with batch 12), each one file of a Debian bookworm
-package, all under licences that allow redistribution (recorded below, from the package's copyright
-file). Each is taken from the package's .deb (`apt-get download PKG=VERSION`, no root; `dpkg-deb
--x`), or from the installed file when it is the same bytes, gunzipped where the package ships it
-compressed, given the name below and checked against its sha256: a different file stops the script.
+worked examples, a comparison document, a game's guidebook, an API reference page; the FAQ and the
+third manual added with held-back batch 5, the paper and the style guide with batch 6, the tutorial
+and the slide deck with batch 7, the protocol conventions (ICCCM) and the HOWTO (Python's Unicode
+HOWTO) with batch 8, the command reference (bash(1)) and the design document (Git's hash function
+transition) with batch 9, the user's guide (Grace, the xmgrace plotting program) and the glossary
+(PostgreSQL 15's) with batch 10, the language definition (the R Language Definition) and the limits
+reference (SQLite's "Limits In SQLite" page) with batch 11, the gallery (The xtable Gallery, R's
+xtable package) and the comparison document (Vim's "Differences between Vim and Vi") with batch 12,
+the guidebook (NetHack's Guidebook, A Guide to the Mazes of Menace) and the API reference page
+(Python's time module) with batch 13), each one file of a Debian bookworm package, all under
+licences that allow redistribution (recorded below, from the package's copyright file). Each is
+taken from the package's .deb (`apt-get download PKG=VERSION`, no root; `dpkg-deb -x`), or from the
+installed file when it is the same bytes, gunzipped where the package ships it compressed, given the
+name below and checked against its sha256: a different file stops the script.
 Then `thotqen ingest` ingests them all for --user. Nothing is committed but this list.
 """
 
@@ -158,6 +160,21 @@ DOCS = (
         "vim-runtime", "2:9.0.1378-2+deb12u2", "usr/share/vim/vim90/doc/vi_diff.txt",
         "2ec06d2ad3a58f4094c9009bcb70e2d2ebfe94648a91f1dcda4460774e66b4ba",
         "OPL-1+, no license options exercised (Open Publication License; Bram Moolenaar)"),
+    Doc("nethack-guidebook.txt",
+        "game's guidebook, a player's manual (A Guide to the Mazes of Menace: Guidebook for NetHack 3.6, "
+        "original version by Eric S. Raymond, edited and expanded by Mike Stephenson and others, March 8, "
+        "2020, plain text, 93 pages; batch 13)",
+        "nethack-common", "3.6.6-3+b2", "usr/share/doc/nethack-common/Guidebook.txt.gz",
+        "16b17b8bf014cdaa2ab7206146fe1848c615b171f398be340ce7fabf13106628",
+        "NGPL, the NetHack General Public License: copies may be given away and distributed verbatim with "
+        "the licence (M. Stephenson, Stichting Mathematisch Centrum, NetHack Development Team)"),
+    Doc("python-time-module.html",
+        "API reference page (time - Time access and conversions: the Python 3.11.2 standard library "
+        "reference of the time module's functions, clock constants and timezone constants, one HTML page; "
+        "batch 13)",
+        "python3.11-doc", "3.11.2-6+deb12u9", "usr/share/doc/python3.11/html/library/time.html",
+        "9491c8cfb16a278468c1eb93f2462474ddab425147ac1549e0fa218c13b49c4b",
+        "Python Software Foundation License Version 2 (PSF)"),
 )
 
 
