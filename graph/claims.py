@@ -75,6 +75,7 @@ from lexicon import (
     YEAR,
     YES_FIRST,
     alnum_words,
+    letter_words,
     squashed,
     statements,
 )
@@ -119,8 +120,9 @@ def declines(answer: str, spans: list[tuple[int, int]]) -> bool:
 
 
 def names_not_cited(sentence: str, cited: str, question: str) -> list[str]:
-    """The names of `sentence` (past its first word) with a word neither `cited` nor `question` holds."""
-    held = _words(cited) | _words(question)
+    """The names of `sentence` (past its first word) with a word neither `cited` nor `question` holds (a word
+    glued to a footnote's number counts: "5John Hobby's METAPOST")."""
+    held = _words(cited) | _words(question) | set(letter_words(cited.lower()))
     body = _body(sentence)
     start = next((i for i, c in enumerate(body) if c.isalnum()), len(body))  # past leading marks and spaces
     out = []
@@ -198,9 +200,11 @@ def _read_back(text: str, refers_back: Callable[[str], object]) -> list[str]:
 
 def _statements(text: str) -> list[set[str]]:
     """The stems of each statement of `text`: each sentence (wrapped lines joined) or line that is no
-    sentence, and each sentence of running text (with the sentence before it when it says "he" or "they":
-    whom that names)."""
-    return [stems(s) for s in statements(text)] + [stems(s) for s in _read_back(text, PRONOUN.search)]
+    sentence, and each sentence of running text with the sentence before it when it says "he" or "they"
+    (whom that names) or opens with "This ..." or "It ..." (what that names: "This rule comes from
+    Thirumala Reddy Mutchukota's JGit change" is the rule the sentence before states)."""
+    return [stems(s) for s in (*statements(text), *_read_back(text, PRONOUN.search),
+                                *_read_back(text, REFERS_BACK.match))]
 
 
 def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bool:
