@@ -62,6 +62,8 @@ _DATES = (  # (pattern, group order) -> year, month, day
     (re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+(\d{{4}})\b", re.I), (3, 1, 2)),
     (re.compile(rf"\b{_DAY}(?:\s+of)?\s+{_MONTH},?\s+(\d{{4}})\b", re.I), (3, 2, 1)),
     (re.compile(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})\b"), (1, 2, 3)),
+    (re.compile(rf"\b(\d{{4}})\s+{_MONTH}\s+{_DAY}\b", re.I), (1, 2, 3)),  # "2022 Apr 03", as Vim's help writes
+    (re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})\b"), (3, 2, 1)),  # "15.02.2015": points, day first
 )
 _NEGATION = re.compile(r"\b(no|not|never|cannot|none|neither|nor)\b|n't\b", re.I)
 
@@ -116,7 +118,22 @@ def right(q: dict, answer: str) -> bool:
         return polarity(answer) == accept[0].lower()
     if kind == "explanation":
         return all(contains(answer, a, stem=True) for a in accept)
+    if kind == "figure" and any(rounds_to(answer, a) for a in accept):
+        return True  # "291.5938" for an accept of "291.59": the figure, written more precisely
     return any(contains(answer, a) for a in accept)  # figure, name
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
+
+
+def rounds_to(answer: str, accept: str) -> bool:
+    """Whether `answer` writes a number that, rounded to the decimals `accept` shows, is `accept` (a plain
+    number with decimals: "291.59" accepts "291.5938", not "291.6" nor "1291.59")."""
+    if not re.fullmatch(r"\d+\.\d+", accept):
+        return False
+    decimals = len(accept.partition(".")[2])
+    return any(len(n.partition(".")[2]) > decimals and round(float(n), decimals) == float(accept)
+               for n in _NUMBER.findall(normalise(answer)))
 
 
 def answered_right(q: dict, row: dict) -> bool:

@@ -239,3 +239,17 @@ def test_the_genre_scorer_reads_a_date_as_precisely_as_its_accept_asks() -> None
     # a year before 1800 is a year (held-back genre batch 10's "1583" for Scaliger's day count was scored wrong)
     assert right({"kind": "date", "accept": ["1583"]}, "Scaliger introduced it in 1583 [1].")
     assert not right({"kind": "date", "accept": ["1583"]}, "Scaliger introduced it in 1582 [1].")
+    # day-first dates with points and year-first ones with a month's name are dates (batches 10 and 12)
+    assert right({"kind": "date", "accept": ["2015-02-15"]}, "The guide is dated 15.02.2015 [1].")
+    assert not right({"kind": "date", "accept": ["2015-02-15"]}, "It covers Grace-5.1.25 [1].")
+    assert right({"kind": "date", "accept": ["2022-04-03"]}, "It was last changed on 2022 Apr 03 [1].")
+
+
+def test_the_genre_scorer_reads_a_figure_written_more_precisely_than_its_accept() -> None:
+    # batch 12's h12-figure-01: "R reports a grand mean of 291.5938 [1]" for an accept of "291.59" was scored wrong
+    from evals.genre import right
+
+    mean = {"kind": "figure", "accept": ["291.59"]}
+    assert right(mean, "R reports a grand mean of 291.5938 [1].") and right(mean, "It is 291.59 [1].")
+    assert not right(mean, "It is 291.6 [1].") and not right(mean, "It is 1291.59 [1].")
+    assert not right(mean, "It is 291.5 [1].")
