@@ -79,7 +79,9 @@ def contains(answer: str, phrase: str, *, stem: bool = False) -> bool:
     """`phrase` in `answer`, both normalised, not inside a longer word or number (a stem may run on)."""
     p = re.escape(normalise(phrase))
     end = "" if stem else r"(?![\w])"
-    return re.search(rf"(?<![\w.]){p}{end}", normalise(answer)) is not None
+    # a number is not the tail of another ("91.59" in "291.59"); a name may be qualified ("time.CLOCK_BOOTTIME")
+    before = r"(?<![\w.])" if phrase[:1].isdigit() else r"(?<![\w])"
+    return re.search(rf"{before}{p}{end}", normalise(answer)) is not None
 
 
 _MONTH_YEAR = re.compile(rf"\b{_MONTH},?\s+(\d{{4}})\b", re.I)

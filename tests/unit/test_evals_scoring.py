@@ -253,3 +253,13 @@ def test_the_genre_scorer_reads_a_figure_written_more_precisely_than_its_accept(
     assert right(mean, "R reports a grand mean of 291.5938 [1].") and right(mean, "It is 291.59 [1].")
     assert not right(mean, "It is 291.6 [1].") and not right(mean, "It is 1291.59 [1].")
     assert not right(mean, "It is 291.5 [1].")
+
+
+def test_the_genre_scorer_reads_a_qualified_name() -> None:
+    # batch 13's h13-name-04: "... is [1] time.CLOCK_BOOTTIME." for an accept of "CLOCK_BOOTTIME" was scored wrong
+    from evals.genre import right
+
+    clock = {"kind": "name", "accept": ["CLOCK_BOOTTIME"]}
+    assert right(clock, "The constant is time.CLOCK_BOOTTIME [1].") and right(clock, "CLOCK_BOOTTIME [1].")
+    assert not right(clock, "It is CLOCK_BOOTTIME_RAW [1].") and not right(clock, "It is XCLOCK_BOOTTIME [1].")
+    assert not right({"kind": "figure", "accept": ["91.59"]}, "It is 291.59 [1].")
