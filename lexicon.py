@@ -93,8 +93,9 @@ figure table exhibit schedule note rule goal objective flight trial study cohort
 """
 NUMBERING_WORDS = frozenset(_NUMBERING_WORDS.split())
 # A thing named by a word and a number: "Debian 1.0", "MPL 2.0", "Section 4.2", "Flight 1549", "Phase 2"
-# (not a year, not a code's part like "Form 10-K"); the number may carry a release's letters ("0.93R6").
-NUMBERED_NAME = re.compile(rf"\b([A-Z][a-z]+|[A-Z]{{2,}}|(?:{'|'.join(sorted(NUMBERING_WORDS))}))\s+[vV]?"
+# (not a year, not a code's part like "Form 10-K"); the number may carry a release's letters ("0.93R6"); a word
+# capitalised within too ("NetHack 3.6", "PostgreSQL 15").
+NUMBERED_NAME = re.compile(rf"\b([A-Z][a-z][A-Za-z]*|[A-Z]{{2,}}|(?:{'|'.join(sorted(NUMBERING_WORDS))}))\s+[vV]?"
                            r"(\d+(?:\.\d+)*(?:[A-Za-z]+\d*)?)(?![\w-])")
 
 SCALE_WORDS: dict[float, str] = {1e3: "thousand", 1e6: "million", 1e9: "billion", 1e12: "trillion"}
