@@ -248,8 +248,9 @@ QUESTION_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("yes_no", re.compile(rf"^\W*{_either(AUXILIARIES)}\b", re.I)),
     ("date", re.compile(r"^\W*(?:when|since\s+when|until\s+when|by\s+when)\b"
                         r"|\b(?:what|which)\s+(?:[\w-]+\s+){0,4}?(?:year|date|day|month)\b", re.I)),
-    ("name", re.compile(r"^\W*(?:who|whom|which)\b|\bwhose\b|\bthe\s+name\s+of\b|\bwho\s+(?:is|was|are|were)\b",
-                        re.I)),
+    # "In which release ...", "On which level ...": a preposition before "which" asks what "which" asks
+    ("name", re.compile(r"^\W*(?:(?:in|on|at|from|for|by|to|with|under|of|into)\s+)?(?:who|whom|which)\b|\bwhose\b"
+                        r"|\bthe\s+name\s+of\b|\bwho\s+(?:is|was|are|were)\b", re.I)),
     ("value", re.compile(rf"\bhow\s+{_either(DIMENSIONS)}\b|\bthe\s+(?:most|least|maximum|minimum|longest|shortest|"
                          r"largest|smallest|number|amount)\b", re.I)),
     ("list", re.compile(r"^\W*(?:list|enumerate|name\s+(?:the|all|every|each))\b|\bwhat\s+are\s+the\s+(?:\w+\s+)?"

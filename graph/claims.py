@@ -14,6 +14,9 @@ test_claims.py holds them). A sentence citing excerpts fails a check when:
   what it cites writes the sentence's figure only under that word with another number ("Debian 1.1").
 - `code_not_cited`: it gives a thing's number, a version or a code ("R 3.6.0", "Bash 5", "xtable 1.8-4"),
   that neither what it cites nor the question writes: a release the documents never name.
+- `code_apart_from_what_is_said`: asked which, it gives a version or a code that what it cites writes only
+  apart from what the sentence says of it ("first added in Grace release 7.4" beside "7.4 | Dates in Grace"),
+  read as `name_apart_from_what_is_said` reads a name (below).
 Figures are checked figure by figure by graph/verify.py. What fails is removed; what passes is kept,
 and a sentence that fails only because it cites too little ("Murdock stepped down in March 1996 and
 Perens took over [2]", the month and year in [1]) is kept citing the excerpts that hold what it says.
@@ -220,8 +223,26 @@ def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bo
         return False
     body = _body(sentence)
     names = [n for n in names_not_cited(body, "", question) if not _words(n) <= _MONTHS and not YEAR.search(n)]
-    if not names:
+    return bool(names) and _apart(body, names, reading, cited)
+
+
+def code_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bool:
+    """Asked which, the sentence gives a version or code the question does not ("Grace release 7.4"),
+    and no statement of what it cites holds it with what the sentence says of it, as
+    `name_apart_from_what_is_said` reads a name: "first added in Grace release 7.4 [1]" beside "7.4 | Dates in
+    Grace"."""
+    reading = _read(question)
+    if reading.asks != "name":
         return False
+    body = _body(sentence)
+    asked = set(DIGITS.findall(question))
+    codes = [c for c in _codes(body) if c not in asked]
+    return bool(codes) and _apart(body, codes, reading, cited)
+
+
+def _apart(body: str, names: list[str], reading: Reading, cited: str) -> bool:
+    """Whether every one of `names` (a sentence's, `body`) stands apart from what the sentence says of it in
+    the statements of `cited` (`name_apart_from_what_is_said`)."""
     what = stems(body) - stems(" ".join(_NAME.findall(body))) - _SAYS_NOTHING_OF_WHAT
     what -= {w for w in what if w[0].isdigit()}
     # what it says of the thing asked, when it says it: "This worm was designed by Bruce Perens, who was the
@@ -378,12 +399,17 @@ _CODE_NUMBER = re.compile(r"(?<![\w.-])\d+(?:\.\d+){2,}(?![\w-])|(?<![\w.-])\d+\
 _A_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?:[A-Za-z]+\d*)?(?![\d])")
 
 
+def _codes(text: str) -> set[str]:
+    """The versions and codes `text` gives: dotted ones, and the numbers of the things it names by number."""
+    return set(_CODE_NUMBER.findall(text)) | {number for _, number, _ in numbered(text)}
+
+
 def code_not_cited(sentence: str, cited: str, question: str) -> bool:
     """The sentence gives a thing's number, a version or a code ("R 3.6.0", "Bash 5", "release 7.4",
     "xtable 1.8-4"), that neither what it cites nor the question writes: "The native pipe operator |> was
     introduced in R 3.6.0 [1]" beside an excerpt that names no 3.6.0. Figures are graph/verify.py's."""
     body = _body(sentence)
-    given = set(_CODE_NUMBER.findall(body)) | {number for _, number, _ in numbered(body)}
+    given = _codes(body)
     if not given:
         return False
     held = set(_A_NUMBER.findall(cited)) | set(_A_NUMBER.findall(question)) | set(_CODE_NUMBER.findall(cited))
@@ -453,6 +479,8 @@ CHECKS: tuple[Check, ...] = (
           "one asked (Debian 1.1 for Debian 1.0)", figure_of_another_numbered),
     Check("code_not_cited", "gives a version or a code (R 3.6.0, Bash 5) its cited excerpts do not",
           code_not_cited),
+    Check("code_apart_from_what_is_said", "gives a version or a code no statement of its excerpts connects with what "
+          "it says of it", code_apart_from_what_is_said),
 )
 
 

@@ -8,7 +8,7 @@ What is asked (`asks`) comes from the question's form, whatever the document's g
 - "explanation": "why", "what happens";
 - "yes_no": it opens with an auxiliary ("Does the committee ...", "Was the pilot ...");
 - "date": "when", or "what/which ... year, date, day, month";
-- "name": "who", "whom", "whose", "which", or "the name of";
+- "name": "who", "whom", "whose", "which" (after a preposition too: "In which release ..."), or "the name of";
 - "value": "how many, much, long, far ...", "the most/number of ...", or a figure (graph/facts.py
   `asks_for_figure`);
 - "list": "list", "name the/all", "what are the steps/types ...";

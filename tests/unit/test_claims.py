@@ -572,3 +572,22 @@ def test_a_version_or_code_is_in_what_the_sentence_cites() -> None:
     assert not absent("Vim version 9.0 has it [1].", "For Vim version 9.0. Last change: 2022 Apr 03", question)
     assert not absent("It came in 2021 with 12 changes [1].", news, question)  # years and counts are figures
     assert not absent("Asked of R 3.6.0, it says nothing [1].", news, "Did R 3.6.0 have |>?")  # the question's
+
+
+def test_a_version_stands_with_what_the_sentence_says_of_it() -> None:
+    # held-back genre batches 10 to 12: a release the cited excerpt writes of something else ("7.4 | Dates in
+    # Grace", a section's number; "For Vim version 9.0", the manual's own version)
+    from graph.claims import code_apart_from_what_is_said as apart
+
+    guide = ("Table 37: PDF driver options … 7.4 | Dates in Grace We use two calendars in Grace.\n"
+             "The SVG output driver writes scalable vector graphics.")
+    asked = "Which Grace release first added the SVG output driver?"
+    assert apart("The SVG output driver was first added in Grace release 7.4 [1].", guide, asked)
+    news = "Grace 5.1.8 added the SVG output driver, with its options in Table 37."
+    assert not apart("The SVG output driver was first added in Grace 5.1.8 [1].", news, asked)
+    vim = "*vi_diff.txt* For Vim version 9.0. Last change: 2022 Apr 03\nVim9 script is a new script language."
+    assert apart("The Vim9 script language was introduced in Vim version 9.0 [1].", vim,
+                 "Which Vim version introduced the Vim9 script language?")
+    # asked no "which", or a version the question gives: the name checks' and the figures' business
+    assert not apart("Grace 7.4 writes dates [1].", guide, "How does Grace write dates?")
+    assert not apart("Grace release 7.4 added it [1].", guide, "Which driver did Grace release 7.4 add?")

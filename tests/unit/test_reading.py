@@ -19,6 +19,9 @@ from graph.reading import Reading, kind_of, measure_words, read
     ("Who is the principal investigator of the sleep hygiene study?", "name"),
     ("In whose memory is this release of the standard dedicated?", "name"),
     ("Which CD vendor accidentally shipped a development release?", "name"),
+    ("In which SQLite release were STRICT tables introduced?", "name"),  # "which" after a preposition
+    ("On which dungeon level is the Oracle found?", "name"),
+    ("In which year was the X Consortium dissolved?", "date"),
     ("How long is a developers' vote normally open for?", "value"),
     ("If I fix my non-compliance, how long until my rights are permanent?", "value"),
     ("What's the most members the committee can have?", "value"),
