@@ -3,24 +3,26 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Twenty-six documents (a standard, a history report, three manuals, a constitution, a licence, a
+Twenty-eight documents (a standard, a history report, three manuals, a constitution, a licence, a
 specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck,
 protocol conventions, a HOWTO, a command reference (man page), a design document, a desktop
 application's user's guide, a glossary, a language definition, a limits reference, a gallery of
-worked examples, a comparison document, a game's guidebook, an API reference page; the FAQ and the
-third manual added with held-back batch 5, the paper and the style guide with batch 6, the tutorial
-and the slide deck with batch 7, the protocol conventions (ICCCM) and the HOWTO (Python's Unicode
-HOWTO) with batch 8, the command reference (bash(1)) and the design document (Git's hash function
-transition) with batch 9, the user's guide (Grace, the xmgrace plotting program) and the glossary
-(PostgreSQL 15's) with batch 10, the language definition (the R Language Definition) and the limits
-reference (SQLite's "Limits In SQLite" page) with batch 11, the gallery (The xtable Gallery, R's
-xtable package) and the comparison document (Vim's "Differences between Vim and Vi") with batch 12,
-the guidebook (NetHack's Guidebook, A Guide to the Mazes of Menace) and the API reference page
-(Python's time module) with batch 13), each one file of a Debian bookworm package, all under
-licences that allow redistribution (recorded below, from the package's copyright file). Each is
-taken from the package's .deb (`apt-get download PKG=VERSION`, no root; `dpkg-deb -x`), or from the
-installed file when it is the same bytes, gunzipped where the package ships it compressed, given the
-name below and checked against its sha256: a different file stops the script.
+worked examples, a comparison document, a game's guidebook, an API reference page, a newsletter, a
+migration guide; the FAQ and the third manual added with held-back batch 5, the paper and the style
+guide with batch 6, the tutorial and the slide deck with batch 7, the protocol conventions (ICCCM)
+and the HOWTO (Python's Unicode HOWTO) with batch 8, the command reference (bash(1)) and the design
+document (Git's hash function transition) with batch 9, the user's guide (Grace, the xmgrace
+plotting program) and the glossary (PostgreSQL 15's) with batch 10, the language definition (the R
+Language Definition) and the limits reference (SQLite's "Limits In SQLite" page) with batch 11, the
+gallery (The xtable Gallery, R's xtable package) and the comparison document (Vim's "Differences
+between Vim and Vi") with batch 12, the guidebook (NetHack's Guidebook, A Guide to the Mazes of
+Menace) and the API reference page (Python's time module) with batch 13, the newsletter (LaTeX News,
+Issues 1-36) and the migration guide (The Rust Edition Guide) with batch 14), each one file of a
+Debian bookworm package, all under licences that allow redistribution (recorded below, from the
+package's copyright file). Each is taken from the package's .deb (`apt-get download PKG=VERSION`, no
+root; `dpkg-deb -x`), or from the installed file when it is the same bytes, gunzipped where the
+package ships it compressed, given the name below and checked against its sha256: a different file
+stops the script.
 Then `thotqen ingest` ingests them all for --user. Nothing is committed but this list.
 """
 
@@ -175,6 +177,20 @@ DOCS = (
         "python3.11-doc", "3.11.2-6+deb12u9", "usr/share/doc/python3.11/html/library/time.html",
         "9491c8cfb16a278468c1eb93f2462474ddab425147ac1549e0fa218c13b49c4b",
         "Python Software Foundation License Version 2 (PSF)"),
+    Doc("latex-news.pdf",
+        "newsletter (LaTeX News, Issues 1-36: the LaTeX Project Team's newsletter that accompanies each "
+        "LaTeX release, from Issue 1, June 1994, to Issue 36, November 2022, collected in one PDF, 85 pages; "
+        "batch 14)",
+        "texlive-latex-base-doc", "2022.20230122-3", "usr/share/doc/texlive-doc/latex/base/ltnews.pdf",
+        "d72282cce772fee744bcf9597b4f08704ec1c321d7dacc26a413177770fd8c3a",
+        "LPPL 1.3c, the LaTeX Project Public License (The LaTeX Project; texmf-dist/doc/latex/base/*)"),
+    Doc("rust-edition-guide.html",
+        "migration guide (The Edition Guide: what Rust editions are, how to migrate a crate with cargo fix, "
+        "and the changes of Rust 2015, 2018 and 2021, Rust 1.63 documentation, mdBook print page, one HTML "
+        "page; batch 14)",
+        "rust-doc", "1.63.0+dfsg1-2", "usr/share/doc/rust-doc/html/edition-guide/print.html",
+        "efc22af7661242912fd4e190196439e2c28f289371ca118a9ade6469b21e4df7",
+        "MIT or Apache-2.0 (The Rust Project Developers; src/doc/*)"),
 )
 
 
