@@ -84,7 +84,7 @@ def contains(answer: str, phrase: str, *, stem: bool = False) -> bool:
     return re.search(rf"{before}{p}{end}", normalise(answer)) is not None
 
 
-_MONTH_YEAR = re.compile(rf"\b{_MONTH},?\s+(\d{{4}})\b", re.I)
+_MONTH_YEAR = re.compile(rf"\b{_MONTH},?\s+(?:of\s+)?(\d{{4}})\b", re.I)  # "May 2015", "May of 2015"
 _YEAR = re.compile(r"(?<![\d.-])(1\d\d\d|20\d\d)(?![\d.-])")  # 1000 to 2099: a calendar's history too
 
 

@@ -243,6 +243,7 @@ def test_the_genre_scorer_reads_a_date_as_precisely_as_its_accept_asks() -> None
     assert right({"kind": "date", "accept": ["2015-02-15"]}, "The guide is dated 15.02.2015 [1].")
     assert not right({"kind": "date", "accept": ["2015-02-15"]}, "It covers Grace-5.1.25 [1].")
     assert right({"kind": "date", "accept": ["2022-04-03"]}, "It was last changed on 2022 Apr 03 [1].")
+    assert right({"kind": "date", "accept": ["2015-05"]}, "Rust 1.0 was released in May of 2015 [1].")  # batch 14
 
 
 def test_the_genre_scorer_reads_a_figure_written_more_precisely_than_its_accept() -> None:
