@@ -89,6 +89,8 @@ DECLINES = DECLINING
 # Words that answer a yes/no question: an answer sentence holding one says something.
 _NAME = re.compile(r"\b[A-Z][A-Za-z'’.-]*[A-Za-z](?:\s+(?:of|and|&|de|van|von|du|la)?\s*[A-Z][A-Za-z'’.-]*[A-Za-z])*\b")
 _QUANTITY = re.compile(rf"(?:\d[\d,.]*|\b(?:{NUMBER_WORD})\b)\s*([a-z]*)")  # a number and the word after it
+# Words joined into one ("keyword-idents", "print_results"): a name, whatever words it is made of.
+_COMPOUND = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+(?![\w-])")
 # Words that present a figure or count it, and never say what it is of ("The figure is 18 cents").
 _SAYS_NOTHING_OF_WHAT = frozenset(stems(" ".join(PRESENTING_WORDS | UNIT_WORDS | set(SCALES))))
 
@@ -110,6 +112,8 @@ def adds_nothing(sentence: str, cited: str, question: str) -> bool:
     body = _body(sentence)
     if set(DIGITS.findall(body)) - set(DIGITS.findall(question)):
         return False  # a figure the question does not give ("3M" is the question's name, not a value)
+    if {w.lower() for w in _COMPOUND.findall(body)} - {w.lower() for w in _COMPOUND.findall(question)}:
+        return False  # a name made of the question's words: "the keyword-idents lint" for identifiers and keywords
     polar = _words(body) & POLARITY_WORDS
     if polar and (polar - _words(question) or _read(question).asks == "yes_no"):
         return False  # a yes or a no: the question's own "not" ("when R_PAPERSIZE is not set") is neither

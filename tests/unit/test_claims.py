@@ -279,6 +279,13 @@ def test_a_blank_value_in_other_inflections_and_the_questions_own_not_adds_nothi
     # a no the question does not say is an answer; asked yes or no, a restatement is one too
     assert not adds_nothing("The size is not set by R [1].", "", "Which paper size does R use?")
     assert not adds_nothing("R_PAPERSIZE is not set by default [1].", "", "Is R_PAPERSIZE not set by default?")
+    # a name joined from the question's own words is a value (held-back batch 14's h14-name-04, right, struck)
+    asked = "Which lint does the 2018 migration use to fix identifiers that clash with the new keywords?"
+    assert not adds_nothing("The lint the 2018 migration uses to fix identifiers that clash with the new keywords is "
+                            "the keyword-idents lint [1].", "", asked)
+    assert adds_nothing("The lint the 2018 migration uses to fix identifiers that clash with the new keywords is [1].",
+                        "", asked)
+    assert adds_nothing("When R_PAPERSIZE is not set, the paper size R uses by default is [1].", "", question)
 
 
 def test_a_figure_of_the_question_adds_nothing() -> None:
