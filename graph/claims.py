@@ -88,7 +88,8 @@ DECLINES = DECLINING
 
 # Words that answer a yes/no question: an answer sentence holding one says something.
 _NAME = re.compile(r"\b[A-Z][A-Za-z'’.-]*[A-Za-z](?:\s+(?:of|and|&|de|van|von|du|la)?\s*[A-Z][A-Za-z'’.-]*[A-Za-z])*\b")
-_QUANTITY = re.compile(rf"(?:\d[\d,.]*|\b(?:{NUMBER_WORD})\b)\s*([a-z]*)")  # a number and the word after it
+# a number and the word after it; not a name's digits ("TLC2") nor an ordinal ("2nd edition")
+_QUANTITY = re.compile(rf"(?:(?<![A-Za-z\d])\d[\d,.]*(?!\d|st\b|nd\b|rd\b|th\b)|\b(?:{NUMBER_WORD})\b)\s*([a-z]*)")
 # Words joined into one ("keyword-idents", "print_results"): a name, whatever words it is made of.
 _COMPOUND = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+(?![\w-])")
 # Words that present a figure or count it, and never say what it is of ("The figure is 18 cents").

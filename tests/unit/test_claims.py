@@ -227,6 +227,12 @@ def test_an_answer_speaks_of_what_was_asked() -> None:
     assert not answers("The server was hosted by HP in parallel with the 0.93R6 release [1]. It led to the renaming "
                        "of Debian 1.1 [1].", "How much did HP charge to host master.debian.org?")
     assert answers("Debian 1.1 contained 474 packages [1].", "How many packages did Debian 1.1 ship with?")
+    # nor a name's digits or an ordinal (held-back batch 14's "TLC2: The LATEX Companion – 2nd edition! [4]" for the
+    # pages of the third edition, tuned on it)
+    assert not answers("TLC2: The LATEX Companion – 2nd edition! [4].",
+                       "How many pages does the third edition of The LaTeX Companion have?")
+    assert answers("The second edition has 1120 pages [4].",
+                   "How many pages does the second edition of The LaTeX Companion have?")
     # a sentence on the question's own measure, a yes or no, a bare figure: left to the other checks
     assert answers("Bruce Perens took over as leader [2].", "Who took over as Debian leader when Ian Murdock left?")
     assert answers("No, the committee does not draw up designs itself [1].",
