@@ -132,6 +132,12 @@ def alnum_words(text: str) -> list[str]:
 # A word written as code: words joined by underscores ("R_PAPERSIZE", "_NET_WM_STATE_FULLSCREEN") or letters
 # glued to digits ("PYTHONUTF8", "md5", "DebConf14"). A name whatever its case; "FY2023" and "Q2" are periods.
 CODE_WORD = re.compile(r"(?<![\w.-])[A-Za-z_]\w*?(?:_[A-Za-z0-9]|[A-Za-z]\d)\w*(?![\w-])")
+# Words joined into one ("keyword-idents", "print_results"): a name, whatever words it is made of.
+JOINED_WORD = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+(?![\w-])")
+# A version's or code's number, which no figure reads ("3.6.0", "1.8-4"): two points, or a point and a dash.
+CODE_NUMBER = re.compile(r"(?<![\w.-])\d+(?:\.\d+){2,}(?![\w-])|(?<![\w.-])\d+\.\d+-\d+(?![\w-])")
+# Any number as a text writes it, a release's letters included ("3.6", "0.93R6").
+ANY_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?:[A-Za-z]+\d*)?(?![\d])")
 _CODE_PARTS = re.compile(r"_+|(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
 
 
@@ -446,6 +452,8 @@ PRONOUNS = ("he", "she", "his", "her", "him", "they", "their", "them")
 PRONOUN = re.compile(rf"\b(?:{'|'.join(PRONOUNS)})\b", re.I)
 DEMONSTRATIVES = ("this", "these", "that", "those")
 REFERS_BACK = re.compile(rf"^\W*(?:{'|'.join(DEMONSTRATIVES)}|it|they|he|she|such)\b", re.I)  # as a first word
+# What a citation marker's parenthesis names is where it points: "This is from [2] (vi_diff.txt, lines 1-94)."
+SOURCE_NAMED = re.compile(r"(?<=\])\s*\([^()]*(?:\)|$)")
 # An answer's talk of its own making ("as stated in the first excerpt [1]", "Excerpt 2 shows that").
 _NTH = r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|provided|given|above|same)"
 EXCERPT_TALK = re.compile(

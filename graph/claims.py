@@ -51,9 +51,10 @@ from graph.citations import MARK, before_stop, marked
 from graph.reading import Reading, numbered, read, same_number, unnumbered
 from graph.verify import sentences
 from graph.windows import GAP, STEM, stems
-from lexicon import CALENDAR_NAMES as _MONTHS
 from lexicon import (
+    ANY_NUMBER,
     CARDINALS,
+    CODE_NUMBER,
     DATES,
     DECLINING,
     DENIAL,
@@ -61,6 +62,7 @@ from lexicon import (
     FUNCTION_WORDS,
     INFLECTION,
     ISO_DATE,
+    JOINED_WORD,
     MONTH_ANYWHERE,
     MONTH_DAY,
     MONTH_NAME,
@@ -82,6 +84,7 @@ from lexicon import (
     squashed,
     statements,
 )
+from lexicon import CALENDAR_NAMES as _MONTHS
 
 # The model declining in its own words: "The excerpts do not provide ...", "I cannot determine ...".
 DECLINES = DECLINING
@@ -90,8 +93,6 @@ DECLINES = DECLINING
 _NAME = re.compile(r"\b[A-Z][A-Za-z'’.-]*[A-Za-z](?:\s+(?:of|and|&|de|van|von|du|la)?\s*[A-Z][A-Za-z'’.-]*[A-Za-z])*\b")
 # a number and the word after it; not a name's digits ("TLC2") nor an ordinal ("2nd edition")
 _QUANTITY = re.compile(rf"(?:(?<![A-Za-z\d])\d[\d,.]*(?!\d|st\b|nd\b|rd\b|th\b)|\b(?:{NUMBER_WORD})\b)\s*([a-z]*)")
-# Words joined into one ("keyword-idents", "print_results"): a name, whatever words it is made of.
-_COMPOUND = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+(?![\w-])")
 # Words that present a figure or count it, and never say what it is of ("The figure is 18 cents").
 _SAYS_NOTHING_OF_WHAT = frozenset(stems(" ".join(PRESENTING_WORDS | UNIT_WORDS | set(SCALES))))
 
@@ -113,7 +114,7 @@ def adds_nothing(sentence: str, cited: str, question: str) -> bool:
     body = _body(sentence)
     if set(DIGITS.findall(body)) - set(DIGITS.findall(question)):
         return False  # a figure the question does not give ("3M" is the question's name, not a value)
-    if {w.lower() for w in _COMPOUND.findall(body)} - {w.lower() for w in _COMPOUND.findall(question)}:
+    if {w.lower() for w in JOINED_WORD.findall(body)} - {w.lower() for w in JOINED_WORD.findall(question)}:
         return False  # a name made of the question's words: "the keyword-idents lint" for identifiers and keywords
     polar = _words(body) & POLARITY_WORDS
     if polar and (polar - _words(question) or _read(question).asks == "yes_no"):
@@ -399,14 +400,11 @@ def figure_of_another_numbered(sentence: str, cited: str, question: str) -> bool
     return False
 
 
-# A version or code's number, which no figure check reads ("3.6.0", "1.8-4"): two points, or a point and a dash.
-_CODE_NUMBER = re.compile(r"(?<![\w.-])\d+(?:\.\d+){2,}(?![\w-])|(?<![\w.-])\d+\.\d+-\d+(?![\w-])")
-_A_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?:[A-Za-z]+\d*)?(?![\d])")
 
 
 def _codes(text: str) -> set[str]:
     """The versions and codes `text` gives: dotted ones, and the numbers of the things it names by number."""
-    return set(_CODE_NUMBER.findall(text)) | {number for _, number, _ in numbered(text)}
+    return set(CODE_NUMBER.findall(text)) | {number for _, number, _ in numbered(text)}
 
 
 def code_not_cited(sentence: str, cited: str, question: str) -> bool:
@@ -417,7 +415,7 @@ def code_not_cited(sentence: str, cited: str, question: str) -> bool:
     given = _codes(body)
     if not given:
         return False
-    held = set(_A_NUMBER.findall(cited)) | set(_A_NUMBER.findall(question)) | set(_CODE_NUMBER.findall(cited))
+    held = set(ANY_NUMBER.findall(cited)) | set(ANY_NUMBER.findall(question)) | set(CODE_NUMBER.findall(cited))
     return any(not any(same_number(code, h) or code == h for h in held) for code in given)
 
 

@@ -9,7 +9,7 @@ import re
 
 from graph.citations import MARK, before_stop
 from graph.verify import sentences
-from lexicon import DEMONSTRATIVES, EXCERPT_TALK, INFLECTION, letter_words
+from lexicon import DEMONSTRATIVES, EXCERPT_TALK, INFLECTION, SOURCE_NAMED, letter_words
 
 # A sentence that only says where something is written ("This information is found in [1].")
 _POINTER_WORDS = frozenset({"this", "that", "these", "the", "information", "data", "figure", "figures", "it", "is",
@@ -26,8 +26,6 @@ _POINTER_WORDS = frozenset({"this", "that", "these", "the", "information", "data
                             "contains", "holds"})
 # ... in any inflection ("provides" as "provided", "contained" as "contains")
 _POINTER_ROOTS = frozenset(INFLECTION.sub("", w) for w in _POINTER_WORDS)
-# What a marker's parenthesis names is where it points: "This is from [2] (vim-vi-differences.txt, lines 1-94)."
-_SOURCE_NAMED = re.compile(r"(?<=\])\s*\([^()]*(?:\)|$)")
 # ... after a stop and a space (a version's or a decimal's point, "Grace-5.1.25", ends nothing) to the sentence's
 # own end ("... at line 10.3."): never cut out of a longer sentence
 _POINTER = re.compile(
@@ -52,7 +50,7 @@ def _pointers_merged(answer: str) -> str:
     the claim it points for: the claim is then checked against what it cites."""
     out = answer
     for m in reversed(list(_POINTER.finditer(answer))):
-        words = letter_words(MARK.sub("", _SOURCE_NAMED.sub("", m.group(1))).lower())
+        words = letter_words(MARK.sub("", SOURCE_NAMED.sub("", m.group(1))).lower())
         before = out[:m.start()].rstrip()
         if not words or not _only_points(words) or not before:
             continue
@@ -75,7 +73,7 @@ def opens_no_pointer(begun: str) -> bool:
     first clause of such words beside talk of excerpts ("This is stated in excerpt [2], which ...":
     `without_mechanics`). A whole word before any comma that is neither a pointer's nor the talk's
     rules both out, whatever follows (graph/nodes/early.py sends the sentence before it then)."""
-    head = MARK.sub(" ", _SOURCE_NAMED.sub("", begun).split(",", 1)[0])
+    head = MARK.sub(" ", SOURCE_NAMED.sub("", begun).split(",", 1)[0])
     if "," not in begun:
         head = re.sub(r"[A-Za-z]+$", "", head)  # the last word may still grow ("Thi" -> "This")
     words = letter_words(head.lower())
