@@ -212,8 +212,11 @@ def _statements(text: str) -> list[set[str]]:
     sentence, and each sentence of running text with the sentence before it when it says "he" or "they"
     (whom that names) or opens with "This ..." or "It ..." (what that names: "This rule comes from
     Thirumala Reddy Mutchukota's JGit change" is the rule the sentence before states)."""
-    return [stems(s) for s in (*statements(text), *_read_back(text, PRONOUN.search),
-                                *_read_back(text, REFERS_BACK.match))]
+    return [stems(s) for s in (*statements(text), *_read_back(text, _refers_back))]
+
+
+def _refers_back(sentence: str) -> bool:
+    return bool(PRONOUN.search(sentence) or REFERS_BACK.match(sentence))
 
 
 def name_apart_from_what_is_said(sentence: str, cited: str, question: str) -> bool:
@@ -400,8 +403,6 @@ def figure_of_another_numbered(sentence: str, cited: str, question: str) -> bool
     return False
 
 
-
-
 def _codes(text: str) -> set[str]:
     """The versions and codes `text` gives: dotted ones, and the numbers of the things it names by number."""
     return set(CODE_NUMBER.findall(text)) | {number for _, number, _ in numbered(text)}
@@ -416,7 +417,7 @@ def code_not_cited(sentence: str, cited: str, question: str) -> bool:
     if not given:
         return False
     held = set(ANY_NUMBER.findall(cited)) | set(ANY_NUMBER.findall(question)) | set(CODE_NUMBER.findall(cited))
-    return any(not any(same_number(code, h) or code == h for h in held) for code in given)
+    return any(not any(same_number(code, h) for h in held) for code in given)
 
 
 def _asked(asked: tuple[tuple[str, str], ...], word: str, number: str) -> bool:

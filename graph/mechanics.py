@@ -42,7 +42,7 @@ def _only_points(words: list[str]) -> bool:
 
 
 def _points(word: str) -> bool:
-    return word in _POINTER_WORDS or INFLECTION.sub("", word) in _POINTER_ROOTS
+    return INFLECTION.sub("", word) in _POINTER_ROOTS  # every pointer word's own root is among them
 
 
 def _pointers_merged(answer: str) -> str:
