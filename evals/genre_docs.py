@@ -3,21 +3,23 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Twenty-eight documents (a standard, a history report, three manuals, a constitution, a licence, a
+Thirty documents (a standard, a history report, three manuals, a constitution, a licence, a
 specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck,
 protocol conventions, a HOWTO, a command reference (man page), a design document, a desktop
 application's user's guide, a glossary, a language definition, a limits reference, a gallery of
 worked examples, a comparison document, a game's guidebook, an API reference page, a newsletter, a
-migration guide; the FAQ and the third manual added with held-back batch 5, the paper and the style
-guide with batch 6, the tutorial and the slide deck with batch 7, the protocol conventions (ICCCM)
-and the HOWTO (Python's Unicode HOWTO) with batch 8, the command reference (bash(1)) and the design
-document (Git's hash function transition) with batch 9, the user's guide (Grace, the xmgrace
-plotting program) and the glossary (PostgreSQL 15's) with batch 10, the language definition (the R
-Language Definition) and the limits reference (SQLite's "Limits In SQLite" page) with batch 11, the
-gallery (The xtable Gallery, R's xtable package) and the comparison document (Vim's "Differences
-between Vim and Vi") with batch 12, the guidebook (NetHack's Guidebook, A Guide to the Mazes of
-Menace) and the API reference page (Python's time module) with batch 13, the newsletter (LaTeX News,
-Issues 1-36) and the migration guide (The Rust Edition Guide) with batch 14), each one file of a
+migration guide, a file-format specification, an essay; the FAQ and the third manual added with
+held-back batch 5, the paper and the style guide with batch 6, the tutorial and the slide deck with
+batch 7, the protocol conventions (ICCCM) and the HOWTO (Python's Unicode HOWTO) with batch 8, the
+command reference (bash(1)) and the design document (Git's hash function transition) with batch 9,
+the user's guide (Grace, the xmgrace plotting program) and the glossary (PostgreSQL 15's) with batch
+10, the language definition (the R Language Definition) and the limits reference (SQLite's "Limits
+In SQLite" page) with batch 11, the gallery (The xtable Gallery, R's xtable package) and the
+comparison document (Vim's "Differences between Vim and Vi") with batch 12, the guidebook (NetHack's
+Guidebook, A Guide to the Mazes of Menace) and the API reference page (Python's time module) with
+batch 13, the newsletter (LaTeX News, Issues 1-36) and the migration guide (The Rust Edition Guide)
+with batch 14, the file-format specification (SRF, the Sequence Read Format for DNA sequence data)
+and the essay (LilyPond's Essay on automated music engraving) with batch 15), each one file of a
 Debian bookworm package, all under licences that allow redistribution (recorded below, from the
 package's copyright file). Each is taken from the package's .deb (`apt-get download PKG=VERSION`, no
 root; `dpkg-deb -x`), or from the installed file when it is the same bytes, gunzipped where the
@@ -191,6 +193,21 @@ DOCS = (
         "rust-doc", "1.63.0+dfsg1-2", "usr/share/doc/rust-doc/html/edition-guide/print.html",
         "efc22af7661242912fd4e190196439e2c28f289371ca118a9ade6469b21e4df7",
         "MIT or Apache-2.0 (The Rust Project Developers; src/doc/*)"),
+    Doc("srf-sequence-read-format.pdf",
+        "file-format specification (SRF, Generic Format for Sequence Data version 1.3.2, 19th June 2008: the "
+        "container, block, read-id and index layout of a file format for DNA sequencing reads and traces, "
+        "23 pages; batch 15)",
+        "srf-doc", "0.1+dfsg-7", "usr/share/doc/srf-doc/SRF_v_1_3_2_June_19th_2008-0001.pdf",
+        "44e462b983cf023da81202cf7828bba42fba6534013f74c99d7ecbe6e8096021",
+        "Apache-2.0 (Asim Siddiqui)"),
+    Doc("lilypond-engraving-essay.pdf",
+        "essay (Essay on automated music engraving: why LilyPond was written, what hand engravers did, how "
+        "the program judges and builds a score, with a literature list, The LilyPond development team, for "
+        "LilyPond 2.24.1, 40 pages; batch 15)",
+        "lilypond-doc-pdf", "2.24.1-2", "usr/share/doc/lilypond/html/Documentation/essay.pdf",
+        "4ad40da338b45eba8f89a3356e12bb5c5c43c5557e0bca2daa6335061e4513b5",
+        "GFDL-1.3+ (Documentation/*: Han-Wen Nienhuys, Jan Nieuwenhuizen and Graham Percival; the essay "
+        "itself: GFDL 1.1 or later, no Invariant Sections)"),
 )
 
 
