@@ -35,14 +35,15 @@ from evals.genre import DATA
 # the rows of each held-back batch's run that the held-back figures count (evals/results/README.md)
 ROWS = ("genre_holdout_1", "genre_holdout_2", "genre_holdout_3", "genre_holdout_4_after", "genre_holdout_5_after",
         "genre_holdout_6_after", "genre_holdout_7_after", "genre_holdout_8_kept", "genre_holdout_9_after",
-        "genre_holdout_10_after", "genre_holdout_11", "genre_holdout_12", "genre_holdout_13", "genre_holdout_14")
+        "genre_holdout_10_after", "genre_holdout_11", "genre_holdout_12", "genre_holdout_13", "genre_holdout_14",
+        "genre_holdout_15")
 
 
 def states(questions: list[str], user: str) -> tuple[dict[str, dict], Any]:
     """Each question's state before choose, and a function checking a draft in one of them."""
-    import cli
     from langgraph.runtime import Runtime
 
+    import cli
     from graph.builder import graph
     from graph.citations import citations_of
     from graph.nodes.generate import shown_excerpts
@@ -80,7 +81,9 @@ def main() -> int:
     questions = {q["id"]: q for f in sorted(DATA.glob("genre_*.jsonl")) for q in load_jsonl(f)}
     rows = [r for f in args.rows for r in load_jsonl(f)
             if r.get("id") in questions and (r.get("verification") or {}).get("original")]
-    kept: dict[str, dict] = pickle.loads(args.states.read_bytes()) if args.states and args.states.exists() else {}
+    kept: dict[str, dict[str, Any]] = {}
+    if args.states and args.states.exists():
+        kept = pickle.loads(args.states.read_bytes())
     asked = [q for q in dict.fromkeys(r["question"] for r in rows) if q not in kept]
     found, checked = states(asked, args.user)
     kept |= found

@@ -548,6 +548,10 @@ def answer_failure(answer: str, reading: Reading, spans: list[tuple[int, int]],
     return next((c for c in ANSWER_CHECKS if c.fails(answer, reading, spans, texts)), None)
 
 
+REFERS_TO_STRUCK = "refers_to_struck"  # a sentence opening "This ..." or "It ..." after a struck one
+READ_WITH_NEXT = "read_with_next"  # no failure: an uncited sentence given the markers of the next, which refers to it
+
+
 @dataclass(frozen=True)
 class Failure:
     sentence: str
@@ -564,6 +568,15 @@ def with_markers(sentence: str, extra: tuple[int, ...]) -> str:
     return before_stop(sentence, marks)
 
 
+def _cited_by(sentence: str, texts: Mapping[int, str], question: str, checks: tuple[Check, ...]) -> list[int]:
+    """What `sentence` cites, when it passes every check against it: "... is Patterson Beams. This plug-in
+    ... is described in [1]." lends [1] to the sentence before it, "This limit is set by NAMEDATALEN [1]",
+    struck, lends nothing."""
+    cited = list(dict.fromkeys(marked(sentence)))
+    text = "\n".join(texts.get(n, "") for n in cited)
+    return cited if cited and not any(c.fails(sentence, text, question) for c in checks) else []
+
+
 def failures(spans: list[tuple[int, int]], answer: str, texts: Mapping[int, str], question: str,
              checks: tuple[Check, ...] = CHECKS) -> list[Failure]:
     """The sentences of `answer` (its `spans`) that fail a check against what they cite (`texts` by
@@ -572,18 +585,25 @@ def failures(spans: list[tuple[int, int]], answer: str, texts: Mapping[int, str]
     `texts` makes it pass every check. A verdict check failing in the first sentence fails the answer."""
     out = []
     answer_cites = "\n".join(texts.get(n, "") for n in dict.fromkeys(marked(answer)))
-    first = True
-    for start, end in spans:
-        sentence = answer[start:end]
-        if not _body(sentence).strip(" \n.;:"):
+    said = [(answer[a:b], a, b) for a, b in spans if _body(answer[a:b]).strip(" \n.;:")]
+    struck = False  # the sentence before was struck: one that refers back to it speaks of nothing left
+    for i, (sentence, start, _end) in enumerate(said):
+        opens = i == 0
+        if struck and REFERS_BACK.match(_body(sentence)):
+            out.append(Failure(sentence, REFERS_TO_STRUCK))
             continue
-        opens, first = first, False
+        struck = False
         cited = marked(sentence)
+        borrowed: list[int] = []  # what the next sentence cites, when it speaks of this one's
+        if not cited and i + 1 < len(said) and REFERS_BACK.match(_body(said[i + 1][0])):
+            cited = borrowed = _cited_by(said[i + 1][0], texts, question, checks)
         text = "\n".join(texts.get(n, "") for n in cited)
         failed = next((c for c in checks
                        if c.fails(sentence, answer_cites if not cited and c.uncited_reads_answer else text, question)),
                       None)
         if failed is None:
+            if borrowed:  # it holds what the next sentence cites: it cites that too
+                out.append(Failure(sentence, READ_WITH_NEXT, with_markers(sentence, tuple(borrowed))))
             continue
         if failed.verdict and opens:  # the answer's verdict struck: what follows was written for it
             out.append(Failure(answer[start:], failed.name))
@@ -592,5 +612,6 @@ def failures(spans: list[tuple[int, int]], answer: str, texts: Mapping[int, str]
         extra = next((more for k in (1, 2) for more in combinations(others, k)
                       if not any(c.fails(sentence, "\n".join([text, *(texts[n] for n in more)]), question)
                                  for c in checks)), None)
-        out.append(Failure(sentence, failed.name, with_markers(sentence, extra) if extra else None))
+        out.append(Failure(sentence, failed.name, with_markers(sentence, (*borrowed, *extra)) if extra else None))
+        struck = not extra
     return out

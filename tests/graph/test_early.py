@@ -8,6 +8,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from evals.fake_openai import excerpts_in
+from graph import prompts
 from graph.builder import graph
 from graph.nodes.verify import verify_node
 from tests.graph.test_paths import script_for
@@ -138,3 +139,16 @@ def test_a_provider_failing_after_checked_sentences_went_out_takes_nothing_back(
     assert "reset" not in [kind for kind, _ in events]  # a client would have cleared, or disowned, checked text
     assert "".join(d["token"] for kind, d in events if kind == "token") == events[-1][1]["answer"]
     assert events[-1][0] == "done"
+
+
+def test_a_composed_answer_the_figures_check_leaves_without_its_figure_is_refused(report_owner, make_run) -> None:
+    # code wrote the answer from a row (no claim check of the model's prose applies), the figures' check
+    # dropped the figure it gave of another thing, and what was left named a field and no value
+    question = "How many bits of the lookup hash does the index keep per read?"
+    excerpt = "numberOfHashBuckets The number of hash buckets in the file. Each entry is 8 bytes long."
+    state: dict[str, Any] = {"question": question, "figure_choice": {"fact": "F1"},
+                             "answer": "numberOfHashBuckets The number of hash buckets in the file. () was 64 [1].",
+                             "citations": [{"n": 1, "text": excerpt, "document_id": report_owner[1]}]}
+    run = make_run(report_owner[0], scripted_chain(script_for(grade_rule=lambda _t: True))[0])
+    out = verify_node(state, run["config"], Runtime(context=run["context"]))  # type: ignore[arg-type]
+    assert out["answer"] == prompts.CANNOT_ANSWER and out["cited"] == [] and out["citations"] == [], out["answer"]

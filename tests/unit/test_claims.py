@@ -6,6 +6,8 @@ import pytest
 
 from graph.claims import (
     CHECKS,
+    READ_WITH_NEXT,
+    REFERS_TO_STRUCK,
     adds_nothing,
     date_not_cited,
     failures,
@@ -370,7 +372,9 @@ def test_a_verdict_is_read_against_what_the_answer_cites_and_takes_its_reasons_w
     [found] = failures(sentences(answer), answer, {3: faq, 1: "Other words."}, asked)
     assert (found.sentence, found.check) == (answer, "contradicts")  # the reason was written for the wrong verdict
     right = "No, new functionality is not added to the stable release. It only gets security updates [3]."
-    assert failures(sentences(right), right, {3: faq}, asked) == []
+    # nothing struck: the verdict cites what the sentence after it, which speaks of it, cites
+    assert [(f.check, f.repair) for f in failures(sentences(right), right, {3: faq}, asked)] == [
+        (READ_WITH_NEXT, "No, new functionality is not added to the stable release [3]. ")]
     # a supporting sentence later is not the verdict: only it goes
     later = "It only gets security updates [1]. Yes, new functionality is added to the stable release [3]."
     [struck] = failures(sentences(later), later, {1: "Security updates only.", 3: faq}, asked)
@@ -604,3 +608,34 @@ def test_a_version_stands_with_what_the_sentence_says_of_it() -> None:
     # asked no "which", or a version the question gives: the name checks' and the figures' business
     assert not apart("Grace 7.4 writes dates [1].", guide, "How does Grace write dates?")
     assert not apart("Grace release 7.4 added it [1].", guide, "Which driver did Grace release 7.4 add?")
+
+
+ESSAY = ("The Finale beaming can easily be improved with their Patterson Beams plug-in, but we elected to skip "
+         "that step for this example.")
+
+
+def test_a_sentence_that_refers_to_a_struck_one_goes_with_it() -> None:
+    # "It is described ..." speaks of the font the struck sentence named: left alone, it is a quotation
+    # answering nothing
+    question = "What is the name of LilyPond's own music font?"
+    answer = ("The name of LilyPond's own music font is LilyPond [1]. It is described in [1] as heavier and more "
+              "consistent in weight.")
+    found = failures(sentences(answer), answer, {1: "LilyPond symbols are heavier and their weight is more "
+                                                    "consistent."}, question)
+    assert [f.check for f in found] == ["adds_nothing", REFERS_TO_STRUCK] and not any(f.repair for f in found)
+    kept = "The default music font of Sibelius is Opus [1]. It is described in [1] as lighter."
+    assert failures(sentences(kept), kept, {1: "Sibelius uses the Opus font, which is lighter."},
+                    "What is the default music font of Sibelius?") == []
+
+
+def test_an_uncited_sentence_is_read_with_the_next_that_refers_to_it_and_cites() -> None:
+    question = "Which Finale plug-in could have improved the beaming?"
+    answer = ("The Finale plug-in that could have improved the beaming is Patterson Beams. This plug-in is described "
+              "in [1].")
+    [found] = failures(sentences(answer), answer, {1: ESSAY}, question)
+    assert found.check == READ_WITH_NEXT and found.repair is not None and found.repair.startswith(
+        "The Finale plug-in that could have improved the beaming is Patterson Beams [1].")
+    # what the next sentence cites only when it passes: struck, it lends nothing
+    struck = "The Finale plug-in that could have improved the beaming is Patterson Beams. This plug-in is Opus [1]."
+    assert [f.check for f in failures(sentences(struck), struck, {1: ESSAY}, question)] == [
+        "name_not_cited", "name_not_cited"]
