@@ -536,6 +536,21 @@ def unwrapped(text: str) -> str:
     return "\n".join(lines)
 
 
+def list_items(text: str) -> list[str]:
+    """The items of an excerpt's lists, each whole: from the line its bullet or number opens to the next
+    item, a blank line or the excerpt's end ("• "wild" ... The wild cluster bootstrap does not resample ...
+    By default, the factors are drawn from Rademacher distribution.")."""
+    items: list[list[str]] = []
+    for line in text.split("\n"):
+        if LIST_ITEM.match(line):
+            items.append([line])
+        elif items and items[-1] and line.strip():
+            items[-1].append(line)
+        elif items:
+            items.append([])  # a blank line ends the item
+    return [" ".join(" ".join(item).split()) for item in items if len(item) > 1]
+
+
 def statements(text: str) -> list[str]:
     """The statements of an excerpt: its sentences and the lines that are no sentence (a list's items, a
     table's rows), a sentence wrapped across lines read as one (`unwrapped`)."""

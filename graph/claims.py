@@ -81,6 +81,7 @@ from lexicon import (
     YES_FIRST,
     alnum_words,
     letter_words,
+    list_items,
     squashed,
     statements,
 )
@@ -212,7 +213,7 @@ def _statements(text: str) -> list[set[str]]:
     sentence, and each sentence of running text with the sentence before it when it says "he" or "they"
     (whom that names) or opens with "This ..." or "It ..." (what that names: "This rule comes from
     Thirumala Reddy Mutchukota's JGit change" is the rule the sentence before states)."""
-    return [stems(s) for s in (*statements(text), *_read_back(text, _refers_back))]
+    return [stems(s) for s in (*statements(text), *_read_back(text, _refers_back), *list_items(text))]
 
 
 def _refers_back(sentence: str) -> bool:

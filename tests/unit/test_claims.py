@@ -11,6 +11,7 @@ from graph.claims import (
     adds_nothing,
     date_not_cited,
     failures,
+    name_apart_from_what_is_said,
     name_not_cited,
     names_not_cited,
 )
@@ -639,3 +640,18 @@ def test_an_uncited_sentence_is_read_with_the_next_that_refers_to_it_and_cites()
     struck = "The Finale plug-in that could have improved the beaming is Patterson Beams. This plug-in is Opus [1]."
     assert [f.check for f in failures(sentences(struck), struck, {1: ESSAY}, question)] == [
         "name_not_cited", "name_not_cited"]
+
+
+def test_a_name_stands_with_what_its_list_item_tells_of() -> None:
+    # the item tells of the wild bootstrap; the sentence that names the distribution says only "the factors"
+    item = ('• "wild" (or equivalently "wild-rademacher"). The wild cluster bootstrap does not actually resample\n'
+            "the residuals but instead reforms the dependent variable by multiplying the residual by a randomly\n"
+            "drawn value. By default, the factors are drawn from\n"
+            "Rademacher distribution, i.e., selecting either -1 or 1 with probability 0.5.\n"
+            '• "webb". This implements the six-point distribution suggested by Webb (2014), which may\n'
+            "improve inference when the number of clusters is small.")
+    question = "From which distribution does the wild cluster bootstrap in vcovBS() draw its factors by default?"
+    answer = "The wild cluster bootstrap in vcovBS() draws its factors from the Rademacher distribution [1]."
+    assert not name_apart_from_what_is_said(answer, item, question)
+    # the other item names its distribution beside none of what the sentence says of it
+    assert name_apart_from_what_is_said(answer.replace("Rademacher", "Webb"), item, question)
