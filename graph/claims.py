@@ -431,6 +431,18 @@ def answers_the_question(answer: str, reading: Reading, spans: list[tuple[int, i
     return any(speaks_to(answer[a:b], reading) for a, b in spans if answer[a:b].strip())
 
 
+def _quantities(text: str) -> list[str]:
+    """The quantities `text` states, each as the word after it ("2 weeks" -> "weeks"): not a year, nor a
+    thing's number ("Debian 1.1", "0.93R6")."""
+    return list(_QUANTITY.findall(YEAR.sub(" ", unnumbered(text)).lower()))
+
+
+def states_no_quantity(answer: str, reading: Reading) -> bool:
+    """Asked how many or how much, `answer` states no quantity: "NumberOfHashBuckets The number of hash
+    buckets in the file [1]." once the figures' check took out the figure it gave of another thing."""
+    return reading.asks == "value" and not _quantities(_body(answer))
+
+
 def speaks_to(sentence: str, reading: Reading) -> bool:
     body = _body(sentence)
     if _words(body) & POLARITY_WORDS:
@@ -442,7 +454,7 @@ def speaks_to(sentence: str, reading: Reading) -> bool:
     if reading.asks == "date" and (set(YEAR.findall(body)) - set(YEAR.findall(reading.question))
                                    or MONTH_ANYWHERE.search(body)):
         return True  # "When was it ratified?" "On March 26th, 2022 [1]."
-    quantities = _QUANTITY.findall(YEAR.sub(" ", unnumbered(body)).lower())
+    quantities = _quantities(body)
     if reading.asks == "value" and not quantities:
         # "How many barrels of oil did it produce?" "It produced the product in 2017 [1]."; a thing's number
         # is no quantity either: "How much did HP charge?" "HP hosted it beside the 0.93R6 release [1]."

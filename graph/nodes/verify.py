@@ -167,10 +167,8 @@ def check(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> Ch
     report.claims = [{"sentence": f.sentence.strip(), "check": f.check} for f in failed]
     final = report.answer
     cited = sorted(_marked(final))
-    if cited and not report.refused and not claims.answers_the_question(final, reading, sentences(final)):
-        # what the figures' check left no longer speaks of what is asked: "NumberOfHashBuckets The number of
-        # hash buckets in the file [1]." once the figure it wrote of another thing is gone
-        log.info("answer withheld: what the figures' check left does not answer the question")
+    if cited and not report.refused and claims.states_no_quantity(final, reading):
+        log.info("answer withheld: what the figures' check left states no quantity, and one is asked")
         cited = []
     if report.refused or not cited:
         final, citations, cited = prompts.CANNOT_ANSWER, [], []
