@@ -134,8 +134,9 @@ def alnum_words(text: str) -> list[str]:
 CODE_WORD = re.compile(r"(?<![\w.-])[A-Za-z_]\w*?(?:_[A-Za-z0-9]|[A-Za-z]\d)\w*(?![\w-])")
 # Words joined into one ("keyword-idents", "print_results"): a name, whatever words it is made of.
 JOINED_WORD = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+(?![\w-])")
-# A version's or code's number, which no figure reads ("3.6.0", "1.8-4"): two points, or a point and a dash.
-CODE_NUMBER = re.compile(r"(?<![\w.-])\d+(?:\.\d+){2,}(?![\w-])|(?<![\w.-])\d+\.\d+-\d+(?![\w-])")
+# A version's or code's number, which no figure reads ("3.6.0", "v2.7.0", "1.8-4"): two points, or a point and a
+# dash.
+CODE_NUMBER = re.compile(r"(?:(?<=\b[vV])|(?<![\w.-]))\d+(?:\.\d+){2,}(?![\w-])|(?<![\w.-])\d+\.\d+-\d+(?![\w-])")
 # Any number as a text writes it, a release's letters included ("3.6", "0.93R6").
 ANY_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?:[A-Za-z]+\d*)?(?![\d])")
 _CODE_PARTS = re.compile(r"_+|(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")

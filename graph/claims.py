@@ -213,7 +213,13 @@ def _statements(text: str) -> list[set[str]]:
     sentence, and each sentence of running text with the sentence before it when it says "he" or "they"
     (whom that names) or opens with "This ..." or "It ..." (what that names: "This rule comes from
     Thirumala Reddy Mutchukota's JGit change" is the rule the sentence before states)."""
-    return [stems(s) for s in (*statements(text), *_read_back(text, _refers_back), *list_items(text))]
+    # a view's pieces are cut apart where text was left out: no statement spans two ("Table 37: PDF driver options
+    # … 7.4 | Dates in Grace"), nor does "he" reach over a cut; "This rule ..." after one still speaks of the
+    # rule before it
+    pieces = text.split(GAP.strip())
+    return [stems(s) for s in (*(s for piece in pieces
+                                 for s in (*statements(piece), *list_items(piece), *_read_back(piece, _refers_back))),
+                               *_read_back(text, REFERS_BACK.match))]
 
 
 def _refers_back(sentence: str) -> bool:

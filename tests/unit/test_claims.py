@@ -611,6 +611,28 @@ def test_a_version_stands_with_what_the_sentence_says_of_it() -> None:
     assert not apart("Grace release 7.4 added it [1].", guide, "Which driver did Grace release 7.4 add?")
 
 
+def test_no_statement_spans_a_cut_in_the_view() -> None:
+    # " … " marks text left out of the view: a table's caption before it says nothing of the section number after
+    from graph.claims import code_apart_from_what_is_said as apart
+
+    cut = "Table 37: PDF driver options … 7.4 | Dates in Grace We use two calendars in Grace."
+    asked = "Which Grace release first added the PDF output driver?"
+    assert apart("The PDF output driver was first added in Grace release 7.4 [1].", cut, asked)
+    assert not apart("The PDF output driver was first added in Grace release 7.4 [1].", cut.replace(" … ", " "),
+                     asked)
+
+
+@pytest.mark.parametrize(("sentence", "fails"), [
+    ("The first release able to do it was v2.7.0 [1].", True),  # a version written with its "v"
+    ("The first release able to do it was v2.29.0 [1].", False),
+])
+def test_a_version_with_its_v_is_a_version(sentence: str, fails: bool) -> None:
+    from graph.claims import code_not_cited
+
+    transition = "Git v2.29.0 can create a repository that uses SHA-256 object names."
+    assert code_not_cited(sentence, transition, "Which Git release could first create a SHA-256 repository?") is fails
+
+
 ESSAY = ("The Finale beaming can easily be improved with their Patterson Beams plug-in, but we elected to skip "
          "that step for this example.")
 
