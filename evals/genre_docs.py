@@ -3,28 +3,31 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Thirty documents (a standard, a history report, three manuals, a constitution, a licence, a
+Thirty-two documents (a standard, a history report, three manuals, a constitution, a licence, a
 specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck,
 protocol conventions, a HOWTO, a command reference (man page), a design document, a desktop
 application's user's guide, a glossary, a language definition, a limits reference, a gallery of
 worked examples, a comparison document, a game's guidebook, an API reference page, a newsletter, a
-migration guide, a file-format specification, an essay; the FAQ and the third manual added with
-held-back batch 5, the paper and the style guide with batch 6, the tutorial and the slide deck with
-batch 7, the protocol conventions (ICCCM) and the HOWTO (Python's Unicode HOWTO) with batch 8, the
-command reference (bash(1)) and the design document (Git's hash function transition) with batch 9,
-the user's guide (Grace, the xmgrace plotting program) and the glossary (PostgreSQL 15's) with batch
-10, the language definition (the R Language Definition) and the limits reference (SQLite's "Limits
-In SQLite" page) with batch 11, the gallery (The xtable Gallery, R's xtable package) and the
-comparison document (Vim's "Differences between Vim and Vi") with batch 12, the guidebook (NetHack's
-Guidebook, A Guide to the Mazes of Menace) and the API reference page (Python's time module) with
-batch 13, the newsletter (LaTeX News, Issues 1-36) and the migration guide (The Rust Edition Guide)
-with batch 14, the file-format specification (SRF, the Sequence Read Format for DNA sequence data)
-and the essay (LilyPond's Essay on automated music engraving) with batch 15), each one file of a
-Debian bookworm package, all under licences that allow redistribution (recorded below, from the
-package's copyright file). Each is taken from the package's .deb (`apt-get download PKG=VERSION`, no
-root; `dpkg-deb -x`), or from the installed file when it is the same bytes, gunzipped where the
-package ships it compressed, given the name below and checked against its sha256: a different file
-stops the script.
+migration guide, a file-format specification, an essay, a hardware instrument's manual, a board
+game's rules; the FAQ and the third manual added with held-back batch 5, the paper and the style
+guide with batch 6, the tutorial and the slide deck with batch 7, the protocol conventions (ICCCM)
+and the HOWTO (Python's Unicode HOWTO) with batch 8, the command reference (bash(1)) and the design
+document (Git's hash function transition) with batch 9, the user's guide (Grace, the xmgrace
+plotting program) and the glossary (PostgreSQL 15's) with batch 10, the language definition (the R
+Language Definition) and the limits reference (SQLite's "Limits In SQLite" page) with batch 11, the
+gallery (The xtable Gallery, R's xtable package) and the comparison document (Vim's "Differences
+between Vim and Vi") with batch 12, the guidebook (NetHack's Guidebook, A Guide to the Mazes of
+Menace) and the API reference page (Python's time module) with batch 13, the newsletter (LaTeX News,
+Issues 1-36) and the migration guide (The Rust Edition Guide) with batch 14, the file-format
+specification (SRF, the Sequence Read Format for DNA sequence data) and the essay (LilyPond's Essay
+on automated music engraving) with batch 15, the instrument's manual (the expEYES Junior User's
+Manual, a USB laboratory interface for physics experiments) and the board game's rules (the GNU
+Shogi manual: the rules of shogi, Japanese chess, with handicaps, a sample game and the variants)
+with batch 16), each one file of a Debian bookworm package, all under licences that allow
+redistribution (recorded below, from the package's copyright file). Each is taken from the package's
+.deb (`apt-get download PKG=VERSION`, no root; `dpkg-deb -x`), or from the installed file when it is
+the same bytes, gunzipped where the package ships it compressed, given the name below and checked
+against its sha256: a different file stops the script.
 Then `thotqen ingest` ingests them all for --user. Nothing is committed but this list.
 """
 
@@ -208,6 +211,22 @@ DOCS = (
         "4ad40da338b45eba8f89a3356e12bb5c5c43c5557e0bca2daa6335061e4513b5",
         "GFDL-1.3+ (Documentation/*: Han-Wen Nienhuys, Jan Nieuwenhuizen and Graham Percival; the essay "
         "itself: GFDL 1.1 or later, no Invariant Sections)"),
+    Doc("expeyes-junior-manual.pdf",
+        "hardware instrument's manual (expEYES Junior User's Manual, Experiments for Young Engineers and "
+        "Scientists: the terminals, limits and accessories of a USB laboratory interface from the PHOENIX "
+        "project, Inter-University Accelerator Centre, New Delhi, and the 50 physics and electronics "
+        "experiments done with it, 65 pages; batch 16)",
+        "expeyes-doc-en", "4.3-3", "usr/share/expeyes/doc/en-eyesj.pdf",
+        "166ade592cd14a3c527a7d1bf63e0ce092c79a085e95ea103ac7ecb05ea4277d",
+        "GFDL-1.3+, no Invariant Sections (en/Docs-jr/eyesj.lyx: Ajith Kumar); package GPL-3+"),
+    Doc("gnu-shogi-manual.txt",
+        "board game's rules (GNU Shogi manual, Japanese chess: the moves, promotion, drops, draws and "
+        "handicaps of shogi, an annotated sample game, mating problems, the historical and modern variants, "
+        "then the gnushogi program's options and commands, for GNU Shogi 1.4.1, Info plain text; batch 16)",
+        "gnushogi", "1.4.2-7", "usr/share/info/gnushogi.info.gz",
+        "55a283b27e0e05913f9cac390e40e3cc60904f80ecd712d437346feeb979c8ed",
+        "verbatim and modified copies allowed with the permission notice (Yann Dirson, Michael C. Vanier and "
+        "the Free Software Foundation); package GPL-1+"),
 )
 
 
