@@ -5,6 +5,7 @@ stating figures must name what they are of; and the evidence lines each kept cit
 
 from __future__ import annotations
 
+import calendar
 import re
 from typing import Any
 
@@ -16,16 +17,18 @@ from graph.reading import Reading
 from graph.state import Citation, Evidence, Excerpt
 from graph.verify import VerifyReport, sentences
 from graph.windows import GAP, stems
-from lexicon import POLARITY_WORDS, SCALES, letter_words, squashed, statements
+from lexicon import MONTHS, POLARITY_WORDS, SCALES, letter_words, squashed, statements
 
 # Two content words sharing this many first letters count as one ("leases" / "leased").
 STEM = 5
+MONTH_ABBR = [m.lower() for m in calendar.month_abbr]
 # The most words a sentence of prose holds (`figure_in_prose`); longer is table text run together.
 PROSE_WORDS = 60
 
 
 def _stems(text: str) -> set[str]:
-    return {w[:STEM] for w in label_words(text) if len(w) > 2}
+    """The stems of `text`'s words, a month however written as one ("April", "Apr")."""
+    return {MONTH_ABBR[MONTHS[w]] if w in MONTHS else w[:STEM] for w in label_words(text) if len(w) > 2}
 
 
 def _cited(sentence: str) -> set[int]:

@@ -144,6 +144,8 @@ def test_route_counts_rounds_and_stops() -> None:
 
 @pytest.mark.parametrize(("answer", "cleaned"), [
     ("The capital of Peru is Lima. This information is found in [1].", "The capital of Peru is Lima [1]."),
+    # held-back batch 16: the talk ran on to its marker, which "from" had stranded
+    ("The banner shows April 20, 2012, as indicated in the excerpt from [1].", "The banner shows April 20, 2012 [1]."),
     ("Bruce Perens took over as leader. This is mentioned in [2] and [3].", "Bruce Perens took over as leader [2][3]."),
     ("Bruce Perens took over as leader. This occurred in [2].", "Bruce Perens took over as leader [2]."),
     ("A vote is open for one week. This is stated in excerpt [1] on lines 158-159.",
@@ -223,6 +225,16 @@ def test_a_sentence_citing_the_wrong_excerpt_cites_the_one_that_holds_its_words(
                                                                     "3 weeks [1].")]
     # no excerpt holds its words: dropped, as before
     assert unsupported_claims("It lasts a fortnight [2].", texts, question) == [("It lasts a fortnight [2].", None)]
+
+
+def test_a_month_is_one_word_however_written() -> None:
+    # held-back batch 16: a banner's "Apr 20 2012" holds the "April 20, 2012" of the sentence citing it
+    from graph.grounding import unsupported_claims
+
+    question = "What build date does the Python interpreter's banner show?"
+    texts = {1: "$python\nPython 2.7.3 (default, Apr 20 2012, 22:44:07)\n>>>"}
+    assert unsupported_claims("The banner shows a build date of April 20, 2012 [1].", texts, question) == []
+    assert unsupported_claims("The banner shows a build date of May 20, 2012 [1].", texts, question) != []
 
 
 def test_a_one_word_name_of_the_question_names_no_row() -> None:
