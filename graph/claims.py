@@ -309,7 +309,20 @@ def contradicts(sentence: str, cited: str, question: str) -> bool:
     claim = stems(body) - _WHETHER
     scored = [(len(claim & stems(s)), -i, s) for i, s in enumerate(_read_back(cited, REFERS_BACK.match))]
     best = max(scored, default=(0, 0, ""))
-    return best[0] >= 2 and _denies(best[2])
+    return best[0] >= 2 and _denial_bears_on(best[2], _roots(body))
+
+
+DENIAL_BEARS_ON = 2  # words of substance after a denial that it denies ("not eligible to be (re)appointed")
+
+
+def _denial_bears_on(statement: str, said: set[str]) -> bool:
+    """Whether a denial in `statement` denies one of the roots `said` (`_roots`): one of the first
+    DENIAL_BEARS_ON words of substance after it. "cannot borrow objects" is no "No" to pushing and fetching,
+    nor "various (if not all) flavors of Unix" to running on Windows."""
+    words = _plain_words(re.sub(r"[()]", "", statement))  # "(re)appointed" is "reappointed"
+    return any(_denies(word) and _roots(" ".join([w for w in words[i + 1:] if w not in FUNCTION_WORDS]
+                                                 [:DENIAL_BEARS_ON])) & said
+               for i, word in enumerate(words))
 
 
 DENIED_WITHIN = 3  # words after a denial that it bears on ("not be made", "cannot be canceled")

@@ -677,3 +677,22 @@ def test_a_name_stands_with_what_its_list_item_tells_of() -> None:
     assert not name_apart_from_what_is_said(answer, item, question)
     # the other item names its distribution beside none of what the sentence says of it
     assert name_apart_from_what_is_said(answer.replace("Rademacher", "Webb"), item, question)
+
+
+@pytest.mark.parametrize(("sentence", "cited", "denied", "question"), [
+    # a hedge's "not" denies nothing the sentence says
+    ("Yes, Grace runs on Windows [1].",
+     "Grace is a tool to make plots. It runs under various (if not all) flavors of Unix with X11. It also runs "
+     "under VMS, OS/2, and Windows.", "Grace is a tool to make plots. Grace does not run under VMS or Windows.",
+     "Does Grace run on Windows?"),
+    # the statement denies another thing of the same repositories
+    ("Yes, a SHA-256 repository can still push to and fetch from SHA-1 Git servers [1].",
+     "For the same reason, a SHA-256 repository cannot borrow objects from a SHA-1 repository using alternates.",
+     "For the same reason, a SHA-256 repository cannot push to or fetch from SHA-1 Git servers.",
+     "Can a SHA-256 repository still push to and fetch from SHA-1 Git servers?"),
+])
+def test_a_denial_of_something_else_is_no_contradiction(sentence: str, cited: str, denied: str, question: str) -> None:
+    from graph.claims import contradicts
+
+    assert not contradicts(sentence, cited, question)
+    assert contradicts(sentence, denied, question)
