@@ -27,7 +27,7 @@ FAMILIES: dict[str, tuple[str | None, tuple[str, ...]]] = {
                                 "table_coverage", "bench_ocr", "testset")),
     "answers": ("answers", ("answers", "genre", "facts_lookup", "synthetic_formulas", "quality", "ablations",
                             "bench_graph", "bench_grading", "grading_threshold", "relevance_floor",
-                            "claims_ablation", "claims_replay", "verify_replay", "before_choose")),
+                            "claims_ablation", "claims_replay", "verify_replay", "answer_in_view", "before_choose")),
     "load": ("loadtest", ("loadtest", "burst", "bench_queue", "page_latency", "bench_search", "bench_ingest",
                           "bench_embed", "bench_cold", "bench_llm", "local_leave", "bench_document_page")),
     "tools": (None, ("genre_docs", "synthetic", "synthetic_kinds", "guardrail", "screen", "readers_diff")),
