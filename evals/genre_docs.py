@@ -3,13 +3,14 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Thirty-two documents (a standard, a history report, three manuals, a constitution, a licence, a
+Thirty-four documents (a standard, a history report, three manuals, a constitution, a licence, a
 specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck,
 protocol conventions, a HOWTO, a command reference (man page), a design document, a desktop
 application's user's guide, a glossary, a language definition, a limits reference, a gallery of
 worked examples, a comparison document, a game's guidebook, an API reference page, a newsletter, a
 migration guide, a file-format specification, an essay, a hardware instrument's manual, a board
-game's rules; the FAQ and the third manual added with held-back batch 5, the paper and the style
+game's rules, a statistics package's vignette on an ecological topic, a well-known program's NEWS
+file; the FAQ and the third manual added with held-back batch 5, the paper and the style
 guide with batch 6, the tutorial and the slide deck with batch 7, the protocol conventions (ICCCM)
 and the HOWTO (Python's Unicode HOWTO) with batch 8, the command reference (bash(1)) and the design
 document (Git's hash function transition) with batch 9, the user's guide (Grace, the xmgrace
@@ -23,7 +24,10 @@ specification (SRF, the Sequence Read Format for DNA sequence data) and the essa
 on automated music engraving) with batch 15, the instrument's manual (the expEYES Junior User's
 Manual, a USB laboratory interface for physics experiments) and the board game's rules (the GNU
 Shogi manual: the rules of shogi, Japanese chess, with handicaps, a sample game and the variants)
-with batch 16), each one file of a Debian bookworm package, all under licences that allow
+with batch 16, the vignette (Vegan: ecological diversity, R's vegan package: diversity indices,
+rarefaction, species abundance and accumulation models and species pool estimates for community
+ecology) and the NEWS file (GNU sed's NEWS, the noteworthy changes of each release from 3.0 to 4.9)
+with batch 17), each one file of a Debian bookworm package, all under licences that allow
 redistribution (recorded below, from the package's copyright file). Each is taken from the package's
 .deb (`apt-get download PKG=VERSION`, no root; `dpkg-deb -x`), or from the installed file when it is
 the same bytes, gunzipped where the package ships it compressed, given the name below and checked
@@ -227,6 +231,22 @@ DOCS = (
         "55a283b27e0e05913f9cac390e40e3cc60904f80ecd712d437346feeb979c8ed",
         "verbatim and modified copies allowed with the permission notice (Yann Dirson, Michael C. Vanier and "
         "the Free Software Foundation); package GPL-1+"),
+    Doc("vegan-diversity-vignette.pdf",
+        "statistics package vignette on an ecological topic (Vegan: ecological diversity, Jari Oksanen: the "
+        "diversity indices, rarefaction, taxonomic and functional diversity, species abundance and species "
+        "accumulation models, beta diversity and species pool estimators of community ecology, worked on the "
+        "Barro Colorado Island tree counts, processed with vegan 2.6-4 on October 11, 2022, 12 pages; batch 17)",
+        "r-cran-vegan", "2.6-4+dfsg-1", "usr/lib/R/site-library/vegan/doc/diversity-vegan.pdf",
+        "e653242bcabb9ce27e2f877b192f74a784eaa43ff031851a82626945a7dd96b5",
+        "GPL-2 (Jari Oksanen, F. Guillaume Blanchet, Roeland Kindt, Pierre Legendre, Peter R. Minchin, "
+        "R. B. O'Hara, Gavin L. Simpson, Peter Solymos, M. Henry H. Stevens, Helene Wagner)"),
+    Doc("gnu-sed-news.txt",
+        "a well-known program's NEWS file (GNU sed NEWS: the noteworthy changes of each release, bug fixes, "
+        "new features and changes in behavior, from sed 3.0 to sed 4.9 of 2022-11-06, 756 lines of plain "
+        "text; batch 17)",
+        "sed", "4.9-1+deb12u1", "usr/share/doc/sed/NEWS.gz",
+        "ced4666ad2f1eb12f29bc0a549c5ee6dd277dad6541f803f7f6147c7473fd888",
+        "GPL-3+ (Free Software Foundation, Inc.)"),
 )
 
 
