@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evals.common import RESULTS, load_jsonl, write_result
 from evals.genre import DATA, right
 from evals.scoring import is_refusal_text
-from graph.claims import ANSWER_CHECKS, CHECKS
+from graph.claims import ANSWER_CHECKS, CHECKS, REFERS_TO_STRUCK
 
 
 def outcome(question: dict, answer: str) -> str:
@@ -50,6 +50,7 @@ def main() -> None:
     rows = [r for f in args.rows for r in load_jsonl(f) if r.get("id") in questions]
     table = []
     why = {c.name: c.why for c in (*CHECKS, *ANSWER_CHECKS)}
+    why[REFERS_TO_STRUCK] = "opens \"This ...\" or \"It ...\" after a struck sentence: it speaks of nothing left"
     for check in why:
         moves: dict[str, int] = {}
         for row in rows:
