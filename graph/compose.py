@@ -58,9 +58,10 @@ def metric_of(question: str, ignore: Set[str] = frozenset()) -> str:
 
 def fact_sentence(fact: Fact, asked: Asked) -> str:
     """One fact as a sentence: its row, its period, its value in the asked unit and its citation."""
-    row = fact.label.split(" › ")[-1].strip() or fact.label
+    row = (fact.label.split(" › ")[-1].strip() or fact.label).rstrip(" .:;")
     mark = f" [{fact.source}]" if fact.source else ""
-    return f"{row} ({fact.period}) was {shown_value(fact, asked)}{mark}."
+    period = f" ({fact.period})" if fact.period else ""  # a form's or a list's value has none: no "()"
+    return f"{row}{period} was {shown_value(fact, asked)}{mark}."
 
 
 def calculation_answer(question: str, calculation: Mapping[str, Any], ignore: Set[str] = frozenset()) -> str:

@@ -169,3 +169,14 @@ def test_the_operation_a_question_asks_for(question: str, op: str) -> None:
 ])
 def test_a_question_that_asks_for_no_calculation(question: str) -> None:
     assert choose_op(question) is None
+
+
+def test_a_fact_without_a_period_is_written_without_empty_brackets() -> None:
+    # held-back batches 15 and 17: "Species 15 () was 21.850718 [4].", "... in the file. () was 64 [1]."
+    from graph.compose import fact_sentence
+    from graph.figures import Asked
+
+    assert fact_sentence(Fact(1, read_figures("64")[0], "numberOfHashBuckets The number of hash buckets.", 1),
+                         Asked()) == "numberOfHashBuckets The number of hash buckets was 64 [1]."
+    assert fact_sentence(Fact(1, read_figures("1,577")[0], "Capital expenditure", 2, "FY2018"), Asked()).startswith(
+        "Capital expenditure (FY2018) was ")
