@@ -11,7 +11,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import uuid
@@ -106,12 +106,9 @@ def eval_runtime(home: Path | None = None) -> Runtime:
     return build_runtime(Settings())
 
 
-def states_before_choose(questions: list[str], user: str, run_name: str, *,
-                         before_search: bool = False) -> Iterator[dict]:
-    """Each question's graph state, the graph run for `user` up to compute, before choose, so no node calls a
-    model (with the embedded local model first and HyDE off); `before_search`: only up to the search."""
+def graph_run(user: str, run_name: str) -> tuple[Any, Any]:
+    """(config, context) of a graph run for `user` on the runtime THOTQEN_HOME names, its embedder loaded."""
     import cli
-    from graph.builder import graph
     from graph.stream import run_config, run_context
     from runtime import build_runtime
 
@@ -119,10 +116,20 @@ def states_before_choose(questions: list[str], user: str, run_name: str, *,
     cli._embedder(rt)
     owner = cli._user_id(rt.database, argparse.Namespace(user=user, web_account=False))
     config = run_config(owner_id=owner, user=user, run_name=run_name)
+    return config, run_context(rt, config)
+
+
+def states_before_choose(questions: list[str], user: str, run_name: str, *, before_search: bool = False,
+                         run: tuple[Any, Any] | None = None) -> Iterator[dict]:
+    """Each question's graph state, the graph run for `user` up to compute, before choose, so no node calls a
+    model (with the embedded local model first and HyDE off); `before_search`: only up to the search. `run`:
+    a `graph_run` already built, else one is."""
+    from graph.builder import graph
+
+    config, context = run or graph_run(user, run_name)
     for question in questions:
         state: dict = {}
-        for state in graph.stream({"question": question}, config, context=run_context(rt, config),
-                                  stream_mode="values"):
+        for state in graph.stream({"question": question}, config, context=context, stream_mode="values"):
             route = state.get("route") or []
             if "compute" in route or (before_search and "retrieve" in route):
                 break

@@ -23,52 +23,38 @@ import argparse
 import pickle
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.claims_ablation import outcome
-from evals.common import RESULTS, load_jsonl, write_result
+from evals.common import RESULTS, graph_run, load_jsonl, states_before_choose, write_result
 from evals.genre import DATA
 
 # the rows of each held-back batch's run that the held-back figures count (evals/results/README.md)
 ROWS = ("genre_holdout_1", "genre_holdout_2", "genre_holdout_3", "genre_holdout_4_after", "genre_holdout_5_after",
         "genre_holdout_6_after", "genre_holdout_7_after", "genre_holdout_8_kept", "genre_holdout_9_after",
         "genre_holdout_10_after", "genre_holdout_11", "genre_holdout_12", "genre_holdout_13", "genre_holdout_14",
-        "genre_holdout_15", "genre_holdout_16")
+        "genre_holdout_15", "genre_holdout_16", "genre_holdout_17")
 
 
-def states(questions: list[str], user: str) -> tuple[dict[str, dict], Any]:
-    """Each question's state before choose, and a function checking a draft in one of them."""
+def checker(run: tuple[Any, Any]) -> Callable[[dict[str, Any], str], str]:
+    """A function giving what verify's check lets through of a draft put in a state (its shown excerpts cited)."""
     from langgraph.runtime import Runtime
 
-    import cli
-    from graph.builder import graph
     from graph.citations import citations_of
     from graph.nodes.generate import shown_excerpts
     from graph.nodes.verify import check
-    from graph.stream import run_config, run_context
-    from runtime import build_runtime
 
-    rt = build_runtime()
-    cli._embedder(rt)
-    owner = cli._user_id(rt.database, argparse.Namespace(user=user, web_account=False))
-    config = run_config(owner_id=owner, user=user, run_name="verify_replay")
-    context = run_context(rt, config)
-    found: dict[str, dict] = {}
-    for question in questions:
-        state: dict = {}
-        for state in graph.stream({"question": question}, config, context=context, stream_mode="values"):
-            if "compute" in (state.get("route") or []):
-                break
-        found[question] = state
+    config, context = run
 
-    def checked(state: dict, draft: str) -> str:
+    def checked(state: dict[str, Any], draft: str) -> str:
         citations = citations_of(shown_excerpts(state)[0])
         return check({**state, "answer": draft, "citations": citations}, config, Runtime(context=context)).answer
 
-    return found, checked
+    return checked
 
 
 def main() -> int:
@@ -85,8 +71,9 @@ def main() -> int:
     if args.states and args.states.exists():
         kept = pickle.loads(args.states.read_bytes())
     asked = [q for q in dict.fromkeys(r["question"] for r in rows) if q not in kept]
-    found, checked = states(asked, args.user)
-    kept |= found
+    run = graph_run(args.user, "verify_replay")
+    kept |= dict(zip(asked, states_before_choose(asked, args.user, "verify_replay", run=run), strict=True))
+    checked = checker(run)
     if args.states:
         args.states.write_bytes(pickle.dumps(kept))
     moves: Counter[tuple[str, str]] = Counter()

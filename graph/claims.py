@@ -617,9 +617,9 @@ def failures(spans: list[tuple[int, int]], answer: str, texts: Mapping[int, str]
     `texts` makes it pass every check. A verdict check failing in the first sentence fails the answer."""
     out = []
     answer_cites = "\n".join(texts.get(n, "") for n in dict.fromkeys(marked(answer)))
-    said = [(answer[a:b], a, b) for a, b in spans if _body(answer[a:b]).strip(" \n.;:")]
+    said = [(answer[a:b], a) for a, b in spans if _body(answer[a:b]).strip(" \n.;:")]
     struck = False  # the sentence before was struck: one that refers back to it speaks of nothing left
-    for i, (sentence, start, _end) in enumerate(said):
+    for i, (sentence, start) in enumerate(said):
         opens = i == 0
         if struck and REFERS_BACK.match(_body(sentence)):
             out.append(Failure(sentence, REFERS_TO_STRUCK))

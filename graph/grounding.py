@@ -5,7 +5,6 @@ stating figures must name what they are of; and the evidence lines each kept cit
 
 from __future__ import annotations
 
-import calendar
 import re
 from typing import Any
 
@@ -21,14 +20,13 @@ from lexicon import MONTHS, POLARITY_WORDS, SCALES, letter_words, squashed, stat
 
 # Two content words sharing this many first letters count as one ("leases" / "leased").
 STEM = 5
-MONTH_ABBR = [m.lower() for m in calendar.month_abbr]
 # The most words a sentence of prose holds (`figure_in_prose`); longer is table text run together.
 PROSE_WORDS = 60
 
 
 def _stems(text: str) -> set[str]:
     """The stems of `text`'s words, a month however written as one ("April", "Apr")."""
-    return {MONTH_ABBR[MONTHS[w]] if w in MONTHS else w[:STEM] for w in label_words(text) if len(w) > 2}
+    return {f"month{MONTHS[w]}" if w in MONTHS else w[:STEM] for w in label_words(text) if len(w) > 2}
 
 
 def _cited(sentence: str) -> set[int]:
