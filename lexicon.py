@@ -115,13 +115,13 @@ SCALE_ABBREVIATION = "|".join(a for a in SCALE_ABBREVIATIONS if len(a) > 1)
 # -- reading words out of text -----------------------------------------------------------------------------------------
 # Words as runs of ASCII letters ("U.S." is "U", "S"), or of letters and digits ("3M", "10"): every
 # module that counts or compares a text's words reads them with these, not with its own pattern.
-_LETTERS = re.compile(r"[A-Za-z]+")
+LETTERS = re.compile(r"[A-Za-z]+")
 _LETTERS_AND_DIGITS = re.compile(r"[A-Za-z0-9]+")
 
 
 def letter_words(text: str, least: int = 1) -> list[str]:
     """The runs of letters in `text` at least `least` long, as written."""
-    return [w for w in _LETTERS.findall(text) if len(w) >= least]
+    return [w for w in LETTERS.findall(text) if len(w) >= least]
 
 
 def alnum_words(text: str) -> list[str]:
@@ -339,7 +339,8 @@ GLUED_UNIT = re.compile(rf"(?:{'|'.join(sorted(GLUED_UNITS, key=len, reverse=Tru
 MONEY_WORDS = re.compile(r"[$€£]|\bdollars?\b|\busd\b|\beuros?\b|\bu\.s\.", re.IGNORECASE)
 # Row labels whose numbers a table's scale never applies to.
 PER_SHARE_LABEL = re.compile(r"\bper\s+(?:\w+\s+){0,3}(?:share|unit)s?\b|\beps\b|\bearnings\s+per\b", re.I)
-PERCENT_LABEL = re.compile(r"%|\bpercent(?:age)?s?\b|\bbasis\s+points?\b", re.I)
+# not a format's code ("%y", "%d"): a percent sign is a unit, written alone or after its number
+PERCENT_LABEL = re.compile(r"%(?![A-Za-z])|\bpercent(?:age)?s?\b|\bbasis\s+points?\b", re.I)
 RATIO_LABEL = re.compile(r"\bratio\b|\btimes\b", re.I)
 # "per share" after a figure, its class words between ("$1.20 per diluted share"), and in a phrase.
 PER_SHARE_AFTER = re.compile(r"\s*(?:per|a|/)\s*(?:\w+\s+){0,2}share\b", re.IGNORECASE)

@@ -49,6 +49,8 @@ from graph.figures import (
 )
 from lexicon import (
     DIGITS,
+    FUNCTION_WORDS,
+    LETTERS,
     PER_SHARE_AFTER,
     REFERS_BACK,
     SCALE_WORDS,
@@ -151,11 +153,29 @@ def names_its_line(sentence: str, line: str, ignore: Set[str] = frozenset(), ask
         own = set(asked)
         if not own:
             return True
-    said = line_words - ignore - _UNITS
+    said = (line_words | _spelled_out(sentence, line)) - ignore - _UNITS
     answering = own & asked if one_figure else set()
     if answering:
         return 2 * len(answering & said) >= len(answering)
     return bool(own & said)
+
+
+ACRONYM_LETTERS = (3, 6)  # a shorter one ("as", "an") is spelled by chance, a longer one is a word
+
+
+def _spelled_out(sentence: str, line: str) -> set[str]:
+    """The words of `sentence` that a word of `line` abbreviates by their initials: "left-hand side" for
+    "lhs", "Programmable Voltage Source" for "PVS"."""
+    least, most = ACRONYM_LETTERS
+    short = {w.lower() for w in LETTERS.findall(line) if least <= len(w) <= most} - FUNCTION_WORDS
+    parts = list(LETTERS.finditer(sentence))
+    out: set[str] = set()
+    for i in range(len(parts)):
+        for k in range(least, min(most, len(parts) - i) + 1):
+            run = parts[i:i + k]
+            if "".join(m.group(0)[0] for m in run).lower() in short:
+                out |= words_of(sentence[run[0].start():run[-1].end()])
+    return out
 
 
 # A one-letter name ("C amounts for about 70%", "Class B"), not the article "A" or "I", an initial or "C++".

@@ -335,6 +335,18 @@ def test_yes_or_no_is_no_word_of_a_claim_of_its_own() -> None:
         ("Yes, the agreements are void [1].", None)]
 
 
+def test_a_date_written_in_numbers_grounds_its_month() -> None:
+    # batch 17's right "published on December 22, 2012, according to [2]" beside "release 4.2.2 (2012-12-22)" was
+    # struck: the month was its one word of its own, and the excerpt writes it as a number
+    from graph.grounding import unsupported_claims
+
+    news = "* Noteworthy changes in release 4.2.2 (2012-12-22) [stable]"
+    asked = "When was GNU sed release 4.2.2 published?"
+    assert unsupported_claims("GNU sed release 4.2.2 was published on December 22, 2012 [1].", {1: news}, asked) == []
+    assert unsupported_claims("GNU sed release 4.2.2 was published on November 22, 2012 [1].", {1: news}, asked) == [
+        ("GNU sed release 4.2.2 was published on November 22, 2012 [1].", None)]
+
+
 def test_a_yes_against_a_cited_no_is_struck() -> None:
     from graph.claims import contradicts
 

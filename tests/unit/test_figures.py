@@ -195,3 +195,13 @@ def test_same_figure_rules() -> None:
     assert same_figure(one("100"), one("101.5"), tolerance=0.02)
     assert not same_figure(one("100"), one("101.5"), tolerance=0.01)
     assert not states(one("$1,694.1 million"), one("$1,694 million"))  # an answer never adds digits
+
+
+def test_a_format_code_is_no_percent_sign() -> None:
+    """Issue 39 (batch 13's strptime answer): "%y" in a sentence is a format's code, so the years the sentence
+    maps are counts, not percentages; "Revenue growth %" still heads percentages."""
+    prose = ("Function strptime() can parse 2-digit years when given %y format code. When 2-digit years are parsed, "
+             "values 69–99 are mapped to 1969–1999.")
+    assert {f.text: f.kind for f in read_figures(prose)}["1969"] == "count"
+    assert [f.kind for f in read_figures("Revenue growth % | 12 | 14")] == ["percent", "percent"]
+    assert [f.kind for f in read_figures("Share of revenue (in %) | 12")] == ["percent"]

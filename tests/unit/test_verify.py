@@ -233,3 +233,15 @@ def test_a_sentence_that_refers_back_to_a_dropped_one_goes_with_it() -> None:
     after_kept = check("Subscription revenue was $612 million [2]. This subscription revenue was $540 million a year "
                        "before [2].")
     assert after_kept.verified and not after_kept.dropped
+
+
+def test_a_line_abbreviating_the_sentence_s_words_names_them() -> None:
+    """Issue 39 (batch 12's Vim limit): "Maximum lhs of a mapping 50 characters." is about the left-hand side the
+    sentence names; a word that spells no run of the sentence's initials names nothing."""
+    limits = Source(1, "Maximum display width 1024 characters\nMaximum lhs of a mapping 50 characters.\n")
+    question = "How many characters can the left-hand side of a mapping have at most in Vim?"
+    answer = "The left-hand side of a mapping in Vim can have at most 50 characters [1]."
+    report = verify(answer, refusal=REFUSAL, excerpts=[limits], question=question)
+    assert report.verified and report.answer == answer
+    other = Source(1, "Maximum rhs of a mapping 50 characters.\n")
+    assert verify(answer, refusal=REFUSAL, excerpts=[other], question=question).refused
