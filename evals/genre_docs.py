@@ -3,15 +3,16 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Thirty-four documents (a standard, a history report, three manuals, a constitution, a licence, a
+Thirty-six documents (a standard, a history report, three manuals, a constitution, a licence, a
 specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck,
 protocol conventions, a HOWTO, a command reference (man page), a design document, a desktop
 application's user's guide, a glossary, a language definition, a limits reference, a gallery of
 worked examples, a comparison document, a game's guidebook, an API reference page, a newsletter, a
 migration guide, a file-format specification, an essay, a hardware instrument's manual, a board
 game's rules, a statistics package's vignette on an ecological topic, a well-known program's NEWS
-file; the FAQ and the third manual added with held-back batch 5, the paper and the style
-guide with batch 6, the tutorial and the slide deck with batch 7, the protocol conventions (ICCCM)
+file, a puzzle collection's manual, a security advisory list; the FAQ and the third manual added with
+held-back batch 5, the paper and the style guide with batch 6, the tutorial and the slide deck with
+batch 7, the protocol conventions (ICCCM)
 and the HOWTO (Python's Unicode HOWTO) with batch 8, the command reference (bash(1)) and the design
 document (Git's hash function transition) with batch 9, the user's guide (Grace, the xmgrace
 plotting program) and the glossary (PostgreSQL 15's) with batch 10, the language definition (the R
@@ -27,8 +28,11 @@ Shogi manual: the rules of shogi, Japanese chess, with handicaps, a sample game 
 with batch 16, the vignette (Vegan: ecological diversity, R's vegan package: diversity indices,
 rarefaction, species abundance and accumulation models and species pool estimates for community
 ecology) and the NEWS file (GNU sed's NEWS, the noteworthy changes of each release from 3.0 to 4.9)
-with batch 17), each one file of a Debian bookworm package, all under licences that allow
-redistribution (recorded below, from the package's copyright file). Each is taken from the package's
+with batch 17, the puzzle collection's manual (Simon Tatham's Portable Puzzle Collection: the rules,
+controls and parameters of its 40 one-player puzzles) and the security advisory list (SQLite's
+Vulnerabilities page: its policy toward CVEs and the status and fix of each recent one) with batch 18),
+each one file of a Debian bookworm package, all under licences that allow redistribution (recorded
+below, from the package's copyright file). Each is taken from the package's
 .deb (`apt-get download PKG=VERSION`, no root; `dpkg-deb -x`), or from the installed file when it is
 the same bytes, gunzipped where the package ships it compressed, given the name below and checked
 against its sha256: a different file stops the script.
@@ -247,6 +251,22 @@ DOCS = (
         "sed", "4.9-1+deb12u1", "usr/share/doc/sed/NEWS.gz",
         "ced4666ad2f1eb12f29bc0a549c5ee6dd277dad6541f803f7f6147c7473fd888",
         "GPL-3+ (Free Software Foundation, Inc.)"),
+    Doc("sgt-puzzles-manual.txt",
+        "puzzle collection's manual (Simon Tatham's Portable Puzzle Collection: the features common to all "
+        "the games, game IDs, random seeds and command-line options, then the rules, credits, controls and "
+        "parameters of each of its 40 one-player puzzles, from Net to Mosaic, version 20230122.806ae71, "
+        "3,243 lines of plain text; batch 18)",
+        "sgt-puzzles", "20230122.806ae71-2", "usr/share/doc/sgt-puzzles/puzzles.txt.gz",
+        "bc1410606aa52bae7ae5061d0e01926a49bbf224da2d541c0ded08d04bc5e199",
+        "Expat, the MIT licence (Simon Tatham, Richard Boulton, James Harvey and others)"),
+    Doc("sqlite-cves.html",
+        "security advisory list (Vulnerabilities: SQLite's statement on the CVEs filed against it, why most do "
+        "not apply, the developers' policy toward CVEs, and a table of recent CVEs with the release and date "
+        "of each fix or why it is not a bug, from CVE-2019-19317 to CVE-2022-46908, SQLite 3.40.1 "
+        "documentation, last modified 2022-12-14, one HTML page; batch 18)",
+        "sqlite3-doc", "3.40.1-2+deb12u2", "usr/share/doc/sqlite3/cves.html",
+        "87de3390a5b625ecaeea07c8d67601ecbc4c3a0fc4a84e83ad60b9303eac9d31",
+        "public domain (D. Richard Hipp)"),
 )
 
 
