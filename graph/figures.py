@@ -250,7 +250,7 @@ def scales_in(text: str) -> list[Scale]:
     return sorted(found, key=lambda s: s.start)
 
 
-def _is_prose(line: str) -> bool:
+def is_prose(line: str) -> bool:
     """A sentence rather than a table row: a header above a table does not scale the prose after it."""
     stripped = line.strip()
     return "|" not in stripped and stripped[-1:] in ".!?" and len(letter_words(stripped, 2)) >= 6
@@ -302,7 +302,7 @@ def read_figures(text: str, *, scale: Scale | None = None, headers: bool = True,
         label = text[begin:min((f.start for f in found if begin <= f.start < stop), default=stop)]
         if scale is not None:
             header: Scale | None = scale
-        elif _is_prose(line) and not any(begin <= h.start < stop for h in marks):
+        elif is_prose(line) and not any(begin <= h.start < stop for h in marks):
             header = None
         else:
             header = _header_for(marks, figure.start, (begin, stop), "|" in line)

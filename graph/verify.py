@@ -42,6 +42,7 @@ from graph.figures import (
     asked_unit,
     decimals_at,
     format_figure,
+    is_prose,
     read_figures,
     rounds_to,
     same_figure,
@@ -207,13 +208,15 @@ def _sentence_at(text: str, at: int) -> str:
 
 def _line_at(text: str, at: int) -> str:
     """The line of `text` holding position `at`, with the line before it (a wrapped sentence or label),
-    the nearest line above without a number (a table's heading: "Restructuring liability" over "Balance
-    at December 31, 2022 | 81"), and in running text the whole sentence (`_sentence_at`: "(b) ownership
-    of more than fifty percent (50%) of the outstanding shares" wraps from what it defines)."""
+    the nearest line above without a number that is no sentence of prose (a table's heading:
+    "Restructuring liability" over "Balance at December 31, 2022 | 81"; a paragraph above says nothing of
+    the line's figure), and in running text the whole sentence (`_sentence_at`: "(b) ownership of more
+    than fifty percent (50%) of the outstanding shares" wraps from what it defines)."""
     start = text.rfind("\n", 0, max(text.rfind("\n", 0, at), 0)) + 1
     end = text.find("\n", at)
     lines = text[:start].splitlines()
-    heading = next((line for line in reversed(lines) if line.strip() and not any(c.isdecimal() for c in line)), "")
+    heading = next((line for line in reversed(lines)
+                    if line.strip() and not any(c.isdecimal() for c in line) and not is_prose(line)), "")
     return f"{heading}\n{text[start:end if end >= 0 else len(text)]}\n{_sentence_at(text, at)}"
 
 

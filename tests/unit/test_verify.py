@@ -245,3 +245,20 @@ def test_a_line_abbreviating_the_sentence_s_words_names_them() -> None:
     assert report.verified and report.answer == answer
     other = Source(1, "Maximum rhs of a mapping 50 characters.\n")
     assert verify(answer, refusal=REFUSAL, excerpts=[other], question=question).refused
+
+
+def test_a_paragraph_above_a_figure_is_no_heading_of_it() -> None:
+    """Issue 39 (batch 8's largest code point): a paragraph above the figure's sentence, saying "the smallest
+    possible component", made the line read as the other side of a question asking the largest; a short
+    heading above a row still says what the row is of."""
+    howto = Source(1, "A character is the smallest possible component of a text. Characters vary depending on the "
+                      "language or context you are talking about.\n"
+                      "The Unicode standard has tables listing characters and their code points.\n"
+                      "To summarize: a Unicode string is a sequence of code points, which are numbers from 0 through "
+                      "0x10FFFF (1,114,111 decimal).\n")
+    question = "What is the largest Unicode code point written as a decimal number?"
+    answer = "The largest Unicode code point written as a decimal number is 1,114,111 [1]."
+    assert verify(answer, refusal=REFUSAL, excerpts=[howto], question=question).answer == answer
+    table = Source(1, "Smallest orders\nOrders | 1,114,111\n")
+    assert verify("The largest orders were 1,114,111 [1].", refusal=REFUSAL, excerpts=[table],
+                  question="How large were the largest orders?").refused
