@@ -125,8 +125,7 @@ def dump(corpus_path: Path, out: Path) -> None:
         for j in range(3):
             cited, said = texts[(i * 7 + j * 131) % n], texts[(i * 13 + j * 17) % n]
             answer = f"{said.strip()[:300]} [1]."
-            for name in ("adds_nothing", "names_not_cited", "date_not_cited", "name_and_year_apart",
-                         "name_apart_from_what_is_said", "contradicts"):
+            for name in ("adds_nothing", "names_not_cited", "date_not_cited", "name_apart_from_what_is_said"):
                 rec(name, getattr(claims, name), answer, cited, q)
             for lead in ("Yes, ", "As stated in the first excerpt [1], ", "This information is found in [2]. ", "He "):
                 a = lead + answer

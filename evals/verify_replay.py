@@ -2,7 +2,7 @@
 runs' drafts, on today's code, before a model run.
 
     THOTQEN_HOME=DIR python evals/verify_replay.py [--user genre] [--rows ROWS.jsonl ...] [--states CACHE.pkl]
-        [--name verify_replay_NAME]
+        [--without CHECK ...] [--name verify_replay_NAME]
 
 For each row the model drafted (evals/genre.py's rows: `verification.original`, the draft as generate finished
 it), the graph runs up to `compute` on today's code and documents (no model call), the draft is put in the
@@ -14,7 +14,9 @@ never mention, unsupported sentences, bare figures, the claim and answer checks,
 
 The excerpts are today's, the drafts were written beside their own commit's: a [n] may now cite other text,
 so this is a screen, not a measurement. `--states` keeps each question's state between screens (a pickle,
-read when it exists, else written; delete it when retrieval or the documents change).
+read when it exists, else written; delete it when retrieval or the documents change). `--without` leaves
+claim checks out (graph/claims.py CHECKS and ANSWER_CHECKS, by name): the whole check's ablation, one check at a
+time, on today's drafts and code.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from evals.genre import DATA
 ROWS = ("genre_holdout_1", "genre_holdout_2", "genre_holdout_3", "genre_holdout_4_after", "genre_holdout_5_after",
         "genre_holdout_6_after", "genre_holdout_7_after", "genre_holdout_8_kept", "genre_holdout_9_after",
         "genre_holdout_10_after", "genre_holdout_11", "genre_holdout_12", "genre_holdout_13", "genre_holdout_14",
-        "genre_holdout_15", "genre_holdout_16", "genre_holdout_17")
+        "genre_holdout_15", "genre_holdout_16", "genre_holdout_17", "genre_holdout_18")
 
 
 def checker(run: tuple[Any, Any]) -> Callable[[dict[str, Any], str], str]:
@@ -57,13 +59,28 @@ def checker(run: tuple[Any, Any]) -> Callable[[dict[str, Any], str], str]:
     return checked
 
 
+def leave_out(names: set[str]) -> None:
+    """The claim checks named left out of every check this process runs."""
+    from graph import claims
+
+    known = {c.name for c in claims.CHECKS} | {c.name for c in claims.ANSWER_CHECKS}
+    if names - known:
+        raise SystemExit(f"no such claim check: {', '.join(sorted(names - known))} (known: {', '.join(sorted(known))})")
+    claims.ANSWER_CHECKS = tuple(c for c in claims.ANSWER_CHECKS if c.name not in names)
+    kept = tuple(c for c in claims.CHECKS if c.name not in names)
+    claims.failures.__defaults__ = (kept,)  # verify calls it with its default checks
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--user", default="genre")
     p.add_argument("--rows", type=Path, nargs="+", default=[RESULTS / f"{name}.rows.jsonl" for name in ROWS])
     p.add_argument("--states", type=Path, help="a pickle keeping each question's state between screens")
+    p.add_argument("--without", nargs="*", default=[], help="claim checks left out, by name (graph/claims.py)")
     p.add_argument("--name", default="verify_replay")
     args = p.parse_args()
+    if args.without:
+        leave_out(set(args.without))
     questions = {q["id"]: q for f in sorted(DATA.glob("genre_*.jsonl")) for q in load_jsonl(f)}
     rows = [r for f in args.rows for r in load_jsonl(f)
             if r.get("id") in questions and (r.get("verification") or {}).get("original")]

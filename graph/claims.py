@@ -8,8 +8,6 @@ test_claims.py holds them). A sentence citing excerpts fails a check when:
   aside) that neither the excerpts it cites nor the question hold: a name taken from another report;
 - `date_not_cited`: it gives a year or a month that neither the excerpts it cites nor the question
   hold: a date of the wrong year;
-- `name_and_year_apart`: it gives a name (not the question's) and a year that no one sentence or line
-  of what it cites holds together: a name from one line of a list and a date from another;
 - `figure_of_another_numbered`: the question names a thing by a word and a number ("Debian 1.0"), and
   what it cites writes the sentence's figure only under that word with another number ("Debian 1.1").
 - `code_not_cited`: it gives a thing's number, a version or a code ("R 3.6.0", "Bash 5", "xtable 1.8-4"),
@@ -178,24 +176,6 @@ def date_not_cited(sentence: str, cited: str, question: str) -> bool:
 
 
 
-def name_and_year_apart(sentence: str, cited: str, question: str) -> bool:
-    """The sentence gives a name the question does not, and a year, and no one sentence or line of what it
-    cites holds that name with one of its years: its parts come from different statements ("Ian Jackson
-    led Debian from April 2005", the name from one line of a list of leaders and the dates from another)."""
-    body = _body(sentence)
-    years = set(YEAR.findall(body))  # the question's too: "Who led it from April 2005?" "Ian Jackson [1]."
-    names = [n for n in names_not_cited(body, "", question)
-             if not _words(n) <= _MONTHS and not YEAR.search(n)] if years else []
-    if not names:
-        return False
-    said = [(set(YEAR.findall(statement)), _words(statement)) for statement in statements(cited)]
-    for name in names:
-        words = {w for w in _words(name) if w not in FUNCTION_WORDS and w not in _MONTHS and len(w) > 1}
-        if words and not any(words <= held and dated & years for dated, held in said):
-            return True
-    return False
-
-
 # The question read once per question, not once per sentence and excerpt a check tries (`failures`).
 _read = lru_cache(maxsize=64)(read)
 
@@ -293,36 +273,6 @@ _WHO = frozenset(["who", "whom", "whose"])  # asked so, the answer names someone
 
 def _denies(text: str) -> bool:
     return bool(DENIAL.search(YES_FIRST.sub("", text)))
-
-
-def contradicts(sentence: str, cited: str, question: str) -> bool:
-    """Answering yes or no, the sentence says "Yes" to what the statement of what it cites most about the
-    same thing denies: "Yes, the vote ... can be canceled [2]" beside "Two weeks after the original proposal
-    ... voting starts automatically. This vote cannot be canceled." A statement that refers back ("This
-    vote ...") is read with the one before it; one sharing fewer than two of the sentence's words says
-    nothing of it. Citing more does not cure it. A denial is not checked ("does not require" beside "it
-    is recommended" is no contradiction a word can show), nor a sentence that only supports the answer
-    ("This limit is 255 graphs" beside "feynMF does not warn you of it")."""
-    body = _body(sentence)
-    if not YES_FIRST.match(body) or _denies(body) or _read(question).asks != "yes_no":
-        return False
-    claim = stems(body) - _WHETHER
-    scored = [(len(claim & stems(s)), -i, s) for i, s in enumerate(_read_back(cited, REFERS_BACK.match))]
-    best = max(scored, default=(0, 0, ""))
-    return best[0] >= 2 and _denial_bears_on(best[2], _roots(body))
-
-
-DENIAL_BEARS_ON = 2  # words of substance after a denial that it denies ("not eligible to be (re)appointed")
-
-
-def _denial_bears_on(statement: str, said: set[str]) -> bool:
-    """Whether a denial in `statement` denies one of the roots `said` (`_roots`): one of the first
-    DENIAL_BEARS_ON words of substance after it. "cannot borrow objects" is no "No" to pushing and fetching,
-    nor "various (if not all) flavors of Unix" to running on Windows."""
-    words = _plain_words(re.sub(r"[()]", "", statement))  # "(re)appointed" is "reappointed"
-    return any(_denies(word) and _roots(" ".join([w for w in words[i + 1:] if w not in FUNCTION_WORDS]
-                                                 [:DENIAL_BEARS_ON])) & said
-               for i, word in enumerate(words))
 
 
 DENIED_WITHIN = 3  # words after a denial that it bears on ("not be made", "cannot be canceled")
@@ -493,22 +443,12 @@ class Check:
     name: str
     why: str
     fails: Callable[[str, str, str], bool]  # (sentence, the text it cites, the question) -> it fails
-    # citing more cures it (what the sentence says is elsewhere); not a contradiction, which stays cited
-    repairable: bool = True
-    # a sentence citing nothing is read against what the rest of the answer cites: the uncited "Yes, new
-    # functionality is added ..." before "... it will only get security updates [3]" rests on [3]
-    uncited_reads_answer: bool = False
-    verdict: bool = False  # failing in the answer's first sentence, it takes the rest of the answer with it
 
 
 CHECKS: tuple[Check, ...] = (
     Check("adds_nothing", "says nothing beyond the question: the value was left blank", adds_nothing),
     Check("name_not_cited", "names someone or something its cited excerpts do not", name_not_cited),
     Check("date_not_cited", "gives a year or a month its cited excerpts do not", date_not_cited),
-    Check("name_and_year_apart", "gives a name and a year no one statement of its excerpts holds together",
-          name_and_year_apart),
-    Check("contradicts", "affirms what the statement it cites about the same thing denies", contradicts,
-          repairable=False, uncited_reads_answer=True, verdict=True),
     Check("name_apart_from_what_is_said", "names someone no statement of its excerpts connects with what it "
           "says of them", name_apart_from_what_is_said),
     Check("figure_of_another_numbered", "gives a figure its excerpts write of another numbered thing than the "
@@ -612,35 +552,27 @@ def _cited_by(sentence: str, texts: Mapping[int, str], question: str, checks: tu
 def failures(spans: list[tuple[int, int]], answer: str, texts: Mapping[int, str], question: str,
              checks: tuple[Check, ...] = CHECKS) -> list[Failure]:
     """The sentences of `answer` (its `spans`) that fail a check against what they cite (`texts` by
-    [n]; a sentence citing nothing is checked against nothing: "... was designed by Martin Quak.", unless
-    the check reads what the rest of the answer cites), each with its repair when citing one or two more of
-    `texts` makes it pass every check. A verdict check failing in the first sentence fails the answer."""
+    [n]; a sentence citing nothing is checked against nothing: "... was designed by Martin Quak."), each
+    with its repair when citing one or two more of `texts` makes it pass every check."""
     out = []
-    answer_cites = "\n".join(texts.get(n, "") for n in dict.fromkeys(marked(answer)))
-    said = [(answer[a:b], a) for a, b in spans if _body(answer[a:b]).strip(" \n.;:")]
+    said = [answer[a:b] for a, b in spans if _body(answer[a:b]).strip(" \n.;:")]
     struck = False  # the sentence before was struck: one that refers back to it speaks of nothing left
-    for i, (sentence, start) in enumerate(said):
-        opens = i == 0
+    for i, sentence in enumerate(said):
         if struck and REFERS_BACK.match(_body(sentence)):
             out.append(Failure(sentence, REFERS_TO_STRUCK))
             continue
         struck = False
         cited = marked(sentence)
         borrowed: list[int] = []  # what the next sentence cites, when it speaks of this one's
-        if not cited and i + 1 < len(said) and REFERS_BACK.match(_body(said[i + 1][0])):
-            cited = borrowed = _cited_by(said[i + 1][0], texts, question, checks)
+        if not cited and i + 1 < len(said) and REFERS_BACK.match(_body(said[i + 1])):
+            cited = borrowed = _cited_by(said[i + 1], texts, question, checks)
         text = "\n".join(texts.get(n, "") for n in cited)
-        failed = next((c for c in checks
-                       if c.fails(sentence, answer_cites if not cited and c.uncited_reads_answer else text, question)),
-                      None)
+        failed = next((c for c in checks if c.fails(sentence, text, question)), None)
         if failed is None:
             if borrowed:  # it holds what the next sentence cites: it cites that too
                 out.append(Failure(sentence, READ_WITH_NEXT, with_markers(sentence, tuple(borrowed))))
             continue
-        if failed.verdict and opens:  # the answer's verdict struck: what follows was written for it
-            out.append(Failure(answer[start:], failed.name))
-            break
-        others = [n for n in texts if n not in cited] if failed.repairable else []
+        others = [n for n in texts if n not in cited]
         extra = next((more for k in (1, 2) for more in combinations(others, k)
                       if not any(c.fails(sentence, "\n".join([text, *(texts[n] for n in more)]), question)
                                  for c in checks)), None)

@@ -304,24 +304,6 @@ def test_a_figure_of_the_question_adds_nothing() -> None:
     assert not adds_nothing("The logo of 3M was designed in 1977 [1].", "", "Who designed the logo of 3M?")
 
 
-def test_a_name_and_a_year_from_different_lines_of_a_list_fail() -> None:
-    from graph.claims import name_and_year_apart
-
-    # issue 39's first held-back genre batch: the leaders' list held the name on one line, the dates on another
-    leaders = ("Ian Jackson led Debian from January 1998 until December 1998.\n"
-               "Branden Robinson led Debian from April 2005 until April 2006.\n")
-    question = "Who led Debian from April 2005 until April 2006?"
-    assert name_and_year_apart("Ian Jackson led Debian from April 2005 until April 2006 [1].", leaders, question)
-    assert not name_and_year_apart("Branden Robinson led Debian from April 2005 until April 2006 [1].", leaders,
-                                   question)
-    # a name the question gives, or a sentence with no year, is for the other checks
-    assert not name_and_year_apart("Ian Jackson took over [1].", leaders, question)
-    # the cited excerpt cannot be repaired with another line's dates
-    answer = "Ian Jackson led Debian from April 2005 until April 2006 [1]."
-    assert [(f.check, f.repair) for f in failures(sentences(answer), answer, {1: leaders, 2: "Debian."},
-                                                  question)] == [("name_and_year_apart", None)]
-
-
 def test_yes_or_no_is_no_word_of_a_claim_of_its_own() -> None:
     # the model's right "Yes, <the question's words> [1]." was struck: "yes" was its one word of its own
     from graph.grounding import unsupported_claims
@@ -343,55 +325,23 @@ def test_a_date_written_in_numbers_grounds_its_month() -> None:
     news = "* Noteworthy changes in release 4.2.2 (2012-12-22) [stable]"
     asked = "When was GNU sed release 4.2.2 published?"
     assert unsupported_claims("GNU sed release 4.2.2 was published on December 22, 2012 [1].", {1: news}, asked) == []
-    assert unsupported_claims("GNU sed release 4.2.2 was published on November 22, 2012 [1].", {1: news}, asked) == [
-        ("GNU sed release 4.2.2 was published on November 22, 2012 [1].", None)]
+    assert unsupported_claims("GNU sed release 4.2.2 was published on November 22, 2013 [1].", {1: news}, asked) == [
+        ("GNU sed release 4.2.2 was published on November 22, 2013 [1].", None)]
+    # its year held, a wrong month is the claim check's
+    assert date_not_cited("GNU sed release 4.2.2 was published on November 22, 2012 [1].", news, asked)
 
 
-def test_a_yes_against_a_cited_no_is_struck() -> None:
-    from graph.claims import contradicts
+def test_a_year_is_a_word_of_its_sentence_s_own() -> None:
+    # batch 18 (tuned on it): the right "... first came across the nonogram puzzles ... around 1995 [2]" was
+    # struck: its one other word ("came") is not the excerpt's, and the year it gives was not read as a word
+    from graph.grounding import unsupported_claims
 
-    procedure = ("Any member may call for a vote; if another member objects, the vote is canceled. Two weeks after "
-                 "the original proposal the ballot is closed to any changes and voting starts automatically. This "
-                 "vote cannot\n be canceled. A Developer is not eligible to be (re)appointed to the Technical "
-                 "Committee if they have been a member within the previous 12 months.")
-    asked = "Can the vote that starts automatically two weeks after a proposal be canceled?"
-    # "This vote" is read with the sentence before it, which says which vote
-    assert contradicts("Yes, the vote that starts automatically two weeks after a proposal can be canceled [2].",
-                       procedure, asked)
-    assert not contradicts("No, the vote that starts automatically two weeks after a proposal cannot be canceled "
-                           "[2].", procedure, asked)
-    assert contradicts("Yes, a Developer can be reappointed to the Technical Committee within 12 months of being a "
-                       "member [1].", procedure, "Can a Developer who was a member within 12 months be reappointed?")
-    licence = "All end user license agreements validly granted prior to termination shall survive termination."
-    assert not contradicts("Yes, end user license agreements survive termination [1].", licence,
-                           "Do end user license agreements survive termination?")
-    assert not contradicts("The vote is canceled [1].", procedure, "When is a vote canceled?")  # not yes or no
-    # only the "Yes" is checked, and citing another excerpt that affirms something near it does not cure it
-    assert not contradicts("The vote starts automatically two weeks after a proposal [2].", procedure, asked)
-    answer = ("Yes, the Technical Committee vote that starts automatically two weeks after a proposal can be "
-              "canceled [1].")
-    other = "A Technical Committee vote that starts automatically two weeks after a proposal may be canceled."
-    [found] = failures(sentences(answer), answer, {1: procedure, 2: other}, asked)
-    assert (found.check, found.repair) == ("contradicts", None)
-
-
-def test_a_verdict_is_read_against_what_the_answer_cites_and_takes_its_reasons_with_it() -> None:
-    # held-back batch 5 (tuned on it): an uncited "Yes" before the cited reason, the FAQ saying no
-    faq = ("No new functionality is added to the stable release. Once a Debian version is released and tagged "
-           "stable it will only get security updates.")
-    asked = "Is new functionality added to Debian's stable release once it is released?"
-    answer = ("Yes, new functionality is added to Debian's stable release once it is released. This is because once "
-              "a Debian version is released, it will only get security updates [3].")
-    [found] = failures(sentences(answer), answer, {3: faq, 1: "Other words."}, asked)
-    assert (found.sentence, found.check) == (answer, "contradicts")  # the reason was written for the wrong verdict
-    right = "No, new functionality is not added to the stable release. It only gets security updates [3]."
-    # nothing struck: the verdict cites what the sentence after it, which speaks of it, cites
-    assert [(f.check, f.repair) for f in failures(sentences(right), right, {3: faq}, asked)] == [
-        (READ_WITH_NEXT, "No, new functionality is not added to the stable release [3]. ")]
-    # a supporting sentence later is not the verdict: only it goes
-    later = "It only gets security updates [1]. Yes, new functionality is added to the stable release [3]."
-    [struck] = failures(sentences(later), later, {1: "Security updates only.", 3: faq}, asked)
-    assert struck.sentence.startswith("Yes, new functionality") and struck.check == "contradicts"
+    manual = "I first saw this puzzle form around 1995, under the name `nonograms'."
+    asked = "Around what year did Simon Tatham first come across the nonogram puzzles that Pattern implements?"
+    said = "Simon Tatham first came across the nonogram puzzles that Pattern implements around 1995 [1]."
+    assert unsupported_claims(said, {1: manual}, asked) == []
+    wrong = said.replace("1995", "1998")
+    assert unsupported_claims(wrong, {1: manual}, asked) == [(wrong, None)]
 
 
 @pytest.mark.parametrize(("question", "answer", "said"), [
@@ -422,14 +372,11 @@ def test_a_yes_its_own_sentence_denies_says_no(question: str, answer: str, said:
 
 
 def test_a_point_in_a_number_ends_no_statement() -> None:
-    from graph.claims import name_and_year_apart
     from lexicon import statements
 
     text = "Debian 2.0 Hamm (July 24th, 1998): Named for the piggy-bank. Bruce Perens led Debian 1.2 in 1996."
     assert [s.strip() for s in statements(text)] == [
         "Debian 2.0 Hamm (July 24th, 1998): Named for the piggy-bank.", "Bruce Perens led Debian 1.2 in 1996."]
-    # the name and its year stand in one statement, the version's point notwithstanding
-    assert not name_and_year_apart("Bruce Perens led it in 1996 [1].", text, "Who led Debian 1.2?")
 
 
 def test_a_quotation_with_a_word_of_its_own_is_a_misquote() -> None:
@@ -525,15 +472,6 @@ def test_statements_join_only_lines_wrapped_mid_sentence(text: str, apart: list[
     from lexicon import statements
 
     assert [s.strip() for s in statements(text)] == apart
-
-
-def test_a_name_and_a_year_on_different_items_of_an_unpointed_list_still_fail() -> None:
-    from graph.claims import name_and_year_apart
-
-    leaders = "Ian Jackson: January 1998 - December 1998\nBranden Robinson: April 2005 - April 2006"
-    question = "Who led Debian from April 2005?"
-    assert name_and_year_apart("Ian Jackson led Debian from April 2005 [1].", leaders, question)
-    assert not name_and_year_apart("Branden Robinson led Debian from April 2005 [1].", leaders, question)
 
 
 def test_a_name_stands_in_the_statement_that_says_most_of_what_is_asked() -> None:
@@ -691,20 +629,3 @@ def test_a_name_stands_with_what_its_list_item_tells_of() -> None:
     assert name_apart_from_what_is_said(answer.replace("Rademacher", "Webb"), item, question)
 
 
-@pytest.mark.parametrize(("sentence", "cited", "denied", "question"), [
-    # a hedge's "not" denies nothing the sentence says
-    ("Yes, Grace runs on Windows [1].",
-     "Grace is a tool to make plots. It runs under various (if not all) flavors of Unix with X11. It also runs "
-     "under VMS, OS/2, and Windows.", "Grace is a tool to make plots. Grace does not run under VMS or Windows.",
-     "Does Grace run on Windows?"),
-    # the statement denies another thing of the same repositories
-    ("Yes, a SHA-256 repository can still push to and fetch from SHA-1 Git servers [1].",
-     "For the same reason, a SHA-256 repository cannot borrow objects from a SHA-1 repository using alternates.",
-     "For the same reason, a SHA-256 repository cannot push to or fetch from SHA-1 Git servers.",
-     "Can a SHA-256 repository still push to and fetch from SHA-1 Git servers?"),
-])
-def test_a_denial_of_something_else_is_no_contradiction(sentence: str, cited: str, denied: str, question: str) -> None:
-    from graph.claims import contradicts
-
-    assert not contradicts(sentence, cited, question)
-    assert contradicts(sentence, denied, question)

@@ -234,7 +234,11 @@ def test_a_month_is_one_word_however_written() -> None:
     question = "What build date does the Python interpreter's banner show?"
     texts = {1: "$python\nPython 2.7.3 (default, Apr 20 2012, 22:44:07)\n>>>"}
     assert unsupported_claims("The banner shows a build date of April 20, 2012 [1].", texts, question) == []
-    assert unsupported_claims("The banner shows a build date of May 20, 2012 [1].", texts, question) != []
+    assert unsupported_claims("The banner shows a build date of May 20, 2013 [1].", texts, question) != []
+    # its year held, a wrong month is the claim check's (graph/claims.py)
+    from graph.claims import date_not_cited
+
+    assert date_not_cited("The banner shows a build date of May 20, 2012 [1].", texts[1], question)
 
 
 def test_a_one_word_name_of_the_question_names_no_row() -> None:
