@@ -3,14 +3,15 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Thirty-six documents (a standard, a history report, three manuals, a constitution, a licence, a
+Thirty-eight documents (a standard, a history report, three manuals, a constitution, a licence, a
 specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck,
 protocol conventions, a HOWTO, a command reference (man page), a design document, a desktop
 application's user's guide, a glossary, a language definition, a limits reference, a gallery of
 worked examples, a comparison document, a game's guidebook, an API reference page, a newsletter, a
 migration guide, a file-format specification, an essay, a hardware instrument's manual, a board
 game's rules, a statistics package's vignette on an ecological topic, a well-known program's NEWS
-file, a puzzle collection's manual, a security advisory list; the FAQ and the third manual added with
+file, a puzzle collection's manual, a security advisory list, a project's governance document, an
+almanac of historical anniversaries; the FAQ and the third manual added with
 held-back batch 5, the paper and the style guide with batch 6, the tutorial and the slide deck with
 batch 7, the protocol conventions (ICCCM)
 and the HOWTO (Python's Unicode HOWTO) with batch 8, the command reference (bash(1)) and the design
@@ -30,7 +31,10 @@ rarefaction, species abundance and accumulation models and species pool estimate
 ecology) and the NEWS file (GNU sed's NEWS, the noteworthy changes of each release from 3.0 to 4.9)
 with batch 17, the puzzle collection's manual (Simon Tatham's Portable Puzzle Collection: the rules,
 controls and parameters of its 40 one-player puzzles) and the security advisory list (SQLite's
-Vulnerabilities page: its policy toward CVEs and the status and fix of each recent one) with batch 18),
+Vulnerabilities page: its policy toward CVEs and the status and fix of each recent one) with batch 18,
+the governance document (Organization of the Django Project: the roles, prerogatives, membership and
+election of its Mergers, Releasers and technical board) and the almanac (the calendar program's
+calendar.history: historical events listed by the day of the year, with their years) with batch 19),
 each one file of a Debian bookworm package, all under licences that allow redistribution (recorded
 below, from the package's copyright file). Each is taken from the package's
 .deb (`apt-get download PKG=VERSION`, no root; `dpkg-deb -x`), or from the installed file when it is
@@ -267,6 +271,21 @@ DOCS = (
         "sqlite3-doc", "3.40.1-2+deb12u2", "usr/share/doc/sqlite3/cves.html",
         "87de3390a5b625ecaeea07c8d67601ecbc4c3a0fc4a84e83ad60b9303eac9d31",
         "public domain (D. Richard Hipp)"),
+    Doc("django-organization.html",
+        "governance document (Organization of the Django Project: its principles, the roles, prerogatives and "
+        "membership of the Mergers, the Releasers and the elected five-member technical board, the board's "
+        "election process and how the organization is changed, Django 3.2.25 documentation, one HTML page; "
+        "batch 19)",
+        "python-django-doc", "3:3.2.25-0+deb12u7", "usr/share/doc/python-django-doc/html/internals/organization.html",
+        "6fe84f7709554168dd9843ef7a1e5451444d69767d20eeb21649a365d2ed334c",
+        "BSD-3-Clause (Django Software Foundation and individual contributors)"),
+    Doc("calendar-history.txt",
+        "almanac of historical anniversaries (calendar.history of the BSD calendar program: 680 one-line "
+        "entries of historical events, from 4004BC to 2006, listed by month and day, most with their year, "
+        "FreeBSD revision of 2020-04-17, 742 lines of plain text; batch 19)",
+        "calendar", "12.1.8", "usr/share/calendar/calendar.history",
+        "08fb50ce86b03619d53745001732dd357b371c649db053725ba541e3ba6ca600",
+        "BSD (the UCB BSD licence: The Regents of the University of California; package from bsdmainutils)"),
 )
 
 
