@@ -16,6 +16,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError, create_model
 
+from graph.windows import stems
+from lexicon import statements
+
 
 class Grade(BaseModel):
     n: int
@@ -96,6 +99,23 @@ def yes_probabilities(tokens: Sequence[dict[str, Any]]) -> dict[int, float]:
         if weight["yes"] + weight["no"] > 0:
             out[int(m.group(1))] = weight["yes"] / (weight["yes"] + weight["no"])
     return out
+
+
+# One statement holding this share of the question's words, and this many at least, speaks to it, whatever the
+# cosine of its passage (evals/results/README.md, held-back batches 18 and 19): a short general-knowledge
+# question ("What is the capital of France?") is not made relevant by a line that names its two words.
+QUESTION_HELD = (0.5, 3)
+
+
+def holds_the_question(text: str, question: str) -> bool:
+    """Whether one statement of an excerpt's `text` holds QUESTION_HELD of the question's words (graph/windows.py
+    `stems`): an almanac's line "05/28 Alan Turing submits On Computable
+    Numbers for publication, 1936" speaks to when Turing submitted it, though the unrelated lines around it
+    hold its passage's embedding far from the question."""
+    share, least = QUESTION_HELD
+    asked = stems(question)
+    return any(len(shared := asked & stems(s)) >= least and len(shared) >= share * len(asked)
+               for s in statements(text))
 
 
 def above_floor(item: Mapping[str, Any], floor: float) -> bool:

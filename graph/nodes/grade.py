@@ -1,8 +1,10 @@
 """Grade: ONE batched LLM call judges every excerpt of the round, under a relevance floor.
 
 An excerpt whose cosine similarity to the question is below `relevance_floor` is not relevant
-whatever the grader says: general-knowledge questions sit below it, and the floor is chosen on
-company-grouped folds (evals/results/relevance_floor.md). When the chain asks the embedded local
+whatever the grader says, unless one of its statements holds half the question's words
+(graph/grading.py `holds_the_question`: a list's line, an almanac's entry, whose passage's other lines hold
+its embedding far from any one question): general-knowledge questions sit below it, and the floor is
+chosen on company-grouped folds (evals/results/relevance_floor.md). When the chain asks the embedded local
 model first, no grading call is made unless `grade_local` asks for it: that model's P(yes) ranks
 evidence no better than a coin, at most of a question's time (evals/results/grading_threshold.md);
 the floor alone decides.
@@ -32,7 +34,7 @@ from langgraph.runtime import Runtime
 
 from graph import prompts
 from graph.context import Context, context_of
-from graph.grading import above_floor, parse_grades, verdicts_model, yes_probabilities
+from graph.grading import above_floor, holds_the_question, parse_grades, verdicts_model, yes_probabilities
 from graph.nodes.common import llm_call, llm_failed, node
 from graph.state import Excerpt, State
 
@@ -85,7 +87,10 @@ def grade(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> di
     else:  # no LLM call: every excerpt counts, as far as the floor lets it
         verdicts, p_yes = dict.fromkeys(range(1, len(documents) + 1), True), {}
         calls = list(state.get("llm_calls") or [])
-    verdicts = {n: v and above_floor(documents[n - 1], cfg.relevance_floor) for n, v in verdicts.items()}
+    question = state.get("standalone_question") or state["question"]
+    verdicts = {n: v and (above_floor(documents[n - 1], cfg.relevance_floor)
+                          or holds_the_question(str(documents[n - 1].get("text") or ""), question))
+                for n, v in verdicts.items()}
     grades: list[dict[str, Any]] = [
         {"n": n, "key": d["key"], "relevant": verdicts.get(n), "p_yes": p_yes.get(n), "similarity": d.get("similarity"),
          "name": d.get("name"), "page": d.get("page")} for n, d in enumerate(documents, 1)]

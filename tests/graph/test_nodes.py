@@ -47,6 +47,24 @@ def test_an_excerpt_below_the_relevance_floor_is_not_relevant_whatever_the_grade
     assert [d["key"] for d in out["relevant"]] == ["a", "b", "w"]
 
 
+def test_a_line_holding_the_question_is_relevant_below_the_floor(make_run) -> None:
+    """Held-back batch 19 (tuned on it): an almanac's passage of twenty unrelated one-line entries sat below the
+    floor for every question about one of them, and each was refused without a model call."""
+    from langgraph.runtime import Runtime
+
+    chain, _ = scripted_chain(lambda kind, prompt: grades_json(prompt, lambda text: True), "local")
+    almanac = ("05/27 Golden Gate Bridge opens to traffic, 1937\n"
+               "05/28 Alan Turing submits On Computable Numbers for publication, 1936\n"
+               "05/29 Edmund Hillary and Tenzing Norgay reach the summit of Everest, 1953\n")
+    documents = [{"key": "a", "name": "calendar.txt", "page": 1, "text": almanac, "similarity": 0.27},
+                 {"key": "b", "name": "calendar.txt", "page": 2, "text": "05/30 Alan Turing's paper is read, 1936",
+                  "similarity": 0.25}]
+    state = {"question": "When did Alan Turing submit On Computable Numbers for publication?", "documents": documents}
+    out = grade(state, make_run(1, chain, relevance_floor=0.36, grade_local=False)["config"],
+                Runtime(context=make_run(1, chain, relevance_floor=0.36, grade_local=False)["context"]))
+    assert [d["key"] for d in out["relevant"]] == ["a"]  # "b" holds two of the question's six words
+
+
 def test_grade_asks_no_embedded_model_unless_told_to(make_run) -> None:
     from langgraph.runtime import Runtime
 
