@@ -3,7 +3,7 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Thirty-eight documents (a standard, a history report, three manuals, a constitution, a licence, a
+Forty documents (a standard, a history report, three manuals, a constitution, a licence, a
 specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck,
 protocol conventions, a HOWTO, a command reference (man page), a design document, a desktop
 application's user's guide, a glossary, a language definition, a limits reference, a gallery of
@@ -11,9 +11,9 @@ worked examples, a comparison document, a game's guidebook, an API reference pag
 migration guide, a file-format specification, an essay, a hardware instrument's manual, a board
 game's rules, a statistics package's vignette on an ecological topic, a well-known program's NEWS
 file, a puzzle collection's manual, a security advisory list, a project's governance document, an
-almanac of historical anniversaries; the FAQ and the third manual added with
-held-back batch 5, the paper and the style guide with batch 6, the tutorial and the slide deck with
-batch 7, the protocol conventions (ICCCM)
+almanac of historical anniversaries, an installation guide, a telephone area-code directory; the
+FAQ and the third manual added with held-back batch 5, the paper and the style guide with batch 6, the
+tutorial and the slide deck with batch 7, the protocol conventions (ICCCM)
 and the HOWTO (Python's Unicode HOWTO) with batch 8, the command reference (bash(1)) and the design
 document (Git's hash function transition) with batch 9, the user's guide (Grace, the xmgrace
 plotting program) and the glossary (PostgreSQL 15's) with batch 10, the language definition (the R
@@ -34,7 +34,11 @@ controls and parameters of its 40 one-player puzzles) and the security advisory 
 Vulnerabilities page: its policy toward CVEs and the status and fix of each recent one) with batch 18,
 the governance document (Organization of the Django Project: the roles, prerogatives, membership and
 election of its Mergers, Releasers and technical board) and the almanac (the calendar program's
-calendar.history: historical events listed by the day of the year, with their years) with batch 19),
+calendar.history: historical events listed by the day of the year, with their years) with batch 19, the
+installation guide (The TeX Live Guide 2022: installing the TeX Live distribution, its schemes,
+directories, options and post-install steps, and its release history) and the area-code directory
+(na.phone of GNU miscfiles: the North American telephone area codes with the cities and states or
+provinces each serves) with batch 20),
 each one file of a Debian bookworm package, all under licences that allow redistribution (recorded
 below, from the package's copyright file). Each is taken from the package's
 .deb (`apt-get download PKG=VERSION`, no root; `dpkg-deb -x`), or from the installed file when it is
@@ -286,6 +290,22 @@ DOCS = (
         "calendar", "12.1.8", "usr/share/calendar/calendar.history",
         "08fb50ce86b03619d53745001732dd357b371c649db053725ba541e3ba6ca600",
         "BSD (the UCB BSD licence: The Regents of the University of California; package from bsdmainutils)"),
+    Doc("texlive-guide-2022.html",
+        "installation guide of a big program (The TeX Live Guide 2022, Karl Berry, editor: getting and installing "
+        "the TeX Live distribution on Unix, Mac OS X and Windows, the installer's schemes, directories and "
+        "options, post-install setup, testing and uninstalling, tlmgr, Web2C and Kpathsea path searching, and "
+        "the release history from 1996 to 2022, one HTML page, about 85 pages as PDF; batch 20)",
+        "texlive-base", "2022.20230122-3", "usr/share/doc/texlive-doc/texlive/texlive-en/texlive-en.html",
+        "c8e193faaebf8fa60e7769cd6d8aff11a8c78e6eb1fed73be1f9e370a81543a5",
+        "public domain (texlive-en.tex: 'Public domain.'; originally written by Sebastian Rahtz and Michel "
+        "Goossens, maintained by Karl Berry and others)"),
+    Doc("na-phone-area-codes.txt",
+        "telephone area-code directory, a table of codes with their meanings (na.phone of GNU miscfiles: the "
+        "North American Numbering Plan area codes with each city, state or province and its abbreviation, "
+        "2,537 colon-separated entries for 313 area codes, from 201 to 989, plain text; batch 20)",
+        "miscfiles", "1.5+dfsg-4", "usr/share/misc/na.phone.gz",
+        "8930ea004907002064242b290d0a9deac42774d06547a94f511b56db0afc3125",
+        "GPL-2+ (GNU, Free Software Foundation)"),
 )
 
 
