@@ -5,6 +5,7 @@ another dimension. Real models: the packaged MiniLM, and MiniLM with a 384->128 
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,6 +47,18 @@ def top_document(database: Database, embedder, owner: int, query: str):
         hits = search(conn, owner_id=owner, query_text=query, query_embedding=embedder.embed_query(query),
                       params=SearchParams(k=1, mode="dense"))
     return hits[0].document_name if hits else None
+
+
+def released(database: Database, within_s: float = 60.0) -> None:
+    """Waits until no backend holds the model lock: a closed connection's backend lets its session lock go as it
+    exits, a moment after the client closed it (on a busy machine the swap asked at once found it still held)."""
+    deadline = time.monotonic() + within_s
+    with database.connection() as conn:
+        while conn.execute("select count(*) from pg_locks where locktype = 'advisory' and objid = %s and database ="
+                           " (select oid from pg_database where datname = current_database())",
+                           (embedding_index.MODEL_LOCK,)).fetchone()[0]:
+            assert time.monotonic() < deadline, "the model lock was never released"
+            time.sleep(0.05)
 
 
 def test_another_model_is_refused_until_reindex(fresh, embedder, model_128, monkeypatch) -> None:
@@ -108,6 +121,7 @@ def test_another_model_is_refused_until_reindex(fresh, embedder, model_128, monk
             reindex(database, embedder)
     finally:
         lock.close()
+    released(database)
     back = reindex(database, embedder)
     assert back.documents == 0 and back.swapped == outcome.swapped  # everything was staged already
     assert top_document(database, embedder, bob, "receipts for travel expenses") == "handbook.docx"
