@@ -174,8 +174,6 @@ def date_not_cited(sentence: str, cited: str, question: str) -> bool:
     return any(not any(w[:2] == d[:2] and (d[2] is None or w[2] == d[2]) for w in written) for d in dates_in(body))
 
 
-
-
 # The question read once per question, not once per sentence and excerpt a check tries (`failures`).
 _read = lru_cache(maxsize=64)(read)
 
@@ -266,7 +264,6 @@ def _apart(body: str, names: list[str], reading: Reading, cited: str) -> bool:
     return all(weak)
 
 
-_WHETHER = stems(" ".join(POLARITY_WORDS))  # "yes", "not": whether, not what
 _COUNTING = stems(" ".join(CARDINALS))  # "one", "two": how many, not what
 _WHO = frozenset(["who", "whom", "whose"])  # asked so, the answer names someone: "which" may be a thing's name
 

@@ -16,7 +16,7 @@ from graph.reading import Reading
 from graph.state import Citation, Evidence, Excerpt
 from graph.verify import VerifyReport, sentences
 from graph.windows import GAP, stems
-from lexicon import ISO_DATE, MONTHS, POLARITY_WORDS, SCALES, YEAR, letter_words, squashed, statements
+from lexicon import MONTHS, POLARITY_WORDS, SCALES, YEAR, letter_words, squashed, statements
 
 # Two content words sharing this many first letters count as one ("leases" / "leased").
 STEM = 5
@@ -27,7 +27,7 @@ PROSE_WORDS = 60
 def _stems(text: str) -> set[str]:
     """The stems of `text`'s words, a month however written as one ("April", "Apr", the 12 of "2012-12-22"), and
     its years ("around 1995" says when)."""
-    months = {f"month{int(m.group(2))}" for m in ISO_DATE.finditer(text) if 1 <= int(m.group(2)) <= 12}
+    months = {f"month{month}" for _, month, _ in claims.dates_in(text)}
     return months | set(YEAR.findall(text)) | {f"month{MONTHS[w]}" if w in MONTHS else w[:STEM]
                                               for w in label_words(text) if len(w) > 2}
 
