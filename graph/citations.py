@@ -63,12 +63,21 @@ def on_evidence_page(citation: Citation, parts: list[PagePart]) -> Citation:
     return citation
 
 
+# A lone bracketed number at least this large, beyond the excerpts listed, is a value the model wrote in
+# brackets ("The area code for Thunder Bay is [807]."), not a citation of an excerpt never listed ("[4]").
+BRACKETED_VALUE = 10
+
+
 def clean_markers(answer: str, count: int) -> tuple[str, list[int]]:
-    """Drop citation numbers outside 1..count; return the answer and the numbers it cites."""
+    """Drop citation numbers outside 1..count; return the answer and the numbers it cites. A lone number
+    beyond the list and at least BRACKETED_VALUE is kept as the value it is, its brackets dropped: the claim
+    check then finds it in an excerpt or strikes its sentence."""
     cited: list[int] = []
 
     def keep(m: re.Match[str]) -> str:
         ns = [int(x) for x in m.group(1).split(",")]
+        if len(ns) == 1 and ns[0] > count and ns[0] >= BRACKETED_VALUE:
+            return m.group(1).strip()
         ok = [n for n in ns if 1 <= n <= count]
         cited.extend(n for n in ok if n not in cited)
         return "[" + ", ".join(map(str, ok)) + "]" if ok else ""

@@ -46,6 +46,20 @@ def test_clean_markers_keeps_only_listed_numbers() -> None:
     assert clean_markers("A [1]. B [2, 5]. C [4].", 2) == ("A [1]. B [2]. C .", [1, 2])
 
 
+def test_a_value_the_model_wrote_in_brackets_is_kept_and_cited_where_it_is_found() -> None:
+    # held-back genre batch 20: the model answered "The area code for Thunder Bay in Ontario is [807]." and the
+    # brackets' number, no excerpt's, was dropped as a marker: the sentence left blank was refused
+    from graph.nodes.generate import finished
+
+    assert clean_markers("The area code is [807]. See excerpt [8].", 3) == ("The area code is 807. See excerpt .", [])
+    directory = {"key": "doc:1", "name": "na.phone", "page": 9,
+                 "text": "806:Amarillo:Texas:TX\n807:Thunder Bay:Ontario:ON\n808:Honolulu:Hawaii:HI"}
+    state = {"question": "What's the area code for Thunder Bay in Ontario?", "documents": [directory],
+             "relevant": [directory]}
+    assert finished("The area code for Thunder Bay in Ontario is [807].", state)[0] == \
+        "The area code for Thunder Bay in Ontario is 807 [1]."  # type: ignore[arg-type]
+
+
 def test_figures_ignore_years_and_small_counts() -> None:
     assert figures("FY2018 capex was $1,577.00 million, up 3.50% in 12 plants [2]") == {"1577", "3.5"}
     assert figures("a liability of $81 million, 87% of it for 40 employees") == {"81", "87"}
