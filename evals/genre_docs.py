@@ -3,7 +3,7 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Forty documents (a standard, a history report, three manuals, a constitution, a licence, a
+Forty-two documents (a standard, a history report, three manuals, a constitution, a licence, a
 specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck,
 protocol conventions, a HOWTO, a command reference (man page), a design document, a desktop
 application's user's guide, a glossary, a language definition, a limits reference, a gallery of
@@ -11,7 +11,8 @@ worked examples, a comparison document, a game's guidebook, an API reference pag
 migration guide, a file-format specification, an essay, a hardware instrument's manual, a board
 game's rules, a statistics package's vignette on an ecological topic, a well-known program's NEWS
 file, a puzzle collection's manual, a security advisory list, a project's governance document, an
-almanac of historical anniversaries, an installation guide, a telephone area-code directory; the
+almanac of historical anniversaries, an installation guide, a telephone area-code directory, a
+satirical dictionary, a reference table of the chemical elements; the
 FAQ and the third manual added with held-back batch 5, the paper and the style guide with batch 6, the
 tutorial and the slide deck with batch 7, the protocol conventions (ICCCM)
 and the HOWTO (Python's Unicode HOWTO) with batch 8, the command reference (bash(1)) and the design
@@ -38,12 +39,15 @@ calendar.history: historical events listed by the day of the year, with their ye
 installation guide (The TeX Live Guide 2022: installing the TeX Live distribution, its schemes,
 directories, options and post-install steps, and its release history) and the area-code directory
 (na.phone of GNU miscfiles: the North American telephone area codes with the cities and states or
-provinces each serves) with batch 20),
+provinces each serves) with batch 20, the satirical dictionary (Ambrose Bierce's The Devil's
+Dictionary, a classic of American literature: mock definitions with verses credited to invented
+poets) and the table of the elements (The Elements database: each element's symbol, atomic number,
+atomic weight, properties and discovery) with batch 21),
 each one file of a Debian bookworm package, all under licences that allow redistribution (recorded
 below, from the package's copyright file). Each is taken from the package's
 .deb (`apt-get download PKG=VERSION`, no root; `dpkg-deb -x`), or from the installed file when it is
-the same bytes, gunzipped where the package ships it compressed, given the name below and checked
-against its sha256: a different file stops the script.
+the same bytes, gunzipped where the package ships it compressed (gzip, or dictd's dictzip .dz), given
+the name below and checked against its sha256: a different file stops the script.
 Then `thotqen ingest` ingests them all for --user. Nothing is committed but this list.
 """
 
@@ -68,7 +72,7 @@ class Doc:
     genre: str
     package: str
     version: str
-    member: str  # path inside the .deb; ".gz" is gunzipped
+    member: str  # path inside the .deb; ".gz" (and dictzip's ".dz", gzip with a chunk table) is gunzipped
     sha256: str  # of the file as ingested
     licence: str
 
@@ -306,6 +310,26 @@ DOCS = (
         "miscfiles", "1.5+dfsg-4", "usr/share/misc/na.phone.gz",
         "8930ea004907002064242b290d0a9deac42774d06547a94f511b56db0afc3125",
         "GPL-2+ (GNU, Free Software Foundation)"),
+    Doc("devils-dictionary.txt",
+        "satirical dictionary, a classic of American literature (The Devil's Dictionary, Ambrose Bierce, begun "
+        "in a weekly paper in 1881, copyright 1911 by Albert and Charles Boni: the author's preface and nearly a "
+        "thousand mock definitions from ABASEMENT to ZOOLOGY, with anecdotes and illustrative verses credited to "
+        "invented poets, the Internet Wiretap 1st Online Edition of April 15 1993 in dictd's format, 8,552 lines "
+        "of plain text; batch 21)",
+        "dict-devil", "1.0-13.1", "usr/share/dictd/devil.dict.dz",
+        "703d1225d2fb927653bfd8b00e4e96938e0b630c6023edd26702ac6ed50383f8",
+        "public domain ('A Public Domain Text, Copyright Expired': Ambrose Bierce, copyright 1911 by Albert and "
+        "Charles Boni, Inc.; packaged for dictd by Robert D. Hilliard)"),
+    Doc("elements-database.txt",
+        "reference table of the chemical elements, a data dictionary of a science (The Elements database "
+        "20001107, compiled by Jay F. Kominek, in dictd's format: for each element from hydrogen to ununoctium "
+        "(118) its symbol, atomic number and atomic weight, then a short description of its properties, "
+        "isotopes, uses and discovery, and the competing names proposed for the heaviest elements, 1,531 "
+        "lines of plain text in ISO-8859-1; batch 21)",
+        "dict-elements", "20001107-a-9.1", "usr/share/dictd/elements.dict.dz",
+        "e9efe696aee6184927471a061b779d3451ac92b2901469a679c88460ada721f4",
+        "public domain (Jay F. Kominek: 'I place this in the public domain'); Debian packaging GPL-3 "
+        "(Thorsten Alteholz)"),
 )
 
 
@@ -315,7 +339,7 @@ def _sha256(data: bytes) -> str:
 
 def _read_member(root: Path, member: str) -> bytes:
     data = (root / member).read_bytes()
-    return gzip.decompress(data) if member.endswith(".gz") else data
+    return gzip.decompress(data) if member.endswith((".gz", ".dz")) else data
 
 
 def obtain(directory: Path) -> list[Path]:
