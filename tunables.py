@@ -78,6 +78,11 @@ class Tunables(_Declared):
         0.36, "an excerpt whose cosine similarity to the question (the packaged embedder's) is below this is "
         "not relevant, whatever the grader says (-1: off; chosen on company-grouped folds: "
         "evals/results/relevance_floor.md)", "RELEVANCE_FLOOR", ge=-1.0, le=1.0)
+    confirm_floor: float = tunable(
+        0.0, "an answer sentence stating a number the question does not is dropped when the model, shown the "
+        "cited statement that holds it and the question, gives a P(yes) below this that it answers the question "
+        "(graph/confirm.py; 0: off, no call: on the embedded model every floor tried cost right answers for "
+        "the out-of-scope ones it refused, evals/results/confirm_floor.md)", "CONFIRM_FLOOR", ge=0.0, le=1.0)
     grade_local: bool = tunable(
         False, "grade with the LLM also when its first link is the embedded local model, whose verdicts rank "
         "evidence no better than a coin (evals/results/grading_threshold.md)", "GRAPH_GRADE_LOCAL")

@@ -43,7 +43,7 @@ def excerpts_in(prompt: str) -> list[tuple[int, str, str]]:
 # The kinds the scripts answer, by the graph node that asks (its name comes with each request as the
 # NODE_HEADER header, providers/llm/chain.py); a call made outside a node is "other".
 KINDS = {"grade": "grade", "generate": "answer", "choose": "choose", "hyde": "hyde", "condense": "condense",
-         "rewrite": "rewrite", "guardrail": "guard"}
+         "rewrite": "rewrite", "guardrail": "guard", "verify": "confirm"}
 
 
 def kind_of(node: str | None) -> str:

@@ -49,6 +49,18 @@ FACTS_TASK = (
 )
 
 
+# An answer's value confirmed where its excerpt writes it (graph/confirm.py): the statement alone and the
+# question. Worded so, the embedded model's first word separated best of the wordings tried, numbered as the
+# grader's excerpts or with a JSON reply least (evals/results/confirm_floor.md).
+CONFIRM_SYSTEM = "You check whether a passage answers a question."
+
+
+def confirm_messages(window: str, question: str) -> list[tuple[str, str]]:
+    return [("system", CONFIRM_SYSTEM),
+            ("human", f"Passage:\n{window}\n\nQuestion: {question}\n\n"
+                      "Does the passage give the answer to the question? Reply yes or no.")]
+
+
 # A figure question's answer is written by code from the fact the model picks (graph/nodes/choose.py).
 # The facts alone, without the excerpts: each carries its row, period and value, and a short prompt
 # is a fast one on the local model (evals/results/choose.md measures this prompt).

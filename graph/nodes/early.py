@@ -73,7 +73,8 @@ class Early:
         self.checked = ready
         upto = self._check(spans[ready - 1][1])
         after = self._check(spans[ready][1]) if ready < whole else upto
-        if upto is None or after is None or not upto.passed or not upto.answer.startswith(self.streamed):
+        if upto is None or after is None or upto.awaiting or not upto.passed \
+                or not upto.answer.startswith(self.streamed):
             return
         if not after.answer.startswith(upto.answer) or upto.answer == self.streamed:
             return  # the next sentence changes it (a pointer's markers) or nothing is new
@@ -95,6 +96,6 @@ class Early:
             answer, cited = finished(self.draft[:end], self.state)
             if cited:
                 out = check(cast(State, {**self.state, "answer": answer, "citations": self.citations, "cited": cited}),
-                            self.config, self.runtime)
+                            self.config, self.runtime, confirming=False)
         self.last = (end, out)
         return out

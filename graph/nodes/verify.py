@@ -31,7 +31,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from graph import claims, dates, prompts
+from graph import claims, confirm, dates, prompts
 from graph.calc import Result
 from graph.candidates import company_words
 from graph.citations import citations_of, marked, on_evidence_page
@@ -41,7 +41,7 @@ from graph.facts import label_words, stored_facts, without_statement_names
 from graph.filers import names_another_filer, names_unmet
 from graph.grounding import bare_figures, evidence_of, unsupported_claims
 from graph.mechanics import without_mechanics
-from graph.nodes.common import node, reading_of
+from graph.nodes.common import llm_call, node, reading_of
 from graph.nodes.generate import _turns, _writer, excerpt_numbers, shown_excerpts
 from graph.readers import readers
 from graph.reading import Reading
@@ -84,6 +84,7 @@ class Checked:
     answer: str
     sources: list[Citation]
     update: dict[str, Any]
+    awaiting: bool = False  # a sentence to confirm was not (checked without confirming: graph/nodes/early.py)
 
     @property
     def passed(self) -> bool:
@@ -110,9 +111,24 @@ def _unmet_names(shelf: Shelf, state: State, reading: Reading, cited_docs: list[
     return unmet
 
 
-def check(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> Checked:
+def _confirmation(cfg: Context, config: RunnableConfig, item: confirm.ToConfirm,
+                  question: str) -> tuple[float | None, Any]:
+    """P(yes) that the statement holding a sentence's value answers the question (graph/confirm.py `p_yes`);
+    None when no link answered or the reply said neither (the sentence then stands: nothing says it is
+    wrong). With the call's result for the run's record."""
+    try:
+        result = cfg.running.chain(cfg.llm_order).invoke(
+            prompts.confirm_messages(item.window, question), cheap=True, token_probabilities=True, config=config)
+    except Exception as exc:
+        log.warning("no model confirmed an answer sentence's value (%s): the sentence stands", type(exc).__name__)
+        return None, None
+    return confirm.p_yes(result.token_logprobs or [], result.text), result
+
+
+def check(state: State, config: RunnableConfig, runtime: Runtime[Context], *, confirming: bool = True) -> Checked:
     """The state's answer checked (module doc); verify_node streams it, generate checks a draft's
-    finished sentences with it (graph/nodes/early.py)."""
+    finished sentences with it (graph/nodes/early.py), not `confirming` (no model call while the model
+    writes): a sentence that would be confirmed then stands and the result is `awaiting`."""
     answer = str(state.get("answer") or "")
     citations = list(state.get("citations") or [])
     reading = reading_of(state)
@@ -150,6 +166,17 @@ def check(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> Ch
         log.info("sentence %s by the claim check: %s", "cited again" if failure.repair else "dropped", failure.check)
         cleaned = cleaned.replace(failure.sentence, failure.repair or "")
     failed = [f for f in failed if not f.repair]
+    pending = confirm.to_confirm(sentences(cleaned), cleaned, texts, question) if (
+        not composed and cfg.confirm_floor > 0) else []
+    calls = list(state.get("llm_calls") or [])
+    for item in pending if confirming else []:
+        p_yes, result = _confirmation(cfg, config, item, question)
+        calls = llm_call({"llm_calls": calls}, "verify", result) if result is not None else calls
+        if p_yes is not None and p_yes < cfg.confirm_floor:
+            log.info("sentence dropped: the model did not confirm that its cited statement answers (P(yes) %.2f)",
+                     p_yes)
+            failed.append(claims.Failure(item.sentence.strip(), confirm.NOT_CONFIRMED))
+            cleaned = cleaned.replace(item.sentence, "")
     if not composed and reading.asks == "date":  # as precise as the excerpts write it (graph/dates.py)
         cleaned = dates.completed(cleaned, sentences(cleaned), named)
     if not composed and reading.asks == "yes_no":  # its first word as its sentence says it (graph/claims.py)
@@ -178,9 +205,11 @@ def check(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> Ch
         parts = {n: list(e.get("parts") or []) for n, e in enumerate(shown, 1)}
         citations = [on_evidence_page(Citation(**{**c, "evidence": evidence.get(c["n"], [])}), parts.get(c["n"], []))
                      for c in citations]
+    confirmed = {"llm_calls": calls} if confirming and pending else {}
     return Checked(final, citations, {"answer": final, "citations": citations, "cited": cited,
                                       "verification": report.model_dump() | {"answer": final},
-                                      "chat_history": _with_answer(state, final)})
+                                      "chat_history": _with_answer(state, final), **confirmed},
+                   awaiting=bool(pending) and not confirming)
 
 
 def pieces(text: str) -> list[str]:

@@ -17,11 +17,14 @@ from tests.support.fakes import scripted_chain
 REVENUE, STAFF = "412 million", "5,300"
 
 
-def stream(make_run, owner_id: int, question: str, answer: Any) -> tuple[list[tuple[str, str]], dict[str, Any]]:
-    """The run's ("draft" | "token", text) events in order, and its final state; `answer(prompt)` writes the draft."""
+def stream(make_run, owner_id: int, question: str, answer: Any, confirm: Any = None,
+           **knobs: Any) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+    """The run's ("draft" | "token", text) events in order, and its final state; `answer(prompt)` writes the draft,
+    `confirm(prompt)` the verdict on a value's statement (graph/confirm.py)."""
     base = script_for(grade_rule=lambda text: REVENUE in text or STAFF in text)
-    chain, _ = scripted_chain(lambda kind, prompt: answer(prompt) if kind == "answer" else base(kind, prompt))
-    run = make_run(owner_id, chain, hyde=False)
+    chain, _ = scripted_chain(lambda kind, prompt: answer(prompt) if kind == "answer" else
+                              confirm(prompt) if kind == "confirm" and confirm else base(kind, prompt))
+    run = make_run(owner_id, chain, hyde=False, **knobs)
     events: list[tuple[str, str]] = []
     final: dict[str, Any] = {}
     for mode, chunk in graph.stream({"question": question}, run["config"], context=run["context"],
@@ -94,6 +97,44 @@ def test_a_pointer_sentence_is_waited_for_and_an_unsupported_one_never_sent(repo
     # the first sentence went out with the pointer's marker too: it was sent only once the pointer was read
     assert early.split(". ")[0].count("[") == 2, early
     assert any("987" in s for s in final["verification"]["dropped"])
+
+
+def test_a_value_the_model_does_not_confirm_is_dropped_and_none_is_sent_before_it_is_confirmed(report_owner,
+                                                                                                make_run) -> None:
+    # held-back genre batches: out-of-scope questions answered with a value the cited excerpt writes of another
+    # thing; the model, shown the statement holding the value and the question, is asked whether it answers
+    asked: list[str] = []
+
+    def answer(prompt: str) -> str:
+        r, e = numbers(prompt)
+        return (f"Aurora Widgets reported total revenue of {REVENUE} dollars in fiscal 2023 [{r}]. "
+                f"Aurora Widgets employed {STAFF} people at the end of fiscal 2023 [{e}].")
+
+    def confirm(says: str) -> Any:
+        def verdict(prompt: str) -> str:
+            asked.append(prompt)
+            return f"{says.capitalize()}, the passage says so." if says == "yes" else "No."
+        return verdict
+
+    events, final = stream(make_run, report_owner[0], QUESTION, answer, confirm("no"), confirm_floor=0.45)
+    assert final["answer"] == prompts.CANNOT_ANSWER and final["citations"] == []
+    last_draft = max(i for i, (kind, _) in enumerate(events) if kind == "draft")
+    assert not [text for kind, text in events[:last_draft] if kind == "token"]  # nothing unconfirmed went out
+    assert "".join(text for kind, text in events if kind == "token") == final["answer"]
+    assert {c["check"] for c in final["verification"]["claims"]} == {"not_confirmed"}
+    assert len(asked) == 2 and REVENUE in asked[0] and STAFF in asked[1] and QUESTION in asked[0]
+    assert [c["node"] for c in final["llm_calls"]].count("verify") == 2
+
+    asked.clear()
+    events, final = stream(make_run, report_owner[0], QUESTION, answer, confirm("yes"), confirm_floor=0.45)
+    assert REVENUE in final["answer"] and STAFF in final["answer"] and len(asked) == 2
+    last_draft = max(i for i, (kind, _) in enumerate(events) if kind == "draft")
+    assert not [text for kind, text in events[:last_draft] if kind == "token"]  # confirmed at the end only
+    assert "".join(text for kind, text in events if kind == "token") == final["answer"]
+
+    asked.clear()  # off (0): no call, and checked sentences go out while the model writes
+    events, final = stream(make_run, report_owner[0], QUESTION, answer, confirm("no"), confirm_floor=0.0)
+    assert REVENUE in final["answer"] and asked == []
 
 
 def test_verify_keeps_what_was_sent_when_the_whole_check_would_change_it(report_owner, make_run) -> None:
