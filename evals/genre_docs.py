@@ -3,7 +3,7 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Forty-two documents (a standard, a history report, three manuals, a constitution, a licence, a
+Forty-four documents (a standard, a history report, three manuals, a constitution, a licence, a
 specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck,
 protocol conventions, a HOWTO, a command reference (man page), a design document, a desktop
 application's user's guide, a glossary, a language definition, a limits reference, a gallery of
@@ -12,7 +12,8 @@ migration guide, a file-format specification, an essay, a hardware instrument's 
 game's rules, a statistics package's vignette on an ecological topic, a well-known program's NEWS
 file, a puzzle collection's manual, a security advisory list, a project's governance document, an
 almanac of historical anniversaries, an installation guide, a telephone area-code directory, a
-satirical dictionary, a reference table of the chemical elements; the
+satirical dictionary, a reference table of the chemical elements, a historical declaration, a
+timekeeping data file (the table of leap seconds); the
 FAQ and the third manual added with held-back batch 5, the paper and the style guide with batch 6, the
 tutorial and the slide deck with batch 7, the protocol conventions (ICCCM)
 and the HOWTO (Python's Unicode HOWTO) with batch 8, the command reference (bash(1)) and the design
@@ -42,7 +43,11 @@ directories, options and post-install steps, and its release history) and the ar
 provinces each serves) with batch 20, the satirical dictionary (Ambrose Bierce's The Devil's
 Dictionary, a classic of American literature: mock definitions with verses credited to invented
 poets) and the table of the elements (The Elements database: each element's symbol, atomic number,
-atomic weight, properties and discovery) with batch 21),
+atomic weight, properties and discovery) with batch 21, the historical declaration (the Declaration of
+Independence of the Thirteen Colonies, July 4, 1776, with its signers listed by state) and the
+timekeeping data file (the IERS leap-seconds.list shipped in tzdata: comments on atomic and
+astronomical time, then each leap second since 1972 with the TAI-UTC difference it brought) with batch
+22),
 each one file of a Debian bookworm package, all under licences that allow redistribution (recorded
 below, from the package's copyright file). Each is taken from the package's
 .deb (`apt-get download PKG=VERSION`, no root; `dpkg-deb -x`), or from the installed file when it is
@@ -330,6 +335,28 @@ DOCS = (
         "e9efe696aee6184927471a061b779d3451ac92b2901469a679c88460ada721f4",
         "public domain (Jay F. Kominek: 'I place this in the public domain'); Debian packaging GPL-3 "
         "(Thorsten Alteholz)"),
+    Doc("us-declaration-of-independence.txt",
+        "historical declaration, a founding political document (The Declaration of Independence of the "
+        "Thirteen Colonies, In Congress, July 4, 1776: the self-evident truths and the right to abolish a "
+        "destructive government, the grievances against the King of Great Britain [George III], the resolution "
+        "that the United Colonies are free and independent States, and the signers listed by state from New "
+        "Hampshire to Georgia; added to GNU miscfiles by its Debian packaging, 237 lines of plain ASCII text; "
+        "batch 22)",
+        "miscfiles", "1.5+dfsg-4", "usr/share/state/us-declaration.gz",
+        "5901585a2ff579de7ba4b8fb15ba46e96f5523fb667546042055e8aea3a2d48e",
+        "public domain (a United States founding document, in the package's debian/addons, whose copyright "
+        "file records it as public information that 'may be distributed or copied', from the US Senate's site)"),
+    Doc("iers-leap-seconds.txt",
+        "timekeeping data file with comments, a table of the leap seconds (the IERS leap-seconds.list "
+        "shipped in tzdata: comments on atomic time (TAI, UTC) and astronomical time (UT1), why leap seconds "
+        "are needed, their history, who decides them and on which dates, and the file's last update and "
+        "expiry (28 June 2027) as NTP timestamps, then the 28 entries from 1 Jan 1972 to 1 Jan 2017, each "
+        "with its NTP timestamp and the resulting TAI-UTC difference, 10 to 37 seconds, 120 lines of plain "
+        "ASCII text; batch 22)",
+        "tzdata", "2026f-0+deb12u1", "usr/share/zoneinfo/leap-seconds.list",
+        "db5a895f16853b03bfc865e8d68f9fc8710ef1740e3400c701cd46a5bbbc3433",
+        "public domain (the file: 'This file is in the public domain.', IERS Earth Orientation Center, Paris "
+        "Observatory; tzdata: 'This database is in the public domain.', IANA)"),
 )
 
 
