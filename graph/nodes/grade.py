@@ -46,11 +46,10 @@ def grades_with_llm(cfg: Context) -> bool:
     return cfg.grade and (cfg.grade_local or not cfg.running.chain(cfg.llm_order).asks_local_first(cheap=True))
 
 
-def _llm_verdicts(state: State, cfg: Context, config: RunnableConfig,
-                  documents: list[Excerpt]) -> tuple[dict[int, bool], dict[int, float], list[Any]]:
+def _llm_verdicts(state: State, cfg: Context, config: RunnableConfig, documents: list[Excerpt],
+                  question: str) -> tuple[dict[int, bool], dict[int, float], list[Any]]:
     """The grading call's verdicts by excerpt number, its P(yes) where the server gives them, and the
     run's LLM calls with it."""
-    question = state.get("standalone_question") or state["question"]
     p_yes: dict[int, float] = {}
     messages = [("system", prompts.EXCERPTS_SYSTEM),
                 ("human", prompts.excerpt_block(documents, question) + prompts.GRADE_TASK)]
@@ -82,12 +81,12 @@ def grade(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> di
     relevant = list(state.get("relevant") or [])
     if not documents:
         return {"grades": [], "seen": seen, "relevant": relevant}
+    question = state.get("standalone_question") or state["question"]
     if grades_with_llm(cfg):
-        verdicts, p_yes, calls = _llm_verdicts(state, cfg, config, documents)
+        verdicts, p_yes, calls = _llm_verdicts(state, cfg, config, documents, question)
     else:  # no LLM call: every excerpt counts, as far as the floor lets it
         verdicts, p_yes = dict.fromkeys(range(1, len(documents) + 1), True), {}
         calls = list(state.get("llm_calls") or [])
-    question = state.get("standalone_question") or state["question"]
     verdicts = {n: v and (above_floor(documents[n - 1], cfg.relevance_floor)
                           or holds_the_question(str(documents[n - 1].get("text") or ""), question))
                 for n, v in verdicts.items()}
