@@ -68,8 +68,7 @@ def leave_out(names: set[str]) -> None:
     if names - known:
         raise SystemExit(f"no such claim check: {', '.join(sorted(names - known))} (known: {', '.join(sorted(known))})")
     claims.ANSWER_CHECKS = tuple(c for c in claims.ANSWER_CHECKS if c.name not in names)
-    kept = tuple(c for c in claims.CHECKS if c.name not in names)
-    claims.failures.__defaults__ = (kept,)  # verify calls it with its default checks
+    claims.CHECKS = tuple(c for c in claims.CHECKS if c.name not in names)
 
 
 def main() -> int:
