@@ -457,13 +457,16 @@ REFERS_BACK = re.compile(rf"^\W*(?:{'|'.join(DEMONSTRATIVES)}|it|they|he|she|suc
 # What a citation marker's parenthesis names is where it points: "This is from [2] (vi_diff.txt, lines 1-94)."
 SOURCE_NAMED = re.compile(r"(?<=\])\s*\([^()]*(?:\)|$)")
 # An answer's talk of its own making ("as stated in the first excerpt [1]", "as indicated in the excerpt from [1]",
-# "Excerpt 2 shows that").
+# "Excerpt 2 shows that", "The excerpt from X.txt, lines 177-183, states that").
 _NTH = r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|provided|given|above|same)"
 EXCERPT_TALK = re.compile(
     r",?\s*\(?\b(?:as\s+)?(?:(?:stated|shown|found|mentioned|given|noted|seen|listed|indicated|reported|provided)\s+)?"
     r"(?:in|from|according\s+to|per|by)\s+(?:the\s+)?(?:" + _NTH + r"\s+)?excerpts?"
     r"(?:\s+(?:from|in|of)\s*\[\d+\]|\s*\[?\d+\]?)?\)?"
-    r"|\b(?:the\s+)?(?:" + _NTH + r"\s+)?excerpts?\s*\[?\d*\]?\s+(?:states?|says?|shows?|mentions?|indicates?)"
+    r"|\b(?:the\s+)?(?:" + _NTH + r"\s+)?excerpts?\s*\[?\d*\]?"
+    # the source as the excerpt list labels it: "The excerpt from na.phone, lines 177-183, states that"
+    r"(?:\s+(?:from|in|of)\s+[^\s,]+(?:,?\s+(?:lines?|pages?|sections?)\s+[\d.\-–]+)?,?)?"
+    r"\s+(?:states?|says?|shows?|mentions?|indicates?)"
     r"(?:\s+that)?\s*", re.IGNORECASE)
 # Words that exclude one another as what a figure is (each group's sides, a side's words alike): a row or
 # sentence of one side says it is not of another ("Accounts payable" is no accounts receivable, "the nominal

@@ -130,4 +130,5 @@ def without_mechanics(answer: str) -> str:
     cleaned = "".join(pieces)
     cleaned = re.sub(r"\s+([.,;:])", r"\1", cleaned)
     cleaned = re.sub(r"(^|[.!?]\s+)[,;:]\s*", r"\1", cleaned)
+    cleaned = re.sub(r"(?<=[.!?])[,;:]\s+", " ", cleaned)  # 'GPL. The excerpt [3] states: "Sed ...' -> 'GPL. "Sed
     return re.sub(r"(^|[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), cleaned).strip()

@@ -221,6 +221,13 @@ def test_route_counts_rounds_and_stops() -> None:
      "The grid holds 8 cells [1][2]."),
     ("The pool is full [1]. The cache holds it [2] (a page).",  # a word of its own: no pointer
      "The pool is full [1]. The cache holds it [2] (a page)."),
+    # the source as the excerpt list labels it, opening the claim (held-back batch 21's h21-figure-02: the label's
+    # "177-183" read as the sentence's figures struck a right answer)
+    ("The excerpt from elements-database.txt, lines 177-183, states that silicon makes up 25.7% of the crust [2].",
+     "Silicon makes up 25.7% of the crust [2]."),
+    ("No, sed 4.2 was not released under GPL 3. The excerpt from [3] states: \"Sed 3.02.80 was released.\"",
+     "No, sed 4.2 was not released under GPL 3. \"Sed 3.02.80 was released.\" [3]"),
+    ("The excerpt from the guide shows 7 days [1].", "The excerpt from the guide shows 7 days [1]."),  # no label
 ])
 def test_a_sentence_that_only_points_at_a_source_gives_its_citation_to_the_claim(answer: str, cleaned: str) -> None:
     from graph.mechanics import without_mechanics
