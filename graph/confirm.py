@@ -13,12 +13,12 @@ to the claim checks.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from graph.citations import marked
+from graph.grading import yes_share
 from graph.windows import stems
 from lexicon import DIGITS, MARK, statements
 
@@ -74,12 +74,7 @@ def p_yes(tokens: Sequence[Mapping[str, Any]], reply: str) -> float | None:
     server's top alternatives where it gives them; else 1 or 0 by the reply's first word; None when the reply
     opens with neither."""
     first = next((t for t in tokens if str(t.get("token", "")).strip()), None)
-    weight = {"yes": 0.0, "no": 0.0}
-    for alternative in (first or {}).get("top_logprobs") or []:
-        word = str(alternative.get("token", "")).strip(' "\'.,').lower()
-        if word in weight:
-            weight[word] += math.exp(float(alternative.get("logprob", -math.inf)))
-    if weight["yes"] + weight["no"] > 0:
-        return weight["yes"] / (weight["yes"] + weight["no"])
+    if (share := yes_share((first or {}).get("top_logprobs") or [], ' "\'.,')) is not None:
+        return share
     said = reply.strip().split(maxsplit=1)[0].strip(' "\'.,!').lower() if reply.strip() else ""
     return {"yes": 1.0, "no": 0.0}.get(said)

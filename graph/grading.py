@@ -81,6 +81,17 @@ def parse_grades(text: str, count: int) -> dict[int, bool]:
 _VERDICT_AT = re.compile(r'"excerpt_(\d+)"\s*:\s*"')
 
 
+def yes_share(alternatives: Sequence[Mapping[str, Any]], punctuation: str = ' "') -> float | None:
+    """The weight of "yes" against "no" among a token's top alternatives (each word stripped of
+    `punctuation`); None when neither is among them."""
+    weight = {"yes": 0.0, "no": 0.0}
+    for alternative in alternatives:
+        word = str(alternative.get("token", "")).strip(punctuation).lower()
+        if word in weight:
+            weight[word] += math.exp(float(alternative.get("logprob", -math.inf)))
+    return weight["yes"] / (weight["yes"] + weight["no"]) if weight["yes"] + weight["no"] > 0 else None
+
+
 def yes_probabilities(tokens: Sequence[dict[str, Any]]) -> dict[int, float]:
     """P(yes) per excerpt number, read off the reply's token log-probabilities: at the token that
     starts each verdict, the weight of "yes" against "no" among the server's top alternatives
@@ -91,13 +102,8 @@ def yes_probabilities(tokens: Sequence[dict[str, Any]]) -> dict[int, float]:
     out: dict[int, float] = {}
     for m in _VERDICT_AT.finditer("".join(pieces)):
         at = bisect.bisect_right(starts, m.end()) - 1  # the token holding the verdict's first character
-        weight = {"yes": 0.0, "no": 0.0}
-        for alternative in tokens[at].get("top_logprobs") or []:
-            word = str(alternative.get("token", "")).strip(' "').lower()
-            if word in weight:
-                weight[word] += math.exp(float(alternative.get("logprob", -math.inf)))
-        if weight["yes"] + weight["no"] > 0:
-            out[int(m.group(1))] = weight["yes"] / (weight["yes"] + weight["no"])
+        if (share := yes_share(tokens[at].get("top_logprobs") or [])) is not None:
+            out[int(m.group(1))] = share
     return out
 
 
