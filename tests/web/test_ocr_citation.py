@@ -34,3 +34,25 @@ def test_a_scanned_page_is_cited_with_its_passage_highlighted(open_page, shot) -
     assert amber_pixels(page) > 2000
     shot(page, "desktop-17-cited-scan")
     w.clean()
+
+
+def test_prefetches_take_one_page_render_at_a_time_so_none_is_refused(open_page) -> None:
+    """An answer citing several pages, then a pointer over more markers: the pages rendered ahead of a click
+    go one at a time, so they never pass the user's page renders at once (PAGE_RENDERS_PER_USER, 429)."""
+    from evals.pdfs import AURORA_TOPICS, long_report
+
+    w = open_page()
+    page = w.page
+    sign_up(page)
+    doc = upload_by_api(page, "aurora-report.pdf", long_report(AURORA_TOPICS, pages_per_topic=1))
+    statuses: list[int] = []
+    page.on("response", lambda r: statuses.append(r.status) if "/pages/" in r.url else None)
+    page.evaluate("""async (id) => {
+      const viewer = await import('/js/viewer.js');
+      for (let n = 1; n <= 4; n++) viewer.prefetchCitation({ page: n, text: 'Aurora Widgets' }, { id, pages: 8 });
+    }""", doc)
+    page.wait_for_function("() => performance.getEntriesByType('resource')"
+                           ".filter((e) => e.name.includes('/pages/')).length >= 4")
+    page.wait_for_timeout(200)
+    assert statuses == [200] * 4, statuses
+    w.clean()

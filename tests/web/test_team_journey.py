@@ -126,7 +126,8 @@ def test_a_team_invites_uploads_asks_and_removes_a_member(open_page, shot) -> No
     owner.get_by_label("Hand over to").select_option(editor_name)
     owner.get_by_role("button", name="Make them owner, me admin").click()
     owner.get_by_role("dialog").get_by_role("button", name="Hand over", exact=True).click()
-    expect(owner.get_by_text("You are an admin")).to_be_visible()
+    expect(owner.locator("#banner")).to_contain_text(f"{editor_name} is now an owner")
+    expect(owner.locator("p.muted", has_text="You are an admin:")).to_be_visible()  # the role line, not the banner
     expect(owner.locator(f"tr[data-member='{editor_name}']")).to_contain_text("owner")
     expect(owner.get_by_role("button", name="Delete workspace")).to_have_count(0)
 

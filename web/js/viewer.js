@@ -86,9 +86,18 @@ function highlightOf(citation) {
 
 // Render the cited page ahead of the click (an answer just written, a pointer over a marker), so
 // the click finds it ready: rendering a page is most of a first click's wait (evals/results/page_latency.md).
+// Prefetches run one at a time, so they hold at most one of the user's page renders at once
+// (PAGE_RENDERS_PER_USER) and a click always finds one free instead of a 429.
+let prefetching = Promise.resolve();
+let prefetchesWaiting = 0;
+
 export function prefetchCitation(citation, doc) {
   if (window.__thotqen.noPrefetch) return; // evals/page_latency.py measures the click without it too
-  if (doc && citation.page) load(imageUrl(doc, citation.page, highlightOf(citation))).catch(() => {});
+  if (!doc || !citation.page || prefetchesWaiting >= 4) return;
+  const url = imageUrl(doc, citation.page, highlightOf(citation));
+  if (images.has(url)) return;
+  prefetchesWaiting += 1;
+  prefetching = prefetching.then(() => load(url)).catch(() => {}).finally(() => { prefetchesWaiting -= 1; });
 }
 
 export function openCitation(citation, doc) {
