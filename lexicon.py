@@ -558,6 +558,32 @@ def list_items(text: str) -> list[str]:
     return [" ".join(" ".join(item).split()) for item in items if len(item) > 1]
 
 
+# A line that is a name alone, as under a verse, a quotation or a letter ("Phela Orm", "— A. Bierce").
+SIGNATURE = re.compile(r"[^\S\n]*(?:[-–—]+[^\S\n]*)?[A-Z][\w'’.-]*(?:[^\S\n]+[A-Z][\w'’.-]*){0,3}[^\S\n]*")
+
+
+def signed(text: str) -> list[str]:
+    """Each statement of an excerpt that a name alone on the line after it signs, with the name: a verse's,
+    a quotation's or a letter's author ("... The trees are leaving and cashiers abscond." over "Phela Orm"),
+    though no sentence holds both."""
+    lines = text.split("\n")
+    out = []
+    for at in range(1, len(lines)):
+        before = lines[at - 1].rstrip()
+        if before[-1:] in ".!?;:\"'”’" and SIGNATURE.fullmatch(lines[at]):
+            said = statements("\n".join(lines[:at]))
+            if said:
+                out.append(f"{said[-1].strip()} {lines[at].strip()}")
+    return out
+
+
+def labelled(text: str) -> list[str]:
+    """Each line of an excerpt that ends in a colon, with the line after it: a label and what it labels
+    ("Questions or comments to:" over "Christian Bizouard: christian.bizouard@obspm.fr")."""
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    return [f"{label} {value}" for label, value in zip(lines, lines[1:], strict=False) if label.endswith(":")]
+
+
 def statements(text: str) -> list[str]:
     """The statements of an excerpt: its sentences and the lines that are no sentence (a list's items, a
     table's rows), a sentence wrapped across lines read as one (`unwrapped`)."""

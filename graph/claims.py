@@ -78,8 +78,10 @@ from lexicon import (
     YEAR,
     YES_FIRST,
     alnum_words,
+    labelled,
     letter_words,
     list_items,
+    signed,
     squashed,
     statements,
 )
@@ -195,9 +197,11 @@ def _statements(text: str) -> list[set[str]]:
     # … 7.4 | Dates in Grace"), nor does "he" reach over a cut; "This rule ..." after one still speaks of the
     # rule before it
     pieces = text.split(GAP.strip())
-    return [stems(s) for s in (*(s for piece in pieces
-                                 for s in (*statements(piece), *list_items(piece), *_read_back(piece, _refers_back))),
-                               *_read_back(text, REFERS_BACK.match))]
+    said = (*(s for piece in pieces for s in (*statements(piece), *list_items(piece), *labelled(piece), *signed(piece),
+                                              *_read_back(piece, _refers_back))),
+            *_read_back(text, REFERS_BACK.match))
+    # a label's line says nothing of its own: "Questions or comments to:" is said with the line after it
+    return [stems(s) for s in said if not s.rstrip().endswith(":")]
 
 
 def _refers_back(sentence: str) -> bool:
@@ -427,6 +431,8 @@ def speaks_to(sentence: str, reading: Reading) -> bool:
         return False
     if reading.quantity and any(w in UNIT_WORDS for w in quantities):
         return True  # "How long is a vote open?" "2 weeks [1]."
+    if stems(" ".join(w for w in quantities if w in UNIT_WORDS)) & reading.measure:
+        return True  # in the unit it asks: "By how many seconds did TAI differ from UTC?" "By 32 seconds [1]."
     words = stems(body)
     said = words - _SAYS_NOTHING_OF_WHAT - stems(" ".join(reading.lone_names))
     said -= {w for w in words if w[0].isdigit()}
