@@ -454,8 +454,10 @@ PRONOUNS = ("he", "she", "his", "her", "him", "they", "their", "them")
 PRONOUN = re.compile(rf"\b(?:{'|'.join(PRONOUNS)})\b", re.I)
 DEMONSTRATIVES = ("this", "these", "that", "those")
 REFERS_BACK = re.compile(rf"^\W*(?:{'|'.join(DEMONSTRATIVES)}|it|they|he|she|such)\b", re.I)  # as a first word
-# What a citation marker's parenthesis names is where it points: "This is from [2] (vi_diff.txt, lines 1-94)."
-SOURCE_NAMED = re.compile(r"(?<=\])\s*\([^()]*(?:\)|$)")
+# What a citation marker's parenthesis names is where it points: "This is from [2] (vi_diff.txt, lines 1-94).";
+# so does a heading it names: '... in [2] under the heading "Membership".'
+SOURCE_NAMED = re.compile(r"(?<=\])\s*\([^()]*(?:\)|$)|\s*\b(?:under|in)\s+(?:the\s+)?(?:heading|section|chapter|title|"
+                          r"entry|part)\s+[\"“][^\"”]*(?:[\"”]|$)", re.IGNORECASE)
 # An answer's talk of its own making ("as stated in the first excerpt [1]", "as indicated in the excerpt from [1]",
 # "Excerpt 2 shows that", "The excerpt from X.txt, lines 177-183, states that").
 _NTH = r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|provided|given|above|same)"
