@@ -185,6 +185,20 @@ def test_a_name_signing_a_verse_or_standing_in_its_own_line_of_a_statement_is_na
     assert not apart("Questions or comments go to Christian Bizouard [1].", contact, asked)
 
 
+def test_a_figure_for_the_questions_year_needs_an_excerpt_that_writes_that_year() -> None:
+    # held-back batch 22's out-of-scope "What was the difference between TAI and UTC in 1968?", answered with the
+    # 32 seconds of 1999 from a table that starts in 1972
+    from graph.claims import period_not_cited
+
+    table = "2272060800      10      # 1 Jan 1972\n3124137600      32      # 1 Jan 1999"
+    asked = "What was the difference between TAI and UTC in 1968?"
+    assert period_not_cited("The difference between TAI and UTC in 1968 was 32 seconds [2].", table, asked)
+    assert not period_not_cited("The difference in 1999 was 32 seconds [2].", table,
+                                "What was the difference between TAI and UTC in 1999?")
+    assert not period_not_cited("The difference in 1968 was 32 seconds [2].", "10 | 32", asked)  # no year written
+    assert not period_not_cited("Thomas Jefferson wrote it in 1968 [1].", table, "Who wrote it in 1968?")  # no value
+
+
 def test_a_figure_is_of_the_numbered_thing_asked() -> None:
     # batch 3's "The official Debian 1.0 release contained 474 packages [2]": 474 is what Debian 1.1 contained
     from graph.claims import figure_of_another_numbered as other
