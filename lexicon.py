@@ -454,8 +454,10 @@ PRONOUNS = ("he", "she", "his", "her", "him", "they", "their", "them")
 PRONOUN = re.compile(rf"\b(?:{'|'.join(PRONOUNS)})\b", re.I)
 DEMONSTRATIVES = ("this", "these", "that", "those")
 REFERS_BACK = re.compile(rf"^\W*(?:{'|'.join(DEMONSTRATIVES)}|it|they|he|she|such)\b", re.I)  # as a first word
-# What a citation marker's parenthesis names is where it points: "This is from [2] (vi_diff.txt, lines 1-94)."
-SOURCE_NAMED = re.compile(r"(?<=\])\s*\([^()]*(?:\)|$)")
+# What a citation marker's parenthesis names is where it points: "This is from [2] (vi_diff.txt, lines 1-94).";
+# so does a heading it names: '... in [2] under the heading "Membership".'
+SOURCE_NAMED = re.compile(r"(?<=\])\s*\([^()]*(?:\)|$)|\s*\b(?:under|in)\s+(?:the\s+)?(?:heading|section|chapter|title|"
+                          r"entry|part)\s+[\"“][^\"”]*(?:[\"”]|$)", re.IGNORECASE)
 # An answer's talk of its own making ("as stated in the first excerpt [1]", "as indicated in the excerpt from [1]",
 # "Excerpt 2 shows that", "The excerpt from X.txt, lines 177-183, states that").
 _NTH = r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|provided|given|above|same)"
@@ -556,6 +558,32 @@ def list_items(text: str) -> list[str]:
         elif items:
             items.append([])  # a blank line ends the item
     return [" ".join(" ".join(item).split()) for item in items if len(item) > 1]
+
+
+# A line that is a name alone, as under a verse, a quotation or a letter ("Phela Orm", "— A. Bierce").
+SIGNATURE = re.compile(r"[^\S\n]*(?:[-–—]+[^\S\n]*)?[A-Z][\w'’.-]*(?:[^\S\n]+[A-Z][\w'’.-]*){0,3}[^\S\n]*")
+
+
+def signed(text: str) -> list[str]:
+    """Each statement of an excerpt that a name alone on the line after it signs, with the name: a verse's,
+    a quotation's or a letter's author ("... The trees are leaving and cashiers abscond." over "Phela Orm"),
+    though no sentence holds both."""
+    lines = text.split("\n")
+    out = []
+    for at in range(1, len(lines)):
+        before = lines[at - 1].rstrip()
+        if before[-1:] in ".!?;:\"'”’" and SIGNATURE.fullmatch(lines[at]):
+            said = statements("\n".join(lines[:at]))
+            if said:
+                out.append(f"{said[-1].strip()} {lines[at].strip()}")
+    return out
+
+
+def labelled(text: str) -> list[str]:
+    """Each line of an excerpt that ends in a colon, with the line after it: a label and what it labels
+    ("Questions or comments to:" over "Christian Bizouard: christian.bizouard@obspm.fr")."""
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    return [f"{label} {value}" for label, value in zip(lines, lines[1:], strict=False) if label.endswith(":")]
 
 
 def statements(text: str) -> list[str]:

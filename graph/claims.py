@@ -78,8 +78,10 @@ from lexicon import (
     YEAR,
     YES_FIRST,
     alnum_words,
+    labelled,
     letter_words,
     list_items,
+    signed,
     squashed,
     statements,
 )
@@ -174,6 +176,20 @@ def date_not_cited(sentence: str, cited: str, question: str) -> bool:
     return any(not any(w[:2] == d[:2] and (d[2] is None or w[2] == d[2]) for w in written) for d in dates_in(body))
 
 
+def period_not_cited(sentence: str, cited: str, question: str) -> bool:
+    """Asked how many or how much in a year, the sentence gives a figure for that year, and what it cites
+    never writes the year: "The difference between TAI and UTC in 1968 was 32 seconds [2]" beside a table
+    that starts in 1972. The question's year says which figure is asked, not that the excerpt has one; an
+    excerpt that writes no year at all (a table's row without its heading) leaves it to the figures' check."""
+    if _read(question).asks != "value":
+        return False
+    body = _body(sentence)
+    years = set(YEAR.findall(body)) & set(YEAR.findall(question))
+    figures = [w for w in stems(YEAR.sub(" ", body)) if w[0].isdigit()]
+    written = set(YEAR.findall(cited))
+    return bool(years and figures and written) and not years & written  # it dates other years, not that one
+
+
 # The question read once per question, not once per sentence and excerpt a check tries (`failures`).
 _read = lru_cache(maxsize=64)(read)
 
@@ -195,9 +211,11 @@ def _statements(text: str) -> list[set[str]]:
     # … 7.4 | Dates in Grace"), nor does "he" reach over a cut; "This rule ..." after one still speaks of the
     # rule before it
     pieces = text.split(GAP.strip())
-    return [stems(s) for s in (*(s for piece in pieces
-                                 for s in (*statements(piece), *list_items(piece), *_read_back(piece, _refers_back))),
-                               *_read_back(text, REFERS_BACK.match))]
+    said = (*(s for piece in pieces for s in (*statements(piece), *list_items(piece), *labelled(piece), *signed(piece),
+                                              *_read_back(piece, _refers_back))),
+            *_read_back(text, REFERS_BACK.match))
+    # a label's line says nothing of its own: "Questions or comments to:" is said with the line after it
+    return [stems(s) for s in said if not s.rstrip().endswith(":")]
 
 
 def _refers_back(sentence: str) -> bool:
@@ -427,6 +445,8 @@ def speaks_to(sentence: str, reading: Reading) -> bool:
         return False
     if reading.quantity and any(w in UNIT_WORDS for w in quantities):
         return True  # "How long is a vote open?" "2 weeks [1]."
+    if stems(" ".join(w for w in quantities if w in UNIT_WORDS)) & reading.measure:
+        return True  # in the unit it asks: "By how many seconds did TAI differ from UTC?" "By 32 seconds [1]."
     words = stems(body)
     said = words - _SAYS_NOTHING_OF_WHAT - stems(" ".join(reading.lone_names))
     said -= {w for w in words if w[0].isdigit()}
@@ -450,6 +470,8 @@ CHECKS: tuple[Check, ...] = (
           "says of them", name_apart_from_what_is_said),
     Check("figure_of_another_numbered", "gives a figure its excerpts write of another numbered thing than the "
           "one asked (Debian 1.1 for Debian 1.0)", figure_of_another_numbered),
+    Check("period_not_cited", "gives a figure for the question's year, which its cited excerpts never write",
+          period_not_cited),
     Check("code_not_cited", "gives a version or a code (R 3.6.0, Bash 5) its cited excerpts do not",
           code_not_cited),
     Check("code_apart_from_what_is_said", "gives a version or a code no statement of its excerpts connects with what "

@@ -167,6 +167,38 @@ def test_a_name_stands_with_what_is_asked_not_with_what_is_said_of_the_person() 
     assert not apart(decided, faq, "Who made the decision to use Toy Story names for Debian releases?")
 
 
+def test_a_name_signing_a_verse_or_standing_in_its_own_line_of_a_statement_is_named_with_it() -> None:
+    # held-back batches 21 and 22, right drafts struck: a dictionary's verse signed on the line below it, and a
+    # contact line "Questions or comments to:" that is a part of the statement naming the person
+    from graph.claims import name_apart_from_what_is_said as apart
+
+    entry = ('ABSCOND, v.i. To "move in a mysterious way," commonly with the\nproperty of another.\n'
+             "Spring beckons! All things to the call respond;\nThe trees are leaving and cashiers abscond.\n"
+             "Phela Orm\nABSENT, adj. Peculiarly exposed to the tooth of detraction.\nJamrach Holobom")
+    asked = "Which poet is credited with the couplet about the trees leaving and cashiers absconding in spring?"
+    couplet = "The couplet about the trees leaving and cashiers absconding in spring is credited to {} [1]."
+    assert not apart(couplet.format("Phela Orm"), entry, asked)
+    assert apart(couplet.format("Jamrach Holobom"), entry, asked)  # he signs another entry
+    contact = ("# Questions or comments to:\n#   Christian Bizouard: christian.bizouard@obspm.fr\n"
+               "#   Earth orientation Center of the IERS")
+    asked = "Who is named as the person to send questions or comments about the leap-second list to?"
+    assert not apart("Questions or comments go to Christian Bizouard [1].", contact, asked)
+
+
+def test_a_figure_for_the_questions_year_needs_an_excerpt_that_writes_that_year() -> None:
+    # held-back batch 22's out-of-scope "What was the difference between TAI and UTC in 1968?", answered with the
+    # 32 seconds of 1999 from a table that starts in 1972
+    from graph.claims import period_not_cited
+
+    table = "2272060800      10      # 1 Jan 1972\n3124137600      32      # 1 Jan 1999"
+    asked = "What was the difference between TAI and UTC in 1968?"
+    assert period_not_cited("The difference between TAI and UTC in 1968 was 32 seconds [2].", table, asked)
+    assert not period_not_cited("The difference in 1999 was 32 seconds [2].", table,
+                                "What was the difference between TAI and UTC in 1999?")
+    assert not period_not_cited("The difference in 1968 was 32 seconds [2].", "10 | 32", asked)  # no year written
+    assert not period_not_cited("Thomas Jefferson wrote it in 1968 [1].", table, "Who wrote it in 1968?")  # no value
+
+
 def test_a_figure_is_of_the_numbered_thing_asked() -> None:
     # batch 3's "The official Debian 1.0 release contained 474 packages [2]": 474 is what Debian 1.1 contained
     from graph.claims import figure_of_another_numbered as other
@@ -245,6 +277,11 @@ def test_an_answer_speaks_of_what_was_asked() -> None:
     assert answers("Ian Murdock [1].", "Who founded Debian?")
     assert answers("It was adopted on March 26th, 2022 [1].", "When was the constitution ratified?")
     assert answers("The voting period lasts 2 weeks [1].", "How long is a developers' vote open for?")
+    # a quantity in the unit the question asks (held-back batch 22's TAI and UTC, a right draft struck)
+    assert answers("The TAI time was 32 seconds behind UTC at the start of 1999 [1].",
+                   "By how many seconds did TAI differ from UTC after the leap second at the start of 1999?")
+    assert not answers("The TAI time was 32 years old at the start of 1999 [1].",
+                       "By how many seconds did TAI differ from UTC after the leap second at the start of 1999?")
     assert not answers("The voting period lasts 2 weeks [1].", "Who counts the votes of a developers' ballot?")
     # asked who, an answer naming no one beyond the question answers nothing (held-back batch 4)
     assert not answers("It is a modified version of METAFONT which generates PostScript output [1].",
