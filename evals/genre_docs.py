@@ -3,7 +3,7 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Forty-four documents (a standard, a history report, three manuals, a constitution, a licence, a
+Forty-six documents (a standard, a history report, three manuals, a constitution, a licence, a
 specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck,
 protocol conventions, a HOWTO, a command reference (man page), a design document, a desktop
 application's user's guide, a glossary, a language definition, a limits reference, a gallery of
@@ -13,7 +13,8 @@ game's rules, a statistics package's vignette on an ecological topic, a well-kno
 file, a puzzle collection's manual, a security advisory list, a project's governance document, an
 almanac of historical anniversaries, an installation guide, a telephone area-code directory, a
 satirical dictionary, a reference table of the chemical elements, a historical declaration, a
-timekeeping data file (the table of leap seconds); the
+timekeeping data file (the table of leap seconds), a collection of recipes (homebrew beer), a
+units-of-measurement database; the
 FAQ and the third manual added with held-back batch 5, the paper and the style guide with batch 6, the
 tutorial and the slide deck with batch 7, the protocol conventions (ICCCM)
 and the HOWTO (Python's Unicode HOWTO) with batch 8, the command reference (bash(1)) and the design
@@ -47,7 +48,9 @@ atomic weight, properties and discovery) with batch 21, the historical declarati
 Independence of the Thirteen Colonies, July 4, 1776, with its signers listed by state) and the
 timekeeping data file (the IERS leap-seconds.list shipped in tzdata: comments on atomic and
 astronomical time, then each leap second since 1972 with the TAI-UTC difference it brought) with batch
-22),
+22, the recipes (QBrew's Brewing Primer, Some Recipes to Play With: nine beer recipes, each with its
+notes and ingredient table) and the units database (GNU units' definitions.units: the weights and
+measures, physical constants and their history, with comments) with batch 23),
 each one file of a Debian bookworm package, all under licences that allow redistribution (recorded
 below, from the package's copyright file). Each is taken from the package's
 .deb (`apt-get download PKG=VERSION`, no root; `dpkg-deb -x`), or from the installed file when it is
@@ -357,6 +360,27 @@ DOCS = (
         "db5a895f16853b03bfc865e8d68f9fc8710ef1740e3400c701cd46a5bbbc3433",
         "public domain (the file: 'This file is in the public domain.', IERS Earth Orientation Center, Paris "
         "Observatory; tzdata: 'This database is in the public domain.', IANA)"),
+    Doc("qbrew-primer-recipes.html",
+        "recipe collection, homebrew beer recipes (The QBrew Brewing Primer: Some Recipes to Play With, by "
+        "David Johnson and Stephen Lowrie: nine five-gallon recipes, from the Roac Irish Stout to the "
+        "Dale-on-Erebor Steam Beer, each with a note on how it is brewed, mashed, fermented or lagered and a "
+        "table of its malts, yeast and hops with their quantities, alpha acids and boil times; one HTML page "
+        "of 12,584 bytes; batch 23)",
+        "qbrew", "0.4.1-8+b1", "usr/share/doc/qbrew/primer/primer-recipes.html",
+        "155cf71d0f78e1855f7c2d8206227e78945bc831b384071350bf9b96e7df49d3",
+        "free redistribution (the page: 'Permission is given to freely copy and redistribute this document.', "
+        "David Johnson, Stephen Lowrie, 1997 - 2008); package BSD-2-clause (David Johnson), Debian packaging "
+        "GPL-3+"),
+    Doc("gnu-units-definitions.txt",
+        "units-of-measurement database with historical notes (GNU units' definitions.units, Version 3.15, "
+        "September 2022: the SI and its 2019 revision, prefixes, physical constants (2018 CODATA), US, British "
+        "and historical units with the laws and dates that defined them, wine bottle sizes, explosive yields, "
+        "paper sizes, areas of countries and provinces, and the units left out as out of scope, in comments "
+        "beside each definition; 8,275 lines of UTF-8 text (with a BOM), 353,497 bytes; batch 23)",
+        "units", "2.22-2", "usr/share/units/definitions.units",
+        "95231efe23e659ba0f9bf896f8cd393104530b2f747826fabe82ea36c36678cf",
+        "GPL-3+ (the file: Free Software Foundation, 'either version 3 of the License, or (at your option) any "
+        "later version'; the package's copyright file: Files: * GPL-3+), Debian packaging GPL-2+"),
 )
 
 
