@@ -222,7 +222,8 @@ def test_route_counts_rounds_and_stops() -> None:
     # ... and the heading it names (held-back batch 19's h19-yesno-01, a right draft refused)
     ("Yes, one person can be a Releaser and a Merger. This is stated in [2] (django-organization.html, section "
      "2.5.1) under the heading \"Membership\".", "Yes, one person can be a Releaser and a Merger [2]."),
-    ("Yes, a Merger may vote [1]. This is explained in [2] in the section \"Voting\".", "Yes, a Merger may vote [1][2]."),
+    ("Yes, a Merger may vote [1]. This is explained in [2] in the section \"Voting\".",
+     "Yes, a Merger may vote [1][2]."),
     ("The pool is full [1]. The cache holds it [2] (a page).",  # a word of its own: no pointer
      "The pool is full [1]. The cache holds it [2] (a page)."),
     # the source as the excerpt list labels it, opening the claim (held-back batch 21's h21-figure-02: the label's
