@@ -8,6 +8,8 @@ test_claims.py holds them). A sentence citing excerpts fails a check when:
   aside) that neither the excerpts it cites nor the question hold: a name taken from another report;
 - `date_not_cited`: it gives a year or a month that neither the excerpts it cites nor the question
   hold: a date of the wrong year;
+- `period_not_cited`: asked how many or how much in a year, it gives a figure for that year, and what it
+  cites dates other years, never that one: a table's 1999 value given for 1968.
 - `figure_of_another_numbered`: the question names a thing by a word and a number ("Debian 1.0"), and
   what it cites writes the sentence's figure only under that word with another number ("Debian 1.1").
 - `code_not_cited`: it gives a thing's number, a version or a code ("R 3.6.0", "Bash 5", "xtable 1.8-4"),
