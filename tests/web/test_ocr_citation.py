@@ -51,8 +51,9 @@ def test_prefetches_take_one_page_render_at_a_time_so_none_is_refused(open_page)
       const viewer = await import('/js/viewer.js');
       for (let n = 1; n <= 4; n++) viewer.prefetchCitation({ page: n, text: 'Aurora Widgets' }, { id, pages: 8 });
     }""", doc)
-    page.wait_for_function("() => performance.getEntriesByType('resource')"
-                           ".filter((e) => e.name.includes('/pages/')).length >= 4")
-    page.wait_for_timeout(200)
+    for _ in range(600):  # every answer seen, however busy the machine (a 429 comes back as fast as a 200)
+        if len(statuses) >= 4:
+            break
+        page.wait_for_timeout(100)
     assert statuses == [200] * 4, statuses
     w.clean()

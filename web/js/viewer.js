@@ -88,12 +88,13 @@ function highlightOf(citation) {
 // the click finds it ready: rendering a page is most of a first click's wait (evals/results/page_latency.md).
 // Prefetches run one at a time, so they hold at most one of the user's page renders at once
 // (PAGE_RENDERS_PER_USER) and a click always finds one free instead of a 429.
+const PREFETCHES_WAITING_AT_MOST = 4; // an answer's cited pages and a few markers pointed at; more are dropped
 let prefetching = Promise.resolve();
 let prefetchesWaiting = 0;
 
 export function prefetchCitation(citation, doc) {
   if (window.__thotqen.noPrefetch) return; // evals/page_latency.py measures the click without it too
-  if (!doc || !citation.page || prefetchesWaiting >= 4) return;
+  if (!doc || !citation.page || prefetchesWaiting >= PREFETCHES_WAITING_AT_MOST) return;
   const url = imageUrl(doc, citation.page, highlightOf(citation));
   if (images.has(url)) return;
   prefetchesWaiting += 1;
