@@ -3,7 +3,7 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Forty-six documents (a standard, a history report, three manuals, a constitution, a licence, a
+Forty-eight documents (a standard, a history report, three manuals, a constitution, a licence, a
 specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck,
 protocol conventions, a HOWTO, a command reference (man page), a design document, a desktop
 application's user's guide, a glossary, a language definition, a limits reference, a gallery of
@@ -14,7 +14,8 @@ file, a puzzle collection's manual, a security advisory list, a project's govern
 almanac of historical anniversaries, an installation guide, a telephone area-code directory, a
 satirical dictionary, a reference table of the chemical elements, a historical declaration, a
 timekeeping data file (the table of leap seconds), a collection of recipes (homebrew beer), a
-units-of-measurement database; the
+units-of-measurement database, a scripture in verse translation (a Buddhist anthology), a data set's
+README; the
 FAQ and the third manual added with held-back batch 5, the paper and the style guide with batch 6, the
 tutorial and the slide deck with batch 7, the protocol conventions (ICCCM)
 and the HOWTO (Python's Unicode HOWTO) with batch 8, the command reference (bash(1)) and the design
@@ -50,7 +51,11 @@ timekeeping data file (the IERS leap-seconds.list shipped in tzdata: comments on
 astronomical time, then each leap second since 1972 with the TAI-UTC difference it brought) with batch
 22, the recipes (QBrew's Brewing Primer, Some Recipes to Play With: nine beer recipes, each with its
 notes and ingredient table) and the units database (GNU units' definitions.units: the weights and
-measures, physical constants and their history, with comments) with batch 23),
+measures, physical constants and their history, with comments) with batch 23, the scripture (The
+Dhammapada, John Richards's 1993 translation from the Pali: his note on the anthology and its Chinese,
+Gandhari and Sanskrit relatives, then its 423 verses in 26 chapters) and the data set's README
+(Fashion-MNIST's README: Zalando's article images as a drop-in replacement for MNIST, their files and
+labels, how to load them, and a table of submitted benchmark results) with batch 24),
 each one file of a Debian bookworm package, all under licences that allow redistribution (recorded
 below, from the package's copyright file). Each is taken from the package's
 .deb (`apt-get download PKG=VERSION`, no root; `dpkg-deb -x`), or from the installed file when it is
@@ -381,6 +386,28 @@ DOCS = (
         "95231efe23e659ba0f9bf896f8cd393104530b2f747826fabe82ea36c36678cf",
         "GPL-3+ (the file: Free Software Foundation, 'either version 3 of the License, or (at your option) any "
         "later version'; the package's copyright file: Files: * GPL-3+), Debian packaging GPL-2+"),
+    Doc("dhammapada-richards.txt",
+        "scripture in verse translation, a Buddhist anthology (The Dhammapada, translated from Pali by John "
+        "Richards, version of 15 November 1993: his note of 19 October 1993 on the anthology, its place in the "
+        "Pali Canon and its Chinese, Gandhari and Sanskrit relatives, then the 423 verses in 26 chapters, from "
+        "The Pairs to The brahmin, each verse followed by its number; 1,625 lines of ASCII text, 70,018 bytes; "
+        "batch 24)",
+        "display-dhammapada", "1.0-0.1+b1", "usr/share/display-dhammapada/dhammapada-english-transl.txt",
+        "ecf2c0aaa251cf370987d5f796b92bf45ea4ad57448881d2fa678c02654c58e8",
+        "public domain (the package's copyright file: Files: dhammapada/dhammapada-english-transl.txt, "
+        "Copyright: 1993 John Richards, License: Public Domain, as explained at "
+        "http://creativecommons.org/licenses/publicdomain; the file: 'Copyright (c) 1993 John Richards'); "
+        "the program and Debian packaging GPL-3.0+"),
+    Doc("fashion-mnist-readme.md",
+        "data set README (Fashion-MNIST's README.md, Zalando Research, as of 2020-05-23: why it was made to "
+        "replace MNIST, its four files of 60,000 training and 10,000 test 28x28 grayscale images and labels with "
+        "their sizes and checksums, the 10 labels, loading it in Python, TensorFlow and other libraries, the "
+        "benchmark and a table of submitted results with their submitters, visualizations and how to cite it; "
+        "Markdown, 275 lines, 22,028 bytes; batch 24)",
+        "dataset-fashion-mnist", "0.0~git20200523.55506a9-1", "usr/share/doc/dataset-fashion-mnist/README.md.gz",
+        "b0495171d9f1874d229a6f73a0ee5d872ed24d4105baf791ff7c9349b0c31837",
+        "Expat/MIT (the package's copyright file: Files: * Copyright: 2017, Zalando SE, License: Expat; the "
+        "README: 'The MIT License (MIT) Copyright © [2017] Zalando SE'), Debian packaging Expat (Mo Zhou)"),
 )
 
 
