@@ -148,6 +148,32 @@ def spelled_apart(name: str) -> str:
     return " ".join(_CODE_PARTS.sub(" ", name).split())
 
 
+# The short forms English writes for the common words of names ("Cumberland Univ.", "Mt. Vernon", "Dept. of
+# Energy"), a full-text search reading each without its full stop.
+ABBREVIATED: dict[str, tuple[str, ...]] = {
+    "association": ("assn", "assoc"), "brothers": ("bros",), "captain": ("capt",), "colonel": ("col",),
+    "company": ("co",), "corporation": ("corp",), "county": ("co",), "department": ("dept",), "doctor": ("dr",),
+    "fort": ("ft",), "general": ("gen",), "government": ("govt",), "governor": ("gov",),
+    "incorporated": ("inc",), "institute": ("inst",), "international": ("intl",), "junior": ("jr",),
+    "lieutenant": ("lt",), "limited": ("ltd",), "mount": ("mt",), "national": ("natl",), "president": ("pres",),
+    "professor": ("prof",), "reverend": ("rev",), "saint": ("st",), "senior": ("sr",), "sergeant": ("sgt",),
+    "society": ("soc",), "street": ("st",), "university": ("univ",)}
+
+
+def written_forms(name: str) -> list[str]:
+    """The ways a text may write `name`: as the question does, with a code word's parts apart ("UTF 8"), its
+    words joined ("Tsar Bomba" -> "TsarBomba", a units file's "tsarbomba") and its common words abbreviated
+    ("Cumberland University" -> "Cumberland Univ", an almanac's "Cumberland Univ.")."""
+    words = name.split()
+    forms = [name, spelled_apart(name)]
+    if len(words) > 1:
+        forms.append("".join(words))
+        short = [ABBREVIATED.get(w.lower(), (w,))[0] for w in words]
+        if short != words:
+            forms.append(" ".join(short))
+    return list(dict.fromkeys(forms))
+
+
 # A possessive ending, straight or curly: a name reads the same with it or without ("Developer’s Reference").
 POSSESSIVE = re.compile(r"['’]s\b")
 

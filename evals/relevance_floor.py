@@ -2,6 +2,7 @@
 bear on the question, chosen on company-grouped folds.
 
     THOTQEN_HOME=DIR python evals/relevance_floor.py [--user bench] [--name relevance_floor]
+    THOTQEN_HOME=DIR python evals/relevance_floor.py --genre [--through N] --user genre --name relevance_floor_genre
 
 No language model runs. Each question is searched as the graph searches it (the shipped retrieval
 tunables; development and synthetic questions within their filing and across all filings, the
@@ -10,6 +11,9 @@ is read (storage/search.py `similarities`). At a floor, a question keeps nothing
 when every one of those excerpts is below it: that is a refusal of an out-of-scope question (good)
 or of an answerable one (bad). A round with fewer than half its excerpts above the floor asks for
 a rewrite (graph/nodes/route.py): reported too, since each costs a model call.
+
+--genre asks the second genre's questions instead (evals/data/genre_questions.jsonl, genre_out_of_scope.jsonl
+and every held-back batch, genre_holdout_*.jsonl), each answerable one's document standing for its company.
 
 Folds: the answerable questions' companies in five groups, the out-of-scope questions dealt into
 five groups beside them. For each fold the floor is chosen on the other four (the highest that
@@ -34,8 +38,10 @@ from evals.answers import OUT_OF_SCOPE, SYNTHETIC
 from evals.common import FINANCEBENCH, eval_runtime, load_jsonl, write_result
 from evals.scoring import share
 
+GENRE_DATA = Path(__file__).resolve().parent / "data"
 FOLDS = 5
 GRID = [round(-0.2 + 0.01 * i, 2) for i in range(101)]  # -0.2 .. 0.8
+SHOWN_FLOORS = (0.22, 0.26, 0.30, 0.33, 0.36, 0.40)
 BUDGET = 0.0  # the share of the training folds' answerable questions the floor may refuse
 
 
@@ -61,7 +67,26 @@ def questions() -> list[Asked]:
     return out
 
 
-def measure(home: Path | None, user: str) -> list[dict[str, Any]]:
+def genre_questions(through: int | None = None) -> list[Asked]:
+    """The second genre's questions, development set and held-back batches (those up to `through`, or all); a
+    document stands for a company."""
+    out: list[Asked] = []
+    sets = [GENRE_DATA / "genre_questions.jsonl", GENRE_DATA / "genre_out_of_scope.jsonl",
+            *GENRE_DATA.glob("genre_holdout_*.jsonl")]
+    for path in sorted(sets):
+        batch = path.stem.removeprefix("genre_holdout_").removesuffix("_oos")
+        if through is not None and batch.isdigit() and int(batch) > through:
+            continue  # a batch not yet measured: choosing on it would tune on what it holds back
+        for q in load_jsonl(path):
+            if q.get("answer") is None:
+                out.append(Asked("oos", q["kind"], None, q["question"], None))
+            else:
+                out.append(Asked("genre", "answerable", q["document"], q["question"], q["document"]))
+    return out
+
+
+def measure(home: Path | None, user: str, asked_all: list[Asked]) -> list[dict[str, Any]]:
+    from graph.grading import holds_the_question
     from storage.documents import ready_documents
     from storage.search import SearchParams, search, similarities
     from storage.users import find_user
@@ -76,24 +101,28 @@ def measure(home: Path | None, user: str) -> list[dict[str, Any]]:
         if owner is None:
             raise SystemExit(f"no user {user!r} under THOTQEN_HOME; ingest the development filings first")
         docs = ready_documents(conn, owner_id=owner)
-        for asked in questions():
+        for asked in asked_all:
             embedding = runtime.embedder.embed_query(asked.question)
             scopes: list[tuple[str, list[Any] | None]] = [("all", None)]
-            if asked.doc_name and f"{asked.doc_name}.pdf" in docs:
-                scopes.append(("document", [docs[f"{asked.doc_name}.pdf"]]))
+            name = next((n for n in (asked.doc_name, f"{asked.doc_name}.pdf") if n in docs), None)
+            if asked.doc_name and name:
+                scopes.append(("document", [docs[name]]))
             for scope, ids in scopes:
                 hits = search(conn, owner_id=owner, query_text=asked.question, query_embedding=embedding,
                               params=params, document_ids=ids)
                 sims = similarities(conn, owner_id=owner, query_embedding=embedding,
                                     child_ids=[h.child_id for h in hits])
+                # graph/nodes/grade.py keeps an excerpt below the floor whose statement holds the question
+                held = any(holds_the_question(h.parent_text, asked.question) for h in hits)
                 rows.append({"set": asked.set, "kind": asked.kind, "company": asked.company, "scope": scope,
+                             "held": held,
                              "question": asked.question, "similarities": [round(sims.get(h.child_id, -1.0), 4)
                                                                           for h in hits]})
     return rows
 
 
 def keeps(row: dict[str, Any], floor: float) -> bool:
-    return any(s >= floor for s in row["similarities"])
+    return bool(row.get("held")) or any(s >= floor for s in row["similarities"])
 
 
 def rewrites(row: dict[str, Any], floor: float) -> bool:
@@ -152,7 +181,7 @@ def report(view: dict[str, Any], note: str) -> str:
                          (f"chosen on all: {v['shipped_floor']}", v["shipped"])]:
             lines.append(f"| {scope} | {label} | {fmt(s['out_of_scope_refused'])} | {fmt(s['answerable_refused'])} | "
                          f"{fmt(s['answerable_rewrite'])} |")
-    lines += ["", "Refused by kind (held back, answerable questions across all filings):", "",
+    lines += ["", "Refused by kind (held back, answerable questions across all documents):", "",
               "| kind | refused |", "|---|---|"]
     for kind, s in view["scopes"]["all"]["folds"]["held_back"]["refused_by_kind"].items():
         lines.append(f"| {kind} | {fmt(s)} |")
@@ -160,6 +189,10 @@ def report(view: dict[str, Any], note: str) -> str:
               "|---|---|---|---|"]
     for kind, (med, lo, hi) in view["best_similarity"].items():
         lines.append(f"| {kind} | {med} | {lo} | {hi} |")
+    lines += ["", "Refused at each floor (across all documents, the shipped floor's neighbours):", "",
+              "| floor | answerable refused | out-of-scope refused |", "|---|---|---|"]
+    for floor, s in view["by_floor"].items():
+        lines.append(f"| {floor} | {fmt(s['answerable_refused'])} | {fmt(s['out_of_scope_refused'])} |")
     return "\n".join(lines) + "\n"
 
 
@@ -170,8 +203,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--name", default="relevance_floor")
     p.add_argument("--results-dir", type=Path, default=None, help=argparse.SUPPRESS)
     p.add_argument("--note", default="")
+    p.add_argument("--genre", action="store_true", help="the second genre's questions instead of the filings'")
+    p.add_argument("--through", type=int, help="with --genre: the held-back batches up to this one only")
     args = p.parse_args(argv)
-    rows = measure(args.home, args.user)
+    rows = measure(args.home, args.user, genre_questions(args.through) if args.genre else questions())
     scopes: dict[str, Any] = {}
     # out-of-scope questions are asked across all filings in both views; answerable ones within theirs or across all
     for scope in ("document", "all"):
@@ -188,7 +223,9 @@ def main(argv: list[str] | None = None) -> int:
         best[kind] = (round(statistics.median(values), 3), round(min(values), 3), round(max(values), 3))
     note = (f"{len({r['question'] for r in rows})} questions; the first top_k excerpts of the shipped search; "
             f"{FOLDS} folds. {args.note}").strip()
-    view = {"scopes": scopes, "best_similarity": best,
+    across = [r for r in rows if r["scope"] == "all"]
+    by_floor = {f: scored(across, [f] * len(across)) for f in SHOWN_FLOORS}
+    view = {"scopes": scopes, "best_similarity": best, "by_floor": by_floor,
             "shipped_floor": min(v["shipped_floor"] for v in scopes.values())}
     note += f" Shipped floor (the lower of the scopes'): {view['shipped_floor']}."
     write_result(args.name, {**view, "rows": rows}, report(view, note), directory=args.results_dir)

@@ -18,7 +18,8 @@ or those it was limited to), both in SQL through the run's shelf (graph/evidence
   capitalised word ("How much did Tesla spend") when none of the owner's documents has it at all.
   A name counts as mentioned when a passage holds all of its words in any order: a question's words
   for a thing are seldom the document's exact phrase ("the Fullerton Cessna", "the Acting Secretary
-  of Homeland Security" for "Chad Wolf, Acting Secretary ... Department of Homeland Security").
+  of Homeland Security" for "Chad Wolf, Acting Secretary ... Department of Homeland Security"), and
+  in the forms texts write names (lexicon.py `written_forms`: "Cumberland Univ.", "tsarbomba").
 Names written in capitals only ("AMCOR", "EBITDA") are not checked: acronyms of metrics look the same.
 """
 
@@ -33,7 +34,7 @@ from graph.reading import Reading
 from graph.reading import read as read_question
 from graph.scope import kept
 from graph.state import QuestionScope
-from lexicon import spelled_apart
+from lexicon import written_forms
 
 if TYPE_CHECKING:  # storage is imported where the graph runs (graph/evidence_store.py)
     from storage.documents import Coverage
@@ -54,9 +55,10 @@ def needs_documents(reading: Reading) -> bool:
 
 
 def _mentioned(shelf: Shelf, scoped: list[uuid.UUID] | None, name: str) -> bool:
-    """Whether a document mentions `name` as written ("md5") or with a code word's parts apart ("UTF8" in
-    a text writing "UTF-8")."""
-    return any(shelf.mentions(scoped, form) for form in dict.fromkeys((name, spelled_apart(name))))
+    """Whether a document mentions `name` in one of the forms a text writes it (lexicon.py `written_forms`):
+    as the question writes it ("md5"), with a code word's parts apart ("UTF8" in a text writing "UTF-8"), its
+    words joined or its common words abbreviated."""
+    return any(shelf.mentions(scoped, form) for form in written_forms(name))
 
 
 def _may_tell(shelf: Shelf, covered: Coverage, years: Sequence[int]) -> bool:

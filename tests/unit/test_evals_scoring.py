@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from evals import scoring
@@ -264,3 +266,19 @@ def test_the_genre_scorer_reads_a_qualified_name() -> None:
     assert right(clock, "The constant is time.CLOCK_BOOTTIME [1].") and right(clock, "CLOCK_BOOTTIME [1].")
     assert not right(clock, "It is CLOCK_BOOTTIME_RAW [1].") and not right(clock, "It is XCLOCK_BOOTTIME [1].")
     assert not right({"kind": "figure", "accept": ["91.59"]}, "It is 291.59 [1].")
+
+
+def test_the_relevance_floor_study_keeps_what_the_grader_keeps_and_leaves_unmeasured_batches_out() -> None:
+    """graph/nodes/grade.py keeps an excerpt below the floor whose statement holds the question, so the study
+    does; a held-back batch later than --through is not chosen on."""
+    from evals import relevance_floor
+
+    row = {"similarities": [0.3, 0.25], "held": False}
+    assert not relevance_floor.keeps(row, 0.36) and relevance_floor.keeps(row, 0.3)
+    assert relevance_floor.keeps({**row, "held": True}, 0.36)
+    asked = relevance_floor.genre_questions(through=1)
+    assert {a.set for a in asked} == {"genre", "oos"}
+    first = {json.loads(line)["question"] for line in (relevance_floor.GENRE_DATA / "genre_holdout_1.jsonl").open()}
+    second = {json.loads(line)["question"] for line in (relevance_floor.GENRE_DATA / "genre_holdout_2.jsonl").open()}
+    questions = {a.question for a in asked}
+    assert first <= questions and not second & questions
