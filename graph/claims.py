@@ -35,7 +35,8 @@ must be made available ..." for "The /tmp directory ...") is withheld: what it c
 These three are `ANSWER_CHECKS`, the registry of checks on the whole answer. Asked "who", an answer must
 name someone the question does not. Asked yes or no, a first "Yes" whose own sentence denies the
 question's words says "No" (`verdict_as_stated`): the checked sentence is the claim, the first word
-only its direction.
+only its direction; a "Yes" quoting an excerpt that denies what is asked is answered "No" in the words it
+quotes (`denial_quoted`), as an excerpt's own denial is (`denied_by_evidence`).
 """
 
 from __future__ import annotations
@@ -358,6 +359,24 @@ def denied_by_evidence(reading: Reading, texts: Mapping[int, str]) -> tuple[int,
     # the part of a window's text that denies, not the pieces the window's gaps join to it
     denying = [piece.strip() for piece in statement.split(GAP) if _denies_asked(_plain_words(piece), asked)]
     return (n, denying[-1]) if denying else None
+
+
+def denial_quoted(answer: str, reading: Reading, texts: Mapping[int, str]) -> tuple[int, str] | None:
+    """Asked yes or no, a "Yes" that quotes an excerpt denying what is asked: (the excerpt's number, the quotation).
+    'Yes, the Corsair IPA recipe includes dry-hopping [1]. It is mentioned as "There is no dry-hopping, but by all
+    means, feel free to do so." [1]' The excerpts say no, in the words the answer itself quotes; as with
+    `denied_by_evidence`, the answer is then theirs. The quotation must be in an excerpt as written (letters and
+    digits in order), and deny one of the question's own words closely (`_denies_asked`)."""
+    if reading.asks != "yes_no" or _denies(reading.question) or not YES_FIRST.match(answer):
+        return None
+    asked = stems(reading.question)
+    held = {n: squashed(text) for n, text in texts.items()}
+    for quote in QUOTATION.findall(answer):
+        said = quote.strip(" .…")
+        if _denies_asked(_plain_words(said), asked) and (
+                n := next((n for n, text in sorted(held.items()) if squashed(said) in text), None)):
+            return n, said
+    return None
 
 
 def _plain_words(text: str) -> list[str]:

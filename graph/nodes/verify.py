@@ -134,7 +134,9 @@ def check(state: State, config: RunnableConfig, runtime: Runtime[Context], *, co
     reading = reading_of(state)
     question = reading.question
     in_view = citations or (citations_of(shown_excerpts(state)[0]) if reading.asks == "yes_no" else [])
-    if denial := claims.denied_by_evidence(reading, {c["n"]: c.get("text") or "" for c in in_view}):
+    in_view_texts = {c["n"]: c.get("text") or "" for c in in_view}
+    if denial := (claims.denied_by_evidence(reading, in_view_texts)
+                  or claims.denial_quoted(answer, reading, in_view_texts)):
         n, statement = denial  # the excerpts say no: the answer is theirs, whatever the model wrote (or refused)
         log.info("yes/no answered from the evidence: excerpt [%d] denies what is asked", n)
         answer, citations = f'No: "{statement}" [{n}]', in_view

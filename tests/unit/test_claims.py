@@ -464,6 +464,28 @@ def test_a_yes_no_question_the_evidence_denies_is_answered_no_in_its_words() -> 
                               {1: "Nothing here is not allowed."}) is None
 
 
+
+def test_a_yes_that_quotes_a_denial_of_what_is_asked_is_answered_no_in_the_quoted_words() -> None:
+    # held-back genre batch 23: "Does the Corsair IPA recipe include dry-hopping?" answered "Yes" while quoting the
+    # recipe's "There is no dry-hopping"; its statement says too few of the question's words for denied_by_evidence
+    from graph.claims import denial_quoted
+    from graph.reading import read
+
+    recipe = {1: "Corsair IPA\nThis is a big and hoppy IPA. There is no dry-hopping, but by all means, feel free "
+                 "to do so.\nCentennial Hops (9.9%) 1.0 oz."}
+    asked = read("Does the Corsair IPA recipe include dry-hopping?")
+    draft = ('Yes, the Corsair IPA recipe includes dry-hopping [1]. It is mentioned as "There is no dry-hopping, '
+             'but by all means, feel free to do so." [1]')
+    assert denial_quoted(draft, asked, recipe) == (1, "There is no dry-hopping, but by all means, feel free to do so")
+    # a quotation the excerpts do not hold, a "No" already, a quotation denying something not asked
+    assert denial_quoted(draft.replace("There is no", "There's never any"), asked, recipe) is None
+    assert denial_quoted(draft.replace("Yes, the", "No, the"), asked, recipe) is None
+    assert denial_quoted('Yes, it does [1]: "This is a big and hoppy IPA, not a lager at all."', asked,
+                         {1: "This is a big and hoppy IPA, not a lager at all."}) is None
+    # a question that denies itself, or asks no yes or no, is left alone
+    assert denial_quoted(draft, read("Does the Corsair IPA recipe not include dry-hopping?"), recipe) is None
+    assert denial_quoted(draft, read("Which hops does the Corsair IPA use for dry-hopping?"), recipe) is None
+
 # The FAQ's footnote as its excerpt holds it: the address of Bug #746578 wraps after "teltox.", its date on the
 # next line (issue 39's fifth held-back batch: a right date struck as a name and a year from two statements).
 FOOTNOTE = ("2014-08-01: ”The technical committee expects maintainers to continue to support the multiple available "
