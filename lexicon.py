@@ -472,6 +472,8 @@ DECLINING = re.compile(
     r"|\bnot\s+(?:found|mentioned|provided|stated|available|given|included|disclosed|reported|covered)\s+in\b)"
     r"|\b(?:cannot|can[’']t|can\s+not|unable\s+to)\s+(?:answer|find|determine|tell)\b|\bno\s+information\b",
     re.IGNORECASE | re.DOTALL)
+# Where a statement turns to say the other way of something else ("X cannot ..., but Y does ..."): its clauses.
+CLAUSE_TURN = re.compile(r"[,;]?\s+\b(?:but|whereas)\s+", re.IGNORECASE)
 # A word that denies (NEGATION_WORDS, "isn't"), and a "Yes," that opens a sentence.
 DENIAL = re.compile(r"\b(?:" + "|".join(sorted(NEGATION_WORDS)) + r")\b|n['’]t\b", re.I)
 YES_FIRST = re.compile(r"^\W*yes\b[\s,.;:!-]*", re.I)

@@ -55,6 +55,7 @@ from graph.windows import GAP, STEM, stems
 from lexicon import (
     ANY_NUMBER,
     CARDINALS,
+    CLAUSE_TURN,
     CODE_NUMBER,
     DATES,
     DECLINING,
@@ -336,7 +337,8 @@ def denied_by_evidence(reading: Reading, texts: Mapping[int, str]) -> tuple[int,
     wrote: a small model says "Yes" to most such questions (evals/results/README.md, yes/no from the
     evidence). Of statements saying as many of its words, a word the excerpts say in few statements counts
     above one they say in many. A statement that affirms is left to the model: words cannot tell that it
-    says yes. A question that denies itself ("Is it not allowed?") is left alone."""
+    says yes. When the statement turns ("..., but ..."), the clause of it saying most of what is asked must deny
+    it. A question that denies itself ("Is it not allowed?") is left alone."""
     if reading.asks != "yes_no" or _denies(reading.question) or not reading.measure:
         return None
     said: list[tuple[int, str, set[str]]] = []
@@ -356,6 +358,11 @@ def denied_by_evidence(reading: Reading, texts: Mapping[int, str]) -> tuple[int,
     if score < 2 or 2 * score < len(reading.measure):
         return None
     asked = stems(reading.question)
+    # the clause saying most of what is asked must deny it: "The scent of flowers cannot travel against the wind,
+    # ... but the fragrance of the good does travel against the wind" affirms it of the good
+    clauses = [c for piece in statement.split(GAP) for c in CLAUSE_TURN.split(piece)]
+    if not _denies_asked(_plain_words(max(clauses, key=lambda c: len(stems(c) & reading.measure))), asked):
+        return None
     # the part of a window's text that denies, not the pieces the window's gaps join to it
     denying = [piece.strip() for piece in statement.split(GAP) if _denies_asked(_plain_words(piece), asked)]
     return (n, denying[-1]) if denying else None

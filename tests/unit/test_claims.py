@@ -462,6 +462,11 @@ def test_a_yes_no_question_the_evidence_denies_is_answered_no_in_its_words() -> 
     assert denied_by_evidence(read("Where should programs in /usr place configuration files?"), fhs) is None
     assert denied_by_evidence(read("Is /usr/etc allowed for programs' configuration files under the FHS?"),
                               {1: "Nothing here is not allowed."}) is None
+    # held-back batch 24: a statement that turns ("..., but ...") denies only of what its other clause speaks of
+    verse = {1: "The scent of flowers cannot travel against the wind, and nor can that of sandalwood or jasmine, but "
+                "the fragrance of the good does travel against the wind, and a good man perfumes the four quarters."}
+    assert denied_by_evidence(read("Can the fragrance of a good person travel against the wind?"), verse) is None
+    assert denied_by_evidence(read("Can the scent of flowers travel against the wind?"), verse) == (1, verse[1])
 
 
 
