@@ -66,6 +66,23 @@ eighteen nineteen twenty
 _TENS = "thirty forty fifty sixty seventy eighty ninety"
 CARDINALS: dict[str, int] = {w: n for n, w in enumerate(_CARDINALS.split())} | {
     w: 10 * n for n, w in enumerate(_TENS.split(), 3)}
+# A whole number below a hundred written in words ("thirty six", "thirty-six", "twelve"): group 1 the tens, 2 the units.
+_UNITS = "|".join(w for w, n in CARDINALS.items() if 0 < n < 10)
+SPELLED_NUMBER = re.compile(rf"\b(?:(twenty|{'|'.join(_TENS.split())})(?:[\s-]+({_UNITS}))?|({'|'.join(CARDINALS)}))\b",
+                            re.IGNORECASE)
+
+
+def spelled_numbers(text: str) -> list[tuple[int, int, int]]:
+    """The whole numbers below a hundred `text` writes in words, as (value, start, end): "the thirty six streams"
+    -> 36."""
+    out = []
+    for m in SPELLED_NUMBER.finditer(text):
+        tens, units, alone = m.groups()
+        value = CARDINALS[(alone or tens).lower()] + (CARDINALS[units.lower()] if units else 0)
+        out.append((value, m.start(), m.end()))
+    return out
+
+
 NUMBER_WORD = "|".join([*CARDINALS, "hundred", "thousand", "million", "billion", "trillion", "dozen", "half", "once",
                         "twice"])
 
