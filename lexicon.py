@@ -234,9 +234,12 @@ MONTH_NAME = re.compile(r"(?<!^)(?<![.!?]\s)\b(" + "|".join(m for m in calendar.
 CALENDAR_WORD = re.compile(rf"^{MONTH}$|^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*day$"
                            r"|^(?:fiscal|year|quarter|q[1-4]|fy\d*)$", re.IGNORECASE)
 _YEAR4 = r"(?P<year>(?:19|20)\d{2})"
-# "December 31, 2022", "Sept. 30 2023"; DAY_FIRST: "30 June 2023", "1st of July, 2022" (patterns to embed)
+# "December 31, 2022", "Sept. 30 2023"; DAY_FIRST: "30 June 2023", "1st of July, 2022", "19.Oct.1993",
+# "3-May-2020" (patterns to embed)
 DATE = rf"(?P<month>{MONTH})\s+(?P<day>\d{{1,2}})\s*,?\s*{_YEAR4}"
-DAY_FIRST = rf"(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{MONTH}),?\s+{_YEAR4}"
+_DATE_PART = r"(?:\s+|[./-])"  # what parts of a date are written apart by: a space, a point, a slash, a dash
+DAY_FIRST = (rf"(?P<day>\d{{1,2}})(?:st|nd|rd|th)?(?:\s+of\s+|{_DATE_PART})(?P<month>{MONTH}),?"
+             rf"(?:{_DATE_PART}|(?<=\.)){_YEAR4}")
 DATES = (re.compile(rf"\b{DATE}\b", re.I), re.compile(rf"\b{DAY_FIRST}\b", re.I))
 # As answers write dates: "December 11th 1995", "March 3, 2019"; "2019-03-03"; "March 1996", "May of 2001".
 MONTH_DAY = re.compile(rf"\b(?P<month>{MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+{_YEAR4}\b", re.I)

@@ -171,8 +171,8 @@ def date_not_cited(sentence: str, cited: str, question: str) -> bool:
     2013" fails beside an excerpt's "August 2010 ... 2013", and "March 1996" beside "January 1996"; a date
     is the same however written ("November 15, 2014" beside "2014-11-15")."""
     body = _body(sentence)
-    held = set(YEAR.findall(cited)) | set(YEAR.findall(question))
     written = dates_in(f"{cited}\n{question}")
+    held = set(YEAR.findall(cited)) | set(YEAR.findall(question)) | {str(d[0]) for d in written}  # "19.Oct.1993"
     named, numbered = _words(cited) | _words(question), {d[1] for d in written}  # "November", "2014-11-15"
     if any(y not in held for y in YEAR.findall(body)) or any(
             m.lower() not in named and MONTHS[m.lower()] not in numbered for m in MONTH_NAME.findall(body)):
