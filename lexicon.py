@@ -66,6 +66,23 @@ eighteen nineteen twenty
 _TENS = "thirty forty fifty sixty seventy eighty ninety"
 CARDINALS: dict[str, int] = {w: n for n, w in enumerate(_CARDINALS.split())} | {
     w: 10 * n for n, w in enumerate(_TENS.split(), 3)}
+# A whole number below a hundred written in words ("thirty six", "thirty-six", "twelve"): group 1 the tens, 2 the units.
+_UNITS = "|".join(w for w, n in CARDINALS.items() if 0 < n < 10)
+SPELLED_NUMBER = re.compile(rf"\b(?:(twenty|{'|'.join(_TENS.split())})(?:[\s-]+({_UNITS}))?|({'|'.join(CARDINALS)}))\b",
+                            re.IGNORECASE)
+
+
+def spelled_numbers(text: str) -> list[tuple[int, int, int]]:
+    """The whole numbers below a hundred `text` writes in words, as (value, start, end): "the thirty six streams"
+    -> 36."""
+    out = []
+    for m in SPELLED_NUMBER.finditer(text):
+        tens, units, alone = m.groups()
+        value = CARDINALS[(alone or tens).lower()] + (CARDINALS[units.lower()] if units else 0)
+        out.append((value, m.start(), m.end()))
+    return out
+
+
 NUMBER_WORD = "|".join([*CARDINALS, "hundred", "thousand", "million", "billion", "trillion", "dozen", "half", "once",
                         "twice"])
 
@@ -217,9 +234,12 @@ MONTH_NAME = re.compile(r"(?<!^)(?<![.!?]\s)\b(" + "|".join(m for m in calendar.
 CALENDAR_WORD = re.compile(rf"^{MONTH}$|^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*day$"
                            r"|^(?:fiscal|year|quarter|q[1-4]|fy\d*)$", re.IGNORECASE)
 _YEAR4 = r"(?P<year>(?:19|20)\d{2})"
-# "December 31, 2022", "Sept. 30 2023"; DAY_FIRST: "30 June 2023", "1st of July, 2022" (patterns to embed)
+# "December 31, 2022", "Sept. 30 2023"; DAY_FIRST: "30 June 2023", "1st of July, 2022", "19.Oct.1993",
+# "3-May-2020" (patterns to embed)
 DATE = rf"(?P<month>{MONTH})\s+(?P<day>\d{{1,2}})\s*,?\s*{_YEAR4}"
-DAY_FIRST = rf"(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{MONTH}),?\s+{_YEAR4}"
+_DATE_PART = r"(?:\s+|[./-])"  # what parts of a date are written apart by: a space, a point, a slash, a dash
+DAY_FIRST = (rf"(?P<day>\d{{1,2}})(?:st|nd|rd|th)?(?:\s+of\s+|{_DATE_PART})(?P<month>{MONTH}),?"
+             rf"(?:{_DATE_PART}|(?<=\.)){_YEAR4}")
 DATES = (re.compile(rf"\b{DATE}\b", re.I), re.compile(rf"\b{DAY_FIRST}\b", re.I))
 # As answers write dates: "December 11th 1995", "March 3, 2019"; "2019-03-03"; "March 1996", "May of 2001".
 MONTH_DAY = re.compile(rf"\b(?P<month>{MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+{_YEAR4}\b", re.I)
@@ -472,6 +492,8 @@ DECLINING = re.compile(
     r"|\bnot\s+(?:found|mentioned|provided|stated|available|given|included|disclosed|reported|covered)\s+in\b)"
     r"|\b(?:cannot|can[’']t|can\s+not|unable\s+to)\s+(?:answer|find|determine|tell)\b|\bno\s+information\b",
     re.IGNORECASE | re.DOTALL)
+# Where a statement turns to say the other way of something else ("X cannot ..., but Y does ..."): its clauses.
+CLAUSE_TURN = re.compile(r"[,;]?\s+\b(?:but|whereas)\s+", re.IGNORECASE)
 # A word that denies (NEGATION_WORDS, "isn't"), and a "Yes," that opens a sentence.
 DENIAL = re.compile(r"\b(?:" + "|".join(sorted(NEGATION_WORDS)) + r")\b|n['’]t\b", re.I)
 YES_FIRST = re.compile(r"^\W*yes\b[\s,.;:!-]*", re.I)

@@ -55,6 +55,7 @@ from graph.windows import GAP, STEM, stems
 from lexicon import (
     ANY_NUMBER,
     CARDINALS,
+    CLAUSE_TURN,
     CODE_NUMBER,
     DATES,
     DECLINING,
@@ -170,8 +171,8 @@ def date_not_cited(sentence: str, cited: str, question: str) -> bool:
     2013" fails beside an excerpt's "August 2010 ... 2013", and "March 1996" beside "January 1996"; a date
     is the same however written ("November 15, 2014" beside "2014-11-15")."""
     body = _body(sentence)
-    held = set(YEAR.findall(cited)) | set(YEAR.findall(question))
     written = dates_in(f"{cited}\n{question}")
+    held = set(YEAR.findall(cited)) | set(YEAR.findall(question)) | {str(d[0]) for d in written}  # "19.Oct.1993"
     named, numbered = _words(cited) | _words(question), {d[1] for d in written}  # "November", "2014-11-15"
     if any(y not in held for y in YEAR.findall(body)) or any(
             m.lower() not in named and MONTHS[m.lower()] not in numbered for m in MONTH_NAME.findall(body)):
@@ -336,7 +337,8 @@ def denied_by_evidence(reading: Reading, texts: Mapping[int, str]) -> tuple[int,
     wrote: a small model says "Yes" to most such questions (evals/results/README.md, yes/no from the
     evidence). Of statements saying as many of its words, a word the excerpts say in few statements counts
     above one they say in many. A statement that affirms is left to the model: words cannot tell that it
-    says yes. A question that denies itself ("Is it not allowed?") is left alone."""
+    says yes. When the statement turns ("..., but ..."), the clause of it saying most of what is asked must deny
+    it. A question that denies itself ("Is it not allowed?") is left alone."""
     if reading.asks != "yes_no" or _denies(reading.question) or not reading.measure:
         return None
     said: list[tuple[int, str, set[str]]] = []
@@ -356,6 +358,11 @@ def denied_by_evidence(reading: Reading, texts: Mapping[int, str]) -> tuple[int,
     if score < 2 or 2 * score < len(reading.measure):
         return None
     asked = stems(reading.question)
+    # the clause saying most of what is asked must deny it: "The scent of flowers cannot travel against the wind,
+    # ... but the fragrance of the good does travel against the wind" affirms it of the good
+    clauses = [c for piece in statement.split(GAP) for c in CLAUSE_TURN.split(piece)]
+    if not _denies_asked(_plain_words(max(clauses, key=lambda c: len(stems(c) & reading.measure))), asked):
+        return None
     # the part of a window's text that denies, not the pieces the window's gaps join to it
     denying = [piece.strip() for piece in statement.split(GAP) if _denies_asked(_plain_words(piece), asked)]
     return (n, denying[-1]) if denying else None

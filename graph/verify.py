@@ -58,6 +58,7 @@ from lexicon import (
     UNIT_WORDS,
     contrasted,
     letter_words,
+    spelled_numbers,
     without_source,
 )
 
@@ -251,9 +252,18 @@ def _held(facts: Iterable[Fact], result: Result | None, excerpts: Sequence[Sourc
     for source in excerpts:
         rank = 2 if source.n in cited else 3
         out += [_Held("excerpt", f, rank, excerpt=source.n, shown=_shown(f), line=_line_at(source.text, f.start))
-                for f in read_figures(source.text, scale=source.scale)]
+                for f in [*read_figures(source.text, scale=source.scale), *_spelled_counts(source.text)]]
     out += [_Held("question", f, 4, shown=f.text) for f in read_figures(question, headers=False)]
     return out
+
+
+SPELLED_LEAST = 2  # "one" and "zero" are pronouns and idioms as often as counts ("one of them")
+
+
+def _spelled_counts(text: str) -> list[Figure]:
+    """The counts `text` writes in words ("the thirty six pleasure-bound streams" holds 36)."""
+    return [Figure(number=value, kind="count", text=text[start:end], start=start, end=end)
+            for value, start, end in spelled_numbers(text) if value >= SPELLED_LEAST]
 
 
 def _shown(figure: Figure, label: str = "") -> str:

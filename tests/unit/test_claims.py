@@ -73,6 +73,11 @@ def test_a_date_is_checked_whole_and_a_month_is_no_name() -> None:
     assert not date_not_cited("Squeeze froze in August 2010 [1].", scattered, question)
     assert not date_not_cited("It was on December 11, 1995 [1].", "On December 11th 1995, Debian", question)
     assert date_not_cited("He left in March 2010 [1].", scattered, question)  # a month it does not give
+    # a date written with points or dashes between its parts (held-back batch 24's signature "(19.Oct.1993)")
+    signed = "... a correspondingly sustained level.\n- John Richards (19.Oct.1993)"
+    assert not date_not_cited("The note is dated October 19, 1993 [1].", signed, question)
+    assert not date_not_cited("It was released on 3 May 2020 [1].", "released 3-May-2020", question)
+    assert date_not_cited("The note is dated October 18, 1993 [1].", signed, question)
     assert not name_not_cited("He left in March 2010 [1].", scattered, question)  # a month is a date, not a name
     # one date however written (held-back batch 5: a right date struck beside the FAQ's ISO form)
     iso = 'Bug #746578 2014-11-15: "The committee decided that systemd-shim should be listed first."'
@@ -462,6 +467,11 @@ def test_a_yes_no_question_the_evidence_denies_is_answered_no_in_its_words() -> 
     assert denied_by_evidence(read("Where should programs in /usr place configuration files?"), fhs) is None
     assert denied_by_evidence(read("Is /usr/etc allowed for programs' configuration files under the FHS?"),
                               {1: "Nothing here is not allowed."}) is None
+    # held-back batch 24: a statement that turns ("..., but ...") denies only of what its other clause speaks of
+    verse = {1: "The scent of flowers cannot travel against the wind, and nor can that of sandalwood or jasmine, but "
+                "the fragrance of the good does travel against the wind, and a good man perfumes the four quarters."}
+    assert denied_by_evidence(read("Can the fragrance of a good person travel against the wind?"), verse) is None
+    assert denied_by_evidence(read("Can the scent of flowers travel against the wind?"), verse) == (1, verse[1])
 
 
 

@@ -262,3 +262,25 @@ def test_a_paragraph_above_a_figure_is_no_heading_of_it() -> None:
     table = Source(1, "Smallest orders\nOrders | 1,114,111\n")
     assert verify("The largest orders were 1,114,111 [1].", refusal=REFUSAL, excerpts=[table],
                   question="How large were the largest orders?").refused
+
+
+def test_a_count_the_excerpt_writes_in_words_supports_its_digits() -> None:
+    # held-back genre batch 24: "36 pleasure-bound streams of craving" was struck beside the verse's "thirty six"
+    verse = Source(1, "When the thirty six pleasure-bound streams of craving are strong in a\nman, then numerous "
+                      "thoughts of passion carry him away.")
+    asked = "How many pleasure-bound streams of craving does the chapter on craving speak of?"
+    said = "The chapter on craving speaks of 36 pleasure-bound streams of craving [1]."
+    assert verify(said, refusal=REFUSAL, excerpts=[verse], question=asked).verified
+    assert not verify(said.replace("36", "37"), refusal=REFUSAL, excerpts=[verse], question=asked).verified
+    # "one" is a pronoun as often as a count: it is read as none
+    from graph.verify import _spelled_counts
+
+    assert [f.number for f in _spelled_counts("Only one of them, of the two, crossed the river.")] == [2]
+
+
+def test_whole_numbers_below_a_hundred_are_read_in_words() -> None:
+    from lexicon import spelled_numbers
+
+    assert [v for v, _, _ in spelled_numbers("thirty six, Thirty-six, twenty-one, twelve, forty, ninety nine")] == [
+        36, 36, 21, 12, 40, 99]
+    assert spelled_numbers("someone, often, tension") == []
