@@ -3,7 +3,7 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Forty-eight documents (a standard, a history report, three manuals, a constitution, a licence, a
+Fifty documents (a standard, a history report, three manuals, a constitution, a licence, a
 specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck,
 protocol conventions, a HOWTO, a command reference (man page), a design document, a desktop
 application's user's guide, a glossary, a language definition, a limits reference, a gallery of
@@ -15,7 +15,7 @@ almanac of historical anniversaries, an installation guide, a telephone area-cod
 satirical dictionary, a reference table of the chemical elements, a historical declaration, a
 timekeeping data file (the table of leap seconds), a collection of recipes (homebrew beer), a
 units-of-measurement database, a scripture in verse translation (a Buddhist anthology), a data set's
-README; the
+README, a novel, a bibliography database (BibTeX); the
 FAQ and the third manual added with held-back batch 5, the paper and the style guide with batch 6, the
 tutorial and the slide deck with batch 7, the protocol conventions (ICCCM)
 and the HOWTO (Python's Unicode HOWTO) with batch 8, the command reference (bash(1)) and the design
@@ -55,7 +55,11 @@ measures, physical constants and their history, with comments) with batch 23, th
 Dhammapada, John Richards's 1993 translation from the Pali: his note on the anthology and its Chinese,
 Gandhari and Sanskrit relatives, then its 423 verses in 26 chapters) and the data set's README
 (Fashion-MNIST's README: Zalando's article images as a drop-in replacement for MNIST, their files and
-labels, how to load them, and a table of submitted benchmark results) with batch 24),
+labels, how to load them, and a table of submitted benchmark results) with batch 24, the novel (Mark
+Twain's The Adventures of Tom Sawyer, 1876, the Project Gutenberg text: the author's preface, then 35
+chapters and a conclusion) and the bibliography database (biblatex-examples.bib, the biblatex package's
+example BibTeX file: 92 entries of 15 types, from articles, books and collections to patents, reports,
+theses and online sources, most with an annotation on their fields, some with abstracts) with batch 25),
 each one file of a Debian bookworm package, all under licences that allow redistribution (recorded
 below, from the package's copyright file). Each is taken from the package's
 .deb (`apt-get download PKG=VERSION`, no root; `dpkg-deb -x`), or from the installed file when it is
@@ -408,6 +412,31 @@ DOCS = (
         "b0495171d9f1874d229a6f73a0ee5d872ed24d4105baf791ff7c9349b0c31837",
         "Expat/MIT (the package's copyright file: Files: * Copyright: 2017, Zalando SE, License: Expat; the "
         "README: 'The MIT License (MIT) Copyright © [2017] Zalando SE'), Debian packaging Expat (Mo Zhou)"),
+    Doc("tom-sawyer-twain.txt",
+        "novel (The Adventures of Tom Sawyer, Mark Twain (Samuel Langhorne Clemens), the Project Gutenberg "
+        "EBook produced by David Widger, shipped as compression test data: the author's preface signed "
+        "Hartford, 1876, then 35 chapters and a conclusion, from Aunt Polly's search for Tom to the boys' "
+        "treasure; 8,472 lines of ASCII text, 387,964 bytes; batch 25)",
+        "golang-github-klauspost-compress-dev", "1.15.12+ds1-3",
+        "usr/share/gocode/src/github.com/klauspost/compress/testdata/Mark.Twain-Tom.Sawyer.txt",
+        "2a17996ae0fbb92571233a11f490f92a9bceb852468acb894d70c70a1e44b770",
+        "public domain (Mark Twain's novel, first published 1876, a Project Gutenberg EBook: 'End of the "
+        "Project Gutenberg EBook of The Adventures of Tom Sawyer, Complete'); the package's copyright file: "
+        "Files: * BSD-3-Clause (The Go Authors, Klaus Post), Debian packaging BSD-3-Clause"),
+    Doc("biblatex-examples.bib",
+        "bibliography database (biblatex-examples.bib, the example BibTeX database of the biblatex package "
+        "as shipped with biblatex 3.18b: 8 @string abbreviations and 92 entries of 15 types (articles, books "
+        "and multivolume books, collections, in-book and in-collection parts, proceedings, a manual, online "
+        "sources, patents, a periodical, reports, theses and two sets) with their authors, editors, "
+        "translators, dates, publishers, pages and identifiers, most with an annotation on the fields they "
+        "show, some with abstracts; 1,661 lines of ASCII text, 68,013 bytes; batch 25)",
+        "texlive-bibtex-extra", "2022.20230122-4",
+        "usr/share/texlive/texmf-dist/bibtex/bib/biblatex/biblatex/biblatex-examples.bib",
+        "e7b05fc8d5bc12f9c41e62abc0b9bf6d22198d7e3b780cae24140cb45355f3cc",
+        "LPPL 1.3 (biblatex's README: 'Copyright (c) 2006-2012 Philipp Lehman, 2012-present Philip Lehman, "
+        "Joseph Wright, Audrey Boruvka, Philip Kime) ... under the terms of the LaTeX Project Public License "
+        "(LPPL), version 1.3'; the package's copyright file: TeX Live, all freely redistributable, Debian "
+        "adaptations GPL-2)"),
 )
 
 
