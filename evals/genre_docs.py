@@ -3,7 +3,7 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Fifty documents (a standard, a history report, three manuals, a constitution, a licence, a
+Fifty-two documents (a standard, a history report, three manuals, a constitution, a licence, a
 specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck,
 protocol conventions, a HOWTO, a command reference (man page), a design document, a desktop
 application's user's guide, a glossary, a language definition, a limits reference, a gallery of
@@ -15,7 +15,8 @@ almanac of historical anniversaries, an installation guide, a telephone area-cod
 satirical dictionary, a reference table of the chemical elements, a historical declaration, a
 timekeeping data file (the table of leap seconds), a collection of recipes (homebrew beer), a
 units-of-measurement database, a scripture in verse translation (a Buddhist anthology), a data set's
-README, a novel, a bibliography database (BibTeX); the
+README, a novel, a bibliography database (BibTeX), a genealogy file (GEDCOM), a time zone database
+source file; the
 FAQ and the third manual added with held-back batch 5, the paper and the style guide with batch 6, the
 tutorial and the slide deck with batch 7, the protocol conventions (ICCCM)
 and the HOWTO (Python's Unicode HOWTO) with batch 8, the command reference (bash(1)) and the design
@@ -59,7 +60,12 @@ labels, how to load them, and a table of submitted benchmark results) with batch
 Twain's The Adventures of Tom Sawyer, 1876, the Project Gutenberg text: the author's preface, then 35
 chapters and a conclusion) and the bibliography database (biblatex-examples.bib, the biblatex package's
 example BibTeX file: 92 entries of 15 types, from articles, books and collections to patents, reports,
-theses and online sources, most with an annotation on their fields, some with abstracts) with batch 25),
+theses and online sources, most with an annotation on their fields, some with abstracts) with batch 25, the
+genealogy file (Gramps' sample GEDCOM file: a Smith family over eight generations, from Sweden and Denmark to
+California, its 42 people with their births, christenings, deaths and places, 15 families, sources,
+repositories and notes, one a biography of an emigrant) and the time zone database source file (the tz
+database's africa file, release 2021e: each African country's zones and daylight-saving rules with the
+maintainers' commentary quoting laws, gazettes, news reports and correspondents) with batch 26),
 each one file of a Debian bookworm package, all under licences that allow redistribution (recorded
 below, from the package's copyright file). Each is taken from the package's
 .deb (`apt-get download PKG=VERSION`, no root; `dpkg-deb -x`), or from the installed file when it is
@@ -437,6 +443,28 @@ DOCS = (
         "Joseph Wright, Audrey Boruvka, Philip Kime) ... under the terms of the LaTeX Project Public License "
         "(LPPL), version 1.3'; the package's copyright file: TeX Live, all freely redistributable, Debian "
         "adaptations GPL-2)"),
+    Doc("gramps-sample-family.ged",
+        "genealogy file (Gramps' sample GEDCOM 5.5 file, exported by Gramps 3.3.0 on 27 Dec 2010: a Smith family "
+        "over eight generations, from Sweden and Denmark to California, its 42 individuals with their births, "
+        "christenings, baptisms, deaths and places, some with an occupation, an education or an immigration, "
+        "15 families with their marriages and children, 4 sources, 2 repositories and 7 notes, one a biography "
+        "of Hjalmar Smith's emigration and life in Nevada; 946 lines of UTF-8 text, 17,800 bytes; batch 26)",
+        "gramps", "5.1.5-1", "usr/share/doc/gramps/example/gedcom/sample.ged",
+        "cb36e0b4a7f1de8e7374f1bbd6258930c458b7895c79d4cb2b2ff83f770dc738",
+        "GPL-2+ (the package's copyright file: Files: * Copyright: 2000-2018, 2020 Alex Roitman, ... License: "
+        "GPL-2+; the file's header: 'COPR Copyright (c) 2010 Alex Roitman'), Debian packaging GPL-2+"),
+    Doc("tzdb-africa.txt",
+        "time zone database source file (the tz database's africa file, release 2021e, as vendored in the "
+        "chrono-tz crate: for each African country, from Algeria to Zimbabwe, its zone lines (local mean time, "
+        "standard offsets and the dates they changed) and daylight-saving rules, 22 zones and 37 links, with the "
+        "maintainers' commentary quoting laws, gazettes, news reports and correspondents' mail on each change; "
+        "1,563 lines of UTF-8 text, 66,152 bytes; batch 26)",
+        "librust-chrono-tz-dev", "0.6.1-3", "usr/share/cargo/registry/chrono-tz-0.6.1/tz/africa",
+        "a6320358b715005cd99a1baf5a1bee45c012e87da0c315779d45f3b24ee792c2",
+        "public domain (the file: 'This file is in the public domain, so clarified as of 2009-05-17 by Arthur "
+        "David Olson.'; tz's LICENSE: 'Unless specified below, all files in the tz code and data ... are in the "
+        "public domain'); the package's copyright file: Files: ./tz/* Regents-University-of-California "
+        "(BSD-3-Clause style), the crate and Debian packaging MIT or Apache-2.0"),
 )
 
 
