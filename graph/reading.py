@@ -45,7 +45,8 @@ _ASKING = frozenset([*DIMENSIONS, "most", "least", "maximum", "minimum", "exact"
 # a whole word: not the "Cs" of "PCs" nor "Connect" of "i-Connect"; a point inside it ("Connect.Net"), not the
 # full stop after it ("... Table Games Win. Round your answer" names no "Win. Round")
 _TITLE = r"(?<![\w.-])[A-Z][a-z](?:[\w&'-]|\.(?=\w))*"
-_NAME = re.compile(rf"{_TITLE}(?:\s+(?:&\s+|of\s+|and\s+)?{_TITLE})*")
+# a possessive ends a name: "Kowalik and Isard's French patent" names "Kowalik and Isard", not "... French"
+_NAME = re.compile(rf"{_TITLE}(?:(?<!['’]s)\s+(?:&\s+|of\s+|and\s+)?{_TITLE})*")
 # Capitalised words that are the question's own phrasing, not a name.
 _PHRASING = frozenset(
     ["what", "who", "whom", "whose", "how", "which", "when", "where", "why", "is", "was", "were", "are", "did",

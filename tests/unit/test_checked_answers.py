@@ -21,6 +21,8 @@ def test_names_a_question_uses() -> None:
     assert names_in("Could Debian 7.0 be booted using UEFI on new 64-bit PCs?", lone=True) == ["Debian"]
     assert names_in("Who founded i-Connect.Net, which hosted master.debian.org after HP?", lone=True) == []
     assert names_in("What did McDonald's earn in 2021?") == ["McDonald"]
+    # a possessive ends a name (held-back batch 25 refused the question before search on "Kowalik and Isard French")
+    assert names_in("What date is given for Kowalik and Isard's French patent request?") == ["Kowalik and Isard"]
     # a word written as code is a name whatever its case; a period written so is not
     assert names_in("What does setting PYTHONUTF8 change?") == ["PYTHONUTF8"]
     assert names_in("Which version added the _NET_WM_STATE_FULLSCREEN hint?") == ["_NET_WM_STATE_FULLSCREEN"]
@@ -115,7 +117,7 @@ def test_a_name_is_met_with_its_possessive_written_either_way() -> None:
     title = {"n": 1, "name": "developers-reference.pdf", "text": "Debian Developer’s Reference\nRelease 12.18"}
     assert names_unmet(question, [title], []) == []
     other = {"n": 1, "name": "debian-faq.pdf", "text": "The Debian FAQ\nRelease 11.1"}
-    assert names_unmet(question, [other], []) == ["Debian Developer Reference"]
+    assert names_unmet(question, [other], []) == ["Debian Developer"]  # a possessive ends a name
 
 
 def test_a_column_whose_period_was_not_read_never_stands_for_the_year_asked() -> None:
