@@ -167,14 +167,13 @@ def spelled_apart(name: str) -> str:
 
 # The short forms English writes for the common words of names ("Cumberland Univ.", "Mt. Vernon", "Dept. of
 # Energy"), a full-text search reading each without its full stop.
-ABBREVIATED: dict[str, tuple[str, ...]] = {
-    "association": ("assn", "assoc"), "brothers": ("bros",), "captain": ("capt",), "colonel": ("col",),
-    "company": ("co",), "corporation": ("corp",), "county": ("co",), "department": ("dept",), "doctor": ("dr",),
-    "fort": ("ft",), "general": ("gen",), "government": ("govt",), "governor": ("gov",),
-    "incorporated": ("inc",), "institute": ("inst",), "international": ("intl",), "junior": ("jr",),
-    "lieutenant": ("lt",), "limited": ("ltd",), "mount": ("mt",), "national": ("natl",), "president": ("pres",),
-    "professor": ("prof",), "reverend": ("rev",), "saint": ("st",), "senior": ("sr",), "sergeant": ("sgt",),
-    "society": ("soc",), "street": ("st",), "university": ("univ",)}
+ABBREVIATED: dict[str, str] = {
+    "association": "assn", "brothers": "bros", "captain": "capt", "colonel": "col", "company": "co",
+    "corporation": "corp", "county": "co", "department": "dept", "doctor": "dr", "fort": "ft", "general": "gen",
+    "government": "govt", "governor": "gov", "incorporated": "inc", "institute": "inst", "international": "intl",
+    "junior": "jr", "lieutenant": "lt", "limited": "ltd", "mount": "mt", "national": "natl", "president": "pres",
+    "professor": "prof", "reverend": "rev", "saint": "st", "senior": "sr", "sergeant": "sgt", "society": "soc",
+    "street": "st", "university": "univ"}
 
 
 def written_forms(name: str) -> list[str]:
@@ -185,7 +184,7 @@ def written_forms(name: str) -> list[str]:
     forms = [name, spelled_apart(name)]
     if len(words) > 1:
         forms.append("".join(words))
-        short = [ABBREVIATED.get(w.lower(), (w,))[0] for w in words]
+        short = [ABBREVIATED.get(w.lower(), w) for w in words]
         if short != words:
             forms.append(" ".join(short))
     return list(dict.fromkeys(forms))

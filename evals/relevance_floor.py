@@ -104,8 +104,9 @@ def measure(home: Path | None, user: str, asked_all: list[Asked]) -> list[dict[s
         for asked in asked_all:
             embedding = runtime.embedder.embed_query(asked.question)
             scopes: list[tuple[str, list[Any] | None]] = [("all", None)]
-            name = next((n for n in (asked.doc_name, f"{asked.doc_name}.pdf") if n in docs), None)
-            if asked.doc_name and name:
+            # a filing is named without its ".pdf", a genre document by its file name
+            if asked.doc_name and (name := next((n for n in (asked.doc_name, f"{asked.doc_name}.pdf") if n in docs),
+                                                None)):
                 scopes.append(("document", [docs[name]]))
             for scope, ids in scopes:
                 hits = search(conn, owner_id=owner, query_text=asked.question, query_embedding=embedding,

@@ -360,11 +360,12 @@ def denied_by_evidence(reading: Reading, texts: Mapping[int, str]) -> tuple[int,
     asked = stems(reading.question)
     # the clause saying most of what is asked must deny it: "The scent of flowers cannot travel against the wind,
     # ... but the fragrance of the good does travel against the wind" affirms it of the good
-    clauses = [c for piece in statement.split(GAP) for c in CLAUSE_TURN.split(piece)]
+    pieces = statement.split(GAP)
+    clauses = [c for piece in pieces for c in CLAUSE_TURN.split(piece)]
     if not _denies_asked(_plain_words(max(clauses, key=lambda c: len(stems(c) & reading.measure))), asked):
         return None
     # the part of a window's text that denies, not the pieces the window's gaps join to it
-    denying = [piece.strip() for piece in statement.split(GAP) if _denies_asked(_plain_words(piece), asked)]
+    denying = [piece.strip() for piece in pieces if _denies_asked(_plain_words(piece), asked)]
     return (n, denying[-1]) if denying else None
 
 
