@@ -3,7 +3,7 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Fifty-two documents (a standard, a history report, three manuals, a constitution, a licence, a
+Fifty-four documents (a standard, a history report, three manuals, a constitution, a licence, a
 specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck,
 protocol conventions, a HOWTO, a command reference (man page), a design document, a desktop
 application's user's guide, a glossary, a language definition, a limits reference, a gallery of
@@ -16,7 +16,7 @@ satirical dictionary, a reference table of the chemical elements, a historical d
 timekeeping data file (the table of leap seconds), a collection of recipes (homebrew beer), a
 units-of-measurement database, a scripture in verse translation (a Buddhist anthology), a data set's
 README, a novel, a bibliography database (BibTeX), a genealogy file (GEDCOM), a time zone database
-source file; the
+source file, a collection of chess studies (PGN), an anthology of songs and poems (a fortune file); the
 FAQ and the third manual added with held-back batch 5, the paper and the style guide with batch 6, the
 tutorial and the slide deck with batch 7, the protocol conventions (ICCCM)
 and the HOWTO (Python's Unicode HOWTO) with batch 8, the command reference (bash(1)) and the design
@@ -65,7 +65,12 @@ genealogy file (Gramps' sample GEDCOM file: a Smith family over eight generation
 California, its 42 people with their births, christenings, deaths and places, 15 families, sources,
 repositories and notes, one a biography of an emigrant) and the time zone database source file (the tz
 database's africa file, release 2021e: each African country's zones and daylight-saving rules with the
-maintainers' commentary quoting laws, gazettes, news reports and correspondents) with batch 26),
+maintainers' commentary quoting laws, gazettes, news reports and correspondents) with batch 26, the
+chess studies (Beautiful Chess Studies (1), a lichess study shipped with PyChess: 63 endgame studies by their
+composers and years, from Loyd, 1860 to Benko, 2003, each a PGN game with its position, its solution and
+annotations on the moves, the traps and the variations) and the anthology (fortune's songs-poems file: 720
+verses, from Burns, Blake and Tolkien to song lyrics, hacker parodies and epitaphs, most credited to their
+authors, with three entries of Stephen Pile's The Book of Heroic Failures on bad poets) with batch 27),
 each one file of a Debian bookworm package, all under licences that allow redistribution (recorded
 below, from the package's copyright file). Each is taken from the package's
 .deb (`apt-get download PKG=VERSION`, no root; `dpkg-deb -x`), or from the installed file when it is
@@ -465,6 +470,30 @@ DOCS = (
         "David Olson.'; tz's LICENSE: 'Unless specified below, all files in the tz code and data ... are in the "
         "public domain'); the package's copyright file: Files: ./tz/* Regents-University-of-California "
         "(BSD-3-Clause style), the crate and Debian packaging MIT or Apache-2.0"),
+    Doc("beautiful-chess-studies.pgn",
+        "chess study collection (Beautiful Chess Studies (1), a lichess study by thijscom of March-April 2018 "
+        "shipped with PyChess's lessons: an introduction, then 63 endgame studies, one a chapter named by its "
+        "composer and year, from Loyd, 1860 and Troitsky, 1896 to Pogosyants (13 studies) and Benko, 2003, each a "
+        "PGN game with its header tags, its starting position (FEN), the solution's moves and variations, and, "
+        "in the chapters without a *, annotations on each move, the traps and the stalemates; 957 lines of "
+        "UTF-8 text, 87,913 bytes; batch 27)",
+        "pychess", "1.0.3-1",
+        "usr/share/pychess/learn/lessons/lichess_study_beautiful-chess-studies-1_by_thijscom_2018.03.05.pgn",
+        "ed3830b43ad71cdb0f01f954f05d55297b9e5f15f1b9692990adc2c955ea32f9",
+        "GPL-3+ (the package's copyright file: 'Files: * Copyright: (c) 2006 Thomas Dybdahl Ahle ... License: "
+        "GPL-3+'), Debian packaging GPL-3+"),
+    Doc("fortune-songs-poems.txt",
+        "anthology of songs and poems (the songs-poems file of BSD fortune, 'Stuff with meter, at least, and "
+        "usually with rhymes.': 720 entries separated by %, poems from Chaucer, Burns, Blake, Byron and Dorothy "
+        "Parker to Ogden Nash and Tolkien, song lyrics, hacker parodies, company songs, epitaphs and three "
+        "entries of Stephen Pile's The Book of Heroic Failures on bad poets, 512 credited to their author or "
+        "source, a few with a year; 7,161 lines of ASCII text with a few overstruck characters, 233,975 bytes; "
+        "batch 27)",
+        "fortunes", "1:1.99.1-7.3", "usr/share/games/fortunes/songs-poems",
+        "eb714d297b468da91b6ca32baefb000279a3e3740b09f8a87db24fe58e010b1a",
+        "BSD (the package's copyright file: 'This program falls under the BSD copyright: Copyright (c) 1991 The "
+        "Regents of the University of California. All rights reserved. Redistribution and use in source and "
+        "binary forms, with or without modification, are permitted provided that ...' the conditions are met)"),
 )
 
 
