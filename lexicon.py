@@ -240,10 +240,14 @@ _DATE_PART = r"(?:\s+|[./-])"  # what parts of a date are written apart by: a sp
 DAY_FIRST = (rf"(?P<day>\d{{1,2}})(?:st|nd|rd|th)?(?:\s+of\s+|{_DATE_PART})(?P<month>{MONTH}),?"
              rf"(?:{_DATE_PART}|(?<=\.)){_YEAR4}")
 DATES = (re.compile(rf"\b{DATE}\b", re.I), re.compile(rf"\b{DAY_FIRST}\b", re.I))
+# "1972 Jan 7", "2019 March 3": a year first, as data files, logs and reference lists write a day
+YEAR_FIRST = re.compile(rf"\b{_YEAR4}{_DATE_PART}(?P<month>{MONTH}){_DATE_PART}?(?P<day>\d{{1,2}})\b(?![:.,]\d)", re.I)
 # As answers write dates: "December 11th 1995", "March 3, 2019"; "2019-03-03"; "March 1996", "May of 2001".
 MONTH_DAY = re.compile(rf"\b(?P<month>{MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+{_YEAR4}\b", re.I)
 ISO_DATE = re.compile(r"\b((?:19|20)\d{2})-(\d{2})-(\d{2})\b")
 MONTH_YEAR = re.compile(rf"\b(?P<month>{MONTH})\s+(?:of\s+)?{_YEAR4}\b", re.I)
+# A date written whole, each pattern with groups year, month and day: "July 24th, 1998", "24 July 1998", "1972 Jan 7"
+WHOLE_DATES = (MONTH_DAY, DATES[1], YEAR_FIRST)
 # "May 18th" with no year after it
 MONTH_DAY_ALONE = re.compile(rf"\b(?P<month>{MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b"
                              r"(?!\s*,?\s*(?:19|20)\d{2})", re.I)

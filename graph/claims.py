@@ -57,7 +57,6 @@ from lexicon import (
     CARDINALS,
     CLAUSE_TURN,
     CODE_NUMBER,
-    DATES,
     DECLINING,
     DENIAL,
     DIGITS,
@@ -66,7 +65,6 @@ from lexicon import (
     ISO_DATE,
     JOINED_WORD,
     MONTH_ANYWHERE,
-    MONTH_DAY,
     MONTH_NAME,
     MONTH_YEAR,
     MONTHS,
@@ -79,6 +77,7 @@ from lexicon import (
     REFERS_BACK,
     SCALES,
     UNIT_WORDS,
+    WHOLE_DATES,
     YEAR,
     YES_FIRST,
     alnum_words,
@@ -157,9 +156,9 @@ def name_not_cited(sentence: str, cited: str, question: str) -> bool:
 
 def dates_in(text: str) -> set[tuple[int, int, int | None]]:
     """The dates `text` writes as (year, month, day or None): "March 3, 2019", "3rd of March 2019",
-    "2019-03-03", "March 1996"."""
+    "2019-03-03", "1972 Jan 7", "March 1996"."""
     out: set[tuple[int, int, int | None]] = set()
-    for pattern in (MONTH_DAY, DATES[1]):
+    for pattern in WHOLE_DATES:
         out |= {(int(m["year"]), MONTHS[m["month"].lower().rstrip(".")], int(m["day"])) for m in pattern.finditer(text)}
     out |= {(int(m[1]), int(m[2]), int(m[3])) for m in ISO_DATE.finditer(text) if 1 <= int(m[2]) <= 12}
     out |= {(int(m["year"]), MONTHS[m["month"].lower().rstrip(".")], None) for m in MONTH_YEAR.finditer(text)}

@@ -17,11 +17,9 @@ from collections.abc import Mapping
 from graph.citations import MARK, marked
 from graph.windows import stems
 from lexicon import DATE_WORDS as _DATE_WORDS
-from lexicon import DATES, MONTH_DAY, MONTHS, statements
 from lexicon import MONTH_DAY_ALONE as _MONTH_DAY
 from lexicon import MONTH_YEAR as _MONTH_YEAR
-
-_WHOLE = (MONTH_DAY, DATES[1])  # "July 24th, 1998", "24 July 1998"
+from lexicon import MONTHS, WHOLE_DATES, statements
 
 
 def _month(text: str) -> int:
@@ -30,7 +28,8 @@ def _month(text: str) -> int:
 
 def _whole(text: str) -> list[tuple[int, int, int, str]]:
     """The dates `text` writes whole, as (year, month, day, as written)."""
-    return [(int(m["year"]), _month(m["month"]), int(m["day"]), m.group(0)) for p in _WHOLE for m in p.finditer(text)]
+    return [(int(m["year"]), _month(m["month"]), int(m["day"]), m.group(0))
+            for pattern in WHOLE_DATES for m in pattern.finditer(text)]
 
 
 def _about(statement: str, sentence: str) -> bool:
@@ -42,10 +41,12 @@ def _completions(sentence: str, texts: Mapping[int, str]) -> list[tuple[str, str
     statement about the same thing makes whole in one way only."""
     out = []
     body = MARK.sub(" ", sentence)
+    spans = [range(m.start(), m.end()) for pattern in WHOLE_DATES for m in pattern.finditer(body)]
     partial: list[tuple[str, int | None, int, int | None]] = [
         (m.group(0), int(m["year"]), _month(m["month"]), None) for m in _MONTH_YEAR.finditer(body)
-        if not re.search(r"\d{1,2}(?:st|nd|rd|th)?\s*(?:of\s+)?$", body[:m.start()])]  # "24 July 1998"
-    partial += [(m.group(0), None, _month(m["month"]), int(m["day"])) for m in _MONTH_DAY.finditer(body)]
+        if not any(m.start() in span for span in spans)]  # "July 1998" of "24 July 1998" is whole
+    partial += [(m.group(0), None, _month(m["month"]), int(m["day"])) for m in _MONTH_DAY.finditer(body)
+                if not any(m.start() in span for span in spans)]  # "September 19" of "2022 September 19"
     for written, year, month, day in partial:
         found: dict[str, int] = {}
         for n, text in texts.items():

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -155,7 +155,8 @@ def names_its_line(sentence: str, line: str, ignore: Set[str] = frozenset(), ask
         own = set(asked)
         if not own:
             return True
-    said = (line_words | _spelled_out(sentence, line)) - ignore - _UNITS
+    # a hyphened word says each of its parts: "fifteen-digit numbers" are of digits
+    said = (line_words | words_of(line.replace("-", " ")) | _spelled_out(sentence, line)) - ignore - _UNITS
     answering = own & asked if one_figure else set()
     if answering:
         return 2 * len(answering & said) >= len(answering)
@@ -252,18 +253,30 @@ def _held(facts: Iterable[Fact], result: Result | None, excerpts: Sequence[Sourc
     for source in excerpts:
         rank = 2 if source.n in cited else 3
         out += [_Held("excerpt", f, rank, excerpt=source.n, shown=_shown(f), line=_line_at(source.text, f.start))
-                for f in [*read_figures(source.text, scale=source.scale), *_spelled_counts(source.text)]]
+                for f in [*read_figures(source.text, scale=source.scale), *_spelled_figures(source.text)]]
     out += [_Held("question", f, 4, shown=f.text) for f in read_figures(question, headers=False)]
     return out
 
 
 SPELLED_LEAST = 2  # "one" and "zero" are pronouns and idioms as often as counts ("one of them")
+_UNIT_REACH = 20  # characters after a number its unit's words are read in ("per cent", "million dollars")
 
 
-def _spelled_counts(text: str) -> list[Figure]:
-    """The counts `text` writes in words ("the thirty six pleasure-bound streams" holds 36)."""
-    return [Figure(number=value, kind="count", text=text[start:end], start=start, end=end)
-            for value, start, end in spelled_numbers(text) if value >= SPELLED_LEAST]
+def _spelled_figures(text: str) -> list[Figure]:
+    """The figures `text` writes in words, each read with the words after it as its digits would be: "the
+    thirty six pleasure-bound streams" holds the count 36, "six per cent." the percentage 6."""
+    out = []
+    for value, start, end in spelled_numbers(text):
+        if value < SPELLED_LEAST:
+            continue
+        digits = str(value)
+        read = read_figures(digits + text[end:end + _UNIT_REACH], headers=False)
+        if read and read[0].start == 0 and read[0].kind != "count":
+            shift = end - len(digits)
+            out.append(replace(read[0], text=text[start:read[0].end + shift], start=start, end=read[0].end + shift))
+        else:
+            out.append(Figure(number=value, kind="count", text=text[start:end], start=start, end=end))
+    return out
 
 
 def _shown(figure: Figure, label: str = "") -> str:

@@ -273,9 +273,28 @@ def test_a_count_the_excerpt_writes_in_words_supports_its_digits() -> None:
     assert verify(said, refusal=REFUSAL, excerpts=[verse], question=asked).verified
     assert not verify(said.replace("36", "37"), refusal=REFUSAL, excerpts=[verse], question=asked).verified
     # "one" is a pronoun as often as a count: it is read as none
-    from graph.verify import _spelled_counts
+    from graph.verify import _spelled_figures
 
-    assert [f.number for f in _spelled_counts("Only one of them, of the two, crossed the river.")] == [2]
+    assert [f.number for f in _spelled_figures("Only one of them, of the two, crossed the river.")] == [2]
+
+
+def test_a_figure_in_words_is_read_with_its_unit_and_a_hyphened_word_says_its_parts() -> None:
+    # held-back genre batch 25: "6%" was struck beside the novel's "six per cent."; batch 18: "15 digits" beside
+    # "The automatically generated ones are fifteen-digit numbers" (the line said no "digit")
+    novel = Source(1, "The Widow Douglas put Huck's money out at six per cent., and Judge Thatcher did the same.")
+    asked = "At what interest rate was Huck's money put out?"
+    said = "Huck's money was put out at 6% [1]."
+    assert verify(said, refusal=REFUSAL, excerpts=[novel], question=asked).verified
+    assert not verify(said.replace("6%", "7%"), refusal=REFUSAL, excerpts=[novel], question=asked).verified
+    manual = Source(1, "note down the puzzle you're currently playing, or to tell it to\n- Any text at all is a "
+                       "valid random seed. The automatically\ngenerated ones are fifteen-digit numbers, but anything "
+                       "will do;")
+    asked = "How many digits do the random seeds that Simon Tatham's puzzle games generate automatically have?"
+    said = "The random seeds that Simon Tatham's puzzle games generate automatically have 15 digits [1]."
+    assert verify(said, refusal=REFUSAL, excerpts=[manual], question=asked).verified
+    assert not verify(said, refusal=REFUSAL, excerpts=[Source(1, manual.text.replace("fifteen-digit", "fifteen "
+                                                                                      "letter"))],
+                      question=asked).verified
 
 
 def test_whole_numbers_below_a_hundred_are_read_in_words() -> None:
