@@ -69,8 +69,9 @@ EXACT_DECIMALS = 6  # how far a value is written when nothing asks for a roundin
 _TOKEN = re.compile(rf"(?<![\w.,])(?:{NUMBER})")
 _PREFIX = re.compile(rf"(?P<open>\()?\s?(?P<sign>{SIGN})?\s?(?P<cur>{CURRENCY_SIGN}|USD|EUR|GBP)?\s?"
                      rf"(?P<open2>\()?\s?(?P<sign2>{SIGN})?$")
+# a percent sign begins no line after its number: a line of "%" separates entries ("... 26/10 1792\n%")
 _SUFFIX = re.compile(
-    r"(?:\s?(?P<pct>%|percent(?:age)?\s+points?\b|per\s?cent\b|ppts?\b|pp\b|bps\b|basis\s+points?\b)"
+    r"(?:\s?(?P<pct>(?<!\n)%|percent(?:age)?\s+points?\b|per\s?cent\b|ppts?\b|pp\b|bps\b|basis\s+points?\b)"
     rf"|\s?(?P<scale>{SCALE_WORD}|{SCALE_ABBREVIATION})\b"
     r"|(?P<letter>[kmb])\b"
     r"|\s?(?P<times>x|times)\b)?"

@@ -205,3 +205,13 @@ def test_a_format_code_is_no_percent_sign() -> None:
     assert {f.text: f.kind for f in read_figures(prose)}["1969"] == "count"
     assert [f.kind for f in read_figures("Revenue growth % | 12 | 14")] == ["percent", "percent"]
     assert [f.kind for f in read_figures("Share of revenue (in %) | 12")] == ["percent"]
+
+
+def test_a_line_of_percent_signs_after_a_number_is_no_percent_sign() -> None:
+    """Held-back batch 27: a song anthology separates its entries by lines of "%", and the right "dated 26/10 1792"
+    was refused as "1792%" stood in its excerpt. A percentage written on one line, or in words on the next, is one."""
+    anthology = ('The Rights of Woman merit some attention.\n-- Robert Burns, Address, 26/10 1792\n%\n'
+                 'Go on, do not rest.')
+    assert {f.text: f.kind for f in read_figures(anthology)}["1792"] == "count"
+    assert [(f.text, f.kind) for f in read_figures("rose 12.5 %, or 5\npercent")] == [("12.5 %", "percent"),
+                                                                                     ("5\npercent", "percent")]
