@@ -3,7 +3,7 @@
     python evals/genre_docs.py [--dir DIR] [--user genre] [--no-ingest]
     (THOTQEN_HOME selects the data dir, e.g. THOTQEN_HOME=/work/genrehome)
 
-Fifty-four documents (a standard, a history report, three manuals, a constitution, a licence, a
+Fifty-six documents (a standard, a history report, three manuals, a constitution, a licence, a
 specification, release notes, an FAQ, a scientific paper, a style guide, a tutorial, a slide deck,
 protocol conventions, a HOWTO, a command reference (man page), a design document, a desktop
 application's user's guide, a glossary, a language definition, a limits reference, a gallery of
@@ -16,7 +16,8 @@ satirical dictionary, a reference table of the chemical elements, a historical d
 timekeeping data file (the table of leap seconds), a collection of recipes (homebrew beer), a
 units-of-measurement database, a scripture in verse translation (a Buddhist anthology), a data set's
 README, a novel, a bibliography database (BibTeX), a genealogy file (GEDCOM), a time zone database
-source file, a collection of chess studies (PGN), an anthology of songs and poems (a fortune file); the
+source file, a collection of chess studies (PGN), an anthology of songs and poems (a fortune file), a Debian
+package's changelog, a known-problems list (a troubleshooting guide); the
 FAQ and the third manual added with held-back batch 5, the paper and the style guide with batch 6, the
 tutorial and the slide deck with batch 7, the protocol conventions (ICCCM)
 and the HOWTO (Python's Unicode HOWTO) with batch 8, the command reference (bash(1)) and the design
@@ -70,8 +71,13 @@ chess studies (Beautiful Chess Studies (1), a lichess study shipped with PyChess
 composers and years, from Loyd, 1860 to Benko, 2003, each a PGN game with its position, its solution and
 annotations on the moves, the traps and the variations) and the anthology (fortune's songs-poems file: 720
 verses, from Burns, Blake and Tolkien to song lyrics, hacker parodies and epitaphs, most credited to their
-authors, with three entries of Stephen Pile's The Book of Heroic Failures on bad poets) with batch 27),
-each one file of a Debian bookworm package, all under licences that allow redistribution (recorded
+authors, with three entries of Stephen Pile's The Book of Heroic Failures on bad poets) with batch 27, the
+changelog (debianutils' changelog.Debian: 246 uploads of the Debian-specific utilities, which, run-parts, savelog,
+tempfile, installkernel, ischroot and the former mkboot, from Guy Maor's initial release of 18 April 1996 to 2023,
+each with its changes, the bugs it closes and its uploader's name and date) and the known-problems list (GNU
+Emacs 28.2's etc/PROBLEMS: the problems met in building and running Emacs, each with its symptom, its cause and its
+workaround, from startup failures and crash bugs to fonts, X, terminals, MS-Windows, Cygwin and legacy systems)
+with batch 28), each one file of a Debian bookworm package, all under licences that allow redistribution (recorded
 below, from the package's copyright file). Each is taken from the package's
 .deb (`apt-get download PKG=VERSION`, no root; `dpkg-deb -x`), or from the installed file when it is
 the same bytes, gunzipped where the package ships it compressed (gzip, or dictd's dictzip .dz), given
@@ -494,6 +500,31 @@ DOCS = (
         "BSD (the package's copyright file: 'This program falls under the BSD copyright: Copyright (c) 1991 The "
         "Regents of the University of California. All rights reserved. Redistribution and use in source and "
         "binary forms, with or without modification, are permitted provided that ...' the conditions are met)"),
+    Doc("debianutils-changelog.txt",
+        "Debian package's changelog (the changelog.Debian of debianutils, the Debian-specific utilities which, "
+        "run-parts, savelog, tempfile, installkernel, ischroot, add-shell and remove-shell and the former mkboot, "
+        "mktemp, readlink and sensible-*: 246 uploads, from Guy Maor's initial release of 18 April 1996 to "
+        "5.7-0.5~deb12u1 of 29 July 2023, each with its version, distribution and urgency, its changes and the bugs "
+        "they close, and its uploader's name and date, among them Clint Adams's maintainership from 2002, the "
+        "removal of mkboot, the deprecation of which and tempfile and the Technical Committee ruling that reverted "
+        "it; 2,032 lines of UTF-8 text, 66,587 bytes; batch 28)",
+        "debianutils", "5.7-0.5~deb12u1", "usr/share/doc/debianutils/changelog.Debian.gz",
+        "72711b95ac4415cfe1a6825c3db4023ae6d3d5b829256b66f149cf5f298dcf1d",
+        "GPL-2+ (the package's copyright file: 'It is an original Debian package.', 'Files: * Copyright: (see "
+        "individual files) License: GPL-2+'; which: public domain, savelog: the SMAIL General Public License)"),
+    Doc("emacs-problems.txt",
+        "known-problems list, a troubleshooting guide (Known Problems with GNU Emacs, etc/PROBLEMS of Emacs 28.2: "
+        "the problems met in compiling, installing and running Emacs, from startup failures and crash bugs to "
+        "fonts, internationalization, X and its window managers, character terminals, GNU/Linux and other Unix "
+        "variants, MS-Windows, Cygwin, macOS, build-time and 'make check' failures and legacy systems, each entry "
+        "a symptom with its cause as far as known and its workaround or fix, citing the versions, bug reports and "
+        "dates involved; Outline-mode plain text, 3,805 lines of UTF-8, 159,312 bytes; batch 28)",
+        "emacs-common", "1:28.2+1-15+deb12u4", "usr/share/emacs/28.2/etc/PROBLEMS",
+        "fd7f7dc500c3a0745947989043bd1841c663e641ded5ce126eec41bd07446c34",
+        "GPL-3+ (the file: 'GNU Emacs is free software: you can redistribute it and/or modify it under the terms "
+        "of the GNU General Public License as published by the Free Software Foundation, either version 3 of the "
+        "License, or (at your option) any later version.'; the package's copyright file: 'Files: * License: "
+        "GPL-3+', the files whose licences allow only verbatim copying removed)"),
 )
 
 
