@@ -42,7 +42,7 @@ ROWS = ("genre_holdout_1", "genre_holdout_2", "genre_holdout_3", "genre_holdout_
         "genre_holdout_15", "genre_holdout_16", "genre_holdout_17", "genre_holdout_18", "genre_holdout_19",
         "genre_holdout_20", "genre_holdout_21", "genre_holdout_22",
         "genre_holdout_23", "genre_holdout_24", "genre_holdout_25", "genre_holdout_26",
-        "genre_holdout_27")
+        "genre_holdout_27", "genre_holdout_28")
 
 
 def checker(run: tuple[Any, Any]) -> Callable[[dict[str, Any], str], str]:
