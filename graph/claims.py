@@ -120,6 +120,8 @@ def adds_nothing(sentence: str, cited: str, question: str) -> bool:
         return False  # a figure the question does not give ("3M" is the question's name, not a value)
     if {w.lower() for w in JOINED_WORD.findall(body)} - {w.lower() for w in JOINED_WORD.findall(question)}:
         return False  # a name made of the question's words: "the keyword-idents lint" for identifiers and keywords
+    if names_not_cited(body, "", question):
+        return False  # a name the question does not write, though cut to a stem it is one of its words: "Symbola"
     polar = _words(body) & POLARITY_WORDS
     if polar and (polar - _words(question) or _read(question).asks == "yes_no"):
         return False  # a yes or a no: the question's own "not" ("when R_PAPERSIZE is not set") is neither

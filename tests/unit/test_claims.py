@@ -343,6 +343,14 @@ def test_a_blank_value_in_other_inflections_and_the_questions_own_not_adds_nothi
     assert adds_nothing("The lint the 2018 migration uses to fix identifiers that clash with the new keywords is [1].",
                         "", asked)
     assert adds_nothing("When R_PAPERSIZE is not set, the paper size R uses by default is [1].", "", question)
+    # a name the question does not write, which cut to a stem is one of its words (held-back batch 28's right
+    # "Symbola" for "symbols", struck)
+    asked = ("Which font does the file suggest installing when screen refresh is slow in a text with a lot of math "
+             "symbols?")
+    assert not adds_nothing("The file suggests installing the 'Symbola' font when screen refresh is slow in a text "
+                            "with a lot of math symbols [1].", "", asked)
+    assert adds_nothing("The file suggests installing the font [1] when screen refresh is slow in a text with a lot of "
+                        "math symbols.", "", asked)
 
 
 def test_a_figure_of_the_question_adds_nothing() -> None:
